@@ -1,0 +1,118 @@
+/**
+ * @file mpigpu.h
+ * @brief mpigpu: MPI on OpenCL device buffers, with any datatype.
+ *
+ * Link this library before MPI (`mpicc app.c $(pkg-config --cflags --libs
+ * mpigpu)`) or preload it (`LD_PRELOAD=libmpigpu.so`).  MPI calls then accept
+ * device addresses, made by MPIX_Gpu_malloc() or MPIX_Gpu_register(), wherever
+ * they accept a buffer.  Host buffers behave exactly as with plain MPI.
+ *
+ * Every function returns MPI_SUCCESS or an MPI error class value such as
+ * MPI_ERR_BUFFER; MPI_Error_string() on it gives the cause (the OpenCL error
+ * name, the device address, the range).  Errors go through the error handler
+ * of MPI_COMM_WORLD.
+ *
+ * Ownership: handles returned by MPIX_Gpu_get_device() are borrowed and stay
+ * valid until MPI_Finalize().  Device addresses from MPIX_Gpu_malloc() belong
+ * to the caller until MPIX_Gpu_free(); MPIX_Gpu_register() retains the cl_mem
+ * until MPIX_Gpu_deregister() or MPI_Finalize().
+ */
+#ifndef MPIGPU_H
+#define MPIGPU_H
+
+#include <mpi.h>
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Version of the library. */
+#define MPIGPU_VERSION_MAJOR 0
+#define MPIGPU_VERSION_MINOR 1
+
+/**
+ * @brief Whether device buffers are accepted.
+ * @return 1 once MPI is initialized with an OpenCL device in use, else 0.
+ */
+int MPIX_Query_opencl_support(void);
+
+/**
+ * @brief The default device, chosen at MPI_Init.
+ *
+ * The device comes from MPIGPU_DEVICE (`SUBSTRING[:N]`), else the first GPU,
+ * else the first OpenCL device.  Any argument may be NULL.  The handles are
+ * borrowed and stay valid until MPI_Finalize().
+ */
+int MPIX_Gpu_get_device(cl_context *context, cl_device_id *device, cl_command_queue *queue);
+
+/**
+ * @brief Adopt the application's queue: its context and device become the
+ * default.  Call it before MPIX_Gpu_malloc().  The queue is retained.
+ */
+int MPIX_Gpu_set_queue(cl_command_queue queue);
+
+/**
+ * @brief Allocate size bytes on the default context and return a device address.
+ *
+ * devptr + k is a device address for 0 <= k < size.  The host must not
+ * dereference it.  size 0 returns a unique address that no access may use.
+ */
+int MPIX_Gpu_malloc(size_t size, void **devptr);
+
+/** @brief Free a device address returned by MPIX_Gpu_malloc(). */
+int MPIX_Gpu_free(void *devptr);
+
+/**
+ * @brief Give an existing buffer of any context a device address.
+ * The buffer is retained until MPIX_Gpu_deregister().
+ */
+int MPIX_Gpu_register(cl_mem mem, void **devptr);
+
+/** @brief Forget a device address returned by MPIX_Gpu_register(). */
+int MPIX_Gpu_deregister(void *devptr);
+
+/**
+ * @brief Classify a pointer.
+ *
+ * Sets *is_device to 1, with the buffer and the offset into it, when ptr is
+ * a device address; sets it to 0 otherwise.  mem and offset may be NULL.
+ */
+int MPIX_Gpu_query(const void *ptr, int *is_device, cl_mem *mem, size_t *offset);
+
+/** @brief Blocking copy between any mix of host and device addresses. */
+int MPIX_Gpu_memcpy(void *dst, const void *src, size_t bytes);
+
+/**
+ * @brief Send ordered by OpenCL events (not implemented yet: returns
+ * MPI_ERR_UNSUPPORTED_OPERATION).
+ */
+int MPIX_Enqueue_send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                      MPI_Comm comm, cl_command_queue queue, cl_uint num_events_in_wait_list,
+                      const cl_event *event_wait_list, cl_event *event);
+
+/**
+ * @brief Receive ordered by OpenCL events (not implemented yet: returns
+ * MPI_ERR_UNSUPPORTED_OPERATION).
+ */
+int MPIX_Enqueue_recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                      MPI_Comm comm, cl_command_queue queue, cl_uint num_events_in_wait_list,
+                      const cl_event *event_wait_list, cl_event *event);
+
+/**
+ * @brief An OpenCL event that completes with an MPI request (not implemented
+ * yet: returns MPI_ERR_UNSUPPORTED_OPERATION).
+ */
+int MPIX_Event_from_request(cl_context context, MPI_Request *request, cl_event *event);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MPIGPU_H */

@@ -1,0 +1,1 @@
+int mgdt_placeholder;

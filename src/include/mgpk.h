@@ -1,0 +1,89 @@
+/*
+ * mgpk: the pack engine.  Runs packs and unpacks of serialized datatypes
+ * (mgdt_type_t) on one OpenCL device: kernel choice, type upload, program
+ * cache, staging and pipelining.  It knows nothing of MPI requests or of
+ * device addresses: callers hand it cl_mem objects and byte offsets that they
+ * have already checked against the allocation.
+ *
+ * Ownership: an mgpk_ctx_t is created and freed by its caller (the device
+ * layer keeps one per OpenCL context).  It retains the cl_context, device and
+ * queue it is given and releases them in mgpk_ctx_free().  Per-type uploads are
+ * attached to the mgdt_type_t and freed with it.
+ */
+#ifndef MGPK_H
+#define MGPK_H
+
+#include <CL/cl.h>
+#include <stdint.h>
+
+#include "mgdt.h"
+
+typedef struct mgpk_ctx mgpk_ctx_t;
+
+/* How to move the data (MPIGPU_PACK). */
+typedef enum mgpk_method {
+    MGPK_METHOD_AUTO = 0, /* choose per call */
+    MGPK_METHOD_KERNEL,   /* a pack kernel (specialized or generic) */
+    MGPK_METHOD_COPY,     /* clEnqueue{Read,Write,Copy}Buffer{,Rect}, no kernel */
+    MGPK_METHOD_HOST      /* stage the whole extent and pack on the CPU */
+} mgpk_method_t;
+
+/* One side of a pack: host memory (host != NULL) or a device buffer.  offset
+   is the byte offset of the datatype origin (or of packed byte `first`) inside
+   mem; for the typed side it may be negative as long as every byte touched
+   lies inside mem. */
+typedef struct mgpk_buf {
+    void *host;
+    cl_mem mem;
+    int64_t offset;
+} mgpk_buf_t;
+
+/* Options of one call. */
+#define MGPK_F_EXTERNAL32 0x1 /* byte-swap to/from external32 (type->external32_ok) */
+
+typedef struct mgpk_settings {
+    mgpk_method_t method;   /* forced method, or AUTO */
+    int verbose;            /* print method decisions to stderr */
+    size_t chunk_bytes;     /* pipeline chunk size for non-unified devices */
+    int force_pipeline;     /* use the chunked device-staging path even where the
+                               device shares host memory (tests) */
+    const char *cache_dir;  /* on-disk program binary cache, NULL to disable */
+} mgpk_settings_t;
+
+/* Create an engine for (context, device).  queue may be NULL, in which case
+   one is created; otherwise it is retained and used for all work. */
+int mgpk_ctx_create(cl_context context, cl_device_id device, cl_command_queue queue,
+                    const mgpk_settings_t *settings, mgpk_ctx_t **ctx);
+void mgpk_ctx_free(mgpk_ctx_t *ctx);
+cl_command_queue mgpk_ctx_queue(const mgpk_ctx_t *ctx);
+cl_context mgpk_ctx_context(const mgpk_ctx_t *ctx);
+cl_device_id mgpk_ctx_device(const mgpk_ctx_t *ctx);
+int mgpk_ctx_host_unified(const mgpk_ctx_t *ctx);
+
+/*
+ * Pack bytes [first, first + n) of the packed stream of `count` instances of
+ * type, whose origin is src (a device buffer), into dst (host or device; dst
+ * receives exactly n bytes starting at dst.offset / dst.host).  Blocking:
+ * returns once dst holds the data.  Returns an MPI error code.
+ */
+int mgpk_pack(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, mgpk_buf_t src,
+              mgpk_buf_t dst, int64_t first, int64_t n, int flags);
+/* The reverse: scatter packed bytes [first, first + n) from src (host or
+   device) into count instances of type whose origin is dst (a device buffer).
+   Only the type's bytes within that range are written. */
+int mgpk_unpack(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, mgpk_buf_t src,
+                mgpk_buf_t dst, int64_t first, int64_t n, int flags);
+
+/* Blocking contiguous copy of n bytes between any two sides of this context. */
+int mgpk_copy(mgpk_ctx_t *ctx, mgpk_buf_t dst, mgpk_buf_t src, size_t n);
+
+/* Embedded kernel sources (generated at build time, see src/kernels). */
+typedef struct mgpk_source {
+    const char *name;
+    const char *text;
+    size_t len;
+} mgpk_source_t;
+extern const mgpk_source_t mgpk_sources[];
+extern const size_t mgpk_nsources;
+
+#endif /* MGPK_H */

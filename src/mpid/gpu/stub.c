@@ -1,0 +1,1 @@
+int mgdev_placeholder;
