@@ -1,1 +1,10 @@
-# test/mpi
+# MPI programs listed in test/mpi/testlist, run by make check through
+# build-aux/mpiexec-wrap (automake's LOG_COMPILER).
+LOG_COMPILER = $(top_srcdir)/build-aux/mpiexec-wrap
+AM_TESTS_ENVIRONMENT = srcdir=$(top_srcdir) MPIEXEC=$(MPIEXEC); export srcdir MPIEXEC;
+EXTRA_DIST += test/mpi/testlist build-aux/mpiexec-wrap
+
+check_PROGRAMS += test/mpi/dtoracle
+test_mpi_dtoracle_SOURCES = test/mpi/dtoracle.c test/mpi/typegen.c test/mpi/typegen.h
+test_mpi_dtoracle_LDADD = libmpigpu.la $(OPENCL_LIBS)
+TESTS += test/mpi/dtoracle

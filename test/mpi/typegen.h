@@ -1,0 +1,27 @@
+/* Seeded generator of random nested MPI datatypes for the randomized oracle. */
+#ifndef TYPEGEN_H
+#define TYPEGEN_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct tg_rng {
+    uint64_t s;
+} tg_rng_t;
+
+uint64_t tg_next(tg_rng_t *r);
+/* Uniform integer in [lo, hi]. */
+int tg_range(tg_rng_t *r, int lo, int hi);
+
+/*
+ * A random, committed datatype of nesting depth at most max_depth whose
+ * instances never overlap (so it is valid for receives).  Every constructor of
+ * MPI-3.1 appears: contiguous, vector, hvector, indexed, hindexed,
+ * indexed_block, hindexed_block, struct, subarray (C and Fortran order),
+ * darray, resized (often with a negative lower bound) and dup.  desc receives a
+ * readable description.  The caller frees the type.
+ */
+MPI_Datatype tg_type(tg_rng_t *r, int max_depth, char *desc, size_t desclen);
+
+#endif
