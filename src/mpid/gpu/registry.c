@@ -1,4 +1,5 @@
 /* Device addresses: sub-ranges of one reserved PROT_NONE mapping; see registry.h. */
+#define _GNU_SOURCE /* writer-preferring rwlock initializer */
 #include "config.h"
 
 #include <pthread.h>
@@ -20,7 +21,13 @@ typedef struct mgdev_reg_hole {
 static uintptr_t res_base;
 static size_t res_size;
 
+/* Lookups come from every MPI call; glibc's default rwlock prefers readers
+   and would starve MPIX_Gpu_malloc/free under a steady stream of them. */
+#ifdef PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP
+static pthread_rwlock_t reg_lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+#else
 static pthread_rwlock_t reg_lock = PTHREAD_RWLOCK_INITIALIZER;
+#endif
 /* Live entries sorted by base; holes sorted by offset, never adjacent (they
    are merged on free), so the free list stays as short as the fragmentation. */
 static mgdev_reg_entry_t *entries;
