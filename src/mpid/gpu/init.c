@@ -248,7 +248,10 @@ int mgdev_require_device(const char *fn)
     if (mgdev_state.has_device)
         return MPI_SUCCESS;
     if (!mgdev_state.ready)
-        return mgerr_set(MPI_ERR_OTHER, "mpigpu: %s called outside MPI_Init..MPI_Finalize", fn);
+        return mgerr_set(MPI_ERR_OTHER,
+                         "mpigpu: %s: the library is not initialized (MPI_Init not called, failed, "
+                         "or MPI_Finalize done)",
+                         fn);
     return mgerr_set(MPI_ERR_OTHER,
                      "mpigpu: %s: no OpenCL device in use (none found, see MPIGPU_DEVICE); "
                      "only host buffers are supported",
