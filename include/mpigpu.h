@@ -16,6 +16,13 @@
  * valid until MPI_Finalize().  Device addresses from MPIX_Gpu_malloc() belong
  * to the caller until MPIX_Gpu_free(); MPIX_Gpu_register() retains the cl_mem
  * until MPIX_Gpu_deregister() or MPI_Finalize().
+ *
+ * Initialization: MPI_Init and MPI_Init_thread set the library up after MPI
+ * itself.  A malformed setting (MPIGPU_PACK, MPIGPU_CHUNK) or an
+ * MPIGPU_DEVICE that matches no platform makes them print the cause to stderr
+ * and return MPI_ERR_OTHER with MPI already initialized; the program should
+ * then call MPI_Abort.  With no OpenCL device at all, MPI works for host
+ * buffers and MPIX_Query_opencl_support() returns 0.
  */
 #ifndef MPIGPU_H
 #define MPIGPU_H

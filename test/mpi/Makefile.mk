@@ -4,7 +4,11 @@ LOG_COMPILER = $(top_srcdir)/build-aux/mpiexec-wrap
 AM_TESTS_ENVIRONMENT = srcdir=$(top_srcdir) MPIEXEC=$(MPIEXEC); export srcdir MPIEXEC;
 EXTRA_DIST += test/mpi/testlist build-aux/mpiexec-wrap
 
-check_PROGRAMS += test/mpi/dtoracle
+check_PROGRAMS += test/mpi/api test/mpi/pack_basic test/mpi/dtoracle
+test_mpi_api_SOURCES = test/mpi/api.c
+test_mpi_api_LDADD = libmpigpu.la $(OPENCL_LIBS)
+test_mpi_pack_basic_SOURCES = test/mpi/pack_basic.c
+test_mpi_pack_basic_LDADD = libmpigpu.la $(OPENCL_LIBS)
 test_mpi_dtoracle_SOURCES = test/mpi/dtoracle.c test/mpi/typegen.c test/mpi/typegen.h
 test_mpi_dtoracle_LDADD = libmpigpu.la $(OPENCL_LIBS)
-TESTS += test/mpi/dtoracle
+TESTS += test/mpi/api test/mpi/pack_basic test/mpi/dtoracle

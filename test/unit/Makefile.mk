@@ -1,1 +1,7 @@
 # test/unit
+check_PROGRAMS += test/unit/test_registry
+TESTS += test/unit/test_registry
+test_unit_test_registry_SOURCES = test/unit/test_registry.c src/mpid/gpu/registry.c
+test_unit_test_registry_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/mpid/gpu
+test_unit_test_registry_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+test_unit_test_registry_LDADD = libmgcommon.la $(CHECK_LIBS) $(OPENCL_LIBS) -lpthread

@@ -1,0 +1,244 @@
+/* The MPIX_ functions of mpigpu.h: device, device addresses, copies. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpigpu.h"
+#include "mgdev.h"
+#include "mgerr.h"
+
+int MPIX_Query_opencl_support(void)
+{
+    return mgdev_state.ready && mgdev_state.has_device;
+}
+
+int MPIX_Gpu_get_device(cl_context *context, cl_device_id *device, cl_command_queue *queue)
+{
+    int rc = mgdev_require_device("MPIX_Gpu_get_device");
+    if (rc == MPI_SUCCESS)
+        mgdev_default_get(context, device, queue, NULL);
+    return mgdev_error(MPI_COMM_WORLD, rc);
+}
+
+int MPIX_Gpu_set_queue(cl_command_queue queue)
+{
+    int rc = MPI_SUCCESS;
+    if (!mgdev_state.ready)
+        MG_FAIL(rc, fn_fail, MPI_ERR_OTHER,
+                "mpigpu: MPIX_Gpu_set_queue called outside MPI_Init..MPI_Finalize");
+    if (!queue)
+        MG_FAIL(rc, fn_fail, MPI_ERR_ARG, "mpigpu: MPIX_Gpu_set_queue: queue is NULL");
+    rc = mgdev_queue_adopt(queue);
+fn_exit:
+    return mgdev_error(MPI_COMM_WORLD, rc);
+fn_fail:
+    goto fn_exit;
+}
+
+int MPIX_Gpu_malloc(size_t size, void **devptr)
+{
+    cl_context context = NULL;
+    cl_int clrc;
+    int rc = mgdev_require_device("MPIX_Gpu_malloc");
+    MG_CHECK(rc, fn_fail);
+    if (!devptr)
+        MG_FAIL(rc, fn_fail, MPI_ERR_ARG, "mpigpu: MPIX_Gpu_malloc: devptr is NULL");
+    mgdev_default_get(&context, NULL, NULL, NULL);
+    /* OpenCL has no empty buffers; a size-0 address is backed by one byte
+       that no access may reach (the registry records size 0). */
+    cl_mem mem = clCreateBuffer(context, CL_MEM_READ_WRITE, size ? size : 1, NULL, &clrc);
+    MG_CL_CHECK(clrc, "clCreateBuffer", rc, fn_fail);
+    rc = mgdev_reg_insert(mem, context, size, 1, devptr);
+    clReleaseMemObject(mem); /* the registry holds the buffer now */
+fn_exit:
+    return mgdev_error(MPI_COMM_WORLD, rc);
+fn_fail:
+    goto fn_exit;
+}
+
+int MPIX_Gpu_free(void *devptr)
+{
+    int rc = MPI_SUCCESS;
+    if (devptr)
+        rc = mgdev_reg_remove(devptr, 1, NULL);
+    return mgdev_error(MPI_COMM_WORLD, rc);
+}
+
+int MPIX_Gpu_register(cl_mem mem, void **devptr)
+{
+    cl_context context = NULL;
+    size_t size = 0;
+    int rc = mgdev_require_device("MPIX_Gpu_register");
+    MG_CHECK(rc, fn_fail);
+    if (!mem || !devptr)
+        MG_FAIL(rc, fn_fail, MPI_ERR_ARG, "mpigpu: MPIX_Gpu_register: %s is NULL",
+                mem ? "devptr" : "mem");
+    MG_CL_CHECK(clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof(size), &size, NULL),
+                "clGetMemObjectInfo(CL_MEM_SIZE)", rc, fn_fail);
+    MG_CL_CHECK(clGetMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof(context), &context, NULL),
+                "clGetMemObjectInfo(CL_MEM_CONTEXT)", rc, fn_fail);
+    rc = mgdev_reg_insert(mem, context, size, 0, devptr);
+fn_exit:
+    return mgdev_error(MPI_COMM_WORLD, rc);
+fn_fail:
+    goto fn_exit;
+}
+
+int MPIX_Gpu_deregister(void *devptr)
+{
+    int rc = MPI_SUCCESS;
+    if (devptr)
+        rc = mgdev_reg_remove(devptr, 0, NULL);
+    return mgdev_error(MPI_COMM_WORLD, rc);
+}
+
+int MPIX_Gpu_query(const void *ptr, int *is_device, cl_mem *mem, size_t *offset)
+{
+    int rc = MPI_SUCCESS;
+    mgdev_reg_entry_t e;
+    size_t off = 0;
+    if (!is_device)
+        MG_FAIL(rc, fn_fail, MPI_ERR_ARG, "mpigpu: MPIX_Gpu_query: is_device is NULL");
+    *is_device = mgdev_reg_lookup(ptr, &e, &off);
+    if (*is_device && mem)
+        *mem = e.mem;
+    if (*is_device && offset)
+        *offset = off;
+fn_exit:
+    return mgdev_error(MPI_COMM_WORLD, rc);
+fn_fail:
+    goto fn_exit;
+}
+
+typedef struct copy_side {
+    int dev;
+    mgdev_reg_entry_t e;
+    size_t off;
+} copy_side_t;
+
+/* Classify [p, p + bytes) and check that every byte lies in one place. */
+static int copy_side_get(void *p, size_t bytes, const char *what, copy_side_t *s)
+{
+    s->dev = mgdev_reg_lookup(p, &s->e, &s->off);
+    if (s->dev && bytes > s->e.size - s->off)
+        return mgerr_set(MPI_ERR_BUFFER,
+                         "mpigpu: MPIX_Gpu_memcpy: %s range [%p, %p) exceeds the device "
+                         "allocation [%p, %p)",
+                         what, p, (void *)((char *)p + bytes), (void *)s->e.base,
+                         (void *)(s->e.base + s->e.size));
+    if (!s->dev && mgdev_reg_in_range(p, bytes))
+        return mgerr_set(MPI_ERR_BUFFER,
+                         "mpigpu: MPIX_Gpu_memcpy: %s range [%p, %p) is not inside one device "
+                         "allocation",
+                         what, p, (void *)((char *)p + bytes));
+    if (!s->dev && !p)
+        return mgerr_set(MPI_ERR_BUFFER, "mpigpu: MPIX_Gpu_memcpy: %s is NULL", what);
+    return MPI_SUCCESS;
+}
+
+static mgpk_buf_t copy_buf(const copy_side_t *s, void *p)
+{
+    mgpk_buf_t b = {.host = NULL, .mem = NULL, .offset = 0};
+    if (s->dev) {
+        b.mem = s->e.mem;
+        b.offset = (int64_t)s->off;
+    } else {
+        b.host = p;
+    }
+    return b;
+}
+
+/* Device to device through host memory, chunk by chunk: across contexts, or
+   overlapping ranges of one cl_mem (which clEnqueueCopyBuffer refuses). */
+static int copy_bounce(const copy_side_t *d, const copy_side_t *s, size_t bytes)
+{
+    int rc = MPI_SUCCESS;
+    mgpk_ctx_t *dpk = NULL, *spk = NULL;
+    size_t chunk = mgdev_state.settings.chunk_bytes;
+    int backward = d->e.mem == s->e.mem && d->off > s->off;
+    char *tmp = malloc(bytes < chunk ? bytes : chunk);
+    if (!tmp)
+        MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: out of host memory for a bounce buffer");
+    rc = mgdev_ctx_get(d->e.context, &dpk);
+    MG_CHECK(rc, fn_fail);
+    rc = mgdev_ctx_get(s->e.context, &spk);
+    MG_CHECK(rc, fn_fail);
+    for (size_t done = 0; done < bytes;) {
+        size_t n = bytes - done < chunk ? bytes - done : chunk;
+        /* memmove order: copy from the end when dst follows src. */
+        size_t at = backward ? bytes - done - n : done;
+        mgpk_buf_t h = {.host = tmp};
+        mgpk_buf_t sb = {.mem = s->e.mem, .offset = (int64_t)(s->off + at)};
+        mgpk_buf_t db = {.mem = d->e.mem, .offset = (int64_t)(d->off + at)};
+        rc = mgpk_copy(spk, h, sb, n);
+        MG_CHECK(rc, fn_fail);
+        rc = mgpk_copy(dpk, db, h, n);
+        MG_CHECK(rc, fn_fail);
+        done += n;
+    }
+fn_exit:
+    free(tmp);
+    return rc;
+fn_fail:
+    goto fn_exit;
+}
+
+int MPIX_Gpu_memcpy(void *dst, const void *src, size_t bytes)
+{
+    copy_side_t d, s;
+    mgpk_ctx_t *pk = NULL;
+    void *srcp = (void *)(uintptr_t)src;
+    int rc = MPI_SUCCESS;
+
+    if (bytes == 0)
+        goto fn_exit;
+    rc = copy_side_get(dst, bytes, "destination", &d);
+    MG_CHECK(rc, fn_fail);
+    rc = copy_side_get(srcp, bytes, "source", &s);
+    MG_CHECK(rc, fn_fail);
+    if (!d.dev && !s.dev) {
+        memmove(dst, src, bytes);
+        goto fn_exit;
+    }
+    rc = mgdev_require_device("MPIX_Gpu_memcpy");
+    MG_CHECK(rc, fn_fail);
+    if (d.dev && s.dev &&
+        (d.e.context != s.e.context ||
+         (d.e.mem == s.e.mem && d.off < s.off + bytes && s.off < d.off + bytes))) {
+        rc = copy_bounce(&d, &s, bytes);
+        goto fn_exit;
+    }
+    rc = mgdev_ctx_get(d.dev ? d.e.context : s.e.context, &pk);
+    MG_CHECK(rc, fn_fail);
+    rc = mgpk_copy(pk, copy_buf(&d, dst), copy_buf(&s, srcp), bytes);
+fn_exit:
+    return mgdev_error(MPI_COMM_WORLD, rc);
+fn_fail:
+    goto fn_exit;
+}
+
+static int not_yet(MPI_Comm comm, const char *fn)
+{
+    int rc = mgerr_set(MPI_ERR_UNSUPPORTED_OPERATION, "mpigpu: %s: not implemented yet", fn);
+    return mgdev_error(comm, rc);
+}
+
+int MPIX_Enqueue_send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                      MPI_Comm comm, cl_command_queue queue, cl_uint num_events_in_wait_list,
+                      const cl_event *event_wait_list, cl_event *event)
+{
+    return not_yet(comm, "MPIX_Enqueue_send");
+}
+
+int MPIX_Enqueue_recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                      MPI_Comm comm, cl_command_queue queue, cl_uint num_events_in_wait_list,
+                      const cl_event *event_wait_list, cl_event *event)
+{
+    return not_yet(comm, "MPIX_Enqueue_recv");
+}
+
+int MPIX_Event_from_request(cl_context context, MPI_Request *request, cl_event *event)
+{
+    return not_yet(MPI_COMM_WORLD, "MPIX_Event_from_request");
+}

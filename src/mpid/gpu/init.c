@@ -1,0 +1,372 @@
+/*
+ * MPI_Init/MPI_Finalize interposition, the choice of the default device and
+ * the table of pack engines, one per OpenCL context in use.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mgdev.h"
+#include "mgerr.h"
+
+mgdev_state_t mgdev_state = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+#define MGDEV_NAME_LEN 256
+
+static void platform_name(cl_platform_id p, char *name)
+{
+    name[0] = '\0';
+    clGetPlatformInfo(p, CL_PLATFORM_NAME, MGDEV_NAME_LEN, name, NULL);
+    name[MGDEV_NAME_LEN - 1] = '\0';
+}
+
+static int platforms_get(cl_platform_id **plats, cl_uint *n)
+{
+    int rc = MPI_SUCCESS;
+    cl_int clrc = clGetPlatformIDs(0, NULL, n);
+    *plats = NULL;
+    /* The ICD loader reports CL_PLATFORM_NOT_FOUND_KHR (-1001) with none
+       installed: that is "no device", not an error. */
+    if (clrc != CL_SUCCESS || *n == 0) {
+        *n = 0;
+        goto fn_exit;
+    }
+    *plats = malloc(*n * sizeof(**plats));
+    if (!*plats)
+        MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: out of host memory listing platforms");
+    MG_CL_CHECK(clGetPlatformIDs(*n, *plats, NULL), "clGetPlatformIDs", rc, fn_fail);
+fn_exit:
+    return rc;
+fn_fail:
+    free(*plats);
+    *plats = NULL;
+    *n = 0;
+    goto fn_exit;
+}
+
+/* The MPIGPU_DEVICE choice: device N of the first platform whose name
+   contains the substring. */
+static int device_by_name(const mgdev_settings_t *s, cl_platform_id *plats, cl_uint np,
+                          cl_device_id *dev)
+{
+    char name[MGDEV_NAME_LEN], found[512] = "";
+    size_t used = 0;
+
+    for (cl_uint i = 0; i < np; i++) {
+        platform_name(plats[i], name);
+        if (strstr(name, s->device)) {
+            cl_uint nd = 0;
+            if (clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_ALL, 0, NULL, &nd) != CL_SUCCESS)
+                nd = 0;
+            if ((cl_uint)s->device_index >= nd)
+                return mgerr_set(MPI_ERR_OTHER,
+                                 "mpigpu: MPIGPU_DEVICE=\"%s:%d\": platform \"%s\" has %u "
+                                 "device(s), numbered from 0",
+                                 s->device, s->device_index, name, nd);
+            cl_device_id *devs = malloc(nd * sizeof(*devs));
+            if (!devs)
+                return mgerr_set(MPI_ERR_NO_MEM, "mpigpu: out of host memory listing devices");
+            cl_int clrc = clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_ALL, nd, devs, NULL);
+            *dev = devs[s->device_index];
+            free(devs);
+            return clrc == CL_SUCCESS ? MPI_SUCCESS
+                                      : mgerr_cl(clrc, "clGetDeviceIDs", __FILE__, __LINE__);
+        }
+        int w = snprintf(found + used, sizeof(found) - used, "%s\"%s\"", i ? ", " : "", name);
+        if (w > 0 && (size_t)w < sizeof(found) - used)
+            used += (size_t)w;
+    }
+    return mgerr_set(MPI_ERR_OTHER,
+                     "mpigpu: MPIGPU_DEVICE=\"%s\" matches no OpenCL platform name; platforms "
+                     "found: %s",
+                     s->device, np ? found : "none");
+}
+
+/* No MPIGPU_DEVICE: the first GPU of any platform, else the first device. */
+static const char *device_default(cl_platform_id *plats, cl_uint np, cl_device_id *dev)
+{
+    for (cl_uint i = 0; i < np; i++)
+        if (clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_GPU, 1, dev, NULL) == CL_SUCCESS)
+            return "first GPU";
+    for (cl_uint i = 0; i < np; i++)
+        if (clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_ALL, 1, dev, NULL) == CL_SUCCESS)
+            return "first device";
+    *dev = NULL;
+    return NULL;
+}
+
+static int slot_add(cl_context context, mgpk_ctx_t *pk)
+{
+    mgdev_state_t *st = &mgdev_state;
+    if (st->nslots == st->slots_cap) {
+        size_t cap = st->slots_cap ? st->slots_cap * 2 : 8;
+        mgdev_ctx_slot_t *p = realloc(st->slots, cap * sizeof(*p));
+        if (!p)
+            return mgerr_set(MPI_ERR_NO_MEM, "mpigpu: out of host memory for context table");
+        st->slots = p;
+        st->slots_cap = cap;
+    }
+    st->slots[st->nslots].context = context;
+    st->slots[st->nslots].pk = pk;
+    st->nslots++;
+    return MPI_SUCCESS;
+}
+
+/* Make (context, device, queue) the default with a new engine.  Takes over
+   one reference to each handle. */
+static int default_set(cl_context context, cl_device_id device, cl_command_queue queue)
+{
+    mgdev_state_t *st = &mgdev_state;
+    mgpk_settings_t ps = mgdev_settings_pack(&st->settings);
+    mgpk_ctx_t *pk = NULL;
+    int rc = mgpk_ctx_create(context, device, queue, &ps, &pk);
+    MG_CHECK(rc, fn_fail);
+    rc = slot_add(context, pk);
+    MG_CHECK(rc, free_pk);
+    if (st->queue)
+        clReleaseCommandQueue(st->queue);
+    if (st->context)
+        clReleaseContext(st->context);
+    st->context = context;
+    st->device = device;
+    st->queue = queue;
+    st->pk = pk;
+    st->has_device = 1;
+fn_exit:
+    return rc;
+free_pk:
+    mgpk_ctx_free(pk);
+fn_fail:
+    clReleaseCommandQueue(queue);
+    clReleaseContext(context);
+    goto fn_exit;
+}
+
+static void verbose_device(cl_device_id dev, cl_platform_id plat, const char *why)
+{
+    char dname[MGDEV_NAME_LEN] = "", pname[MGDEV_NAME_LEN];
+    int rank = 0;
+    clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof(dname), dname, NULL);
+    dname[sizeof(dname) - 1] = '\0';
+    platform_name(plat, pname);
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    fprintf(stderr, "mpigpu: rank %d: device \"%s\" of platform \"%s\" (%s), pack method %s\n",
+            rank, dname, pname, why, mgdev_method_name(mgdev_state.settings.method));
+}
+
+static int device_open(void)
+{
+    mgdev_state_t *st = &mgdev_state;
+    cl_platform_id *plats = NULL, plat = NULL;
+    cl_uint np = 0;
+    cl_device_id dev = NULL;
+    const char *why = "MPIGPU_DEVICE";
+    cl_int clrc;
+
+    int rc = platforms_get(&plats, &np);
+    MG_CHECK(rc, fn_fail);
+    if (st->settings.device) {
+        rc = device_by_name(&st->settings, plats, np, &dev);
+        MG_CHECK(rc, fn_fail);
+    } else {
+        why = device_default(plats, np, &dev);
+        if (!dev)
+            goto fn_exit; /* no OpenCL device: host buffers only */
+    }
+    MG_CL_CHECK(clGetDeviceInfo(dev, CL_DEVICE_PLATFORM, sizeof(plat), &plat, NULL),
+                "clGetDeviceInfo(CL_DEVICE_PLATFORM)", rc, fn_fail);
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)plat, 0};
+    cl_context context = clCreateContext(props, 1, &dev, NULL, NULL, &clrc);
+    MG_CL_CHECK(clrc, "clCreateContext", rc, fn_fail);
+    cl_command_queue queue = clCreateCommandQueue(context, dev, 0, &clrc);
+    if (clrc != CL_SUCCESS)
+        clReleaseContext(context);
+    MG_CL_CHECK(clrc, "clCreateCommandQueue", rc, fn_fail);
+    rc = default_set(context, dev, queue);
+    MG_CHECK(rc, fn_fail);
+    if (st->settings.verbose)
+        verbose_device(dev, plat, why);
+
+fn_exit:
+    free(plats);
+    return rc;
+fn_fail:
+    goto fn_exit;
+}
+
+int mgdev_setup(void)
+{
+    mgdev_state_t *st = &mgdev_state;
+    int rc = mgdev_settings_read(&st->settings);
+    MG_CHECK(rc, fn_fail);
+    rc = mgdt_init();
+    MG_CHECK(rc, free_settings);
+    rc = mgdev_reg_init();
+    MG_CHECK(rc, fin_dt);
+    rc = device_open();
+    MG_CHECK(rc, fin_reg);
+    st->ready = 1;
+fn_exit:
+    return rc;
+fin_reg:
+    mgdev_reg_finalize();
+fin_dt:
+    mgdt_finalize();
+free_settings:
+    mgdev_settings_free(&st->settings);
+fn_fail:
+    goto fn_exit;
+}
+
+void mgdev_teardown(void)
+{
+    mgdev_state_t *st = &mgdev_state;
+    if (!st->ready)
+        return;
+    /* Registry first: its entries hold cl_mem references into contexts that
+       the engines below may hold the last reference to. */
+    mgdev_reg_finalize();
+    /* Types may hold pack-engine uploads: free them while the engines live. */
+    mgdt_finalize();
+    for (size_t i = 0; i < st->nslots; i++)
+        mgpk_ctx_free(st->slots[i].pk);
+    free(st->slots);
+    if (st->queue)
+        clReleaseCommandQueue(st->queue);
+    if (st->context)
+        clReleaseContext(st->context);
+    mgdev_settings_free(&st->settings);
+    pthread_mutex_t lock = st->lock;
+    memset(st, 0, sizeof(*st));
+    st->lock = lock;
+}
+
+int mgdev_require_device(const char *fn)
+{
+    if (mgdev_state.has_device)
+        return MPI_SUCCESS;
+    if (!mgdev_state.ready)
+        return mgerr_set(MPI_ERR_OTHER,
+                         "mpigpu: %s: the library is not initialized (MPI_Init not called, failed, "
+                         "or MPI_Finalize done)",
+                         fn);
+    return mgerr_set(MPI_ERR_OTHER,
+                     "mpigpu: %s: no OpenCL device in use (none found, see MPIGPU_DEVICE); "
+                     "only host buffers are supported",
+                     fn);
+}
+
+int mgdev_ctx_get(cl_context context, mgpk_ctx_t **pk)
+{
+    mgdev_state_t *st = &mgdev_state;
+    int rc = MPI_SUCCESS;
+    cl_device_id dev = NULL;
+
+    pthread_mutex_lock(&st->lock);
+    *pk = NULL;
+    if (context == st->context) {
+        *pk = st->pk;
+        goto fn_exit;
+    }
+    for (size_t i = st->nslots; i-- > 0;) {
+        if (st->slots[i].context == context) {
+            *pk = st->slots[i].pk;
+            goto fn_exit;
+        }
+    }
+    MG_CL_CHECK(clGetContextInfo(context, CL_CONTEXT_DEVICES, sizeof(dev), &dev, NULL),
+                "clGetContextInfo(CL_CONTEXT_DEVICES)", rc, fn_fail);
+    mgpk_settings_t ps = mgdev_settings_pack(&st->settings);
+    rc = mgpk_ctx_create(context, dev, NULL, &ps, pk);
+    MG_CHECK(rc, fn_fail);
+    rc = slot_add(context, *pk);
+    if (rc != MPI_SUCCESS) {
+        mgpk_ctx_free(*pk);
+        *pk = NULL;
+    }
+fn_exit:
+    pthread_mutex_unlock(&st->lock);
+    return rc;
+fn_fail:
+    goto fn_exit;
+}
+
+void mgdev_default_get(cl_context *context, cl_device_id *device, cl_command_queue *queue,
+                       mgpk_ctx_t **pk)
+{
+    mgdev_state_t *st = &mgdev_state;
+    pthread_mutex_lock(&st->lock);
+    if (context)
+        *context = st->context;
+    if (device)
+        *device = st->device;
+    if (queue)
+        *queue = st->queue;
+    if (pk)
+        *pk = st->pk;
+    pthread_mutex_unlock(&st->lock);
+}
+
+int mgdev_queue_adopt(cl_command_queue queue)
+{
+    mgdev_state_t *st = &mgdev_state;
+    cl_context context = NULL;
+    cl_device_id dev = NULL;
+    int rc = MPI_SUCCESS;
+
+    pthread_mutex_lock(&st->lock);
+    MG_CL_CHECK(clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof(context), &context, NULL),
+                "clGetCommandQueueInfo(CL_QUEUE_CONTEXT)", rc, fn_fail);
+    MG_CL_CHECK(clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof(dev), &dev, NULL),
+                "clGetCommandQueueInfo(CL_QUEUE_DEVICE)", rc, fn_fail);
+    MG_CL_CHECK(clRetainCommandQueue(queue), "clRetainCommandQueue", rc, fn_fail);
+    clRetainContext(context);
+    /* The previous default engine stays in the table, so addresses made on
+       the old context keep working. */
+    rc = default_set(context, dev, queue);
+    if (rc == MPI_SUCCESS && st->settings.verbose) {
+        cl_platform_id plat = NULL;
+        clGetDeviceInfo(dev, CL_DEVICE_PLATFORM, sizeof(plat), &plat, NULL);
+        verbose_device(dev, plat, "MPIX_Gpu_set_queue");
+    }
+fn_exit:
+    pthread_mutex_unlock(&st->lock);
+    return rc;
+fn_fail:
+    goto fn_exit;
+}
+
+/* After PMPI_Init succeeded a setup failure (a bad MPIGPU_DEVICE or
+   MPIGPU_PACK) is returned as MPI_ERR_OTHER with MPI left initialized: the
+   message goes to stderr because no error handler can be relied on yet, and
+   the program should call MPI_Abort or MPI_Finalize. */
+static int setup_or_report(void)
+{
+    int rc = mgdev_setup();
+    if (rc != MPI_SUCCESS) {
+        const char *msg = mgerr_get(rc);
+        fprintf(stderr, "%s\n", msg ? msg : "mpigpu: initialization failed");
+    }
+    return rc;
+}
+
+int MPI_Init(int *argc, char ***argv)
+{
+    int rc = PMPI_Init(argc, argv);
+    return rc == MPI_SUCCESS ? setup_or_report() : rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    return rc == MPI_SUCCESS ? setup_or_report() : rc;
+}
+
+int MPI_Finalize(void)
+{
+    /* Before PMPI_Finalize: mgdt frees its attribute keyval through MPI. */
+    mgdev_teardown();
+    return PMPI_Finalize();
+}

@@ -1,0 +1,80 @@
+/*
+ * mgdev: the device layer's internal interface (settings, the chosen device,
+ * per-context pack engines, error reporting).  Interposed MPI calls and the
+ * MPIX_ API sit on top of it; it calls down into mgdt, mgpk and the registry.
+ *
+ * Ownership: mgdev_state holds one reference to the default context, device
+ * and queue, and owns every mgpk_ctx_t it hands out through mgdev_ctx_get();
+ * callers borrow them until MPI_Finalize.
+ */
+#ifndef MGDEV_H
+#define MGDEV_H
+
+#include <mpi.h>
+#include <pthread.h>
+
+#include "mgdt.h"
+#include "mgpk.h"
+#include "registry.h"
+
+/* Every environment variable, read once by mgdev_settings_read(). */
+typedef struct mgdev_settings {
+    char *device;         /* MPIGPU_DEVICE substring, NULL when unset */
+    int device_index;     /* N of SUBSTRING:N (0 when absent) */
+    mgpk_method_t method; /* MPIGPU_PACK */
+    int verbose;          /* MPIGPU_VERBOSE */
+    size_t chunk_bytes;   /* MPIGPU_CHUNK */
+    int force_pipeline;   /* MPIGPU_FORCE_PIPELINE */
+    char *cache_dir;      /* MPIGPU_CACHE_DIR resolved and created, NULL: no cache */
+} mgdev_settings_t;
+
+#define MGDEV_CHUNK_DEFAULT ((size_t)4 << 20)
+
+/* Fill *s from the environment.  Returns MPI_ERR_OTHER with a message naming
+   the variable and value when one is malformed. */
+int mgdev_settings_read(mgdev_settings_t *s);
+void mgdev_settings_free(mgdev_settings_t *s);
+/* The mgpk view of the settings (borrows s's strings). */
+mgpk_settings_t mgdev_settings_pack(const mgdev_settings_t *s);
+const char *mgdev_method_name(mgpk_method_t m);
+
+typedef struct mgdev_ctx_slot {
+    cl_context context;
+    mgpk_ctx_t *pk;
+} mgdev_ctx_slot_t;
+
+typedef struct mgdev_state {
+    int ready;      /* mgdev_setup() ran and mgdev_teardown() has not */
+    int has_device; /* an OpenCL device is in use */
+    mgdev_settings_t settings;
+    cl_context context; /* default context, device and queue (retained) */
+    cl_device_id device;
+    cl_command_queue queue;
+    mgpk_ctx_t *pk;          /* engine on the default queue */
+    pthread_mutex_t lock;    /* guards the table and the defaults */
+    mgdev_ctx_slot_t *slots; /* every engine made; later slots win */
+    size_t nslots, slots_cap;
+} mgdev_state_t;
+
+extern mgdev_state_t mgdev_state;
+
+/* Set up after PMPI_Init and tear down before PMPI_Finalize (init.c). */
+int mgdev_setup(void);
+void mgdev_teardown(void);
+/* MPI_ERR_OTHER with a message when no OpenCL device is in use. */
+int mgdev_require_device(const char *fn);
+/* The pack engine for a context: the default one, or one created lazily on
+   the context's first device with a queue of its own. */
+int mgdev_ctx_get(cl_context context, mgpk_ctx_t **pk);
+/* A consistent snapshot of the defaults (any argument may be NULL). */
+void mgdev_default_get(cl_context *context, cl_device_id *device, cl_command_queue *queue,
+                       mgpk_ctx_t **pk);
+/* Make queue's context and device the default (MPIX_Gpu_set_queue). */
+int mgdev_queue_adopt(cl_command_queue queue);
+
+/* Raise rc (an error class) on comm's error handler and return it.  With
+   MPI_ERRORS_ARE_FATAL the recorded message is printed first, so that the
+   abort says why.  MPI_SUCCESS passes through. */
+int mgdev_error(MPI_Comm comm, int rc);
+
+#endif /* MGDEV_H */

@@ -1,0 +1,382 @@
+/*
+ * MPI_Pack, MPI_Unpack and their external32 and large-count forms on device
+ * addresses.  Calls that involve no device address go to PMPI unchanged.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mgdev.h"
+#include "mgerr.h"
+
+/* One side of a call after classification. */
+typedef struct pk_side {
+    int dev;
+    mgdev_reg_entry_t e;
+    int64_t off; /* typed side: offset of the datatype origin in e.mem;
+                    packed side: offset of packed byte `pos` in e.mem */
+} pk_side_t;
+
+typedef struct pk_call {
+    const char *fn;
+    int unpack;
+    int ext; /* external32 */
+    MPI_Comm comm;
+    void *typed; /* origin of count instances of dt */
+    int64_t count;
+    MPI_Datatype dt;
+    char *packed; /* packed buffer of psize bytes; the call uses [pos, pos + n) */
+    int64_t psize;
+    int64_t pos;
+    const mgdt_type_t *type;
+    int64_t n;      /* packed bytes this call moves */
+    int64_t lo, hi; /* typed bytes touched, relative to the origin */
+    pk_side_t t, p;
+    int raised; /* PMPI already ran the error handler */
+} pk_call_t;
+
+static int pk_involves_device(const void *a, const void *b)
+{
+    return mgdev_reg_in_range(a, 1) || mgdev_reg_in_range(b, 1);
+}
+
+/* Check that [p + lo, p + hi) lies inside one live device allocation, or is
+   wholly host memory.  Sets s->off to the offset of p itself. */
+static int pk_side_get(const pk_call_t *c, const char *what, char *p, int64_t lo, int64_t hi,
+                       pk_side_t *s)
+{
+    char *first = p + lo;
+    size_t len = (size_t)(hi - lo), off = 0;
+    s->dev = mgdev_reg_lookup(first, &s->e, &off);
+    if (s->dev && len > s->e.size - off)
+        return mgerr_set(MPI_ERR_BUFFER,
+                         "mpigpu: %s: %s access [%p, %p) from device address %p is outside its "
+                         "allocation [%p, %p); nothing was written",
+                         c->fn, what, (void *)first, (void *)(first + len), (void *)p,
+                         (void *)s->e.base, (void *)(s->e.base + s->e.size));
+    if (!s->dev && mgdev_reg_in_range(first, len))
+        return mgerr_set(MPI_ERR_BUFFER,
+                         "mpigpu: %s: %s access [%p, %p) from address %p is not inside one live "
+                         "device allocation (freed, or crossing an allocation's end); nothing "
+                         "was written",
+                         c->fn, what, (void *)first, (void *)(first + len), (void *)p);
+    s->off = (int64_t)off - lo;
+    return MPI_SUCCESS;
+}
+
+static int pk_check(pk_call_t *c)
+{
+    int rc = MPI_SUCCESS;
+    const char *pname = c->unpack ? "input" : "output";
+
+    if (c->count < 0)
+        MG_FAIL(rc, fn_fail, MPI_ERR_COUNT, "mpigpu: %s: negative count %lld", c->fn,
+                (long long)c->count);
+    if (c->pos < 0 || c->psize < 0)
+        MG_FAIL(rc, fn_fail, MPI_ERR_ARG, "mpigpu: %s: negative %s (%lld)", c->fn,
+                c->pos < 0 ? "position" : "buffer size",
+                (long long)(c->pos < 0 ? c->pos : c->psize));
+    rc = mgdt_type_get(c->dt, &c->type);
+    MG_CHECK(rc, fn_fail);
+    if (c->ext && !c->type->external32_ok) {
+        MPI_Count sz = 0;
+        rc = PMPI_Pack_external_size_c("external32", c->count, c->dt, &sz);
+        c->raised = rc != MPI_SUCCESS;
+        MG_CHECK(rc, fn_fail);
+        c->n = sz;
+    } else {
+        if (c->type->size > 0 && c->count > INT64_MAX / c->type->size)
+            MG_FAIL(rc, fn_fail, MPI_ERR_COUNT, "mpigpu: %s: count %lld overflows", c->fn,
+                    (long long)c->count);
+        c->n = c->count * c->type->size;
+    }
+    /* Debian's MPICH 4.0.2 is built without argument checks and overruns the
+       buffer here; a device buffer gets MPI_ERR_TRUNCATE instead. */
+    if (c->n > c->psize - c->pos)
+        MG_FAIL(rc, fn_fail, MPI_ERR_TRUNCATE,
+                "mpigpu: %s: %lld packed bytes at position %lld exceed the %s buffer size %lld",
+                c->fn, (long long)c->n, (long long)c->pos, pname, (long long)c->psize);
+    if (c->n == 0)
+        goto fn_exit;
+    /* Instances sit at origin + k * extent, k < count; extent may be negative. */
+    int64_t span = (c->count - 1) * c->type->extent;
+    c->lo = (span < 0 ? span : 0) + c->type->true_lb;
+    c->hi = (span > 0 ? span : 0) + c->type->true_ub;
+    rc = pk_side_get(c, c->unpack ? "output" : "input", c->typed, c->lo, c->hi, &c->t);
+    MG_CHECK(rc, fn_fail);
+    rc = pk_side_get(c, pname, c->packed, c->pos, c->pos + c->n, &c->p);
+    MG_CHECK(rc, fn_fail);
+    c->p.off += c->pos;
+fn_exit:
+    return rc;
+fn_fail:
+    goto fn_exit;
+}
+
+static int pk_stage(const pk_side_t *s, void *host, int64_t off, int64_t len, int to_host)
+{
+    mgpk_ctx_t *pk = NULL;
+    int rc = mgdev_ctx_get(s->e.context, &pk);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mgpk_buf_t h = {.host = host};
+    mgpk_buf_t d = {.mem = s->e.mem, .offset = off};
+    return to_host ? mgpk_copy(pk, h, d, (size_t)len) : mgpk_copy(pk, d, h, (size_t)len);
+}
+
+/* MPI does the (un)packing on host copies: MPIGPU_PACK=host, external32 of
+   types with size changes, and host typed buffers with a device packed one. */
+static int pk_host(pk_call_t *c)
+{
+    int rc = MPI_SUCCESS;
+    char *tbuf = NULL, *pbuf = NULL, *origin = c->typed, *packed = c->packed;
+    MPI_Count size = c->psize, pos = c->pos;
+    int64_t tlen = c->hi - c->lo;
+
+    if (c->t.dev || c->p.dev) {
+        if (c->t.dev && !(tbuf = malloc((size_t)tlen)))
+            MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory (%lld bytes)",
+                    c->fn, (long long)tlen);
+        if (c->p.dev && !(pbuf = malloc((size_t)c->n)))
+            MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory (%lld bytes)",
+                    c->fn, (long long)c->n);
+    }
+    if (c->t.dev) {
+        /* Unpack too: gap bytes go back unchanged after the round trip. */
+        rc = pk_stage(&c->t, tbuf, c->t.off + c->lo, tlen, 1);
+        MG_CHECK(rc, fn_fail);
+        origin = tbuf - c->lo;
+    }
+    if (c->p.dev) {
+        packed = pbuf;
+        size = c->n;
+        pos = 0;
+        if (c->unpack) {
+            rc = pk_stage(&c->p, pbuf, c->p.off, c->n, 1);
+            MG_CHECK(rc, fn_fail);
+        }
+    }
+    if (!c->unpack && c->ext)
+        rc = PMPI_Pack_external_c("external32", origin, c->count, c->dt, packed, size, &pos);
+    else if (!c->unpack)
+        rc = PMPI_Pack_c(origin, c->count, c->dt, packed, size, &pos, c->comm);
+    else if (c->ext)
+        rc = PMPI_Unpack_external_c("external32", packed, size, &pos, origin, c->count, c->dt);
+    else
+        rc = PMPI_Unpack_c(packed, size, &pos, origin, c->count, c->dt, c->comm);
+    c->raised = rc != MPI_SUCCESS;
+    MG_CHECK(rc, fn_fail);
+    if (c->p.dev && !c->unpack) {
+        rc = pk_stage(&c->p, pbuf, c->p.off, c->n, 0);
+        MG_CHECK(rc, fn_fail);
+    }
+    if (c->t.dev && c->unpack) {
+        rc = pk_stage(&c->t, tbuf, c->t.off + c->lo, tlen, 0);
+        MG_CHECK(rc, fn_fail);
+    }
+fn_exit:
+    free(tbuf);
+    free(pbuf);
+    return rc;
+fn_fail:
+    goto fn_exit;
+}
+
+/* The pack engine on the typed side's context.  A packed side on another
+   context goes through a host buffer. */
+static int pk_device(pk_call_t *c)
+{
+    int rc = MPI_SUCCESS;
+    mgpk_ctx_t *pk = NULL;
+    char *bounce = NULL;
+    int flags = c->ext ? MGPK_F_EXTERNAL32 : 0;
+    int cross = c->p.dev && c->p.e.context != c->t.e.context;
+    mgpk_buf_t tb = {.mem = c->t.e.mem, .offset = c->t.off};
+    mgpk_buf_t pb = {.host = c->packed + c->pos};
+
+    rc = mgdev_ctx_get(c->t.e.context, &pk);
+    MG_CHECK(rc, fn_fail);
+    if (cross) {
+        if (!(bounce = malloc((size_t)c->n)))
+            MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory (%lld bytes)",
+                    c->fn, (long long)c->n);
+        pb.host = bounce;
+    } else if (c->p.dev) {
+        pb.host = NULL;
+        pb.mem = c->p.e.mem;
+        pb.offset = c->p.off;
+    }
+    if (c->unpack) {
+        if (cross) {
+            rc = pk_stage(&c->p, bounce, c->p.off, c->n, 1);
+            MG_CHECK(rc, fn_fail);
+        }
+        rc = mgpk_unpack(pk, c->type, c->count, pb, tb, 0, c->n, flags);
+        MG_CHECK(rc, fn_fail);
+    } else {
+        rc = mgpk_pack(pk, c->type, c->count, tb, pb, 0, c->n, flags);
+        MG_CHECK(rc, fn_fail);
+        if (cross) {
+            rc = pk_stage(&c->p, bounce, c->p.off, c->n, 0);
+            MG_CHECK(rc, fn_fail);
+        }
+    }
+fn_exit:
+    free(bounce);
+    return rc;
+fn_fail:
+    goto fn_exit;
+}
+
+static int pk_run(pk_call_t *c, int64_t *position)
+{
+    int rc = MPI_SUCCESS;
+    if (!position)
+        MG_FAIL(rc, fn_fail, MPI_ERR_ARG, "mpigpu: %s: position is NULL", c->fn);
+    c->pos = *position;
+    rc = mgdev_require_device(c->fn);
+    MG_CHECK(rc, fn_fail);
+    rc = pk_check(c);
+    MG_CHECK(rc, fn_fail);
+    if (c->n == 0)
+        goto fn_exit;
+    const char *why = NULL;
+    if (mgdev_state.settings.method == MGPK_METHOD_HOST)
+        why = "MPIGPU_PACK=host";
+    else if (!c->t.dev)
+        why = "host typed buffer";
+    else if (c->ext && !c->type->external32_ok)
+        why = "external32 changes sizes";
+    if (!why) {
+        rc = pk_device(c);
+        if (rc == MPI_ERR_UNSUPPORTED_OPERATION && c->ext)
+            why = "external32 not supported by the pack engine";
+        else
+            MG_CHECK(rc, fn_fail);
+    }
+    if (why) {
+        if (mgdev_state.settings.verbose)
+            fprintf(stderr, "mpigpu: %s: %lld bytes on the host (%s)\n", c->fn, (long long)c->n,
+                    why);
+        rc = pk_host(c);
+        MG_CHECK(rc, fn_fail);
+    }
+    *position = c->pos + c->n;
+fn_exit:
+    return rc;
+fn_fail:
+    goto fn_exit;
+}
+
+static int pk_raise(const pk_call_t *c, int rc)
+{
+    return c->raised ? rc : mgdev_error(c->comm, rc);
+}
+
+static int pk_datarep(pk_call_t *c, const char *datarep)
+{
+    if (datarep && !strcmp(datarep, "external32"))
+        return MPI_SUCCESS;
+    return pk_raise(c, mgerr_set(MPI_ERR_ARG, "mpigpu: %s: datarep \"%s\" is not \"external32\"",
+                                 c->fn, datarep ? datarep : "(null)"));
+}
+
+/* Calls without a communicator raise errors on MPI_COMM_WORLD (MPI-3.1 sec.
+   8.3; MPI-4 moved them to MPI_COMM_SELF, which MPICH 4.0.2 does not do). */
+#define PK_CALL(fn_, unpack_, ext_, comm_, typed_, count_, dt_, packed_, psize_)                   \
+    {                                                                                              \
+        .fn = (fn_), .unpack = (unpack_), .ext = (ext_), .comm = (comm_),                          \
+        .typed = (void *)(uintptr_t)(typed_), .count = (count_), .dt = (dt_),                      \
+        .packed = (char *)(uintptr_t)(packed_), .psize = (psize_)                                  \
+    }
+
+int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
+             int *position, MPI_Comm comm)
+{
+    if (!pk_involves_device(inbuf, outbuf))
+        return PMPI_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm);
+    pk_call_t c = PK_CALL("MPI_Pack", 0, 0, comm, inbuf, incount, datatype, outbuf, outsize);
+    int64_t pos = position ? *position : 0;
+    int rc = pk_run(&c, position ? &pos : NULL);
+    if (rc == MPI_SUCCESS)
+        *position = (int)pos;
+    return pk_raise(&c, rc);
+}
+
+int MPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
+               MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
+{
+    if (!pk_involves_device(inbuf, outbuf))
+        return PMPI_Pack_c(inbuf, incount, datatype, outbuf, outsize, position, comm);
+    pk_call_t c = PK_CALL("MPI_Pack_c", 0, 0, comm, inbuf, incount, datatype, outbuf, outsize);
+    return pk_raise(&c, pk_run(&c, (int64_t *)position));
+}
+
+int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
+               MPI_Datatype datatype, MPI_Comm comm)
+{
+    if (!pk_involves_device(inbuf, outbuf))
+        return PMPI_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm);
+    pk_call_t c = PK_CALL("MPI_Unpack", 1, 0, comm, outbuf, outcount, datatype, inbuf, insize);
+    int64_t pos = position ? *position : 0;
+    int rc = pk_run(&c, position ? &pos : NULL);
+    if (rc == MPI_SUCCESS)
+        *position = (int)pos;
+    return pk_raise(&c, rc);
+}
+
+int MPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
+                 MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
+{
+    if (!pk_involves_device(inbuf, outbuf))
+        return PMPI_Unpack_c(inbuf, insize, position, outbuf, outcount, datatype, comm);
+    pk_call_t c = PK_CALL("MPI_Unpack_c", 1, 0, comm, outbuf, outcount, datatype, inbuf, insize);
+    return pk_raise(&c, pk_run(&c, (int64_t *)position));
+}
+
+int MPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_Datatype datatype,
+                      void *outbuf, MPI_Aint outsize, MPI_Aint *position)
+{
+    if (!pk_involves_device(inbuf, outbuf))
+        return PMPI_Pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position);
+    pk_call_t c = PK_CALL("MPI_Pack_external", 0, 1, MPI_COMM_WORLD, inbuf, incount, datatype,
+                          outbuf, outsize);
+    int rc = pk_datarep(&c, datarep);
+    return rc != MPI_SUCCESS ? rc : pk_raise(&c, pk_run(&c, (int64_t *)position));
+}
+
+int MPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount,
+                        MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position)
+{
+    if (!pk_involves_device(inbuf, outbuf))
+        return PMPI_Pack_external_c(datarep, inbuf, incount, datatype, outbuf, outsize, position);
+    pk_call_t c = PK_CALL("MPI_Pack_external_c", 0, 1, MPI_COMM_WORLD, inbuf, incount, datatype,
+                          outbuf, outsize);
+    int rc = pk_datarep(&c, datarep);
+    return rc != MPI_SUCCESS ? rc : pk_raise(&c, pk_run(&c, (int64_t *)position));
+}
+
+int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
+                        MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
+{
+    if (!pk_involves_device(inbuf, outbuf))
+        return PMPI_Unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype);
+    pk_call_t c = PK_CALL("MPI_Unpack_external", 1, 1, MPI_COMM_WORLD, outbuf, outcount, datatype,
+                          inbuf, insize);
+    int rc = pk_datarep(&c, datarep);
+    return rc != MPI_SUCCESS ? rc : pk_raise(&c, pk_run(&c, (int64_t *)position));
+}
+
+int MPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize,
+                          MPI_Count *position, void *outbuf, MPI_Count outcount,
+                          MPI_Datatype datatype)
+{
+    if (!pk_involves_device(inbuf, outbuf))
+        return PMPI_Unpack_external_c(datarep, inbuf, insize, position, outbuf, outcount, datatype);
+    pk_call_t c = PK_CALL("MPI_Unpack_external_c", 1, 1, MPI_COMM_WORLD, outbuf, outcount, datatype,
+                          inbuf, insize);
+    int rc = pk_datarep(&c, datarep);
+    return rc != MPI_SUCCESS ? rc : pk_raise(&c, pk_run(&c, (int64_t *)position));
+}

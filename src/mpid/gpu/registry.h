@@ -1,0 +1,60 @@
+/*
+ * Device addresses (GMAC-style, see doc/design.md): a large PROT_NONE range of
+ * the host address space is reserved once; each device allocation or
+ * registration is handed a sub-range of it, so a device address is an
+ * ordinary pointer value that the host can never dereference by accident and
+ * that pointer arithmetic keeps meaningful.  No MPI calls and no OpenCL calls
+ * other than clRetainMemObject/clReleaseMemObject.
+ *
+ * Ownership: an entry retains its cl_mem from mgdev_reg_insert() until
+ * mgdev_reg_remove() or mgdev_reg_finalize().  The cl_context is borrowed (the
+ * cl_mem keeps it alive).  Entries handed out by lookup/remove are copies; the
+ * cl_mem in a copy is not retained for the caller.
+ *
+ * Thread safety: lookups run concurrently under a read lock; insert and remove
+ * take the write lock.  Freeing an address while another thread uses it is
+ * erroneous, as with host memory.
+ */
+#ifndef MGDEV_REGISTRY_H
+#define MGDEV_REGISTRY_H
+
+#include <CL/cl.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct mgdev_reg_entry {
+    uintptr_t base;     /* device address of byte 0 */
+    size_t size;        /* bytes of the buffer (0 allowed) */
+    size_t span;        /* reserved bytes, including the guard gap */
+    cl_mem mem;         /* retained by the registry */
+    cl_context context; /* CL_MEM_CONTEXT of mem */
+    int owned;          /* 1: MPIX_Gpu_malloc, 0: MPIX_Gpu_register */
+} mgdev_reg_entry_t;
+
+/* Address alignment and minimum guard gap between two sub-ranges. */
+#define MGDEV_REG_ALIGN 256
+
+/* Reserve the address range.  Returns MPI_SUCCESS or MPI_ERR_NO_MEM. */
+int mgdev_reg_init(void);
+/* Release every entry left and unmap the range. */
+void mgdev_reg_finalize(void);
+
+/* Give mem (size bytes, of context) a new device address in *ptr.  mem is
+   retained.  Registering one cl_mem twice yields two distinct addresses. */
+int mgdev_reg_insert(cl_mem mem, cl_context context, size_t size, int owned, void **ptr);
+/* Remove the entry whose base is exactly ptr and whose owned flag is
+   expect_owned; its cl_mem is released.  *entry (may be NULL) receives a copy.
+   Returns MPI_ERR_BUFFER, with a message naming ptr, otherwise. */
+int mgdev_reg_remove(const void *ptr, int expect_owned, mgdev_reg_entry_t *entry);
+/* 1 when ptr is a device address: byte *offset of the live entry copied into
+   *entry (either may be NULL).  A size-0 entry matches its base only.
+   0 for host addresses and for unused parts of the reserved range. */
+int mgdev_reg_lookup(const void *ptr, mgdev_reg_entry_t *entry, size_t *offset);
+/* 1 when any byte of [ptr, ptr + len) lies in the reserved range (lock-free). */
+int mgdev_reg_in_range(const void *ptr, size_t len);
+
+/* Statistics for tests: bytes of the reserved range in use (spans of live
+   entries) and the highest offset ever handed out. */
+void mgdev_reg_usage(size_t *in_use, size_t *high_water, size_t *reserved);
+
+#endif /* MGDEV_REGISTRY_H */

@@ -1,0 +1,188 @@
+/* The one place that reads mpigpu's environment variables. */
+#define _GNU_SOURCE /* asprintf */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "mgdev.h"
+#include "mgerr.h"
+
+static int parse_device(const char *v, mgdev_settings_t *s)
+{
+    const char *colon = strrchr(v, ':');
+    char *end = NULL;
+    size_t len = strlen(v);
+
+    s->device_index = 0;
+    if (colon && colon[1]) {
+        errno = 0;
+        long n = strtol(colon + 1, &end, 10);
+        if (*end == '\0' && !errno && n >= 0 && n <= 1 << 20) {
+            s->device_index = (int)n;
+            len = (size_t)(colon - v);
+        }
+    }
+    if (len == 0)
+        return mgerr_set(MPI_ERR_OTHER,
+                         "mpigpu: MPIGPU_DEVICE=\"%s\": expected SUBSTRING[:N] with a non-empty "
+                         "platform name substring",
+                         v);
+    s->device = strndup(v, len);
+    if (!s->device)
+        return mgerr_set(MPI_ERR_NO_MEM, "mpigpu: out of host memory reading MPIGPU_DEVICE");
+    return MPI_SUCCESS;
+}
+
+static int parse_method(const char *v, mgpk_method_t *m)
+{
+    static const struct {
+        const char *name;
+        mgpk_method_t method;
+    } names[] = {{"auto", MGPK_METHOD_AUTO},
+                 {"kernel", MGPK_METHOD_KERNEL},
+                 {"copy", MGPK_METHOD_COPY},
+                 {"host", MGPK_METHOD_HOST}};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (!strcmp(v, names[i].name)) {
+            *m = names[i].method;
+            return MPI_SUCCESS;
+        }
+    }
+    return mgerr_set(MPI_ERR_OTHER,
+                     "mpigpu: MPIGPU_PACK=\"%s\" is not one of auto, kernel, copy, host", v);
+}
+
+static int parse_bytes(const char *name, const char *v, size_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    unsigned long long mult = 1;
+    if (end != v && (*end == 'K' || *end == 'k'))
+        mult = 1ULL << 10, end++;
+    else if (end != v && (*end == 'M' || *end == 'm'))
+        mult = 1ULL << 20, end++;
+    else if (end != v && (*end == 'G' || *end == 'g'))
+        mult = 1ULL << 30, end++;
+    if (end == v || *end != '\0' || errno || n == 0 || v[0] == '-' || n > (SIZE_MAX / mult))
+        return mgerr_set(MPI_ERR_OTHER,
+                         "mpigpu: %s=\"%s\": expected a positive byte count with an optional K, "
+                         "M or G suffix",
+                         name, v);
+    *out = (size_t)(n * mult);
+    return MPI_SUCCESS;
+}
+
+/* mkdir -p; returns 0 on success. */
+static int make_dirs(char *path)
+{
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        int bad = mkdir(path, 0700) != 0 && errno != EEXIST;
+        *p = '/';
+        if (bad)
+            return -1;
+    }
+    if (mkdir(path, 0700) != 0 && errno != EEXIST)
+        return -1;
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
+}
+
+static void resolve_cache_dir(mgdev_settings_t *s)
+{
+    const char *v = getenv("MPIGPU_CACHE_DIR");
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    char *dir = NULL;
+
+    if (v) {
+        dir = v[0] ? strdup(v) : NULL; /* set but empty: cache disabled */
+    } else if (xdg && xdg[0] == '/') {
+        if (asprintf(&dir, "%s/mpigpu", xdg) < 0)
+            dir = NULL;
+    } else if (home && home[0]) {
+        if (asprintf(&dir, "%s/.cache/mpigpu", home) < 0)
+            dir = NULL;
+    }
+    if (dir && make_dirs(dir) != 0) {
+        if (s->verbose)
+            fprintf(stderr, "mpigpu: cannot create cache directory %s (%s): cache disabled\n", dir,
+                    strerror(errno));
+        free(dir);
+        dir = NULL;
+    }
+    s->cache_dir = dir;
+}
+
+int mgdev_settings_read(mgdev_settings_t *s)
+{
+    int rc = MPI_SUCCESS;
+    const char *v;
+
+    memset(s, 0, sizeof(*s));
+    s->method = MGPK_METHOD_AUTO;
+    s->chunk_bytes = MGDEV_CHUNK_DEFAULT;
+
+    if ((v = getenv("MPIGPU_VERBOSE")) && v[0])
+        s->verbose = atoi(v);
+    if ((v = getenv("MPIGPU_FORCE_PIPELINE")) && v[0])
+        s->force_pipeline = atoi(v) != 0;
+    if ((v = getenv("MPIGPU_DEVICE")) && v[0]) {
+        rc = parse_device(v, s);
+        MG_CHECK(rc, fn_fail);
+    }
+    if ((v = getenv("MPIGPU_PACK")) && v[0]) {
+        rc = parse_method(v, &s->method);
+        MG_CHECK(rc, fn_fail);
+    }
+    if ((v = getenv("MPIGPU_CHUNK")) && v[0]) {
+        rc = parse_bytes("MPIGPU_CHUNK", v, &s->chunk_bytes);
+        MG_CHECK(rc, fn_fail);
+    }
+    resolve_cache_dir(s);
+
+fn_exit:
+    return rc;
+fn_fail:
+    mgdev_settings_free(s);
+    goto fn_exit;
+}
+
+void mgdev_settings_free(mgdev_settings_t *s)
+{
+    free(s->device);
+    free(s->cache_dir);
+    s->device = NULL;
+    s->cache_dir = NULL;
+}
+
+mgpk_settings_t mgdev_settings_pack(const mgdev_settings_t *s)
+{
+    mgpk_settings_t p = {.method = s->method,
+                         .verbose = s->verbose,
+                         .chunk_bytes = s->chunk_bytes,
+                         .force_pipeline = s->force_pipeline,
+                         .cache_dir = s->cache_dir};
+    return p;
+}
+
+const char *mgdev_method_name(mgpk_method_t m)
+{
+    switch (m) {
+    case MGPK_METHOD_KERNEL:
+        return "kernel";
+    case MGPK_METHOD_COPY:
+        return "copy";
+    case MGPK_METHOD_HOST:
+        return "host";
+    default:
+        return "auto";
+    }
+}

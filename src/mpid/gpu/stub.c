@@ -1,1 +1,0 @@
-int mgdev_placeholder;

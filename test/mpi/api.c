@@ -1,0 +1,246 @@
+/* MPIX_ API on one rank: devices, device addresses, copies, errors. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpigpu.h"
+
+static int errs;
+#define CHECK(cond_)                                                                               \
+    do {                                                                                           \
+        if (!(cond_)) {                                                                            \
+            errs++;                                                                                \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond_);              \
+        }                                                                                          \
+    } while (0)
+
+/* rc has class cls and its MPI_Error_string contains want (may be NULL). */
+static void check_err(int rc, int cls, const char *want, int line)
+{
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0, got = -1;
+    MPI_Error_class(rc, &got);
+    MPI_Error_string(rc, msg, &len);
+    if (got != cls || (want && !strstr(msg, want))) {
+        errs++;
+        fprintf(stderr, "api.c:%d: rc %d class %d (want %d) \"%s\" (want \"%s\")\n", line, rc, got,
+                cls, msg, want ? want : "");
+    }
+}
+#define CHECK_ERR(rc_, cls_, want_) check_err((rc_), (cls_), (want_), __LINE__)
+
+static int handler_calls, handler_code;
+static void count_handler(MPI_Comm *comm, int *code, ...)
+{
+    (void)comm;
+    handler_calls++;
+    handler_code = *code;
+}
+
+static void fill(unsigned char *p, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = (unsigned char)(i * 31 + seed);
+}
+
+static void test_query_malloc(void)
+{
+    cl_context c = NULL;
+    cl_device_id d = NULL;
+    cl_command_queue q = NULL;
+    char *p = NULL, *z = NULL, *z2 = NULL;
+    int is_dev = -1;
+    cl_mem mem = NULL;
+    size_t off = 0;
+    int host;
+
+    CHECK(MPIX_Gpu_get_device(&c, &d, &q) == MPI_SUCCESS && c && d && q);
+    CHECK(MPIX_Gpu_get_device(NULL, NULL, NULL) == MPI_SUCCESS);
+    CHECK(MPIX_Gpu_malloc(4096, (void **)&p) == MPI_SUCCESS && p);
+    CHECK(MPIX_Gpu_query(p + 10, &is_dev, &mem, &off) == MPI_SUCCESS);
+    CHECK(is_dev == 1 && mem && off == 10);
+    CHECK(MPIX_Gpu_query(p + 4095, &is_dev, NULL, NULL) == MPI_SUCCESS && is_dev == 1);
+    CHECK(MPIX_Gpu_query(p + 4096, &is_dev, NULL, NULL) == MPI_SUCCESS && is_dev == 0);
+    CHECK(MPIX_Gpu_query(p - 1, &is_dev, NULL, NULL) == MPI_SUCCESS && is_dev == 0);
+    CHECK(MPIX_Gpu_query(&host, &is_dev, &mem, &off) == MPI_SUCCESS && is_dev == 0);
+    cl_context mc = NULL;
+    clGetMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof(mc), &mc, NULL);
+    CHECK(mc == c);
+
+    CHECK(MPIX_Gpu_malloc(0, (void **)&z) == MPI_SUCCESS);
+    CHECK(MPIX_Gpu_malloc(0, (void **)&z2) == MPI_SUCCESS && z2 != z);
+    CHECK(MPIX_Gpu_query(z, &is_dev, NULL, NULL) == MPI_SUCCESS && is_dev == 1);
+    CHECK(MPIX_Gpu_query(z + 1, &is_dev, NULL, NULL) == MPI_SUCCESS && is_dev == 0);
+    CHECK(MPIX_Gpu_free(z) == MPI_SUCCESS && MPIX_Gpu_free(z2) == MPI_SUCCESS);
+    CHECK(MPIX_Gpu_free(NULL) == MPI_SUCCESS);
+    CHECK(MPIX_Gpu_free(p) == MPI_SUCCESS);
+    CHECK(MPIX_Gpu_query(p, &is_dev, NULL, NULL) == MPI_SUCCESS && is_dev == 0);
+}
+
+static void test_memcpy(void)
+{
+    enum { N = 10000 };
+    unsigned char *h = malloc(N), *g = malloc(N), *m = malloc(N);
+    char *p = NULL, *q = NULL;
+    CHECK(MPIX_Gpu_malloc(N, (void **)&p) == MPI_SUCCESS);
+    CHECK(MPIX_Gpu_malloc(N, (void **)&q) == MPI_SUCCESS);
+    fill(h, N, 1);
+    CHECK(MPIX_Gpu_memcpy(p, h, N) == MPI_SUCCESS); /* host to device */
+    CHECK(MPIX_Gpu_memcpy(q, p, N) == MPI_SUCCESS); /* device to device */
+    memset(g, 0, N);
+    CHECK(MPIX_Gpu_memcpy(g, q, N) == MPI_SUCCESS); /* device to host */
+    CHECK(memcmp(g, h, N) == 0);
+    CHECK(MPIX_Gpu_memcpy(g, h + 1, N - 1) == MPI_SUCCESS && memcmp(g, h + 1, N - 1) == 0);
+    /* Overlapping ranges of one buffer behave like memmove. */
+    memcpy(m, h, N);
+    memmove(m + 100, m, 5000);
+    CHECK(MPIX_Gpu_memcpy(p + 100, p, 5000) == MPI_SUCCESS);
+    CHECK(MPIX_Gpu_memcpy(g, p, N) == MPI_SUCCESS && memcmp(g, m, N) == 0);
+    /* Partial ranges, offsets inside the allocation. */
+    CHECK(MPIX_Gpu_memcpy(q + N - 10, h, 10) == MPI_SUCCESS);
+    CHECK(MPIX_Gpu_memcpy(g, q + N - 10, 10) == MPI_SUCCESS && memcmp(g, h, 10) == 0);
+    CHECK(MPIX_Gpu_memcpy(g, p, 0) == MPI_SUCCESS);
+
+    /* Every byte is checked: one past the end fails and names the range. */
+    char want[64];
+    snprintf(want, sizeof(want), "%p", (void *)(p + N + 1));
+    CHECK_ERR(MPIX_Gpu_memcpy(p + 2, h, N - 1), MPI_ERR_BUFFER, want);
+    CHECK_ERR(MPIX_Gpu_memcpy(g, p + 1, N), MPI_ERR_BUFFER, "source");
+    CHECK(MPIX_Gpu_free(p) == MPI_SUCCESS && MPIX_Gpu_free(q) == MPI_SUCCESS);
+    CHECK_ERR(MPIX_Gpu_memcpy(g, p, 1), MPI_ERR_BUFFER, "not inside one device allocation");
+    free(h);
+    free(g);
+    free(m);
+}
+
+static void test_register(void)
+{
+    enum { N = 4096 };
+    cl_device_id d = NULL;
+    cl_int err;
+    unsigned char h[N], g[N];
+    char *r = NULL, *r2 = NULL, *p = NULL;
+    cl_uint refs = 0;
+
+    MPIX_Gpu_get_device(NULL, &d, NULL);
+    /* A context of the application's own, not the library's default. */
+    cl_context c2 = clCreateContext(NULL, 1, &d, NULL, NULL, &err);
+    cl_command_queue q2 = clCreateCommandQueue(c2, d, 0, &err);
+    cl_mem mem = clCreateBuffer(c2, CL_MEM_READ_WRITE, N, NULL, &err);
+    fill(h, N, 7);
+    clEnqueueWriteBuffer(q2, mem, CL_TRUE, 0, N, h, 0, NULL, NULL);
+
+    CHECK(MPIX_Gpu_register(mem, (void **)&r) == MPI_SUCCESS);
+    CHECK(MPIX_Gpu_register(mem, (void **)&r2) == MPI_SUCCESS && r2 != r);
+    clGetMemObjectInfo(mem, CL_MEM_REFERENCE_COUNT, sizeof(refs), &refs, NULL);
+    CHECK(refs == 3);
+    CHECK(MPIX_Gpu_malloc(N, (void **)&p) == MPI_SUCCESS);
+    CHECK(MPIX_Gpu_memcpy(p, r, N) == MPI_SUCCESS); /* across contexts */
+    CHECK(MPIX_Gpu_memcpy(g, p, N) == MPI_SUCCESS && memcmp(g, h, N) == 0);
+    memset(g, 0, N);
+    CHECK(MPIX_Gpu_memcpy(g, r2 + 1, N - 1) == MPI_SUCCESS && memcmp(g, h + 1, N - 1) == 0);
+
+    CHECK_ERR(MPIX_Gpu_free(r), MPI_ERR_BUFFER, "MPIX_Gpu_register");
+    CHECK_ERR(MPIX_Gpu_deregister(p), MPI_ERR_BUFFER, "MPIX_Gpu_malloc");
+    CHECK(MPIX_Gpu_deregister(r) == MPI_SUCCESS && MPIX_Gpu_deregister(r2) == MPI_SUCCESS);
+    clGetMemObjectInfo(mem, CL_MEM_REFERENCE_COUNT, sizeof(refs), &refs, NULL);
+    CHECK(refs == 1);
+    CHECK_ERR(MPIX_Gpu_register(NULL, (void **)&r), MPI_ERR_ARG, NULL);
+    CHECK(MPIX_Gpu_free(p) == MPI_SUCCESS);
+    clReleaseMemObject(mem);
+    clReleaseCommandQueue(q2);
+    clReleaseContext(c2);
+}
+
+static void test_errors(void)
+{
+    char *p = NULL;
+    char want[64];
+    int host = 0;
+    CHECK(MPIX_Gpu_malloc(256, (void **)&p) == MPI_SUCCESS);
+    snprintf(want, sizeof(want), "%p", (void *)(p + 1));
+    CHECK_ERR(MPIX_Gpu_free(p + 1), MPI_ERR_BUFFER, want);
+    snprintf(want, sizeof(want), "%p", (void *)&host);
+    CHECK_ERR(MPIX_Gpu_free(&host), MPI_ERR_BUFFER, want);
+    CHECK_ERR(MPIX_Enqueue_send(p, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, NULL, 0, NULL, NULL),
+              MPI_ERR_UNSUPPORTED_OPERATION, "not implemented yet");
+    CHECK_ERR(MPIX_Enqueue_recv(p, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, NULL, 0, NULL, NULL),
+              MPI_ERR_UNSUPPORTED_OPERATION, "not implemented yet");
+    MPI_Request req = MPI_REQUEST_NULL;
+    CHECK_ERR(MPIX_Event_from_request(NULL, &req, NULL), MPI_ERR_UNSUPPORTED_OPERATION,
+              "not implemented yet");
+
+    /* Errors go through MPI_COMM_WORLD's handler. */
+    MPI_Errhandler eh;
+    MPI_Comm_create_errhandler(count_handler, &eh);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, eh);
+    handler_calls = 0;
+    CHECK(MPIX_Gpu_free(p + 3) == MPI_ERR_BUFFER);
+    CHECK(handler_calls == 1 && handler_code == MPI_ERR_BUFFER);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Errhandler_free(&eh);
+    CHECK(MPIX_Gpu_free(p) == MPI_SUCCESS);
+}
+
+static void test_set_queue(void)
+{
+    cl_device_id d = NULL;
+    cl_context c0 = NULL, c = NULL;
+    cl_command_queue q = NULL;
+    cl_int err;
+    char *old = NULL, *nu = NULL;
+    unsigned char h[1000], g[1000];
+
+    MPIX_Gpu_get_device(&c0, &d, NULL);
+    CHECK(MPIX_Gpu_malloc(sizeof(h), (void **)&old) == MPI_SUCCESS);
+    fill(h, sizeof(h), 3);
+    CHECK(MPIX_Gpu_memcpy(old, h, sizeof(h)) == MPI_SUCCESS);
+
+    cl_context c1 = clCreateContext(NULL, 1, &d, NULL, NULL, &err);
+    cl_command_queue q1 = clCreateCommandQueue(c1, d, 0, &err);
+    CHECK(MPIX_Gpu_set_queue(q1) == MPI_SUCCESS);
+    CHECK(MPIX_Gpu_get_device(&c, NULL, &q) == MPI_SUCCESS && c == c1 && q == q1);
+    CHECK(MPIX_Gpu_malloc(sizeof(h), (void **)&nu) == MPI_SUCCESS);
+    cl_mem mem = NULL;
+    cl_context mc = NULL;
+    int is_dev = 0;
+    MPIX_Gpu_query(nu, &is_dev, &mem, NULL);
+    clGetMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof(mc), &mc, NULL);
+    CHECK(is_dev && mc == c1);
+    /* The old context's addresses stay valid. */
+    CHECK(MPIX_Gpu_memcpy(nu, old, sizeof(h)) == MPI_SUCCESS);
+    CHECK(MPIX_Gpu_memcpy(g, nu, sizeof(g)) == MPI_SUCCESS && memcmp(g, h, sizeof(h)) == 0);
+    CHECK(MPIX_Gpu_free(old) == MPI_SUCCESS && MPIX_Gpu_free(nu) == MPI_SUCCESS);
+    CHECK_ERR(MPIX_Gpu_set_queue(NULL), MPI_ERR_ARG, NULL);
+    /* The library retained the queue; the application may drop its own. */
+    clReleaseCommandQueue(q1);
+    clReleaseContext(c1);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (!MPIX_Query_opencl_support()) {
+        int rc = MPIX_Gpu_malloc(1, NULL);
+        CHECK_ERR(rc, MPI_ERR_OTHER, "no OpenCL device");
+        MPI_Finalize();
+        if (errs)
+            printf(" Found %d errors\n", errs);
+        else
+            printf(" No Errors (no OpenCL device: device tests skipped)\n");
+        return errs != 0;
+    }
+    test_query_malloc();
+    test_memcpy();
+    test_register();
+    test_errors();
+    test_set_queue();
+    MPI_Finalize();
+    CHECK(MPIX_Query_opencl_support() == 0);
+    if (errs)
+        printf(" Found %d errors\n", errs);
+    else
+        printf(" No Errors\n");
+    return errs != 0;
+}
