@@ -306,3 +306,40 @@ MPI_Datatype tg_type(tg_rng_t *r, int max_depth, char *desc, size_t desclen)
         MPI_Type_free(&t);
     }
 }
+
+/* Walks the type; sets *basic to the one basic type found, or to
+   MPI_DATATYPE_NULL when there are several or a pair type. */
+static void walk_basic(MPI_Datatype t, MPI_Datatype *basic, int *mixed)
+{
+    int ni, na, nd, comb;
+    MPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
+    if (comb == MPI_COMBINER_NAMED) {
+        if (t == MPI_DOUBLE_INT || t == MPI_2INT || t == MPI_FLOAT_INT || t == MPI_SHORT_INT ||
+            t == MPI_LONG_INT || t == MPI_LONG_DOUBLE_INT)
+            *mixed = 1;
+        else if (*basic == MPI_DATATYPE_NULL)
+            *basic = t;
+        else if (*basic != t)
+            *mixed = 1;
+        return;
+    }
+    int *ints = malloc(sizeof(int) * (size_t)(ni + 1));
+    MPI_Aint *aints = malloc(sizeof(MPI_Aint) * (size_t)(na + 1));
+    MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t)(nd + 1));
+    MPI_Type_get_contents(t, ni, na, nd, ints, aints, types);
+    for (int i = 0; i < nd; i++) {
+        walk_basic(types[i], basic, mixed);
+        free_if_derived(&types[i]);
+    }
+    free(ints);
+    free(aints);
+    free(types);
+}
+
+int tg_homogeneous(MPI_Datatype t)
+{
+    MPI_Datatype basic = MPI_DATATYPE_NULL;
+    int mixed = 0;
+    walk_basic(t, &basic, &mixed);
+    return !mixed;
+}
