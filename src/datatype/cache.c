@@ -100,8 +100,10 @@ int mgdt_type_create(MPI_Datatype dt, mgdt_type_t **out)
     type->size = size;
     type->extent = extent;
     type->lb = lb;
-    type->true_lb = tlb;
-    type->true_ub = tlb + textent;
+    /* MPICH reports a negative true extent for some empty types: an empty
+       type touches nothing, say so plainly. */
+    type->true_lb = size > 0 ? tlb : 0;
+    type->true_ub = size > 0 ? tlb + textent : 0;
     rc = mgdt_serialize(tree, type);
     MG_CHECK(rc, fn_fail);
     *out = type;

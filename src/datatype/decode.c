@@ -94,9 +94,10 @@ static int decode_named(MPI_Datatype dt, mgdt_tree_t **out)
         t->blocklens = calloc(2, sizeof(int64_t));
         if (!t->kids || !t->displs || !t->blocklens)
             MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mgdt: out of memory (pair)");
-        rc = decode_basic(*pairs[i].first, 1, &t->kids[0]);
+        /* MPICH has no external32 form of the pair types (size 0). */
+        rc = decode_basic(*pairs[i].first, 0, &t->kids[0]);
         MG_CHECK(rc, fn_fail);
-        rc = decode_basic(MPI_INT, 1, &t->kids[1]);
+        rc = decode_basic(MPI_INT, 0, &t->kids[1]);
         MG_CHECK(rc, fn_fail);
         t->displs[1] = pairs[i].second_off;
         t->blocklens[0] = t->blocklens[1] = 1;

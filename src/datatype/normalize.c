@@ -87,6 +87,33 @@ static void drop_empty_blocks(mgdt_tree_t *t)
     t->count = k;
 }
 
+/* STRUCT: abutting leaves of one basic size are one leaf. */
+static int merge_struct_leaves(mgdt_tree_t *t)
+{
+    int64_t k = 0, n = t->count;
+    for (int64_t h = 1; h < n; h++) {
+        mgdt_tree_t *a = t->kids[k], *b = t->kids[h];
+        if (a->kind == MGDT_K_LEAF && b->kind == MGDT_K_LEAF && a->extent == a->size &&
+            b->extent == b->size && a->basic == b->basic &&
+            t->displs[k] + t->blocklens[k] * a->size == t->displs[h]) {
+            a->elements = t->blocklens[k] * a->elements + t->blocklens[h] * b->elements;
+            a->size = t->blocklens[k] * a->size + t->blocklens[h] * b->size;
+            a->extent = a->size;
+            a->ext32_ok = a->ext32_ok && b->ext32_ok;
+            t->blocklens[k] = 1;
+            mgdt_tree_finish(a);
+            mgdt_tree_free(b);
+        } else {
+            k++;
+            t->kids[k] = b;
+            t->displs[k] = t->displs[h];
+            t->blocklens[k] = t->blocklens[h];
+        }
+    }
+    t->count = n > 0 ? k + 1 : 0;
+    return t->count != n;
+}
+
 /* INDEXED: merge blocks that continue each other, then equal lengths -> BLKIDX. */
 static int simplify_indexed(mgdt_tree_t *t)
 {
@@ -251,6 +278,8 @@ static int simplify_once(mgdt_tree_t **tp, int *rc)
     case MGDT_K_STRUCT: {
         int64_t n = t->count;
         drop_empty_blocks(t);
+        if (merge_struct_leaves(t))
+            return 1;
         if (t->count == 1) {
             mgdt_tree_t *c = t->kids[0];
             *rc = to_single_block(t, t->displs[0], t->blocklens[0], c);
