@@ -89,8 +89,7 @@ int mgdt_type_create(MPI_Datatype dt, mgdt_type_t **out)
     rc = mgdt_normalize(&tree);
     MG_CHECK(rc, fn_fail);
     if (tree->depth > MGDT_MAX_DEPTH)
-        MG_FAIL(rc, fn_fail, MPI_ERR_TYPE, "mgdt: normalized tree deeper than %d",
-                MGDT_MAX_DEPTH);
+        MG_FAIL(rc, fn_fail, MPI_ERR_TYPE, "mgdt: normalized tree deeper than %d", MGDT_MAX_DEPTH);
     type = calloc(1, sizeof(*type));
     if (!type)
         MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mgdt: out of memory (type)");

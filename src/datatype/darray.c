@@ -11,8 +11,8 @@
 #include "mgdt_tree.h"
 
 typedef struct dim_runs {
-    int64_t n;              /* number of runs */
-    int64_t *start, *len;   /* in elements of the dimension */
+    int64_t n;            /* number of runs */
+    int64_t *start, *len; /* in elements of the dimension */
 } dim_runs_t;
 
 static int runs_of(int gsize, int distrib, int darg, int psize, int coord, dim_runs_t *r)

@@ -17,7 +17,13 @@ typedef struct pair_layout {
 
 /* Named pair types are padded in memory: decode them as the C structs they
    describe, so the padding is never packed. */
-#define PAIR_OFF(T) offsetof(struct { T a; int b; }, b)
+#define PAIR_OFF(T)                                                                                \
+    offsetof(                                                                                      \
+        struct {                                                                                   \
+            T a;                                                                                   \
+            int b;                                                                                 \
+        },                                                                                         \
+        b)
 
 static MPI_Datatype float_t_ = MPI_FLOAT, double_t_ = MPI_DOUBLE, long_t_ = MPI_LONG,
                     short_t_ = MPI_SHORT, int_t_ = MPI_INT, ldouble_t_ = MPI_LONG_DOUBLE;
@@ -26,12 +32,9 @@ static MPI_Datatype float_int_ = MPI_FLOAT_INT, double_int_ = MPI_DOUBLE_INT,
                     ldouble_int_ = MPI_LONG_DOUBLE_INT;
 
 static const pair_layout_t pairs[] = {
-    {&float_int_, &float_t_, PAIR_OFF(float)},
-    {&double_int_, &double_t_, PAIR_OFF(double)},
-    {&long_int_, &long_t_, PAIR_OFF(long)},
-    {&short_int_, &short_t_, PAIR_OFF(short)},
-    {&two_int_, &int_t_, PAIR_OFF(int)},
-    {&ldouble_int_, &ldouble_t_, PAIR_OFF(long double)},
+    {&float_int_, &float_t_, PAIR_OFF(float)}, {&double_int_, &double_t_, PAIR_OFF(double)},
+    {&long_int_, &long_t_, PAIR_OFF(long)},    {&short_int_, &short_t_, PAIR_OFF(short)},
+    {&two_int_, &int_t_, PAIR_OFF(int)},       {&ldouble_int_, &ldouble_t_, PAIR_OFF(long double)},
 };
 
 static int is_one_of(MPI_Datatype dt, const MPI_Datatype *list, int n)
@@ -46,11 +49,17 @@ static int is_one_of(MPI_Datatype dt, const MPI_Datatype *list, int n)
    halves swap per half in external32. */
 static int decode_basic(MPI_Datatype dt, int query_ext32, mgdt_tree_t **out)
 {
-    static const MPI_Datatype halves[] = {
-        MPI_C_FLOAT_COMPLEX,   MPI_C_DOUBLE_COMPLEX,        MPI_C_LONG_DOUBLE_COMPLEX,
-        MPI_CXX_FLOAT_COMPLEX, MPI_CXX_DOUBLE_COMPLEX,      MPI_CXX_LONG_DOUBLE_COMPLEX,
-        MPI_COMPLEX,           MPI_DOUBLE_COMPLEX,          MPI_2REAL,
-        MPI_2DOUBLE_PRECISION, MPI_2INTEGER};
+    static const MPI_Datatype halves[] = {MPI_C_FLOAT_COMPLEX,
+                                          MPI_C_DOUBLE_COMPLEX,
+                                          MPI_C_LONG_DOUBLE_COMPLEX,
+                                          MPI_CXX_FLOAT_COMPLEX,
+                                          MPI_CXX_DOUBLE_COMPLEX,
+                                          MPI_CXX_LONG_DOUBLE_COMPLEX,
+                                          MPI_COMPLEX,
+                                          MPI_DOUBLE_COMPLEX,
+                                          MPI_2REAL,
+                                          MPI_2DOUBLE_PRECISION,
+                                          MPI_2INTEGER};
     static const MPI_Datatype two_elems[] = {MPI_2REAL, MPI_2DOUBLE_PRECISION, MPI_2INTEGER};
     /* x87 long double has the external32 size but not its format. */
     static const MPI_Datatype no_ext32[] = {MPI_LONG_DOUBLE, MPI_C_LONG_DOUBLE_COMPLEX,
@@ -66,8 +75,7 @@ static int decode_basic(MPI_Datatype dt, int query_ext32, mgdt_tree_t **out)
         basic = size / 2;
     if (query_ext32 && size > 0 && !is_one_of(dt, no_ext32, 3))
         MPI_Pack_external_size("external32", 1, dt, &ext32);
-    *out = mgdt_tree_leaf(size, extent, is_one_of(dt, two_elems, 3) ? 2 : 1, basic,
-                          ext32 == size);
+    *out = mgdt_tree_leaf(size, extent, is_one_of(dt, two_elems, 3) ? 2 : 1, basic, ext32 == size);
     if (!*out)
         MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mgdt: out of memory (leaf)");
 fn_exit:
@@ -141,9 +149,9 @@ static int build(int comb, const int *ints, const MPI_Aint *addrs, mgdt_tree_t *
     mgdt_tree_t *t = NULL, *c = kids[0];
     int64_t n = ints[0], ce = c ? c->extent : 0;
     static const int kind_of[] = {
-        [MPI_COMBINER_CONTIGUOUS] = MGDT_K_CONTIG,   [MPI_COMBINER_VECTOR] = MGDT_K_VECTOR,
-        [MPI_COMBINER_HVECTOR] = MGDT_K_VECTOR,      [MPI_COMBINER_INDEXED] = MGDT_K_INDEXED,
-        [MPI_COMBINER_HINDEXED] = MGDT_K_INDEXED,    [MPI_COMBINER_INDEXED_BLOCK] = MGDT_K_BLKIDX,
+        [MPI_COMBINER_CONTIGUOUS] = MGDT_K_CONTIG,     [MPI_COMBINER_VECTOR] = MGDT_K_VECTOR,
+        [MPI_COMBINER_HVECTOR] = MGDT_K_VECTOR,        [MPI_COMBINER_INDEXED] = MGDT_K_INDEXED,
+        [MPI_COMBINER_HINDEXED] = MGDT_K_INDEXED,      [MPI_COMBINER_INDEXED_BLOCK] = MGDT_K_BLKIDX,
         [MPI_COMBINER_HINDEXED_BLOCK] = MGDT_K_BLKIDX, [MPI_COMBINER_STRUCT] = MGDT_K_STRUCT,
     };
 
@@ -155,8 +163,8 @@ static int build(int comb, const int *ints, const MPI_Aint *addrs, mgdt_tree_t *
     }
     if (comb == MPI_COMBINER_SUBARRAY) {
         int nd = ints[0];
-        rc = mgdt_tree_subarray(nd, ints + 1, ints + 1 + nd, ints + 1 + 2 * nd, ints[1 + 3 * nd],
-                                c, out);
+        rc = mgdt_tree_subarray(nd, ints + 1, ints + 1 + nd, ints + 1 + 2 * nd, ints[1 + 3 * nd], c,
+                                out);
         MG_CHECK(rc, fn_fail);
         kids[0] = NULL;
         goto fn_exit;
@@ -259,8 +267,7 @@ int mgdt_decode(MPI_Datatype dt, int depth, mgdt_tree_t **out)
         MG_FAIL(rc, fn_exit, MPI_ERR_TYPE, "mgdt: unsupported combiner %d", comb);
     /* depth counts constructors from the root (1); named types add none. */
     if (depth > MGDT_MAX_DEPTH)
-        MG_FAIL(rc, fn_exit, MPI_ERR_TYPE, "mgdt: datatype nested deeper than %d",
-                MGDT_MAX_DEPTH);
+        MG_FAIL(rc, fn_exit, MPI_ERR_TYPE, "mgdt: datatype nested deeper than %d", MGDT_MAX_DEPTH);
 
     ints = malloc(sizeof(int) * (ni + 1));
     addrs = malloc(sizeof(MPI_Aint) * (na + 1));

@@ -14,12 +14,12 @@
 #include "mgdt.h"
 
 typedef struct mgdt_tree {
-    int kind;          /* MGDT_K_* */
-    int ndims;         /* SUBARRAY: dimensions, C order */
-    int64_t count;     /* blocks (CONTIG: children); SUBARRAY: unused until serialized */
-    int64_t blocklen;  /* VECTOR/BLKIDX: children per block */
-    int64_t stride;    /* VECTOR: bytes between blocks; SUBARRAY: start offset in bytes */
-    int64_t *displs;   /* BLKIDX/INDEXED/STRUCT: byte displacements, count entries */
+    int kind;                    /* MGDT_K_* */
+    int ndims;                   /* SUBARRAY: dimensions, C order */
+    int64_t count;               /* blocks (CONTIG: children); SUBARRAY: unused until serialized */
+    int64_t blocklen;            /* VECTOR/BLKIDX: children per block */
+    int64_t stride;              /* VECTOR: bytes between blocks; SUBARRAY: start offset in bytes */
+    int64_t *displs;             /* BLKIDX/INDEXED/STRUCT: byte displacements, count entries */
     int64_t *blocklens;          /* INDEXED/STRUCT: children per block */
     int64_t *subsizes, *strides; /* SUBARRAY: ndims entries, strides in bytes */
     struct mgdt_tree *child;     /* every kind but LEAF and STRUCT */
@@ -28,7 +28,7 @@ typedef struct mgdt_tree {
     /* Inputs for a LEAF, computed by mgdt_tree_finish() otherwise. */
     int64_t size;
     int64_t elements;
-    int64_t basic;   /* uniform basic element size (swap unit), 0 if mixed */
+    int64_t basic; /* uniform basic element size (swap unit), 0 if mixed */
     int ext32_ok;
     /* Always an input: the spacing a parent uses between instances. */
     int64_t extent;
@@ -37,7 +37,7 @@ typedef struct mgdt_tree {
     int64_t true_lb, true_ub; /* bytes actually touched; 0, 0 when size is 0 */
     int64_t align;
     int depth;
-    int dense;         /* packed byte p lies at user offset dense_off + p */
+    int dense; /* packed byte p lies at user offset dense_off + p */
     int64_t dense_off;
 } mgdt_tree_t;
 
@@ -57,8 +57,7 @@ int mgdt_tree_subarray(int ndims, const int *sizes, const int *subsizes, const i
 /* decode.c: MPI datatype -> tree (DUP/RESIZED folded, displacements in bytes). */
 int mgdt_decode(MPI_Datatype dt, int depth, mgdt_tree_t **out);
 /* darray.c: the tree of an MPI_COMBINER_DARRAY given its integer contents. */
-int mgdt_decode_darray(const int *ints, mgdt_tree_t *oldtree, int64_t extent,
-                       mgdt_tree_t **out);
+int mgdt_decode_darray(const int *ints, mgdt_tree_t *oldtree, int64_t extent, mgdt_tree_t **out);
 /* normalize.c: simplify bottom up; may replace *t. */
 int mgdt_normalize(mgdt_tree_t **t);
 /* serialize.c: flatten a normalized tree into type (nodes, lookaside, summary). */

@@ -90,8 +90,7 @@ static int64_t emit(const mgdt_tree_t *t, mgdt_type_t *ty, size_t *ni, size_t *n
     return idx;
 }
 
-static void set_runs(mgdt_shape_t *s, int64_t off, int64_t count, int64_t blocklen,
-                     int64_t stride)
+static void set_runs(mgdt_shape_t *s, int64_t off, int64_t count, int64_t blocklen, int64_t stride)
 {
     s->kind = MGDT_SHAPE_VECTOR;
     s->offset = off;
@@ -184,7 +183,7 @@ fn_fail:
 
 static const char *kind_name(int k)
 {
-    static const char *names[] = {"LEAF", "CONTIG", "VECTOR", "BLKIDX",
+    static const char *names[] = {"LEAF",    "CONTIG", "VECTOR",  "BLKIDX",
                                   "INDEXED", "STRUCT", "SUBARRAY"};
     return k >= 0 && k < MGDT_K_COUNT ? names[k] : "?";
 }
@@ -209,9 +208,9 @@ void mgdt_type_dump(const mgdt_type_t *ty, FILE *out)
         const mgdt_node_t *n = &ty->nodes[i];
         fprintf(out,
                 "node %zu %s ndims=%d count=%" PRId64 " blocklen=%" PRId64 " stride=%" PRId64
-                " size=%" PRId64 " extent=%" PRId64 " true=[%" PRId64 ",%" PRId64
-                ") child=%" PRId64 "/%" PRId64 " la=%" PRId64 " elements=%" PRId64
-                " align=%" PRId64 " basic=%" PRId64 "\n",
+                " size=%" PRId64 " extent=%" PRId64 " true=[%" PRId64 ",%" PRId64 ") child=%" PRId64
+                "/%" PRId64 " la=%" PRId64 " elements=%" PRId64 " align=%" PRId64 " basic=%" PRId64
+                "\n",
                 i, kind_name(n->kind), n->ndims, n->count, n->blocklen, n->stride, n->size,
                 n->extent, n->true_lb, n->true_ub, n->child_size, n->child_extent, n->la,
                 n->elements, n->align, n->basic);

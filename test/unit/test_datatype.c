@@ -269,10 +269,21 @@ END_TEST
 
 START_TEST(test_named_and_pairs)
 {
-    MPI_Datatype ts[] = {MPI_INT,        MPI_DOUBLE,   MPI_CHAR,     MPI_LONG,
-                         MPI_FLOAT_INT,  MPI_DOUBLE_INT, MPI_LONG_INT, MPI_SHORT_INT,
-                         MPI_2INT,       MPI_LONG_DOUBLE_INT, MPI_C_DOUBLE_COMPLEX,
-                         MPI_LONG_DOUBLE, MPI_INT8_T,  MPI_UINT64_T, MPI_C_BOOL};
+    MPI_Datatype ts[] = {MPI_INT,
+                         MPI_DOUBLE,
+                         MPI_CHAR,
+                         MPI_LONG,
+                         MPI_FLOAT_INT,
+                         MPI_DOUBLE_INT,
+                         MPI_LONG_INT,
+                         MPI_SHORT_INT,
+                         MPI_2INT,
+                         MPI_LONG_DOUBLE_INT,
+                         MPI_C_DOUBLE_COMPLEX,
+                         MPI_LONG_DOUBLE,
+                         MPI_INT8_T,
+                         MPI_UINT64_T,
+                         MPI_C_BOOL};
     for (size_t i = 0; i < sizeof(ts) / sizeof(ts[0]); i++)
         for (int count = 0; count <= 3; count++)
             ck_assert_int_eq(dt_oracle_check(ts[i], count, (unsigned)i), 0);
@@ -300,8 +311,10 @@ END_TEST
 
 START_TEST(test_random_types)
 {
-    unsigned seed = 12345;
-    for (int i = 0; i < 400; i++) {
+    /* MGDT_TEST_SEED replays another stream of random types. */
+    unsigned seed = getenv("MGDT_TEST_SEED") ? (unsigned)atoi(getenv("MGDT_TEST_SEED")) : 12345;
+    int ext32_before = dt_oracle_ext32_count(), shaped = 0;
+    for (int i = 0; i < 600; i++) {
         unsigned s0 = seed;
         MPI_Datatype t = dt_random_type(&seed, 1 + i % 4);
         int count = (int)(dt_rand(&seed) % 5);
@@ -309,8 +322,14 @@ START_TEST(test_random_types)
         if (bad)
             fprintf(stderr, "random type %d (seed %u) failed\n", i, s0);
         ck_assert_int_eq(bad, 0);
+        const mgdt_type_t *ty;
+        ck_assert_int_eq(mgdt_type_get(t, &ty), MPI_SUCCESS);
+        shaped += ty->shape.kind != MGDT_SHAPE_GENERIC;
         dt_free_if_derived(&t);
     }
+    /* The generator must keep exercising both the swap and the shapes. */
+    ck_assert_int_gt(dt_oracle_ext32_count() - ext32_before, 100);
+    ck_assert_int_gt(shaped, 100);
 }
 END_TEST
 
