@@ -112,8 +112,9 @@ static void shape_of(const mgdt_tree_t *t, mgdt_shape_t *s)
         s->stride = t->size;
         return;
     }
-    if (t->kind == MGDT_K_LEAF) {
-        set_runs(s, 0, 1, t->size, t->size);
+    if (t->dense) {
+        /* One run per instance (a leaf with a resized extent, a padded struct). */
+        set_runs(s, t->dense_off, 1, t->size, t->size);
         return;
     }
     if (!c || c->kind != MGDT_K_LEAF)
