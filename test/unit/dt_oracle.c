@@ -144,6 +144,16 @@ int dt_oracle_check(MPI_Datatype dt, int count, unsigned seed)
         if (n > 0 && base[mgdt_ref_offset(ty, first)] != p1[first])
             FAIL_AT();
     }
+    /* Every run starts at a multiple of align in both buffers (kernels pick
+       their word width from it). */
+    for (int64_t q = 0, prev = 0; q < total && total <= (1 << 16); q++) {
+        int64_t off = mgdt_ref_offset(ty, q);
+        if ((q == 0 || off != prev + 1) && (q % ty->align || off % ty->align))
+            FAIL_AT();
+        prev = off;
+    }
+    if (total > 0 && total % ty->align)
+        FAIL_AT();
     if (ty->shape.kind != MGDT_SHAPE_GENERIC) {
         memset(p2, 0, total);
         shape_pack(ty, base, count, p2);
