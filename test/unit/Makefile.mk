@@ -1,7 +1,16 @@
-# test/unit
+# Check unit tests of single modules.
 check_PROGRAMS += test/unit/test_registry
 TESTS += test/unit/test_registry
+VALGRIND_TESTS += test/unit/test_registry
 test_unit_test_registry_SOURCES = test/unit/test_registry.c src/mpid/gpu/registry.c
 test_unit_test_registry_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/mpid/gpu
 test_unit_test_registry_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 test_unit_test_registry_LDADD = libmgcommon.la $(CHECK_LIBS) $(OPENCL_LIBS) -lpthread
+
+check_PROGRAMS += test/unit/test_datatype
+TESTS += test/unit/test_datatype
+VALGRIND_TESTS += test/unit/test_datatype
+test_unit_test_datatype_SOURCES = test/unit/test_datatype.c test/unit/dt_oracle.c \
+	test/unit/dt_oracle.h
+test_unit_test_datatype_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+test_unit_test_datatype_LDADD = libmgdt.la libmgcommon.la $(CHECK_LIBS) $(OPENCL_LIBS)

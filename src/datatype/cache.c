@@ -1,0 +1,186 @@
+/*
+ * Per-datatype cache.  Derived types carry their mgdt_type_t in an MPI
+ * attribute, so it dies with the datatype; predefined types may not carry
+ * attributes we own, so they live in a small table until mgdt_finalize().
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "mgerr.h"
+#include "mgdt_tree.h"
+
+typedef struct named_entry {
+    MPI_Datatype dt;
+    mgdt_type_t *type;
+} named_entry_t;
+
+/* One lock for everything below: lookups are short and types are built once. */
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static int cache_keyval = MPI_KEYVAL_INVALID;
+static named_entry_t *named;
+static size_t nnamed, named_cap;
+
+static int attr_delete(MPI_Datatype dt, int keyval, void *attr, void *extra)
+{
+    mgdt_type_free(attr);
+    return MPI_SUCCESS;
+}
+
+int mgdt_init(void)
+{
+    int rc = MPI_SUCCESS;
+    pthread_mutex_lock(&cache_lock);
+    if (cache_keyval == MPI_KEYVAL_INVALID)
+        rc = MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, attr_delete, &cache_keyval, NULL);
+    pthread_mutex_unlock(&cache_lock);
+    return rc;
+}
+
+void mgdt_finalize(void)
+{
+    pthread_mutex_lock(&cache_lock);
+    for (size_t i = 0; i < nnamed; i++)
+        mgdt_type_free(named[i].type);
+    free(named);
+    named = NULL;
+    nnamed = named_cap = 0;
+    /* Attributes still attached keep the keyval alive inside MPI until their
+       datatypes are freed; their delete callback still runs then. */
+    if (cache_keyval != MPI_KEYVAL_INVALID)
+        MPI_Type_free_keyval(&cache_keyval);
+    pthread_mutex_unlock(&cache_lock);
+}
+
+void mgdt_type_free(mgdt_type_t *type)
+{
+    if (!type)
+        return;
+    if (type->user && type->user_free)
+        type->user_free(type->user);
+    free(type->nodes);
+    free(type->lookaside);
+    free(type);
+}
+
+void mgdt_type_set_user(const mgdt_type_t *ctype, void *user, void (*user_free)(void *))
+{
+    /* The cache hands out const pointers; the user slot is the one mutable part. */
+    mgdt_type_t *type = (mgdt_type_t *)ctype;
+    pthread_mutex_lock(&cache_lock);
+    if (type->user && type->user != user && type->user_free)
+        type->user_free(type->user);
+    type->user = user;
+    type->user_free = user_free;
+    pthread_mutex_unlock(&cache_lock);
+}
+
+int mgdt_type_create(MPI_Datatype dt, mgdt_type_t **out)
+{
+    int rc = MPI_SUCCESS;
+    mgdt_tree_t *tree = NULL;
+    mgdt_type_t *type = NULL;
+    MPI_Count size, lb, extent, tlb, textent;
+
+    *out = NULL;
+    if (dt == MPI_DATATYPE_NULL)
+        MG_FAIL(rc, fn_fail, MPI_ERR_TYPE, "mgdt: MPI_DATATYPE_NULL");
+    rc = mgdt_decode(dt, 1, &tree);
+    MG_CHECK(rc, fn_fail);
+    rc = mgdt_normalize(&tree);
+    MG_CHECK(rc, fn_fail);
+    if (tree->depth > MGDT_MAX_DEPTH)
+        MG_FAIL(rc, fn_fail, MPI_ERR_TYPE, "mgdt: normalized tree deeper than %d", MGDT_MAX_DEPTH);
+    type = calloc(1, sizeof(*type));
+    if (!type)
+        MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mgdt: out of memory (type)");
+    MPI_Type_size_x(dt, &size);
+    MPI_Type_get_extent_x(dt, &lb, &extent);
+    MPI_Type_get_true_extent_x(dt, &tlb, &textent);
+    type->size = size;
+    type->extent = extent;
+    type->lb = lb;
+    /* MPICH reports a negative true extent for some empty types: an empty
+       type touches nothing, say so plainly. */
+    type->true_lb = size > 0 ? tlb : 0;
+    type->true_ub = size > 0 ? tlb + textent : 0;
+    rc = mgdt_serialize(tree, type);
+    MG_CHECK(rc, fn_fail);
+    *out = type;
+
+fn_exit:
+    mgdt_tree_free(tree);
+    return rc;
+fn_fail:
+    free(type);
+    goto fn_exit;
+}
+
+static int named_lookup(MPI_Datatype dt, const mgdt_type_t **out)
+{
+    int rc = MPI_SUCCESS;
+    mgdt_type_t *type = NULL;
+
+    for (size_t i = 0; i < nnamed; i++) {
+        if (named[i].dt == dt) {
+            *out = named[i].type;
+            goto fn_exit;
+        }
+    }
+    if (nnamed == named_cap) {
+        size_t cap = named_cap ? 2 * named_cap : 32;
+        named_entry_t *n = realloc(named, cap * sizeof(*n));
+        if (!n)
+            MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mgdt: out of memory (cache)");
+        named = n;
+        named_cap = cap;
+    }
+    rc = mgdt_type_create(dt, &type);
+    MG_CHECK(rc, fn_fail);
+    named[nnamed].dt = dt;
+    named[nnamed].type = type;
+    nnamed++;
+    *out = type;
+
+fn_exit:
+    return rc;
+fn_fail:
+    goto fn_exit;
+}
+
+int mgdt_type_get(MPI_Datatype dt, const mgdt_type_t **out)
+{
+    int rc = MPI_SUCCESS, ni, na, nt, comb, flag = 0;
+    mgdt_type_t *type = NULL;
+    void *val = NULL;
+
+    *out = NULL;
+    if (dt == MPI_DATATYPE_NULL)
+        MG_FAIL(rc, fn_exit, MPI_ERR_TYPE, "mgdt: MPI_DATATYPE_NULL");
+    pthread_mutex_lock(&cache_lock);
+    if (cache_keyval == MPI_KEYVAL_INVALID)
+        MG_FAIL(rc, fn_unlock, MPI_ERR_OTHER, "mgdt: mgdt_init() was not called");
+    MPI_Type_get_envelope(dt, &ni, &na, &nt, &comb);
+    if (comb == MPI_COMBINER_NAMED || comb == MPI_COMBINER_F90_REAL ||
+        comb == MPI_COMBINER_F90_COMPLEX || comb == MPI_COMBINER_F90_INTEGER) {
+        rc = named_lookup(dt, out);
+        goto fn_unlock;
+    }
+    MPI_Type_get_attr(dt, cache_keyval, &val, &flag);
+    if (flag) {
+        *out = val;
+        goto fn_unlock;
+    }
+    rc = mgdt_type_create(dt, &type);
+    MG_CHECK(rc, fn_unlock);
+    rc = MPI_Type_set_attr(dt, cache_keyval, type);
+    if (rc != MPI_SUCCESS) {
+        mgdt_type_free(type);
+        MG_FAIL(rc, fn_unlock, MPI_ERR_TYPE, "mgdt: cannot cache on datatype");
+    }
+    *out = type;
+
+fn_unlock:
+    pthread_mutex_unlock(&cache_lock);
+fn_exit:
+    return rc;
+}

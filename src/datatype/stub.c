@@ -1,1 +1,0 @@
-int mgdt_placeholder;

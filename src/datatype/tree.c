@@ -1,0 +1,261 @@
+/* The in-memory type tree: allocation and the derived per-node fields. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mgerr.h"
+#include "mgdt_tree.h"
+
+mgdt_tree_t *mgdt_tree_new(int kind)
+{
+    mgdt_tree_t *t = calloc(1, sizeof(*t));
+    if (t)
+        t->kind = kind;
+    return t;
+}
+
+void mgdt_tree_free(mgdt_tree_t *t)
+{
+    if (!t)
+        return;
+    if (t->kids) {
+        for (int64_t h = 0; h < t->count; h++)
+            mgdt_tree_free(t->kids[h]);
+        free(t->kids);
+    }
+    mgdt_tree_free(t->child);
+    free(t->displs);
+    free(t->blocklens);
+    free(t->subsizes);
+    free(t->strides);
+    free(t);
+}
+
+mgdt_tree_t *mgdt_tree_leaf(int64_t size, int64_t extent, int64_t elements, int64_t basic,
+                            int ext32_ok)
+{
+    mgdt_tree_t *t = mgdt_tree_new(MGDT_K_LEAF);
+    if (!t)
+        return NULL;
+    t->size = size;
+    t->extent = extent;
+    t->elements = elements;
+    t->basic = basic;
+    t->ext32_ok = ext32_ok;
+    mgdt_tree_finish(t);
+    return t;
+}
+
+int64_t mgdt_tree_block_size(const mgdt_tree_t *t, int64_t h)
+{
+    if (t->kind == MGDT_K_STRUCT)
+        return t->blocklens[h] * t->kids[h]->size;
+    if (t->kind == MGDT_K_INDEXED)
+        return t->blocklens[h] * t->child->size;
+    return t->blocklen * t->child->size;
+}
+
+static int64_t align_of(int64_t x)
+{
+    uint64_t u = (uint64_t)x;
+    uint64_t low = u & (~u + 1);
+    return (x == 0 || low >= 16) ? 16 : (int64_t)low;
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+static int64_t max64(int64_t a, int64_t b)
+{
+    return a > b ? a : b;
+}
+
+/* Bounds accumulated over the child instances of a node. */
+typedef struct span {
+    int any;
+    int64_t lo, hi;
+} span_t;
+
+/* Add a block of b instances of c, ce bytes apart, starting at displacement d. */
+static void span_add(span_t *s, int64_t d, int64_t b, int64_t ce, const mgdt_tree_t *c)
+{
+    if (b <= 0 || c->size == 0)
+        return;
+    int64_t lo = d + min64(0, (b - 1) * ce) + c->true_lb;
+    int64_t hi = d + max64(0, (b - 1) * ce) + c->true_ub;
+    s->lo = s->any ? min64(s->lo, lo) : lo;
+    s->hi = s->any ? max64(s->hi, hi) : hi;
+    s->any = 1;
+}
+
+/* Merge basic/ext32/align/depth of one non-empty child into t. */
+static void inherit(mgdt_tree_t *t, const mgdt_tree_t *c, int *first)
+{
+    if (c->size == 0)
+        return;
+    if (*first) {
+        t->basic = c->basic;
+        t->ext32_ok = c->ext32_ok;
+        *first = 0;
+    } else {
+        if (t->basic != c->basic)
+            t->basic = 0;
+        t->ext32_ok = t->ext32_ok && c->ext32_ok;
+    }
+    t->align = min64(t->align, c->align);
+    if (c->depth + 1 > t->depth)
+        t->depth = c->depth + 1;
+}
+
+static void finish_blocks(mgdt_tree_t *t, span_t *s, int *first)
+{
+    const mgdt_tree_t *c = t->child;
+    int64_t pos = 0;
+    t->dense = 1;
+    for (int64_t h = 0; h < t->count; h++) {
+        const mgdt_tree_t *k = t->kind == MGDT_K_STRUCT ? t->kids[h] : c;
+        int64_t b = t->kind == MGDT_K_BLKIDX ? t->blocklen : t->blocklens[h];
+        int64_t bsize = b * k->size;
+        if (bsize == 0)
+            continue;
+        t->size += bsize;
+        t->elements += b * k->elements;
+        span_add(s, t->displs[h], b, k->extent, k);
+        t->align = min64(t->align, align_of(t->displs[h]));
+        if (b > 1)
+            t->align = min64(t->align, align_of(k->extent));
+        inherit(t, k, first);
+        /* Dense when every block continues where the previous one ended. */
+        if (!k->dense || (b > 1 && k->extent != k->size))
+            t->dense = 0;
+        else if (pos == 0)
+            t->dense_off = t->displs[h] + k->dense_off;
+        else if (t->displs[h] + k->dense_off != t->dense_off + pos)
+            t->dense = 0;
+        pos += bsize;
+    }
+}
+
+void mgdt_tree_finish(mgdt_tree_t *t)
+{
+    mgdt_tree_t *c = t->child;
+    span_t s = {0, 0, 0};
+    int first = 1;
+
+    t->depth = 1;
+    t->dense = 0;
+    t->dense_off = 0;
+    if (t->kind == MGDT_K_LEAF) {
+        t->align = align_of(t->size);
+        t->dense = 1;
+        t->true_lb = 0;
+        t->true_ub = t->size;
+        return;
+    }
+    t->size = 0;
+    t->elements = 0;
+    t->align = 16;
+    t->basic = 0;
+    t->ext32_ok = 1;
+    switch (t->kind) {
+    case MGDT_K_CONTIG:
+        t->size = t->count * c->size;
+        t->elements = t->count * c->elements;
+        span_add(&s, 0, t->count, c->extent, c);
+        if (t->count > 1)
+            t->align = align_of(c->extent);
+        t->dense = c->dense && (t->count <= 1 || c->extent == c->size);
+        t->dense_off = c->dense_off;
+        break;
+    case MGDT_K_VECTOR:
+        t->size = t->count * t->blocklen * c->size;
+        t->elements = t->count * t->blocklen * c->elements;
+        span_add(&s, 0, t->blocklen, c->extent, c);
+        span_add(&s, (t->count - 1) * t->stride, t->blocklen, c->extent, c);
+        if (t->blocklen > 1)
+            t->align = min64(t->align, align_of(c->extent));
+        if (t->count > 1)
+            t->align = min64(t->align, align_of(t->stride));
+        t->dense = c->dense && (t->blocklen <= 1 || c->extent == c->size) &&
+                   (t->count <= 1 || t->stride == t->blocklen * c->size);
+        t->dense_off = c->dense_off;
+        break;
+    case MGDT_K_BLKIDX:
+    case MGDT_K_INDEXED:
+    case MGDT_K_STRUCT:
+        finish_blocks(t, &s, &first);
+        break;
+    case MGDT_K_SUBARRAY: {
+        int64_t n = 1, last = t->stride, expect = c->size;
+        t->dense = c->dense;
+        for (int d = t->ndims - 1; d >= 0; d--) {
+            n *= t->subsizes[d];
+            last += (t->subsizes[d] - 1) * t->strides[d];
+            if (t->subsizes[d] > 1) {
+                t->align = min64(t->align, align_of(t->strides[d]));
+                if (t->strides[d] != expect)
+                    t->dense = 0;
+            }
+            expect *= t->subsizes[d];
+        }
+        t->count = n;
+        t->size = n * c->size;
+        t->elements = n * c->elements;
+        t->align = min64(t->align, align_of(t->stride));
+        if (n > 0) {
+            span_add(&s, t->stride, 1, 0, c);
+            span_add(&s, last, 1, 0, c);
+        }
+        t->dense_off = t->stride + c->dense_off;
+        break;
+    }
+    default:
+        break;
+    }
+    if (c && t->size > 0)
+        inherit(t, c, &first);
+    if (t->size == 0) {
+        t->dense = 1;
+        t->dense_off = 0;
+        t->basic = 0;
+    }
+    t->true_lb = s.any && t->size > 0 ? s.lo : 0;
+    t->true_ub = s.any && t->size > 0 ? s.hi : 0;
+}
+
+int mgdt_tree_subarray(int ndims, const int *sizes, const int *subsizes, const int *starts,
+                       int order, mgdt_tree_t *child, mgdt_tree_t **out)
+{
+    int rc = MPI_SUCCESS;
+    mgdt_tree_t *t = mgdt_tree_new(MGDT_K_SUBARRAY);
+    int64_t step = child->extent;
+
+    if (!t)
+        MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mgdt: out of memory (subarray)");
+    t->child = child;
+    t->ndims = ndims;
+    t->subsizes = malloc(sizeof(int64_t) * (ndims ? ndims : 1));
+    t->strides = malloc(sizeof(int64_t) * (ndims ? ndims : 1));
+    if (!t->subsizes || !t->strides)
+        MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mgdt: out of memory (subarray)");
+    /* Fortran order lists the fastest dimension first: reverse into C order. */
+    for (int i = ndims - 1; i >= 0; i--) {
+        int src = order == MPI_ORDER_FORTRAN ? ndims - 1 - i : i;
+        t->subsizes[i] = subsizes[src];
+        t->strides[i] = step;
+        t->stride += (int64_t)starts[src] * step;
+        step *= sizes[src];
+    }
+    t->extent = step;
+    mgdt_tree_finish(t);
+    *out = t;
+
+fn_exit:
+    return rc;
+fn_fail:
+    if (t)
+        t->child = NULL; /* still owned by the caller on failure */
+    mgdt_tree_free(t);
+    goto fn_exit;
+}
