@@ -101,6 +101,7 @@ int mgpk_ctx_wrap(mgpk_ctx_t *ctx, void *ptr, size_t len, cl_mem *mem);
 /* pk_prog.c: build (or load) every program and kernel once; ctx->lock held. */
 int mgpk_prog_ensure(mgpk_ctx_t *ctx);
 void mgpk_prog_release(mgpk_ctx_t *ctx);
+#define MGPK_FNV_BASIS 0xcbf29ce484222325ULL
 uint64_t mgpk_fnv1a(uint64_t h, const void *data, size_t len);
 
 /* pk_upload.c: the type's tree on this context's device, uploaded once. */

@@ -22,6 +22,7 @@ typedef struct mgpk_cache_hdr {
     char magic[8];
     uint64_t key;
     uint64_t len;
+    uint64_t sum; /* FNV-1a of the binary: some drivers abort on a corrupt one */
 } mgpk_cache_hdr_t;
 
 uint64_t mgpk_fnv1a(uint64_t h, const void *data, size_t len)
@@ -43,7 +44,7 @@ static int prog_key(mgpk_ctx_t *ctx, const mgpk_source_t *src, uint64_t *key)
     int rc = MPI_SUCCESS;
     char buf[512];
     cl_platform_id platform;
-    uint64_t h = 0xcbf29ce484222325ULL;
+    uint64_t h = MGPK_FNV_BASIS;
     static const cl_device_info infos[] = {CL_DEVICE_NAME, CL_DEVICE_VENDOR, CL_DRIVER_VERSION};
 
     for (size_t i = 0; i < sizeof(infos) / sizeof(infos[0]); i++) {
@@ -88,7 +89,8 @@ static cl_program cache_load(mgpk_ctx_t *ctx, const char *path, uint64_t key)
         hdr.key != key || hdr.len == 0 || hdr.len > (1u << 30))
         goto done;
     bin = malloc(hdr.len);
-    if (!bin || fread(bin, 1, hdr.len, f) != hdr.len)
+    if (!bin || fread(bin, 1, hdr.len, f) != hdr.len ||
+        mgpk_fnv1a(MGPK_FNV_BASIS, bin, hdr.len) != hdr.sum)
         goto done;
     /* A rejected binary is an expected cache miss, not an error: build from source. */
     size_t len = hdr.len;
@@ -146,7 +148,8 @@ static void cache_store(mgpk_ctx_t *ctx, cl_program prog, const char *path, uint
     f = fopen(tmp, "wb");
     if (!f)
         goto done;
-    mgpk_cache_hdr_t hdr = {.key = key, .len = len};
+    mgpk_cache_hdr_t hdr = {
+        .key = key, .len = len, .sum = mgpk_fnv1a(MGPK_FNV_BASIS, bin, len)};
     memcpy(hdr.magic, MGPK_CACHE_MAGIC, 8);
     ok = fwrite(&hdr, sizeof(hdr), 1, f) == 1 && fwrite(bin, 1, len, f) == len;
     ok = (fclose(f) == 0) && ok;
