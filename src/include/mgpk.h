@@ -83,11 +83,11 @@ int mgpk_ctx_prepare(mgpk_ctx_t *ctx);
 
 /* Counters for tests and diagnostics (a copy; nothing to free). */
 typedef struct mgpk_stats {
-    int programs_built;  /* programs compiled from source */
-    int programs_loaded; /* programs created from the disk cache */
-    int last_width;      /* W of the last kernel launch (0: no kernel ran) */
+    int programs_built;    /* programs compiled from source */
+    int programs_loaded;   /* programs created from the disk cache */
+    int last_width;        /* W of the last kernel launch (0: no kernel ran) */
     const char *last_path; /* "direct", "device" or "pipeline" */
-    long long launches;  /* kernels enqueued */
+    long long launches;    /* kernels enqueued */
 } mgpk_stats_t;
 void mgpk_ctx_stats(const mgpk_ctx_t *ctx, mgpk_stats_t *stats);
 

@@ -97,30 +97,30 @@ static long mg_walk(__global const mgdt_node_t *nodes, __global const long *la, 
 }
 
 /* Global user offset of packed word w of the range starting at `first`. */
-#define MG_LOCATE(W)                                                                            \
-    long pos = first + w * (W);                                                                 \
-    long k = pos / size;                                                                        \
-    long lp, basic;                                                                             \
+#define MG_LOCATE(W)                                                                               \
+    long pos = first + w * (W);                                                                    \
+    long k = pos / size;                                                                           \
+    long lp, basic;                                                                                \
     long off = typed_off + k * extent + mg_walk(nodes, la, pos - k * size, &lp, &basic)
 
-#define MG_ARGS                                                                                 \
-    __global const mgdt_node_t *nodes, __global const long *la, long size, long extent,         \
+#define MG_ARGS                                                                                    \
+    __global const mgdt_node_t *nodes, __global const long *la, long size, long extent,            \
         long typed_off, long packed_off, long first, long nwords
 
-#define MG_GENERIC(W, T)                                                                        \
-    __kernel void mg_pack_w##W(MG_ARGS, __global const uchar *typed, __global uchar *packed)    \
-    {                                                                                           \
-        for (long w = get_global_id(0); w < nwords; w += get_global_size(0)) {                  \
-            MG_LOCATE(W);                                                                       \
-            *(__global T *)(packed + packed_off + w * (W)) = *(__global const T *)(typed + off); \
-        }                                                                                       \
-    }                                                                                           \
-    __kernel void mg_unpack_w##W(MG_ARGS, __global uchar *typed, __global const uchar *packed)  \
-    {                                                                                           \
-        for (long w = get_global_id(0); w < nwords; w += get_global_size(0)) {                  \
-            MG_LOCATE(W);                                                                       \
-            *(__global T *)(typed + off) = *(__global const T *)(packed + packed_off + w * (W)); \
-        }                                                                                       \
+#define MG_GENERIC(W, T)                                                                           \
+    __kernel void mg_pack_w##W(MG_ARGS, __global const uchar *typed, __global uchar *packed)       \
+    {                                                                                              \
+        for (long w = get_global_id(0); w < nwords; w += get_global_size(0)) {                     \
+            MG_LOCATE(W);                                                                          \
+            *(__global T *)(packed + packed_off + w * (W)) = *(__global const T *)(typed + off);   \
+        }                                                                                          \
+    }                                                                                              \
+    __kernel void mg_unpack_w##W(MG_ARGS, __global uchar *typed, __global const uchar *packed)     \
+    {                                                                                              \
+        for (long w = get_global_id(0); w < nwords; w += get_global_size(0)) {                     \
+            MG_LOCATE(W);                                                                          \
+            *(__global T *)(typed + off) = *(__global const T *)(packed + packed_off + w * (W));   \
+        }                                                                                          \
     }
 
 MG_GENERIC(1, uchar)
@@ -170,24 +170,23 @@ static ulong mg_bswap8(ulong x)
     return as_ulong(as_uchar8(x).s76543210);
 }
 
-#define MG_SWAP(W, T)                                                                           \
-    __kernel void mg_swap_pack_w##W(MG_ARGS, __global const uchar *typed,                       \
-                                    __global uchar *packed)                                     \
-    {                                                                                           \
-        for (long w = get_global_id(0); w < nwords; w += get_global_size(0)) {                  \
-            MG_LOCATE(W);                                                                       \
-            *(__global T *)(packed + packed_off + w * (W)) =                                    \
-                mg_bswap##W(*(__global const T *)(typed + off));                                \
-        }                                                                                       \
-    }                                                                                           \
-    __kernel void mg_swap_unpack_w##W(MG_ARGS, __global uchar *typed,                           \
-                                      __global const uchar *packed)                             \
-    {                                                                                           \
-        for (long w = get_global_id(0); w < nwords; w += get_global_size(0)) {                  \
-            MG_LOCATE(W);                                                                       \
-            *(__global T *)(typed + off) =                                                      \
-                mg_bswap##W(*(__global const T *)(packed + packed_off + w * (W)));              \
-        }                                                                                       \
+#define MG_SWAP(W, T)                                                                              \
+    __kernel void mg_swap_pack_w##W(MG_ARGS, __global const uchar *typed, __global uchar *packed)  \
+    {                                                                                              \
+        for (long w = get_global_id(0); w < nwords; w += get_global_size(0)) {                     \
+            MG_LOCATE(W);                                                                          \
+            *(__global T *)(packed + packed_off + w * (W)) =                                       \
+                mg_bswap##W(*(__global const T *)(typed + off));                                   \
+        }                                                                                          \
+    }                                                                                              \
+    __kernel void mg_swap_unpack_w##W(MG_ARGS, __global uchar *typed,                              \
+                                      __global const uchar *packed)                                \
+    {                                                                                              \
+        for (long w = get_global_id(0); w < nwords; w += get_global_size(0)) {                     \
+            MG_LOCATE(W);                                                                          \
+            *(__global T *)(typed + off) =                                                         \
+                mg_bswap##W(*(__global const T *)(packed + packed_off + w * (W)));                 \
+        }                                                                                          \
     }
 
 MG_SWAP(2, ushort)

@@ -15,10 +15,10 @@
 #include "mgerr.h"
 #include "mgpk.h"
 
-#define MGPK_NSTAGE 2      /* staging chunks in flight */
-#define MGPK_NWRAP 8       /* cached host-memory wrappers */
-#define MGPK_MAX_PROGS 4   /* programs (one per .cl file) */
-#define MGPK_NWIDTHS 5     /* W = 1, 2, 4, 8, 16 */
+#define MGPK_NSTAGE 2             /* staging chunks in flight */
+#define MGPK_NWRAP 8              /* cached host-memory wrappers */
+#define MGPK_MAX_PROGS 4          /* programs (one per .cl file) */
+#define MGPK_NWIDTHS 5            /* W = 1, 2, 4, 8, 16 */
 #define MGPK_MAX_GLOBAL (1 << 20) /* work-items per launch; the rest loop */
 #define MGPK_DEFAULT_CHUNK (4u << 20)
 
@@ -73,11 +73,11 @@ typedef struct mgpk_plan {
     int flags;
     cl_mem typed;
     int64_t typed_off;
-    int width;           /* W */
+    int width; /* W */
     mgpk_family_t family;
-    int contig;          /* SHAPE_CONTIG: plain copy commands */
-    cl_mem nodes, la;    /* uploaded tree (generic and swap families) */
-    const char *what;    /* for the verbose line */
+    int contig;       /* SHAPE_CONTIG: plain copy commands */
+    cl_mem nodes, la; /* uploaded tree (generic and swap families) */
+    const char *what; /* for the verbose line */
 } mgpk_plan_t;
 
 /* A method: plan a call, then enqueue sub-ranges of it on ctx->queue.  The
@@ -109,9 +109,9 @@ int mgpk_upload_get(mgpk_ctx_t *ctx, const mgdt_type_t *type, cl_mem *nodes, cl_
 void mgpk_upload_release_ctx(mgpk_ctx_t *ctx);
 
 /* pk_copy.c: shared by both methods. */
-int mgpk_contig_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed,
-                        int64_t packed_off, int64_t first, int64_t n, cl_uint nwait,
-                        const cl_event *wait, cl_event *done);
+int mgpk_contig_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed, int64_t packed_off,
+                        int64_t first, int64_t n, cl_uint nwait, const cl_event *wait,
+                        cl_event *done);
 /* Largest W in {1..16} dividing every value OR-ed into mix. */
 int mgpk_width(uint64_t mix);
 /* Whether the shape fields describe the type (else the generic path runs). */

@@ -89,8 +89,8 @@ static int64_t run_at(const mgdt_type_t *type, int64_t pos, int64_t *left)
     return in;
 }
 
-static cl_int copy_run(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed,
-                       int64_t packed_off, int64_t user_off, int64_t len)
+static cl_int copy_run(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed, int64_t packed_off,
+                       int64_t user_off, int64_t len)
 {
     size_t t = (size_t)(plan->typed_off + user_off), p = (size_t)packed_off;
     if (plan->dir == MGPK_DIR_PACK)
@@ -98,8 +98,8 @@ static cl_int copy_run(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed,
     return clEnqueueCopyBuffer(ctx->queue, packed, plan->typed, p, t, len, 0, NULL, NULL);
 }
 
-static int copy_runs(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed,
-                     int64_t packed_off, int64_t first, int64_t n)
+static int copy_runs(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed, int64_t packed_off,
+                     int64_t first, int64_t n)
 {
     int rc = MPI_SUCCESS;
     int64_t run_off = 0, run_len = 0, run_pk = packed_off;
@@ -132,8 +132,8 @@ fn_fail:
    innermost dimensions of (instances, shape dims) go into one rect command
    when their pitches allow, the outer ones loop.  Returns 0 when not
    applicable. */
-static int copy_rects(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed,
-                      int64_t packed_off, int64_t first, int64_t n, int *done_rc)
+static int copy_rects(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed, int64_t packed_off,
+                      int64_t first, int64_t n, int *done_rc)
 {
     const mgdt_type_t *type = plan->type;
     const mgdt_shape_t *sh = &type->shape;
@@ -187,12 +187,11 @@ static int copy_rects(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed,
         cl_int err;
         if (plan->dir == MGPK_DIR_PACK)
             err = clEnqueueCopyBufferRect(ctx->queue, plan->typed, packed, to, po, region, row,
-                                          slice, region[0], region[0] * region[1], 0, NULL,
-                                          NULL);
+                                          slice, region[0], region[0] * region[1], 0, NULL, NULL);
         else
-            err = clEnqueueCopyBufferRect(ctx->queue, packed, plan->typed, po, to, region,
-                                          region[0], region[0] * region[1], row, slice, 0, NULL,
-                                          NULL);
+            err =
+                clEnqueueCopyBufferRect(ctx->queue, packed, plan->typed, po, to, region, region[0],
+                                        region[0] * region[1], row, slice, 0, NULL, NULL);
         MG_CL_CHECK(err, "clEnqueueCopyBufferRect", rc, fn_fail);
         pk += per;
         int d = nd - inner - 1;
@@ -208,9 +207,9 @@ fn_fail:
     goto fn_exit;
 }
 
-int mgpk_contig_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed,
-                        int64_t packed_off, int64_t first, int64_t n, cl_uint nwait,
-                        const cl_event *wait, cl_event *done)
+int mgpk_contig_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed, int64_t packed_off,
+                        int64_t first, int64_t n, cl_uint nwait, const cl_event *wait,
+                        cl_event *done)
 {
     int rc = MPI_SUCCESS;
     size_t t = (size_t)(plan->typed_off + plan->type->shape.offset + first);
@@ -243,9 +242,9 @@ fn_fail:
     goto fn_exit;
 }
 
-static int copy_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed,
-                        int64_t packed_off, int64_t first, int64_t n, cl_uint nwait,
-                        const cl_event *wait, cl_event *done)
+static int copy_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed, int64_t packed_off,
+                        int64_t first, int64_t n, cl_uint nwait, const cl_event *wait,
+                        cl_event *done)
 {
     int rc = MPI_SUCCESS;
     if (plan->contig)

@@ -24,16 +24,17 @@ int mgpk_ctx_create(cl_context context, cl_device_id device, cl_command_queue qu
     if (ctx->settings.chunk_bytes == 0)
         ctx->settings.chunk_bytes = MGPK_DEFAULT_CHUNK;
     /* Chunks hold whole 16-byte words so that W never shrinks at a chunk edge. */
-    ctx->settings.chunk_bytes = ctx->settings.chunk_bytes < 16 ? 16 : ctx->settings.chunk_bytes & ~(size_t)15;
+    ctx->settings.chunk_bytes =
+        ctx->settings.chunk_bytes < 16 ? 16 : ctx->settings.chunk_bytes & ~(size_t)15;
     if (ctx->settings.cache_dir) {
         ctx->cache_dir = strdup(ctx->settings.cache_dir);
         if (!ctx->cache_dir)
             MG_FAIL(rc, fail_ctx, MPI_ERR_NO_MEM, "mgpk: no memory for a context");
     }
     ctx->settings.cache_dir = ctx->cache_dir;
-    MG_CL_CHECK(clGetDeviceInfo(device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof(unified), &unified,
-                                NULL),
-                "clGetDeviceInfo(CL_DEVICE_HOST_UNIFIED_MEMORY)", rc, fail_dir);
+    MG_CL_CHECK(
+        clGetDeviceInfo(device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof(unified), &unified, NULL),
+        "clGetDeviceInfo(CL_DEVICE_HOST_UNIFIED_MEMORY)", rc, fail_dir);
     ctx->unified = unified == CL_TRUE;
     MG_CL_CHECK(clRetainContext(context), "clRetainContext", rc, fail_dir);
     ctx->context = context;
@@ -128,8 +129,8 @@ int mgpk_ctx_stage(mgpk_ctx_t *ctx)
     if (ctx->stage[0])
         goto fn_exit;
     for (int i = 0; i < MGPK_NSTAGE; i++) {
-        ctx->stage[i] = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, ctx->settings.chunk_bytes,
-                                       NULL, &err);
+        ctx->stage[i] =
+            clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, ctx->settings.chunk_bytes, NULL, &err);
         MG_CL_CHECK(err, "clCreateBuffer(staging)", rc, fn_fail);
     }
     ctx->stage_bytes = ctx->settings.chunk_bytes;
@@ -160,8 +161,8 @@ int mgpk_ctx_wrap(mgpk_ctx_t *ctx, void *ptr, size_t len, cl_mem *mem)
         if (!w->mem || (victim->mem && w->used < victim->used))
             victim = w;
     }
-    cl_mem m = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, len, ptr,
-                              &err);
+    cl_mem m =
+        clCreateBuffer(ctx->context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, len, ptr, &err);
     MG_CL_CHECK(err, "clCreateBuffer(CL_MEM_USE_HOST_PTR)", rc, fn_fail);
     if (victim->mem)
         clReleaseMemObject(victim->mem);

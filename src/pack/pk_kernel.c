@@ -56,8 +56,7 @@ static int64_t uniform_basic(const mgdt_type_t *type)
     return b < 0 ? 0 : b;
 }
 
-static int kernel_plan(mgpk_ctx_t *ctx, mgpk_plan_t *plan, int64_t first, int64_t n,
-                       int64_t hint)
+static int kernel_plan(mgpk_ctx_t *ctx, mgpk_plan_t *plan, int64_t first, int64_t n, int64_t hint)
 {
     int rc = MPI_SUCCESS;
     const mgdt_type_t *type = plan->type;
@@ -111,7 +110,7 @@ fn_fail:
     goto fn_exit;
 }
 
-#define SET_ARG(k_, i_, v_)                                                                     \
+#define SET_ARG(k_, i_, v_)                                                                        \
     MG_CL_CHECK(clSetKernelArg((k_), (i_), sizeof(v_), &(v_)), "clSetKernelArg", rc, fn_fail)
 
 static int kernel_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed,

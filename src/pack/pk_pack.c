@@ -61,8 +61,7 @@ static int run_pipeline(mgpk_ctx_t *ctx, const mgpk_method_ops_t *ops, const mgp
         int64_t len = n - off < chunk ? n - off : chunk;
         cl_event *kev = &ev[s], *cev = &ev[MGPK_NSTAGE + s], k = NULL, c = NULL;
         if (plan->dir == MGPK_DIR_PACK) {
-            rc = ops->enqueue(ctx, plan, ctx->stage[s], 0, first + off, len, *cev ? 1 : 0, cev,
-                              &k);
+            rc = ops->enqueue(ctx, plan, ctx->stage[s], 0, first + off, len, *cev ? 1 : 0, cev, &k);
             MG_CHECK(rc, fn_fail);
             set_event(kev, k);
             MG_CL_CHECK(clFlush(ctx->queue), "clFlush", rc, fn_fail);
@@ -145,7 +144,8 @@ static int transfer(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, mgp
         MG_FAIL(rc, fn_fail_unlocked, MPI_ERR_UNSUPPORTED_OPERATION,
                 "mgpk: method %d is handled by the caller", (int)method);
     if (!typed.mem || typed.host)
-        MG_FAIL(rc, fn_fail_unlocked, MPI_ERR_BUFFER, "mgpk: the typed side must be a device buffer");
+        MG_FAIL(rc, fn_fail_unlocked, MPI_ERR_BUFFER,
+                "mgpk: the typed side must be a device buffer");
     if (n < 0 || first < 0 || count < 0 || (type->size > 0 && first + n > count * type->size))
         MG_FAIL(rc, fn_fail_unlocked, MPI_ERR_ARG, "mgpk: range [%lld, +%lld) outside %lld bytes",
                 (long long)first, (long long)n, (long long)(count * type->size));
@@ -173,9 +173,8 @@ static int transfer(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, mgp
     rc = ops->plan(ctx, &plan, first, n, hint);
     MG_CHECK(rc, fn_fail);
     if (ctx->settings.verbose)
-        fprintf(stderr, "mpigpu: %s %lld B %s W=%d %s%s\n", dir ? "unpack" : "pack",
-                (long long)n, plan.what, plan.width, path,
-                flags & MGPK_F_EXTERNAL32 ? " external32" : "");
+        fprintf(stderr, "mpigpu: %s %lld B %s W=%d %s%s\n", dir ? "unpack" : "pack", (long long)n,
+                plan.what, plan.width, path, flags & MGPK_F_EXTERNAL32 ? " external32" : "");
     if (!packed.host)
         rc = run_device(ctx, ops, &plan, packed, first, n);
     else if (wrap)

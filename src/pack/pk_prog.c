@@ -35,8 +35,7 @@ uint64_t mgpk_fnv1a(uint64_t h, const void *data, size_t len)
     return h;
 }
 
-static const char *const family_prefix[MGPK_FAM_COUNT] = {"mg_", "mg_swap_", "mg_vec_",
-                                                          "mg_sub_"};
+static const char *const family_prefix[MGPK_FAM_COUNT] = {"mg_", "mg_swap_", "mg_vec_", "mg_sub_"};
 
 /* Key of one program: device identity, driver, build options and source. */
 static int prog_key(mgpk_ctx_t *ctx, const mgpk_source_t *src, uint64_t *key)
@@ -53,8 +52,7 @@ static int prog_key(mgpk_ctx_t *ctx, const mgpk_source_t *src, uint64_t *key)
                     "clGetDeviceInfo", rc, fn_fail);
         h = mgpk_fnv1a(h, buf, len);
     }
-    MG_CL_CHECK(clGetDeviceInfo(ctx->device, CL_DEVICE_PLATFORM, sizeof(platform), &platform,
-                                NULL),
+    MG_CL_CHECK(clGetDeviceInfo(ctx->device, CL_DEVICE_PLATFORM, sizeof(platform), &platform, NULL),
                 "clGetDeviceInfo(CL_DEVICE_PLATFORM)", rc, fn_fail);
     size_t plen = 0;
     MG_CL_CHECK(clGetPlatformInfo(platform, CL_PLATFORM_VERSION, sizeof(buf), buf, &plen),
@@ -72,8 +70,7 @@ fn_fail:
 static void cache_path(const mgpk_ctx_t *ctx, const mgpk_source_t *src, uint64_t key, char *path,
                        size_t len)
 {
-    snprintf(path, len, "%s/%s-%016llx.bin", ctx->cache_dir, src->name,
-             (unsigned long long)key);
+    snprintf(path, len, "%s/%s-%016llx.bin", ctx->cache_dir, src->name, (unsigned long long)key);
 }
 
 /* A program from the cache file, or NULL on any mismatch. */
@@ -148,8 +145,7 @@ static void cache_store(mgpk_ctx_t *ctx, cl_program prog, const char *path, uint
     f = fopen(tmp, "wb");
     if (!f)
         goto done;
-    mgpk_cache_hdr_t hdr = {
-        .key = key, .len = len, .sum = mgpk_fnv1a(MGPK_FNV_BASIS, bin, len)};
+    mgpk_cache_hdr_t hdr = {.key = key, .len = len, .sum = mgpk_fnv1a(MGPK_FNV_BASIS, bin, len)};
     memcpy(hdr.magic, MGPK_CACHE_MAGIC, 8);
     ok = fwrite(&hdr, sizeof(hdr), 1, f) == 1 && fwrite(bin, 1, len, f) == len;
     ok = (fclose(f) == 0) && ok;
@@ -175,8 +171,7 @@ static int prog_build_source(mgpk_ctx_t *ctx, const mgpk_source_t *src, cl_progr
     err = clBuildProgram(*prog, 1, &ctx->device, MGPK_BUILD_OPTIONS, NULL, NULL);
     if (err != CL_SUCCESS) {
         char log[400] = "";
-        clGetProgramBuildInfo(*prog, ctx->device, CL_PROGRAM_BUILD_LOG, sizeof(log) - 1, log,
-                              NULL);
+        clGetProgramBuildInfo(*prog, ctx->device, CL_PROGRAM_BUILD_LOG, sizeof(log) - 1, log, NULL);
         MG_FAIL(rc, fail_release, MPI_ERR_OTHER, "clBuildProgram(%s): %s: %s", src->name,
                 mgerr_cl_name(err), log);
     }
@@ -233,8 +228,8 @@ int mgpk_prog_ensure(mgpk_ctx_t *ctx)
     if (ctx->built)
         goto fn_exit;
     if (mgpk_nsources > MGPK_MAX_PROGS)
-        MG_FAIL(rc, fn_fail, MPI_ERR_INTERN, "mgpk: %zu kernel sources, room for %d",
-                mgpk_nsources, MGPK_MAX_PROGS);
+        MG_FAIL(rc, fn_fail, MPI_ERR_INTERN, "mgpk: %zu kernel sources, room for %d", mgpk_nsources,
+                MGPK_MAX_PROGS);
     for (size_t i = 0; i < mgpk_nsources; i++) {
         const mgpk_source_t *src = &mgpk_sources[i];
         char path[4096] = "";

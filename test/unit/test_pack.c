@@ -158,9 +158,21 @@ static mgdt_type_t *mk_contig(void)
 }
 
 typedef mgdt_type_t *(*mk_fn)(void);
-enum { C_LEAF, C_VEC, C_VEC16, C_BLKIDX, C_INDEXED, C_STRUCT, C_SUB3, C_SUB2, C_VECVEC, C_CONTIG, NCASES };
-static const mk_fn makers[NCASES] = {mk_leaf,    mk_vector, mk_vec16, mk_blkidx, mk_indexed,
-                                     mk_struct,  mk_sub3,   mk_sub2,  mk_vecvec, mk_contig};
+enum {
+    C_LEAF,
+    C_VEC,
+    C_VEC16,
+    C_BLKIDX,
+    C_INDEXED,
+    C_STRUCT,
+    C_SUB3,
+    C_SUB2,
+    C_VECVEC,
+    C_CONTIG,
+    NCASES
+};
+static const mk_fn makers[NCASES] = {mk_leaf,   mk_vector, mk_vec16, mk_blkidx, mk_indexed,
+                                     mk_struct, mk_sub3,   mk_sub2,  mk_vecvec, mk_contig};
 static mgdt_type_t *types[NCASES];
 
 /* ---- the device ----------------------------------------------------------- */
@@ -172,12 +184,12 @@ static int g_small;
 static char g_cache[256];
 
 /* Outside a test: no ck_assert. */
-#define ENV_CHECK(cond_, what_)                                                                 \
-    do {                                                                                        \
-        if (!(cond_)) {                                                                         \
-            fprintf(stderr, "test_pack: %s failed\n", (what_));                                 \
-            exit(EXIT_FAILURE);                                                                 \
-        }                                                                                       \
+#define ENV_CHECK(cond_, what_)                                                                    \
+    do {                                                                                           \
+        if (!(cond_)) {                                                                            \
+            fprintf(stderr, "test_pack: %s failed\n", (what_));                                    \
+            exit(EXIT_FAILURE);                                                                    \
+        }                                                                                          \
     } while (0)
 
 static void env_setup(void)
@@ -255,16 +267,15 @@ static unsigned char pat(int64_t i, int seed)
 static cl_mem dev_buf(size_t len, const void *init)
 {
     cl_int err;
-    cl_mem m = clCreateBuffer(g_cl, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, len, (void *)init,
-                              &err);
+    cl_mem m =
+        clCreateBuffer(g_cl, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, len, (void *)init, &err);
     ck_assert_int_eq(err, CL_SUCCESS);
     return m;
 }
 
 static void dev_read(cl_mem m, size_t len, void *out)
 {
-    ck_assert_int_eq(clEnqueueReadBuffer(g_q, m, CL_TRUE, 0, len, out, 0, NULL, NULL),
-                     CL_SUCCESS);
+    ck_assert_int_eq(clEnqueueReadBuffer(g_q, m, CL_TRUE, 0, len, out, 0, NULL, NULL), CL_SUCCESS);
 }
 
 /* Runs r and checks every byte of both sides; returns the width used. */
@@ -278,7 +289,8 @@ static int check(run_t r)
         hi = tb_max(hi, k * t->extent + t->true_ub);
     }
     int64_t origin = -lo + r.shift, ulen = hi - lo + r.shift + 32, plen = n + r.pshift + 64;
-    int64_t *map = malloc(sizeof(int64_t) * (total + 1)), *swp = malloc(sizeof(int64_t) * (total + 1));
+    int64_t *map = malloc(sizeof(int64_t) * (total + 1)),
+            *swp = malloc(sizeof(int64_t) * (total + 1));
     unsigned char *user = malloc(ulen), *uexp = malloc(ulen), *uout = malloc(ulen);
     unsigned char *pk = aligned_alloc(64, (plen + 63) / 64 * 64), *pexp = malloc(plen);
     ref_map(t, r.count, map, swp);
@@ -295,8 +307,8 @@ static int check(run_t r)
     }
     cl_mem tm = dev_buf(ulen, user), pm = r.dev ? dev_buf(plen, pk) : NULL;
     mgpk_buf_t typed = {.mem = tm, .offset = origin};
-    mgpk_buf_t packed = r.dev ? (mgpk_buf_t){.mem = pm, .offset = r.pshift}
-                              : (mgpk_buf_t){.host = pk + r.pshift};
+    mgpk_buf_t packed =
+        r.dev ? (mgpk_buf_t){.mem = pm, .offset = r.pshift} : (mgpk_buf_t){.host = pk + r.pshift};
     int rc = r.unpack ? mgpk_unpack(r.ctx, t, r.count, packed, typed, r.first, n, r.flags)
                       : mgpk_pack(r.ctx, t, r.count, typed, packed, r.first, n, r.flags);
     ck_assert_msg(rc == MPI_SUCCESS, "rc %d: %s", rc, mgerr_get(rc));
@@ -345,8 +357,12 @@ START_TEST(test_whole)
         for (int64_t count = 1; count <= 3; count += 2)
             for (int64_t shift = 0; shift <= 5; shift += 5)
                 if (case_used(c))
-                    check4((run_t){.ctx = ctx, .t = types[c], .count = count, .shift = shift,
-                                   .n = -1, .pshift = 3});
+                    check4((run_t){.ctx = ctx,
+                                   .t = types[c],
+                                   .count = count,
+                                   .shift = shift,
+                                   .n = -1,
+                                   .pshift = 3});
     mgpk_stats_t st;
     mgpk_ctx_stats(ctx, &st);
     ck_assert_str_eq(st.last_path, "device");
@@ -369,8 +385,13 @@ START_TEST(test_partial)
         for (int i = 0; i < 4; i++)
             for (int j = 0; j < 3; j++) {
                 int64_t n = tb_min(ns[j], total - firsts[i]);
-                check4((run_t){.ctx = ctx, .t = types[c], .count = 3, .shift = 3,
-                               .first = firsts[i], .n = n, .pshift = 1});
+                check4((run_t){.ctx = ctx,
+                               .t = types[c],
+                               .count = 3,
+                               .shift = 3,
+                               .first = firsts[i],
+                               .n = n,
+                               .pshift = 1});
             }
     }
     mgpk_ctx_free(ctx);
@@ -386,8 +407,14 @@ START_TEST(test_pipeline)
         int64_t total = 3 * types[c]->size;
         for (int unpack = 0; unpack < 2; unpack++) {
             check((run_t){.ctx = ctx, .t = types[c], .count = 3, .n = -1, .unpack = unpack});
-            check((run_t){.ctx = ctx, .t = types[c], .count = 3, .shift = 1, .first = 7,
-                          .n = total - 9, .pshift = 5, .unpack = unpack});
+            check((run_t){.ctx = ctx,
+                          .t = types[c],
+                          .count = 3,
+                          .shift = 1,
+                          .first = 7,
+                          .n = total - 9,
+                          .pshift = 5,
+                          .unpack = unpack});
         }
     }
     mgpk_stats_t st;
@@ -407,8 +434,13 @@ START_TEST(test_widths)
     for (int k = 0; k < 2; k++)
         for (int i = 0; i < 5; i++)
             for (int unpack = 0; unpack < 2; unpack++) {
-                int w = check((run_t){.ctx = ctx, .t = ts[k], .count = 2, .shift = shifts[i],
-                                      .n = -1, .dev = 1, .unpack = unpack});
+                int w = check((run_t){.ctx = ctx,
+                                      .t = ts[k],
+                                      .count = 2,
+                                      .shift = shifts[i],
+                                      .n = -1,
+                                      .dev = 1,
+                                      .unpack = unpack});
                 ck_assert_int_eq(w, shifts[i] ? shifts[i] : 16);
             }
     tt_free(g);
@@ -433,9 +465,9 @@ START_TEST(test_specialized)
                 user[j] = pat(j, 3);
             cl_mem tm = dev_buf(4096, user);
             mgpk_buf_t src = {.mem = tm, .offset = 1024};
-            ck_assert_int_eq(mgpk_pack(ctx, types[cases[i]], count, src,
-                                       (mgpk_buf_t){.host = a}, 0, total, 0),
-                             MPI_SUCCESS);
+            ck_assert_int_eq(
+                mgpk_pack(ctx, types[cases[i]], count, src, (mgpk_buf_t){.host = a}, 0, total, 0),
+                MPI_SUCCESS);
             ck_assert_int_eq(mgpk_pack(ctx, g, count, src, (mgpk_buf_t){.host = b}, 0, total, 0),
                              MPI_SUCCESS);
             ck_assert_int_eq(memcmp(a, b, total), 0);
@@ -455,15 +487,18 @@ START_TEST(test_copy_method)
     mgpk_ctx_t *ctx = mk_ctx(MGPK_METHOD_COPY, 0, 0);
     for (int c = 0; c < NCASES; c++)
         for (int64_t count = 1; count <= 3; count += 2) {
-            check4((run_t){.ctx = ctx, .t = types[c], .count = count, .shift = 2, .n = -1,
-                           .pshift = 1});
-            check4((run_t){.ctx = ctx, .t = types[c], .count = count, .first = 3,
+            check4((run_t){
+                .ctx = ctx, .t = types[c], .count = count, .shift = 2, .n = -1, .pshift = 1});
+            check4((run_t){.ctx = ctx,
+                           .t = types[c],
+                           .count = count,
+                           .first = 3,
                            .n = count * types[c]->size - 4});
         }
     char out[64] = "";
     cl_mem tm = dev_buf(sizeof(out), out);
-    int rc = mgpk_pack(ctx, types[C_VEC], 1, (mgpk_buf_t){.mem = tm}, (mgpk_buf_t){.host = out},
-                       0, 4, MGPK_F_EXTERNAL32);
+    int rc = mgpk_pack(ctx, types[C_VEC], 1, (mgpk_buf_t){.mem = tm}, (mgpk_buf_t){.host = out}, 0,
+                       4, MGPK_F_EXTERNAL32);
     ck_assert_int_eq(rc, MPI_ERR_UNSUPPORTED_OPERATION);
     clReleaseMemObject(tm);
     mgpk_ctx_free(ctx);
@@ -479,8 +514,13 @@ START_TEST(test_external32)
     for (int i = 0; i < 5; i++)
         for (int64_t shift = 0; shift <= 1; shift++)
             for (int unpack = 0; unpack < 2; unpack++) {
-                int w = check((run_t){.ctx = ctx, .t = types[cases[i]], .count = 2, .shift = shift,
-                                      .n = -1, .dev = 1, .unpack = unpack,
+                int w = check((run_t){.ctx = ctx,
+                                      .t = types[cases[i]],
+                                      .count = 2,
+                                      .shift = shift,
+                                      .n = -1,
+                                      .dev = 1,
+                                      .unpack = unpack,
                                       .flags = MGPK_F_EXTERNAL32});
                 ck_assert_int_eq(w, shift ? 1 : widths[i]);
             }
@@ -586,9 +626,9 @@ START_TEST(test_misc)
     ck_assert_ptr_eq(mgpk_ctx_context(ctx), g_cl);
     ck_assert_ptr_eq(mgpk_ctx_device(ctx), g_dev);
     cl_mem m = dev_buf(64, buf);
-    ck_assert_int_eq(mgpk_pack(ctx, types[C_VEC], 1, (mgpk_buf_t){.mem = m},
-                               (mgpk_buf_t){.host = buf}, 0, 4, 0),
-                     MPI_ERR_UNSUPPORTED_OPERATION);
+    ck_assert_int_eq(
+        mgpk_pack(ctx, types[C_VEC], 1, (mgpk_buf_t){.mem = m}, (mgpk_buf_t){.host = buf}, 0, 4, 0),
+        MPI_ERR_UNSUPPORTED_OPERATION);
     mgpk_ctx_free(ctx);
     /* mgpk_copy between all sides. */
     ctx = mk_ctx(MGPK_METHOD_AUTO, 0, 0);
@@ -596,18 +636,20 @@ START_TEST(test_misc)
     for (int i = 0; i < 64; i++)
         in[i] = (char)pat(i, 4);
     cl_mem m2 = dev_buf(64, buf);
-    ck_assert_int_eq(mgpk_copy(ctx, (mgpk_buf_t){.mem = m, .offset = 3}, (mgpk_buf_t){.host = in}, 40),
-                     MPI_SUCCESS);
+    ck_assert_int_eq(
+        mgpk_copy(ctx, (mgpk_buf_t){.mem = m, .offset = 3}, (mgpk_buf_t){.host = in}, 40),
+        MPI_SUCCESS);
     ck_assert_int_eq(mgpk_copy(ctx, (mgpk_buf_t){.mem = m2, .offset = 1},
                                (mgpk_buf_t){.mem = m, .offset = 3}, 40),
                      MPI_SUCCESS);
-    ck_assert_int_eq(mgpk_copy(ctx, (mgpk_buf_t){.host = out}, (mgpk_buf_t){.mem = m2, .offset = 1}, 40),
-                     MPI_SUCCESS);
+    ck_assert_int_eq(
+        mgpk_copy(ctx, (mgpk_buf_t){.host = out}, (mgpk_buf_t){.mem = m2, .offset = 1}, 40),
+        MPI_SUCCESS);
     ck_assert_int_eq(memcmp(in, out, 40), 0);
     /* Empty ranges and out-of-range requests. */
-    ck_assert_int_eq(mgpk_pack(ctx, types[C_VEC], 1, (mgpk_buf_t){.mem = m},
-                               (mgpk_buf_t){.host = out}, 0, 0, 0),
-                     MPI_SUCCESS);
+    ck_assert_int_eq(
+        mgpk_pack(ctx, types[C_VEC], 1, (mgpk_buf_t){.mem = m}, (mgpk_buf_t){.host = out}, 0, 0, 0),
+        MPI_SUCCESS);
     ck_assert_int_eq(mgpk_pack(ctx, types[C_VEC], 1, (mgpk_buf_t){.mem = m},
                                (mgpk_buf_t){.host = out}, 50, 20, 0),
                      MPI_ERR_ARG);

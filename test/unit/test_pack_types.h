@@ -93,13 +93,13 @@ static int tb_finish(tb_t *b, int i)
         align = tb_min(ch->align, tb_p2(ch->extent));
     }
     /* Each (displacement, number of children) block widens [lo, hi). */
-#define TB_BLOCK(d_, n_, c_)                                                                    \
-    do {                                                                                        \
-        if ((n_) > 0) {                                                                         \
-            lo = tb_min(lo, (d_) + tb_min(0, ((n_)-1) * (c_)->extent) + (c_)->true_lb);          \
-            hi = tb_max(hi, (d_) + tb_max(0, ((n_)-1) * (c_)->extent) + (c_)->true_ub);          \
-        }                                                                                       \
-        align = tb_min(align, tb_p2(d_));                                                       \
+#define TB_BLOCK(d_, n_, c_)                                                                       \
+    do {                                                                                           \
+        if ((n_) > 0) {                                                                            \
+            lo = tb_min(lo, (d_) + tb_min(0, ((n_)-1) * (c_)->extent) + (c_)->true_lb);            \
+            hi = tb_max(hi, (d_) + tb_max(0, ((n_)-1) * (c_)->extent) + (c_)->true_ub);            \
+        }                                                                                          \
+        align = tb_min(align, tb_p2(d_));                                                          \
     } while (0)
     switch (nd->kind) {
     case MGDT_K_CONTIG:
