@@ -247,8 +247,10 @@ static int copy_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed,
                         cl_event *done)
 {
     int rc = MPI_SUCCESS;
-    if (plan->contig)
-        return mgpk_contig_enqueue(ctx, plan, packed, packed_off, first, n, nwait, wait, done);
+    if (plan->contig) {
+        rc = mgpk_contig_enqueue(ctx, plan, packed, packed_off, first, n, nwait, wait, done);
+        goto fn_exit;
+    }
     if (nwait)
         MG_CL_CHECK(clEnqueueBarrierWithWaitList(ctx->queue, nwait, wait, NULL),
                     "clEnqueueBarrierWithWaitList", rc, fn_fail);

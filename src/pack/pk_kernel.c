@@ -120,9 +120,10 @@ static int kernel_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packe
     int rc = MPI_SUCCESS;
     const mgdt_type_t *type = plan->type;
     const mgdt_shape_t *sh = &type->shape;
-    if (plan->contig)
-        return mgpk_contig_enqueue(ctx, plan, packed, packed_off, first, n, nwait, wait, done);
-
+    if (plan->contig) {
+        rc = mgpk_contig_enqueue(ctx, plan, packed, packed_off, first, n, nwait, wait, done);
+        goto fn_exit;
+    }
     int widx = 0;
     while ((1 << widx) < plan->width)
         widx++;

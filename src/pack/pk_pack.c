@@ -128,31 +128,35 @@ static int run_device(mgpk_ctx_t *ctx, const mgpk_method_ops_t *ops, const mgpk_
     return wait_release(1, &ev, rc);
 }
 
-static int transfer(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, mgpk_dir_t dir,
-                    mgpk_buf_t typed, mgpk_buf_t packed, int64_t first, int64_t n, int flags)
+static int check_args(const mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count,
+                      mgpk_buf_t typed, int64_t first, int64_t n)
 {
     int rc = MPI_SUCCESS;
     mgpk_method_t method = ctx->settings.method;
-    const mgpk_method_ops_t *ops = NULL;
+    if ((unsigned)method >= sizeof(method_table) / sizeof(method_table[0]) || !method_table[method])
+        MG_FAIL(rc, fn_fail, MPI_ERR_UNSUPPORTED_OPERATION,
+                "mgpk: method %d is handled by the caller", (int)method);
+    if (!typed.mem || typed.host)
+        MG_FAIL(rc, fn_fail, MPI_ERR_BUFFER, "mgpk: the typed side must be a device buffer");
+    if (n < 0 || first < 0 || count < 0 || (type->size > 0 && first + n > count * type->size))
+        MG_FAIL(rc, fn_fail, MPI_ERR_ARG, "mgpk: range [%lld, +%lld) outside %lld bytes",
+                (long long)first, (long long)n, (long long)(count * type->size));
+fn_exit:
+    return rc;
+fn_fail:
+    goto fn_exit;
+}
+
+/* Route the packed side and run; ctx->lock held. */
+static int transfer_locked(mgpk_ctx_t *ctx, mgpk_plan_t *plan, mgpk_buf_t packed, int64_t first,
+                           int64_t n)
+{
+    int rc = MPI_SUCCESS;
+    const mgpk_method_ops_t *ops = method_table[ctx->settings.method];
     const char *path;
     cl_mem wrap = NULL;
     int64_t hint = 0;
 
-    if ((unsigned)method < sizeof(method_table) / sizeof(method_table[0]))
-        ops = method_table[method];
-    if (!ops)
-        MG_FAIL(rc, fn_fail_unlocked, MPI_ERR_UNSUPPORTED_OPERATION,
-                "mgpk: method %d is handled by the caller", (int)method);
-    if (!typed.mem || typed.host)
-        MG_FAIL(rc, fn_fail_unlocked, MPI_ERR_BUFFER,
-                "mgpk: the typed side must be a device buffer");
-    if (n < 0 || first < 0 || count < 0 || (type->size > 0 && first + n > count * type->size))
-        MG_FAIL(rc, fn_fail_unlocked, MPI_ERR_ARG, "mgpk: range [%lld, +%lld) outside %lld bytes",
-                (long long)first, (long long)n, (long long)(count * type->size));
-    if (n == 0 || type->size == 0)
-        return MPI_SUCCESS;
-
-    pthread_mutex_lock(&ctx->lock);
     if (!packed.host) {
         path = "device";
         hint = packed.offset;
@@ -164,31 +168,43 @@ static int transfer(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, mgp
     } else {
         path = "pipeline";
     }
+    rc = ops->plan(ctx, plan, first, n, hint);
+    MG_CHECK(rc, fn_fail);
+    if (ctx->settings.verbose)
+        fprintf(stderr, "mpigpu: %s %lld B %s W=%d %s%s\n", plan->dir ? "unpack" : "pack",
+                (long long)n, plan->what, plan->width, path,
+                plan->flags & MGPK_F_EXTERNAL32 ? " external32" : "");
+    if (!packed.host)
+        rc = run_device(ctx, ops, plan, packed, first, n);
+    else if (wrap)
+        rc = run_direct(ctx, ops, plan, wrap, first, n);
+    else
+        rc = run_pipeline(ctx, ops, plan, packed.host, first, n);
+    MG_CHECK(rc, fn_fail);
+    ctx->stats.last_path = path;
+fn_exit:
+    return rc;
+fn_fail:
+    goto fn_exit;
+}
+
+static int transfer(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, mgpk_dir_t dir,
+                    mgpk_buf_t typed, mgpk_buf_t packed, int64_t first, int64_t n, int flags)
+{
+    int rc = check_args(ctx, type, count, typed, first, n);
+    MG_CHECK(rc, fn_exit);
+    if (n == 0 || type->size == 0)
+        goto fn_exit;
     mgpk_plan_t plan = {.type = type,
                         .count = count,
                         .dir = dir,
                         .flags = flags,
                         .typed = typed.mem,
                         .typed_off = typed.offset};
-    rc = ops->plan(ctx, &plan, first, n, hint);
-    MG_CHECK(rc, fn_fail);
-    if (ctx->settings.verbose)
-        fprintf(stderr, "mpigpu: %s %lld B %s W=%d %s%s\n", dir ? "unpack" : "pack", (long long)n,
-                plan.what, plan.width, path, flags & MGPK_F_EXTERNAL32 ? " external32" : "");
-    if (!packed.host)
-        rc = run_device(ctx, ops, &plan, packed, first, n);
-    else if (wrap)
-        rc = run_direct(ctx, ops, &plan, wrap, first, n);
-    else
-        rc = run_pipeline(ctx, ops, &plan, packed.host, first, n);
-    MG_CHECK(rc, fn_fail);
-    ctx->stats.last_path = path;
-fn_exit:
+    pthread_mutex_lock(&ctx->lock);
+    rc = transfer_locked(ctx, &plan, packed, first, n);
     pthread_mutex_unlock(&ctx->lock);
-    return rc;
-fn_fail:
-    goto fn_exit;
-fn_fail_unlocked:
+fn_exit:
     return rc;
 }
 
