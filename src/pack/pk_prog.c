@@ -184,40 +184,44 @@ fn_fail:
     goto fn_exit;
 }
 
+/* The slot of ctx->kernels that a kernel of this name fills, or NULL. */
+static cl_kernel *kernel_slot(mgpk_ctx_t *ctx, const char *name)
+{
+    for (int f = 0; f < MGPK_FAM_COUNT; f++)
+        for (int d = 0; d < 2; d++)
+            for (int w = 0; w < MGPK_NWIDTHS; w++) {
+                char want[64];
+                snprintf(want, sizeof(want), "%s%s_w%d", family_prefix[f], d ? "unpack" : "pack",
+                         1 << w);
+                if (!strcmp(name, want))
+                    return &ctx->kernels[f][d][w];
+            }
+    return NULL;
+}
+
 /* Files the program's kernels into ctx->kernels by name. */
 static int prog_kernels(mgpk_ctx_t *ctx, cl_program prog)
 {
     int rc = MPI_SUCCESS;
     cl_kernel ks[64];
-    cl_uint nk = 0;
+    cl_uint nk = 0, i = 0;
     MG_CL_CHECK(clCreateKernelsInProgram(prog, 64, ks, &nk), "clCreateKernelsInProgram", rc,
                 fn_fail);
-    for (cl_uint i = 0; i < nk; i++) {
+    for (; i < nk; i++) {
         char name[64] = "";
-        cl_int err = clGetKernelInfo(ks[i], CL_KERNEL_FUNCTION_NAME, sizeof(name), name, NULL);
-        int placed = 0;
-        for (int f = 0; f < MGPK_FAM_COUNT && err == CL_SUCCESS && !placed; f++)
-            for (int d = 0; d < 2 && !placed; d++)
-                for (int w = 0; w < MGPK_NWIDTHS && !placed; w++) {
-                    char want[64];
-                    snprintf(want, sizeof(want), "%s%s_w%d", family_prefix[f],
-                             d ? "unpack" : "pack", 1 << w);
-                    if (!strcmp(name, want) && !ctx->kernels[f][d][w]) {
-                        ctx->kernels[f][d][w] = ks[i];
-                        placed = 1;
-                    }
-                }
-        if (!placed)
+        MG_CL_CHECK(clGetKernelInfo(ks[i], CL_KERNEL_FUNCTION_NAME, sizeof(name), name, NULL),
+                    "clGetKernelInfo(CL_KERNEL_FUNCTION_NAME)", rc, fail_kernels);
+        cl_kernel *slot = kernel_slot(ctx, name);
+        if (slot && !*slot)
+            *slot = ks[i];
+        else
             clReleaseKernel(ks[i]);
-        MG_CL_CHECK(err, "clGetKernelInfo(CL_KERNEL_FUNCTION_NAME)", rc, fail_rest);
-        continue;
-    fail_rest:
-        for (cl_uint j = i + 1; j < nk; j++)
-            clReleaseKernel(ks[j]);
-        goto fn_fail;
     }
 fn_exit:
     return rc;
+fail_kernels:
+    for (; i < nk; i++)
+        clReleaseKernel(ks[i]);
 fn_fail:
     goto fn_exit;
 }

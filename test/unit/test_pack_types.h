@@ -248,4 +248,145 @@ static void ref_map(const mgdt_type_t *t, int64_t count, int64_t *map, int64_t *
         ref_emit(t, 0, k * t->extent, map, swap, &pos);
 }
 
+/* ---- the test types ---------------------------------------------------------- */
+
+static mgdt_type_t *mk_leaf(void)
+{
+    tb_t b = {.nn = 0};
+    tb_leaf(&b, 24, 4);
+    mgdt_type_t *t = tb_type(&b);
+    t->shape = (mgdt_shape_t){.kind = MGDT_SHAPE_CONTIG};
+    return t;
+}
+
+static mgdt_type_t *mk_vector(void)
+{
+    tb_t b = {.nn = 0};
+    tb_node(&b, MGDT_K_VECTOR, 5, 3, 40);
+    tb_leaf(&b, 4, 4);
+    mgdt_type_t *t = tb_type(&b);
+    t->shape = (mgdt_shape_t){.kind = MGDT_SHAPE_VECTOR, .blocklen = 12, .count = 5, .stride = 40};
+    return t;
+}
+
+/* 16-byte runs, 16-aligned everywhere: reaches W = 16. */
+static mgdt_type_t *mk_vec16(void)
+{
+    tb_t b = {.nn = 0};
+    tb_node(&b, MGDT_K_VECTOR, 4, 1, 48);
+    tb_leaf(&b, 16, 8);
+    mgdt_type_t *t = tb_type(&b);
+    t->shape = (mgdt_shape_t){.kind = MGDT_SHAPE_VECTOR, .blocklen = 16, .count = 4, .stride = 48};
+    return t;
+}
+
+static mgdt_type_t *mk_blkidx(void)
+{
+    tb_t b = {.nn = 0};
+    int n = tb_node(&b, MGDT_K_BLKIDX, 4, 2, 0);
+    tb_la(&b, n, 4, (int64_t[]){0, 96, 32, 64});
+    tb_leaf(&b, 8, 8);
+    return tb_type(&b);
+}
+
+static mgdt_type_t *mk_indexed(void)
+{
+    tb_t b = {.nn = 0};
+    int n = tb_node(&b, MGDT_K_INDEXED, 3, 0, 0);
+    tb_la(&b, n, 4, (int64_t[]){3, 0, 5, 0});
+    tb_la(&b, n, 3, (int64_t[]){10, 50, 0});
+    tb_leaf(&b, 2, 2);
+    return tb_type(&b);
+}
+
+/* Two blocks of different children (one a vector), with gaps. */
+static mgdt_type_t *mk_struct(void)
+{
+    tb_t b = {.nn = 0};
+    int s = tb_node(&b, MGDT_K_STRUCT, 2, 0, 0);
+    tb_la(&b, s, 3, (int64_t[]){2, 3, 0});
+    tb_la(&b, s, 2, (int64_t[]){4, 200});
+    int v = tb_node(&b, MGDT_K_VECTOR, 3, 1, 12);
+    tb_leaf(&b, 4, 4);
+    int l = tb_leaf(&b, 8, 8);
+    tb_la(&b, s, 2, (int64_t[]){v, l});
+    return tb_type(&b);
+}
+
+/* float a[4][5][6], box 2x3x4 at (1,1,2); resized to the whole array. */
+static mgdt_type_t *mk_sub3(void)
+{
+    tb_t b = {.nn = 0};
+    int n = tb_node(&b, MGDT_K_SUBARRAY, 0, 0, (1 * 30 + 1 * 6 + 2) * 4);
+    b.nodes[n].ndims = 3;
+    b.nodes[n].extent = 480;
+    tb_la(&b, n, 6, (int64_t[]){2, 3, 4, 120, 24, 4});
+    tb_leaf(&b, 4, 4);
+    mgdt_type_t *t = tb_type(&b);
+    t->shape = (mgdt_shape_t){.kind = MGDT_SHAPE_SUBARRAY,
+                              .ndims = 3,
+                              .offset = 152,
+                              .blocklen = 16,
+                              .sub = {0, 2, 3},
+                              .strides = {0, 120, 24}};
+    return t;
+}
+
+/* double a[6][8], box 3x4 at (2,1). */
+static mgdt_type_t *mk_sub2(void)
+{
+    tb_t b = {.nn = 0};
+    int n = tb_node(&b, MGDT_K_SUBARRAY, 0, 0, (2 * 8 + 1) * 8);
+    b.nodes[n].ndims = 2;
+    b.nodes[n].extent = 384;
+    tb_la(&b, n, 4, (int64_t[]){3, 4, 64, 8});
+    tb_leaf(&b, 8, 8);
+    mgdt_type_t *t = tb_type(&b);
+    t->shape = (mgdt_shape_t){.kind = MGDT_SHAPE_SUBARRAY,
+                              .ndims = 2,
+                              .offset = 136,
+                              .blocklen = 32,
+                              .sub = {3, 0, 0},
+                              .strides = {64, 0, 0}};
+    return t;
+}
+
+/* Vector of vectors with a negative outer stride and a negative extent. */
+static mgdt_type_t *mk_vecvec(void)
+{
+    tb_t b = {.nn = 0};
+    tb_node(&b, MGDT_K_VECTOR, 3, 1, -100);
+    b.nodes[0].extent = -300;
+    tb_node(&b, MGDT_K_VECTOR, 4, 2, 12);
+    tb_leaf(&b, 4, 4);
+    return tb_type(&b);
+}
+
+static mgdt_type_t *mk_contig(void)
+{
+    tb_t b = {.nn = 0};
+    tb_node(&b, MGDT_K_CONTIG, 3, 0, 0);
+    tb_node(&b, MGDT_K_VECTOR, 2, 1, 8);
+    tb_leaf(&b, 2, 2);
+    return tb_type(&b);
+}
+
+typedef mgdt_type_t *(*mk_fn)(void);
+enum {
+    C_LEAF,
+    C_VEC,
+    C_VEC16,
+    C_BLKIDX,
+    C_INDEXED,
+    C_STRUCT,
+    C_SUB3,
+    C_SUB2,
+    C_VECVEC,
+    C_CONTIG,
+    NCASES
+};
+static const mk_fn makers[NCASES] = {mk_leaf,   mk_vector, mk_vec16, mk_blkidx, mk_indexed,
+                                     mk_struct, mk_sub3,   mk_sub2,  mk_vecvec, mk_contig};
+static mgdt_type_t *types[NCASES];
+
 #endif /* TEST_PACK_TYPES_H */
