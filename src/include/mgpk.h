@@ -77,6 +77,20 @@ int mgpk_unpack(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, mgpk_bu
 /* Blocking contiguous copy of n bytes between any two sides of this context. */
 int mgpk_copy(mgpk_ctx_t *ctx, mgpk_buf_t dst, mgpk_buf_t src, size_t n);
 
+/* Build (or load from the disk cache) every program now rather than at the
+   first kernel launch, e.g. at MPI_Init. */
+int mgpk_ctx_prepare(mgpk_ctx_t *ctx);
+
+/* Counters for tests and diagnostics (a copy; nothing to free). */
+typedef struct mgpk_stats {
+    int programs_built;    /* programs compiled from source */
+    int programs_loaded;   /* programs created from the disk cache */
+    int last_width;        /* W of the last kernel launch (0: no kernel ran) */
+    const char *last_path; /* "direct", "device" or "pipeline" */
+    long long launches;    /* kernels enqueued */
+} mgpk_stats_t;
+void mgpk_ctx_stats(const mgpk_ctx_t *ctx, mgpk_stats_t *stats);
+
 /* Embedded kernel sources (generated at build time, see src/kernels). */
 typedef struct mgpk_source {
     const char *name;

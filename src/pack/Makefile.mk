@@ -1,4 +1,5 @@
 # The pack engine: method choice, staging, launches, pipelining.
 noinst_LTLIBRARIES += libmgpk.la
 nodist_libmgpk_la_SOURCES = src/kernels/mgpk_sources.c
-libmgpk_la_SOURCES = src/pack/stub.c
+libmgpk_la_SOURCES = src/pack/mgpk_impl.h src/pack/pk_ctx.c src/pack/pk_prog.c \
+	src/pack/pk_upload.c src/pack/pk_kernel.c src/pack/pk_copy.c src/pack/pk_pack.c

@@ -14,3 +14,10 @@ test_unit_test_datatype_SOURCES = test/unit/test_datatype.c test/unit/dt_oracle.
 	test/unit/dt_oracle.h
 test_unit_test_datatype_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 test_unit_test_datatype_LDADD = libmgdt.la libmgcommon.la $(CHECK_LIBS) $(OPENCL_LIBS)
+
+check_PROGRAMS += test/unit/test_pack
+TESTS += test/unit/test_pack
+VALGRIND_TESTS += test/unit/test_pack
+test_unit_test_pack_SOURCES = test/unit/test_pack.c test/unit/test_pack_types.h
+test_unit_test_pack_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+test_unit_test_pack_LDADD = libmgpk.la libmgcommon.la $(OPENCL_LIBS) $(CHECK_LIBS)

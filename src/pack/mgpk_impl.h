@@ -1,0 +1,120 @@
+/*
+ * Internals of the pack engine shared by the files of src/pack.
+ *
+ * Every method (kernel, copy) implements one primitive: move packed bytes
+ * [first, first + n) between a typed device buffer and a contiguous device
+ * buffer.  mgpk_pack/mgpk_unpack (pk_pack.c) route host sides through it,
+ * either straight into host memory (unified devices) or through a ring of
+ * device staging chunks.
+ */
+#ifndef MGPK_IMPL_H
+#define MGPK_IMPL_H
+
+#include <pthread.h>
+
+#include "mgerr.h"
+#include "mgpk.h"
+
+#define MGPK_NSTAGE 2             /* staging chunks in flight */
+#define MGPK_NWRAP 8              /* cached host-memory wrappers */
+#define MGPK_MAX_PROGS 4          /* programs (one per .cl file) */
+#define MGPK_NWIDTHS 5            /* W = 1, 2, 4, 8, 16 */
+#define MGPK_MAX_GLOBAL (1 << 20) /* work-items per launch; the rest loop */
+#define MGPK_DEFAULT_CHUNK (4u << 20)
+
+/* Kernel families; each has a pack and an unpack kernel per width. */
+typedef enum mgpk_family {
+    MGPK_FAM_GENERIC = 0,
+    MGPK_FAM_SWAP,   /* generic walk with byte reversal (W = 1, 2, 4, 8) */
+    MGPK_FAM_VECTOR, /* SHAPE_VECTOR */
+    MGPK_FAM_SUB,    /* SHAPE_SUBARRAY */
+    MGPK_FAM_COUNT
+} mgpk_family_t;
+
+typedef enum mgpk_dir { MGPK_DIR_PACK = 0, MGPK_DIR_UNPACK = 1 } mgpk_dir_t;
+
+typedef struct mgpk_upload mgpk_upload_t;
+
+typedef struct mgpk_wrap {
+    void *ptr;
+    size_t len;
+    cl_mem mem;
+    uint64_t used; /* LRU tick */
+} mgpk_wrap_t;
+
+struct mgpk_ctx {
+    cl_context context;
+    cl_device_id device;
+    cl_command_queue queue;      /* kernels and device-side copies */
+    cl_command_queue copy_queue; /* host transfers of the pipeline */
+    mgpk_settings_t settings;
+    char *cache_dir;
+    int unified;
+    pthread_mutex_t lock; /* one call at a time: kernel arguments, staging, wrappers */
+
+    int built;
+    cl_program progs[MGPK_MAX_PROGS];
+    cl_kernel kernels[MGPK_FAM_COUNT][2][MGPK_NWIDTHS];
+    mgpk_stats_t stats;
+
+    cl_mem stage[MGPK_NSTAGE];
+    size_t stage_bytes;
+    mgpk_wrap_t wrap[MGPK_NWRAP];
+    uint64_t tick;
+
+    mgpk_upload_t *uploads; /* registry, guarded by the global upload lock */
+};
+
+/* One call, as the methods see it. */
+typedef struct mgpk_plan {
+    const mgdt_type_t *type;
+    int64_t count;
+    mgpk_dir_t dir;
+    int flags;
+    cl_mem typed;
+    int64_t typed_off;
+    int width; /* W */
+    mgpk_family_t family;
+    int contig;       /* SHAPE_CONTIG: plain copy commands */
+    cl_mem nodes, la; /* uploaded tree (generic and swap families) */
+    const char *what; /* for the verbose line */
+} mgpk_plan_t;
+
+/* A method: plan a call, then enqueue sub-ranges of it on ctx->queue.  The
+   enqueue waits for `wait` and hands back one event that completes when the
+   range has moved. */
+typedef struct mgpk_method_ops {
+    const char *name;
+    int (*plan)(mgpk_ctx_t *ctx, mgpk_plan_t *plan, int64_t first, int64_t n, int64_t hint);
+    int (*enqueue)(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed, int64_t packed_off,
+                   int64_t first, int64_t n, cl_uint nwait, const cl_event *wait, cl_event *done);
+} mgpk_method_ops_t;
+
+extern const mgpk_method_ops_t mgpk_kernel_ops;
+extern const mgpk_method_ops_t mgpk_copy_ops;
+
+/* pk_ctx.c: the staging chunks (allocated once) and a cached
+   CL_MEM_USE_HOST_PTR wrapper of [ptr, ptr + len); ctx->lock held. */
+int mgpk_ctx_stage(mgpk_ctx_t *ctx);
+int mgpk_ctx_wrap(mgpk_ctx_t *ctx, void *ptr, size_t len, cl_mem *mem);
+
+/* pk_prog.c: build (or load) every program and kernel once; ctx->lock held. */
+int mgpk_prog_ensure(mgpk_ctx_t *ctx);
+void mgpk_prog_release(mgpk_ctx_t *ctx);
+#define MGPK_FNV_BASIS 0xcbf29ce484222325ULL
+uint64_t mgpk_fnv1a(uint64_t h, const void *data, size_t len);
+
+/* pk_upload.c: the type's tree on this context's device, uploaded once. */
+int mgpk_upload_get(mgpk_ctx_t *ctx, const mgdt_type_t *type, cl_mem *nodes, cl_mem *la);
+void mgpk_upload_release_ctx(mgpk_ctx_t *ctx);
+
+/* pk_copy.c: shared by both methods. */
+int mgpk_contig_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed, int64_t packed_off,
+                        int64_t first, int64_t n, cl_uint nwait, const cl_event *wait,
+                        cl_event *done);
+/* Largest W in {1..16} dividing every value OR-ed into mix. */
+int mgpk_width(uint64_t mix);
+/* Whether the shape fields describe the type (else the generic path runs). */
+int mgpk_shape_ok(const mgdt_type_t *type, int64_t count);
+
+#endif /* MGPK_IMPL_H */

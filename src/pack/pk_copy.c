@@ -1,0 +1,302 @@
+/*
+ * The copy method: no kernel.  Vector and subarray shapes become
+ * clEnqueueCopyBufferRect commands over whole instances; everything else is
+ * one clEnqueueCopyBuffer per contiguous run, found by walking the serialized
+ * tree on the host.  Also mgpk_copy, the plain contiguous copy.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "mgpk_impl.h"
+
+/* Largest h in [0, count) with pfx[h] <= p. */
+static int64_t run_search(const int64_t *pfx, int64_t count, int64_t p)
+{
+    int64_t lo = 0, hi = count - 1;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo + 1) / 2;
+        if (pfx[mid] <= p)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* User offset of packed byte pos of the stream, and the bytes left in its leaf run. */
+static int64_t run_at(const mgdt_type_t *type, int64_t pos, int64_t *left)
+{
+    const mgdt_node_t *nodes = type->nodes;
+    const int64_t *la = type->lookaside;
+    int64_t k = pos / type->size, p = pos - k * type->size, in = k * type->extent;
+    size_t ni = 0;
+    for (int depth = 0; depth <= MGDT_MAX_DEPTH; depth++) {
+        const mgdt_node_t *nd = &nodes[ni];
+        int64_t cs = nd->child_size, ce = nd->child_extent, c, h, q;
+        switch (nd->kind) {
+        case MGDT_K_CONTIG:
+            c = p / cs;
+            in += c * ce;
+            p -= c * cs;
+            ni++;
+            break;
+        case MGDT_K_VECTOR:
+            c = p / cs;
+            in += (c / nd->blocklen) * nd->stride + (c % nd->blocklen) * ce;
+            p -= c * cs;
+            ni++;
+            break;
+        case MGDT_K_BLKIDX:
+            c = p / cs;
+            in += la[nd->la + c / nd->blocklen] + (c % nd->blocklen) * ce;
+            p -= c * cs;
+            ni++;
+            break;
+        case MGDT_K_INDEXED:
+        case MGDT_K_STRUCT:
+            h = run_search(la + nd->la, nd->count, p);
+            q = p - la[nd->la + h];
+            in += la[nd->la + nd->count + 1 + h];
+            if (nd->kind == MGDT_K_STRUCT) {
+                ni = (size_t)la[nd->la + 2 * nd->count + 1 + h];
+                cs = nodes[ni].size;
+                ce = nodes[ni].extent;
+            } else {
+                ni++;
+            }
+            c = q / cs;
+            in += c * ce;
+            p = q - c * cs;
+            break;
+        case MGDT_K_SUBARRAY:
+            c = p / cs;
+            p -= c * cs;
+            in += nd->stride;
+            for (int d = nd->ndims - 1; d >= 0; d--) {
+                int64_t s = la[nd->la + d];
+                in += (c % s) * la[nd->la + nd->ndims + d];
+                c /= s;
+            }
+            ni++;
+            break;
+        default: /* MGDT_K_LEAF */
+            *left = nd->size - p;
+            return in + p;
+        }
+    }
+    *left = 1;
+    return in;
+}
+
+static cl_int copy_run(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed, int64_t packed_off,
+                       int64_t user_off, int64_t len)
+{
+    size_t t = (size_t)(plan->typed_off + user_off), p = (size_t)packed_off;
+    if (plan->dir == MGPK_DIR_PACK)
+        return clEnqueueCopyBuffer(ctx->queue, plan->typed, packed, t, p, len, 0, NULL, NULL);
+    return clEnqueueCopyBuffer(ctx->queue, packed, plan->typed, p, t, len, 0, NULL, NULL);
+}
+
+static int copy_runs(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed, int64_t packed_off,
+                     int64_t first, int64_t n)
+{
+    int rc = MPI_SUCCESS;
+    int64_t run_off = 0, run_len = 0, run_pk = packed_off;
+    for (int64_t pos = first; pos < first + n;) {
+        int64_t left, off = run_at(plan->type, pos, &left);
+        if (left > first + n - pos)
+            left = first + n - pos;
+        if (run_len && off == run_off + run_len) {
+            run_len += left;
+        } else {
+            if (run_len)
+                MG_CL_CHECK(copy_run(ctx, plan, packed, run_pk, run_off, run_len),
+                            "clEnqueueCopyBuffer(run)", rc, fn_fail);
+            run_pk = packed_off + (pos - first);
+            run_off = off;
+            run_len = left;
+        }
+        pos += left;
+    }
+    if (run_len)
+        MG_CL_CHECK(copy_run(ctx, plan, packed, run_pk, run_off, run_len),
+                    "clEnqueueCopyBuffer(run)", rc, fn_fail);
+fn_exit:
+    return rc;
+fn_fail:
+    goto fn_exit;
+}
+
+/* Whole instances of a vector or subarray shape as rectangles: the two
+   innermost dimensions of (instances, shape dims) go into one rect command
+   when their pitches allow, the outer ones loop.  Returns 0 when not
+   applicable. */
+static int copy_rects(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed, int64_t packed_off,
+                      int64_t first, int64_t n, int *done_rc)
+{
+    const mgdt_type_t *type = plan->type;
+    const mgdt_shape_t *sh = &type->shape;
+    int64_t dn[4], dp[4], bl = sh->blocklen;
+    int nd = 0, rc = MPI_SUCCESS;
+    if (first % type->size || n % type->size || !mgpk_shape_ok(type, plan->count) ||
+        (sh->kind != MGDT_SHAPE_VECTOR && sh->kind != MGDT_SHAPE_SUBARRAY))
+        return 0;
+    dn[nd] = n / type->size;
+    dp[nd++] = type->extent;
+    if (sh->kind == MGDT_SHAPE_VECTOR) {
+        dn[nd] = sh->count;
+        dp[nd++] = sh->stride;
+    } else {
+        for (int d = 0; d < 3; d++) {
+            dn[nd] = sh->sub[d] > 0 ? sh->sub[d] : 1;
+            dp[nd++] = sh->strides[d];
+        }
+    }
+    /* Drop dimensions of one. */
+    int m = 0;
+    for (int d = 0; d < nd; d++)
+        if (dn[d] > 1) {
+            dn[m] = dn[d];
+            dp[m++] = dp[d];
+        }
+    nd = m;
+    size_t region[3] = {(size_t)bl, 1, 1}, row = 0, slice = 0;
+    int inner = 0; /* dimensions taken by the rect command */
+    if (nd >= 1) {
+        if (dp[nd - 1] < bl)
+            return 0;
+        region[1] = dn[nd - 1];
+        row = dp[nd - 1];
+        inner = 1;
+        if (nd >= 2 && dp[nd - 2] > 0 && (size_t)dp[nd - 2] >= region[1] * row &&
+            dp[nd - 2] % (int64_t)row == 0) {
+            region[2] = dn[nd - 2];
+            slice = dp[nd - 2];
+            inner = 2;
+        }
+    }
+    int64_t base = plan->typed_off + (first / type->size) * type->extent + sh->offset;
+    int64_t idx[4] = {0, 0, 0, 0}, pk = packed_off;
+    size_t per = region[0] * region[1] * region[2];
+    for (;;) {
+        int64_t t = base;
+        for (int d = 0; d < nd - inner; d++)
+            t += idx[d] * dp[d];
+        size_t to[3] = {(size_t)t, 0, 0}, po[3] = {(size_t)pk, 0, 0};
+        cl_int err;
+        if (plan->dir == MGPK_DIR_PACK)
+            err = clEnqueueCopyBufferRect(ctx->queue, plan->typed, packed, to, po, region, row,
+                                          slice, region[0], region[0] * region[1], 0, NULL, NULL);
+        else
+            err =
+                clEnqueueCopyBufferRect(ctx->queue, packed, plan->typed, po, to, region, region[0],
+                                        region[0] * region[1], row, slice, 0, NULL, NULL);
+        MG_CL_CHECK(err, "clEnqueueCopyBufferRect", rc, fn_fail);
+        pk += per;
+        int d = nd - inner - 1;
+        while (d >= 0 && ++idx[d] == dn[d])
+            idx[d--] = 0;
+        if (d < 0)
+            break;
+    }
+fn_exit:
+    *done_rc = rc;
+    return 1;
+fn_fail:
+    goto fn_exit;
+}
+
+int mgpk_contig_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed, int64_t packed_off,
+                        int64_t first, int64_t n, cl_uint nwait, const cl_event *wait,
+                        cl_event *done)
+{
+    int rc = MPI_SUCCESS;
+    size_t t = (size_t)(plan->typed_off + plan->type->shape.offset + first);
+    size_t p = (size_t)packed_off;
+    cl_mem src = plan->dir == MGPK_DIR_PACK ? plan->typed : packed;
+    cl_mem dst = plan->dir == MGPK_DIR_PACK ? packed : plan->typed;
+    MG_CL_CHECK(clEnqueueCopyBuffer(ctx->queue, src, dst, plan->dir == MGPK_DIR_PACK ? t : p,
+                                    plan->dir == MGPK_DIR_PACK ? p : t, (size_t)n, nwait,
+                                    nwait ? wait : NULL, done),
+                "clEnqueueCopyBuffer(contiguous type)", rc, fn_fail);
+fn_exit:
+    return rc;
+fn_fail:
+    goto fn_exit;
+}
+
+static int copy_plan(mgpk_ctx_t *ctx, mgpk_plan_t *plan, int64_t first, int64_t n, int64_t hint)
+{
+    int rc = MPI_SUCCESS;
+    const mgdt_type_t *type = plan->type;
+    if (plan->flags & MGPK_F_EXTERNAL32)
+        MG_FAIL(rc, fn_fail, MPI_ERR_UNSUPPORTED_OPERATION,
+                "mgpk: the copy method cannot byte-swap for external32");
+    plan->width = 0;
+    plan->contig = type->shape.kind == MGDT_SHAPE_CONTIG && mgpk_shape_ok(type, plan->count);
+    plan->what = plan->contig ? "contiguous copy" : "copy commands";
+fn_exit:
+    return rc;
+fn_fail:
+    goto fn_exit;
+}
+
+static int copy_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed, int64_t packed_off,
+                        int64_t first, int64_t n, cl_uint nwait, const cl_event *wait,
+                        cl_event *done)
+{
+    int rc = MPI_SUCCESS;
+    if (plan->contig) {
+        rc = mgpk_contig_enqueue(ctx, plan, packed, packed_off, first, n, nwait, wait, done);
+        goto fn_exit;
+    }
+    if (nwait)
+        MG_CL_CHECK(clEnqueueBarrierWithWaitList(ctx->queue, nwait, wait, NULL),
+                    "clEnqueueBarrierWithWaitList", rc, fn_fail);
+    if (!copy_rects(ctx, plan, packed, packed_off, first, n, &rc))
+        rc = copy_runs(ctx, plan, packed, packed_off, first, n);
+    MG_CHECK(rc, fn_fail);
+    MG_CL_CHECK(clEnqueueMarkerWithWaitList(ctx->queue, 0, NULL, done),
+                "clEnqueueMarkerWithWaitList", rc, fn_fail);
+fn_exit:
+    return rc;
+fn_fail:
+    goto fn_exit;
+}
+
+const mgpk_method_ops_t mgpk_copy_ops = {
+    .name = "copy",
+    .plan = copy_plan,
+    .enqueue = copy_enqueue,
+};
+
+int mgpk_copy(mgpk_ctx_t *ctx, mgpk_buf_t dst, mgpk_buf_t src, size_t n)
+{
+    int rc = MPI_SUCCESS;
+    cl_event ev = NULL;
+    if (n == 0)
+        goto fn_exit;
+    if (dst.host && src.host) {
+        memmove(dst.host, src.host, n);
+    } else if (dst.host) {
+        MG_CL_CHECK(clEnqueueReadBuffer(ctx->queue, src.mem, CL_TRUE, (size_t)src.offset, n,
+                                        dst.host, 0, NULL, NULL),
+                    "clEnqueueReadBuffer", rc, fn_fail);
+    } else if (src.host) {
+        MG_CL_CHECK(clEnqueueWriteBuffer(ctx->queue, dst.mem, CL_TRUE, (size_t)dst.offset, n,
+                                         src.host, 0, NULL, NULL),
+                    "clEnqueueWriteBuffer", rc, fn_fail);
+    } else {
+        MG_CL_CHECK(clEnqueueCopyBuffer(ctx->queue, src.mem, dst.mem, (size_t)src.offset,
+                                        (size_t)dst.offset, n, 0, NULL, &ev),
+                    "clEnqueueCopyBuffer", rc, fn_fail);
+        MG_CL_CHECK(clWaitForEvents(1, &ev), "clWaitForEvents", rc, fn_fail);
+    }
+fn_exit:
+    if (ev)
+        clReleaseEvent(ev);
+    return rc;
+fn_fail:
+    goto fn_exit;
+}

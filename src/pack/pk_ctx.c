@@ -1,0 +1,175 @@
+/*
+ * The pack engine's per-context state: queues, settings, programs, staging
+ * chunks and host-memory wrappers.  Everything here is created once and
+ * reused, so that a warm call allocates nothing.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mgpk_impl.h"
+
+int mgpk_ctx_create(cl_context context, cl_device_id device, cl_command_queue queue,
+                    const mgpk_settings_t *settings, mgpk_ctx_t **ctx_out)
+{
+    int rc = MPI_SUCCESS;
+    cl_int err;
+    cl_bool unified = CL_FALSE;
+    mgpk_ctx_t *ctx = calloc(1, sizeof(*ctx));
+    if (!ctx)
+        MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mgpk: no memory for a context");
+    if (settings)
+        ctx->settings = *settings;
+    if (ctx->settings.chunk_bytes == 0)
+        ctx->settings.chunk_bytes = MGPK_DEFAULT_CHUNK;
+    /* Chunks hold whole 16-byte words so that W never shrinks at a chunk edge. */
+    ctx->settings.chunk_bytes =
+        ctx->settings.chunk_bytes < 16 ? 16 : ctx->settings.chunk_bytes & ~(size_t)15;
+    if (ctx->settings.cache_dir) {
+        ctx->cache_dir = strdup(ctx->settings.cache_dir);
+        if (!ctx->cache_dir)
+            MG_FAIL(rc, fail_ctx, MPI_ERR_NO_MEM, "mgpk: no memory for a context");
+    }
+    ctx->settings.cache_dir = ctx->cache_dir;
+    MG_CL_CHECK(
+        clGetDeviceInfo(device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof(unified), &unified, NULL),
+        "clGetDeviceInfo(CL_DEVICE_HOST_UNIFIED_MEMORY)", rc, fail_dir);
+    ctx->unified = unified == CL_TRUE;
+    MG_CL_CHECK(clRetainContext(context), "clRetainContext", rc, fail_dir);
+    ctx->context = context;
+    ctx->device = device;
+    if (queue) {
+        MG_CL_CHECK(clRetainCommandQueue(queue), "clRetainCommandQueue", rc, fail_context);
+        ctx->queue = queue;
+    } else {
+        ctx->queue = clCreateCommandQueue(context, device, 0, &err);
+        MG_CL_CHECK(err, "clCreateCommandQueue", rc, fail_context);
+    }
+    ctx->copy_queue = clCreateCommandQueue(context, device, 0, &err);
+    MG_CL_CHECK(err, "clCreateCommandQueue(copy)", rc, fail_queue);
+    pthread_mutex_init(&ctx->lock, NULL);
+    *ctx_out = ctx;
+fn_exit:
+    return rc;
+fail_queue:
+    clReleaseCommandQueue(ctx->queue);
+fail_context:
+    clReleaseContext(context);
+fail_dir:
+    free(ctx->cache_dir);
+fail_ctx:
+    free(ctx);
+fn_fail:
+    goto fn_exit;
+}
+
+void mgpk_ctx_free(mgpk_ctx_t *ctx)
+{
+    if (!ctx)
+        return;
+    clFinish(ctx->queue);
+    clFinish(ctx->copy_queue);
+    mgpk_upload_release_ctx(ctx);
+    mgpk_prog_release(ctx);
+    for (int i = 0; i < MGPK_NSTAGE; i++)
+        if (ctx->stage[i])
+            clReleaseMemObject(ctx->stage[i]);
+    for (int i = 0; i < MGPK_NWRAP; i++)
+        if (ctx->wrap[i].mem)
+            clReleaseMemObject(ctx->wrap[i].mem);
+    clReleaseCommandQueue(ctx->copy_queue);
+    clReleaseCommandQueue(ctx->queue);
+    clReleaseContext(ctx->context);
+    pthread_mutex_destroy(&ctx->lock);
+    free(ctx->cache_dir);
+    free(ctx);
+}
+
+cl_command_queue mgpk_ctx_queue(const mgpk_ctx_t *ctx)
+{
+    return ctx->queue;
+}
+
+cl_context mgpk_ctx_context(const mgpk_ctx_t *ctx)
+{
+    return ctx->context;
+}
+
+cl_device_id mgpk_ctx_device(const mgpk_ctx_t *ctx)
+{
+    return ctx->device;
+}
+
+int mgpk_ctx_host_unified(const mgpk_ctx_t *ctx)
+{
+    return ctx->unified;
+}
+
+int mgpk_ctx_prepare(mgpk_ctx_t *ctx)
+{
+    pthread_mutex_lock(&ctx->lock);
+    int rc = mgpk_prog_ensure(ctx);
+    pthread_mutex_unlock(&ctx->lock);
+    return rc;
+}
+
+void mgpk_ctx_stats(const mgpk_ctx_t *ctx, mgpk_stats_t *stats)
+{
+    mgpk_ctx_t *c = (mgpk_ctx_t *)ctx;
+    pthread_mutex_lock(&c->lock);
+    *stats = ctx->stats;
+    pthread_mutex_unlock(&c->lock);
+}
+
+int mgpk_ctx_stage(mgpk_ctx_t *ctx)
+{
+    int rc = MPI_SUCCESS;
+    cl_int err;
+    if (ctx->stage[0])
+        goto fn_exit;
+    for (int i = 0; i < MGPK_NSTAGE; i++) {
+        ctx->stage[i] =
+            clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, ctx->settings.chunk_bytes, NULL, &err);
+        MG_CL_CHECK(err, "clCreateBuffer(staging)", rc, fn_fail);
+    }
+    ctx->stage_bytes = ctx->settings.chunk_bytes;
+fn_exit:
+    return rc;
+fn_fail:
+    for (int i = 0; i < MGPK_NSTAGE; i++)
+        if (ctx->stage[i]) {
+            clReleaseMemObject(ctx->stage[i]);
+            ctx->stage[i] = NULL;
+        }
+    goto fn_exit;
+}
+
+int mgpk_ctx_wrap(mgpk_ctx_t *ctx, void *ptr, size_t len, cl_mem *mem)
+{
+    int rc = MPI_SUCCESS;
+    cl_int err;
+    mgpk_wrap_t *victim = &ctx->wrap[0];
+    ctx->tick++;
+    for (int i = 0; i < MGPK_NWRAP; i++) {
+        mgpk_wrap_t *w = &ctx->wrap[i];
+        if (w->mem && w->ptr == ptr && w->len == len) {
+            w->used = ctx->tick;
+            *mem = w->mem;
+            goto fn_exit;
+        }
+        if (!w->mem || (victim->mem && w->used < victim->used))
+            victim = w;
+    }
+    cl_mem m =
+        clCreateBuffer(ctx->context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, len, ptr, &err);
+    MG_CL_CHECK(err, "clCreateBuffer(CL_MEM_USE_HOST_PTR)", rc, fn_fail);
+    if (victim->mem)
+        clReleaseMemObject(victim->mem);
+    *victim = (mgpk_wrap_t){.ptr = ptr, .len = len, .mem = m, .used = ctx->tick};
+    *mem = m;
+fn_exit:
+    return rc;
+fn_fail:
+    goto fn_exit;
+}

@@ -1,0 +1,189 @@
+/*
+ * The kernel method: picks the kernel family (contiguous copy, vector,
+ * subarray, generic, byte-swapping generic) and the word width W, then
+ * launches it over sub-ranges of the packed stream.
+ */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "mgpk_impl.h"
+
+int mgpk_width(uint64_t mix)
+{
+    int w = 16;
+    while (w > 1 && (mix & (uint64_t)(w - 1)))
+        w >>= 1;
+    return w;
+}
+
+static int64_t shape_sub(int64_t s)
+{
+    return s > 0 ? s : 1;
+}
+
+int mgpk_shape_ok(const mgdt_type_t *type, int64_t count)
+{
+    const mgdt_shape_t *sh = &type->shape;
+    switch (sh->kind) {
+    case MGDT_SHAPE_CONTIG:
+        return count == 1 || type->extent == type->size;
+    case MGDT_SHAPE_VECTOR:
+        return sh->blocklen > 0 && sh->count > 0 && sh->blocklen * sh->count == type->size;
+    case MGDT_SHAPE_SUBARRAY:
+        return sh->blocklen > 0 && (sh->ndims == 2 || sh->ndims == 3) &&
+               sh->blocklen * shape_sub(sh->sub[0]) * shape_sub(sh->sub[1]) *
+                       shape_sub(sh->sub[2]) ==
+                   type->size;
+    default:
+        return 0;
+    }
+}
+
+/* The basic size shared by every leaf, 0 when they differ, -1 when a leaf
+   mixes sizes (no device swap possible). */
+static int64_t uniform_basic(const mgdt_type_t *type)
+{
+    int64_t b = -2;
+    for (size_t i = 0; i < type->nnodes; i++) {
+        const mgdt_node_t *nd = &type->nodes[i];
+        if (nd->kind != MGDT_K_LEAF)
+            continue;
+        if (nd->basic <= 0)
+            return -1;
+        b = b == -2 ? nd->basic : (b == nd->basic ? b : 0);
+    }
+    return b < 0 ? 0 : b;
+}
+
+static int kernel_plan(mgpk_ctx_t *ctx, mgpk_plan_t *plan, int64_t first, int64_t n, int64_t hint)
+{
+    int rc = MPI_SUCCESS;
+    const mgdt_type_t *type = plan->type;
+    uint64_t mix = (uint64_t)type->align | (uint64_t)plan->typed_off | (uint64_t)first |
+                   (uint64_t)n | (uint64_t)hint;
+    if (plan->count > 1)
+        mix |= (uint64_t)type->extent;
+    plan->width = mgpk_width(mix);
+    plan->contig = 0;
+    plan->family = MGPK_FAM_GENERIC;
+    plan->what = "generic kernel";
+
+    if (plan->flags & MGPK_F_EXTERNAL32) {
+        int64_t b = uniform_basic(type);
+        if (!type->external32_ok || b < 0)
+            MG_FAIL(rc, fn_fail, MPI_ERR_UNSUPPORTED_OPERATION,
+                    "mgpk: external32 of this type needs the host path");
+        if (b != 1) {
+            plan->family = MGPK_FAM_SWAP;
+            plan->width = (b == 2 || b == 4 || b == 8) && plan->width >= b ? (int)b : 1;
+            plan->what = "swap kernel";
+        }
+    } else if (mgpk_shape_ok(type, plan->count)) {
+        switch (type->shape.kind) {
+        case MGDT_SHAPE_CONTIG:
+            plan->contig = 1;
+            plan->width = 0;
+            plan->what = "contiguous copy";
+            break;
+        case MGDT_SHAPE_VECTOR:
+            plan->family = MGPK_FAM_VECTOR;
+            plan->what = "vector kernel";
+            break;
+        default:
+            plan->family = MGPK_FAM_SUB;
+            plan->what = "subarray kernel";
+            break;
+        }
+    }
+    if (plan->contig)
+        goto fn_exit;
+    rc = mgpk_prog_ensure(ctx);
+    MG_CHECK(rc, fn_fail);
+    if (plan->family == MGPK_FAM_GENERIC || plan->family == MGPK_FAM_SWAP) {
+        rc = mgpk_upload_get(ctx, type, &plan->nodes, &plan->la);
+        MG_CHECK(rc, fn_fail);
+    }
+fn_exit:
+    return rc;
+fn_fail:
+    goto fn_exit;
+}
+
+#define SET_ARG(k_, i_, v_)                                                                        \
+    MG_CL_CHECK(clSetKernelArg((k_), (i_), sizeof(v_), &(v_)), "clSetKernelArg", rc, fn_fail)
+
+static int kernel_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed,
+                          int64_t packed_off, int64_t first, int64_t n, cl_uint nwait,
+                          const cl_event *wait, cl_event *done)
+{
+    int rc = MPI_SUCCESS;
+    const mgdt_type_t *type = plan->type;
+    const mgdt_shape_t *sh = &type->shape;
+    if (plan->contig) {
+        rc = mgpk_contig_enqueue(ctx, plan, packed, packed_off, first, n, nwait, wait, done);
+        goto fn_exit;
+    }
+    int widx = 0;
+    while ((1 << widx) < plan->width)
+        widx++;
+    cl_kernel k = ctx->kernels[plan->family][plan->dir][widx];
+    if (!k)
+        MG_FAIL(rc, fn_fail, MPI_ERR_INTERN, "mgpk: no kernel for family %d W=%d",
+                (int)plan->family, plan->width);
+    cl_long nwords = n / plan->width, first_l = first, poff = packed_off;
+    cl_long extent = type->extent, size = type->size;
+    cl_long toff = plan->typed_off;
+    cl_uint a = 0;
+    if (plan->family == MGPK_FAM_GENERIC || plan->family == MGPK_FAM_SWAP) {
+        SET_ARG(k, a++, plan->nodes);
+        SET_ARG(k, a++, plan->la);
+        SET_ARG(k, a++, size);
+        SET_ARG(k, a++, extent);
+        SET_ARG(k, a++, toff);
+        SET_ARG(k, a++, poff);
+        SET_ARG(k, a++, first_l);
+        SET_ARG(k, a++, nwords);
+    } else {
+        toff += sh->offset;
+        SET_ARG(k, a++, toff);
+        SET_ARG(k, a++, poff);
+        SET_ARG(k, a++, first_l);
+        SET_ARG(k, a++, nwords);
+        SET_ARG(k, a++, extent);
+        cl_long bl = sh->blocklen;
+        SET_ARG(k, a++, bl);
+        if (plan->family == MGPK_FAM_VECTOR) {
+            cl_long cnt = sh->count, stride = sh->stride;
+            SET_ARG(k, a++, cnt);
+            SET_ARG(k, a++, stride);
+        } else {
+            for (int d = 0; d < 3; d++) {
+                cl_long s = shape_sub(sh->sub[d]);
+                SET_ARG(k, a++, s);
+            }
+            for (int d = 0; d < 3; d++) {
+                cl_long t = sh->strides[d];
+                SET_ARG(k, a++, t);
+            }
+        }
+    }
+    SET_ARG(k, a++, plan->typed);
+    SET_ARG(k, a++, packed);
+    size_t global = nwords < MGPK_MAX_GLOBAL ? (size_t)nwords : MGPK_MAX_GLOBAL;
+    MG_CL_CHECK(clEnqueueNDRangeKernel(ctx->queue, k, 1, NULL, &global, NULL, nwait,
+                                       nwait ? wait : NULL, done),
+                "clEnqueueNDRangeKernel", rc, fn_fail);
+    ctx->stats.launches++;
+    ctx->stats.last_width = plan->width;
+fn_exit:
+    return rc;
+fn_fail:
+    goto fn_exit;
+}
+
+const mgpk_method_ops_t mgpk_kernel_ops = {
+    .name = "kernel",
+    .plan = kernel_plan,
+    .enqueue = kernel_enqueue,
+};

@@ -1,0 +1,221 @@
+/*
+ * mgpk_pack / mgpk_unpack: choose the method, then route the packed side.
+ *   device buffer            -> the method writes it directly;
+ *   host, unified memory     -> the method writes host memory through a cached
+ *                               CL_MEM_USE_HOST_PTR wrapper (zero copy);
+ *   host, otherwise          -> chunks through the staging ring, the host copy
+ *                               of chunk k on the copy queue overlapping the
+ *                               kernel of chunk k + 1.
+ */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "mgpk_impl.h"
+
+static const mgpk_method_ops_t *const method_table[] = {
+    [MGPK_METHOD_AUTO] = &mgpk_kernel_ops,
+    [MGPK_METHOD_KERNEL] = &mgpk_kernel_ops,
+    [MGPK_METHOD_COPY] = &mgpk_copy_ops,
+    [MGPK_METHOD_HOST] = NULL, /* the caller's business */
+};
+
+static int wait_release(cl_uint n, cl_event *evs, int rc)
+{
+    cl_event live[2 * MGPK_NSTAGE + 2];
+    cl_uint nlive = 0;
+    for (cl_uint i = 0; i < n; i++)
+        if (evs[i])
+            live[nlive++] = evs[i];
+    if (nlive) {
+        cl_int err = clWaitForEvents(nlive, live);
+        if (rc == MPI_SUCCESS && err != CL_SUCCESS)
+            rc = mgerr_cl(err, "clWaitForEvents", __FILE__, __LINE__);
+    }
+    for (cl_uint i = 0; i < n; i++)
+        if (evs[i]) {
+            clReleaseEvent(evs[i]);
+            evs[i] = NULL;
+        }
+    return rc;
+}
+
+static void set_event(cl_event *slot, cl_event ev)
+{
+    if (*slot)
+        clReleaseEvent(*slot);
+    *slot = ev;
+}
+
+/* Host side through the staging ring.  ev[s] (kernel) and ev[NSTAGE + s]
+   (host copy) are the last commands that used stage s. */
+static int run_pipeline(mgpk_ctx_t *ctx, const mgpk_method_ops_t *ops, const mgpk_plan_t *plan,
+                        char *host, int64_t first, int64_t n)
+{
+    int rc = mgpk_ctx_stage(ctx);
+    cl_event ev[2 * MGPK_NSTAGE] = {NULL};
+    int64_t chunk = (int64_t)ctx->stage_bytes;
+    MG_CHECK(rc, fn_fail);
+    for (int64_t off = 0, i = 0; off < n; off += chunk, i++) {
+        int s = (int)(i % MGPK_NSTAGE);
+        int64_t len = n - off < chunk ? n - off : chunk;
+        cl_event *kev = &ev[s], *cev = &ev[MGPK_NSTAGE + s], k = NULL, c = NULL;
+        if (plan->dir == MGPK_DIR_PACK) {
+            rc = ops->enqueue(ctx, plan, ctx->stage[s], 0, first + off, len, *cev ? 1 : 0, cev, &k);
+            MG_CHECK(rc, fn_fail);
+            set_event(kev, k);
+            MG_CL_CHECK(clFlush(ctx->queue), "clFlush", rc, fn_fail);
+            MG_CL_CHECK(clEnqueueReadBuffer(ctx->copy_queue, ctx->stage[s], CL_FALSE, 0, len,
+                                            host + off, 1, kev, &c),
+                        "clEnqueueReadBuffer(staging)", rc, fn_fail);
+            set_event(cev, c);
+            MG_CL_CHECK(clFlush(ctx->copy_queue), "clFlush", rc, fn_fail);
+        } else {
+            MG_CL_CHECK(clEnqueueWriteBuffer(ctx->copy_queue, ctx->stage[s], CL_FALSE, 0, len,
+                                             host + off, *kev ? 1 : 0, *kev ? kev : NULL, &c),
+                        "clEnqueueWriteBuffer(staging)", rc, fn_fail);
+            set_event(cev, c);
+            MG_CL_CHECK(clFlush(ctx->copy_queue), "clFlush", rc, fn_fail);
+            rc = ops->enqueue(ctx, plan, ctx->stage[s], 0, first + off, len, 1, cev, &k);
+            MG_CHECK(rc, fn_fail);
+            set_event(kev, k);
+            MG_CL_CHECK(clFlush(ctx->queue), "clFlush", rc, fn_fail);
+        }
+    }
+fn_exit:
+    return wait_release(2 * MGPK_NSTAGE, ev, rc);
+fn_fail:
+    goto fn_exit;
+}
+
+/* Host side written in place: map/unmap around the method so that the
+   runtime keeps host memory and the buffer coherent (free where unified). */
+static int run_direct(mgpk_ctx_t *ctx, const mgpk_method_ops_t *ops, const mgpk_plan_t *plan,
+                      cl_mem wrap, int64_t first, int64_t n)
+{
+    int rc = MPI_SUCCESS;
+    cl_int err;
+    cl_event ev[3] = {NULL};
+    void *p;
+    if (plan->dir == MGPK_DIR_UNPACK) {
+        p = clEnqueueMapBuffer(ctx->queue, wrap, CL_FALSE, CL_MAP_WRITE, 0, n, 0, NULL, &ev[0],
+                               &err);
+        MG_CL_CHECK(err, "clEnqueueMapBuffer", rc, fn_fail);
+        MG_CL_CHECK(clEnqueueUnmapMemObject(ctx->queue, wrap, p, 1, &ev[0], &ev[1]),
+                    "clEnqueueUnmapMemObject", rc, fn_fail);
+        rc = ops->enqueue(ctx, plan, wrap, 0, first, n, 1, &ev[1], &ev[2]);
+        MG_CHECK(rc, fn_fail);
+    } else {
+        rc = ops->enqueue(ctx, plan, wrap, 0, first, n, 0, NULL, &ev[0]);
+        MG_CHECK(rc, fn_fail);
+        p = clEnqueueMapBuffer(ctx->queue, wrap, CL_FALSE, CL_MAP_READ, 0, n, 1, &ev[0], &ev[1],
+                               &err);
+        MG_CL_CHECK(err, "clEnqueueMapBuffer", rc, fn_fail);
+        MG_CL_CHECK(clEnqueueUnmapMemObject(ctx->queue, wrap, p, 1, &ev[1], &ev[2]),
+                    "clEnqueueUnmapMemObject", rc, fn_fail);
+    }
+fn_exit:
+    return wait_release(3, ev, rc);
+fn_fail:
+    goto fn_exit;
+}
+
+static int run_device(mgpk_ctx_t *ctx, const mgpk_method_ops_t *ops, const mgpk_plan_t *plan,
+                      mgpk_buf_t packed, int64_t first, int64_t n)
+{
+    cl_event ev = NULL;
+    int rc = ops->enqueue(ctx, plan, packed.mem, packed.offset, first, n, 0, NULL, &ev);
+    return wait_release(1, &ev, rc);
+}
+
+static int check_args(const mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count,
+                      mgpk_buf_t typed, int64_t first, int64_t n)
+{
+    int rc = MPI_SUCCESS;
+    mgpk_method_t method = ctx->settings.method;
+    if ((unsigned)method >= sizeof(method_table) / sizeof(method_table[0]) || !method_table[method])
+        MG_FAIL(rc, fn_fail, MPI_ERR_UNSUPPORTED_OPERATION,
+                "mgpk: method %d is handled by the caller", (int)method);
+    if (!typed.mem || typed.host)
+        MG_FAIL(rc, fn_fail, MPI_ERR_BUFFER, "mgpk: the typed side must be a device buffer");
+    if (n < 0 || first < 0 || count < 0 || (type->size > 0 && first + n > count * type->size))
+        MG_FAIL(rc, fn_fail, MPI_ERR_ARG, "mgpk: range [%lld, +%lld) outside %lld bytes",
+                (long long)first, (long long)n, (long long)(count * type->size));
+fn_exit:
+    return rc;
+fn_fail:
+    goto fn_exit;
+}
+
+/* Route the packed side and run; ctx->lock held. */
+static int transfer_locked(mgpk_ctx_t *ctx, mgpk_plan_t *plan, mgpk_buf_t packed, int64_t first,
+                           int64_t n)
+{
+    int rc = MPI_SUCCESS;
+    const mgpk_method_ops_t *ops = method_table[ctx->settings.method];
+    const char *path;
+    cl_mem wrap = NULL;
+    int64_t hint = 0;
+
+    if (!packed.host) {
+        path = "device";
+        hint = packed.offset;
+    } else if (ctx->unified && !ctx->settings.force_pipeline) {
+        path = "direct";
+        hint = (int64_t)(intptr_t)packed.host;
+        rc = mgpk_ctx_wrap(ctx, packed.host, (size_t)n, &wrap);
+        MG_CHECK(rc, fn_fail);
+    } else {
+        path = "pipeline";
+    }
+    rc = ops->plan(ctx, plan, first, n, hint);
+    MG_CHECK(rc, fn_fail);
+    if (ctx->settings.verbose)
+        fprintf(stderr, "mpigpu: %s %lld B %s W=%d %s%s\n", plan->dir ? "unpack" : "pack",
+                (long long)n, plan->what, plan->width, path,
+                plan->flags & MGPK_F_EXTERNAL32 ? " external32" : "");
+    if (!packed.host)
+        rc = run_device(ctx, ops, plan, packed, first, n);
+    else if (wrap)
+        rc = run_direct(ctx, ops, plan, wrap, first, n);
+    else
+        rc = run_pipeline(ctx, ops, plan, packed.host, first, n);
+    MG_CHECK(rc, fn_fail);
+    ctx->stats.last_path = path;
+fn_exit:
+    return rc;
+fn_fail:
+    goto fn_exit;
+}
+
+static int transfer(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, mgpk_dir_t dir,
+                    mgpk_buf_t typed, mgpk_buf_t packed, int64_t first, int64_t n, int flags)
+{
+    int rc = check_args(ctx, type, count, typed, first, n);
+    MG_CHECK(rc, fn_exit);
+    if (n == 0 || type->size == 0)
+        goto fn_exit;
+    mgpk_plan_t plan = {.type = type,
+                        .count = count,
+                        .dir = dir,
+                        .flags = flags,
+                        .typed = typed.mem,
+                        .typed_off = typed.offset};
+    pthread_mutex_lock(&ctx->lock);
+    rc = transfer_locked(ctx, &plan, packed, first, n);
+    pthread_mutex_unlock(&ctx->lock);
+fn_exit:
+    return rc;
+}
+
+int mgpk_pack(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, mgpk_buf_t src,
+              mgpk_buf_t dst, int64_t first, int64_t n, int flags)
+{
+    return transfer(ctx, type, count, MGPK_DIR_PACK, src, dst, first, n, flags);
+}
+
+int mgpk_unpack(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, mgpk_buf_t src,
+                mgpk_buf_t dst, int64_t first, int64_t n, int flags)
+{
+    return transfer(ctx, type, count, MGPK_DIR_UNPACK, dst, src, first, n, flags);
+}

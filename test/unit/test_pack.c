@@ -1,0 +1,551 @@
+/*
+ * Unit tests of the pack engine on the first OpenCL device (PoCL in CI):
+ * every path and kernel against a reference enumeration of hand-built types.
+ * MGPK_TEST_SMALL=1 runs a subset that still launches every kernel family
+ * and width once (for check-oclgrind).
+ */
+#include "config.h"
+
+#include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mgerr.h"
+#include "mgpk.h"
+#include "test_pack_types.h"
+
+/* The datatype engine is not linked: attach the pack engine's state here. */
+void mgdt_type_set_user(const mgdt_type_t *type, void *user, void (*user_free)(void *))
+{
+    mgdt_type_t *t = (mgdt_type_t *)type;
+    t->user = user;
+    t->user_free = user_free;
+}
+
+static void tt_free(mgdt_type_t *t)
+{
+    if (t->user && t->user_free)
+        t->user_free(t->user);
+    free(t->nodes);
+    free(t->lookaside);
+    free(t);
+}
+
+/* ---- the device ----------------------------------------------------------- */
+
+static cl_context g_cl;
+static cl_device_id g_dev;
+static cl_command_queue g_q;
+static int g_small;
+static char g_cache[256];
+
+/* Outside a test: no ck_assert. */
+#define ENV_CHECK(cond_, what_)                                                                    \
+    do {                                                                                           \
+        if (!(cond_)) {                                                                            \
+            fprintf(stderr, "test_pack: %s failed\n", (what_));                                    \
+            exit(EXIT_FAILURE);                                                                    \
+        }                                                                                          \
+    } while (0)
+
+static void env_setup(void)
+{
+    cl_platform_id pf;
+    cl_int err;
+    g_small = getenv("MGPK_TEST_SMALL") && atoi(getenv("MGPK_TEST_SMALL"));
+    ENV_CHECK(clGetPlatformIDs(1, &pf, NULL) == CL_SUCCESS, "clGetPlatformIDs");
+    ENV_CHECK(clGetDeviceIDs(pf, CL_DEVICE_TYPE_ALL, 1, &g_dev, NULL) == CL_SUCCESS,
+              "clGetDeviceIDs");
+    g_cl = clCreateContext(NULL, 1, &g_dev, NULL, NULL, &err);
+    ENV_CHECK(err == CL_SUCCESS, "clCreateContext");
+    g_q = clCreateCommandQueue(g_cl, g_dev, 0, &err);
+    ENV_CHECK(err == CL_SUCCESS, "clCreateCommandQueue");
+    snprintf(g_cache, sizeof(g_cache), "/tmp/mgpk-test-%ld", (long)getpid());
+    for (int i = 0; i < NCASES; i++)
+        types[i] = makers[i]();
+}
+
+static void env_teardown(void)
+{
+    for (int i = 0; i < NCASES; i++)
+        tt_free(types[i]);
+    clReleaseCommandQueue(g_q);
+    clReleaseContext(g_cl);
+}
+
+static mgpk_ctx_t *mk_ctx(mgpk_method_t method, int force_pipeline, size_t chunk)
+{
+    char dir[300];
+    snprintf(dir, sizeof(dir), "%s/shared", g_cache);
+    mgpk_settings_t s = {.method = method,
+                         .force_pipeline = force_pipeline,
+                         .chunk_bytes = chunk,
+                         .cache_dir = g_small ? NULL : dir,
+                         .verbose = getenv("MGPK_TEST_VERBOSE") != NULL};
+    mgpk_ctx_t *ctx = NULL;
+    int rc = mgpk_ctx_create(g_cl, g_dev, g_q, &s, &ctx);
+    ck_assert_msg(rc == MPI_SUCCESS, "mgpk_ctx_create: %s", mgerr_get(rc));
+    return ctx;
+}
+
+static mgdt_type_t *generic_copy(const mgdt_type_t *t)
+{
+    mgdt_type_t *g = malloc(sizeof(*g));
+    *g = *t;
+    g->nodes = malloc(t->nnodes * sizeof(mgdt_node_t));
+    memcpy(g->nodes, t->nodes, t->nnodes * sizeof(mgdt_node_t));
+    g->lookaside = malloc((t->nlookaside ? t->nlookaside : 1) * sizeof(int64_t));
+    memcpy(g->lookaside, t->lookaside, t->nlookaside * sizeof(int64_t));
+    g->shape.kind = MGDT_SHAPE_GENERIC;
+    g->user = NULL;
+    g->user_free = NULL;
+    return g;
+}
+
+/* ---- one call against the reference --------------------------------------- */
+
+typedef struct run {
+    mgpk_ctx_t *ctx;
+    const mgdt_type_t *t;
+    int64_t count, shift; /* shift: extra offset of the typed origin */
+    int64_t first, n;     /* n < 0: to the end */
+    int dev;              /* packed side on the device */
+    int64_t pshift;       /* offset of the packed side */
+    int flags;
+    int unpack;
+} run_t;
+
+static unsigned char pat(int64_t i, int seed)
+{
+    return (unsigned char)(i * 131 + 7 + seed * 29);
+}
+
+static cl_mem dev_buf(size_t len, const void *init)
+{
+    cl_int err;
+    cl_mem m =
+        clCreateBuffer(g_cl, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, len, (void *)init, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    return m;
+}
+
+static void dev_read(cl_mem m, size_t len, void *out)
+{
+    ck_assert_int_eq(clEnqueueReadBuffer(g_q, m, CL_TRUE, 0, len, out, 0, NULL, NULL), CL_SUCCESS);
+}
+
+/* Runs r and checks every byte of both sides; returns the width used. */
+static int check(run_t r)
+{
+    const mgdt_type_t *t = r.t;
+    int64_t total = r.count * t->size, lo = INT64_MAX, hi = INT64_MIN;
+    int64_t n = r.n < 0 ? total - r.first : r.n;
+    for (int64_t k = 0; k < r.count; k++) {
+        lo = tb_min(lo, k * t->extent + t->true_lb);
+        hi = tb_max(hi, k * t->extent + t->true_ub);
+    }
+    int64_t origin = -lo + r.shift, ulen = hi - lo + r.shift + 32, plen = n + r.pshift + 64;
+    int64_t *map = malloc(sizeof(int64_t) * (total + 1)),
+            *swp = malloc(sizeof(int64_t) * (total + 1));
+    unsigned char *user = malloc(ulen), *uexp = malloc(ulen), *uout = malloc(ulen);
+    unsigned char *pk = aligned_alloc(64, (plen + 63) / 64 * 64), *pexp = malloc(plen);
+    ref_map(t, r.count, map, swp);
+    const int64_t *m = (r.flags & MGPK_F_EXTERNAL32) ? swp : map;
+    for (int64_t i = 0; i < ulen; i++)
+        user[i] = uexp[i] = pat(i, 1);
+    for (int64_t i = 0; i < plen; i++)
+        pk[i] = pexp[i] = r.unpack ? pat(i, 2) : 0xee;
+    for (int64_t i = 0; i < n; i++) {
+        if (r.unpack)
+            uexp[origin + m[r.first + i]] = pk[r.pshift + i];
+        else
+            pexp[r.pshift + i] = user[origin + m[r.first + i]];
+    }
+    cl_mem tm = dev_buf(ulen, user), pm = r.dev ? dev_buf(plen, pk) : NULL;
+    mgpk_buf_t typed = {.mem = tm, .offset = origin};
+    mgpk_buf_t packed =
+        r.dev ? (mgpk_buf_t){.mem = pm, .offset = r.pshift} : (mgpk_buf_t){.host = pk + r.pshift};
+    int rc = r.unpack ? mgpk_unpack(r.ctx, t, r.count, packed, typed, r.first, n, r.flags)
+                      : mgpk_pack(r.ctx, t, r.count, typed, packed, r.first, n, r.flags);
+    ck_assert_msg(rc == MPI_SUCCESS, "rc %d: %s", rc, mgerr_get(rc));
+    dev_read(tm, ulen, uout);
+    if (r.dev)
+        dev_read(pm, plen, pk);
+    for (int64_t i = 0; i < ulen; i++)
+        ck_assert_msg(uout[i] == uexp[i], "%s: user byte %lld: %d != %d (first %lld n %lld)",
+                      r.unpack ? "unpack" : "pack", (long long)(i - origin), uout[i], uexp[i],
+                      (long long)r.first, (long long)n);
+    for (int64_t i = 0; i < plen; i++)
+        ck_assert_msg(pk[i] == pexp[i], "%s: packed byte %lld: %d != %d (first %lld n %lld)",
+                      r.unpack ? "unpack" : "pack", (long long)(i - r.pshift), pk[i], pexp[i],
+                      (long long)r.first, (long long)n);
+    clReleaseMemObject(tm);
+    if (pm)
+        clReleaseMemObject(pm);
+    free(map), free(swp), free(user), free(uexp), free(uout), free(pk), free(pexp);
+    mgpk_stats_t st;
+    mgpk_ctx_stats(r.ctx, &st);
+    return st.last_width;
+}
+
+/* Both directions, host and device packed side. */
+static void check4(run_t r)
+{
+    for (int unpack = 0; unpack < 2; unpack++)
+        for (int dev = 0; dev < 2; dev++) {
+            r.unpack = unpack;
+            r.dev = dev;
+            check(r);
+        }
+}
+
+static int case_used(int c)
+{
+    return !g_small || c == C_VEC || c == C_STRUCT || c == C_SUB3;
+}
+
+/* ---- tests ------------------------------------------------------------------ */
+
+START_TEST(test_whole)
+{
+    mgpk_ctx_t *ctx = mk_ctx(MGPK_METHOD_AUTO, 0, 0);
+    for (int c = 0; c < NCASES; c++)
+        for (int64_t count = 1; count <= 3; count += 2)
+            for (int64_t shift = 0; shift <= 5; shift += 5)
+                if (case_used(c))
+                    check4((run_t){.ctx = ctx,
+                                   .t = types[c],
+                                   .count = count,
+                                   .shift = shift,
+                                   .n = -1,
+                                   .pshift = 3});
+    mgpk_stats_t st;
+    mgpk_ctx_stats(ctx, &st);
+    ck_assert_str_eq(st.last_path, "device");
+    check((run_t){.ctx = ctx, .t = types[C_VEC], .count = 1, .n = -1});
+    mgpk_ctx_stats(ctx, &st);
+    ck_assert_str_eq(st.last_path, mgpk_ctx_host_unified(ctx) ? "direct" : "pipeline");
+    mgpk_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(test_partial)
+{
+    mgpk_ctx_t *ctx = mk_ctx(MGPK_METHOD_AUTO, 0, 0);
+    for (int c = 0; c < NCASES; c++) {
+        if (!case_used(c))
+            continue;
+        int64_t size = types[c]->size, total = 3 * size;
+        int64_t firsts[] = {1, 3, size - 1, size + 2};
+        int64_t ns[] = {1, 5, 2 * size - 3};
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 3; j++) {
+                int64_t n = tb_min(ns[j], total - firsts[i]);
+                check4((run_t){.ctx = ctx,
+                               .t = types[c],
+                               .count = 3,
+                               .shift = 3,
+                               .first = firsts[i],
+                               .n = n,
+                               .pshift = 1});
+            }
+    }
+    mgpk_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(test_pipeline)
+{
+    mgpk_ctx_t *ctx = mk_ctx(MGPK_METHOD_AUTO, 1, 64);
+    for (int c = 0; c < NCASES; c++) {
+        if (!case_used(c))
+            continue;
+        int64_t total = 3 * types[c]->size;
+        for (int unpack = 0; unpack < 2; unpack++) {
+            check((run_t){.ctx = ctx, .t = types[c], .count = 3, .n = -1, .unpack = unpack});
+            check((run_t){.ctx = ctx,
+                          .t = types[c],
+                          .count = 3,
+                          .shift = 1,
+                          .first = 7,
+                          .n = total - 9,
+                          .pshift = 5,
+                          .unpack = unpack});
+        }
+    }
+    mgpk_stats_t st;
+    mgpk_ctx_stats(ctx, &st);
+    ck_assert_str_eq(st.last_path, "pipeline");
+    mgpk_ctx_free(ctx);
+}
+END_TEST
+
+/* Every W of the generic and the vector kernels, both directions. */
+START_TEST(test_widths)
+{
+    mgpk_ctx_t *ctx = mk_ctx(MGPK_METHOD_KERNEL, 0, 0);
+    mgdt_type_t *g = generic_copy(types[C_VEC16]);
+    const mgdt_type_t *ts[2] = {g, types[C_VEC16]};
+    int64_t shifts[] = {0, 1, 2, 4, 8};
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < 5; i++)
+            for (int unpack = 0; unpack < 2; unpack++) {
+                int w = check((run_t){.ctx = ctx,
+                                      .t = ts[k],
+                                      .count = 2,
+                                      .shift = shifts[i],
+                                      .n = -1,
+                                      .dev = 1,
+                                      .unpack = unpack});
+                ck_assert_int_eq(w, shifts[i] ? shifts[i] : 16);
+            }
+    tt_free(g);
+    mgpk_ctx_free(ctx);
+}
+END_TEST
+
+/* Shape kernels and CONTIG copies give the generic kernels' bytes. */
+START_TEST(test_specialized)
+{
+    mgpk_ctx_t *ctx = mk_ctx(MGPK_METHOD_AUTO, 0, 0);
+    int cases[] = {C_LEAF, C_VEC, C_VEC16, C_SUB3, C_SUB2};
+    for (int i = 0; i < 5; i++) {
+        if (g_small && cases[i] == C_VEC16)
+            continue;
+        mgdt_type_t *g = generic_copy(types[cases[i]]);
+        for (int64_t count = 1; count <= 2; count++) {
+            int64_t total = count * g->size;
+            unsigned char *a = malloc(total), *b = malloc(total);
+            unsigned char *user = calloc(1, 4096);
+            for (int j = 0; j < 4096; j++)
+                user[j] = pat(j, 3);
+            cl_mem tm = dev_buf(4096, user);
+            mgpk_buf_t src = {.mem = tm, .offset = 1024};
+            ck_assert_int_eq(
+                mgpk_pack(ctx, types[cases[i]], count, src, (mgpk_buf_t){.host = a}, 0, total, 0),
+                MPI_SUCCESS);
+            ck_assert_int_eq(mgpk_pack(ctx, g, count, src, (mgpk_buf_t){.host = b}, 0, total, 0),
+                             MPI_SUCCESS);
+            ck_assert_int_eq(memcmp(a, b, total), 0);
+            check4((run_t){.ctx = ctx, .t = types[cases[i]], .count = count, .n = -1});
+            check4((run_t){.ctx = ctx, .t = g, .count = count, .n = -1});
+            clReleaseMemObject(tm);
+            free(a), free(b), free(user);
+        }
+        tt_free(g);
+    }
+    mgpk_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(test_copy_method)
+{
+    mgpk_ctx_t *ctx = mk_ctx(MGPK_METHOD_COPY, 0, 0);
+    for (int c = 0; c < NCASES; c++)
+        for (int64_t count = 1; count <= 3; count += 2) {
+            check4((run_t){
+                .ctx = ctx, .t = types[c], .count = count, .shift = 2, .n = -1, .pshift = 1});
+            check4((run_t){.ctx = ctx,
+                           .t = types[c],
+                           .count = count,
+                           .first = 3,
+                           .n = count * types[c]->size - 4});
+        }
+    char out[64] = "";
+    cl_mem tm = dev_buf(sizeof(out), out);
+    int rc = mgpk_pack(ctx, types[C_VEC], 1, (mgpk_buf_t){.mem = tm}, (mgpk_buf_t){.host = out}, 0,
+                       4, MGPK_F_EXTERNAL32);
+    ck_assert_int_eq(rc, MPI_ERR_UNSUPPORTED_OPERATION);
+    clReleaseMemObject(tm);
+    mgpk_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(test_external32)
+{
+    mgpk_ctx_t *ctx = mk_ctx(MGPK_METHOD_AUTO, 0, 0);
+    /* basic 2, 4, 8 (word kernels), mixed (byte kernel), and misaligned (byte kernel). */
+    int cases[] = {C_INDEXED, C_VEC, C_BLKIDX, C_STRUCT, C_SUB3};
+    int widths[] = {2, 4, 8, 1, 4};
+    for (int i = 0; i < 5; i++)
+        for (int64_t shift = 0; shift <= 1; shift++)
+            for (int unpack = 0; unpack < 2; unpack++) {
+                int w = check((run_t){.ctx = ctx,
+                                      .t = types[cases[i]],
+                                      .count = 2,
+                                      .shift = shift,
+                                      .n = -1,
+                                      .dev = 1,
+                                      .unpack = unpack,
+                                      .flags = MGPK_F_EXTERNAL32});
+                ck_assert_int_eq(w, shift ? 1 : widths[i]);
+            }
+    /* A leaf of mixed basic sizes cannot be swapped on the device. */
+    tb_t b = {.nn = 0};
+    tb_leaf(&b, 12, 0);
+    mgdt_type_t *mixed = tb_type(&b);
+    cl_mem tm = dev_buf(64, calloc(1, 64));
+    char out[12];
+    int rc = mgpk_pack(ctx, mixed, 1, (mgpk_buf_t){.mem = tm}, (mgpk_buf_t){.host = out}, 0, 12,
+                       MGPK_F_EXTERNAL32);
+    ck_assert_int_eq(rc, MPI_ERR_UNSUPPORTED_OPERATION);
+    clReleaseMemObject(tm);
+    tt_free(mixed);
+    mgpk_ctx_free(ctx);
+}
+END_TEST
+
+static int count_files(const char *dir, const char *suffix)
+{
+    int n = 0;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (strlen(e->d_name) > strlen(suffix) &&
+            !strcmp(e->d_name + strlen(e->d_name) - strlen(suffix), suffix))
+            n++;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static mgpk_ctx_t *cache_ctx(const char *dir, mgpk_stats_t *st)
+{
+    mgpk_settings_t s = {.cache_dir = dir};
+    mgpk_ctx_t *ctx = NULL;
+    ck_assert_int_eq(mgpk_ctx_create(g_cl, g_dev, NULL, &s, &ctx), MPI_SUCCESS);
+    int rc = mgpk_ctx_prepare(ctx);
+    ck_assert_msg(rc == MPI_SUCCESS, "prepare: %s", mgerr_get(rc));
+    mgpk_ctx_stats(ctx, st);
+    return ctx;
+}
+
+START_TEST(test_cache)
+{
+    char dir[300], cmd[400];
+    mgpk_stats_t st;
+    snprintf(dir, sizeof(dir), "%s/own/sub", g_cache);
+    mgpk_ctx_t *a = cache_ctx(dir, &st);
+    ck_assert_int_eq(st.programs_built, (int)mgpk_nsources);
+    ck_assert_int_eq(count_files(dir, ".bin"), (int)mgpk_nsources);
+    ck_assert_int_eq(count_files(dir, ".tmp"), 0);
+    mgpk_ctx_t *b = cache_ctx(dir, &st);
+    ck_assert_int_eq(st.programs_loaded, (int)mgpk_nsources);
+    ck_assert_int_eq(st.programs_built, 0);
+    check4((run_t){.ctx = b, .t = types[C_STRUCT], .count = 2, .n = -1});
+    /* Corrupt every cached binary: builds from source again and still packs. */
+    snprintf(cmd, sizeof(cmd),
+             "for f in %s/*.bin; do dd if=/dev/urandom of=$f bs=1 seek=40 count=64 conv=notrunc "
+             "status=none; done",
+             dir);
+    ck_assert_int_eq(system(cmd), 0);
+    mgpk_ctx_t *c = cache_ctx(dir, &st);
+    ck_assert_int_eq(st.programs_built, (int)mgpk_nsources);
+    check4((run_t){.ctx = c, .t = types[C_STRUCT], .count = 2, .n = -1});
+    snprintf(cmd, sizeof(cmd), "for f in %s/*.bin; do head -c 20 $f > $f.x && mv $f.x $f; done",
+             dir);
+    ck_assert_int_eq(system(cmd), 0);
+    mgpk_ctx_t *d = cache_ctx(dir, &st);
+    ck_assert_int_eq(st.programs_built, (int)mgpk_nsources);
+    check4((run_t){.ctx = d, .t = types[C_SUB3], .count = 1, .n = -1});
+    mgpk_ctx_free(a);
+    mgpk_ctx_free(b);
+    mgpk_ctx_free(c);
+    mgpk_ctx_free(d);
+}
+END_TEST
+
+/* Types and contexts die in either order. */
+START_TEST(test_lifetime)
+{
+    mgdt_type_t *t = mk_struct(), *u = mk_vecvec();
+    mgpk_ctx_t *x = mk_ctx(MGPK_METHOD_AUTO, 0, 0), *y = mk_ctx(MGPK_METHOD_AUTO, 0, 0);
+    check((run_t){.ctx = x, .t = t, .count = 1, .n = -1});
+    check((run_t){.ctx = y, .t = t, .count = 1, .n = -1});
+    check((run_t){.ctx = x, .t = u, .count = 1, .n = -1});
+    mgpk_ctx_free(x);
+    check((run_t){.ctx = y, .t = t, .count = 2, .n = -1});
+    tt_free(t);
+    check((run_t){.ctx = y, .t = u, .count = 1, .n = -1});
+    mgpk_ctx_free(y);
+    tt_free(u);
+}
+END_TEST
+
+START_TEST(test_misc)
+{
+    mgpk_settings_t s = {.method = MGPK_METHOD_HOST};
+    mgpk_ctx_t *ctx = NULL;
+    char buf[64];
+    ck_assert_int_eq(mgpk_ctx_create(g_cl, g_dev, g_q, &s, &ctx), MPI_SUCCESS);
+    ck_assert_ptr_eq(mgpk_ctx_queue(ctx), g_q);
+    ck_assert_ptr_eq(mgpk_ctx_context(ctx), g_cl);
+    ck_assert_ptr_eq(mgpk_ctx_device(ctx), g_dev);
+    cl_mem m = dev_buf(64, buf);
+    ck_assert_int_eq(
+        mgpk_pack(ctx, types[C_VEC], 1, (mgpk_buf_t){.mem = m}, (mgpk_buf_t){.host = buf}, 0, 4, 0),
+        MPI_ERR_UNSUPPORTED_OPERATION);
+    mgpk_ctx_free(ctx);
+    /* mgpk_copy between all sides. */
+    ctx = mk_ctx(MGPK_METHOD_AUTO, 0, 0);
+    char in[64], out[64];
+    for (int i = 0; i < 64; i++)
+        in[i] = (char)pat(i, 4);
+    cl_mem m2 = dev_buf(64, buf);
+    ck_assert_int_eq(
+        mgpk_copy(ctx, (mgpk_buf_t){.mem = m, .offset = 3}, (mgpk_buf_t){.host = in}, 40),
+        MPI_SUCCESS);
+    ck_assert_int_eq(mgpk_copy(ctx, (mgpk_buf_t){.mem = m2, .offset = 1},
+                               (mgpk_buf_t){.mem = m, .offset = 3}, 40),
+                     MPI_SUCCESS);
+    ck_assert_int_eq(
+        mgpk_copy(ctx, (mgpk_buf_t){.host = out}, (mgpk_buf_t){.mem = m2, .offset = 1}, 40),
+        MPI_SUCCESS);
+    ck_assert_int_eq(memcmp(in, out, 40), 0);
+    /* Empty ranges and out-of-range requests. */
+    ck_assert_int_eq(
+        mgpk_pack(ctx, types[C_VEC], 1, (mgpk_buf_t){.mem = m}, (mgpk_buf_t){.host = out}, 0, 0, 0),
+        MPI_SUCCESS);
+    ck_assert_int_eq(mgpk_pack(ctx, types[C_VEC], 1, (mgpk_buf_t){.mem = m},
+                               (mgpk_buf_t){.host = out}, 50, 20, 0),
+                     MPI_ERR_ARG);
+    clReleaseMemObject(m);
+    clReleaseMemObject(m2);
+    mgpk_ctx_free(ctx);
+}
+END_TEST
+
+int main(void)
+{
+    env_setup();
+    Suite *s = suite_create("pack");
+    TCase *tc = tcase_create("pack");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_widths);
+    tcase_add_test(tc, test_specialized);
+    tcase_add_test(tc, test_external32);
+    tcase_add_test(tc, test_pipeline);
+    tcase_add_test(tc, test_whole);
+    if (!g_small) {
+        tcase_add_test(tc, test_partial);
+        tcase_add_test(tc, test_copy_method);
+        tcase_add_test(tc, test_cache);
+        tcase_add_test(tc, test_lifetime);
+        tcase_add_test(tc, test_misc);
+    }
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_set_fork_status(sr, CK_NOFORK);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    env_teardown();
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", g_cache);
+    if (system(cmd) != 0)
+        failed++;
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
