@@ -323,6 +323,10 @@ static void walk_basic(MPI_Datatype t, MPI_Datatype *basic, int *mixed)
             *mixed = 1;
         return;
     }
+    int size;
+    MPI_Type_size(t, &size);
+    if (comb == MPI_COMBINER_DARRAY || size == 0)
+        *mixed = 1; /* MPICH 4.0.2's external32 crashes on these too */
     int *ints = malloc(sizeof(int) * (size_t)(ni + 1));
     MPI_Aint *aints = malloc(sizeof(MPI_Aint) * (size_t)(na + 1));
     MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t)(nd + 1));

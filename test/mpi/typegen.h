@@ -24,9 +24,9 @@ int tg_range(tg_rng_t *r, int lo, int hi);
  */
 MPI_Datatype tg_type(tg_rng_t *r, int max_depth, char *desc, size_t desclen);
 
-/* 1 when every basic element of t has the same basic type and no pair type
-   (MPI_DOUBLE_INT, ...) occurs.  Debian's MPICH 4.0.2 crashes in
-   MPI_Pack_external_size on mixed structs and sizes pair types as 0 bytes in
+/* 1 when every basic element of t has the same basic type, no pair type
+   (MPI_DOUBLE_INT, ...), darray or empty part occurs.  Debian's MPICH 4.0.2 crashes in
+   MPI_Pack_external_size on mixed structs, darrays and empty parts, and sizes pair types as 0 bytes in
    external32, so only such types can be checked against its external32. */
 int tg_homogeneous(MPI_Datatype t);
 

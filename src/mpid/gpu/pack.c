@@ -37,9 +37,26 @@ typedef struct pk_call {
     int raised; /* PMPI already ran the error handler */
 } pk_call_t;
 
-static int pk_involves_device(const void *a, const void *b)
+/* Whether any byte the call may touch lies in the reserved device range.  The
+   typed side is judged by the bytes its instances touch, not by its origin: a
+   type with a large true lower bound can have its origin below a device
+   allocation and every byte inside it.  Host-only calls pay two cheap extent
+   queries. */
+static int pk_involves_device(const void *typed, MPI_Count count, MPI_Datatype dt,
+                              const void *packed, MPI_Count psize)
 {
-    return mgdev_reg_in_range(a, 1) || mgdev_reg_in_range(b, 1);
+    MPI_Count tlb, tex, lb, ext;
+    if (mgdev_reg_in_range(packed, psize > 0 ? (size_t)psize : 1))
+        return 1;
+    if (count <= 0 || dt == MPI_DATATYPE_NULL ||
+        PMPI_Type_get_true_extent_x(dt, &tlb, &tex) != MPI_SUCCESS ||
+        PMPI_Type_get_extent_x(dt, &lb, &ext) != MPI_SUCCESS)
+        return mgdev_reg_in_range(typed, 1);
+    MPI_Count span = (count - 1) * ext;
+    MPI_Count lo = (span < 0 ? span : 0) + tlb, hi = (span > 0 ? span : 0) + tlb + tex;
+    if (hi <= lo)
+        return mgdev_reg_in_range(typed, 1);
+    return mgdev_reg_in_range((const char *)typed + lo, (size_t)(hi - lo));
 }
 
 /* Check that [p + lo, p + hi) lies inside one live device allocation, or is
@@ -295,7 +312,7 @@ static int pk_datarep(pk_call_t *c, const char *datarep)
 int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
              int *position, MPI_Comm comm)
 {
-    if (!pk_involves_device(inbuf, outbuf))
+    if (!pk_involves_device(inbuf, incount, datatype, outbuf, outsize))
         return PMPI_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm);
     pk_call_t c = PK_CALL("MPI_Pack", 0, 0, comm, inbuf, incount, datatype, outbuf, outsize);
     int64_t pos = position ? *position : 0;
@@ -308,7 +325,7 @@ int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf
 int MPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
                MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
 {
-    if (!pk_involves_device(inbuf, outbuf))
+    if (!pk_involves_device(inbuf, incount, datatype, outbuf, outsize))
         return PMPI_Pack_c(inbuf, incount, datatype, outbuf, outsize, position, comm);
     pk_call_t c = PK_CALL("MPI_Pack_c", 0, 0, comm, inbuf, incount, datatype, outbuf, outsize);
     return pk_raise(&c, pk_run(&c, (int64_t *)position));
@@ -317,7 +334,7 @@ int MPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void
 int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
                MPI_Datatype datatype, MPI_Comm comm)
 {
-    if (!pk_involves_device(inbuf, outbuf))
+    if (!pk_involves_device(outbuf, outcount, datatype, inbuf, insize))
         return PMPI_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm);
     pk_call_t c = PK_CALL("MPI_Unpack", 1, 0, comm, outbuf, outcount, datatype, inbuf, insize);
     int64_t pos = position ? *position : 0;
@@ -330,7 +347,7 @@ int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int o
 int MPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
                  MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
 {
-    if (!pk_involves_device(inbuf, outbuf))
+    if (!pk_involves_device(outbuf, outcount, datatype, inbuf, insize))
         return PMPI_Unpack_c(inbuf, insize, position, outbuf, outcount, datatype, comm);
     pk_call_t c = PK_CALL("MPI_Unpack_c", 1, 0, comm, outbuf, outcount, datatype, inbuf, insize);
     return pk_raise(&c, pk_run(&c, (int64_t *)position));
@@ -339,7 +356,7 @@ int MPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void 
 int MPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_Datatype datatype,
                       void *outbuf, MPI_Aint outsize, MPI_Aint *position)
 {
-    if (!pk_involves_device(inbuf, outbuf))
+    if (!pk_involves_device(inbuf, incount, datatype, outbuf, outsize))
         return PMPI_Pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position);
     pk_call_t c = PK_CALL("MPI_Pack_external", 0, 1, MPI_COMM_WORLD, inbuf, incount, datatype,
                           outbuf, outsize);
@@ -350,7 +367,7 @@ int MPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_D
 int MPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount,
                         MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position)
 {
-    if (!pk_involves_device(inbuf, outbuf))
+    if (!pk_involves_device(inbuf, incount, datatype, outbuf, outsize))
         return PMPI_Pack_external_c(datarep, inbuf, incount, datatype, outbuf, outsize, position);
     pk_call_t c = PK_CALL("MPI_Pack_external_c", 0, 1, MPI_COMM_WORLD, inbuf, incount, datatype,
                           outbuf, outsize);
@@ -361,7 +378,7 @@ int MPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incoun
 int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
                         MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
 {
-    if (!pk_involves_device(inbuf, outbuf))
+    if (!pk_involves_device(outbuf, outcount, datatype, inbuf, insize))
         return PMPI_Unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype);
     pk_call_t c = PK_CALL("MPI_Unpack_external", 1, 1, MPI_COMM_WORLD, outbuf, outcount, datatype,
                           inbuf, insize);
@@ -373,7 +390,7 @@ int MPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count ins
                           MPI_Count *position, void *outbuf, MPI_Count outcount,
                           MPI_Datatype datatype)
 {
-    if (!pk_involves_device(inbuf, outbuf))
+    if (!pk_involves_device(outbuf, outcount, datatype, inbuf, insize))
         return PMPI_Unpack_external_c(datarep, inbuf, insize, position, outbuf, outcount, datatype);
     pk_call_t c = PK_CALL("MPI_Unpack_external_c", 1, 1, MPI_COMM_WORLD, outbuf, outcount, datatype,
                           inbuf, insize);
