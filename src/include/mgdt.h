@@ -30,34 +30,34 @@ typedef enum mgdt_shape_kind {
 
 typedef struct mgdt_shape {
     mgdt_shape_kind_t kind;
-    int ndims;              /* SUBARRAY: 2 or 3 */
-    int64_t offset;         /* byte offset of the first run from the origin */
-    int64_t blocklen;       /* VECTOR/SUBARRAY: contiguous run length in bytes */
-    int64_t count;          /* VECTOR: runs per instance */
-    int64_t stride;         /* VECTOR: bytes between runs */
-    int64_t sub[3];         /* SUBARRAY: run counts per outer dim, C order; last
-                               entry is the number of runs along the fastest
-                               non-contiguous dimension */
-    int64_t strides[3];     /* SUBARRAY: byte stride for each entry of sub[] */
+    int ndims;          /* SUBARRAY: 2 or 3 */
+    int64_t offset;     /* byte offset of the first run from the origin */
+    int64_t blocklen;   /* VECTOR/SUBARRAY: contiguous run length in bytes */
+    int64_t count;      /* VECTOR: runs per instance */
+    int64_t stride;     /* VECTOR: bytes between runs */
+    int64_t sub[3];     /* SUBARRAY: run counts per outer dim, C order; last
+                           entry is the number of runs along the fastest
+                           non-contiguous dimension */
+    int64_t strides[3]; /* SUBARRAY: byte stride for each entry of sub[] */
 } mgdt_shape_t;
 
 typedef struct mgdt_type {
     /* Serialized form (owned by this object). */
-    mgdt_node_t *nodes;     /* fixed-length parameter block, nodes[0] is the root */
+    mgdt_node_t *nodes; /* fixed-length parameter block, nodes[0] is the root */
     size_t nnodes;
-    int64_t *lookaside;     /* variable-length parameters */
-    size_t nlookaside;      /* number of int64 entries (may be 0) */
+    int64_t *lookaside; /* variable-length parameters */
+    size_t nlookaside;  /* number of int64 entries (may be 0) */
     /* Summary of one instance, copied from the root for convenience. */
-    int64_t size;           /* packed bytes (MPI_Type_size) */
-    int64_t extent;         /* MPI_Type_get_extent */
+    int64_t size;   /* packed bytes (MPI_Type_size) */
+    int64_t extent; /* MPI_Type_get_extent */
     int64_t lb;
-    int64_t true_lb;        /* MPI_Type_get_true_extent's lb */
-    int64_t true_ub;        /* true_lb + true extent */
-    int64_t elements;       /* basic elements */
-    int align;              /* 1, 2, 4, 8 or 16 */
-    int depth;              /* depth of the normalized tree */
-    int external32_ok;      /* every basic type has the same size natively and in
-                               external32, so external32 = byte-swapped native */
+    int64_t true_lb;   /* MPI_Type_get_true_extent's lb */
+    int64_t true_ub;   /* true_lb + true extent */
+    int64_t elements;  /* basic elements */
+    int align;         /* 1, 2, 4, 8 or 16 */
+    int depth;         /* depth of the normalized tree */
+    int external32_ok; /* every basic type has the same size natively and in
+                          external32, so external32 = byte-swapped native */
     mgdt_shape_t shape;
     /* Slot for the pack engine (per-context uploads). */
     void *user;
@@ -84,10 +84,10 @@ void mgdt_type_set_user(const mgdt_type_t *type, void *user, void (*user_free)(v
  * byte): copy packed bytes [first, first + n) of count instances starting at
  * buf into/out of packed.  packed points at byte `first` of the packed stream.
  */
-void mgdt_ref_pack(const mgdt_type_t *type, const void *buf, int64_t count,
-                   void *packed, int64_t first, int64_t n);
-void mgdt_ref_unpack(const mgdt_type_t *type, const void *packed, int64_t count,
-                     void *buf, int64_t first, int64_t n);
+void mgdt_ref_pack(const mgdt_type_t *type, const void *buf, int64_t count, void *packed,
+                   int64_t first, int64_t n);
+void mgdt_ref_unpack(const mgdt_type_t *type, const void *packed, int64_t count, void *buf,
+                     int64_t first, int64_t n);
 /* User-buffer byte offset (relative to buf) of packed byte pos. */
 int64_t mgdt_ref_offset(const mgdt_type_t *type, int64_t pos);
 

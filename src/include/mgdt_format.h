@@ -61,24 +61,24 @@ typedef int32_t mgdt_i32;
  * a node never straddles a 128-byte line and a depth-16 tree fits in 2 KiB.
  */
 typedef struct mgdt_node {
-    mgdt_i32 kind;   /* MGDT_K_* */
-    mgdt_i32 ndims;  /* SUBARRAY: number of dimensions; else 0 */
-    mgdt_i64 count;  /* CONTIG: children; VECTOR/BLKIDX/INDEXED/STRUCT: blocks;
-                        SUBARRAY: children in the box (product of subsizes) */
-    mgdt_i64 blocklen; /* VECTOR/BLKIDX: children per block; else 0 */
-    mgdt_i64 stride;   /* VECTOR: byte stride between blocks; SUBARRAY: start offset */
-    mgdt_i64 size;     /* packed bytes of one instance of this node (> 0) */
-    mgdt_i64 extent;   /* extent of one instance (may be <= 0 after resizing) */
-    mgdt_i64 true_lb;  /* lowest byte touched, relative to the instance origin */
-    mgdt_i64 true_ub;  /* one past the highest byte touched */
+    mgdt_i32 kind;         /* MGDT_K_* */
+    mgdt_i32 ndims;        /* SUBARRAY: number of dimensions; else 0 */
+    mgdt_i64 count;        /* CONTIG: children; VECTOR/BLKIDX/INDEXED/STRUCT: blocks;
+                              SUBARRAY: children in the box (product of subsizes) */
+    mgdt_i64 blocklen;     /* VECTOR/BLKIDX: children per block; else 0 */
+    mgdt_i64 stride;       /* VECTOR: byte stride between blocks; SUBARRAY: start offset */
+    mgdt_i64 size;         /* packed bytes of one instance of this node (> 0) */
+    mgdt_i64 extent;       /* extent of one instance (may be <= 0 after resizing) */
+    mgdt_i64 true_lb;      /* lowest byte touched, relative to the instance origin */
+    mgdt_i64 true_ub;      /* one past the highest byte touched */
     mgdt_i64 child_size;   /* size of the child (0 for LEAF and STRUCT) */
     mgdt_i64 child_extent; /* extent of the child (0 for LEAF and STRUCT) */
-    mgdt_i64 la;       /* lookaside index of this node's parameters, or -1 */
-    mgdt_i64 elements; /* basic elements in one instance (MPI_Get_elements) */
-    mgdt_i64 align;    /* largest power of two (<= 16) dividing every offset and
-                          run length below this node */
-    mgdt_i64 basic;    /* LEAF: size in bytes of the basic type it holds, or 0
-                          when it mixes basic types of different sizes */
+    mgdt_i64 la;           /* lookaside index of this node's parameters, or -1 */
+    mgdt_i64 elements;     /* basic elements in one instance (MPI_Get_elements) */
+    mgdt_i64 align;        /* largest power of two (<= 16) dividing every offset and
+                              run length below this node */
+    mgdt_i64 basic;        /* LEAF: size in bytes of the basic type it holds, or 0
+                              when it mixes basic types of different sizes */
     mgdt_i64 reserved[2];
 } mgdt_node_t;
 

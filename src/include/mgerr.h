@@ -26,25 +26,25 @@ const char *mgerr_get(int errclass);
 const char *mgerr_cl_name(cl_int err);
 
 /* The three error macros (STYLE.md: one exit path, at most three macros). */
-#define MG_CHECK(rc_, label_)                                                                   \
-    do {                                                                                        \
-        if ((rc_) != MPI_SUCCESS)                                                               \
-            goto label_;                                                                        \
+#define MG_CHECK(rc_, label_)                                                                      \
+    do {                                                                                           \
+        if ((rc_) != MPI_SUCCESS)                                                                  \
+            goto label_;                                                                           \
     } while (0)
 
-#define MG_CL_CHECK(clrc_, call_, rc_, label_)                                                  \
-    do {                                                                                        \
-        cl_int mg_clrc_ = (clrc_);                                                              \
-        if (mg_clrc_ != CL_SUCCESS) {                                                           \
-            (rc_) = mgerr_cl(mg_clrc_, (call_), __FILE__, __LINE__);                            \
-            goto label_;                                                                        \
-        }                                                                                       \
+#define MG_CL_CHECK(clrc_, call_, rc_, label_)                                                     \
+    do {                                                                                           \
+        cl_int mg_clrc_ = (clrc_);                                                                 \
+        if (mg_clrc_ != CL_SUCCESS) {                                                              \
+            (rc_) = mgerr_cl(mg_clrc_, (call_), __FILE__, __LINE__);                               \
+            goto label_;                                                                           \
+        }                                                                                          \
     } while (0)
 
-#define MG_FAIL(rc_, label_, errclass_, ...)                                                    \
-    do {                                                                                        \
-        (rc_) = mgerr_set((errclass_), __VA_ARGS__);                                            \
-        goto label_;                                                                            \
+#define MG_FAIL(rc_, label_, errclass_, ...)                                                       \
+    do {                                                                                           \
+        (rc_) = mgerr_set((errclass_), __VA_ARGS__);                                               \
+        goto label_;                                                                               \
     } while (0)
 
 #endif /* MGERR_H */

@@ -42,12 +42,12 @@ typedef struct mgpk_buf {
 #define MGPK_F_EXTERNAL32 0x1 /* byte-swap to/from external32 (type->external32_ok) */
 
 typedef struct mgpk_settings {
-    mgpk_method_t method;   /* forced method, or AUTO */
-    int verbose;            /* print method decisions to stderr */
-    size_t chunk_bytes;     /* pipeline chunk size for non-unified devices */
-    int force_pipeline;     /* use the chunked device-staging path even where the
-                               device shares host memory (tests) */
-    const char *cache_dir;  /* on-disk program binary cache, NULL to disable */
+    mgpk_method_t method;  /* forced method, or AUTO */
+    int verbose;           /* print method decisions to stderr */
+    size_t chunk_bytes;    /* pipeline chunk size for non-unified devices */
+    int force_pipeline;    /* use the chunked device-staging path even where the
+                              device shares host memory (tests) */
+    const char *cache_dir; /* on-disk program binary cache, NULL to disable */
 } mgpk_settings_t;
 
 /* Create an engine for (context, device).  queue may be NULL, in which case

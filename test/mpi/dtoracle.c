@@ -21,15 +21,15 @@
 static int failures;
 static int verbose;
 
-#define EXPECT(cond_, ...)                                                                      \
-    do {                                                                                        \
-        if (!(cond_)) {                                                                         \
-            failures++;                                                                         \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                               \
-            fprintf(stderr, __VA_ARGS__);                                                       \
-            fprintf(stderr, "\n");                                                              \
-            goto next;                                                                          \
-        }                                                                                       \
+#define EXPECT(cond_, ...)                                                                         \
+    do {                                                                                           \
+        if (!(cond_)) {                                                                            \
+            failures++;                                                                            \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+            goto next;                                                                             \
+        }                                                                                          \
     } while (0)
 
 static long env_long(const char *name, long dflt)
@@ -132,8 +132,8 @@ int main(int argc, char **argv)
         EXPECT(pos1 == pos2, "type %ld unpack position %d vs %d", it, pos2, pos1);
         MPIX_Gpu_memcpy(hy, d, span);
         k = first_diff(hx, hy, span);
-        EXPECT(k == span, "type %ld count %d unpack h->d differs at buffer byte %ld: %s", it,
-               count, (long)k - (long)shift, desc);
+        EXPECT(k == span, "type %ld count %d unpack h->d differs at buffer byte %ld: %s", it, count,
+               (long)k - (long)shift, desc);
         checks++;
 
         /* 4. unpack device packed -> poisoned device */
@@ -186,7 +186,8 @@ int main(int argc, char **argv)
             break;
     }
     printf("dtoracle: %ld types (seed %ld, depth %d), %ld pack/unpack checks, %ld external32 "
-           "checks\n", ntypes, seed, depth, checks, ext32);
+           "checks\n",
+           ntypes, seed, depth, checks, ext32);
     printf("%ld passed, %d failed\n", checks + ext32, failures);
     MPI_Finalize();
     return failures ? 1 : 0;

@@ -44,11 +44,11 @@ static const struct {
     MPI_Datatype t;
     const char *name;
 } basics[] = {
-    {MPI_CHAR, "char"},       {MPI_SHORT, "short"},         {MPI_INT, "int"},
-    {MPI_FLOAT, "float"},     {MPI_DOUBLE, "double"},       {MPI_LONG_LONG, "longlong"},
-    {MPI_BYTE, "byte"},       {MPI_UINT16_T, "uint16"},     {MPI_INT64_T, "int64"},
-    {MPI_LONG, "long"},       {MPI_DOUBLE_INT, "double_int"}, {MPI_2INT, "2int"},
-    {MPI_FLOAT_INT, "float_int"}, {MPI_SHORT_INT, "short_int"}, {MPI_C_BOOL, "bool"},
+    {MPI_CHAR, "char"},           {MPI_SHORT, "short"},           {MPI_INT, "int"},
+    {MPI_FLOAT, "float"},         {MPI_DOUBLE, "double"},         {MPI_LONG_LONG, "longlong"},
+    {MPI_BYTE, "byte"},           {MPI_UINT16_T, "uint16"},       {MPI_INT64_T, "int64"},
+    {MPI_LONG, "long"},           {MPI_DOUBLE_INT, "double_int"}, {MPI_2INT, "2int"},
+    {MPI_FLOAT_INT, "float_int"}, {MPI_SHORT_INT, "short_int"},   {MPI_C_BOOL, "bool"},
 };
 
 /* Span [true_lb, true_ub) and extent of a committed-or-not type. */
@@ -240,7 +240,8 @@ static MPI_Datatype gen(tg_rng_t *r, int depth, tg_buf_t *d)
             gs[i] = tg_range(r, 1, 7);
             int k = tg_range(r, 0, 3);
             ps[i] = k == 0 ? 1 : tg_range(r, 1, 3);
-            dist[i] = k == 0 ? MPI_DISTRIBUTE_NONE : (k == 1 ? MPI_DISTRIBUTE_BLOCK : MPI_DISTRIBUTE_CYCLIC);
+            dist[i] = k == 0 ? MPI_DISTRIBUTE_NONE
+                             : (k == 1 ? MPI_DISTRIBUTE_BLOCK : MPI_DISTRIBUTE_CYCLIC);
             darg[i] = MPI_DISTRIBUTE_DFLT_DARG;
             if (dist[i] == MPI_DISTRIBUTE_CYCLIC && tg_range(r, 0, 1))
                 darg[i] = tg_range(r, 1, 3);

@@ -26,8 +26,8 @@ MPI_Datatype tg_type(tg_rng_t *r, int max_depth, char *desc, size_t desclen);
 
 /* 1 when every basic element of t has the same basic type, no pair type
    (MPI_DOUBLE_INT, ...), darray or empty part occurs.  Debian's MPICH 4.0.2 crashes in
-   MPI_Pack_external_size on mixed structs, darrays and empty parts, and sizes pair types as 0 bytes in
-   external32, so only such types can be checked against its external32. */
+   MPI_Pack_external_size on mixed structs, darrays and empty parts, and sizes pair types as 0 bytes
+   in external32, so only such types can be checked against its external32. */
 int tg_homogeneous(MPI_Datatype t);
 
 #endif

@@ -39,10 +39,20 @@ static long parse_size(const char *s)
     char *end;
     double v = strtod(s, &end);
     switch (*end) {
-    case 'k': case 'K': v *= 1024; break;
-    case 'm': case 'M': v *= 1024 * 1024; break;
-    case 'g': case 'G': v *= 1024.0 * 1024 * 1024; break;
-    default: break;
+    case 'k':
+    case 'K':
+        v *= 1024;
+        break;
+    case 'm':
+    case 'M':
+        v *= 1024 * 1024;
+        break;
+    case 'g':
+    case 'G':
+        v *= 1024.0 * 1024 * 1024;
+        break;
+    default:
+        break;
     }
     return (long)v;
 }
