@@ -1,0 +1,29 @@
+#!/bin/bash
+# device-run.sh OUTDIR: the correctness and speed battery run on a lent GPU
+# machine from a bundle made by shared/tools/device-bundle.sh (see
+# doc/performance.md).  Needs env.sh of the bundle sourced; writes logs and
+# CSV files into OUTDIR and prints a summary.
+set -u
+out=${1:-.}
+mkdir -p "$out"
+export MPIGPU_CACHE_DIR=/tmp/mpigpu-cache
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>/dev/null
+run() { # name command...
+    local name=$1; shift
+    echo "== $name: $*"
+    local t0=$(date +%s.%N)
+    "$@" >"$out/$name.log" 2>&1
+    local rc=$?
+    printf '   rc=%d  %.1f s\n' $rc "$(echo "$(date +%s.%N) - $t0" | bc)"
+    tail -n 3 "$out/$name.log"
+}
+run unit_pack test_pack
+run oracle dtoracle
+run oracle_copy env MPIGPU_PACK=copy MPIGPU_ORACLE_TYPES=300 MPIGPU_ORACLE_SEED=5 dtoracle
+run oracle_chunk env MPIGPU_CHUNK=4K MPIGPU_ORACLE_TYPES=300 MPIGPU_ORACLE_SEED=6 dtoracle
+for spec in vect:64:8@128M cont@128M vect:512:8@16M vect:512:128@16M indexed:8@16M \
+    struct@16M subarray4d@32M; do
+    d=${spec%@*} max=${spec#*@} f=$(echo "${spec%@*}" | tr ':' '_')
+    run "pb_$f" mpigpu-packbench -D "$d" -m "64:$max" --csv "$out/pb_$f.csv"
+done
+for f in "$out"/pb_*.log; do echo "--- $f"; cat "$f"; done
