@@ -128,6 +128,51 @@ fn_fail:
     goto fn_exit;
 }
 
+/*
+ * One rectangle between the typed buffer (at t, with pitches row and slice)
+ * and the packed buffer (at pk, tight).  NVIDIA's OpenCL rejects a rectangle
+ * whose last slice or row, counted at its full pitch, would end past the
+ * buffer, although the bytes copied stay inside (CL_INVALID_VALUE, seen on an
+ * H100); the specification counts only the bytes copied.  So a rectangle that
+ * ends within one pitch of the buffer's end has its last slice, then its last
+ * row, peeled off.
+ */
+static cl_int rect_copy(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed, size_t t,
+                        size_t pk, const size_t region[3], size_t row, size_t slice, size_t tsize)
+{
+    size_t r[3] = {region[0], region[1], region[2]};
+    size_t full = r[2] > 1 ? t + r[2] * slice : t + r[1] * row;
+    int pack = plan->dir == MGPK_DIR_PACK;
+    if (full > tsize && r[2] > 1) {
+        size_t lead[3] = {r[0], r[1], r[2] - 1}, last[3] = {r[0], r[1], 1};
+        cl_int err = rect_copy(ctx, plan, packed, t, pk, lead, row, slice, tsize);
+        if (err == CL_SUCCESS)
+            err = rect_copy(ctx, plan, packed, t + (r[2] - 1) * slice,
+                            pk + (r[2] - 1) * r[0] * r[1], last, row, 0, tsize);
+        return err;
+    }
+    if (full > tsize && r[1] > 1) {
+        size_t lead[3] = {r[0], r[1] - 1, 1};
+        size_t tl = t + (r[1] - 1) * row, pl = pk + (r[1] - 1) * r[0];
+        cl_int err = rect_copy(ctx, plan, packed, t, pk, lead, row, 0, tsize);
+        if (err == CL_SUCCESS)
+            err = clEnqueueCopyBuffer(ctx->queue, pack ? plan->typed : packed,
+                                      pack ? packed : plan->typed, pack ? tl : pl, pack ? pl : tl,
+                                      r[0], 0, NULL, NULL);
+        return err;
+    }
+    if (r[1] == 1 && r[2] == 1)
+        return clEnqueueCopyBuffer(ctx->queue, pack ? plan->typed : packed,
+                                   pack ? packed : plan->typed, pack ? t : pk, pack ? pk : t, r[0],
+                                   0, NULL, NULL);
+    size_t to[3] = {t, 0, 0}, po[3] = {pk, 0, 0};
+    if (pack)
+        return clEnqueueCopyBufferRect(ctx->queue, plan->typed, packed, to, po, r, row, slice, r[0],
+                                       r[0] * r[1], 0, NULL, NULL);
+    return clEnqueueCopyBufferRect(ctx->queue, packed, plan->typed, po, to, r, r[0], r[0] * r[1],
+                                   row, slice, 0, NULL, NULL);
+}
+
 /* Whole instances of a vector or subarray shape as rectangles: the two
    innermost dimensions of (instances, shape dims) go into one rect command
    when their pitches allow, the outer ones loop.  Returns 0 when not
@@ -176,6 +221,9 @@ static int copy_rects(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed, i
             inner = 2;
         }
     }
+    size_t tsize = 0;
+    MG_CL_CHECK(clGetMemObjectInfo(plan->typed, CL_MEM_SIZE, sizeof(tsize), &tsize, NULL),
+                "clGetMemObjectInfo(CL_MEM_SIZE)", rc, fn_fail);
     int64_t base = plan->typed_off + (first / type->size) * type->extent + sh->offset;
     int64_t idx[4] = {0, 0, 0, 0}, pk = packed_off;
     size_t per = region[0] * region[1] * region[2];
@@ -183,15 +231,7 @@ static int copy_rects(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed, i
         int64_t t = base;
         for (int d = 0; d < nd - inner; d++)
             t += idx[d] * dp[d];
-        size_t to[3] = {(size_t)t, 0, 0}, po[3] = {(size_t)pk, 0, 0};
-        cl_int err;
-        if (plan->dir == MGPK_DIR_PACK)
-            err = clEnqueueCopyBufferRect(ctx->queue, plan->typed, packed, to, po, region, row,
-                                          slice, region[0], region[0] * region[1], 0, NULL, NULL);
-        else
-            err =
-                clEnqueueCopyBufferRect(ctx->queue, packed, plan->typed, po, to, region, region[0],
-                                        region[0] * region[1], row, slice, 0, NULL, NULL);
+        cl_int err = rect_copy(ctx, plan, packed, (size_t)t, (size_t)pk, region, row, slice, tsize);
         MG_CL_CHECK(err, "clEnqueueCopyBufferRect", rc, fn_fail);
         pk += per;
         int d = nd - inner - 1;
