@@ -75,6 +75,8 @@ int main(int argc, char **argv)
         MPI_Aint tlb, tex, lb, ext;
         MPI_Type_get_true_extent(t, &tlb, &tex);
         MPI_Type_get_extent(t, &lb, &ext);
+        if (tex < 0) /* MPICH reports a negative true extent for some empty types */
+            tex = 0;
         MPI_Aint lo = tlb, hi = tlb + tex;
         if (count > 1) {
             MPI_Aint last = (MPI_Aint)(count - 1) * ext;
@@ -86,6 +88,10 @@ int main(int argc, char **argv)
         MPI_Pack_size(count, t, MPI_COMM_WORLD, &psize);
         size_t pbytes = (size_t)psize + SLACK;
         unsigned char *h = malloc(span), *hx = malloc(span), *hy = malloc(span);
+        if (!h || !hx || !hy) {
+            fprintf(stderr, "dtoracle: type %ld needs %zu bytes: %s\n", it, span, desc);
+            return 1;
+        }
         unsigned char *p1 = calloc(1, pbytes), *p2 = calloc(1, pbytes), *p3 = calloc(1, pbytes);
         void *d = NULL, *dp = NULL;
         int rc;
