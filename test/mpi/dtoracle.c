@@ -109,8 +109,14 @@ int main(int argc, char **argv)
         int start = tg_range(&rng, 0, 8); /* nonzero positions too */
         pos1 = pos2 = pos3 = start;
 
+        /* Debian's MPICH 4.0.2 divides by zero unpacking some types of size 0
+           (seen on the H100 host, not here): for them the reference is
+           "nothing moves", without calling it. */
+        int empty = psize == 0;
+
         /* 1. pack device -> host */
-        PMPI_Pack(h + shift, count, t, p1, (int)pbytes, &pos1, MPI_COMM_WORLD);
+        if (!empty)
+            PMPI_Pack(h + shift, count, t, p1, (int)pbytes, &pos1, MPI_COMM_WORLD);
         rc = MPI_Pack((char *)d + shift, count, t, p2, (int)pbytes, &pos2, MPI_COMM_WORLD);
         EXPECT(rc == MPI_SUCCESS, "type %ld pack d->h rc=%d: %s", it, rc, desc);
         EXPECT(pos1 == pos2, "type %ld position %d vs %d: %s", it, pos2, pos1, desc);
@@ -132,7 +138,8 @@ int main(int argc, char **argv)
         fill(&rng, hx, span);
         MPIX_Gpu_memcpy(d, hx, span);
         pos1 = pos2 = start;
-        PMPI_Unpack(p1, (int)pbytes, &pos1, hx + shift, count, t, MPI_COMM_WORLD);
+        if (!empty)
+            PMPI_Unpack(p1, (int)pbytes, &pos1, hx + shift, count, t, MPI_COMM_WORLD);
         rc = MPI_Unpack(p1, (int)pbytes, &pos2, (char *)d + shift, count, t, MPI_COMM_WORLD);
         EXPECT(rc == MPI_SUCCESS, "type %ld unpack h->d rc=%d: %s", it, rc, desc);
         EXPECT(pos1 == pos2, "type %ld unpack position %d vs %d", it, pos2, pos1);
@@ -146,7 +153,8 @@ int main(int argc, char **argv)
         fill(&rng, hx, span);
         MPIX_Gpu_memcpy(d, hx, span);
         pos1 = pos2 = start;
-        PMPI_Unpack(p1, (int)pbytes, &pos1, hx + shift, count, t, MPI_COMM_WORLD);
+        if (!empty)
+            PMPI_Unpack(p1, (int)pbytes, &pos1, hx + shift, count, t, MPI_COMM_WORLD);
         rc = MPI_Unpack(dp, (int)pbytes, &pos2, (char *)d + shift, count, t, MPI_COMM_WORLD);
         EXPECT(rc == MPI_SUCCESS, "type %ld unpack d->d rc=%d: %s", it, rc, desc);
         MPIX_Gpu_memcpy(hy, d, span);
