@@ -5,7 +5,8 @@
  * unpack into a poisoned device buffer must change exactly the type's bytes.
  *
  * Environment: MPIGPU_ORACLE_TYPES (default 2000), MPIGPU_ORACLE_SEED
- * (default 1), MPIGPU_ORACLE_DEPTH (default 5), MPIGPU_ORACLE_VERBOSE.
+ * (default 1), MPIGPU_ORACLE_DEPTH (default 5), MPIGPU_ORACLE_VERBOSE,
+ * MPIGPU_ORACLE_NOEMPTY (1: no empty parts inside types, see typegen.h).
  */
 #include <mpi.h>
 #include <stdint.h>
@@ -65,6 +66,7 @@ int main(int argc, char **argv)
     long seed = env_long("MPIGPU_ORACLE_SEED", 1);
     int depth = (int)env_long("MPIGPU_ORACLE_DEPTH", 5);
     verbose = (int)env_long("MPIGPU_ORACLE_VERBOSE", 0);
+    tg_allow_empty = !env_long("MPIGPU_ORACLE_NOEMPTY", 0);
     tg_rng_t rng = {(uint64_t)seed * 0x2545F4914F6CDD1Dull + 17};
     long checks = 0, ext32 = 0;
     char desc[8192];

@@ -93,9 +93,11 @@ static MPI_Datatype gen(tg_rng_t *r, int depth, tg_buf_t *d);
 
 /* A count in [0, hi], zero about one time in ten (zero-size pieces must work
    but should not swallow most cases). */
+int tg_allow_empty = 1;
+
 static int cnt(tg_rng_t *r, int hi)
 {
-    return tg_range(r, 0, 9) == 0 ? 0 : tg_range(r, 1, hi);
+    return tg_allow_empty && tg_range(r, 0, 9) == 0 ? 0 : tg_range(r, 1, hi);
 }
 
 /* Child types used by the constructors must have extent >= their span so that

@@ -11,6 +11,12 @@ typedef struct tg_rng {
 } tg_rng_t;
 
 uint64_t tg_next(tg_rng_t *r);
+
+/* 0: constructors never get a zero count or blocklength.  Debian's MPICH
+   4.0.2 reads uninitialized dataloop fields for types with empty parts and
+   dies of a division by zero on some machines (seen on the H100 host), so the
+   host reference cannot judge them there. */
+extern int tg_allow_empty;
 /* Uniform integer in [lo, hi]. */
 int tg_range(tg_rng_t *r, int lo, int hi);
 
