@@ -21,3 +21,10 @@ test_mpi_dtoracle_copy_LDADD = $(test_mpi_dtoracle_LDADD)
 test_mpi_dtoracle_host_SOURCES = $(test_mpi_dtoracle_SOURCES)
 test_mpi_dtoracle_host_LDADD = $(test_mpi_dtoracle_LDADD)
 TESTS += test/mpi/dtoracle_pipeline test/mpi/dtoracle_copy test/mpi/dtoracle_host
+# Point-to-point on device buffers.
+check_PROGRAMS += test/mpi/p2p_basic test/mpi/p2p_chunk
+test_mpi_p2p_basic_SOURCES = test/mpi/p2p_basic.c test/mpi/p2p_common.h
+test_mpi_p2p_basic_LDADD = libmpigpu.la $(OPENCL_LIBS)
+test_mpi_p2p_chunk_SOURCES = $(test_mpi_p2p_basic_SOURCES)
+test_mpi_p2p_chunk_LDADD = $(test_mpi_p2p_basic_LDADD)
+TESTS += test/mpi/p2p_basic test/mpi/p2p_chunk
