@@ -34,3 +34,7 @@ test_mpi_p2p_misc_LDADD = libmpigpu.la $(OPENCL_LIBS)
 test_mpi_p2p_misc4_SOURCES = $(test_mpi_p2p_misc_SOURCES)
 test_mpi_p2p_misc4_LDADD = $(test_mpi_p2p_misc_LDADD)
 TESTS += test/mpi/p2p_misc test/mpi/p2p_misc4
+check_PROGRAMS += test/mpi/p2p_pingpong
+test_mpi_p2p_pingpong_SOURCES = test/mpi/p2p_pingpong.c test/mpi/p2p_common.h
+test_mpi_p2p_pingpong_LDADD = libmpigpu.la $(OPENCL_LIBS)
+TESTS += test/mpi/p2p_pingpong

@@ -22,12 +22,13 @@ static char where[256] = "";
     } while (0)
 
 #define NTYPES 6
-static const char *tnames[NTYPES] = {"contig", "vector8", "face3d", "indexed", "struct", "neglb"};
+__attribute__((unused)) static const char *const tnames[NTYPES] = {"contig",  "vector8", "face3d",
+                                                                   "indexed", "struct",  "neglb"};
 static MPI_Datatype types[NTYPES];
 
 #define ORIGIN 64 /* byte offset of the datatype origin in every buffer */
 
-static void types_create(void)
+static inline void types_create(void)
 {
     MPI_Type_contiguous(5, MPI_INT, &types[0]);
     MPI_Type_vector(4, 1, 3, MPI_DOUBLE, &types[1]);
@@ -56,13 +57,13 @@ static void types_create(void)
         MPI_Type_commit(&types[i]);
 }
 
-static void types_free(void)
+static inline void types_free(void)
 {
     for (int i = 0; i < NTYPES; i++)
         MPI_Type_free(&types[i]);
 }
 
-static size_t buf_size(MPI_Datatype t, int count)
+static inline size_t buf_size(MPI_Datatype t, int count)
 {
     MPI_Aint lb, ext, tlb, text;
     MPI_Type_get_extent(t, &lb, &ext);
@@ -70,7 +71,7 @@ static size_t buf_size(MPI_Datatype t, int count)
     return ORIGIN + (size_t)(count > 0 ? count : 1) * (size_t)ext + (size_t)(tlb + text) + 64;
 }
 
-static void fill(unsigned char *p, size_t n, unsigned seed)
+static inline void fill(unsigned char *p, size_t n, unsigned seed)
 {
     for (size_t i = 0; i < n; i++)
         p[i] = (unsigned char)(i * 7 + seed * 31 + 1);
@@ -78,7 +79,7 @@ static void fill(unsigned char *p, size_t n, unsigned seed)
 
 /* What a receive buffer poisoned with seed `poison` holds after receiving
    count instances of t sent from a buffer filled with seed `data`. */
-static unsigned char *expected(MPI_Datatype t, int count, unsigned data, unsigned poison)
+static inline unsigned char *expected(MPI_Datatype t, int count, unsigned data, unsigned poison)
 {
     size_t n = buf_size(t, count);
     unsigned char *src = malloc(n), *dst = malloc(n);
@@ -96,7 +97,7 @@ static unsigned char *expected(MPI_Datatype t, int count, unsigned data, unsigne
 }
 
 /* A buffer of n bytes filled with seed, on the device or the host. */
-static unsigned char *buf_make(size_t n, unsigned seed, int dev)
+static inline unsigned char *buf_make(size_t n, unsigned seed, int dev)
 {
     unsigned char *h = malloc(n);
     fill(h, n, seed);
@@ -109,7 +110,7 @@ static unsigned char *buf_make(size_t n, unsigned seed, int dev)
     return d;
 }
 
-static void buf_free(void *p, int dev)
+static inline void buf_free(void *p, int dev)
 {
     if (dev)
         MPIX_Gpu_free(p);
@@ -118,7 +119,7 @@ static void buf_free(void *p, int dev)
 }
 
 /* 1 when buffer p (device or host) holds exactly want[0..n). */
-static int buf_equal(const void *p, const unsigned char *want, size_t n, int dev)
+static inline int buf_equal(const void *p, const unsigned char *want, size_t n, int dev)
 {
     unsigned char *h = malloc(n);
     MPIX_Gpu_memcpy(h, p, n);
