@@ -10,6 +10,7 @@
 
 #include "mgdev.h"
 #include "mgerr.h"
+#include "p2p.h"
 
 mgdev_state_t mgdev_state = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -207,9 +208,13 @@ int mgdev_setup(void)
     MG_CHECK(rc, fin_dt);
     rc = device_open();
     MG_CHECK(rc, fin_reg);
+    rc = mgdev_p2p_init();
+    MG_CHECK(rc, fin_p2p);
     st->ready = 1;
 fn_exit:
     return rc;
+fin_p2p:
+    mgdev_p2p_finalize();
 fin_reg:
     mgdev_reg_finalize();
 fin_dt:
@@ -225,6 +230,9 @@ void mgdev_teardown(void)
     mgdev_state_t *st = &mgdev_state;
     if (!st->ready)
         return;
+    /* Operations still active (freed requests) finish while the device and
+       the registry are there; the pool goes before the contexts. */
+    mgdev_p2p_finalize();
     /* Registry first: its entries hold cl_mem references into contexts that
        the engines below may hold the last reference to. */
     mgdev_reg_finalize();

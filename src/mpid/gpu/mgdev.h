@@ -26,9 +26,12 @@ typedef struct mgdev_settings {
     size_t chunk_bytes;   /* MPIGPU_CHUNK */
     int force_pipeline;   /* MPIGPU_FORCE_PIPELINE */
     char *cache_dir;      /* MPIGPU_CACHE_DIR resolved and created, NULL: no cache */
+    size_t staging_max;   /* MPIGPU_STAGING_MAX: cap of the pinned staging pool */
 } mgdev_settings_t;
 
 #define MGDEV_CHUNK_DEFAULT ((size_t)4 << 20)
+#define MGDEV_STAGING_DEFAULT ((size_t)64 << 20)
+#define MGDEV_STAGING_MIN ((size_t)16 << 10) /* four 4 KiB buffers */
 
 /* Fill *s from the environment.  Returns MPI_ERR_OTHER with a message naming
    the variable and value when one is malformed. */

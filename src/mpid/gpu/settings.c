@@ -129,6 +129,7 @@ int mgdev_settings_read(mgdev_settings_t *s)
     memset(s, 0, sizeof(*s));
     s->method = MGPK_METHOD_AUTO;
     s->chunk_bytes = MGDEV_CHUNK_DEFAULT;
+    s->staging_max = MGDEV_STAGING_DEFAULT;
 
     if ((v = getenv("MPIGPU_VERBOSE")) && v[0])
         s->verbose = atoi(v);
@@ -145,6 +146,13 @@ int mgdev_settings_read(mgdev_settings_t *s)
     if ((v = getenv("MPIGPU_CHUNK")) && v[0]) {
         rc = parse_bytes("MPIGPU_CHUNK", v, &s->chunk_bytes);
         MG_CHECK(rc, fn_fail);
+    }
+    if ((v = getenv("MPIGPU_STAGING_MAX")) && v[0]) {
+        rc = parse_bytes("MPIGPU_STAGING_MAX", v, &s->staging_max);
+        MG_CHECK(rc, fn_fail);
+        if (s->staging_max < MGDEV_STAGING_MIN)
+            MG_FAIL(rc, fn_fail, MPI_ERR_OTHER,
+                    "mpigpu: MPIGPU_STAGING_MAX=\"%s\" is below the minimum of 16K", v);
     }
     resolve_cache_dir(s);
 

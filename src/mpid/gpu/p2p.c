@@ -1,0 +1,367 @@
+/*
+ * Send and receive operations on device buffers, and the protocol between
+ * them (doc/design.md, "Point-to-point").
+ *
+ * A message of n packed bytes with n < chunk (mgdev_stage_chunk()) is one MPI
+ * message of n MPI_BYTEs, packed into (or unpacked from) a pinned staging
+ * buffer: the bytes MPI itself would send for the user's datatype, so either
+ * side may be a plain MPI program.  A longer message goes in pieces: the first
+ * is exactly chunk bytes on the user's communicator and tag and starts with a
+ * header (magic, total length, sequence number); the others go on a shadow
+ * duplicate of MPI_COMM_WORLD, addressed by world rank, with the sequence
+ * number as tag.  Sequence numbers count per (sender, receiver) pair, so
+ * pieces of concurrent messages never match each other.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mgerr.h"
+#include "p2p.h"
+
+#define P2P_MAGIC 0x6d70696770753031ULL /* "mpigpu01" */
+
+typedef struct p2p_header {
+    uint64_t magic;
+    uint64_t total; /* payload bytes of the whole message */
+    uint64_t seq;   /* tag of the continuation pieces */
+    uint64_t reserved;
+} p2p_header_t;
+
+#define HDR ((int64_t)sizeof(p2p_header_t))
+
+static MPI_Comm shadow = MPI_COMM_NULL;
+static int *send_seq; /* next sequence number per world rank */
+static int seq_limit; /* MPI_TAG_UB + 1 */
+
+int mgdev_p2p_init(void)
+{
+    int size = 0, flag = 0, *ub = NULL;
+    mgdev_stage_init(mgdev_state.settings.staging_max);
+    int rc = PMPI_Comm_dup(MPI_COMM_WORLD, &shadow);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    PMPI_Comm_set_errhandler(shadow, MPI_ERRORS_RETURN);
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+    seq_limit = flag && ub ? *ub : 32767;
+    send_seq = calloc((size_t)size, sizeof(int));
+    if (!send_seq)
+        return mgerr_set(MPI_ERR_NO_MEM, "mpigpu: out of host memory for p2p state");
+    return MPI_SUCCESS;
+}
+
+void mgdev_p2p_finalize(void)
+{
+    mgdev_progress_drain();
+    mgdev_stage_finalize();
+    if (shadow != MPI_COMM_NULL)
+        PMPI_Comm_free(&shadow);
+    free(send_seq);
+    send_seq = NULL;
+}
+
+int mgdev_buf_is_device(const void *buf, MPI_Count count, MPI_Datatype dt)
+{
+    MPI_Count tlb, tex, lb, ext;
+    if (buf == MPI_IN_PLACE)
+        return 0;
+    if (count <= 0 || dt == MPI_DATATYPE_NULL ||
+        PMPI_Type_get_true_extent_x(dt, &tlb, &tex) != MPI_SUCCESS ||
+        PMPI_Type_get_extent_x(dt, &lb, &ext) != MPI_SUCCESS)
+        return mgdev_reg_in_range(buf, 1);
+    MPI_Count span = (count - 1) * ext;
+    MPI_Count lo = (span < 0 ? span : 0) + tlb, hi = (span > 0 ? span : 0) + tlb + tex;
+    if (hi <= lo)
+        return mgdev_reg_in_range(buf, 1);
+    return mgdev_reg_in_range((const char *)buf + lo, (size_t)(hi - lo));
+}
+
+static int world_rank(MPI_Comm comm, int rank, int *w)
+{
+    MPI_Group g = MPI_GROUP_NULL, wg = MPI_GROUP_NULL;
+    int inter = 0;
+    PMPI_Comm_test_inter(comm, &inter);
+    int rc = inter ? PMPI_Comm_remote_group(comm, &g) : PMPI_Comm_group(comm, &g);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Group_translate_ranks(g, 1, &rank, wg, w);
+    if (g != MPI_GROUP_NULL)
+        PMPI_Group_free(&g);
+    if (wg != MPI_GROUP_NULL)
+        PMPI_Group_free(&wg);
+    if (rc == MPI_SUCCESS && *w == MPI_UNDEFINED)
+        rc = mgerr_set(MPI_ERR_RANK,
+                       "mpigpu: rank %d of a communicator is outside MPI_COMM_WORLD (spawned "
+                       "processes cannot take messages of more than one staging chunk)",
+                       rank);
+    return rc;
+}
+
+/* Record an error class (detailed message already set) on op; it is done. */
+static void op_fail(mgdev_op_t *op, int err, int raised)
+{
+    if (op->err == MPI_SUCCESS) {
+        op->err = err;
+        op->raised = raised;
+    }
+    mgdev_stage_put(op->stage);
+    op->stage = NULL;
+    op->state = MGDEV_OP_DONE;
+}
+
+/* An error code from PMPI (already raised on the communicator's handler). */
+static void op_fail_mpi(mgdev_op_t *op, int code, const char *what)
+{
+    int cls = MPI_ERR_OTHER;
+    PMPI_Error_class(code, &cls);
+    char msg[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    PMPI_Error_string(code, msg, &len);
+    mgerr_set(cls, "mpigpu: %s: %s of a device buffer failed: %s", op->fn, what, msg);
+    op_fail(op, cls, 1);
+}
+
+static int send_post_piece(mgdev_op_t *op, char *buf, int64_t len, int first)
+{
+    MPI_Comm comm = first ? op->comm : shadow;
+    int dest = first ? op->peer : op->wpeer, tag = first ? op->tag : op->seq;
+    if (op->mode == MGDEV_MODE_BUFFERED) {
+        op->inner = MPI_REQUEST_NULL;
+        return PMPI_Bsend(buf, (int)len, MPI_BYTE, dest, tag, comm);
+    }
+    if (first && op->mode == MGDEV_MODE_SYNC)
+        return PMPI_Issend(buf, (int)len, MPI_BYTE, dest, tag, comm, &op->inner);
+    if (first && op->mode == MGDEV_MODE_READY)
+        return PMPI_Irsend(buf, (int)len, MPI_BYTE, dest, tag, comm, &op->inner);
+    return PMPI_Isend(buf, (int)len, MPI_BYTE, dest, tag, comm, &op->inner);
+}
+
+/* Pack and post the next piece of a send. */
+static int send_next(mgdev_op_t *op)
+{
+    int rc = MPI_SUCCESS, first = op->pieces == 0;
+    int64_t chunk = (int64_t)mgdev_stage_chunk(), hdr = 0, len;
+    char *buf;
+
+    if (first && !op->chunked && op->n >= chunk) {
+        op->chunked = 1;
+        rc = world_rank(op->comm, op->peer, &op->wpeer);
+        MG_CHECK(rc, fn_fail);
+        op->seq = send_seq[op->wpeer];
+        send_seq[op->wpeer] = (op->seq + 1) % seq_limit;
+    }
+    if (first && op->chunked)
+        hdr = HDR;
+    len = op->n - op->done;
+    if (len > chunk - hdr)
+        len = chunk - hdr;
+    if (op->packed && !hdr) {
+        buf = (char *)op->packed + op->done;
+    } else {
+        if (!op->stage) {
+            rc = mgdev_stage_get((size_t)(len + hdr), &op->stage);
+            MG_CHECK(rc, fn_fail);
+            if (!op->stage)
+                goto fn_exit; /* the pool is at its cap: retry later */
+        }
+        buf = op->stage->ptr;
+        if (hdr) {
+            p2p_header_t h = {
+                .magic = P2P_MAGIC, .total = (uint64_t)op->n, .seq = (uint64_t)op->seq};
+            memcpy(buf, &h, sizeof(h));
+        }
+        if (op->packed) {
+            memcpy(buf + hdr, op->packed + op->done, (size_t)len);
+        } else if (len > 0) {
+            mgpk_buf_t src = {.mem = op->mem, .offset = op->origin};
+            mgpk_buf_t dst = {.host = buf + hdr};
+            rc = mgpk_pack(op->pk, op->type, op->count, src, dst, op->done, len, 0);
+            MG_CHECK(rc, fn_fail);
+        }
+    }
+    op->piece = len;
+    rc = send_post_piece(op, buf, len + hdr, first);
+    if (rc != MPI_SUCCESS) {
+        op_fail_mpi(op, rc, "posting a send");
+        goto fn_exit;
+    }
+    op->pieces++;
+    op->state = MGDEV_OP_INFLIGHT;
+fn_exit:
+    return rc;
+fn_fail:
+    op_fail(op, rc, 0);
+    goto fn_exit;
+}
+
+static void send_step(mgdev_op_t *op)
+{
+    int flag = 1;
+    if (op->state == MGDEV_OP_NEXT)
+        send_next(op);
+    if (op->state != MGDEV_OP_INFLIGHT)
+        return;
+    /* A buffered piece is complete once PMPI_Bsend returned. */
+    if (op->inner != MPI_REQUEST_NULL) {
+        int rc = PMPI_Test(&op->inner, &flag, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS) {
+            op_fail_mpi(op, rc, "a send");
+            return;
+        }
+    }
+    if (!flag)
+        return;
+    op->done += op->piece;
+    op->piece = 0;
+    op->state = MGDEV_OP_NEXT;
+    if (op->done >= op->n) {
+        op->state = MGDEV_OP_DONE;
+        mgdev_stage_put(op->stage);
+        op->stage = NULL;
+    }
+}
+
+static char dummy[1]; /* buffer of empty pieces */
+
+static int recv_next(mgdev_op_t *op)
+{
+    int rc = MPI_SUCCESS, first = op->pieces == 0;
+    int64_t chunk = (int64_t)mgdev_stage_chunk();
+    int64_t len = first ? op->n : op->total - op->done;
+    char *buf = dummy;
+
+    if (len > chunk)
+        len = chunk;
+    if (len > 0) {
+        if (!op->stage) {
+            rc = mgdev_stage_get((size_t)len, &op->stage);
+            MG_CHECK(rc, fn_fail);
+            if (!op->stage)
+                goto fn_exit; /* the pool is at its cap: retry later */
+        }
+        buf = op->stage->ptr;
+    }
+    rc = first ? PMPI_Irecv(buf, (int)len, MPI_BYTE, op->peer, op->tag, op->comm, &op->inner)
+               : PMPI_Irecv(buf, (int)len, MPI_BYTE, op->wpeer, op->seq, shadow, &op->inner);
+    if (rc != MPI_SUCCESS) {
+        op_fail_mpi(op, rc, "posting a receive");
+        goto fn_exit;
+    }
+    op->pieces++;
+    op->state = MGDEV_OP_INFLIGHT;
+fn_exit:
+    return rc;
+fn_fail:
+    op_fail(op, rc, 0);
+    goto fn_exit;
+}
+
+/* A piece arrived with status st: unpack it, and learn the protocol from the
+   first one. */
+static void recv_complete(mgdev_op_t *op, MPI_Status *st)
+{
+    int rc = MPI_SUCCESS;
+    int64_t chunk = (int64_t)mgdev_stage_chunk(), off = 0;
+    MPI_Count len = 0;
+    char *buf = op->stage ? op->stage->ptr : dummy;
+
+    PMPI_Get_count_c(st, MPI_BYTE, &len);
+    if (op->pieces == 1) {
+        op->source = st->MPI_SOURCE;
+        op->rtag = st->MPI_TAG;
+        op->total = len;
+        p2p_header_t h;
+        if (len == chunk && len >= HDR && (memcpy(&h, buf, sizeof(h)), h.magic == P2P_MAGIC)) {
+            op->chunked = 1;
+            op->total = (int64_t)h.total;
+            op->seq = (int)h.seq;
+            off = HDR;
+            len -= HDR;
+            rc = world_rank(op->comm, op->source, &op->wpeer);
+            MG_CHECK(rc, fn_fail);
+            if (op->total > op->n) {
+                /* Drain the pieces, so that they match nothing else. */
+                op->discard = 1;
+                mgerr_set(MPI_ERR_TRUNCATE,
+                          "mpigpu: %s: message of %lld bytes is longer than the receive buffer "
+                          "(%lld bytes of the datatype)",
+                          op->fn, (long long)op->total, (long long)op->n);
+            }
+        }
+    }
+    if (!op->discard && len > 0) {
+        mgpk_buf_t src = {.host = buf + off};
+        mgpk_buf_t dst = {.mem = op->mem, .offset = op->origin};
+        rc = mgpk_unpack(op->pk, op->type, op->count, src, dst, op->done, len, 0);
+        MG_CHECK(rc, fn_fail);
+    }
+    op->done += len;
+    op->state = MGDEV_OP_NEXT;
+    if (op->done >= op->total) {
+        if (op->discard)
+            op_fail(op, MPI_ERR_TRUNCATE, 0);
+        op->state = MGDEV_OP_DONE;
+        mgdev_stage_put(op->stage);
+        op->stage = NULL;
+    }
+    return;
+fn_fail:
+    op_fail(op, rc, 0);
+}
+
+static void recv_step(mgdev_op_t *op)
+{
+    int flag = 0;
+    MPI_Status st;
+    if (op->state == MGDEV_OP_NEXT)
+        recv_next(op);
+    if (op->state != MGDEV_OP_INFLIGHT)
+        return;
+    int rc = PMPI_Test(&op->inner, &flag, &st);
+    if (rc != MPI_SUCCESS) {
+        if (op->pieces == 1) {
+            op->source = st.MPI_SOURCE;
+            op->rtag = st.MPI_TAG;
+        }
+        op_fail_mpi(op, rc, "a receive");
+        return;
+    }
+    if (flag)
+        recv_complete(op, &st);
+}
+
+int mgdev_op_step(mgdev_op_t *op)
+{
+    if (op->state != MGDEV_OP_DONE) {
+        if (op->kind == MGDEV_OP_SEND)
+            send_step(op);
+        else
+            recv_step(op);
+    }
+    return op->err;
+}
+
+void mgdev_op_cancel(mgdev_op_t *op)
+{
+    MPI_Status st;
+    int cancelled = 0;
+    /* Only a receive that has not matched yet can be taken back. */
+    if (op->kind != MGDEV_OP_RECV || op->state != MGDEV_OP_INFLIGHT || op->pieces != 1)
+        return;
+    PMPI_Cancel(&op->inner);
+    if (PMPI_Wait(&op->inner, &st) != MPI_SUCCESS)
+        return;
+    PMPI_Test_cancelled(&st, &cancelled);
+    if (!cancelled) {
+        recv_complete(op, &st);
+        return;
+    }
+    op->cancelled = 1;
+    op->state = MGDEV_OP_DONE;
+    mgdev_stage_put(op->stage);
+    op->stage = NULL;
+}

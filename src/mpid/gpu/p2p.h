@@ -1,0 +1,124 @@
+/*
+ * Point-to-point on device addresses: the staging pool, operations and their
+ * progress, and the request table (doc/design.md, "Point-to-point").
+ *
+ * Ownership: the pool owns every staging buffer; an operation borrows one
+ * between mgdev_stage_get() and mgdev_stage_put().  An operation is owned by
+ * the progress engine until it completes; a nonblocking one then belongs to
+ * its generalized request and is freed by the request's free function.
+ * Blocking calls own their operation on the stack.
+ *
+ * Thread safety: none yet; the interposed calls assume MPI_THREAD_FUNNELED
+ * use of device buffers (issue 3 lists MPI_THREAD_MULTIPLE as later work).
+ */
+#ifndef MGDEV_P2P_H
+#define MGDEV_P2P_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "mgdev.h"
+
+/* ---- staging pool (staging.c) ---- */
+
+typedef struct mgdev_stage {
+    struct mgdev_stage *next;
+    cl_mem mem; /* CL_MEM_ALLOC_HOST_PTR on the default context, mapped once */
+    char *ptr;  /* the mapping */
+    size_t size;
+} mgdev_stage_t;
+
+/* Create the pool (nothing is allocated until first use). */
+void mgdev_stage_init(size_t cap);
+/* Unmap and release every buffer; none may be borrowed. */
+void mgdev_stage_finalize(void);
+/* A buffer of at least want bytes (want <= mgdev_stage_chunk()), or *s = NULL
+   when the pool is at its cap and every buffer is borrowed: try again after
+   some operation progressed.  Returns an MPI error code. */
+int mgdev_stage_get(size_t want, mgdev_stage_t **s);
+void mgdev_stage_put(mgdev_stage_t *s);
+/* The largest buffer, which is also the protocol's chunk size. */
+size_t mgdev_stage_chunk(void);
+/* Pinned bytes allocated now, their high-water mark, and the cap (tests). */
+void mgdev_staging_usage(size_t *allocated, size_t *high_water, size_t *cap);
+
+/* ---- operations (p2p.c) ---- */
+
+typedef enum mgdev_op_kind { MGDEV_OP_SEND, MGDEV_OP_RECV } mgdev_op_kind_t;
+typedef enum mgdev_send_mode {
+    MGDEV_MODE_STD = 0,
+    MGDEV_MODE_SYNC,
+    MGDEV_MODE_READY,
+    MGDEV_MODE_BUFFERED
+} mgdev_send_mode_t;
+typedef enum mgdev_op_state {
+    MGDEV_OP_NEXT = 0, /* post the next piece (needs a staging buffer) */
+    MGDEV_OP_INFLIGHT, /* inner PMPI request of one piece outstanding */
+    MGDEV_OP_DONE
+} mgdev_op_state_t;
+
+typedef struct mgdev_op {
+    struct mgdev_op *prev, *next; /* active list, while not DONE */
+    struct mgdev_op *hnext;       /* request table chain */
+    MPI_Request greq;             /* user handle; MPI_REQUEST_NULL when blocking */
+    mgdev_op_kind_t kind;
+    mgdev_send_mode_t mode;
+    const char *fn;
+    MPI_Comm comm;
+    int peer, tag; /* as given (wildcards allowed for receives) */
+    int count;
+    const mgdt_type_t *type;
+    mgpk_ctx_t *pk;
+    cl_mem mem;         /* device buffer */
+    int64_t origin;     /* offset of the datatype origin in mem */
+    const char *packed; /* send from these packed host bytes instead (borrowed) */
+    int64_t n;          /* send: packed bytes; receive: capacity */
+    int64_t total;      /* receive: bytes the sender sent */
+    int64_t done;       /* payload bytes moved */
+    int chunked;        /* more than one piece (header in the first) */
+    int discard;        /* receive: truncated, drain the pieces */
+    int wpeer;          /* chunked: peer's rank in MPI_COMM_WORLD */
+    int seq;            /* chunked: tag of the continuation on the shadow comm */
+    int64_t piece;      /* payload bytes of the inflight piece */
+    int pieces;         /* pieces posted */
+    mgdev_stage_t *stage;
+    MPI_Request inner;
+    mgdev_op_state_t state;
+    int err;       /* MPI error class, MPI_SUCCESS */
+    int raised;    /* PMPI already ran the error handler for err */
+    int freed;     /* MPI_Request_free'd while active */
+    int cancelled; /* MPI_Cancel took effect */
+    int source, rtag;
+} mgdev_op_t;
+
+/* Advance op by at most one piece without blocking. */
+int mgdev_op_step(mgdev_op_t *op);
+/* Cancel a receive still waiting for its first piece (MPI_Cancel). */
+void mgdev_op_cancel(mgdev_op_t *op);
+/* Set up and tear down p2p state: the shadow communicator, the pool. */
+int mgdev_p2p_init(void);
+void mgdev_p2p_finalize(void);
+
+/* 1 when any byte that count instances of dt at buf touch lies in the
+   reserved device range. */
+int mgdev_buf_is_device(const void *buf, MPI_Count count, MPI_Datatype dt);
+
+/* ---- requests and progress (request.c) ---- */
+
+/* Track op: link it in the active list (and give it a generalized request
+   when nonblocking). */
+int mgdev_op_start(mgdev_op_t *op, int nonblocking);
+/* Step every active operation once; completes generalized requests. */
+void mgdev_progress(void);
+/* 1 while any device operation is active. */
+int mgdev_progress_busy(void);
+/* Block until op is DONE, progressing everything. */
+void mgdev_op_wait(mgdev_op_t *op);
+/* The device operation behind a user request, or NULL. */
+mgdev_op_t *mgdev_req_lookup(MPI_Request req);
+/* The status a receive reports in the user's datatype. */
+void mgdev_op_status(const mgdev_op_t *op, MPI_Status *status);
+/* Drain at MPI_Finalize: operations freed with MPI_Request_free. */
+void mgdev_progress_drain(void);
+
+#endif /* MGDEV_P2P_H */

@@ -1,0 +1,337 @@
+/*
+ * The interposed point-to-point calls.  A call whose buffer is a host address
+ * goes to PMPI unchanged; one with a device address becomes a device operation
+ * (p2p.c), blocking or behind a generalized request (request.c).
+ */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "mgerr.h"
+#include "p2p.h"
+
+static char empty[1]; /* stands for a device buffer of which nothing moves */
+
+/* Classify buf for op and check that every byte the datatype touches lies in
+   one live device allocation. */
+static int op_init(mgdev_op_t *op, mgdev_op_kind_t kind, const char *fn, const void *buf, int count,
+                   MPI_Datatype dt, int peer, int tag, MPI_Comm comm)
+{
+    int rc = MPI_SUCCESS;
+    mgdev_reg_entry_t e;
+    size_t off = 0;
+
+    op->kind = kind;
+    op->fn = fn;
+    op->comm = comm;
+    op->peer = peer;
+    op->tag = tag;
+    op->count = count;
+    op->inner = MPI_REQUEST_NULL;
+    op->source = MPI_ANY_SOURCE;
+    op->rtag = MPI_ANY_TAG;
+    rc = mgdev_require_device(fn);
+    MG_CHECK(rc, fn_fail);
+    if (count < 0)
+        MG_FAIL(rc, fn_fail, MPI_ERR_COUNT, "mpigpu: %s: negative count %d", fn, count);
+    rc = mgdt_type_get(dt, &op->type);
+    MG_CHECK(rc, fn_fail);
+    op->n = count * op->type->size;
+    if (op->n == 0 || peer == MPI_PROC_NULL)
+        goto fn_exit;
+    if (op->n > INT32_MAX)
+        MG_FAIL(rc, fn_fail, MPI_ERR_COUNT,
+                "mpigpu: %s: %lld packed bytes exceed what one MPI message of MPI_BYTE holds "
+                "here",
+                fn, (long long)op->n);
+    int64_t span = (int64_t)(count - 1) * op->type->extent;
+    int64_t lo = (span < 0 ? span : 0) + op->type->true_lb;
+    int64_t hi = (span > 0 ? span : 0) + op->type->true_ub;
+    const char *first = (const char *)buf + lo;
+    if (!mgdev_reg_lookup(first, &e, &off) || (size_t)(hi - lo) > e.size - off)
+        MG_FAIL(rc, fn_fail, MPI_ERR_BUFFER,
+                "mpigpu: %s: access [%p, %p) from device address %p is not inside one live "
+                "device allocation; nothing was sent or received",
+                fn, (const void *)first, (const void *)(first + (hi - lo)), buf);
+    op->mem = e.mem;
+    op->origin = (int64_t)off - lo;
+    rc = mgdev_ctx_get(e.context, &op->pk);
+fn_exit:
+fn_fail:
+    return rc;
+}
+
+/* Nothing to move (count 0, a type of size 0, MPI_PROC_NULL): MPI does the
+   matching and the status on a host stand-in. */
+static int op_trivial(const mgdev_op_t *op)
+{
+    return op->n == 0 || op->peer == MPI_PROC_NULL;
+}
+
+static int send_pmpi(mgdev_send_mode_t mode, const void *buf, int count, MPI_Datatype dt, int dest,
+                     int tag, MPI_Comm comm, MPI_Request *req)
+{
+    switch (mode) {
+    case MGDEV_MODE_SYNC:
+        return req ? PMPI_Issend(buf, count, dt, dest, tag, comm, req)
+                   : PMPI_Ssend(buf, count, dt, dest, tag, comm);
+    case MGDEV_MODE_READY:
+        return req ? PMPI_Irsend(buf, count, dt, dest, tag, comm, req)
+                   : PMPI_Rsend(buf, count, dt, dest, tag, comm);
+    case MGDEV_MODE_BUFFERED:
+        return req ? PMPI_Ibsend(buf, count, dt, dest, tag, comm, req)
+                   : PMPI_Bsend(buf, count, dt, dest, tag, comm);
+    default:
+        return req ? PMPI_Isend(buf, count, dt, dest, tag, comm, req)
+                   : PMPI_Send(buf, count, dt, dest, tag, comm);
+    }
+}
+
+/* Start op: blocking when req is NULL (op is then the caller's), else a
+   generalized request in *req (op is then heap memory handed over). */
+static int op_run(mgdev_op_t *op, MPI_Request *req)
+{
+    int rc = mgdev_op_start(op, req != NULL);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (req) {
+        *req = op->greq;
+        mgdev_progress(); /* launch the first piece now */
+        return MPI_SUCCESS;
+    }
+    mgdev_op_wait(op);
+    return op->err == MPI_SUCCESS || op->raised ? op->err : mgdev_error(op->comm, op->err);
+}
+
+static int send_common(const char *fn, mgdev_send_mode_t mode, const void *buf, int count,
+                       MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req,
+                       const char *packed)
+{
+    mgdev_op_t local = {0}, *op = &local;
+    if (req && !(op = calloc(1, sizeof(*op))))
+        return mgdev_error(comm, mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", fn));
+    int rc = op_init(op, MGDEV_OP_SEND, fn, buf, count, dt, dest, tag, comm);
+    if (rc == MPI_SUCCESS && op_trivial(op)) {
+        rc = send_pmpi(mode, empty, count, dt, dest, tag, comm, req);
+        goto fn_free;
+    }
+    if (rc != MPI_SUCCESS) {
+        rc = mgdev_error(comm, rc);
+        goto fn_free;
+    }
+    op->mode = mode;
+    op->packed = packed;
+    return op_run(op, req);
+fn_free:
+    if (op != &local)
+        free(op);
+    return rc;
+}
+
+static int recv_common(const char *fn, void *buf, int count, MPI_Datatype dt, int source, int tag,
+                       MPI_Comm comm, MPI_Status *status, MPI_Request *req)
+{
+    mgdev_op_t local = {0}, *op = &local;
+    if (req && !(op = calloc(1, sizeof(*op))))
+        return mgdev_error(comm, mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", fn));
+    int rc = op_init(op, MGDEV_OP_RECV, fn, buf, count, dt, source, tag, comm);
+    if (rc == MPI_SUCCESS && op_trivial(op)) {
+        rc = req ? PMPI_Irecv(empty, count, dt, source, tag, comm, req)
+                 : PMPI_Recv(empty, count, dt, source, tag, comm, status);
+        goto fn_free;
+    }
+    if (rc != MPI_SUCCESS) {
+        rc = mgdev_error(comm, rc);
+        goto fn_free;
+    }
+    rc = op_run(op, req);
+    if (!req)
+        mgdev_op_status(op, status);
+    return rc;
+fn_free:
+    if (op != &local)
+        free(op);
+    return rc;
+}
+
+#define DEV(buf_, count_, dt_) mgdev_buf_is_device((buf_), (count_), (dt_))
+
+int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Send(buf, count, datatype, dest, tag, comm);
+    return send_common("MPI_Send", MGDEV_MODE_STD, buf, count, datatype, dest, tag, comm, NULL,
+                       NULL);
+}
+
+int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Ssend(buf, count, datatype, dest, tag, comm);
+    return send_common("MPI_Ssend", MGDEV_MODE_SYNC, buf, count, datatype, dest, tag, comm, NULL,
+                       NULL);
+}
+
+int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Rsend(buf, count, datatype, dest, tag, comm);
+    return send_common("MPI_Rsend", MGDEV_MODE_READY, buf, count, datatype, dest, tag, comm, NULL,
+                       NULL);
+}
+
+int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Bsend(buf, count, datatype, dest, tag, comm);
+    return send_common("MPI_Bsend", MGDEV_MODE_BUFFERED, buf, count, datatype, dest, tag, comm,
+                       NULL, NULL);
+}
+
+int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+              MPI_Request *request)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
+    return send_common("MPI_Isend", MGDEV_MODE_STD, buf, count, datatype, dest, tag, comm, request,
+                       NULL);
+}
+
+int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
+    return send_common("MPI_Issend", MGDEV_MODE_SYNC, buf, count, datatype, dest, tag, comm,
+                       request, NULL);
+}
+
+int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Irsend(buf, count, datatype, dest, tag, comm, request);
+    return send_common("MPI_Irsend", MGDEV_MODE_READY, buf, count, datatype, dest, tag, comm,
+                       request, NULL);
+}
+
+int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Ibsend(buf, count, datatype, dest, tag, comm, request);
+    return send_common("MPI_Ibsend", MGDEV_MODE_BUFFERED, buf, count, datatype, dest, tag, comm,
+                       request, NULL);
+}
+
+int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+             MPI_Status *status)
+{
+    if (!DEV(buf, count, datatype)) {
+        if (!mgdev_progress_busy())
+            return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
+        /* Device operations may need progress for this message to come. */
+        MPI_Request r;
+        int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, &r);
+        return rc != MPI_SUCCESS ? rc : MPI_Wait(&r, status);
+    }
+    return recv_common("MPI_Recv", buf, count, datatype, source, tag, comm, status, NULL);
+}
+
+int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Request *request)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
+    return recv_common("MPI_Irecv", buf, count, datatype, source, tag, comm, NULL, request);
+}
+
+int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                 MPI_Comm comm, MPI_Status *status)
+{
+    MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    MPI_Status st[2];
+    if (!DEV(sendbuf, sendcount, sendtype) && !DEV(recvbuf, recvcount, recvtype) &&
+        !mgdev_progress_busy())
+        return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                             recvtype, source, recvtag, comm, status);
+    int rc = MPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &r[0]);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = MPI_Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &r[1]);
+    if (rc != MPI_SUCCESS) {
+        MPI_Cancel(&r[0]);
+        MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+        return rc;
+    }
+    rc = MPI_Waitall(2, r, st);
+    if (rc == MPI_ERR_IN_STATUS)
+        rc = st[0].MPI_ERROR != MPI_SUCCESS ? st[0].MPI_ERROR : st[1].MPI_ERROR;
+    if (status != MPI_STATUS_IGNORE)
+        *status = st[0];
+    return rc;
+}
+
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                         int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    const char *fn = "MPI_Sendrecv_replace";
+    mgdev_op_t op = {0};
+    MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    MPI_Status st[2];
+    char *packed = NULL;
+
+    if (!DEV(buf, count, datatype))
+        return PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm,
+                                     status);
+    /* The packed copy of what goes out is taken before anything comes in. */
+    int rc = op_init(&op, MGDEV_OP_SEND, fn, buf, count, datatype, dest, sendtag, comm);
+    MG_CHECK(rc, fn_fail);
+    if (!op_trivial(&op)) {
+        if (!(packed = malloc((size_t)op.n)))
+            MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory (%lld bytes)", fn,
+                    (long long)op.n);
+        mgpk_buf_t src = {.mem = op.mem, .offset = op.origin}, dst = {.host = packed};
+        rc = mgpk_pack(op.pk, op.type, count, src, dst, 0, op.n, 0);
+        MG_CHECK(rc, fn_fail);
+    }
+    rc = recv_common(fn, buf, count, datatype, source, recvtag, comm, NULL, &r[0]);
+    if (rc != MPI_SUCCESS)
+        goto fn_exit; /* raised */
+    rc = send_common(fn, MGDEV_MODE_STD, buf, count, datatype, dest, sendtag, comm, &r[1], packed);
+    if (rc != MPI_SUCCESS) {
+        MPI_Cancel(&r[0]);
+        MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+        goto fn_exit;
+    }
+    rc = MPI_Waitall(2, r, st);
+    if (rc == MPI_ERR_IN_STATUS)
+        rc = st[0].MPI_ERROR != MPI_SUCCESS ? st[0].MPI_ERROR : st[1].MPI_ERROR;
+    if (status != MPI_STATUS_IGNORE)
+        *status = st[0];
+fn_exit:
+    free(packed);
+    return rc;
+fn_fail:
+    rc = mgdev_error(comm, rc);
+    goto fn_exit;
+}
+
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    int flag = 0, rc;
+    if (!mgdev_progress_busy())
+        return PMPI_Probe(source, tag, comm, status);
+    do {
+        mgdev_progress();
+        rc = PMPI_Iprobe(source, tag, comm, &flag, status);
+    } while (rc == MPI_SUCCESS && !flag);
+    return rc;
+}
+
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    mgdev_progress();
+    return PMPI_Iprobe(source, tag, comm, flag, status);
+}

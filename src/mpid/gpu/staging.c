@@ -1,0 +1,137 @@
+/*
+ * The staging pool: pinned host buffers (CL_MEM_ALLOC_HOST_PTR on the default
+ * context, mapped once for their whole life) in power-of-two size classes from
+ * 4 KiB up to the chunk size.  The bytes allocated never exceed the cap
+ * (MPIGPU_STAGING_MAX); when a request would, free buffers are released first,
+ * and if that is not enough the caller waits for a borrowed one to return.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "mgerr.h"
+#include "p2p.h"
+
+#define STAGE_MIN ((size_t)4096)
+
+static struct {
+    size_t cap, chunk;
+    size_t allocated, high_water;
+    mgdev_stage_t *free; /* unsorted */
+} pool;
+
+void mgdev_stage_init(size_t cap)
+{
+    size_t chunk = STAGE_MIN;
+    /* A quarter of the cap, so that at least four messages stage at once. */
+    while (chunk * 2 <= cap / 4)
+        chunk *= 2;
+    pool.cap = cap;
+    pool.chunk = chunk;
+    pool.allocated = pool.high_water = 0;
+    pool.free = NULL;
+}
+
+size_t mgdev_stage_chunk(void)
+{
+    return pool.chunk;
+}
+
+void mgdev_staging_usage(size_t *allocated, size_t *high_water, size_t *cap)
+{
+    if (allocated)
+        *allocated = pool.allocated;
+    if (high_water)
+        *high_water = pool.high_water;
+    if (cap)
+        *cap = pool.cap;
+}
+
+static void stage_release(mgdev_stage_t *s)
+{
+    cl_command_queue queue = NULL;
+    mgdev_default_get(NULL, NULL, &queue, NULL);
+    if (queue) {
+        clEnqueueUnmapMemObject(queue, s->mem, s->ptr, 0, NULL, NULL);
+        clFinish(queue);
+    }
+    clReleaseMemObject(s->mem);
+    pool.allocated -= s->size;
+    free(s);
+}
+
+static int stage_alloc(size_t size, mgdev_stage_t **out)
+{
+    int rc = MPI_SUCCESS;
+    cl_context context = NULL;
+    cl_command_queue queue = NULL;
+    cl_int clrc;
+    mgdev_stage_t *s = calloc(1, sizeof(*s));
+
+    if (!s)
+        MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: out of host memory for a staging buffer");
+    mgdev_default_get(&context, NULL, &queue, NULL);
+    s->mem = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, size, NULL, &clrc);
+    MG_CL_CHECK(clrc, "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)", rc, free_s);
+    s->ptr = clEnqueueMapBuffer(queue, s->mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, size, 0,
+                                NULL, NULL, &clrc);
+    MG_CL_CHECK(clrc, "clEnqueueMapBuffer(staging)", rc, release_mem);
+    s->size = size;
+    pool.allocated += size;
+    if (pool.allocated > pool.high_water)
+        pool.high_water = pool.allocated;
+    *out = s;
+fn_exit:
+    return rc;
+release_mem:
+    clReleaseMemObject(s->mem);
+free_s:
+    free(s);
+fn_fail:
+    goto fn_exit;
+}
+
+int mgdev_stage_get(size_t want, mgdev_stage_t **out)
+{
+    size_t size = STAGE_MIN;
+    mgdev_stage_t **best = NULL;
+
+    *out = NULL;
+    while (size < want && size < pool.chunk)
+        size *= 2;
+    /* The smallest free buffer that fits, but not one more than twice the
+       class: a small message should not hold a chunk-sized buffer. */
+    for (mgdev_stage_t **p = &pool.free; *p; p = &(*p)->next)
+        if ((*p)->size >= size && (*p)->size <= 2 * size && (!best || (*p)->size < (*best)->size))
+            best = p;
+    if (best) {
+        *out = *best;
+        *best = (*best)->next;
+        return MPI_SUCCESS;
+    }
+    while (pool.allocated + size > pool.cap && pool.free) {
+        mgdev_stage_t *s = pool.free;
+        pool.free = s->next;
+        stage_release(s);
+    }
+    if (pool.allocated + size > pool.cap)
+        return MPI_SUCCESS; /* wait for a borrowed buffer */
+    return stage_alloc(size, out);
+}
+
+void mgdev_stage_put(mgdev_stage_t *s)
+{
+    if (!s)
+        return;
+    s->next = pool.free;
+    pool.free = s;
+}
+
+void mgdev_stage_finalize(void)
+{
+    while (pool.free) {
+        mgdev_stage_t *s = pool.free;
+        pool.free = s->next;
+        stage_release(s);
+    }
+}

@@ -1,0 +1,308 @@
+/* Point-to-point semantics on device buffers, 2 to 4 ranks: interoperation
+   with plain MPI (PMPI) on the other side, wildcards, Probe, truncation,
+   completion order of mixed host and device requests, Request_free of an
+   active send, Cancel of a posted receive, Sendrecv(_replace) around a ring,
+   and refusal of calls that do not take device buffers yet. */
+#include "p2p_common.h"
+
+static int rank, size;
+
+static void sync_token(int from, int to)
+{
+    if (rank == from)
+        MPI_Send(NULL, 0, MPI_BYTE, to, 0, MPI_COMM_WORLD);
+    else if (rank == to)
+        MPI_Recv(NULL, 0, MPI_BYTE, from, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+}
+
+/* Plain MPI (PMPI_) on one side, mpigpu with a device buffer on the other. */
+static void test_interop(void)
+{
+    for (int ti = 0; ti < NTYPES; ti++) {
+        MPI_Datatype t = types[ti];
+        int count = 3;
+        size_t n = buf_size(t, count);
+        unsigned char *want = expected(t, count, 11, 99);
+        for (int dir = 0; dir < 2; dir++) {
+            snprintf(where, sizeof(where), "interop %s %s", tnames[ti],
+                     dir ? "device->PMPI_Recv" : "PMPI_Send->device");
+            if (rank == 0) {
+                unsigned char *s = buf_make(n, 11, dir);
+                if (dir)
+                    CHECK(MPI_Send(s + ORIGIN, count, t, 1, 7, MPI_COMM_WORLD) == MPI_SUCCESS);
+                else
+                    CHECK(PMPI_Send(s + ORIGIN, count, t, 1, 7, MPI_COMM_WORLD) == MPI_SUCCESS);
+                buf_free(s, dir);
+            } else if (rank == 1) {
+                unsigned char *r = buf_make(n, 99, !dir);
+                MPI_Status st;
+                int got = -1;
+                if (dir)
+                    CHECK(PMPI_Recv(r + ORIGIN, count, t, 0, 7, MPI_COMM_WORLD, &st) ==
+                          MPI_SUCCESS);
+                else
+                    CHECK(MPI_Recv(r + ORIGIN, count, t, 0, 7, MPI_COMM_WORLD, &st) == MPI_SUCCESS);
+                MPI_Get_count(&st, t, &got);
+                CHECK(got == count);
+                CHECK(buf_equal(r, want, n, !dir));
+                buf_free(r, !dir);
+            }
+        }
+        free(want);
+    }
+}
+
+static void test_wildcard_probe(void)
+{
+    MPI_Datatype t = types[1];
+    size_t n = buf_size(t, 2);
+    unsigned char *want = expected(t, 2, 3, 4);
+    for (int k = 0; k < 3; k++) {
+        snprintf(where, sizeof(where), "wildcard %d", k);
+        if (rank == 0) {
+            unsigned char *s = buf_make(n, 3, 1);
+            CHECK(MPI_Send(s + ORIGIN, 2, t, 1, 40 + k, MPI_COMM_WORLD) == MPI_SUCCESS);
+            buf_free(s, 1);
+        } else if (rank == 1) {
+            unsigned char *r = buf_make(n, 4, 1);
+            MPI_Status st, pst;
+            MPI_Request q;
+            int got = -1, bytes = -1, flag = 0;
+            if (k == 0) {
+                CHECK(MPI_Recv(r + ORIGIN, 2, t, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD,
+                               &st) == MPI_SUCCESS);
+            } else if (k == 1) {
+                CHECK(MPI_Irecv(r + ORIGIN, 2, t, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD,
+                                &q) == MPI_SUCCESS);
+                CHECK(MPI_Wait(&q, &st) == MPI_SUCCESS);
+            } else {
+                /* Probe, then receive into the device buffer. */
+                CHECK(MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &pst) == MPI_SUCCESS);
+                MPI_Get_count(&pst, MPI_BYTE, &bytes);
+                CHECK(bytes == 64 && pst.MPI_TAG == 42);
+                do
+                    MPI_Iprobe(0, 42, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+                while (!flag);
+                CHECK(MPI_Recv(r + ORIGIN, 2, t, pst.MPI_SOURCE, pst.MPI_TAG, MPI_COMM_WORLD,
+                               &st) == MPI_SUCCESS);
+            }
+            MPI_Get_count(&st, t, &got);
+            CHECK(got == 2 && st.MPI_SOURCE == 0 && st.MPI_TAG == 40 + k);
+            CHECK(buf_equal(r, want, n, 1));
+            buf_free(r, 1);
+        }
+    }
+    free(want);
+}
+
+static void test_truncate(void)
+{
+    MPI_Datatype t = types[1];
+    size_t n = buf_size(t, 3);
+    for (int k = 0; k < 2; k++) {
+        snprintf(where, sizeof(where), "truncate %s", k ? "Irecv" : "Recv");
+        if (rank == 0) {
+            unsigned char *s = buf_make(n, 3, 1);
+            MPI_Send(s + ORIGIN, 3, t, 1, 50, MPI_COMM_WORLD);
+            buf_free(s, 1);
+        } else if (rank == 1) {
+            unsigned char *r = buf_make(n, 4, 1);
+            MPI_Request q;
+            int rc, cls = -1;
+            if (k == 0) {
+                rc = MPI_Recv(r + ORIGIN, 1, t, 0, 50, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            } else {
+                MPI_Irecv(r + ORIGIN, 1, t, 0, 50, MPI_COMM_WORLD, &q);
+                rc = MPI_Wait(&q, MPI_STATUS_IGNORE);
+            }
+            MPI_Error_class(rc, &cls);
+            CHECK(cls == MPI_ERR_TRUNCATE);
+            buf_free(r, 1);
+        }
+    }
+}
+
+/* Waitany/Waitsome/Testsome return requests in completion order, host and
+   device mixed in one array. */
+static void test_order(void)
+{
+    MPI_Datatype t = types[2];
+    size_t n = buf_size(t, 1);
+    for (int form = 0; form < 3; form++) {
+        for (int devfirst = 0; devfirst < 2; devfirst++) {
+            snprintf(where, sizeof(where), "order form %d devfirst %d", form, devfirst);
+            if (rank == 0) {
+                unsigned char *s = buf_make(n, 5, 1);
+                int h = 1234;
+                for (int i = 0; i < 2; i++) {
+                    if ((i == 0) == devfirst)
+                        MPI_Send(s + ORIGIN, 1, t, 1, 60, MPI_COMM_WORLD);
+                    else
+                        MPI_Send(&h, 1, MPI_INT, 1, 61, MPI_COMM_WORLD);
+                    if (i == 0)
+                        sync_token(1, 0);
+                }
+                buf_free(s, 1);
+            } else if (rank == 1) {
+                unsigned char *r = buf_make(n, 6, 1), *want = expected(t, 1, 5, 6);
+                int h = 0, idx[2], out = 0, first = devfirst ? 0 : 1;
+                MPI_Request q[2];
+                MPI_Status st[2];
+                MPI_Irecv(r + ORIGIN, 1, t, 0, 60, MPI_COMM_WORLD, &q[0]);
+                MPI_Irecv(&h, 1, MPI_INT, 0, 61, MPI_COMM_WORLD, &q[1]);
+                for (int i = 0; i < 2; i++) {
+                    int want_idx = i == 0 ? first : 1 - first;
+                    if (form == 0) {
+                        CHECK(MPI_Waitany(2, q, &idx[0], st) == MPI_SUCCESS);
+                        CHECK(idx[0] == want_idx && st[0].MPI_TAG == 60 + want_idx);
+                    } else {
+                        do
+                            CHECK((form == 1 ? MPI_Waitsome(2, q, &out, idx, st)
+                                             : MPI_Testsome(2, q, &out, idx, st)) == MPI_SUCCESS);
+                        while (out == 0);
+                        CHECK(out == 1 && idx[0] == want_idx && st[0].MPI_TAG == 60 + want_idx);
+                    }
+                    if (i == 0)
+                        sync_token(1, 0);
+                }
+                CHECK(h == 1234 && buf_equal(r, want, n, 1));
+                free(want);
+                buf_free(r, 1);
+            }
+        }
+    }
+}
+
+static void test_free_cancel(void)
+{
+    MPI_Datatype t = types[3];
+    size_t n = buf_size(t, 3);
+    snprintf(where, sizeof(where), "Request_free of an active device send");
+    if (rank == 0) {
+        unsigned char *s = buf_make(n, 8, 1);
+        MPI_Request q;
+        CHECK(MPI_Isend(s + ORIGIN, 3, t, 1, 70, MPI_COMM_WORLD, &q) == MPI_SUCCESS);
+        CHECK(MPI_Request_free(&q) == MPI_SUCCESS && q == MPI_REQUEST_NULL);
+        sync_token(1, 0); /* the receiver has the data: the buffer may go */
+        buf_free(s, 1);
+    } else if (rank == 1) {
+        unsigned char *r = buf_make(n, 9, 1), *want = expected(t, 3, 8, 9);
+        CHECK(MPI_Recv(r + ORIGIN, 3, t, 0, 70, MPI_COMM_WORLD, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+        CHECK(buf_equal(r, want, n, 1));
+        sync_token(1, 0);
+        free(want);
+        buf_free(r, 1);
+    }
+    snprintf(where, sizeof(where), "Cancel of a posted device receive");
+    if (rank == 1) {
+        unsigned char *r = buf_make(n, 9, 1), *want = malloc(n);
+        MPI_Request q;
+        MPI_Status st;
+        int c = 0;
+        fill(want, n, 9);
+        CHECK(MPI_Irecv(r + ORIGIN, 3, t, 0, 71, MPI_COMM_WORLD, &q) == MPI_SUCCESS);
+        CHECK(MPI_Cancel(&q) == MPI_SUCCESS);
+        CHECK(MPI_Wait(&q, &st) == MPI_SUCCESS && q == MPI_REQUEST_NULL);
+        MPI_Test_cancelled(&st, &c);
+        CHECK(c == 1);
+        CHECK(buf_equal(r, want, n, 1));
+        free(want);
+        buf_free(r, 1);
+    }
+}
+
+/* Each rank sends to the right and receives from the left. */
+static void test_ring(void)
+{
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    for (int ti = 0; ti < NTYPES; ti++) {
+        MPI_Datatype t = types[ti];
+        size_t n = buf_size(t, 3);
+        for (int mode = 0; mode < 4; mode++) {
+            int sdev = mode & 1, rdev = (mode >> 1) & 1;
+            snprintf(where, sizeof(where), "Sendrecv ring %s %d->%d", tnames[ti], sdev, rdev);
+            unsigned char *s = buf_make(n, 20 + (unsigned)rank, sdev);
+            unsigned char *r = buf_make(n, 40, rdev);
+            unsigned char *want = expected(t, 3, 20 + (unsigned)left, 40);
+            MPI_Status st;
+            int got = -1;
+            CHECK(MPI_Sendrecv(s + ORIGIN, 3, t, right, 80, r + ORIGIN, 3, t, MPI_ANY_SOURCE, 80,
+                               MPI_COMM_WORLD, &st) == MPI_SUCCESS);
+            MPI_Get_count(&st, t, &got);
+            CHECK(got == 3 && st.MPI_SOURCE == left && st.MPI_TAG == 80);
+            CHECK(buf_equal(r, want, n, rdev));
+            free(want);
+            buf_free(s, sdev);
+            buf_free(r, rdev);
+        }
+        snprintf(where, sizeof(where), "Sendrecv_replace ring %s", tnames[ti]);
+        /* In place: bytes outside the type keep this rank's own fill. */
+        unsigned char *b = buf_make(n, 60 + (unsigned)rank, 1);
+        unsigned char *want = expected(t, 3, 60 + (unsigned)left, 60 + (unsigned)rank);
+        MPI_Status st;
+        CHECK(MPI_Sendrecv_replace(b + ORIGIN, 3, t, right, 81, left, 81, MPI_COMM_WORLD, &st) ==
+              MPI_SUCCESS);
+        CHECK(st.MPI_SOURCE == left && buf_equal(b, want, n, 1));
+        free(want);
+        buf_free(b, 1);
+    }
+}
+
+static void test_refuse(void)
+{
+    unsigned char *d = buf_make(64, 1, 1), h[64];
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    snprintf(where, sizeof(where), "refusals");
+    CHECK(MPI_Bcast(d, 4, MPI_INT, 0, MPI_COMM_WORLD) == MPI_ERR_BUFFER);
+    MPI_Error_string(MPI_ERR_BUFFER, msg, &len);
+    CHECK(!strcmp(msg, "device buffers are not supported by MPI_Bcast"));
+    CHECK(MPI_Allreduce(h, d, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD) == MPI_ERR_BUFFER);
+    CHECK(MPI_Reduce(d, h, 4, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD) == MPI_ERR_BUFFER);
+    CHECK(MPI_Allgather(d, 1, MPI_INT, h, 1, MPI_INT, MPI_COMM_WORLD) == MPI_ERR_BUFFER);
+    CHECK(MPI_Alltoall(h, 1, MPI_INT, d, 1, MPI_INT, MPI_COMM_WORLD) == MPI_ERR_BUFFER);
+    CHECK(MPI_Gather(d, 1, MPI_INT, h, 1, MPI_INT, 0, MPI_COMM_WORLD) == MPI_ERR_BUFFER);
+    CHECK(MPI_Scatter(h, 1, MPI_INT, d, 1, MPI_INT, 0, MPI_COMM_WORLD) == MPI_ERR_BUFFER);
+    CHECK(MPI_File_write(MPI_FILE_NULL, d, 4, MPI_INT, MPI_STATUS_IGNORE) == MPI_ERR_BUFFER);
+    MPI_Error_string(MPI_ERR_BUFFER, msg, &len);
+    CHECK(!strcmp(msg, "device buffers are not supported by MPI_File_write"));
+    MPI_Win win;
+    int wbuf[4] = {0};
+    MPI_Win_create(wbuf, sizeof(wbuf), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    MPI_Win_fence(0, win);
+    CHECK(MPI_Put(d, 4, MPI_INT, 0, 0, 4, MPI_INT, win) == MPI_ERR_BUFFER);
+    CHECK(MPI_Get(d, 4, MPI_INT, 0, 0, 4, MPI_INT, win) == MPI_ERR_BUFFER);
+    MPI_Win_fence(0, win);
+    MPI_Win_free(&win);
+    /* Host buffers still work. */
+    int v = rank == 0 ? 77 : 0;
+    CHECK(MPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD) == MPI_SUCCESS && v == 77);
+    buf_free(d, 1);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    types_create();
+    if (size >= 2) {
+        test_interop();
+        test_wildcard_probe();
+        test_truncate();
+        test_order();
+        test_free_cancel();
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    test_ring();
+    test_refuse();
+    types_free();
+    int all = 0;
+    MPI_Reduce(&errs, &all, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf(all == 0 ? " No Errors\n" : " Found %d errors\n", all);
+    MPI_Finalize();
+    return all != 0;
+}

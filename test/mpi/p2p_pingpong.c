@@ -1,0 +1,88 @@
+/* 10^4 round trips of a vector type between device buffers on 2 ranks,
+   checked every iteration, with flat memory use: resident memory and the
+   staging pool's pinned bytes do not grow after a warm-up. */
+#include <unistd.h>
+
+#include "p2p_common.h"
+
+/* Test hook of the library (src/mpid/gpu/p2p.h). */
+void mgdev_staging_usage(size_t *allocated, size_t *high_water, size_t *cap);
+
+static long rss_kib(void)
+{
+    long pages = 0, res = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f)
+        return 0;
+    if (fscanf(f, "%ld %ld", &pages, &res) != 2)
+        res = 0;
+    fclose(f);
+    return res * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+int main(int argc, char **argv)
+{
+    int rank, iters = 10000, warm = 200;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (argc > 1)
+        iters = atoi(argv[1]);
+    MPI_Datatype t;
+    MPI_Type_vector(64, 1, 4, MPI_DOUBLE, &t); /* 512 packed bytes, 8-byte blocks */
+    MPI_Type_commit(&t);
+    const int count = 4;
+    size_t n = buf_size(t, count);
+    unsigned char *d = buf_make(n, 1, 1), *h = malloc(n);
+    long rss0 = 0;
+    size_t alloc0 = 0, hw = 0, cap = 0, alloc1 = 0;
+    int peer = 1 - rank;
+
+    snprintf(where, sizeof(where), "pingpong rank %d", rank);
+    for (int i = 0; i < iters + warm; i++) {
+        if (i == warm) {
+            rss0 = rss_kib();
+            mgdev_staging_usage(&alloc0, NULL, NULL);
+        }
+        int sender = i % 2;
+        if (rank == sender) {
+            /* Change the data every trip so that a stale buffer shows. */
+            fill(h, n, (unsigned)i);
+            MPIX_Gpu_memcpy(d, h, n);
+            CHECK(MPI_Send(d + ORIGIN, count, t, peer, i & 1023, MPI_COMM_WORLD) == MPI_SUCCESS);
+        } else {
+            MPI_Status st;
+            int got = -1;
+            CHECK(MPI_Recv(d + ORIGIN, count, t, peer, i & 1023, MPI_COMM_WORLD, &st) ==
+                  MPI_SUCCESS);
+            MPI_Get_count(&st, t, &got);
+            CHECK(got == count);
+            /* Outside the type the buffer keeps what the previous trip left. */
+            MPIX_Gpu_memcpy(h, d, n);
+            unsigned char *e = expected(t, count, (unsigned)i, (unsigned)(i - 1));
+            CHECK(i == 0 || memcmp(h, e, n) == 0);
+            free(e);
+        }
+        if (errs > 0)
+            break;
+    }
+    long rss1 = rss_kib();
+    mgdev_staging_usage(&alloc1, &hw, &cap);
+    CHECK(hw <= cap);
+    CHECK(alloc1 == alloc0);
+    /* A leak of even 100 bytes per trip would show as ~1 MiB. */
+    CHECK(rss1 - rss0 < 512);
+    if (rank == 0 || errs)
+        fprintf(stderr,
+                "rank %d: rss %ld -> %ld KiB, staging %zu -> %zu B (high water %zu, cap %zu)\n",
+                rank, rss0, rss1, alloc0, alloc1, hw, cap);
+    MPI_Type_free(&t);
+    buf_free(d, 1);
+    free(h);
+    int all = 0;
+    MPI_Reduce(&errs, &all, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf(all == 0 ? " No Errors\n" : " Found %d errors\n", all);
+    MPI_Finalize();
+    return all != 0;
+}
