@@ -5,7 +5,10 @@
  * unpack into a poisoned device buffer must change exactly the type's bytes.
  *
  * Environment: MPIGPU_ORACLE_TYPES (default 2000), MPIGPU_ORACLE_SEED
- * (default 1), MPIGPU_ORACLE_DEPTH (default 5), MPIGPU_ORACLE_VERBOSE.
+ * (default 1), MPIGPU_ORACLE_DEPTH (default 5), MPIGPU_ORACLE_VERBOSE, and
+ * MPIGPU_ORACLE_SKIP_EMPTY=1, which leaves out types of size 0: under valgrind
+ * MPICH 4.0.2's own PMPI_Unpack of such a type (count > 0) dies of an integer
+ * division by zero, with or without mpigpu.
  */
 #include <mpi.h>
 #include <stdint.h>
@@ -65,13 +68,21 @@ int main(int argc, char **argv)
     long seed = env_long("MPIGPU_ORACLE_SEED", 1);
     int depth = (int)env_long("MPIGPU_ORACLE_DEPTH", 5);
     verbose = (int)env_long("MPIGPU_ORACLE_VERBOSE", 0);
+    int skip_empty = (int)env_long("MPIGPU_ORACLE_SKIP_EMPTY", 0);
     tg_rng_t rng = {(uint64_t)seed * 0x2545F4914F6CDD1Dull + 17};
-    long checks = 0, ext32 = 0;
+    long checks = 0, ext32 = 0, skipped = 0;
     char desc[8192];
 
     for (long it = 0; it < ntypes; it++) {
         MPI_Datatype t = tg_type(&rng, depth, desc, sizeof(desc));
         int count = tg_range(&rng, 0, 4);
+        int tsize;
+        MPI_Type_size(t, &tsize);
+        if (skip_empty && tsize == 0) {
+            MPI_Type_free(&t);
+            skipped++;
+            continue;
+        }
         MPI_Aint tlb, tex, lb, ext;
         MPI_Type_get_true_extent(t, &tlb, &tex);
         MPI_Type_get_extent(t, &lb, &ext);
@@ -185,9 +196,9 @@ int main(int argc, char **argv)
         if (failures > 20)
             break;
     }
-    printf("dtoracle: %ld types (seed %ld, depth %d), %ld pack/unpack checks, %ld external32 "
-           "checks\n",
-           ntypes, seed, depth, checks, ext32);
+    printf("dtoracle: %ld types (seed %ld, depth %d, %ld empty ones skipped), %ld pack/unpack "
+           "checks, %ld external32 checks\n",
+           ntypes, seed, depth, skipped, checks, ext32);
     printf("%ld passed, %d failed\n", checks + ext32, failures);
     MPI_Finalize();
     return failures ? 1 : 0;
