@@ -13,20 +13,51 @@
 #define MG_SHAPE_ARGS                                                                              \
     long typed_off, long packed_off, long first, long nwords, long span, long extent
 
-/* The span loop: locates the first word (LOCATE sets base, the user offset of
-   the current run, and b, the byte inside it), copies pieces of runs with
-   COPY(src_or_dst_user, words), and steps to the next run with NEXT. */
-#define MG_SHAPE_SPANS(W, LOCATE, COPY, NEXT)                                                      \
+/* The span loop: locates the first word (LOCATE sets run_off, the user offset
+   of the current run, and b, the byte inside it).  Whole runs left in the
+   current row (ROW_LEFT of them, ROW_STRIDE apart) go through one tight
+   nested loop, BULK; a partial run goes through COPY.  ADVANCE(x) moves the
+   counters x runs along the row; NEXT steps to the next run, wrapping rows
+   and instances. */
+#define MG_SHAPE_SPANS(W, LOCATE, ROW_LEFT, ROW_STRIDE, ADVANCE, BULK, COPY, NEXT)                 \
     for (long sp = get_global_id(0) * span; sp < nwords; sp += get_global_size(0) * span) {        \
-        long w = sp, wend = min(sp + span, nwords);                                                \
+        long w = sp, wend = min(sp + span, nwords), nw = blocklen / (W);                           \
         long pos = first + w * (W), k = pos / size, r = pos - k * size;                            \
         LOCATE;                                                                                    \
         while (w < wend) {                                                                         \
-            long m = min((blocklen - b) / (W), wend - w);                                          \
-            COPY;                                                                                  \
-            w += m;                                                                                \
-            b = 0;                                                                                 \
+            long nr = b == 0 ? min((long)(ROW_LEFT), (wend - w) / nw) : 0;                         \
+            if (nr > 0) {                                                                          \
+                long rs = (ROW_STRIDE);                                                            \
+                BULK;                                                                              \
+                w += nr * nw;                                                                      \
+                ADVANCE(nr - 1);                                                                   \
+            } else {                                                                               \
+                long m = min((blocklen - b) / (W), wend - w);                                      \
+                COPY;                                                                              \
+                w += m;                                                                            \
+                b = 0;                                                                             \
+            }                                                                                      \
             NEXT;                                                                                  \
+        }                                                                                          \
+    }
+
+#define MG_BULK_PACK(T, W)                                                                         \
+    {                                                                                              \
+        __global T *dst = (__global T *)(packed + packed_off + w * (W));                           \
+        for (long j = 0; j < nr; j++) {                                                            \
+            __global const T *src = (__global const T *)(typed + run_off + j * rs);                \
+            for (long i = 0; i < nw; i++)                                                          \
+                dst[j * nw + i] = src[i];                                                          \
+        }                                                                                          \
+    }
+
+#define MG_BULK_UNPACK(T, W)                                                                       \
+    {                                                                                              \
+        __global const T *src = (__global const T *)(packed + packed_off + w * (W));               \
+        for (long j = 0; j < nr; j++) {                                                            \
+            __global T *dst = (__global T *)(typed + run_off + j * rs);                            \
+            for (long i = 0; i < nw; i++)                                                          \
+                dst[i] = src[j * nw + i];                                                          \
         }                                                                                          \
     }
 
@@ -51,6 +82,10 @@
     long run = r / blocklen, b = r - run * blocklen;                                               \
     long inst = typed_off + k * extent, run_off = inst + run * stride
 
+#define MG_VEC_ADVANCE(x)                                                                          \
+    run += (x);                                                                                    \
+    run_off += (x)*stride
+
 #define MG_VEC_NEXT                                                                                \
     if (++run == count) {                                                                          \
         run = 0;                                                                                   \
@@ -65,13 +100,15 @@
                                    __global const uchar *typed, __global uchar *packed)            \
     {                                                                                              \
         long size = blocklen * count;                                                              \
-        MG_SHAPE_SPANS(W, MG_VEC_LOCATE, MG_COPY_PACK(T, W), MG_VEC_NEXT)                          \
+        MG_SHAPE_SPANS(W, MG_VEC_LOCATE, count - run, stride, MG_VEC_ADVANCE, MG_BULK_PACK(T, W),  \
+                       MG_COPY_PACK(T, W), MG_VEC_NEXT)                                            \
     }                                                                                              \
     __kernel void mg_vec_unpack_w##W(MG_SHAPE_ARGS, long blocklen, long count, long stride,        \
                                      __global uchar *typed, __global const uchar *packed)          \
     {                                                                                              \
         long size = blocklen * count;                                                              \
-        MG_SHAPE_SPANS(W, MG_VEC_LOCATE, MG_COPY_UNPACK(T, W), MG_VEC_NEXT)                        \
+        MG_SHAPE_SPANS(W, MG_VEC_LOCATE, count - run, stride, MG_VEC_ADVANCE,                      \
+                       MG_BULK_UNPACK(T, W), MG_COPY_UNPACK(T, W), MG_VEC_NEXT)                    \
     }
 
 MG_VECTOR(1, uchar)
@@ -88,6 +125,10 @@ MG_VECTOR(16, uint4)
     run /= s2;                                                                                     \
     long i1 = run % s1, i0 = run / s1;                                                             \
     long inst = typed_off + k * extent, row = inst + i0 * t0 + i1 * t1, run_off = row + i2 * t2
+
+#define MG_SUB_ADVANCE(x)                                                                          \
+    i2 += (x);                                                                                     \
+    run_off += (x)*t2
 
 #define MG_SUB_NEXT                                                                                \
     if (++i2 < s2) {                                                                               \
@@ -114,13 +155,15 @@ MG_VECTOR(16, uint4)
                                    __global uchar *packed)                                         \
     {                                                                                              \
         long size = blocklen * s0 * s1 * s2;                                                       \
-        MG_SHAPE_SPANS(W, MG_SUB_LOCATE, MG_COPY_PACK(T, W), MG_SUB_NEXT)                          \
+        MG_SHAPE_SPANS(W, MG_SUB_LOCATE, s2 - i2, t2, MG_SUB_ADVANCE, MG_BULK_PACK(T, W),          \
+                       MG_COPY_PACK(T, W), MG_SUB_NEXT)                                            \
     }                                                                                              \
     __kernel void mg_sub_unpack_w##W(MG_SHAPE_ARGS, MG_SUB_PARAMS, __global uchar *typed,          \
                                      __global const uchar *packed)                                 \
     {                                                                                              \
         long size = blocklen * s0 * s1 * s2;                                                       \
-        MG_SHAPE_SPANS(W, MG_SUB_LOCATE, MG_COPY_UNPACK(T, W), MG_SUB_NEXT)                        \
+        MG_SHAPE_SPANS(W, MG_SUB_LOCATE, s2 - i2, t2, MG_SUB_ADVANCE, MG_BULK_UNPACK(T, W),        \
+                       MG_COPY_UNPACK(T, W), MG_SUB_NEXT)                                          \
     }
 
 MG_SUBARRAY(1, uchar)
