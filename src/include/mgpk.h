@@ -48,6 +48,8 @@ typedef struct mgpk_settings {
     int force_pipeline;    /* use the chunked device-staging path even where the
                               device shares host memory (tests) */
     const char *cache_dir; /* on-disk program binary cache, NULL to disable */
+    size_t span_bytes;     /* packed bytes per kernel work-item; 0: chosen per device
+                              (tests force both mappings) */
 } mgpk_settings_t;
 
 /* Create an engine for (context, device).  queue may be NULL, in which case

@@ -1,12 +1,17 @@
 /*
- * Generic element-parallel pack and unpack (mgdt_format.h is prepended).
+ * Generic pack and unpack of any serialized type (mgdt_format.h is prepended).
  *
- * One work-item moves one word of W bytes of the packed stream and finds its
- * user-buffer offset by walking the serialized tree top-down (the paper's
- * Algorithm 1 with bytes as the unit).  The host picks W so that it divides
- * the type's alignment, both buffer offsets and the range, which makes every
- * word lie inside one leaf run and be W-aligned on both sides.  Work-items
- * loop grid-stride so that the host can bound the launch size.
+ * Each work-item owns a span of `span` consecutive words of W bytes of the
+ * packed stream.  It walks the serialized tree top-down once for the first
+ * word of the span (the paper's Algorithm 1 with bytes as the unit), learns
+ * how many bytes are left in that leaf run, copies the run's words
+ * sequentially, and walks again only when it crosses into the next run.  The
+ * host picks W so that it divides the type's alignment, both buffer offsets
+ * and the range, which makes every word lie inside one leaf run and be
+ * W-aligned on both sides.  The host picks span: 1 word on GPUs when W >= 4
+ * (adjacent work-items on adjacent words, coalesced), a few words when W is
+ * small, and long spans on CPU devices, where per-work-item overhead
+ * dominates.  Spans loop grid-stride so that the host can bound the launch.
  */
 
 /* Largest h in [0, count) with pfx[h] <= p: the block holding packed byte p
@@ -23,15 +28,18 @@ static long mg_search(__global const long *pfx, long count, long p)
     }
     return lo;
 }
-
 /* User offset, relative to the instance origin, of packed byte p of one
    instance of nodes[0]; *leaf_p receives p's position inside its leaf run and
-   *basic the size of the leaf's basic elements (for byte swapping). */
+   *basic the size of the leaf's basic elements (for byte swapping) and *left
+   the bytes from p to the end of the run. */
 static long mg_walk(__global const mgdt_node_t *nodes, __global const long *la, long p,
-                    long *leaf_p, long *basic)
+                    long *leaf_p, long *basic, long *left)
 {
     long in = 0;
     int ni = 0;
+    *leaf_p = 0;
+    *basic = 0;
+    *left = 0;
     for (int depth = 0; depth <= MGDT_MAX_DEPTH; depth++) {
         __global const mgdt_node_t *nd = nodes + ni;
         long cs = nd->child_size, ce = nd->child_extent, c, h, q;
@@ -39,6 +47,7 @@ static long mg_walk(__global const mgdt_node_t *nodes, __global const long *la, 
         case MGDT_K_LEAF:
             *leaf_p = p;
             *basic = nd->basic;
+            *left = nd->size - p;
             return in + p;
         case MGDT_K_CONTIG:
             c = p / cs;
@@ -96,31 +105,44 @@ static long mg_walk(__global const mgdt_node_t *nodes, __global const long *la, 
     return in;
 }
 
-/* Global user offset of packed word w of the range starting at `first`. */
-#define MG_LOCATE(W)                                                                               \
-    long pos = first + w * (W);                                                                    \
-    long k = pos / size;                                                                           \
-    long lp, basic;                                                                                \
-    long off = typed_off + k * extent + mg_walk(nodes, la, pos - k * size, &lp, &basic)
+/*
+ * The span loop shared by every generic kernel.  For each run piece, BODY sees
+ * off (user offset of the piece), w (its first packed word), m (its words),
+ * lp (position of the piece in its leaf run) and basic.  m >= 1 even for a
+ * corrupt tree, so that a bad walk cannot loop forever.
+ */
+#define MG_SPANS(W, BODY)                                                                          \
+    for (long sp = get_global_id(0) * span; sp < nwords; sp += get_global_size(0) * span) {        \
+        long w = sp, wend = min(sp + span, nwords);                                                \
+        while (w < wend) {                                                                         \
+            long pos = first + w * (W), k = pos / size, lp, basic, left;                           \
+            long off =                                                                             \
+                typed_off + k * extent + mg_walk(nodes, la, pos - k * size, &lp, &basic, &left);   \
+            long m = max(min(left / (W), wend - w), 1L);                                           \
+            BODY;                                                                                  \
+            w += m;                                                                                \
+        }                                                                                          \
+    }
 
 #define MG_ARGS                                                                                    \
     __global const mgdt_node_t *nodes, __global const long *la, long size, long extent,            \
-        long typed_off, long packed_off, long first, long nwords
+        long typed_off, long packed_off, long first, long nwords, long span
 
 #define MG_GENERIC(W, T)                                                                           \
-    __kernel void mg_pack_w##W(MG_ARGS, __global const uchar *typed, __global uchar *packed)       \
+    __kernel void mg_pack_w##W(MG_ARGS, __global const uchar *typed,                               \
+                               __global uchar *packed){MG_SPANS(W, {                               \
+        __global const T *src = (__global const T *)(typed + off);                                 \
+        __global T *dst = (__global T *)(packed + packed_off + w * (W));                           \
+        for (long i = 0; i < m; i++)                                                               \
+            dst[i] = src[i];                                                                       \
+    })} __kernel void mg_unpack_w##W(MG_ARGS, __global uchar *typed, __global const uchar *packed) \
     {                                                                                              \
-        for (long w = get_global_id(0); w < nwords; w += get_global_size(0)) {                     \
-            MG_LOCATE(W);                                                                          \
-            *(__global T *)(packed + packed_off + w * (W)) = *(__global const T *)(typed + off);   \
-        }                                                                                          \
-    }                                                                                              \
-    __kernel void mg_unpack_w##W(MG_ARGS, __global uchar *typed, __global const uchar *packed)     \
-    {                                                                                              \
-        for (long w = get_global_id(0); w < nwords; w += get_global_size(0)) {                     \
-            MG_LOCATE(W);                                                                          \
-            *(__global T *)(typed + off) = *(__global const T *)(packed + packed_off + w * (W));   \
-        }                                                                                          \
+        MG_SPANS(W, {                                                                              \
+            __global T *dst = (__global T *)(typed + off);                                         \
+            __global const T *src = (__global const T *)(packed + packed_off + w * (W));           \
+            for (long i = 0; i < m; i++)                                                           \
+                dst[i] = src[i];                                                                   \
+        })                                                                                         \
     }
 
 MG_GENERIC(1, uchar)
@@ -135,24 +157,21 @@ MG_GENERIC(16, uint4)
  * basic sizes and any range; the word kernels serve types whose leaves all
  * hold elements of exactly W bytes, where a word is one element.
  */
-__kernel void mg_swap_pack_w1(MG_ARGS, __global const uchar *typed, __global uchar *packed)
-{
-    for (long w = get_global_id(0); w < nwords; w += get_global_size(0)) {
-        MG_LOCATE(1);
-        long e = basic > 1 ? lp % basic : 0;
-        long b = basic > 1 ? basic : 1;
-        packed[packed_off + w] = typed[off - e + (b - 1 - e)];
-    }
-}
+#define MG_MIRROR(i) (basic > 1 ? off + (i)-2 * ((lp + (i)) % basic) + basic - 1 : off + (i))
+
+__kernel void mg_swap_pack_w1(MG_ARGS, __global const uchar *typed, __global uchar *packed){
+    MG_SPANS(1,
+             {
+                 for (long i = 0; i < m; i++)
+                     packed[packed_off + w + i] = typed[MG_MIRROR(i)];
+             })}
 
 __kernel void mg_swap_unpack_w1(MG_ARGS, __global uchar *typed, __global const uchar *packed)
 {
-    for (long w = get_global_id(0); w < nwords; w += get_global_size(0)) {
-        MG_LOCATE(1);
-        long e = basic > 1 ? lp % basic : 0;
-        long b = basic > 1 ? basic : 1;
-        typed[off - e + (b - 1 - e)] = packed[packed_off + w];
-    }
+    MG_SPANS(1, {
+        for (long i = 0; i < m; i++)
+            typed[MG_MIRROR(i)] = packed[packed_off + w + i];
+    })
 }
 
 static ushort mg_bswap2(ushort x)
@@ -171,22 +190,22 @@ static ulong mg_bswap8(ulong x)
 }
 
 #define MG_SWAP(W, T)                                                                              \
-    __kernel void mg_swap_pack_w##W(MG_ARGS, __global const uchar *typed, __global uchar *packed)  \
+    __kernel void mg_swap_pack_w##W(MG_ARGS, __global const uchar *typed, __global uchar *packed){ \
+        MG_SPANS(W,                                                                                \
+                 {                                                                                 \
+                     __global const T *src = (__global const T *)(typed + off);                    \
+                     __global T *dst = (__global T *)(packed + packed_off + w * (W));              \
+                     for (long i = 0; i < m; i++)                                                  \
+                         dst[i] = mg_bswap##W(src[i]);                                             \
+                 })} __kernel void mg_swap_unpack_w##W(MG_ARGS, __global uchar *typed,             \
+                                                       __global const uchar *packed)               \
     {                                                                                              \
-        for (long w = get_global_id(0); w < nwords; w += get_global_size(0)) {                     \
-            MG_LOCATE(W);                                                                          \
-            *(__global T *)(packed + packed_off + w * (W)) =                                       \
-                mg_bswap##W(*(__global const T *)(typed + off));                                   \
-        }                                                                                          \
-    }                                                                                              \
-    __kernel void mg_swap_unpack_w##W(MG_ARGS, __global uchar *typed,                              \
-                                      __global const uchar *packed)                                \
-    {                                                                                              \
-        for (long w = get_global_id(0); w < nwords; w += get_global_size(0)) {                     \
-            MG_LOCATE(W);                                                                          \
-            *(__global T *)(typed + off) =                                                         \
-                mg_bswap##W(*(__global const T *)(packed + packed_off + w * (W)));                 \
-        }                                                                                          \
+        MG_SPANS(W, {                                                                              \
+            __global T *dst = (__global T *)(typed + off);                                         \
+            __global const T *src = (__global const T *)(packed + packed_off + w * (W));           \
+            for (long i = 0; i < m; i++)                                                           \
+                dst[i] = mg_bswap##W(src[i]);                                                      \
+        })                                                                                         \
     }
 
 MG_SWAP(2, ushort)

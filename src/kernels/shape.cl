@@ -1,39 +1,114 @@
 /*
  * Specialized kernels for the common shapes (mgdt_shape_t), with the shape's
- * parameters as kernel arguments instead of a tree in memory: no tree loads,
- * no switch, two or four divisions per word.  typed_off already includes the
- * shape's offset of the first run.  They must produce exactly the bytes of
- * the generic kernels.
+ * parameters as kernel arguments instead of a tree in memory.  typed_off
+ * already includes the shape's offset of the first run.  They must produce
+ * exactly the bytes of the generic kernels.
+ *
+ * Like the generic kernels, each work-item owns `span` consecutive packed
+ * words.  It locates the first one with a few divisions, then walks the runs
+ * by counters (next run, next row, next instance): no division per run, so a
+ * CPU device spends its time on the copy loop.
  */
 
-#define MG_SHAPE_ARGS long typed_off, long packed_off, long first, long nwords, long extent
+#define MG_SHAPE_ARGS                                                                              \
+    long typed_off, long packed_off, long first, long nwords, long span, long extent
+
+/* The span loop: locates the first word (LOCATE sets run_off, the user offset
+   of the current run, and b, the byte inside it).  Whole runs left in the
+   current row (ROW_LEFT of them, ROW_STRIDE apart) go through one tight
+   nested loop, BULK; a partial run goes through COPY.  ADVANCE(x) moves the
+   counters x runs along the row; NEXT steps to the next run, wrapping rows
+   and instances. */
+#define MG_SHAPE_SPANS(W, LOCATE, ROW_LEFT, ROW_STRIDE, ADVANCE, BULK, COPY, NEXT)                 \
+    for (long sp = get_global_id(0) * span; sp < nwords; sp += get_global_size(0) * span) {        \
+        long w = sp, wend = min(sp + span, nwords), nw = blocklen / (W);                           \
+        long pos = first + w * (W), k = pos / size, r = pos - k * size;                            \
+        LOCATE;                                                                                    \
+        while (w < wend) {                                                                         \
+            long nr = b == 0 ? min((long)(ROW_LEFT), (wend - w) / nw) : 0;                         \
+            if (nr > 0) {                                                                          \
+                long rs = (ROW_STRIDE);                                                            \
+                BULK;                                                                              \
+                w += nr * nw;                                                                      \
+                ADVANCE(nr - 1);                                                                   \
+            } else {                                                                               \
+                long m = min((blocklen - b) / (W), wend - w);                                      \
+                COPY;                                                                              \
+                w += m;                                                                            \
+                b = 0;                                                                             \
+            }                                                                                      \
+            NEXT;                                                                                  \
+        }                                                                                          \
+    }
+
+#define MG_BULK_PACK(T, W)                                                                         \
+    {                                                                                              \
+        __global T *dst = (__global T *)(packed + packed_off + w * (W));                           \
+        for (long j = 0; j < nr; j++) {                                                            \
+            __global const T *src = (__global const T *)(typed + run_off + j * rs);                \
+            for (long i = 0; i < nw; i++)                                                          \
+                dst[j * nw + i] = src[i];                                                          \
+        }                                                                                          \
+    }
+
+#define MG_BULK_UNPACK(T, W)                                                                       \
+    {                                                                                              \
+        __global const T *src = (__global const T *)(packed + packed_off + w * (W));               \
+        for (long j = 0; j < nr; j++) {                                                            \
+            __global T *dst = (__global T *)(typed + run_off + j * rs);                            \
+            for (long i = 0; i < nw; i++)                                                          \
+                dst[i] = src[j * nw + i];                                                          \
+        }                                                                                          \
+    }
+
+#define MG_COPY_PACK(T, W)                                                                         \
+    {                                                                                              \
+        __global const T *src = (__global const T *)(typed + run_off + b);                         \
+        __global T *dst = (__global T *)(packed + packed_off + w * (W));                           \
+        for (long i = 0; i < m; i++)                                                               \
+            dst[i] = src[i];                                                                       \
+    }
+
+#define MG_COPY_UNPACK(T, W)                                                                       \
+    {                                                                                              \
+        __global T *dst = (__global T *)(typed + run_off + b);                                     \
+        __global const T *src = (__global const T *)(packed + packed_off + w * (W));               \
+        for (long i = 0; i < m; i++)                                                               \
+            dst[i] = src[i];                                                                       \
+    }
 
 /* VECTOR: count runs of blocklen bytes, stride bytes apart, per instance. */
-#define MG_VEC_LOCATE(W)                                                                           \
-    long pos = first + w * (W);                                                                    \
-    long k = pos / size;                                                                           \
-    long r = pos - k * size;                                                                       \
-    long run = r / blocklen;                                                                       \
-    long off = typed_off + k * extent + run * stride + (r - run * blocklen)
+#define MG_VEC_LOCATE                                                                              \
+    long run = r / blocklen, b = r - run * blocklen;                                               \
+    long inst = typed_off + k * extent, run_off = inst + run * stride
+
+#define MG_VEC_ADVANCE(x)                                                                          \
+    run += (x);                                                                                    \
+    run_off += (x)*stride
+
+#define MG_VEC_NEXT                                                                                \
+    if (++run == count) {                                                                          \
+        run = 0;                                                                                   \
+        inst += extent;                                                                            \
+        run_off = inst;                                                                            \
+    } else {                                                                                       \
+        run_off += stride;                                                                         \
+    }
 
 #define MG_VECTOR(W, T)                                                                            \
     __kernel void mg_vec_pack_w##W(MG_SHAPE_ARGS, long blocklen, long count, long stride,          \
                                    __global const uchar *typed, __global uchar *packed)            \
     {                                                                                              \
         long size = blocklen * count;                                                              \
-        for (long w = get_global_id(0); w < nwords; w += get_global_size(0)) {                     \
-            MG_VEC_LOCATE(W);                                                                      \
-            *(__global T *)(packed + packed_off + w * (W)) = *(__global const T *)(typed + off);   \
-        }                                                                                          \
+        MG_SHAPE_SPANS(W, MG_VEC_LOCATE, count - run, stride, MG_VEC_ADVANCE, MG_BULK_PACK(T, W),  \
+                       MG_COPY_PACK(T, W), MG_VEC_NEXT)                                            \
     }                                                                                              \
     __kernel void mg_vec_unpack_w##W(MG_SHAPE_ARGS, long blocklen, long count, long stride,        \
                                      __global uchar *typed, __global const uchar *packed)          \
     {                                                                                              \
         long size = blocklen * count;                                                              \
-        for (long w = get_global_id(0); w < nwords; w += get_global_size(0)) {                     \
-            MG_VEC_LOCATE(W);                                                                      \
-            *(__global T *)(typed + off) = *(__global const T *)(packed + packed_off + w * (W));   \
-        }                                                                                          \
+        MG_SHAPE_SPANS(W, MG_VEC_LOCATE, count - run, stride, MG_VEC_ADVANCE,                      \
+                       MG_BULK_UNPACK(T, W), MG_COPY_UNPACK(T, W), MG_VEC_NEXT)                    \
     }
 
 MG_VECTOR(1, uchar)
@@ -44,16 +119,34 @@ MG_VECTOR(16, uint4)
 
 /* SUBARRAY: runs of blocklen bytes over a box of s0 x s1 x s2 runs (s2
    fastest), t0/t1/t2 bytes apart; unused dimensions have s = 1. */
-#define MG_SUB_LOCATE(W)                                                                           \
-    long pos = first + w * (W);                                                                    \
-    long k = pos / size;                                                                           \
-    long r = pos - k * size;                                                                       \
-    long run = r / blocklen;                                                                       \
-    long b = r - run * blocklen;                                                                   \
+#define MG_SUB_LOCATE                                                                              \
+    long run = r / blocklen, b = r - run * blocklen;                                               \
     long i2 = run % s2;                                                                            \
     run /= s2;                                                                                     \
-    long i1 = run % s1;                                                                            \
-    long off = typed_off + k * extent + (run / s1) * t0 + i1 * t1 + i2 * t2 + b
+    long i1 = run % s1, i0 = run / s1;                                                             \
+    long inst = typed_off + k * extent, row = inst + i0 * t0 + i1 * t1, run_off = row + i2 * t2
+
+#define MG_SUB_ADVANCE(x)                                                                          \
+    i2 += (x);                                                                                     \
+    run_off += (x)*t2
+
+#define MG_SUB_NEXT                                                                                \
+    if (++i2 < s2) {                                                                               \
+        run_off += t2;                                                                             \
+    } else {                                                                                       \
+        i2 = 0;                                                                                    \
+        if (++i1 < s1) {                                                                           \
+            row += t1;                                                                             \
+        } else {                                                                                   \
+            i1 = 0;                                                                                \
+            if (++i0 == s0) {                                                                      \
+                i0 = 0;                                                                            \
+                inst += extent;                                                                    \
+            }                                                                                      \
+            row = inst + i0 * t0;                                                                  \
+        }                                                                                          \
+        run_off = row;                                                                             \
+    }
 
 #define MG_SUB_PARAMS long blocklen, long s0, long s1, long s2, long t0, long t1, long t2
 
@@ -62,19 +155,15 @@ MG_VECTOR(16, uint4)
                                    __global uchar *packed)                                         \
     {                                                                                              \
         long size = blocklen * s0 * s1 * s2;                                                       \
-        for (long w = get_global_id(0); w < nwords; w += get_global_size(0)) {                     \
-            MG_SUB_LOCATE(W);                                                                      \
-            *(__global T *)(packed + packed_off + w * (W)) = *(__global const T *)(typed + off);   \
-        }                                                                                          \
+        MG_SHAPE_SPANS(W, MG_SUB_LOCATE, s2 - i2, t2, MG_SUB_ADVANCE, MG_BULK_PACK(T, W),          \
+                       MG_COPY_PACK(T, W), MG_SUB_NEXT)                                            \
     }                                                                                              \
     __kernel void mg_sub_unpack_w##W(MG_SHAPE_ARGS, MG_SUB_PARAMS, __global uchar *typed,          \
                                      __global const uchar *packed)                                 \
     {                                                                                              \
         long size = blocklen * s0 * s1 * s2;                                                       \
-        for (long w = get_global_id(0); w < nwords; w += get_global_size(0)) {                     \
-            MG_SUB_LOCATE(W);                                                                      \
-            *(__global T *)(typed + off) = *(__global const T *)(packed + packed_off + w * (W));   \
-        }                                                                                          \
+        MG_SHAPE_SPANS(W, MG_SUB_LOCATE, s2 - i2, t2, MG_SUB_ADVANCE, MG_BULK_UNPACK(T, W),        \
+                       MG_COPY_UNPACK(T, W), MG_SUB_NEXT)                                          \
     }
 
 MG_SUBARRAY(1, uchar)

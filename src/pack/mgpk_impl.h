@@ -50,6 +50,8 @@ struct mgpk_ctx {
     mgpk_settings_t settings;
     char *cache_dir;
     int unified;
+    int cpu;              /* CL_DEVICE_TYPE_CPU: long spans per work-item */
+    cl_uint ncu;          /* compute units */
     pthread_mutex_t lock; /* one call at a time: kernel arguments, staging, wrappers */
 
     int built;
@@ -57,7 +59,10 @@ struct mgpk_ctx {
     cl_kernel kernels[MGPK_FAM_COUNT][2][MGPK_NWIDTHS];
     mgpk_stats_t stats;
 
-    cl_mem stage[MGPK_NSTAGE];
+    int in_order;              /* ctx->queue executes in order: no events needed on it */
+    cl_mem stage[MGPK_NSTAGE]; /* device staging chunks */
+    cl_mem pin[MGPK_NSTAGE];   /* pinned host chunks (CL_MEM_ALLOC_HOST_PTR) ... */
+    void *pinp[MGPK_NSTAGE];   /* ... mapped once, for the life of the context */
     size_t stage_bytes;
     mgpk_wrap_t wrap[MGPK_NWRAP];
     uint64_t tick;
@@ -93,7 +98,7 @@ typedef struct mgpk_method_ops {
 extern const mgpk_method_ops_t mgpk_kernel_ops;
 extern const mgpk_method_ops_t mgpk_copy_ops;
 
-/* pk_ctx.c: the staging chunks (allocated once) and a cached
+/* pk_ctx.c: the device and pinned staging chunks (allocated once) and a cached
    CL_MEM_USE_HOST_PTR wrapper of [ptr, ptr + len); ctx->lock held. */
 int mgpk_ctx_stage(mgpk_ctx_t *ctx);
 int mgpk_ctx_wrap(mgpk_ctx_t *ctx, void *ptr, size_t len, cl_mem *mem);

@@ -10,6 +10,23 @@
 
 #include "mgpk_impl.h"
 
+static void stage_release(mgpk_ctx_t *ctx)
+{
+    for (int i = 0; i < MGPK_NSTAGE; i++) {
+        if (ctx->pinp[i])
+            clEnqueueUnmapMemObject(ctx->copy_queue, ctx->pin[i], ctx->pinp[i], 0, NULL, NULL);
+        ctx->pinp[i] = NULL;
+    }
+    clFinish(ctx->copy_queue);
+    for (int i = 0; i < MGPK_NSTAGE; i++) {
+        if (ctx->stage[i])
+            clReleaseMemObject(ctx->stage[i]);
+        if (ctx->pin[i])
+            clReleaseMemObject(ctx->pin[i]);
+        ctx->stage[i] = ctx->pin[i] = NULL;
+    }
+}
+
 int mgpk_ctx_create(cl_context context, cl_device_id device, cl_command_queue queue,
                     const mgpk_settings_t *settings, mgpk_ctx_t **ctx_out)
 {
@@ -36,6 +53,15 @@ int mgpk_ctx_create(cl_context context, cl_device_id device, cl_command_queue qu
         clGetDeviceInfo(device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof(unified), &unified, NULL),
         "clGetDeviceInfo(CL_DEVICE_HOST_UNIFIED_MEMORY)", rc, fail_dir);
     ctx->unified = unified == CL_TRUE;
+    cl_device_type dtype = 0;
+    MG_CL_CHECK(clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof(dtype), &dtype, NULL),
+                "clGetDeviceInfo(CL_DEVICE_TYPE)", rc, fail_dir);
+    ctx->cpu = (dtype & CL_DEVICE_TYPE_CPU) != 0;
+    MG_CL_CHECK(
+        clGetDeviceInfo(device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(ctx->ncu), &ctx->ncu, NULL),
+        "clGetDeviceInfo(CL_DEVICE_MAX_COMPUTE_UNITS)", rc, fail_dir);
+    if (ctx->ncu == 0)
+        ctx->ncu = 1;
     MG_CL_CHECK(clRetainContext(context), "clRetainContext", rc, fail_dir);
     ctx->context = context;
     ctx->device = device;
@@ -46,6 +72,11 @@ int mgpk_ctx_create(cl_context context, cl_device_id device, cl_command_queue qu
         ctx->queue = clCreateCommandQueue(context, device, 0, &err);
         MG_CL_CHECK(err, "clCreateCommandQueue", rc, fail_context);
     }
+    cl_command_queue_properties qprops = 0;
+    MG_CL_CHECK(
+        clGetCommandQueueInfo(ctx->queue, CL_QUEUE_PROPERTIES, sizeof(qprops), &qprops, NULL),
+        "clGetCommandQueueInfo(CL_QUEUE_PROPERTIES)", rc, fail_queue);
+    ctx->in_order = !(qprops & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
     ctx->copy_queue = clCreateCommandQueue(context, device, 0, &err);
     MG_CL_CHECK(err, "clCreateCommandQueue(copy)", rc, fail_queue);
     pthread_mutex_init(&ctx->lock, NULL);
@@ -72,9 +103,7 @@ void mgpk_ctx_free(mgpk_ctx_t *ctx)
     clFinish(ctx->copy_queue);
     mgpk_upload_release_ctx(ctx);
     mgpk_prog_release(ctx);
-    for (int i = 0; i < MGPK_NSTAGE; i++)
-        if (ctx->stage[i])
-            clReleaseMemObject(ctx->stage[i]);
+    stage_release(ctx);
     for (int i = 0; i < MGPK_NWRAP; i++)
         if (ctx->wrap[i].mem)
             clReleaseMemObject(ctx->wrap[i].mem);
@@ -126,22 +155,26 @@ int mgpk_ctx_stage(mgpk_ctx_t *ctx)
 {
     int rc = MPI_SUCCESS;
     cl_int err;
+    size_t len = ctx->settings.chunk_bytes;
     if (ctx->stage[0])
         goto fn_exit;
     for (int i = 0; i < MGPK_NSTAGE; i++) {
-        ctx->stage[i] =
-            clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, ctx->settings.chunk_bytes, NULL, &err);
+        ctx->stage[i] = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, len, NULL, &err);
         MG_CL_CHECK(err, "clCreateBuffer(staging)", rc, fn_fail);
+        /* Drivers back CL_MEM_ALLOC_HOST_PTR with page-locked memory; its mapped
+           pointer then serves as the host side of plain reads and writes. */
+        ctx->pin[i] = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, len,
+                                     NULL, &err);
+        MG_CL_CHECK(err, "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)", rc, fn_fail);
+        ctx->pinp[i] = clEnqueueMapBuffer(ctx->copy_queue, ctx->pin[i], CL_TRUE,
+                                          CL_MAP_READ | CL_MAP_WRITE, 0, len, 0, NULL, NULL, &err);
+        MG_CL_CHECK(err, "clEnqueueMapBuffer(pinned staging)", rc, fn_fail);
     }
-    ctx->stage_bytes = ctx->settings.chunk_bytes;
+    ctx->stage_bytes = len;
 fn_exit:
     return rc;
 fn_fail:
-    for (int i = 0; i < MGPK_NSTAGE; i++)
-        if (ctx->stage[i]) {
-            clReleaseMemObject(ctx->stage[i]);
-            ctx->stage[i] = NULL;
-        }
+    stage_release(ctx);
     goto fn_exit;
 }
 

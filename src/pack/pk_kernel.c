@@ -110,6 +110,29 @@ fn_fail:
     goto fn_exit;
 }
 
+/*
+ * Words per work-item.  GPUs: one word when W >= 4, so that adjacent
+ * work-items touch adjacent words (coalesced), and 16 bytes when W is small,
+ * so that a byte-wide type walks the tree once per run piece instead of once
+ * per byte.  CPU devices: a few spans per compute unit, at least 256 bytes,
+ * since there each work-item costs far more than a word's copy.
+ */
+static cl_long kernel_span(const mgpk_ctx_t *ctx, int width, cl_long nwords)
+{
+    cl_long span;
+    if (ctx->settings.span_bytes)
+        span = (cl_long)ctx->settings.span_bytes / width;
+    else if (!ctx->cpu)
+        span = width >= 4 ? 1 : 16 / width;
+    else {
+        cl_long parts = 4 * (cl_long)ctx->ncu;
+        span = (nwords + parts - 1) / parts;
+        if (span < 256 / width)
+            span = 256 / width;
+    }
+    return span > 0 ? span : 1;
+}
+
 #define SET_ARG(k_, i_, v_)                                                                        \
     MG_CL_CHECK(clSetKernelArg((k_), (i_), sizeof(v_), &(v_)), "clSetKernelArg", rc, fn_fail)
 
@@ -132,6 +155,7 @@ static int kernel_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packe
         MG_FAIL(rc, fn_fail, MPI_ERR_INTERN, "mgpk: no kernel for family %d W=%d",
                 (int)plan->family, plan->width);
     cl_long nwords = n / plan->width, first_l = first, poff = packed_off;
+    cl_long span = kernel_span(ctx, plan->width, nwords);
     cl_long extent = type->extent, size = type->size;
     cl_long toff = plan->typed_off;
     cl_uint a = 0;
@@ -144,12 +168,14 @@ static int kernel_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packe
         SET_ARG(k, a++, poff);
         SET_ARG(k, a++, first_l);
         SET_ARG(k, a++, nwords);
+        SET_ARG(k, a++, span);
     } else {
         toff += sh->offset;
         SET_ARG(k, a++, toff);
         SET_ARG(k, a++, poff);
         SET_ARG(k, a++, first_l);
         SET_ARG(k, a++, nwords);
+        SET_ARG(k, a++, span);
         SET_ARG(k, a++, extent);
         cl_long bl = sh->blocklen;
         SET_ARG(k, a++, bl);
@@ -170,9 +196,13 @@ static int kernel_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packe
     }
     SET_ARG(k, a++, plan->typed);
     SET_ARG(k, a++, packed);
-    size_t global = nwords < MGPK_MAX_GLOBAL ? (size_t)nwords : MGPK_MAX_GLOBAL;
-    MG_CL_CHECK(clEnqueueNDRangeKernel(ctx->queue, k, 1, NULL, &global, NULL, nwait,
-                                       nwait ? wait : NULL, done),
+    cl_long nspans = (nwords + span - 1) / span;
+    size_t global = nspans < MGPK_MAX_GLOBAL ? (size_t)nspans : MGPK_MAX_GLOBAL, one = 1;
+    /* On a CPU device every work-item is a long span: one per work-group, so
+       that the runtime spreads them over its threads (a NULL local size may
+       put them all into one work-group). */
+    MG_CL_CHECK(clEnqueueNDRangeKernel(ctx->queue, k, 1, NULL, &global, ctx->cpu ? &one : NULL,
+                                       nwait, nwait ? wait : NULL, done),
                 "clEnqueueNDRangeKernel", rc, fn_fail);
     ctx->stats.launches++;
     ctx->stats.last_width = plan->width;

@@ -3,13 +3,15 @@
  *   device buffer            -> the method writes it directly;
  *   host, unified memory     -> the method writes host memory through a cached
  *                               CL_MEM_USE_HOST_PTR wrapper (zero copy);
- *   host, otherwise          -> chunks through the staging ring, the host copy
- *                               of chunk k on the copy queue overlapping the
- *                               kernel of chunk k + 1.
+ *   host, otherwise          -> chunks through device and pinned host staging:
+ *                               the kernel of chunk k + 1 and its read overlap
+ *                               the host's copy of chunk k; a range of one
+ *                               chunk is one kernel and one blocking read.
  */
 #include "config.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "mgpk_impl.h"
 
@@ -47,32 +49,97 @@ static void set_event(cl_event *slot, cl_event ev)
     *slot = ev;
 }
 
-/* Host side through the staging ring.  ev[s] (kernel) and ev[NSTAGE + s]
-   (host copy) are the last commands that used stage s. */
+/* A packed range that fits one chunk: one queue, no events where the queue is
+   in order, one blocking read or finish.  Small messages cost a kernel plus
+   one transfer. */
+static int pipeline_one(mgpk_ctx_t *ctx, const mgpk_method_ops_t *ops, const mgpk_plan_t *plan,
+                        char *host, int64_t first, int64_t n)
+{
+    int rc = MPI_SUCCESS;
+    cl_event ev[2] = {NULL};
+    cl_event *mine = ctx->in_order ? NULL : &ev[0];
+    cl_uint nwait = ctx->in_order ? 0 : 1;
+    if (plan->dir == MGPK_DIR_PACK) {
+        rc = ops->enqueue(ctx, plan, ctx->stage[0], 0, first, n, 0, NULL, mine);
+        MG_CHECK(rc, fn_fail);
+        MG_CL_CHECK(clEnqueueReadBuffer(ctx->queue, ctx->stage[0], CL_TRUE, 0, n, ctx->pinp[0],
+                                        nwait, nwait ? ev : NULL, NULL),
+                    "clEnqueueReadBuffer(staging)", rc, fn_fail);
+        memcpy(host, ctx->pinp[0], n);
+    } else {
+        memcpy(ctx->pinp[0], host, n);
+        MG_CL_CHECK(clEnqueueWriteBuffer(ctx->queue, ctx->stage[0], CL_FALSE, 0, n, ctx->pinp[0], 0,
+                                         NULL, mine),
+                    "clEnqueueWriteBuffer(staging)", rc, fn_fail);
+        rc = ops->enqueue(ctx, plan, ctx->stage[0], 0, first, n, nwait, nwait ? ev : NULL,
+                          nwait ? &ev[1] : NULL);
+        MG_CHECK(rc, fn_fail);
+        if (ctx->in_order)
+            MG_CL_CHECK(clFinish(ctx->queue), "clFinish", rc, fn_fail);
+    }
+fn_exit:
+    return wait_release(2, ev, rc);
+fn_fail:
+    goto fn_exit;
+}
+
+/* Wait for one event, then release it. */
+static int wait_one(cl_event *ev)
+{
+    return wait_release(1, ev, MPI_SUCCESS);
+}
+
+/*
+ * Host side through the staging ring: device chunk stage[s] and pinned host
+ * chunk pin[s].  Pack: the kernel of chunk k fills stage[s] on the main queue,
+ * the copy queue reads it into pin[s], and while chunk k + 1 runs the host
+ * copies chunk k from pin[s] into the caller's buffer.  Transfers to pinned
+ * memory run at the bus's speed; into pageable memory the driver bounces them
+ * through its own buffer.  Unpack mirrors it: the host fills pin[s] while the
+ * previous chunk is written and unpacked.  ev[s] (kernel) and ev[NSTAGE + s]
+ * (transfer) are the last commands that used slot s.
+ */
 static int run_pipeline(mgpk_ctx_t *ctx, const mgpk_method_ops_t *ops, const mgpk_plan_t *plan,
                         char *host, int64_t first, int64_t n)
 {
     int rc = mgpk_ctx_stage(ctx);
     cl_event ev[2 * MGPK_NSTAGE] = {NULL};
-    int64_t chunk = (int64_t)ctx->stage_bytes;
+    int64_t chunk = (int64_t)ctx->stage_bytes, prev_off = 0, prev_len = 0;
+    int prev = -1;
     MG_CHECK(rc, fn_fail);
+    if (n <= chunk) {
+        rc = pipeline_one(ctx, ops, plan, host, first, n);
+        goto fn_exit;
+    }
     for (int64_t off = 0, i = 0; off < n; off += chunk, i++) {
         int s = (int)(i % MGPK_NSTAGE);
         int64_t len = n - off < chunk ? n - off : chunk;
         cl_event *kev = &ev[s], *cev = &ev[MGPK_NSTAGE + s], k = NULL, c = NULL;
         if (plan->dir == MGPK_DIR_PACK) {
+            /* pin[s] is free: the host copied chunk i - 2 out during step i - 1. */
             rc = ops->enqueue(ctx, plan, ctx->stage[s], 0, first + off, len, *cev ? 1 : 0, cev, &k);
             MG_CHECK(rc, fn_fail);
             set_event(kev, k);
             MG_CL_CHECK(clFlush(ctx->queue), "clFlush", rc, fn_fail);
             MG_CL_CHECK(clEnqueueReadBuffer(ctx->copy_queue, ctx->stage[s], CL_FALSE, 0, len,
-                                            host + off, 1, kev, &c),
+                                            ctx->pinp[s], 1, kev, &c),
                         "clEnqueueReadBuffer(staging)", rc, fn_fail);
             set_event(cev, c);
             MG_CL_CHECK(clFlush(ctx->copy_queue), "clFlush", rc, fn_fail);
+            if (prev >= 0) {
+                rc = wait_one(&ev[MGPK_NSTAGE + prev]);
+                MG_CHECK(rc, fn_fail);
+                memcpy(host + prev_off, ctx->pinp[prev], prev_len);
+            }
+            prev = s, prev_off = off, prev_len = len;
         } else {
+            if (*cev) {
+                rc = wait_one(cev);
+                MG_CHECK(rc, fn_fail);
+            }
+            memcpy(ctx->pinp[s], host + off, len);
             MG_CL_CHECK(clEnqueueWriteBuffer(ctx->copy_queue, ctx->stage[s], CL_FALSE, 0, len,
-                                             host + off, *kev ? 1 : 0, *kev ? kev : NULL, &c),
+                                             ctx->pinp[s], *kev ? 1 : 0, *kev ? kev : NULL, &c),
                         "clEnqueueWriteBuffer(staging)", rc, fn_fail);
             set_event(cev, c);
             MG_CL_CHECK(clFlush(ctx->copy_queue), "clFlush", rc, fn_fail);
@@ -81,6 +148,11 @@ static int run_pipeline(mgpk_ctx_t *ctx, const mgpk_method_ops_t *ops, const mgp
             set_event(kev, k);
             MG_CL_CHECK(clFlush(ctx->queue), "clFlush", rc, fn_fail);
         }
+    }
+    if (prev >= 0) {
+        rc = wait_one(&ev[MGPK_NSTAGE + prev]);
+        MG_CHECK(rc, fn_fail);
+        memcpy(host + prev_off, ctx->pinp[prev], prev_len);
     }
 fn_exit:
     return wait_release(2 * MGPK_NSTAGE, ev, rc);

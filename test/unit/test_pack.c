@@ -79,19 +79,25 @@ static void env_teardown(void)
     clReleaseContext(g_cl);
 }
 
-static mgpk_ctx_t *mk_ctx(mgpk_method_t method, int force_pipeline, size_t chunk)
+static mgpk_ctx_t *mk_ctx_span(mgpk_method_t method, int force_pipeline, size_t chunk, size_t span)
 {
     char dir[300];
     snprintf(dir, sizeof(dir), "%s/shared", g_cache);
     mgpk_settings_t s = {.method = method,
                          .force_pipeline = force_pipeline,
                          .chunk_bytes = chunk,
+                         .span_bytes = span,
                          .cache_dir = g_cache_on ? dir : NULL,
                          .verbose = getenv("MGPK_TEST_VERBOSE") != NULL};
     mgpk_ctx_t *ctx = NULL;
     int rc = mgpk_ctx_create(g_cl, g_dev, g_q, &s, &ctx);
     ck_assert_msg(rc == MPI_SUCCESS, "mgpk_ctx_create: %s", mgerr_get(rc));
     return ctx;
+}
+
+static mgpk_ctx_t *mk_ctx(mgpk_method_t method, int force_pipeline, size_t chunk)
+{
+    return mk_ctx_span(method, force_pipeline, chunk, 0);
 }
 
 static mgdt_type_t *generic_copy(const mgdt_type_t *t)
@@ -307,6 +313,40 @@ START_TEST(test_widths)
             }
     tt_free(g);
     mgpk_ctx_free(ctx);
+}
+END_TEST
+
+/* Work-item spans of one word (the GPU mapping for W >= 4), a few words, and
+   more than a run, with ranges that start and end inside runs and spans. */
+START_TEST(test_spans)
+{
+    size_t spans[] = {1, 3, 16, 4096};
+    int cases[] = {C_STRUCT, C_VEC, C_SUB3, C_INDEXED};
+    for (int i = 0; i < 4; i++) {
+        if (g_small && (spans[i] == 1 || spans[i] == 4096))
+            continue;
+        mgpk_ctx_t *ctx = mk_ctx_span(MGPK_METHOD_KERNEL, 0, 0, spans[i]);
+        for (int c = 0; c < 4; c++) {
+            if (g_small && c == 3)
+                continue;
+            mgdt_type_t *g = generic_copy(types[cases[c]]);
+            const mgdt_type_t *ts[2] = {types[cases[c]], g};
+            for (int j = 0; j < 2; j++) {
+                int64_t total = 3 * ts[j]->size;
+                check4((run_t){.ctx = ctx, .t = ts[j], .count = 3, .n = -1});
+                check4((run_t){
+                    .ctx = ctx, .t = ts[j], .count = 3, .shift = 1, .first = 5, .n = total - 7});
+                check((run_t){.ctx = ctx,
+                              .t = ts[j],
+                              .count = 3,
+                              .n = -1,
+                              .dev = 1,
+                              .flags = MGPK_F_EXTERNAL32});
+            }
+            tt_free(g);
+        }
+        mgpk_ctx_free(ctx);
+    }
 }
 END_TEST
 
@@ -529,6 +569,7 @@ int main(void)
     TCase *tc = tcase_create("pack");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_widths);
+    tcase_add_test(tc, test_spans);
     tcase_add_test(tc, test_specialized);
     tcase_add_test(tc, test_external32);
     tcase_add_test(tc, test_pipeline);
