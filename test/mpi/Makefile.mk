@@ -44,3 +44,7 @@ test_mpi_p2p_persist_LDADD = libmpigpu.la $(OPENCL_LIBS)
 test_mpi_p2p_persist_chunk_SOURCES = $(test_mpi_p2p_persist_SOURCES)
 test_mpi_p2p_persist_chunk_LDADD = $(test_mpi_p2p_persist_LDADD)
 TESTS += test/mpi/p2p_persist test/mpi/p2p_persist_chunk
+check_PROGRAMS += test/mpi/p2p_mprobe
+test_mpi_p2p_mprobe_SOURCES = test/mpi/p2p_mprobe.c test/mpi/p2p_common.h
+test_mpi_p2p_mprobe_LDADD = libmpigpu.la $(OPENCL_LIBS)
+TESTS += test/mpi/p2p_mprobe
