@@ -4,7 +4,8 @@
    (host|device) receiver x the datatype set x counts 0, 1, 3 (and 3000,
    device to device, longer than the staging chunk when MPIGPU_STAGING_MAX is
    small).  Rank 0 checks the bytes, the bytes around them and the status.
-   Also: truncation of a matched device receive, and MPI_MESSAGE_NO_PROC. */
+   Also: truncation of a matched device receive, MPI_MESSAGE_NO_PROC, and the
+   large-count forms MPI_Send_c and MPI_Irecv_c. */
 #include "p2p_common.h"
 
 static int rank, size;
@@ -99,6 +100,33 @@ static void truncation(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* The large-count forms on device buffers: delegated when the count fits,
+   MPI_ERR_COUNT beyond. */
+static void large_count(void)
+{
+    MPI_Datatype t = types[4];
+    size_t n = buf_size(t, 3);
+    snprintf(where, sizeof(where), "_c forms");
+    if (rank == 1) {
+        unsigned char *s = buf_make(n, 4, 1);
+        CHECK(MPI_Send_c(s + ORIGIN, 3, t, 0, 6, MPI_COMM_WORLD) == MPI_SUCCESS);
+        CHECK(MPI_Send_c(s + ORIGIN, (MPI_Count)1 << 40, t, 0, 6, MPI_COMM_WORLD) == MPI_ERR_COUNT);
+        buf_free(s, 1);
+    } else if (rank == 0) {
+        unsigned char *r = buf_make(n, 3, 1), *want = expected(t, 3, 4, 3);
+        MPI_Request req;
+        MPI_Status st;
+        MPI_Count c = -1;
+        CHECK(MPI_Irecv_c(r + ORIGIN, 3, t, 1, 6, MPI_COMM_WORLD, &req) == MPI_SUCCESS);
+        CHECK(MPI_Wait(&req, &st) == MPI_SUCCESS);
+        MPI_Get_count_c(&st, t, &c);
+        CHECK(c == 3 && buf_equal(r, want, n, 1));
+        free(want);
+        buf_free(r, 1);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
     int cases = 0, base = 0;
@@ -126,6 +154,7 @@ int main(int argc, char **argv)
                         cases++;
                     }
     truncation();
+    large_count();
     types_free();
     int all = 0;
     MPI_Reduce(&errs, &all, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
