@@ -1,7 +1,8 @@
 # MPI programs listed in test/mpi/testlist, run by make check through
 # build-aux/mpiexec-wrap (automake's LOG_COMPILER).
 LOG_COMPILER = $(top_srcdir)/build-aux/mpiexec-wrap
-AM_TESTS_ENVIRONMENT = srcdir=$(top_srcdir) MPIEXEC=$(MPIEXEC); export srcdir MPIEXEC;
+AM_TESTS_ENVIRONMENT = srcdir=$(top_srcdir) MPIEXEC=$(MPIEXEC) abs_top_builddir=$(abs_top_builddir); \
+	export srcdir MPIEXEC abs_top_builddir;
 EXTRA_DIST += test/mpi/testlist build-aux/mpiexec-wrap
 
 check_PROGRAMS += test/mpi/api test/mpi/pack_basic test/mpi/dtoracle
@@ -38,3 +39,26 @@ check_PROGRAMS += test/mpi/p2p_pingpong
 test_mpi_p2p_pingpong_SOURCES = test/mpi/p2p_pingpong.c test/mpi/p2p_common.h
 test_mpi_p2p_pingpong_LDADD = libmpigpu.la $(OPENCL_LIBS)
 TESTS += test/mpi/p2p_pingpong
+check_PROGRAMS += test/mpi/p2p_persist test/mpi/p2p_persist_chunk
+test_mpi_p2p_persist_SOURCES = test/mpi/p2p_persist.c test/mpi/p2p_common.h
+test_mpi_p2p_persist_LDADD = libmpigpu.la $(OPENCL_LIBS)
+test_mpi_p2p_persist_chunk_SOURCES = $(test_mpi_p2p_persist_SOURCES)
+test_mpi_p2p_persist_chunk_LDADD = $(test_mpi_p2p_persist_LDADD)
+TESTS += test/mpi/p2p_persist test/mpi/p2p_persist_chunk
+check_PROGRAMS += test/mpi/p2p_mprobe
+test_mpi_p2p_mprobe_SOURCES = test/mpi/p2p_mprobe.c test/mpi/p2p_common.h
+test_mpi_p2p_mprobe_LDADD = libmpigpu.la $(OPENCL_LIBS)
+TESTS += test/mpi/p2p_mprobe
+# LD_PRELOAD of an unmodified binary: a plain MPI program (no libmpigpu)
+# run by a script, twice.
+check_PROGRAMS += test/mpi/p2p_preload
+test_mpi_p2p_preload_SOURCES = test/mpi/p2p_preload.c
+test_mpi_p2p_preload_LDADD = -ldl
+TEST_EXTENSIONS = .sh
+SH_LOG_COMPILER = $(SHELL)
+TESTS += test/mpi/p2p_preload.sh
+EXTRA_DIST += test/mpi/p2p_preload.sh
+check_PROGRAMS += test/mpi/p2p_threads
+test_mpi_p2p_threads_SOURCES = test/mpi/p2p_threads.c test/mpi/p2p_common.h
+test_mpi_p2p_threads_LDADD = libmpigpu.la $(OPENCL_LIBS)
+TESTS += test/mpi/p2p_threads

@@ -41,6 +41,8 @@ int mgdev_p2p_init(void)
     int size = 0, flag = 0, *ub = NULL;
     mgdev_stage_init(mgdev_state.settings.staging_max);
     int rc = PMPI_Comm_dup(MPI_COMM_WORLD, &shadow);
+    if (rc == MPI_SUCCESS)
+        rc = mgdev_progress_init();
     if (rc != MPI_SUCCESS)
         return rc;
     PMPI_Comm_set_errhandler(shadow, MPI_ERRORS_RETURN);
@@ -55,7 +57,7 @@ int mgdev_p2p_init(void)
 
 void mgdev_p2p_finalize(void)
 {
-    mgdev_progress_drain();
+    mgdev_progress_finalize();
     mgdev_stage_finalize();
     if (shadow != MPI_COMM_NULL)
         PMPI_Comm_free(&shadow);
@@ -101,6 +103,16 @@ static int world_rank(MPI_Comm comm, int rank, int *w)
     return rc;
 }
 
+/* op is done with its staging: back to the pool, unless op is persistent
+   (mgdev_op_finish parks it for the next start). */
+static void op_unstage(mgdev_op_t *op)
+{
+    if (op->persistent)
+        return;
+    mgdev_stage_put(op->stage);
+    op->stage = NULL;
+}
+
 /* Record an error class (detailed message already set) on op; it is done. */
 static void op_fail(mgdev_op_t *op, int err, int raised)
 {
@@ -108,8 +120,7 @@ static void op_fail(mgdev_op_t *op, int err, int raised)
         op->err = err;
         op->raised = raised;
     }
-    mgdev_stage_put(op->stage);
-    op->stage = NULL;
+    op_unstage(op);
     op->state = MGDEV_OP_DONE;
 }
 
@@ -220,8 +231,7 @@ static void send_step(mgdev_op_t *op)
     op->state = MGDEV_OP_NEXT;
     if (op->done >= op->n) {
         op->state = MGDEV_OP_DONE;
-        mgdev_stage_put(op->stage);
-        op->stage = NULL;
+        op_unstage(op);
     }
 }
 
@@ -245,8 +255,12 @@ static int recv_next(mgdev_op_t *op)
         }
         buf = op->stage->ptr;
     }
-    rc = first ? PMPI_Irecv(buf, (int)len, MPI_BYTE, op->peer, op->tag, op->comm, &op->inner)
-               : PMPI_Irecv(buf, (int)len, MPI_BYTE, op->wpeer, op->seq, shadow, &op->inner);
+    if (first && op->matched)
+        rc = PMPI_Imrecv(buf, (int)len, MPI_BYTE, &op->message, &op->inner);
+    else if (first)
+        rc = PMPI_Irecv(buf, (int)len, MPI_BYTE, op->peer, op->tag, op->comm, &op->inner);
+    else
+        rc = PMPI_Irecv(buf, (int)len, MPI_BYTE, op->wpeer, op->seq, shadow, &op->inner);
     if (rc != MPI_SUCCESS) {
         op_fail_mpi(op, rc, "posting a receive");
         goto fn_exit;
@@ -305,8 +319,7 @@ static void recv_complete(mgdev_op_t *op, MPI_Status *st)
         if (op->discard)
             op_fail(op, MPI_ERR_TRUNCATE, 0);
         op->state = MGDEV_OP_DONE;
-        mgdev_stage_put(op->stage);
-        op->stage = NULL;
+        op_unstage(op);
     }
     return;
 fn_fail:
@@ -350,7 +363,8 @@ void mgdev_op_cancel(mgdev_op_t *op)
     MPI_Status st;
     int cancelled = 0;
     /* Only a receive that has not matched yet can be taken back. */
-    if (op->kind != MGDEV_OP_RECV || op->state != MGDEV_OP_INFLIGHT || op->pieces != 1)
+    if (op->kind != MGDEV_OP_RECV || op->matched || op->state != MGDEV_OP_INFLIGHT ||
+        op->pieces != 1)
         return;
     PMPI_Cancel(&op->inner);
     if (PMPI_Wait(&op->inner, &st) != MPI_SUCCESS)
@@ -362,6 +376,5 @@ void mgdev_op_cancel(mgdev_op_t *op)
     }
     op->cancelled = 1;
     op->state = MGDEV_OP_DONE;
-    mgdev_stage_put(op->stage);
-    op->stage = NULL;
+    op_unstage(op);
 }

@@ -6,10 +6,17 @@
  * between mgdev_stage_get() and mgdev_stage_put().  An operation is owned by
  * the progress engine until it completes; a nonblocking one then belongs to
  * its generalized request and is freed by the request's free function.
- * Blocking calls own their operation on the stack.
+ * Blocking calls own their operation on the stack.  A persistent operation
+ * (*_init) is owned by its request table entry from the init call until
+ * MPI_Request_free; between starts it keeps its staging buffer "parked":
+ * still its own, but the pool may take it back when it runs out.
  *
- * Thread safety: none yet; the interposed calls assume MPI_THREAD_FUNNELED
- * use of device buffers (issue 3 lists MPI_THREAD_MULTIPLE as later work).
+ * Thread safety: one recursive lock (mgdev_p2p_lock) guards the active list,
+ * the request table, every operation's fields and the staging pool.  It is
+ * held across nonblocking PMPI calls only, never across a call that waits
+ * for another thread.  MPI calls the generalized-request callbacks while
+ * holding its own locks, so they never take it (lock order: ours, then
+ * MPI's).
  */
 #ifndef MGDEV_P2P_H
 #define MGDEV_P2P_H
@@ -22,9 +29,10 @@
 /* ---- staging pool (staging.c) ---- */
 
 typedef struct mgdev_stage {
-    struct mgdev_stage *next;
-    cl_mem mem; /* CL_MEM_ALLOC_HOST_PTR on the default context, mapped once */
-    char *ptr;  /* the mapping */
+    struct mgdev_stage *next;   /* free or parked list */
+    struct mgdev_stage **owner; /* parked: the operation's slot, cleared on reclaim */
+    cl_mem mem;                 /* CL_MEM_ALLOC_HOST_PTR on the default context, mapped once */
+    char *ptr;                  /* the mapping */
     size_t size;
 } mgdev_stage_t;
 
@@ -37,6 +45,11 @@ void mgdev_stage_finalize(void);
    some operation progressed.  Returns an MPI error code. */
 int mgdev_stage_get(size_t want, mgdev_stage_t **s);
 void mgdev_stage_put(mgdev_stage_t *s);
+/* Park *slot (a persistent operation's buffer between starts): the pool may
+   reclaim it, setting *slot to NULL, when it needs memory.  Unpark takes it
+   back (or finds *slot NULL).  Both take NULL. */
+void mgdev_stage_park(mgdev_stage_t **slot);
+void mgdev_stage_unpark(mgdev_stage_t **slot);
 /* The largest buffer, which is also the protocol's chunk size. */
 size_t mgdev_stage_chunk(void);
 /* Pinned bytes allocated now, their high-water mark, and the cap (tests). */
@@ -89,9 +102,22 @@ typedef struct mgdev_op {
     int freed;     /* MPI_Request_free'd while active */
     int cancelled; /* MPI_Cancel took effect */
     int source, rtag;
+    int matched;         /* receive: the first piece is MPI_Imrecv of message */
+    MPI_Message message; /* Mrecv/Imrecv: the matched message, until posted */
+    int persistent;      /* *_init: greq is a stand-in that outlives completions */
+    int started;         /* persistent: started, completion not yet reported */
+    int stag;            /* persistent: tag of the stand-in on the private comm */
+    int gfreed;          /* MPI freed the generalized request (atomic) */
 } mgdev_op_t;
 
-/* Advance op by at most one piece without blocking. */
+/* Fill op for a call on buf (kind, checks, device buffer, engine).  Returns
+   an error class with the message recorded, nothing raised. */
+int mgdev_op_init(mgdev_op_t *op, mgdev_op_kind_t kind, const char *fn, const void *buf, int count,
+                  MPI_Datatype dt, int peer, int tag, MPI_Comm comm);
+/* Nothing to move (count 0, a type of size 0, MPI_PROC_NULL): MPI does the
+   matching and the status on a host stand-in. */
+int mgdev_op_trivial(const mgdev_op_t *op);
+/* Advance op by at most one piece without blocking (lock held). */
 int mgdev_op_step(mgdev_op_t *op);
 /* Cancel a receive still waiting for its first piece (MPI_Cancel). */
 void mgdev_op_cancel(mgdev_op_t *op);
@@ -103,20 +129,41 @@ void mgdev_p2p_finalize(void);
    reserved device range. */
 int mgdev_buf_is_device(const void *buf, MPI_Count count, MPI_Datatype dt);
 
-/* ---- requests and progress (request.c) ---- */
+/* ---- progress, the request table and the lock (progress.c) ---- */
 
+void mgdev_p2p_lock(void);
+void mgdev_p2p_unlock(void);
+/* The private communicator and, under MPI_THREAD_MULTIPLE, the progress
+   thread; stopped before anything else at MPI_Finalize. */
+int mgdev_progress_init(void);
+void mgdev_progress_finalize(void);
 /* Track op: link it in the active list (and give it a generalized request
    when nonblocking). */
 int mgdev_op_start(mgdev_op_t *op, int nonblocking);
-/* Step every active operation once; completes generalized requests. */
+/* Make op (filled by mgdev_op_init, heap memory handed over) persistent: a
+   stand-in request in *req, inactive.  Lock held. */
+int mgdev_op_persist(mgdev_op_t *op, MPI_Request *req);
+/* MPI_Start of a persistent op (lock held). */
+int mgdev_op_restart(mgdev_op_t *op);
+/* MPI_Request_free of a persistent op that is not active (lock held): drops
+   the table entry and the staging; the caller frees the stand-in and op. */
+void mgdev_op_unpersist(mgdev_op_t *op);
+/* op reached DONE: leave the active list, complete its request (lock held). */
+void mgdev_op_finish(mgdev_op_t *op);
+/* Step every active operation once; completes requests.  The _locked form
+   runs with the lock held. */
 void mgdev_progress(void);
-/* 1 while any device operation is active. */
+void mgdev_progress_locked(void);
+/* 1 while any device operation is active (no lock needed). */
 int mgdev_progress_busy(void);
-/* Block until op is DONE, progressing everything. */
+/* Between passes of a waiting loop: let other threads of an oversubscribed
+   node run when the progress thread is on. */
+void mgdev_progress_relax(void);
+/* Block until op is DONE, progressing everything (lock not held). */
 void mgdev_op_wait(mgdev_op_t *op);
-/* The device operation behind a user request, or NULL. */
+/* The device operation behind a user request, or NULL (lock held). */
 mgdev_op_t *mgdev_req_lookup(MPI_Request req);
-/* The status a receive reports in the user's datatype. */
+/* The status an operation reports in the user's datatype. */
 void mgdev_op_status(const mgdev_op_t *op, MPI_Status *status);
 /* Drain at MPI_Finalize: operations freed with MPI_Request_free. */
 void mgdev_progress_drain(void);

@@ -14,8 +14,8 @@ static char empty[1]; /* stands for a device buffer of which nothing moves */
 
 /* Classify buf for op and check that every byte the datatype touches lies in
    one live device allocation. */
-static int op_init(mgdev_op_t *op, mgdev_op_kind_t kind, const char *fn, const void *buf, int count,
-                   MPI_Datatype dt, int peer, int tag, MPI_Comm comm)
+int mgdev_op_init(mgdev_op_t *op, mgdev_op_kind_t kind, const char *fn, const void *buf, int count,
+                  MPI_Datatype dt, int peer, int tag, MPI_Comm comm)
 {
     int rc = MPI_SUCCESS;
     mgdev_reg_entry_t e;
@@ -61,9 +61,7 @@ fn_fail:
     return rc;
 }
 
-/* Nothing to move (count 0, a type of size 0, MPI_PROC_NULL): MPI does the
-   matching and the status on a host stand-in. */
-static int op_trivial(const mgdev_op_t *op)
+int mgdev_op_trivial(const mgdev_op_t *op)
 {
     return op->n == 0 || op->peer == MPI_PROC_NULL;
 }
@@ -110,8 +108,8 @@ static int send_common(const char *fn, mgdev_send_mode_t mode, const void *buf, 
     mgdev_op_t local = {0}, *op = &local;
     if (req && !(op = calloc(1, sizeof(*op))))
         return mgdev_error(comm, mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", fn));
-    int rc = op_init(op, MGDEV_OP_SEND, fn, buf, count, dt, dest, tag, comm);
-    if (rc == MPI_SUCCESS && op_trivial(op)) {
+    int rc = mgdev_op_init(op, MGDEV_OP_SEND, fn, buf, count, dt, dest, tag, comm);
+    if (rc == MPI_SUCCESS && mgdev_op_trivial(op)) {
         rc = send_pmpi(mode, empty, count, dt, dest, tag, comm, req);
         goto fn_free;
     }
@@ -128,21 +126,32 @@ fn_free:
     return rc;
 }
 
+/* A receive; message is the matched message of MPI_Mrecv/MPI_Imrecv (taken
+   over and set to MPI_MESSAGE_NULL) or NULL. */
 static int recv_common(const char *fn, void *buf, int count, MPI_Datatype dt, int source, int tag,
-                       MPI_Comm comm, MPI_Status *status, MPI_Request *req)
+                       MPI_Comm comm, MPI_Message *message, MPI_Status *status, MPI_Request *req)
 {
     mgdev_op_t local = {0}, *op = &local;
     if (req && !(op = calloc(1, sizeof(*op))))
         return mgdev_error(comm, mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", fn));
-    int rc = op_init(op, MGDEV_OP_RECV, fn, buf, count, dt, source, tag, comm);
-    if (rc == MPI_SUCCESS && op_trivial(op)) {
-        rc = req ? PMPI_Irecv(empty, count, dt, source, tag, comm, req)
-                 : PMPI_Recv(empty, count, dt, source, tag, comm, status);
+    int rc = mgdev_op_init(op, MGDEV_OP_RECV, fn, buf, count, dt, source, tag, comm);
+    if (rc == MPI_SUCCESS && mgdev_op_trivial(op)) {
+        if (message)
+            rc = req ? PMPI_Imrecv(empty, count, dt, message, req)
+                     : PMPI_Mrecv(empty, count, dt, message, status);
+        else
+            rc = req ? PMPI_Irecv(empty, count, dt, source, tag, comm, req)
+                     : PMPI_Recv(empty, count, dt, source, tag, comm, status);
         goto fn_free;
     }
     if (rc != MPI_SUCCESS) {
         rc = mgdev_error(comm, rc);
         goto fn_free;
+    }
+    if (message) {
+        op->matched = 1;
+        op->message = *message;
+        *message = MPI_MESSAGE_NULL;
     }
     rc = op_run(op, req);
     if (!req)
@@ -235,7 +244,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
         int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, &r);
         return rc != MPI_SUCCESS ? rc : MPI_Wait(&r, status);
     }
-    return recv_common("MPI_Recv", buf, count, datatype, source, tag, comm, status, NULL);
+    return recv_common("MPI_Recv", buf, count, datatype, source, tag, comm, NULL, status, NULL);
 }
 
 int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
@@ -243,7 +252,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
 {
     if (!DEV(buf, count, datatype))
         return PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
-    return recv_common("MPI_Irecv", buf, count, datatype, source, tag, comm, NULL, request);
+    return recv_common("MPI_Irecv", buf, count, datatype, source, tag, comm, NULL, NULL, request);
 }
 
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
@@ -286,9 +295,9 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, 
         return PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm,
                                      status);
     /* The packed copy of what goes out is taken before anything comes in. */
-    int rc = op_init(&op, MGDEV_OP_SEND, fn, buf, count, datatype, dest, sendtag, comm);
+    int rc = mgdev_op_init(&op, MGDEV_OP_SEND, fn, buf, count, datatype, dest, sendtag, comm);
     MG_CHECK(rc, fn_fail);
-    if (!op_trivial(&op)) {
+    if (!mgdev_op_trivial(&op)) {
         if (!(packed = malloc((size_t)op.n)))
             MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory (%lld bytes)", fn,
                     (long long)op.n);
@@ -296,7 +305,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, 
         rc = mgpk_pack(op.pk, op.type, count, src, dst, 0, op.n, 0);
         MG_CHECK(rc, fn_fail);
     }
-    rc = recv_common(fn, buf, count, datatype, source, recvtag, comm, NULL, &r[0]);
+    rc = recv_common(fn, buf, count, datatype, source, recvtag, comm, NULL, NULL, &r[0]);
     if (rc != MPI_SUCCESS)
         goto fn_exit; /* raised */
     rc = send_common(fn, MGDEV_MODE_STD, buf, count, datatype, dest, sendtag, comm, &r[1], packed);
@@ -334,4 +343,114 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
 {
     mgdev_progress();
     return PMPI_Iprobe(source, tag, comm, flag, status);
+}
+
+/* Matched messages and their communicators: MPI has no call that maps a
+   message to its communicator, which a device receive needs for errors and
+   for the world rank of a chunked message's sender.  Filled by the probes,
+   emptied by the receives; guarded by the p2p lock. */
+static struct {
+    MPI_Message *msg;
+    MPI_Comm *comm;
+    size_t n, cap;
+} matched;
+
+static void message_note(MPI_Message message, MPI_Comm comm)
+{
+    if (message == MPI_MESSAGE_NULL || message == MPI_MESSAGE_NO_PROC)
+        return;
+    mgdev_p2p_lock();
+    if (matched.n == matched.cap) {
+        size_t cap = matched.cap ? 2 * matched.cap : 16;
+        MPI_Message *m = realloc(matched.msg, cap * sizeof(*m));
+        if (m)
+            matched.msg = m;
+        MPI_Comm *c = realloc(matched.comm, cap * sizeof(*c));
+        if (c)
+            matched.comm = c;
+        if (m && c)
+            matched.cap = cap;
+    }
+    if (matched.n < matched.cap) {
+        matched.msg[matched.n] = message;
+        matched.comm[matched.n++] = comm;
+    }
+    mgdev_p2p_unlock();
+}
+
+/* The communicator of a matched message, forgotten, or MPI_COMM_WORLD for
+   one not seen. */
+static MPI_Comm message_take(MPI_Message message)
+{
+    MPI_Comm comm = MPI_COMM_WORLD;
+    mgdev_p2p_lock();
+    for (size_t i = 0; i < matched.n; i++) {
+        if (matched.msg[i] == message) {
+            comm = matched.comm[i];
+            matched.msg[i] = matched.msg[--matched.n];
+            matched.comm[i] = matched.comm[matched.n];
+            break;
+        }
+    }
+    if (matched.n == 0) {
+        free(matched.msg);
+        free(matched.comm);
+        matched.msg = NULL;
+        matched.comm = NULL;
+        matched.cap = 0;
+    }
+    mgdev_p2p_unlock();
+    return comm;
+}
+
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
+{
+    int flag = 0, rc;
+    if (!mgdev_progress_busy()) {
+        rc = PMPI_Mprobe(source, tag, comm, message, status);
+    } else {
+        do {
+            mgdev_progress();
+            rc = PMPI_Improbe(source, tag, comm, &flag, message, status);
+        } while (rc == MPI_SUCCESS && !flag);
+    }
+    if (rc == MPI_SUCCESS)
+        message_note(*message, comm);
+    return rc;
+}
+
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+                MPI_Status *status)
+{
+    mgdev_progress();
+    int rc = PMPI_Improbe(source, tag, comm, flag, message, status);
+    if (rc == MPI_SUCCESS && *flag)
+        message_note(*message, comm);
+    return rc;
+}
+
+int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
+{
+    MPI_Comm comm = message_take(*message);
+    if (!DEV(buf, count, datatype)) {
+        if (!mgdev_progress_busy())
+            return PMPI_Mrecv(buf, count, datatype, message, status);
+        MPI_Request r;
+        int rc = PMPI_Imrecv(buf, count, datatype, message, &r);
+        return rc != MPI_SUCCESS ? rc : MPI_Wait(&r, status);
+    }
+    int peer = *message == MPI_MESSAGE_NO_PROC ? MPI_PROC_NULL : MPI_ANY_SOURCE;
+    return recv_common("MPI_Mrecv", buf, count, datatype, peer, MPI_ANY_TAG, comm, message, status,
+                       NULL);
+}
+
+int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+               MPI_Request *request)
+{
+    MPI_Comm comm = message_take(*message);
+    if (!DEV(buf, count, datatype))
+        return PMPI_Imrecv(buf, count, datatype, message, request);
+    int peer = *message == MPI_MESSAGE_NO_PROC ? MPI_PROC_NULL : MPI_ANY_SOURCE;
+    return recv_common("MPI_Imrecv", buf, count, datatype, peer, MPI_ANY_TAG, comm, message, NULL,
+                       request);
 }

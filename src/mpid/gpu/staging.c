@@ -3,7 +3,9 @@
  * context, mapped once for their whole life) in power-of-two size classes from
  * 4 KiB up to the chunk size.  The bytes allocated never exceed the cap
  * (MPIGPU_STAGING_MAX); when a request would, free buffers are released first,
- * and if that is not enough the caller waits for a borrowed one to return.
+ * then buffers parked by idle persistent requests, and if that is not enough
+ * the caller waits for a borrowed one to return.  Every function runs with
+ * the p2p lock held (p2p.h).
  */
 #include "config.h"
 
@@ -17,7 +19,8 @@
 static struct {
     size_t cap, chunk;
     size_t allocated, high_water;
-    mgdev_stage_t *free; /* unsorted */
+    mgdev_stage_t *free;   /* unsorted */
+    mgdev_stage_t *parked; /* held by idle persistent requests */
 } pool;
 
 void mgdev_stage_init(size_t cap)
@@ -29,7 +32,7 @@ void mgdev_stage_init(size_t cap)
     pool.cap = cap;
     pool.chunk = chunk;
     pool.allocated = pool.high_water = 0;
-    pool.free = NULL;
+    pool.free = pool.parked = NULL;
 }
 
 size_t mgdev_stage_chunk(void)
@@ -114,6 +117,12 @@ int mgdev_stage_get(size_t want, mgdev_stage_t **out)
         pool.free = s->next;
         stage_release(s);
     }
+    while (pool.allocated + size > pool.cap && pool.parked) {
+        mgdev_stage_t *s = pool.parked;
+        pool.parked = s->next;
+        *s->owner = NULL; /* the persistent request takes a new one at its start */
+        stage_release(s);
+    }
     if (pool.allocated + size > pool.cap)
         return MPI_SUCCESS; /* wait for a borrowed buffer */
     return stage_alloc(size, out);
@@ -127,8 +136,38 @@ void mgdev_stage_put(mgdev_stage_t *s)
     pool.free = s;
 }
 
+void mgdev_stage_park(mgdev_stage_t **slot)
+{
+    mgdev_stage_t *s = *slot;
+    if (!s)
+        return;
+    s->owner = slot;
+    s->next = pool.parked;
+    pool.parked = s;
+}
+
+void mgdev_stage_unpark(mgdev_stage_t **slot)
+{
+    if (!*slot)
+        return; /* never had one, or the pool took it back */
+    for (mgdev_stage_t **p = &pool.parked; *p; p = &(*p)->next) {
+        if (*p == *slot) {
+            *p = (*p)->next;
+            break;
+        }
+    }
+    (*slot)->owner = NULL;
+    (*slot)->next = NULL;
+}
+
 void mgdev_stage_finalize(void)
 {
+    while (pool.parked) {
+        mgdev_stage_t *s = pool.parked;
+        pool.parked = s->next;
+        *s->owner = NULL;
+        stage_release(s);
+    }
     while (pool.free) {
         mgdev_stage_t *s = pool.free;
         pool.free = s->next;

@@ -1,0 +1,152 @@
+/*
+ * The large-count (MPI-4 "_c") forms of the point-to-point calls.  A host
+ * buffer goes to PMPI_*_c unchanged.  A device buffer goes to the int form
+ * (so the same operation, protocol and request handling) when the count fits
+ * an int; a larger count is refused with MPI_ERR_COUNT, before anything
+ * moves, instead of letting MPI fault on the device address.  (The device
+ * protocol sends at most INT32_MAX packed bytes per message anyway.)
+ */
+#include "config.h"
+
+#include <limits.h>
+
+#include "mgerr.h"
+#include "p2p.h"
+
+#define DEV(buf_, count_, dt_) mgdev_buf_is_device((buf_), (count_), (dt_))
+
+static int too_big(MPI_Comm comm, const char *fn, MPI_Count count)
+{
+    return mgdev_error(comm, mgerr_set(MPI_ERR_COUNT,
+                                       "mpigpu: %s: count %lld of a device buffer is larger than "
+                                       "an int; nothing was sent or received",
+                                       fn, (long long)count));
+}
+
+#define FITS(count_) ((count_) <= INT_MAX)
+
+int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Send_c(buf, count, datatype, dest, tag, comm);
+    return FITS(count) ? MPI_Send(buf, (int)count, datatype, dest, tag, comm)
+                       : too_big(comm, "MPI_Send_c", count);
+}
+
+int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Ssend_c(buf, count, datatype, dest, tag, comm);
+    return FITS(count) ? MPI_Ssend(buf, (int)count, datatype, dest, tag, comm)
+                       : too_big(comm, "MPI_Ssend_c", count);
+}
+
+int MPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Rsend_c(buf, count, datatype, dest, tag, comm);
+    return FITS(count) ? MPI_Rsend(buf, (int)count, datatype, dest, tag, comm)
+                       : too_big(comm, "MPI_Rsend_c", count);
+}
+
+int MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Bsend_c(buf, count, datatype, dest, tag, comm);
+    return FITS(count) ? MPI_Bsend(buf, (int)count, datatype, dest, tag, comm)
+                       : too_big(comm, "MPI_Bsend_c", count);
+}
+
+int MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm, MPI_Request *request)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request);
+    return FITS(count) ? MPI_Isend(buf, (int)count, datatype, dest, tag, comm, request)
+                       : too_big(comm, "MPI_Isend_c", count);
+}
+
+int MPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                 MPI_Comm comm, MPI_Request *request)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request);
+    return FITS(count) ? MPI_Issend(buf, (int)count, datatype, dest, tag, comm, request)
+                       : too_big(comm, "MPI_Issend_c", count);
+}
+
+int MPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                 MPI_Comm comm, MPI_Request *request)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request);
+    return FITS(count) ? MPI_Irsend(buf, (int)count, datatype, dest, tag, comm, request)
+                       : too_big(comm, "MPI_Irsend_c", count);
+}
+
+int MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                 MPI_Comm comm, MPI_Request *request)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request);
+    return FITS(count) ? MPI_Ibsend(buf, (int)count, datatype, dest, tag, comm, request)
+                       : too_big(comm, "MPI_Ibsend_c", count);
+}
+
+int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+               MPI_Comm comm, MPI_Status *status)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Recv_c(buf, count, datatype, source, tag, comm, status);
+    return FITS(count) ? MPI_Recv(buf, (int)count, datatype, source, tag, comm, status)
+                       : too_big(comm, "MPI_Recv_c", count);
+}
+
+int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                MPI_Comm comm, MPI_Request *request)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
+    return FITS(count) ? MPI_Irecv(buf, (int)count, datatype, source, tag, comm, request)
+                       : too_big(comm, "MPI_Irecv_c", count);
+}
+
+int MPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request *request)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
+    return FITS(count) ? MPI_Send_init(buf, (int)count, datatype, dest, tag, comm, request)
+                       : too_big(comm, "MPI_Send_init_c", count);
+}
+
+int MPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                    MPI_Comm comm, MPI_Request *request)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
+    return FITS(count) ? MPI_Recv_init(buf, (int)count, datatype, source, tag, comm, request)
+                       : too_big(comm, "MPI_Recv_init_c", count);
+}
+
+int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+                MPI_Status *status)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Mrecv_c(buf, count, datatype, message, status);
+    return FITS(count) ? MPI_Mrecv(buf, (int)count, datatype, message, status)
+                       : too_big(MPI_COMM_WORLD, "MPI_Mrecv_c", count);
+}
+
+int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+                 MPI_Request *request)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Imrecv_c(buf, count, datatype, message, request);
+    return FITS(count) ? MPI_Imrecv(buf, (int)count, datatype, message, request)
+                       : too_big(MPI_COMM_WORLD, "MPI_Imrecv_c", count);
+}

@@ -1,0 +1,119 @@
+/*
+ * Persistent requests: the *_init calls, MPI_Start and MPI_Startall.  A call
+ * on a host buffer (or one that moves nothing) makes a PMPI persistent
+ * request; one on a device buffer makes a persistent device operation whose
+ * handle is a stand-in request (progress.c).  MPI_Start tells them apart by
+ * the request table, so one MPI_Startall may mix them.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "mgerr.h"
+#include "p2p.h"
+
+static char empty[1]; /* stands for a device buffer of which nothing moves */
+
+static int init_pmpi(mgdev_op_kind_t kind, mgdev_send_mode_t mode, const void *buf, int count,
+                     MPI_Datatype dt, int peer, int tag, MPI_Comm comm, MPI_Request *req)
+{
+    if (kind == MGDEV_OP_RECV)
+        return PMPI_Recv_init((void *)buf, count, dt, peer, tag, comm, req);
+    switch (mode) {
+    case MGDEV_MODE_SYNC:
+        return PMPI_Ssend_init(buf, count, dt, peer, tag, comm, req);
+    case MGDEV_MODE_READY:
+        return PMPI_Rsend_init(buf, count, dt, peer, tag, comm, req);
+    case MGDEV_MODE_BUFFERED:
+        return PMPI_Bsend_init(buf, count, dt, peer, tag, comm, req);
+    default:
+        return PMPI_Send_init(buf, count, dt, peer, tag, comm, req);
+    }
+}
+
+static int init_common(const char *fn, mgdev_op_kind_t kind, mgdev_send_mode_t mode,
+                       const void *buf, int count, MPI_Datatype dt, int peer, int tag,
+                       MPI_Comm comm, MPI_Request *req)
+{
+    if (!mgdev_buf_is_device(buf, count, dt))
+        return init_pmpi(kind, mode, buf, count, dt, peer, tag, comm, req);
+    mgdev_op_t *op = calloc(1, sizeof(*op));
+    if (!op)
+        return mgdev_error(comm, mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", fn));
+    int rc = mgdev_op_init(op, kind, fn, buf, count, dt, peer, tag, comm);
+    if (rc != MPI_SUCCESS) {
+        rc = mgdev_error(comm, rc);
+        goto free_op;
+    }
+    if (mgdev_op_trivial(op)) {
+        rc = init_pmpi(kind, mode, empty, count, dt, peer, tag, comm, req);
+        goto free_op;
+    }
+    op->mode = mode;
+    mgdev_p2p_lock();
+    rc = mgdev_op_persist(op, req);
+    mgdev_p2p_unlock();
+    if (rc != MPI_SUCCESS)
+        goto free_op;
+    return MPI_SUCCESS;
+free_op:
+    free(op);
+    return rc;
+}
+
+int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                  MPI_Comm comm, MPI_Request *request)
+{
+    return init_common("MPI_Send_init", MGDEV_OP_SEND, MGDEV_MODE_STD, buf, count, datatype, dest,
+                       tag, comm, request);
+}
+
+int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request *request)
+{
+    return init_common("MPI_Ssend_init", MGDEV_OP_SEND, MGDEV_MODE_SYNC, buf, count, datatype, dest,
+                       tag, comm, request);
+}
+
+int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request *request)
+{
+    return init_common("MPI_Rsend_init", MGDEV_OP_SEND, MGDEV_MODE_READY, buf, count, datatype,
+                       dest, tag, comm, request);
+}
+
+int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request *request)
+{
+    return init_common("MPI_Bsend_init", MGDEV_OP_SEND, MGDEV_MODE_BUFFERED, buf, count, datatype,
+                       dest, tag, comm, request);
+}
+
+int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                  MPI_Request *request)
+{
+    return init_common("MPI_Recv_init", MGDEV_OP_RECV, MGDEV_MODE_STD, buf, count, datatype, source,
+                       tag, comm, request);
+}
+
+int MPI_Start(MPI_Request *request)
+{
+    mgdev_p2p_lock();
+    mgdev_op_t *op = request ? mgdev_req_lookup(*request) : NULL;
+    if (!op) {
+        mgdev_p2p_unlock();
+        return PMPI_Start(request);
+    }
+    MPI_Comm comm = op->comm;
+    int rc = mgdev_op_restart(op);
+    mgdev_p2p_unlock();
+    return rc == MPI_SUCCESS ? rc : mgdev_error(comm, rc);
+}
+
+int MPI_Startall(int count, MPI_Request array_of_requests[])
+{
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < count && rc == MPI_SUCCESS; i++)
+        rc = MPI_Start(&array_of_requests[i]);
+    return rc;
+}

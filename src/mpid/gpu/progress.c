@@ -1,0 +1,390 @@
+/*
+ * Progress of device operations: the active list, the request table, the
+ * lock that guards them, persistent requests and the progress thread
+ * (doc/design.md, "Point-to-point").
+ *
+ * A nonblocking device operation hands the user a generalized request
+ * (MPI_Grequest_start), so its handle is a real MPI request that mixes with
+ * host requests in one array.  A generalized request cannot be restarted, so
+ * a persistent one hands out a stand-in instead: a persistent receive of 0
+ * bytes on a private duplicate of MPI_COMM_SELF with a tag of its own.
+ * MPI_Start starts the stand-in with the operation; when the operation is
+ * done, a 0-byte send to self completes it.  Either way MPI itself answers
+ * for the handle in every call, interposed or not.
+ *
+ * MPI calls the generalized-request callbacks with its own locks held, so
+ * they never take ours: the query reads fields that are final once the
+ * request is complete, and the free function only marks the operation; the
+ * next progress pass unlinks and frees it ("reaps").  Lookups skip marked
+ * operations, whose handle MPI may already have given to a new request.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "mgerr.h"
+#include "p2p.h"
+
+#define REQ_BUCKETS 256
+/* Sleep of the progress thread between passes over active operations: short
+   enough for overlap, long enough not to take a core from the application. */
+#define PROGRESS_THREAD_NAP_NS 20000
+
+static pthread_mutex_t lock;
+static pthread_once_t lock_once = PTHREAD_ONCE_INIT;
+static mgdev_op_t *active;             /* ops not yet DONE */
+static mgdev_op_t *table[REQ_BUCKETS]; /* ops with a live user request */
+static int zombies;                    /* ops marked by greq_free, not reaped */
+static MPI_Comm selfcomm = MPI_COMM_NULL;
+static int stand_tag, tag_limit;
+static char stand_buf[1];
+
+static struct {
+    pthread_t tid;
+    int on, stop;
+    pthread_cond_t wake; /* an operation became active, or stop */
+} pth = {.wake = PTHREAD_COND_INITIALIZER};
+
+static void lock_create(void)
+{
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    /* Recursive: an error handler that PMPI calls under the lock may call
+       back into an interposed function. */
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&lock, &a);
+    pthread_mutexattr_destroy(&a);
+}
+
+void mgdev_p2p_lock(void)
+{
+    pthread_once(&lock_once, lock_create);
+    pthread_mutex_lock(&lock);
+}
+
+void mgdev_p2p_unlock(void)
+{
+    pthread_mutex_unlock(&lock);
+}
+
+static unsigned req_hash(MPI_Request r)
+{
+    return ((unsigned)r * 2654435761u) % REQ_BUCKETS;
+}
+
+mgdev_op_t *mgdev_req_lookup(MPI_Request req)
+{
+    if (req == MPI_REQUEST_NULL)
+        return NULL;
+    for (mgdev_op_t *op = table[req_hash(req)]; op; op = op->hnext)
+        if (op->greq == req && !__atomic_load_n(&op->gfreed, __ATOMIC_ACQUIRE))
+            return op;
+    return NULL;
+}
+
+static void table_add(mgdev_op_t *op)
+{
+    unsigned h = req_hash(op->greq);
+    op->hnext = table[h];
+    table[h] = op;
+}
+
+static void table_remove(mgdev_op_t *op)
+{
+    for (mgdev_op_t **p = &table[req_hash(op->greq)]; *p; p = &(*p)->hnext) {
+        if (*p == op) {
+            *p = op->hnext;
+            return;
+        }
+    }
+}
+
+/* Free the operations whose generalized request MPI has freed. */
+static void reap(void)
+{
+    int n = __atomic_load_n(&zombies, __ATOMIC_ACQUIRE);
+    if (n == 0)
+        return;
+    for (int b = 0; b < REQ_BUCKETS; b++) {
+        for (mgdev_op_t **p = &table[b]; *p;) {
+            mgdev_op_t *op = *p;
+            if (__atomic_load_n(&op->gfreed, __ATOMIC_ACQUIRE)) {
+                *p = op->hnext;
+                free(op);
+                __atomic_sub_fetch(&zombies, 1, __ATOMIC_ACQ_REL);
+            } else {
+                p = &op->hnext;
+            }
+        }
+    }
+}
+
+void mgdev_op_status(const mgdev_op_t *op, MPI_Status *status)
+{
+    if (status == MPI_STATUS_IGNORE)
+        return;
+    status->MPI_SOURCE = op->kind == MGDEV_OP_RECV ? op->source : MPI_ANY_SOURCE;
+    status->MPI_TAG = op->kind == MGDEV_OP_RECV ? op->rtag : MPI_ANY_TAG;
+    /* Bytes received: MPI_Get_count and MPI_Get_elements derive the counts in
+       the user's datatype from them. */
+    PMPI_Status_set_elements_x(status, MPI_BYTE,
+                               op->kind == MGDEV_OP_RECV && !op->cancelled ? op->done : 0);
+    PMPI_Status_set_cancelled(status, op->cancelled);
+}
+
+static int greq_query(void *extra, MPI_Status *status)
+{
+    mgdev_op_status(extra, status); /* op is DONE: its fields are final */
+    return MPI_SUCCESS;
+}
+
+static int greq_free(void *extra)
+{
+    mgdev_op_t *op = extra;
+    __atomic_add_fetch(&zombies, 1, __ATOMIC_ACQ_REL);
+    __atomic_store_n(&op->gfreed, 1, __ATOMIC_RELEASE);
+    return MPI_SUCCESS;
+}
+
+static int greq_cancel(void *extra, int complete)
+{
+    (void)extra;
+    (void)complete;
+    return MPI_SUCCESS; /* MPI_Cancel is interposed (request.c) */
+}
+
+static void active_link(mgdev_op_t *op)
+{
+    op->prev = NULL;
+    op->next = active;
+    if (active)
+        active->prev = op;
+    __atomic_store_n(&active, op, __ATOMIC_RELEASE);
+    if (pth.on)
+        pthread_cond_signal(&pth.wake);
+}
+
+static void active_unlink(mgdev_op_t *op)
+{
+    if (op->prev)
+        op->prev->next = op->next;
+    else
+        __atomic_store_n(&active, op->next, __ATOMIC_RELEASE);
+    if (op->next)
+        op->next->prev = op->prev;
+    op->prev = op->next = NULL;
+}
+
+int mgdev_op_start(mgdev_op_t *op, int nonblocking)
+{
+    int rc = MPI_SUCCESS;
+    op->greq = MPI_REQUEST_NULL;
+    mgdev_p2p_lock();
+    if (nonblocking) {
+        rc = PMPI_Grequest_start(greq_query, greq_free, greq_cancel, op, &op->greq);
+        if (rc != MPI_SUCCESS)
+            goto fn_exit;
+        table_add(op);
+    }
+    active_link(op);
+fn_exit:
+    mgdev_p2p_unlock();
+    return rc;
+}
+
+int mgdev_op_persist(mgdev_op_t *op, MPI_Request *req)
+{
+    op->persistent = 1;
+    op->state = MGDEV_OP_DONE;
+    op->stag = stand_tag;
+    stand_tag = (stand_tag + 1) % tag_limit;
+    int rc = PMPI_Recv_init(stand_buf, 0, MPI_BYTE, 0, op->stag, selfcomm, &op->greq);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    table_add(op);
+    *req = op->greq;
+    return MPI_SUCCESS;
+}
+
+int mgdev_op_restart(mgdev_op_t *op)
+{
+    if (op->started)
+        return mgerr_set(MPI_ERR_REQUEST,
+                         "mpigpu: MPI_Start: the persistent request of %s is still active", op->fn);
+    mgdev_stage_unpark(&op->stage);
+    op->err = MPI_SUCCESS;
+    op->raised = op->cancelled = op->discard = op->chunked = op->pieces = 0;
+    op->done = op->total = op->piece = 0;
+    op->inner = MPI_REQUEST_NULL;
+    op->source = MPI_ANY_SOURCE;
+    op->rtag = MPI_ANY_TAG;
+    op->state = MGDEV_OP_NEXT;
+    int rc = PMPI_Start(&op->greq);
+    if (rc != MPI_SUCCESS) {
+        op->state = MGDEV_OP_DONE;
+        mgdev_stage_park(&op->stage);
+        return rc;
+    }
+    op->started = 1;
+    active_link(op);
+    mgdev_progress_locked(); /* launch the first piece now */
+    return MPI_SUCCESS;
+}
+
+void mgdev_op_unpersist(mgdev_op_t *op)
+{
+    table_remove(op);
+    mgdev_stage_unpark(&op->stage);
+    mgdev_stage_put(op->stage);
+    op->stage = NULL;
+}
+
+void mgdev_op_finish(mgdev_op_t *op)
+{
+    active_unlink(op);
+    if (op->persistent) {
+        mgdev_stage_park(&op->stage);
+        /* The stand-in receive is posted: this send completes at once. */
+        PMPI_Send(stand_buf, 0, MPI_BYTE, 0, op->stag, selfcomm);
+        if (op->freed) {
+            MPI_Request r = op->greq;
+            mgdev_op_unpersist(op);
+            PMPI_Request_free(&r);
+            free(op);
+        }
+        return;
+    }
+    if (op->greq == MPI_REQUEST_NULL)
+        return;
+    PMPI_Grequest_complete(op->greq);
+    if (op->freed) {
+        MPI_Request r = op->greq;
+        PMPI_Request_free(&r);
+    }
+}
+
+void mgdev_progress_locked(void)
+{
+    mgdev_op_t *op = active;
+    while (op) {
+        mgdev_op_t *next = op->next;
+        mgdev_op_step(op);
+        if (op->state == MGDEV_OP_DONE)
+            mgdev_op_finish(op);
+        op = next;
+    }
+    reap();
+}
+
+void mgdev_progress(void)
+{
+    mgdev_p2p_lock();
+    mgdev_progress_locked();
+    mgdev_p2p_unlock();
+}
+
+int mgdev_progress_busy(void)
+{
+    return __atomic_load_n(&active, __ATOMIC_ACQUIRE) != NULL;
+}
+
+void mgdev_progress_relax(void)
+{
+    if (pth.on)
+        sched_yield();
+}
+
+void mgdev_op_wait(mgdev_op_t *op)
+{
+    for (;;) {
+        mgdev_p2p_lock();
+        mgdev_progress_locked();
+        int done = op->state == MGDEV_OP_DONE;
+        mgdev_p2p_unlock();
+        if (done)
+            return;
+        mgdev_progress_relax();
+    }
+}
+
+void mgdev_progress_drain(void)
+{
+    while (mgdev_progress_busy())
+        mgdev_progress();
+}
+
+/* The progress thread (MPI_THREAD_MULTIPLE only): steps active operations
+   while the application computes, and sleeps on a condition while none is
+   active. */
+static void *progress_main(void *arg)
+{
+    (void)arg;
+    struct timespec nap = {0, PROGRESS_THREAD_NAP_NS};
+    mgdev_p2p_lock();
+    while (!pth.stop) {
+        if (!active) {
+            pthread_cond_wait(&pth.wake, &lock);
+            continue;
+        }
+        mgdev_progress_locked();
+        mgdev_p2p_unlock();
+        nanosleep(&nap, NULL);
+        mgdev_p2p_lock();
+    }
+    mgdev_p2p_unlock();
+    return NULL;
+}
+
+int mgdev_progress_init(void)
+{
+    int flag = 0, *ub = NULL, level = MPI_THREAD_SINGLE;
+    pthread_once(&lock_once, lock_create);
+    int rc = PMPI_Comm_dup(MPI_COMM_SELF, &selfcomm);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    PMPI_Comm_set_errhandler(selfcomm, MPI_ERRORS_RETURN);
+    PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+    tag_limit = flag && ub ? *ub : 32767;
+    stand_tag = 0;
+    PMPI_Query_thread(&level);
+    if (level == MPI_THREAD_MULTIPLE) {
+        pth.stop = 0;
+        if (pthread_create(&pth.tid, NULL, progress_main, NULL) != 0)
+            return mgerr_set(MPI_ERR_OTHER, "mpigpu: cannot start the progress thread");
+        pth.on = 1;
+    }
+    return MPI_SUCCESS;
+}
+
+void mgdev_progress_finalize(void)
+{
+    if (pth.on) {
+        mgdev_p2p_lock();
+        pth.stop = 1;
+        pthread_cond_signal(&pth.wake);
+        mgdev_p2p_unlock();
+        pthread_join(pth.tid, NULL);
+        pth.on = 0;
+    }
+    mgdev_progress_drain();
+    /* Persistent requests the application never freed: MPI frees their
+       stand-ins at MPI_Finalize; their operations go here. */
+    for (int b = 0; b < REQ_BUCKETS; b++) {
+        while (table[b]) {
+            mgdev_op_t *op = table[b];
+            table[b] = op->hnext;
+            if (op->persistent) {
+                mgdev_stage_unpark(&op->stage);
+                mgdev_stage_put(op->stage);
+            }
+            if (op->persistent || __atomic_load_n(&op->gfreed, __ATOMIC_ACQUIRE))
+                free(op);
+        }
+    }
+    zombies = 0;
+    if (selfcomm != MPI_COMM_NULL)
+        PMPI_Comm_free(&selfcomm);
+}
