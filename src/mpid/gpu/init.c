@@ -160,15 +160,14 @@ static int device_open(void)
     cl_int clrc;
 
     int rc = platforms_get(&plats, &np);
-    /* Collective over the node: every rank takes part, whatever its
-       MPIGPU_DEVICE and even when listing platforms failed. */
-    mgdev_loc_choose(rc == MPI_SUCCESS && !st->settings.device, plats, np, &dev, why, sizeof(why));
     MG_CHECK(rc, fn_fail);
     if (st->settings.device) {
         rc = device_by_name(&st->settings, plats, np, &dev);
         MG_CHECK(rc, fn_fail);
-    } else if (!dev) {
-        goto fn_exit; /* no OpenCL device: host buffers only */
+    } else {
+        dev = mgdev_loc_chosen(why, sizeof(why));
+        if (!dev)
+            goto fn_exit; /* no OpenCL device: host buffers only */
     }
     MG_CL_CHECK(clGetDeviceInfo(dev, CL_DEVICE_PLATFORM, sizeof(plat), &plat, NULL),
                 "clGetDeviceInfo(CL_DEVICE_PLATFORM)", rc, fn_fail);
@@ -196,8 +195,9 @@ int mgdev_setup(void)
 {
     mgdev_state_t *st = &mgdev_state;
     int rc = mgdev_settings_read(&st->settings);
-    MG_CHECK(rc, fn_fail);
-    mgdev_loc_init(st->settings.verbose);
+    /* Collective over the node: a rank with bad settings takes part too. */
+    mgdev_loc_init(rc == MPI_SUCCESS && !st->settings.device, st->settings.verbose);
+    MG_CHECK(rc, fin_loc);
     rc = mgdt_init();
     MG_CHECK(rc, fin_loc);
     rc = mgdev_reg_init();
@@ -218,7 +218,6 @@ fin_dt:
 fin_loc:
     mgdev_loc_finalize();
     mgdev_settings_free(&st->settings);
-fn_fail:
     goto fn_exit;
 }
 

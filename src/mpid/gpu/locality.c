@@ -128,6 +128,8 @@ static struct {
     int local_rank, local_size;
     int verbose;
     int bind_reported;
+    cl_device_id chosen; /* NULL: none chosen */
+    char why[256];
 } loc = {.node = MPI_COMM_NULL, .local_size = 1};
 
 static int world_rank(void)
@@ -137,22 +139,11 @@ static int world_rank(void)
     return r;
 }
 
-void mgdev_loc_init(int verbose)
+static void topology_load(int verbose)
 {
     /* Components that would initialize GPU runtimes (or open X displays)
        while the PCI objects already say where devices sit. */
     static const char *const skip[] = {"opencl", "cuda", "nvml", "rsmi", "levelzero", "gl"};
-
-    loc.verbose = verbose;
-    loc.bind_reported = 0;
-    loc.local_rank = 0;
-    loc.local_size = 1;
-    if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &loc.node) ==
-        MPI_SUCCESS) {
-        PMPI_Comm_rank(loc.node, &loc.local_rank);
-        PMPI_Comm_size(loc.node, &loc.local_size);
-    } else
-        loc.node = MPI_COMM_NULL;
 
     if (hwloc_topology_init(&loc.topo) != 0) {
         loc.topo = NULL;
@@ -205,11 +196,10 @@ static hwloc_obj_t pci_locality(uint64_t pci)
 
 /* Every device of every platform, in platform order; at most
    MGDEV_LOC_MAX_DEVICES. */
-static int devices_list(cl_platform_id *plats, unsigned np, cl_device_id *ids,
-                        mgdev_loc_dev_t *devs)
+static int devices_list(cl_platform_id *plats, cl_uint np, cl_device_id *ids, mgdev_loc_dev_t *devs)
 {
     int n = 0;
-    for (unsigned p = 0; p < np && n < MGDEV_LOC_MAX_DEVICES; p++) {
+    for (cl_uint p = 0; p < np && n < MGDEV_LOC_MAX_DEVICES; p++) {
         cl_uint got = 0;
         if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, (cl_uint)(MGDEV_LOC_MAX_DEVICES - n),
                            ids + n, &got) != CL_SUCCESS)
@@ -271,33 +261,62 @@ static void why_format(const mgdev_loc_choice_t *c, const mgdev_loc_dev_t *d, ch
     }
 }
 
-void mgdev_loc_choose(int want, cl_platform_id *plats, unsigned np, cl_device_id *dev, char *why,
-                      size_t why_len)
+static void device_choose(cl_device_id *ids, mgdev_loc_dev_t *devs, int *cand,
+                          mgdev_loc_choice_t *c)
+{
+    cl_platform_id plats[MGDEV_LOC_MAX_DEVICES];
+    cl_uint np = 0;
+    hwloc_bitmap_t binding = NULL;
+
+    /* CL_PLATFORM_NOT_FOUND_KHR with no ICD installed: no device. */
+    if (clGetPlatformIDs(MGDEV_LOC_MAX_DEVICES, plats, &np) != CL_SUCCESS)
+        np = 0;
+    if (np > MGDEV_LOC_MAX_DEVICES)
+        np = MGDEV_LOC_MAX_DEVICES;
+    int n = devices_list(plats, np, ids, devs);
+    if (loc.topo && (binding = hwloc_bitmap_alloc()) &&
+        hwloc_get_cpubind(loc.topo, binding, 0) != 0)
+        hwloc_bitmap_copy(binding, hwloc_topology_get_topology_cpuset(loc.topo));
+    mgdev_loc_candidates(devs, n, binding, cand, c);
+    hwloc_bitmap_free(binding);
+}
+
+void mgdev_loc_init(int want, int verbose)
 {
     cl_device_id ids[MGDEV_LOC_MAX_DEVICES];
     mgdev_loc_dev_t devs[MGDEV_LOC_MAX_DEVICES];
     int cand[MGDEV_LOC_MAX_DEVICES];
     mgdev_loc_choice_t c = {.index = -1, .why = MGDEV_LOC_NO_DEVICE, .key = MGDEV_LOC_PCI_NONE};
-    hwloc_bitmap_t binding = NULL;
-    int n = 0;
 
-    *dev = NULL;
-    if (want) {
-        n = devices_list(plats, np, ids, devs);
-        if (loc.topo && (binding = hwloc_bitmap_alloc()) &&
-            hwloc_get_cpubind(loc.topo, binding, 0) != 0)
-            hwloc_bitmap_copy(binding, hwloc_topology_get_topology_cpuset(loc.topo));
-        mgdev_loc_candidates(devs, n, binding, cand, &c);
-    }
+    loc.verbose = verbose;
+    loc.bind_reported = 0;
+    loc.chosen = NULL;
+    loc.why[0] = '\0';
+    loc.local_rank = 0;
+    loc.local_size = 1;
+    if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &loc.node) ==
+        MPI_SUCCESS) {
+        PMPI_Comm_rank(loc.node, &loc.local_rank);
+        PMPI_Comm_size(loc.node, &loc.local_size);
+    } else
+        loc.node = MPI_COMM_NULL;
+    topology_load(verbose); /* staging binding needs it whoever chose the device */
+    if (want)
+        device_choose(ids, devs, cand, &c);
     /* Collective: every rank of the node, wanting or not. */
     int slot = slot_by_key(c.key);
     if (want && c.n > 0) {
         c.k = slot % c.n;
         c.index = cand[c.k];
-        *dev = ids[c.index];
-        why_format(&c, &devs[c.index], why, why_len);
+        loc.chosen = ids[c.index];
+        why_format(&c, &devs[c.index], loc.why, sizeof(loc.why));
     }
-    hwloc_bitmap_free(binding);
+}
+
+cl_device_id mgdev_loc_chosen(char *why, size_t why_len)
+{
+    snprintf(why, why_len, "%s", loc.why);
+    return loc.chosen;
 }
 
 void mgdev_loc_use(cl_device_id dev)
@@ -353,4 +372,5 @@ void mgdev_loc_finalize(void)
     loc.node = MPI_COMM_NULL;
     loc.local_rank = 0;
     loc.local_size = 1;
+    loc.chosen = NULL;
 }

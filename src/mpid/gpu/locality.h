@@ -57,16 +57,15 @@ void mgdev_loc_candidates(const mgdev_loc_dev_t *devs, int ndevs, hwloc_const_cp
 mgdev_loc_choice_t mgdev_loc_select(const mgdev_loc_dev_t *devs, int ndevs,
                                     hwloc_const_cpuset_t binding, int slot);
 
-/* Collective over MPI_COMM_WORLD (every rank calls it, whatever its
-   settings): learns the node's ranks and loads the topology.  Never fails:
-   without hwloc the choice falls back to the first GPU. */
-void mgdev_loc_init(int verbose);
-/* Choose the default device among plats' devices; *dev NULL when there is
-   none.  `why` receives the reason for MPIGPU_VERBOSE.  Collective, like
-   mgdev_loc_init: ranks with MPIGPU_DEVICE set pass want == 0 and only
-   take part. */
-void mgdev_loc_choose(int want, cl_platform_id *plats, unsigned np, cl_device_id *dev, char *why,
-                      size_t why_len);
+/* Collective over MPI_COMM_WORLD: every rank calls it once in MPI_Init,
+   whatever its settings and even when they are bad, so that no rank waits
+   for another.  Learns the node's ranks, loads the topology and, with want
+   (MPIGPU_DEVICE unset), chooses the default device.  Never fails: without
+   hwloc the choice falls back to spreading over the GPUs by local rank. */
+void mgdev_loc_init(int want, int verbose);
+/* The device mgdev_loc_init chose (NULL: none, or not wanted) and, in why,
+   the reason for MPIGPU_VERBOSE.  OpenCL device ids need no release. */
+cl_device_id mgdev_loc_chosen(char *why, size_t why_len);
 /* Staging memory from now on goes to dev's NUMA node (device_open and
    MPIX_Gpu_set_queue call it). */
 void mgdev_loc_use(cl_device_id dev);
