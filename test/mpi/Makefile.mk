@@ -62,3 +62,10 @@ check_PROGRAMS += test/mpi/p2p_threads
 test_mpi_p2p_threads_SOURCES = test/mpi/p2p_threads.c test/mpi/p2p_common.h
 test_mpi_p2p_threads_LDADD = libmpigpu.la $(OPENCL_LIBS)
 TESTS += test/mpi/p2p_threads
+# The default device (hwloc locality) and its MPIGPU_VERBOSE line.
+check_PROGRAMS += test/mpi/locality test/mpi/locality_named
+test_mpi_locality_SOURCES = test/mpi/locality.c
+test_mpi_locality_LDADD = libmpigpu.la $(OPENCL_LIBS)
+test_mpi_locality_named_SOURCES = $(test_mpi_locality_SOURCES)
+test_mpi_locality_named_LDADD = $(test_mpi_locality_LDADD)
+TESTS += test/mpi/locality test/mpi/locality_named

@@ -21,3 +21,11 @@ VALGRIND_TESTS += test/unit/test_pack
 test_unit_test_pack_SOURCES = test/unit/test_pack.c test/unit/test_pack_types.h
 test_unit_test_pack_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 test_unit_test_pack_LDADD = libmgpk.la libmgcommon.la $(OPENCL_LIBS) $(CHECK_LIBS)
+
+check_PROGRAMS += test/unit/test_locality
+TESTS += test/unit/test_locality
+VALGRIND_TESTS += test/unit/test_locality
+test_unit_test_locality_SOURCES = test/unit/test_locality.c src/mpid/gpu/locality.c
+test_unit_test_locality_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/mpid/gpu
+test_unit_test_locality_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+test_unit_test_locality_LDADD = $(CHECK_LIBS) $(HWLOC_LIBS) $(OPENCL_LIBS)

@@ -1,6 +1,7 @@
 /*
- * MPI_Init/MPI_Finalize interposition, the choice of the default device and
- * the table of pack engines, one per OpenCL context in use.
+ * MPI_Init/MPI_Finalize interposition, opening the default device (named by
+ * MPIGPU_DEVICE, else chosen by locality.c) and the table of pack engines,
+ * one per OpenCL context in use.
  */
 #include "config.h"
 
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "locality.h"
 #include "mgdev.h"
 #include "mgerr.h"
 #include "p2p.h"
@@ -85,19 +87,6 @@ static int device_by_name(const mgdev_settings_t *s, cl_platform_id *plats, cl_u
                      s->device, np ? found : "none");
 }
 
-/* No MPIGPU_DEVICE: the first GPU of any platform, else the first device. */
-static const char *device_default(cl_platform_id *plats, cl_uint np, cl_device_id *dev)
-{
-    for (cl_uint i = 0; i < np; i++)
-        if (clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_GPU, 1, dev, NULL) == CL_SUCCESS)
-            return "first GPU";
-    for (cl_uint i = 0; i < np; i++)
-        if (clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_ALL, 1, dev, NULL) == CL_SUCCESS)
-            return "first device";
-    *dev = NULL;
-    return NULL;
-}
-
 static int slot_add(cl_context context, mgpk_ctx_t *pk)
 {
     mgdev_state_t *st = &mgdev_state;
@@ -148,13 +137,17 @@ fn_fail:
 static void verbose_device(cl_device_id dev, cl_platform_id plat, const char *why)
 {
     char dname[MGDEV_NAME_LEN] = "", pname[MGDEV_NAME_LEN];
-    int rank = 0;
+    int rank = 0, local_rank, local_size;
     clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof(dname), dname, NULL);
     dname[sizeof(dname) - 1] = '\0';
     platform_name(plat, pname);
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    fprintf(stderr, "mpigpu: rank %d: device \"%s\" of platform \"%s\" (%s), pack method %s\n",
-            rank, dname, pname, why, mgdev_method_name(mgdev_state.settings.method));
+    mgdev_loc_local(&local_rank, &local_size);
+    fprintf(stderr,
+            "mpigpu: rank %d (local %d of %d): device \"%s\" of platform \"%s\" (%s), pack "
+            "method %s\n",
+            rank, local_rank, local_size, dname, pname, why,
+            mgdev_method_name(mgdev_state.settings.method));
 }
 
 static int device_open(void)
@@ -163,7 +156,7 @@ static int device_open(void)
     cl_platform_id *plats = NULL, plat = NULL;
     cl_uint np = 0;
     cl_device_id dev = NULL;
-    const char *why = "MPIGPU_DEVICE";
+    char why[256] = "MPIGPU_DEVICE";
     cl_int clrc;
 
     int rc = platforms_get(&plats, &np);
@@ -172,7 +165,7 @@ static int device_open(void)
         rc = device_by_name(&st->settings, plats, np, &dev);
         MG_CHECK(rc, fn_fail);
     } else {
-        why = device_default(plats, np, &dev);
+        dev = mgdev_loc_chosen(why, sizeof(why));
         if (!dev)
             goto fn_exit; /* no OpenCL device: host buffers only */
     }
@@ -187,6 +180,7 @@ static int device_open(void)
     MG_CL_CHECK(clrc, "clCreateCommandQueue", rc, fn_fail);
     rc = default_set(context, dev, queue);
     MG_CHECK(rc, fn_fail);
+    mgdev_loc_use(dev);
     if (st->settings.verbose)
         verbose_device(dev, plat, why);
 
@@ -201,9 +195,11 @@ int mgdev_setup(void)
 {
     mgdev_state_t *st = &mgdev_state;
     int rc = mgdev_settings_read(&st->settings);
-    MG_CHECK(rc, fn_fail);
+    /* Collective over the node: a rank with bad settings takes part too. */
+    mgdev_loc_init(rc == MPI_SUCCESS && !st->settings.device, st->settings.verbose);
+    MG_CHECK(rc, fin_loc);
     rc = mgdt_init();
-    MG_CHECK(rc, free_settings);
+    MG_CHECK(rc, fin_loc);
     rc = mgdev_reg_init();
     MG_CHECK(rc, fin_dt);
     rc = device_open();
@@ -219,9 +215,9 @@ fin_reg:
     mgdev_reg_finalize();
 fin_dt:
     mgdt_finalize();
-free_settings:
+fin_loc:
+    mgdev_loc_finalize();
     mgdev_settings_free(&st->settings);
-fn_fail:
     goto fn_exit;
 }
 
@@ -245,6 +241,7 @@ void mgdev_teardown(void)
         clReleaseCommandQueue(st->queue);
     if (st->context)
         clReleaseContext(st->context);
+    mgdev_loc_finalize();
     mgdev_settings_free(&st->settings);
     pthread_mutex_t lock = st->lock;
     memset(st, 0, sizeof(*st));
@@ -334,6 +331,8 @@ int mgdev_queue_adopt(cl_command_queue queue)
     /* The previous default engine stays in the table, so addresses made on
        the old context keep working. */
     rc = default_set(context, dev, queue);
+    if (rc == MPI_SUCCESS)
+        mgdev_loc_use(dev);
     if (rc == MPI_SUCCESS && st->settings.verbose) {
         cl_platform_id plat = NULL;
         clGetDeviceInfo(dev, CL_DEVICE_PLATFORM, sizeof(plat), &plat, NULL);

@@ -11,6 +11,7 @@
 
 #include <stdlib.h>
 
+#include "locality.h"
 #include "mgerr.h"
 #include "p2p.h"
 
@@ -79,6 +80,7 @@ static int stage_alloc(size_t size, mgdev_stage_t **out)
     s->ptr = clEnqueueMapBuffer(queue, s->mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, size, 0,
                                 NULL, NULL, &clrc);
     MG_CL_CHECK(clrc, "clEnqueueMapBuffer(staging)", rc, release_mem);
+    mgdev_staging_bind(s->ptr, size); /* NUMA node of the device: locality.c */
     s->size = size;
     pool.allocated += size;
     if (pool.allocated > pool.high_water)
