@@ -181,7 +181,8 @@ static int bench_setup(const perf_spec_t *spec, long want, bench_bufs_t *b)
     int pos = 0, isdev;
     size_t off;
     PMPI_Pack(b->h - b->lb, 1, b->t, b->ref, b->psize, &pos, MPI_COMM_WORLD);
-    if (MPIX_Gpu_malloc(b->span, &b->d) || MPIX_Gpu_malloc((size_t)b->psize, &b->dp) ||
+    if (MPIX_Gpu_malloc(perf_alloc_bytes(&b->lay, b->span), &b->d) ||
+        MPIX_Gpu_malloc((size_t)b->psize, &b->dp) ||
         MPIX_Gpu_query(b->dp, &isdev, &b->dpmem, &off) || off != 0 ||
         perf_pinned_alloc((size_t)b->psize, &b->pin))
         return -1;

@@ -97,6 +97,11 @@ bad:
     return -1;
 }
 
+size_t perf_alloc_bytes(const perf_layout_t *lay, size_t span)
+{
+    return span + (size_t)(lay->side ? 64 * 64 * 64 * 8 : lay->stride);
+}
+
 int perf_sizes(const perf_spec_t *spec, long lo, long hi, long *out, int max)
 {
     int n = 0;

@@ -48,6 +48,10 @@ int perf_spec_parse(const char *s, perf_spec_t *spec);
 /* Build the type whose packed size is near want bytes (for faces: the face of
    the cube side want); fills *lay. */
 MPI_Datatype perf_type_create(const perf_spec_t *spec, long want, perf_layout_t *lay);
+/* Bytes to allocate for an instance of true extent span: rectangle copies
+   are bounds-checked as whole rows and slices (NVIDIA's OpenCL does), so the
+   buffer must reach the end of the last row or slice of the rectangle. */
+size_t perf_alloc_bytes(const perf_layout_t *lay, size_t span);
 /* Sizes to run: for faces the cube sides, else powers of two lo..hi. */
 int perf_sizes(const perf_spec_t *spec, long lo, long hi, long *out, int max);
 

@@ -263,7 +263,7 @@ int main(int argc, char **argv)
         s.span = (size_t)tex;
         s.h = malloc(s.span);
         if (s.device) {
-            if (MPIX_Gpu_malloc(s.span, (void **)&s.buf) ||
+            if (MPIX_Gpu_malloc(perf_alloc_bytes(&s.lay, s.span), (void **)&s.buf) ||
                 perf_pinned_alloc((size_t)s.psize, &s.pin))
                 MPI_Abort(MPI_COMM_WORLD, 1);
         } else {
