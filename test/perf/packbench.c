@@ -320,7 +320,10 @@ int main(int argc, char **argv)
                     fprintf(cf, "face:%ld:%s", sizes[si], spec.plane);
                 else
                     fprintf(cf, "%s", spec.name);
-                fprintf(cf, ",%d,%s,%.3f,%.4f\n", b.psize, names[m], med[m] * 1e6, gbps);
+                /* Library rows under a forced MPIGPU_PACK: "pack_d2h.kernel". */
+                int lib = m <= M_UNPACK_H2D && meth && *meth && strcmp(meth, "auto");
+                fprintf(cf, ",%d,%s%s%s,%.3f,%.4f\n", b.psize, names[m], lib ? "." : "",
+                        lib ? meth : "", med[m] * 1e6, gbps);
             }
         }
         printf("\n");
