@@ -27,7 +27,7 @@ done
 keep=${PLOT_METHODS:-}
 want() { [ -z "$keep" ] || [[ ",$keep," == *",$1,"* ]]; }
 term='set terminal pngcairo noenhanced size 800,560 font ",10"'
-gp_style='set logscale xy 2; set grid; set key top left; set format x "2^{%L}"'
+gp_style='set logscale xy 2; set grid; set key top left; set format x "2^%L"'
 
 # One data file per (key, method) pair: x y rows, sorted by x.
 split() { # FILE AWK_KEY_EXPR AWK_X AWK_Y PREFIX
