@@ -1,4 +1,18 @@
-# Benchmarks, installed as programs (API.md "Programs").
-bin_PROGRAMS += mpigpu-packbench
-mpigpu_packbench_SOURCES = test/perf/packbench.c
+# Benchmarks, installed as programs (API.md "Programs").  Their hand-written
+# baseline kernels (hand.cl) are embedded at build time.
+PERF_COMMON = test/perf/perf_common.c test/perf/perf_common.h
+bin_PROGRAMS += mpigpu-packbench mpigpu-pingpong
+mpigpu_packbench_SOURCES = test/perf/packbench.c $(PERF_COMMON)
 mpigpu_packbench_LDADD = libmpigpu.la $(OPENCL_LIBS) -lm
+mpigpu_pingpong_SOURCES = test/perf/pingpong.c $(PERF_COMMON)
+mpigpu_pingpong_LDADD = libmpigpu.la $(OPENCL_LIBS) -lm
+nodist_mpigpu_packbench_SOURCES = test/perf/hand_src.c
+nodist_mpigpu_pingpong_SOURCES = test/perf/hand_src.c
+test/perf/hand_src.c: $(top_srcdir)/test/perf/hand.cl $(top_srcdir)/build-aux/embed-text.sh
+	@mkdir -p test/perf
+	$(AM_V_GEN)$(SHELL) $(top_srcdir)/build-aux/embed-text.sh $@ perf_hand_src $(top_srcdir)/test/perf/hand.cl
+BUILT_SOURCES += test/perf/hand_src.c
+CLEANFILES += test/perf/hand_src.c
+EXTRA_DIST += test/perf/hand.cl build-aux/embed-text.sh test/perf/plot.sh test/perf/device-run.sh
+# A short ping-pong on 2 ranks in make check (arguments in test/mpi/testlist).
+TESTS += mpigpu-pingpong

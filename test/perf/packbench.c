@@ -1,121 +1,56 @@
 /*
  * mpigpu-packbench: pack/unpack microbenchmark on one rank.
  *
- *   mpigpu-packbench [-D TYPE] [-m MIN:MAX] [-i ITERS] [--csv FILE]
+ *   mpigpu-packbench [-D TYPE] [-m MIN:MAX] [-i ITERS] [--method auto|kernel|copy|host]
+ *                    [--methods M1,M2,...] [--csv FILE]
  *   TYPE: cont | vect:STRIDE:BLOCKLEN | subarray4d | indexed:BLOCKLEN | struct[:strided]
+ *         | face:[N:]xy|xz|yz  (faces of an N^3 cube of doubles; no N: 64..512)
  *
- * For each packed size from MIN to MAX (powers of two) it times:
- *   pack_d2h   MPI_Pack of a device buffer into host memory (the library)
- *   pack_d2d   MPI_Pack of a device buffer into device memory (the library)
- *   unpack_h2d MPI_Unpack of host packed data into a device buffer (the library)
+ * For each packed size from MIN to MAX (powers of two) it times, in one run:
+ *   pack_d2h   MPI_Pack of a device buffer into (pageable) host memory  (library)
+ *   pack_d2p   the same into pinned host memory                          (library)
+ *   pack_d2d   MPI_Pack of a device buffer into device memory            (library)
+ *   unpack_h2d MPI_Unpack of host packed data into a device buffer       (library)
+ *   hand_d2d   a hand-written kernel for this one layout (test/perf/hand.cl)
+ *   hand_d2h   that kernel, then a read of the packed bytes into pinned memory
+ *   copy_d2h   clEnqueueReadBufferRect into pinned memory (cont, vect, face,
+ *              subarray4d: one 3D rectangle per outer index), or one
+ *              clEnqueueReadBuffer per block (indexed, struct)
  *   stage_host copy the whole extent to the host, then host MPI_Pack (PMPI_Pack)
  *   host_pack  host MPI_Pack (PMPI_Pack) of the same data already in host memory
- * Times are medians over the iterations; GB/s counts packed bytes.
+ *   read_d2h   a read of the packed size of contiguous bytes into pinned memory
+ *   floor_d2h  an empty kernel, then that read, on the same queue
+ * --method sets MPIGPU_PACK for the library rows.  Times are medians over the
+ * iterations (the first call of each size is not timed); GB/s counts packed
+ * bytes.  Each size is checked once: the library, hand and copy results must
+ * equal host MPI_Pack.
  */
-#include <math.h>
-#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "mpigpu.h"
+#include "perf_common.h"
 
-typedef struct bench_type {
-    char kind[32];
-    long stride, blocklen;
-    int strided;
-} bench_type_t;
+enum {
+    M_PACK_D2H,
+    M_PACK_D2P,
+    M_PACK_D2D,
+    M_UNPACK_H2D,
+    M_HAND_D2D,
+    M_HAND_D2H,
+    M_COPY_D2H,
+    M_STAGE_HOST,
+    M_HOST_PACK,
+    M_READ_D2H,
+    M_FLOOR_D2H,
+    NM
+};
+static const char *names[NM] = {"pack_d2h",  "pack_d2p", "pack_d2d", "unpack_h2d",
+                                "hand_d2d",  "hand_d2h", "copy_d2h", "stage_host",
+                                "host_pack", "read_d2h", "floor_d2h"};
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-static long parse_size(const char *s)
-{
-    char *end;
-    double v = strtod(s, &end);
-    switch (*end) {
-    case 'k':
-    case 'K':
-        v *= 1024;
-        break;
-    case 'm':
-    case 'M':
-        v *= 1024 * 1024;
-        break;
-    case 'g':
-    case 'G':
-        v *= 1024.0 * 1024 * 1024;
-        break;
-    default:
-        break;
-    }
-    return (long)v;
-}
-
-/* Build a datatype whose packed size is close to want bytes; returns the type
-   (committed) with count 1. */
-static MPI_Datatype make_type(const bench_type_t *bt, long want)
-{
-    MPI_Datatype t = MPI_DATATYPE_NULL;
-    if (!strcmp(bt->kind, "cont")) {
-        MPI_Type_contiguous((int)(want / 8 > 0 ? want / 8 : 1), MPI_DOUBLE, &t);
-    } else if (!strcmp(bt->kind, "vect") || !strcmp(bt->kind, "indexed")) {
-        long bl = bt->blocklen, st = bt->stride ? bt->stride : 512;
-        long n = want / bl > 0 ? want / bl : 1;
-        int w = (bl % 8 == 0 && st % 8 == 0) ? 8 : 1;
-        MPI_Datatype base = w == 8 ? MPI_DOUBLE : MPI_BYTE;
-        if (!strcmp(bt->kind, "vect")) {
-            MPI_Type_vector((int)n, (int)(bl / w), (int)(st / w), base, &t);
-        } else {
-            int *bls = malloc(n * sizeof(int)), *ds = malloc(n * sizeof(int));
-            for (long i = 0; i < n; i++) {
-                bls[i] = (int)(bl / w);
-                ds[i] = (int)(i * st / w);
-            }
-            MPI_Type_indexed((int)n, bls, ds, base, &t);
-            free(bls);
-            free(ds);
-        }
-    } else if (!strcmp(bt->kind, "subarray4d")) {
-        int sizes[4] = {64, 64, 64, 64}, sub[4], starts[4] = {0, 0, 0, 0};
-        int s = (int)floor(pow((double)want / 8.0, 0.25) + 1e-9);
-        if (s < 1)
-            s = 1;
-        if (s > 64)
-            s = 64;
-        for (int i = 0; i < 4; i++)
-            sub[i] = s;
-        MPI_Type_create_subarray(4, sizes, sub, starts, MPI_ORDER_C, MPI_DOUBLE, &t);
-    } else if (!strcmp(bt->kind, "struct")) {
-        struct s {
-            double d;
-            int a, b;
-            char c;
-        };
-        int bl[4] = {1, 1, 1, 1};
-        MPI_Aint disp[4] = {0, 8, 12, 16};
-        MPI_Datatype ty[4] = {MPI_DOUBLE, MPI_INT, MPI_INT, MPI_CHAR}, one, rz;
-        MPI_Type_create_struct(4, bl, disp, ty, &one);
-        MPI_Type_create_resized(one, 0, sizeof(struct s), &rz);
-        MPI_Type_free(&one);
-        long n = want / 17 > 0 ? want / 17 : 1;
-        if (bt->strided)
-            MPI_Type_vector((int)n, 1, 2, rz, &t);
-        else
-            MPI_Type_contiguous((int)n, rz, &t);
-        MPI_Type_free(&rz);
-    } else {
-        fprintf(stderr, "mpigpu-packbench: unknown -D type '%s'\n", bt->kind);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    MPI_Type_commit(&t);
-    return t;
-}
+#define MAXIT 1000
+#define MAXSIZES 64
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -123,50 +58,190 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-#define MAXIT 1000
+static void usage(void)
+{
+    fprintf(stderr, "usage: mpigpu-packbench [-D cont|vect:STRIDE:BLOCKLEN|subarray4d|"
+                    "indexed:BLOCKLEN|struct[:strided]|face:[N:]xy|xz|yz] [-m MIN:MAX] "
+                    "[-i ITERS] [--method auto|kernel|copy|host] [--methods M1,M2,...] "
+                    "[--csv FILE]\n");
+    exit(2);
+}
+
+static int parse_methods(char *list, int *on)
+{
+    memset(on, 0, NM * sizeof(int));
+    for (char *m = strtok(list, ","); m; m = strtok(NULL, ",")) {
+        int k = 0;
+        while (k < NM && strcmp(names[k], m))
+            k++;
+        if (k == NM) {
+            fprintf(stderr, "mpigpu-packbench: unknown method '%s'\n", m);
+            return -1;
+        }
+        on[k] = 1;
+    }
+    return 0;
+}
+
+/* Everything one size needs. */
+typedef struct bench_bufs {
+    MPI_Datatype t;
+    perf_layout_t lay;
+    int psize;
+    MPI_Aint lb;
+    size_t span;
+    char *h, *hp, *hs, *ref;
+    void *d, *dp;
+    cl_mem dpmem;
+    perf_pinned_t pin;
+} bench_bufs_t;
+
+/* One call of method m; returns 0, 1 when the method does not apply, -1 on error. */
+static int bench_call(int m, const perf_spec_t *spec, bench_bufs_t *b, perf_hand_t *hand)
+{
+    cl_command_queue q;
+    int pos = 0;
+    char *dorg = (char *)b->d - b->lb;
+    MPIX_Gpu_get_device(NULL, NULL, &q);
+    switch (m) {
+    case M_PACK_D2H:
+        return MPI_Pack(dorg, 1, b->t, b->hp, b->psize, &pos, MPI_COMM_WORLD) ? -1 : 0;
+    case M_PACK_D2P:
+        return MPI_Pack(dorg, 1, b->t, b->pin.ptr, b->psize, &pos, MPI_COMM_WORLD) ? -1 : 0;
+    case M_PACK_D2D:
+        return MPI_Pack(dorg, 1, b->t, b->dp, b->psize, &pos, MPI_COMM_WORLD) ? -1 : 0;
+    case M_UNPACK_H2D:
+        return MPI_Unpack(b->ref, b->psize, &pos, dorg, 1, b->t, MPI_COMM_WORLD) ? -1 : 0;
+    case M_HAND_D2D:
+        return perf_hand_pack(hand, spec, &b->lay, b->d, b->dpmem);
+    case M_HAND_D2H:
+        if (perf_hand_pack(hand, spec, &b->lay, b->d, b->dpmem))
+            return -1;
+        return clEnqueueReadBuffer(q, b->dpmem, CL_TRUE, 0, b->psize, b->pin.ptr, 0, NULL, NULL)
+                   ? -1
+                   : 0;
+    case M_COPY_D2H: {
+        long n = perf_copy_read(spec, &b->lay, b->d, b->pin.ptr);
+        return n < 0 ? -1 : (n == 0);
+    }
+    case M_STAGE_HOST:
+        MPIX_Gpu_memcpy(b->hs, b->d, b->span);
+        return PMPI_Pack(b->hs - b->lb, 1, b->t, b->hp, b->psize, &pos, MPI_COMM_WORLD) ? -1 : 0;
+    case M_HOST_PACK:
+        return PMPI_Pack(b->h - b->lb, 1, b->t, b->hp, b->psize, &pos, MPI_COMM_WORLD) ? -1 : 0;
+    case M_READ_D2H:
+        return clEnqueueReadBuffer(q, b->dpmem, CL_TRUE, 0, b->psize, b->pin.ptr, 0, NULL, NULL)
+                   ? -1
+                   : 0;
+    default: /* M_FLOOR_D2H */
+        if (perf_hand_empty(hand))
+            return -1;
+        return clEnqueueReadBuffer(q, b->dpmem, CL_TRUE, 0, b->psize, b->pin.ptr, 0, NULL, NULL)
+                   ? -1
+                   : 0;
+    }
+}
+
+/* Where method m leaves its packed bytes, to check against host MPI_Pack. */
+static const void *bench_result(int m, bench_bufs_t *b)
+{
+    switch (m) {
+    case M_PACK_D2H:
+    case M_STAGE_HOST:
+        return b->hp;
+    case M_PACK_D2P:
+    case M_HAND_D2H:
+    case M_COPY_D2H:
+        return b->pin.ptr;
+    case M_PACK_D2D:
+    case M_HAND_D2D:
+        MPIX_Gpu_memcpy(b->hs, b->dp, b->psize);
+        return b->hs;
+    default:
+        return NULL;
+    }
+}
+
+static int bench_setup(const perf_spec_t *spec, long want, bench_bufs_t *b)
+{
+    MPI_Aint tex;
+    memset(b, 0, sizeof(*b));
+    b->t = perf_type_create(spec, want, &b->lay);
+    MPI_Pack_size(1, b->t, MPI_COMM_WORLD, &b->psize);
+    MPI_Type_get_true_extent(b->t, &b->lb, &tex);
+    b->span = (size_t)tex;
+    b->h = malloc(b->span);
+    b->hs = malloc(b->span > (size_t)b->psize ? b->span : (size_t)b->psize);
+    b->hp = malloc((size_t)b->psize);
+    b->ref = malloc((size_t)b->psize);
+    if (!b->h || !b->hs || !b->hp || !b->ref)
+        return -1;
+    for (size_t i = 0; i < b->span; i++)
+        b->h[i] = (char)(i * 7 + (i >> 12));
+    int pos = 0, isdev;
+    size_t off;
+    PMPI_Pack(b->h - b->lb, 1, b->t, b->ref, b->psize, &pos, MPI_COMM_WORLD);
+    if (MPIX_Gpu_malloc(perf_alloc_bytes(&b->lay, b->span), &b->d) ||
+        MPIX_Gpu_malloc((size_t)b->psize, &b->dp) ||
+        MPIX_Gpu_query(b->dp, &isdev, &b->dpmem, &off) || off != 0 ||
+        perf_pinned_alloc((size_t)b->psize, &b->pin))
+        return -1;
+    MPIX_Gpu_memcpy(b->d, b->h, b->span);
+    return 0;
+}
+
+static void bench_teardown(bench_bufs_t *b)
+{
+    perf_pinned_free(&b->pin);
+    MPIX_Gpu_free(b->d);
+    MPIX_Gpu_free(b->dp);
+    free(b->h);
+    free(b->hp);
+    free(b->hs);
+    free(b->ref);
+    MPI_Type_free(&b->t);
+}
 
 int main(int argc, char **argv)
 {
-    bench_type_t bt = {"vect", 64, 8, 0};
-    long lo = 64, hi = 4 << 20;
-    int iters = 0;
+    perf_spec_t spec;
+    long lo = 64, hi = 4 << 20, sizes[MAXSIZES];
+    int iters = 0, on[NM];
     const char *csv = NULL;
-    MPI_Init(&argc, &argv);
+    perf_spec_parse("vect:64:8", &spec);
+    for (int m = 0; m < NM; m++)
+        on[m] = 1;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-D") && i + 1 < argc) {
-            const char *d = argv[++i];
-            memset(&bt, 0, sizeof(bt));
-            sscanf(d, "%31[^:]", bt.kind);
-            if (!strncmp(d, "vect:", 5))
-                sscanf(d + 5, "%ld:%ld", &bt.stride, &bt.blocklen);
-            else if (!strncmp(d, "indexed:", 8))
-                sscanf(d + 8, "%ld", &bt.blocklen), bt.stride = 512;
-            else if (!strcmp(d, "struct:strided"))
-                bt.strided = 1;
-        } else if (!strcmp(argv[i], "-m") && i + 1 < argc) {
-            char *c = strchr(argv[++i], ':');
-            if (c) {
-                *c = 0;
-                lo = parse_size(argv[i]);
-                hi = parse_size(c + 1);
-            } else {
-                hi = parse_size(argv[i]);
-            }
-        } else if (!strcmp(argv[i], "-i") && i + 1 < argc) {
-            iters = atoi(argv[++i]);
-        } else if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
-            csv = argv[++i];
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v)
+            usage();
+        i++;
+        if (!strcmp(a, "-D")) {
+            if (perf_spec_parse(v, &spec))
+                return 2;
+        } else if (!strcmp(a, "-m")) {
+            const char *c = strchr(v, ':');
+            lo = c ? perf_parse_size(v) : lo;
+            hi = perf_parse_size(c ? c + 1 : v);
+        } else if (!strcmp(a, "-i")) {
+            iters = atoi(v);
+        } else if (!strcmp(a, "--csv")) {
+            csv = v;
+        } else if (!strcmp(a, "--method")) {
+            if (perf_method_set(v))
+                return 2;
+        } else if (!strcmp(a, "--methods")) {
+            char tmp[256];
+            snprintf(tmp, sizeof(tmp), "%s", v);
+            if (parse_methods(tmp, on))
+                return 2;
         } else {
-            fprintf(stderr, "usage: mpigpu-packbench [-D cont|vect:STRIDE:BLOCKLEN|subarray4d|"
-                            "indexed:BLOCKLEN|struct[:strided]] [-m MIN:MAX] [-i ITERS] "
-                            "[--csv FILE]\n");
-            MPI_Abort(MPI_COMM_WORLD, 2);
+            usage();
         }
     }
-    if ((!strcmp(bt.kind, "vect") || !strcmp(bt.kind, "indexed")) && bt.blocklen <= 0) {
-        fprintf(stderr, "mpigpu-packbench: BLOCKLEN must be positive\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    if (lo < 1 || hi < lo)
+        usage();
+    MPI_Init(&argc, &argv);
     if (!MPIX_Query_opencl_support()) {
         fprintf(stderr, "mpigpu-packbench: no OpenCL device\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
@@ -175,90 +250,93 @@ int main(int argc, char **argv)
     char devname[256] = "?";
     MPIX_Gpu_get_device(NULL, &dev, NULL);
     clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof(devname), devname, NULL);
+    perf_hand_t *hand = perf_hand_create();
     FILE *cf = csv ? fopen(csv, "w") : NULL;
-    if (csv && !cf) {
-        perror(csv);
+    if (!hand || (csv && !cf)) {
+        fprintf(stderr, "mpigpu-packbench: %s\n", hand ? csv : "hand kernels failed");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    static const char *names[] = {"pack_d2h", "pack_d2d", "unpack_h2d", "stage_host", "host_pack"};
-    enum { NM = 5 };
-    printf("# mpigpu-packbench -D %s", bt.kind);
-    if (!strcmp(bt.kind, "vect"))
-        printf(":%ld:%ld", bt.stride, bt.blocklen);
-    if (!strcmp(bt.kind, "indexed"))
-        printf(":%ld", bt.blocklen);
-    printf("  device: %s\n# %-10s", devname, "size");
+    const char *meth = getenv("MPIGPU_PACK");
+    printf("# mpigpu-packbench -D %s  method: %s  device: %s\n", spec.name,
+           meth && *meth ? meth : "auto", devname);
+    printf("# each method: median us, GB/s of packed bytes ('-': not applicable)\n# %-10s", "size");
     for (int m = 0; m < NM; m++)
-        printf(" %11s_us %8s", names[m], "GB/s");
+        if (on[m])
+            printf(" %17s", names[m]);
     printf("\n");
     if (cf)
         fprintf(cf, "type,size,method,usec,gbps\n");
-    for (long want = lo; want <= hi; want *= 2) {
-        MPI_Datatype t = make_type(&bt, want);
-        int psize;
-        MPI_Aint tlb, tex;
-        MPI_Pack_size(1, t, MPI_COMM_WORLD, &psize);
-        MPI_Type_get_true_extent(t, &tlb, &tex);
-        size_t span = (size_t)tex;
-        char *h = malloc(span), *hp = malloc((size_t)psize), *hs = malloc(span);
-        for (size_t i = 0; i < span; i++)
-            h[i] = (char)(i * 7);
-        void *d, *dp;
-        MPIX_Gpu_malloc(span, &d);
-        MPIX_Gpu_malloc((size_t)psize, &dp);
-        MPIX_Gpu_memcpy(d, h, span);
-        int n = iters > 0 ? iters : (psize < (1 << 20) ? 50 : (psize < (16 << 20) ? 10 : 4));
-        if (n > MAXIT)
-            n = MAXIT;
+    int ns = perf_sizes(&spec, lo, hi, sizes, MAXSIZES), bad = 0;
+    double t_start = perf_now();
+    for (int si = 0; si < ns; si++) {
+        bench_bufs_t b;
+        if (bench_setup(&spec, sizes[si], &b)) {
+            fprintf(stderr, "mpigpu-packbench: out of memory at size %ld\n", sizes[si]);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        int n = iters > 0 ? iters : (b.psize < (1 << 20) ? 50 : (b.psize < (16 << 20) ? 10 : 4));
+        n = n > MAXIT ? MAXIT : n;
         double med[NM];
         for (int m = 0; m < NM; m++) {
             double tt[MAXIT];
-            for (int it = -1; it < n; it++) { /* it = -1 warms up */
-                int pos = 0;
-                double t0 = now();
-                switch (m) {
-                case 0:
-                    MPI_Pack((char *)d - tlb, 1, t, hp, psize, &pos, MPI_COMM_WORLD);
-                    break;
-                case 1:
-                    MPI_Pack((char *)d - tlb, 1, t, dp, psize, &pos, MPI_COMM_WORLD);
-                    break;
-                case 2:
-                    MPI_Unpack(hp, psize, &pos, (char *)d - tlb, 1, t, MPI_COMM_WORLD);
-                    break;
-                case 3:
-                    MPIX_Gpu_memcpy(hs, d, span);
-                    PMPI_Pack(hs - tlb, 1, t, hp, psize, &pos, MPI_COMM_WORLD);
-                    break;
-                default:
-                    PMPI_Pack(h - tlb, 1, t, hp, psize, &pos, MPI_COMM_WORLD);
-                    break;
-                }
-                double dt = now() - t0;
-                if (it >= 0)
-                    tt[it] = dt;
+            int k = 0, st = 0;
+            med[m] = -1;
+            if (!on[m])
+                continue;
+            /* The untimed first call also checks the result and caps the count
+               of slow methods (block-by-block copies) to keep runs short. */
+            double t0 = perf_now();
+            st = bench_call(m, &spec, &b, hand);
+            double first = perf_now() - t0;
+            const void *res = st == 0 ? bench_result(m, &b) : NULL;
+            if (res && memcmp(res, b.ref, (size_t)b.psize)) {
+                fprintf(stderr, "mpigpu-packbench: %s gives wrong bytes at size %d\n", names[m],
+                        b.psize);
+                bad = 1;
             }
-            qsort(tt, (size_t)n, sizeof(double), cmp_double);
-            med[m] = tt[n / 2];
+            if (st)
+                continue;
+            int nm = first > 1.0 ? 1 : (first > 0.1 && n > 3 ? 3 : n);
+            for (k = 0; k < nm; k++) {
+                t0 = perf_now();
+                bench_call(m, &spec, &b, hand);
+                tt[k] = perf_now() - t0;
+            }
+            qsort(tt, (size_t)nm, sizeof(double), cmp_double);
+            med[m] = tt[nm / 2];
         }
-        printf("%-12d", psize);
+        printf("%-12d", b.psize);
         for (int m = 0; m < NM; m++) {
-            double gbps = psize / med[m] / 1e9;
-            printf(" %14.2f %8.3f", med[m] * 1e6, gbps);
-            if (cf)
-                fprintf(cf, "%s,%d,%s,%.3f,%.4f\n", bt.kind, psize, names[m], med[m] * 1e6, gbps);
+            if (!on[m])
+                continue;
+            if (med[m] < 0) {
+                printf(" %17s", "-");
+                continue;
+            }
+            double gbps = b.psize / med[m] / 1e9;
+            printf(" %9.2f %7.3f", med[m] * 1e6, gbps);
+            if (cf) {
+                if (spec.kind == PERF_FACE)
+                    fprintf(cf, "face:%ld:%s", sizes[si], spec.plane);
+                else
+                    fprintf(cf, "%s", spec.name);
+                /* Library rows under a forced MPIGPU_PACK: "pack_d2h.kernel". */
+                int lib = m <= M_UNPACK_H2D && meth && *meth && strcmp(meth, "auto");
+                fprintf(cf, ",%d,%s%s%s,%.3f,%.4f\n", b.psize, names[m], lib ? "." : "",
+                        lib ? meth : "", med[m] * 1e6, gbps);
+            }
         }
         printf("\n");
         fflush(stdout);
-        MPIX_Gpu_free(d);
-        MPIX_Gpu_free(dp);
-        free(h);
-        free(hp);
-        free(hs);
-        MPI_Type_free(&t);
+        bench_teardown(&b);
+        double el = perf_now() - t_start;
+        if (el > 2.0)
+            fprintf(stderr, "mpigpu-packbench: %s: %d/%d sizes done, %.0f s\n", spec.name, si + 1,
+                    ns, el);
     }
     if (cf)
         fclose(cf);
+    perf_hand_free(hand);
     MPI_Finalize();
-    return 0;
+    return bad;
 }

@@ -1,0 +1,41 @@
+/*
+ * Hand-written pack kernels, one layout each: the baseline that
+ * mpigpu-packbench holds the library's generic engine against.  Built twice,
+ * with T = ulong (layouts of 8-byte words) and T = uchar (the rest).  Offsets,
+ * strides and counts are in units of T; one work-item copies one T.
+ */
+
+/* nblk blocks of wpb words every stride words: contiguous, vector, faces, struct. */
+kernel void hand_vect(global const T *src, ulong src_off, global T *dst, ulong wpb, ulong stride,
+                      ulong n)
+{
+    ulong i = get_global_id(0);
+    if (i >= n)
+        return;
+    ulong b = i / wpb;
+    dst[i] = src[src_off + b * stride + (i - b * wpb)];
+}
+
+/* Blocks of wpb words at the displacements displ[] (the user's index list). */
+kernel void hand_indexed(global const T *src, ulong src_off, global T *dst,
+                         global const ulong *displ, ulong wpb, ulong n)
+{
+    ulong i = get_global_id(0);
+    if (i >= n)
+        return;
+    ulong b = i / wpb;
+    dst[i] = src[src_off + displ[b] + (i - b * wpb)];
+}
+
+/* The s^4 corner hypercube of a 64^4 array of T. */
+kernel void hand_sub4(global const T *src, ulong src_off, global T *dst, ulong s, ulong n)
+{
+    ulong i = get_global_id(0);
+    if (i >= n)
+        return;
+    ulong d = i % s, c = (i / s) % s, b = (i / (s * s)) % s, a = i / (s * s * s);
+    dst[i] = src[src_off + ((a * 64 + b) * 64 + c) * 64 + d];
+}
+
+/* Nothing: with a read of the packed bytes, the floor of a small pack. */
+kernel void hand_empty(void) {}

@@ -1,0 +1,316 @@
+/*
+ * mpigpu-pingpong: datatype ping-pong latency on 2 ranks, in the layout of the
+ * OSU micro-benchmarks (osu_latency): '# ' header lines, then one
+ * "size latency(us)" row per size, size in packed bytes, latency = half a
+ * round trip averaged over the timed iterations.
+ *
+ *   mpiexec -n 2 mpigpu-pingpong [-D TYPE] [-m MIN:MAX] [-i ITERS] [-x SKIP]
+ *        [-d SIDE[:SIDE]] [--method auto|kernel|copy|host] [--baseline none|rect]
+ *        [--csv FILE]
+ *   TYPE: cont | vect:STRIDE:BLOCKLEN | subarray4d | indexed:BLOCKLEN | struct[:strided]
+ *   SIDE: device | host.  -d device:host (also "device,host" or OSU's two words
+ *        "device host") puts rank 0's buffer on the device and rank 1's in host
+ *        memory; one word sets both.  Default device:device.
+ *
+ * --baseline rect adds a column: the same exchange done the way a user does it
+ * without mpigpu.  A device side packs with clEnqueueReadBufferRect (or one
+ * clEnqueueReadBuffer per block for indexed and struct) into pinned host memory
+ * and sends the packed bytes as MPI_PACKED; the receiver receives them into
+ * pinned memory and scatters them with clEnqueueWriteBufferRect.  A host side
+ * sends and receives the datatype directly.
+ *
+ * Before timing, each size and mode is checked once in both directions: a
+ * checksum of the packed bytes received must equal the sender's.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perf_common.h"
+
+#define MAXSIZES 64
+
+enum { MODE_MPIGPU, MODE_RECT };
+
+/* One rank's side of one size. */
+typedef struct pp_side {
+    int device; /* buffer in device memory */
+    MPI_Datatype t;
+    perf_layout_t lay;
+    int psize;
+    MPI_Aint lb;
+    size_t span;
+    char *buf; /* device address or host memory, at the true lower bound */
+    perf_pinned_t pin;
+    char *h; /* host scratch of span bytes */
+} pp_side_t;
+
+static const perf_spec_t *g_spec;
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: mpiexec -n 2 mpigpu-pingpong [-D cont|vect:STRIDE:BLOCKLEN|"
+                    "subarray4d|indexed:BLOCKLEN|struct[:strided]] [-m MIN:MAX] [-i ITERS] "
+                    "[-x SKIP] [-d device|host[:device|host]] [--method auto|kernel|copy|host] "
+                    "[--baseline none|rect] [--csv FILE]\n");
+    exit(2);
+}
+
+static int parse_side(const char *s, int *dev)
+{
+    if (!strcmp(s, "device"))
+        *dev = 1;
+    else if (!strcmp(s, "host"))
+        *dev = 0;
+    else
+        return -1;
+    return 0;
+}
+
+static uint64_t fnv1a(const unsigned char *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211ULL;
+    return h;
+}
+
+static void pp_send(const pp_side_t *s, int mode, int peer)
+{
+    if (mode == MODE_RECT && s->device) {
+        perf_copy_read(g_spec, &s->lay, s->buf, s->pin.ptr);
+        MPI_Send(s->pin.ptr, s->psize, MPI_PACKED, peer, 1, MPI_COMM_WORLD);
+    } else {
+        MPI_Send(s->buf - s->lb, 1, s->t, peer, 1, MPI_COMM_WORLD);
+    }
+}
+
+static void pp_recv(pp_side_t *s, int mode, int peer)
+{
+    if (mode == MODE_RECT && s->device) {
+        MPI_Recv(s->pin.ptr, s->psize, MPI_PACKED, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        perf_copy_write(g_spec, &s->lay, s->buf, s->pin.ptr);
+    } else {
+        MPI_Recv(s->buf - s->lb, 1, s->t, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+}
+
+/* Fill (pattern != 0) or clear the buffer. */
+static void pp_fill(pp_side_t *s, int pattern)
+{
+    for (size_t i = 0; i < s->span; i++)
+        s->h[i] = pattern ? (char)(i * 13 + (i >> 10) + 1) : 0;
+    if (s->device)
+        MPIX_Gpu_memcpy(s->buf, s->h, s->span);
+    else
+        memcpy(s->buf, s->h, s->span);
+}
+
+/* Checksum of the packed bytes the buffer holds. */
+static uint64_t pp_checksum(pp_side_t *s)
+{
+    int pos = 0;
+    char *packed = malloc((size_t)s->psize);
+    if (s->device)
+        MPIX_Gpu_memcpy(s->h, s->buf, s->span);
+    else
+        memcpy(s->h, s->buf, s->span);
+    PMPI_Pack(s->h - s->lb, 1, s->t, packed, s->psize, &pos, MPI_COMM_WORLD);
+    uint64_t c = fnv1a((unsigned char *)packed, (size_t)s->psize);
+    free(packed);
+    return c;
+}
+
+/* One message each way with fresh data; returns 0 when both arrive intact. */
+static int pp_check(pp_side_t *s, int rank, int mode)
+{
+    uint64_t sent = 0, got = 0;
+    int ok = 1;
+    for (int dir = 0; dir < 2; dir++) {
+        int from = dir, to = 1 - dir;
+        pp_fill(s, rank == from);
+        if (rank == from) {
+            sent = pp_checksum(s);
+            pp_send(s, mode, to);
+            MPI_Send(&sent, 1, MPI_UINT64_T, to, 2, MPI_COMM_WORLD);
+        } else {
+            pp_recv(s, mode, from);
+            MPI_Recv(&sent, 1, MPI_UINT64_T, from, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            got = pp_checksum(s);
+            ok &= got == sent;
+        }
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    return ok ? 0 : -1;
+}
+
+/* Half the average round trip, in seconds (meaningful on rank 0). */
+static double pp_time(pp_side_t *s, int rank, int mode, int iters, int skip)
+{
+    double t0 = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < iters + skip; i++) {
+        if (i == skip)
+            t0 = perf_now();
+        if (rank == 0) {
+            pp_send(s, mode, 1);
+            pp_recv(s, mode, 1);
+        } else {
+            pp_recv(s, mode, 0);
+            pp_send(s, mode, 0);
+        }
+    }
+    return (perf_now() - t0) / (2.0 * iters);
+}
+
+int main(int argc, char **argv)
+{
+    perf_spec_t spec;
+    long lo = 64, hi = 4 << 20, sizes[MAXSIZES];
+    int iters = 0, skip = -1, side[2] = {1, 1}, baseline = 0, rank, np;
+    const char *csv = NULL;
+    perf_spec_parse("vect:64:8", &spec);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v)
+            usage();
+        i++;
+        if (!strcmp(a, "-D")) {
+            if (perf_spec_parse(v, &spec))
+                return 2;
+            if (spec.kind == PERF_FACE) {
+                fprintf(stderr, "mpigpu-pingpong: faces are for mpigpu-packbench\n");
+                return 2;
+            }
+        } else if (!strcmp(a, "-m")) {
+            const char *c = strchr(v, ':');
+            lo = c ? perf_parse_size(v) : lo;
+            hi = perf_parse_size(c ? c + 1 : v);
+        } else if (!strcmp(a, "-i")) {
+            iters = atoi(v);
+        } else if (!strcmp(a, "-x")) {
+            skip = atoi(v);
+        } else if (!strcmp(a, "-d")) {
+            char w[2][16] = {"", ""};
+            int n = sscanf(v, "%15[a-z]%*[:,]%15[a-z]", w[0], w[1]);
+            if (n == 1 && i + 1 < argc && !parse_side(argv[i + 1], &side[1]))
+                snprintf(w[1], sizeof(w[1]), "%s", argv[++i]); /* OSU: -d device host */
+            else if (n == 1)
+                snprintf(w[1], sizeof(w[1]), "%s", w[0]);
+            if (n < 1 || parse_side(w[0], &side[0]) || parse_side(w[1], &side[1]))
+                usage();
+        } else if (!strcmp(a, "--method")) {
+            if (perf_method_set(v))
+                return 2;
+        } else if (!strcmp(a, "--baseline")) {
+            if (strcmp(v, "none") && strcmp(v, "rect"))
+                usage();
+            baseline = !strcmp(v, "rect");
+        } else if (!strcmp(a, "--csv")) {
+            csv = v;
+        } else {
+            usage();
+        }
+    }
+    if (lo < 1 || hi < lo)
+        usage();
+    g_spec = &spec;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    if (np != 2) {
+        if (rank == 0)
+            fprintf(stderr, "mpigpu-pingpong: run on 2 ranks (mpiexec -n 2)\n");
+        MPI_Finalize();
+        return 2;
+    }
+    if ((side[0] || side[1]) && !MPIX_Query_opencl_support()) {
+        fprintf(stderr, "mpigpu-pingpong: no OpenCL device; use -d host\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    FILE *cf = NULL;
+    if (rank == 0) {
+        cl_device_id dev;
+        char devname[256] = "?";
+        const char *meth = getenv("MPIGPU_PACK");
+        if (MPIX_Query_opencl_support()) {
+            MPIX_Gpu_get_device(NULL, &dev, NULL);
+            clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof(devname), devname, NULL);
+        }
+        printf("# mpigpu-pingpong (OSU latency layout)  -D %s  -d %s:%s  method %s\n", spec.name,
+               side[0] ? "device" : "host", side[1] ? "device" : "host",
+               meth && *meth ? meth : "auto");
+        printf("# device: %s\n", devname);
+        printf("# Size  Latency(us)%s\n", baseline ? "     rect(us)" : "");
+        if (csv && !(cf = fopen(csv, "w"))) {
+            perror(csv);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        if (cf)
+            fprintf(cf, "type,size,sides,method,latency_us,gbps\n");
+    }
+    int ns = perf_sizes(&spec, lo, hi, sizes, MAXSIZES), bad = 0;
+    double t_start = perf_now();
+    for (int si = 0; si < ns; si++) {
+        pp_side_t s;
+        MPI_Aint tex;
+        memset(&s, 0, sizeof(s));
+        s.device = side[rank];
+        s.t = perf_type_create(&spec, sizes[si], &s.lay);
+        MPI_Pack_size(1, s.t, MPI_COMM_WORLD, &s.psize);
+        MPI_Type_get_true_extent(s.t, &s.lb, &tex);
+        s.span = (size_t)tex;
+        s.h = malloc(s.span);
+        if (s.device) {
+            if (MPIX_Gpu_malloc(perf_alloc_bytes(&s.lay, s.span), (void **)&s.buf) ||
+                perf_pinned_alloc((size_t)s.psize, &s.pin))
+                MPI_Abort(MPI_COMM_WORLD, 1);
+        } else {
+            s.buf = malloc(s.span);
+        }
+        int n = iters > 0 ? iters : (s.psize <= 65536 ? 200 : 20);
+        int sk = skip >= 0 ? skip : (s.psize <= 65536 ? 20 : 2);
+        double lat[2] = {-1, -1};
+        int both_host = !side[0] && !side[1];
+        for (int mode = 0; mode <= (baseline && !both_host ? MODE_RECT : MODE_MPIGPU); mode++) {
+            if (pp_check(&s, rank, mode)) {
+                if (rank == 0)
+                    fprintf(stderr, "mpigpu-pingpong: %s: checksum mismatch at size %d\n",
+                            mode ? "rect" : "mpigpu", s.psize);
+                bad = 1;
+                continue;
+            }
+            lat[mode] = pp_time(&s, rank, mode, n, sk);
+        }
+        if (rank == 0) {
+            printf("%-10d%13.2f", s.psize, lat[0] * 1e6);
+            if (baseline && lat[1] >= 0)
+                printf("%13.2f", lat[1] * 1e6);
+            else if (baseline)
+                printf("%13s", "-");
+            printf("\n");
+            fflush(stdout);
+            for (int mode = 0; cf && mode < 2; mode++)
+                if (lat[mode] >= 0)
+                    fprintf(cf, "%s,%d,%s:%s,%s,%.3f,%.4f\n", spec.name, s.psize,
+                            side[0] ? "device" : "host", side[1] ? "device" : "host",
+                            mode ? "rect" : "mpigpu", lat[mode] * 1e6, s.psize / lat[mode] / 1e9);
+            double el = perf_now() - t_start;
+            if (el > 2.0)
+                fprintf(stderr, "mpigpu-pingpong: %d/%d sizes done, %.0f s\n", si + 1, ns, el);
+        }
+        if (s.device) {
+            perf_pinned_free(&s.pin);
+            MPIX_Gpu_free(s.buf);
+        } else {
+            free(s.buf);
+        }
+        free(s.h);
+        MPI_Type_free(&s.t);
+    }
+    if (cf)
+        fclose(cf);
+    MPI_Finalize();
+    return bad;
+}
