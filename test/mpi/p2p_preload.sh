@@ -11,5 +11,10 @@ if [ ! -f "$lib" ]; then
     exit 77
 fi
 mpiexec=${MPIEXEC:-mpiexec}
+# A sanitizer build's library needs the sanitizer runtimes loaded first (ASan
+# first of all), as for any instrumented library preloaded into an
+# uninstrumented program.
+rt() { ldd "$lib" | awk -v n="$1" '$1 ~ n {print $3}'; }
+preload=$(echo $(rt libasan) $(rt libubsan) "$lib")
 timeout 300 "$mpiexec" -n 2 "$prog" plain
-timeout 300 "$mpiexec" -n 2 env LD_PRELOAD="$lib" "$prog" preload
+timeout 300 "$mpiexec" -n 2 env LD_PRELOAD="$preload" "$prog" preload
