@@ -378,3 +378,83 @@ void mgdev_op_cancel(mgdev_op_t *op)
     op->state = MGDEV_OP_DONE;
     op_unstage(op);
 }
+
+/* The blocking call of a message below one chunk, whose bytes need no
+   progress from anyone: one PMPI call on the packed bytes. */
+static int send_blocking(mgdev_op_t *op, char *buf)
+{
+    int len = (int)op->n;
+    switch (op->mode) {
+    case MGDEV_MODE_SYNC:
+        return PMPI_Ssend(buf, len, MPI_BYTE, op->peer, op->tag, op->comm);
+    case MGDEV_MODE_READY:
+        return PMPI_Rsend(buf, len, MPI_BYTE, op->peer, op->tag, op->comm);
+    case MGDEV_MODE_BUFFERED:
+        return PMPI_Bsend(buf, len, MPI_BYTE, op->peer, op->tag, op->comm);
+    default:
+        return PMPI_Send(buf, len, MPI_BYTE, op->peer, op->tag, op->comm);
+    }
+}
+
+static void recv_blocking(mgdev_op_t *op, char *buf)
+{
+    MPI_Status st = {.MPI_SOURCE = MPI_ANY_SOURCE, .MPI_TAG = MPI_ANY_TAG};
+    MPI_Count len = 0;
+    int rc = op->matched ? PMPI_Mrecv(buf, (int)op->n, MPI_BYTE, &op->message, &st)
+                         : PMPI_Recv(buf, (int)op->n, MPI_BYTE, op->peer, op->tag, op->comm, &st);
+    op->source = st.MPI_SOURCE;
+    op->rtag = st.MPI_TAG;
+    if (rc != MPI_SUCCESS) {
+        op_fail_mpi(op, rc, "a receive");
+        return;
+    }
+    PMPI_Get_count_c(&st, MPI_BYTE, &len);
+    op->total = len;
+    if (len > 0) {
+        mgpk_buf_t src = {.host = buf}, dst = {.mem = op->mem, .offset = op->origin};
+        rc = mgpk_unpack(op->pk, op->type, op->count, src, dst, 0, len, 0);
+        if (rc != MPI_SUCCESS) {
+            op_fail(op, rc, 0);
+            return;
+        }
+    }
+    op->done = len;
+}
+
+int mgdev_op_blocking(mgdev_op_t *op)
+{
+    int rc = MPI_SUCCESS;
+    mgdev_stage_t *s = NULL;
+
+    if (op->n >= (int64_t)mgdev_stage_chunk() || op->packed)
+        return 0;
+    /* With another device operation active, a blocking PMPI call could wait
+       for a message that only this process's progress of it sends. */
+    mgdev_p2p_lock();
+    if (!mgdev_progress_busy())
+        rc = mgdev_stage_get((size_t)op->n, &s);
+    mgdev_p2p_unlock();
+    if (rc != MPI_SUCCESS) {
+        op_fail(op, rc, 0);
+        return 1;
+    }
+    if (!s)
+        return 0;
+    if (op->kind == MGDEV_OP_SEND) {
+        mgpk_buf_t src = {.mem = op->mem, .offset = op->origin}, dst = {.host = s->ptr};
+        rc = mgpk_pack(op->pk, op->type, op->count, src, dst, 0, op->n, 0);
+        if (rc != MPI_SUCCESS)
+            op_fail(op, rc, 0);
+        else if ((rc = send_blocking(op, s->ptr)) != MPI_SUCCESS)
+            op_fail_mpi(op, rc, "a send");
+        else
+            op->done = op->n;
+    } else {
+        recv_blocking(op, s->ptr);
+    }
+    mgdev_p2p_lock();
+    mgdev_stage_put(s);
+    mgdev_p2p_unlock();
+    op->state = MGDEV_OP_DONE;
+    return 1;
+}
