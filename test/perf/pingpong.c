@@ -5,7 +5,7 @@
  * round trip averaged over the timed iterations.
  *
  *   mpiexec -n 2 mpigpu-pingpong [-D TYPE] [-m MIN:MAX] [-i ITERS] [-x SKIP]
- *        [-d SIDE[:SIDE]] [--method auto|kernel|copy|host] [--baseline none|rect]
+ *        [-d SIDE[:SIDE]] [--method auto|kernel|copy|host] [--baseline none|rect|floor|all]
  *        [--csv FILE]
  *   TYPE: cont | vect:STRIDE:BLOCKLEN | subarray4d | indexed:BLOCKLEN | struct[:strided]
  *   SIDE: device | host.  -d device:host (also "device,host" or OSU's two words
@@ -19,6 +19,11 @@
  * pinned memory and scatters them with clEnqueueWriteBufferRect.  A host side
  * sends and receives the datatype directly.
  *
+ * --baseline floor adds another: the rect exchange plus one empty kernel on the
+ * same queue before each read and after each write, what any kernel-based pack
+ * pays per message at the least (on a GPU that two ranks share, each message
+ * then runs kernels in both processes).  --baseline all adds both columns.
+ *
  * Before timing, each size and mode is checked once in both directions: a
  * checksum of the packed bytes received must equal the sender's.
  */
@@ -31,7 +36,8 @@
 
 #define MAXSIZES 64
 
-enum { MODE_MPIGPU, MODE_RECT };
+enum { MODE_MPIGPU, MODE_RECT, MODE_FLOOR, NMODES };
+static const char *const mode_name[NMODES] = {"mpigpu", "rect", "floor"};
 
 /* One rank's side of one size. */
 typedef struct pp_side {
@@ -47,13 +53,14 @@ typedef struct pp_side {
 } pp_side_t;
 
 static const perf_spec_t *g_spec;
+static perf_hand_t *g_hand; /* the empty kernel of MODE_FLOOR */
 
 static void usage(void)
 {
     fprintf(stderr, "usage: mpiexec -n 2 mpigpu-pingpong [-D cont|vect:STRIDE:BLOCKLEN|"
                     "subarray4d|indexed:BLOCKLEN|struct[:strided]] [-m MIN:MAX] [-i ITERS] "
                     "[-x SKIP] [-d device|host[:device|host]] [--method auto|kernel|copy|host] "
-                    "[--baseline none|rect] [--csv FILE]\n");
+                    "[--baseline none|rect|floor|all] [--csv FILE]\n");
     exit(2);
 }
 
@@ -78,7 +85,9 @@ static uint64_t fnv1a(const unsigned char *p, size_t n)
 
 static void pp_send(const pp_side_t *s, int mode, int peer)
 {
-    if (mode == MODE_RECT && s->device) {
+    if (mode != MODE_MPIGPU && s->device) {
+        if (mode == MODE_FLOOR)
+            perf_hand_empty(g_hand); /* in order before the read, which waits for it */
         perf_copy_read(g_spec, &s->lay, s->buf, s->pin.ptr);
         MPI_Send(s->pin.ptr, s->psize, MPI_PACKED, peer, 1, MPI_COMM_WORLD);
     } else {
@@ -88,9 +97,15 @@ static void pp_send(const pp_side_t *s, int mode, int peer)
 
 static void pp_recv(pp_side_t *s, int mode, int peer)
 {
-    if (mode == MODE_RECT && s->device) {
+    if (mode != MODE_MPIGPU && s->device) {
         MPI_Recv(s->pin.ptr, s->psize, MPI_PACKED, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         perf_copy_write(g_spec, &s->lay, s->buf, s->pin.ptr);
+        if (mode == MODE_FLOOR) {
+            cl_command_queue q;
+            MPIX_Gpu_get_device(NULL, NULL, &q);
+            perf_hand_empty(g_hand);
+            clFinish(q);
+        }
     } else {
         MPI_Recv(s->buf - s->lb, 1, s->t, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
@@ -204,9 +219,16 @@ int main(int argc, char **argv)
             if (perf_method_set(v))
                 return 2;
         } else if (!strcmp(a, "--baseline")) {
-            if (strcmp(v, "none") && strcmp(v, "rect"))
+            if (!strcmp(v, "none"))
+                baseline = 0;
+            else if (!strcmp(v, "rect"))
+                baseline = 1 << MODE_RECT;
+            else if (!strcmp(v, "floor"))
+                baseline = 1 << MODE_FLOOR;
+            else if (!strcmp(v, "all"))
+                baseline = 1 << MODE_RECT | 1 << MODE_FLOOR;
+            else
                 usage();
-            baseline = !strcmp(v, "rect");
         } else if (!strcmp(a, "--csv")) {
             csv = v;
         } else {
@@ -229,6 +251,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "mpigpu-pingpong: no OpenCL device; use -d host\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
+    if (baseline & 1 << MODE_FLOOR && side[rank] && !(g_hand = perf_hand_create())) {
+        fprintf(stderr, "mpigpu-pingpong: cannot build the hand kernels\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     FILE *cf = NULL;
     if (rank == 0) {
         cl_device_id dev;
@@ -242,7 +268,8 @@ int main(int argc, char **argv)
                side[0] ? "device" : "host", side[1] ? "device" : "host",
                meth && *meth ? meth : "auto");
         printf("# device: %s\n", devname);
-        printf("# Size  Latency(us)%s\n", baseline ? "     rect(us)" : "");
+        printf("# Size  Latency(us)%s%s\n", baseline & 1 << MODE_RECT ? "     rect(us)" : "",
+               baseline & 1 << MODE_FLOOR ? "    floor(us)" : "");
         if (csv && !(cf = fopen(csv, "w"))) {
             perror(csv);
             MPI_Abort(MPI_COMM_WORLD, 1);
@@ -271,13 +298,15 @@ int main(int argc, char **argv)
         }
         int n = iters > 0 ? iters : (s.psize <= 65536 ? 200 : 20);
         int sk = skip >= 0 ? skip : (s.psize <= 65536 ? 20 : 2);
-        double lat[2] = {-1, -1};
-        int both_host = !side[0] && !side[1];
-        for (int mode = 0; mode <= (baseline && !both_host ? MODE_RECT : MODE_MPIGPU); mode++) {
+        double lat[NMODES] = {-1, -1, -1};
+        int modes = 1 << MODE_MPIGPU | (side[0] || side[1] ? baseline : 0);
+        for (int mode = 0; mode < NMODES; mode++) {
+            if (!(modes & 1 << mode))
+                continue;
             if (pp_check(&s, rank, mode)) {
                 if (rank == 0)
                     fprintf(stderr, "mpigpu-pingpong: %s: checksum mismatch at size %d\n",
-                            mode ? "rect" : "mpigpu", s.psize);
+                            mode_name[mode], s.psize);
                 bad = 1;
                 continue;
             }
@@ -285,17 +314,19 @@ int main(int argc, char **argv)
         }
         if (rank == 0) {
             printf("%-10d%13.2f", s.psize, lat[0] * 1e6);
-            if (baseline && lat[1] >= 0)
-                printf("%13.2f", lat[1] * 1e6);
-            else if (baseline)
-                printf("%13s", "-");
+            for (int mode = MODE_RECT; mode < NMODES; mode++) {
+                if (baseline & 1 << mode && lat[mode] >= 0)
+                    printf("%13.2f", lat[mode] * 1e6);
+                else if (baseline & 1 << mode)
+                    printf("%13s", "-");
+            }
             printf("\n");
             fflush(stdout);
-            for (int mode = 0; cf && mode < 2; mode++)
+            for (int mode = 0; cf && mode < NMODES; mode++)
                 if (lat[mode] >= 0)
                     fprintf(cf, "%s,%d,%s:%s,%s,%.3f,%.4f\n", spec.name, s.psize,
                             side[0] ? "device" : "host", side[1] ? "device" : "host",
-                            mode ? "rect" : "mpigpu", lat[mode] * 1e6, s.psize / lat[mode] / 1e9);
+                            mode_name[mode], lat[mode] * 1e6, s.psize / lat[mode] / 1e9);
             double el = perf_now() - t_start;
             if (el > 2.0)
                 fprintf(stderr, "mpigpu-pingpong: %d/%d sizes done, %.0f s\n", si + 1, ns, el);
@@ -311,6 +342,8 @@ int main(int argc, char **argv)
     }
     if (cf)
         fclose(cf);
+    if (g_hand)
+        perf_hand_free(g_hand);
     MPI_Finalize();
     return bad;
 }

@@ -136,6 +136,37 @@ static void op_fail_mpi(mgdev_op_t *op, int code, const char *what)
     op_fail(op, cls, 1);
 }
 
+/* The bytes of a contiguous type (one run in memory order) move between the
+   device and pinned staging as one transfer; the engine cannot know that
+   staging is pinned, so it would bounce them through its own buffers, and on
+   a GPU that ranks share its copy or kernel costs a context switch.  Only
+   under MPIGPU_PACK=auto: a forced method still runs the engine. */
+static int op_contig(const mgdev_op_t *op)
+{
+    return mgdev_state.settings.method == MGPK_METHOD_AUTO &&
+           op->type->shape.kind == MGDT_SHAPE_CONTIG &&
+           (op->count == 1 || op->type->extent == op->type->size);
+}
+
+/* Packed bytes [first, first + len) of op's data into host memory, or back. */
+static int op_pack(mgdev_op_t *op, char *host, int64_t first, int64_t len)
+{
+    mgpk_buf_t h = {.host = host}, d = {.mem = op->mem, .offset = op->origin};
+    if (!op_contig(op))
+        return mgpk_pack(op->pk, op->type, op->count, d, h, first, len, 0);
+    d.offset += op->type->shape.offset + first;
+    return mgpk_copy(op->pk, h, d, (size_t)len);
+}
+
+static int op_unpack(mgdev_op_t *op, char *host, int64_t first, int64_t len)
+{
+    mgpk_buf_t h = {.host = host}, d = {.mem = op->mem, .offset = op->origin};
+    if (!op_contig(op))
+        return mgpk_unpack(op->pk, op->type, op->count, h, d, first, len, 0);
+    d.offset += op->type->shape.offset + first;
+    return mgpk_copy(op->pk, d, h, (size_t)len);
+}
+
 static int send_post_piece(mgdev_op_t *op, char *buf, int64_t len, int first)
 {
     MPI_Comm comm = first ? op->comm : shadow;
@@ -188,9 +219,7 @@ static int send_next(mgdev_op_t *op)
         if (op->packed) {
             memcpy(buf + hdr, op->packed + op->done, (size_t)len);
         } else if (len > 0) {
-            mgpk_buf_t src = {.mem = op->mem, .offset = op->origin};
-            mgpk_buf_t dst = {.host = buf + hdr};
-            rc = mgpk_pack(op->pk, op->type, op->count, src, dst, op->done, len, 0);
+            rc = op_pack(op, buf + hdr, op->done, len);
             MG_CHECK(rc, fn_fail);
         }
     }
@@ -308,9 +337,7 @@ static void recv_complete(mgdev_op_t *op, MPI_Status *st)
         }
     }
     if (!op->discard && len > 0) {
-        mgpk_buf_t src = {.host = buf + off};
-        mgpk_buf_t dst = {.mem = op->mem, .offset = op->origin};
-        rc = mgpk_unpack(op->pk, op->type, op->count, src, dst, op->done, len, 0);
+        rc = op_unpack(op, buf + off, op->done, len);
         MG_CHECK(rc, fn_fail);
     }
     op->done += len;
@@ -377,4 +404,82 @@ void mgdev_op_cancel(mgdev_op_t *op)
     op->cancelled = 1;
     op->state = MGDEV_OP_DONE;
     op_unstage(op);
+}
+
+/* The blocking call of a message below one chunk, whose bytes need no
+   progress from anyone: one PMPI call on the packed bytes. */
+static int send_blocking(mgdev_op_t *op, char *buf)
+{
+    int len = (int)op->n;
+    switch (op->mode) {
+    case MGDEV_MODE_SYNC:
+        return PMPI_Ssend(buf, len, MPI_BYTE, op->peer, op->tag, op->comm);
+    case MGDEV_MODE_READY:
+        return PMPI_Rsend(buf, len, MPI_BYTE, op->peer, op->tag, op->comm);
+    case MGDEV_MODE_BUFFERED:
+        return PMPI_Bsend(buf, len, MPI_BYTE, op->peer, op->tag, op->comm);
+    default:
+        return PMPI_Send(buf, len, MPI_BYTE, op->peer, op->tag, op->comm);
+    }
+}
+
+static void recv_blocking(mgdev_op_t *op, char *buf)
+{
+    MPI_Status st = {.MPI_SOURCE = MPI_ANY_SOURCE, .MPI_TAG = MPI_ANY_TAG};
+    MPI_Count len = 0;
+    int rc = op->matched ? PMPI_Mrecv(buf, (int)op->n, MPI_BYTE, &op->message, &st)
+                         : PMPI_Recv(buf, (int)op->n, MPI_BYTE, op->peer, op->tag, op->comm, &st);
+    op->source = st.MPI_SOURCE;
+    op->rtag = st.MPI_TAG;
+    if (rc != MPI_SUCCESS) {
+        op_fail_mpi(op, rc, "a receive");
+        return;
+    }
+    PMPI_Get_count_c(&st, MPI_BYTE, &len);
+    op->total = len;
+    if (len > 0) {
+        rc = op_unpack(op, buf, 0, len);
+        if (rc != MPI_SUCCESS) {
+            op_fail(op, rc, 0);
+            return;
+        }
+    }
+    op->done = len;
+}
+
+int mgdev_op_blocking(mgdev_op_t *op)
+{
+    int rc = MPI_SUCCESS;
+    mgdev_stage_t *s = NULL;
+
+    if (op->n >= (int64_t)mgdev_stage_chunk() || op->packed)
+        return 0;
+    /* With another device operation active, a blocking PMPI call could wait
+       for a message that only this process's progress of it sends. */
+    mgdev_p2p_lock();
+    if (!mgdev_progress_busy())
+        rc = mgdev_stage_get((size_t)op->n, &s);
+    mgdev_p2p_unlock();
+    if (rc != MPI_SUCCESS) {
+        op_fail(op, rc, 0);
+        return 1;
+    }
+    if (!s)
+        return 0;
+    if (op->kind == MGDEV_OP_SEND) {
+        rc = op_pack(op, s->ptr, 0, op->n);
+        if (rc != MPI_SUCCESS)
+            op_fail(op, rc, 0);
+        else if ((rc = send_blocking(op, s->ptr)) != MPI_SUCCESS)
+            op_fail_mpi(op, rc, "a send");
+        else
+            op->done = op->n;
+    } else {
+        recv_blocking(op, s->ptr);
+    }
+    mgdev_p2p_lock();
+    mgdev_stage_put(s);
+    mgdev_p2p_unlock();
+    op->state = MGDEV_OP_DONE;
+    return 1;
 }

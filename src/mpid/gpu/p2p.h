@@ -119,6 +119,11 @@ int mgdev_op_init(mgdev_op_t *op, mgdev_op_kind_t kind, const char *fn, const vo
 int mgdev_op_trivial(const mgdev_op_t *op);
 /* Advance op by at most one piece without blocking (lock held). */
 int mgdev_op_step(mgdev_op_t *op);
+/* A blocking call's fast path: for a message below one chunk while no device
+   operation is active, pack, one blocking PMPI call, unpack; op is neither
+   linked nor given a request.  Returns 1 when it ran op to DONE, 0 when the
+   general path must run it (lock not held). */
+int mgdev_op_blocking(mgdev_op_t *op);
 /* Cancel a receive still waiting for its first piece (MPI_Cancel). */
 void mgdev_op_cancel(mgdev_op_t *op);
 /* Set up and tear down p2p state: the shadow communicator, the pool. */

@@ -89,6 +89,8 @@ static int send_pmpi(mgdev_send_mode_t mode, const void *buf, int count, MPI_Dat
    generalized request in *req (op is then heap memory handed over). */
 static int op_run(mgdev_op_t *op, MPI_Request *req)
 {
+    if (!req && mgdev_op_blocking(op))
+        return op->err == MPI_SUCCESS || op->raised ? op->err : mgdev_error(op->comm, op->err);
     int rc = mgdev_op_start(op, req != NULL);
     if (rc != MPI_SUCCESS)
         return rc;
