@@ -20,7 +20,7 @@
 #define MGPK_MAX_PROGS 4          /* programs (one per .cl file) */
 #define MGPK_NWIDTHS 5            /* W = 1, 2, 4, 8, 16 */
 #define MGPK_MAX_GLOBAL (1 << 20) /* work-items per launch; the rest loop */
-#define MGPK_DEFAULT_CHUNK (4u << 20)
+#define MGPK_DEFAULT_CHUNK (16u << 20)
 
 /* Kernel families; each has a pack and an unpack kernel per width. */
 typedef enum mgpk_family {
