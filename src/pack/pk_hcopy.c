@@ -88,8 +88,10 @@ int mgpk_hcopy_create(int nthreads, mgpk_hcopy_t **out)
     mgpk_hcopy_t *h = calloc(1, sizeof(*h));
     if (nthreads <= 0)
         nthreads = cpus_allowed() / 2;
-    nthreads = nthreads < 1 ? 1 : nthreads > MGPK_HCOPY_MAX_THREADS ? MGPK_HCOPY_MAX_THREADS
-                                                                     : nthreads;
+    if (nthreads > MGPK_HCOPY_MAX_THREADS)
+        nthreads = MGPK_HCOPY_MAX_THREADS;
+    if (nthreads < 1)
+        nthreads = 1;
     if (!h)
         MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mgpk: no memory for the copy pool");
     pthread_mutex_init(&h->lock, NULL);
