@@ -50,6 +50,9 @@ typedef struct mgpk_settings {
     const char *cache_dir; /* on-disk program binary cache, NULL to disable */
     size_t span_bytes;     /* packed bytes per kernel work-item; 0: chosen per device
                               (tests force both mappings) */
+    int copy_threads;      /* threads of the pipeline's host copies, the caller's
+                              included; 0: half the CPUs the process may use, at
+                              most 8 */
 } mgpk_settings_t;
 
 /* Create an engine for (context, device).  queue may be NULL, in which case
@@ -90,6 +93,7 @@ typedef struct mgpk_stats {
     int last_width;        /* W of the last kernel launch (0: no kernel ran) */
     const char *last_path; /* "direct", "device" or "pipeline" */
     long long launches;    /* kernels enqueued */
+    int copy_threads;      /* threads of the host copies (0: pipeline not used yet) */
 } mgpk_stats_t;
 void mgpk_ctx_stats(const mgpk_ctx_t *ctx, mgpk_stats_t *stats);
 

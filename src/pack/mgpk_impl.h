@@ -15,12 +15,12 @@
 #include "mgerr.h"
 #include "mgpk.h"
 
-#define MGPK_NSTAGE 2             /* staging chunks in flight */
+#define MGPK_NSTAGE 4             /* staging chunks in flight */
 #define MGPK_NWRAP 8              /* cached host-memory wrappers */
 #define MGPK_MAX_PROGS 4          /* programs (one per .cl file) */
 #define MGPK_NWIDTHS 5            /* W = 1, 2, 4, 8, 16 */
 #define MGPK_MAX_GLOBAL (1 << 20) /* work-items per launch; the rest loop */
-#define MGPK_DEFAULT_CHUNK (4u << 20)
+#define MGPK_DEFAULT_CHUNK (16u << 20)
 
 /* Kernel families; each has a pack and an unpack kernel per width. */
 typedef enum mgpk_family {
@@ -34,6 +34,7 @@ typedef enum mgpk_family {
 typedef enum mgpk_dir { MGPK_DIR_PACK = 0, MGPK_DIR_UNPACK = 1 } mgpk_dir_t;
 
 typedef struct mgpk_upload mgpk_upload_t;
+typedef struct mgpk_hcopy mgpk_hcopy_t;
 
 typedef struct mgpk_wrap {
     void *ptr;
@@ -64,6 +65,7 @@ struct mgpk_ctx {
     cl_mem pin[MGPK_NSTAGE];   /* pinned host chunks (CL_MEM_ALLOC_HOST_PTR) ... */
     void *pinp[MGPK_NSTAGE];   /* ... mapped once, for the life of the context */
     size_t stage_bytes;
+    mgpk_hcopy_t *hcopy; /* host copy threads, started with the staging */
     mgpk_wrap_t wrap[MGPK_NWRAP];
     uint64_t tick;
 
@@ -102,6 +104,14 @@ extern const mgpk_method_ops_t mgpk_copy_ops;
    CL_MEM_USE_HOST_PTR wrapper of [ptr, ptr + len); ctx->lock held. */
 int mgpk_ctx_stage(mgpk_ctx_t *ctx);
 int mgpk_ctx_wrap(mgpk_ctx_t *ctx, void *ptr, size_t len, cl_mem *mem);
+
+/* pk_hcopy.c: a pool of nthreads - 1 helper threads (nthreads <= 0: chosen
+   from the CPUs the process may use) and the memcpy it splits among them and
+   the caller.  One job at a time (ctx->lock). */
+int mgpk_hcopy_create(int nthreads, mgpk_hcopy_t **h);
+void mgpk_hcopy_free(mgpk_hcopy_t *h);
+int mgpk_hcopy_threads(const mgpk_hcopy_t *h);
+void mgpk_hcopy_run(mgpk_hcopy_t *h, void *dst, const void *src, size_t n);
 
 /* pk_prog.c: build (or load) every program and kernel once; ctx->lock held. */
 int mgpk_prog_ensure(mgpk_ctx_t *ctx);

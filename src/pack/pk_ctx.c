@@ -104,6 +104,7 @@ void mgpk_ctx_free(mgpk_ctx_t *ctx)
     mgpk_upload_release_ctx(ctx);
     mgpk_prog_release(ctx);
     stage_release(ctx);
+    mgpk_hcopy_free(ctx->hcopy);
     for (int i = 0; i < MGPK_NWRAP; i++)
         if (ctx->wrap[i].mem)
             clReleaseMemObject(ctx->wrap[i].mem);
@@ -158,6 +159,11 @@ int mgpk_ctx_stage(mgpk_ctx_t *ctx)
     size_t len = ctx->settings.chunk_bytes;
     if (ctx->stage[0])
         goto fn_exit;
+    if (!ctx->hcopy) {
+        rc = mgpk_hcopy_create(ctx->settings.copy_threads, &ctx->hcopy);
+        MG_CHECK(rc, fn_exit);
+        ctx->stats.copy_threads = mgpk_hcopy_threads(ctx->hcopy);
+    }
     for (int i = 0; i < MGPK_NSTAGE; i++) {
         ctx->stage[i] = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, len, NULL, &err);
         MG_CL_CHECK(err, "clCreateBuffer(staging)", rc, fn_fail);

@@ -3,9 +3,10 @@
  *   device buffer            -> the method writes it directly;
  *   host, unified memory     -> the method writes host memory through a cached
  *                               CL_MEM_USE_HOST_PTR wrapper (zero copy);
- *   host, otherwise          -> chunks through device and pinned host staging:
- *                               the kernel of chunk k + 1 and its read overlap
- *                               the host's copy of chunk k; a range of one
+ *   host, otherwise          -> chunks through a ring of device and pinned
+ *                               host staging: the kernels and reads of the
+ *                               next chunks overlap the host's copy of chunk
+ *                               k, split over the copy pool; a range of one
  *                               chunk is one kernel and one blocking read.
  */
 #include "config.h"
@@ -65,9 +66,9 @@ static int pipeline_one(mgpk_ctx_t *ctx, const mgpk_method_ops_t *ops, const mgp
         MG_CL_CHECK(clEnqueueReadBuffer(ctx->queue, ctx->stage[0], CL_TRUE, 0, n, ctx->pinp[0],
                                         nwait, nwait ? ev : NULL, NULL),
                     "clEnqueueReadBuffer(staging)", rc, fn_fail);
-        memcpy(host, ctx->pinp[0], n);
+        mgpk_hcopy_run(ctx->hcopy, host, ctx->pinp[0], (size_t)n);
     } else {
-        memcpy(ctx->pinp[0], host, n);
+        mgpk_hcopy_run(ctx->hcopy, ctx->pinp[0], host, (size_t)n);
         MG_CL_CHECK(clEnqueueWriteBuffer(ctx->queue, ctx->stage[0], CL_FALSE, 0, n, ctx->pinp[0], 0,
                                          NULL, mine),
                     "clEnqueueWriteBuffer(staging)", rc, fn_fail);
@@ -89,70 +90,100 @@ static int wait_one(cl_event *ev)
     return wait_release(1, ev, MPI_SUCCESS);
 }
 
+/* Pack: chunk i of the ring into slot s: the kernel fills stage[s] on the main
+   queue, the copy queue reads it into pin[s].  Waits for the read that last
+   used stage[s]; the host has copied pin[s] out already. */
+static int pack_post(mgpk_ctx_t *ctx, const mgpk_method_ops_t *ops, const mgpk_plan_t *plan,
+                     cl_event *ev, int s, int64_t first, int64_t len)
+{
+    int rc = MPI_SUCCESS;
+    cl_event *kev = &ev[s], *cev = &ev[MGPK_NSTAGE + s], k = NULL, c = NULL;
+    rc = ops->enqueue(ctx, plan, ctx->stage[s], 0, first, len, *cev ? 1 : 0, cev, &k);
+    MG_CHECK(rc, fn_fail);
+    set_event(kev, k);
+    MG_CL_CHECK(clFlush(ctx->queue), "clFlush", rc, fn_fail);
+    MG_CL_CHECK(clEnqueueReadBuffer(ctx->copy_queue, ctx->stage[s], CL_FALSE, 0, len, ctx->pinp[s],
+                                    1, kev, &c),
+                "clEnqueueReadBuffer(staging)", rc, fn_fail);
+    set_event(cev, c);
+    MG_CL_CHECK(clFlush(ctx->copy_queue), "clFlush", rc, fn_fail);
+fn_exit:
+    return rc;
+fn_fail:
+    goto fn_exit;
+}
+
+/* Unpack: the host fills pin[s] once the write that last used it is done, the
+   copy queue writes it to stage[s] after the kernel that last read stage[s],
+   and the kernel scatters it. */
+static int unpack_post(mgpk_ctx_t *ctx, const mgpk_method_ops_t *ops, const mgpk_plan_t *plan,
+                       cl_event *ev, int s, const char *host, int64_t first, int64_t len)
+{
+    int rc = MPI_SUCCESS;
+    cl_event *kev = &ev[s], *cev = &ev[MGPK_NSTAGE + s], k = NULL, c = NULL;
+    if (*cev) {
+        rc = wait_one(cev);
+        MG_CHECK(rc, fn_fail);
+    }
+    mgpk_hcopy_run(ctx->hcopy, ctx->pinp[s], host, len);
+    MG_CL_CHECK(clEnqueueWriteBuffer(ctx->copy_queue, ctx->stage[s], CL_FALSE, 0, len, ctx->pinp[s],
+                                     *kev ? 1 : 0, *kev ? kev : NULL, &c),
+                "clEnqueueWriteBuffer(staging)", rc, fn_fail);
+    set_event(cev, c);
+    MG_CL_CHECK(clFlush(ctx->copy_queue), "clFlush", rc, fn_fail);
+    rc = ops->enqueue(ctx, plan, ctx->stage[s], 0, first, len, 1, cev, &k);
+    MG_CHECK(rc, fn_fail);
+    set_event(kev, k);
+    MG_CL_CHECK(clFlush(ctx->queue), "clFlush", rc, fn_fail);
+fn_exit:
+    return rc;
+fn_fail:
+    goto fn_exit;
+}
+
 /*
- * Host side through the staging ring: device chunk stage[s] and pinned host
- * chunk pin[s].  Pack: the kernel of chunk k fills stage[s] on the main queue,
- * the copy queue reads it into pin[s], and while chunk k + 1 runs the host
- * copies chunk k from pin[s] into the caller's buffer.  Transfers to pinned
- * memory run at the bus's speed; into pageable memory the driver bounces them
- * through its own buffer.  Unpack mirrors it: the host fills pin[s] while the
- * previous chunk is written and unpacked.  ev[s] (kernel) and ev[NSTAGE + s]
- * (transfer) are the last commands that used slot s.
+ * Host side through the staging ring of MGPK_NSTAGE slots (device chunk
+ * stage[s], pinned host chunk pin[s]).  Transfers to pinned memory run at the
+ * bus's speed; into pageable memory the driver bounces them through its own
+ * buffer.  Pack keeps NSTAGE - 1 chunks queued ahead of the one the host
+ * copies out, so that the copy queue reads back to back while the copy pool
+ * empties pinned slots; unpack lets the host fill up to NSTAGE slots ahead of
+ * the writes and kernels.  ev[s] (kernel) and ev[NSTAGE + s] (transfer) are
+ * the last commands that used slot s.
  */
 static int run_pipeline(mgpk_ctx_t *ctx, const mgpk_method_ops_t *ops, const mgpk_plan_t *plan,
                         char *host, int64_t first, int64_t n)
 {
     int rc = mgpk_ctx_stage(ctx);
     cl_event ev[2 * MGPK_NSTAGE] = {NULL};
-    int64_t chunk = (int64_t)ctx->stage_bytes, prev_off = 0, prev_len = 0;
-    int prev = -1;
+    int64_t chunk = (int64_t)ctx->stage_bytes;
     MG_CHECK(rc, fn_fail);
     if (n <= chunk) {
         rc = pipeline_one(ctx, ops, plan, host, first, n);
         goto fn_exit;
     }
-    for (int64_t off = 0, i = 0; off < n; off += chunk, i++) {
-        int s = (int)(i % MGPK_NSTAGE);
-        int64_t len = n - off < chunk ? n - off : chunk;
-        cl_event *kev = &ev[s], *cev = &ev[MGPK_NSTAGE + s], k = NULL, c = NULL;
-        if (plan->dir == MGPK_DIR_PACK) {
-            /* pin[s] is free: the host copied chunk i - 2 out during step i - 1. */
-            rc = ops->enqueue(ctx, plan, ctx->stage[s], 0, first + off, len, *cev ? 1 : 0, cev, &k);
+    int64_t nchunks = (n + chunk - 1) / chunk;
+    for (int64_t i = 0; i < nchunks + (plan->dir == MGPK_DIR_PACK ? MGPK_NSTAGE - 1 : 0); i++) {
+        int64_t off = i * chunk, len = n - off < chunk ? n - off : chunk;
+        if (plan->dir == MGPK_DIR_UNPACK) {
+            rc = unpack_post(ctx, ops, plan, ev, (int)(i % MGPK_NSTAGE), host + off, first + off,
+                             len);
             MG_CHECK(rc, fn_fail);
-            set_event(kev, k);
-            MG_CL_CHECK(clFlush(ctx->queue), "clFlush", rc, fn_fail);
-            MG_CL_CHECK(clEnqueueReadBuffer(ctx->copy_queue, ctx->stage[s], CL_FALSE, 0, len,
-                                            ctx->pinp[s], 1, kev, &c),
-                        "clEnqueueReadBuffer(staging)", rc, fn_fail);
-            set_event(cev, c);
-            MG_CL_CHECK(clFlush(ctx->copy_queue), "clFlush", rc, fn_fail);
-            if (prev >= 0) {
-                rc = wait_one(&ev[MGPK_NSTAGE + prev]);
-                MG_CHECK(rc, fn_fail);
-                memcpy(host + prev_off, ctx->pinp[prev], prev_len);
-            }
-            prev = s, prev_off = off, prev_len = len;
-        } else {
-            if (*cev) {
-                rc = wait_one(cev);
-                MG_CHECK(rc, fn_fail);
-            }
-            memcpy(ctx->pinp[s], host + off, len);
-            MG_CL_CHECK(clEnqueueWriteBuffer(ctx->copy_queue, ctx->stage[s], CL_FALSE, 0, len,
-                                             ctx->pinp[s], *kev ? 1 : 0, *kev ? kev : NULL, &c),
-                        "clEnqueueWriteBuffer(staging)", rc, fn_fail);
-            set_event(cev, c);
-            MG_CL_CHECK(clFlush(ctx->copy_queue), "clFlush", rc, fn_fail);
-            rc = ops->enqueue(ctx, plan, ctx->stage[s], 0, first + off, len, 1, cev, &k);
-            MG_CHECK(rc, fn_fail);
-            set_event(kev, k);
-            MG_CL_CHECK(clFlush(ctx->queue), "clFlush", rc, fn_fail);
+            continue;
         }
-    }
-    if (prev >= 0) {
-        rc = wait_one(&ev[MGPK_NSTAGE + prev]);
-        MG_CHECK(rc, fn_fail);
-        memcpy(host + prev_off, ctx->pinp[prev], prev_len);
+        if (i < nchunks) {
+            /* Slot i % NSTAGE held chunk i - NSTAGE, copied out at step i - 1. */
+            rc = pack_post(ctx, ops, plan, ev, (int)(i % MGPK_NSTAGE), first + off, len);
+            MG_CHECK(rc, fn_fail);
+        }
+        int64_t j = i - (MGPK_NSTAGE - 1), joff = j * chunk;
+        if (j >= 0) {
+            int s = (int)(j % MGPK_NSTAGE);
+            rc = wait_one(&ev[MGPK_NSTAGE + s]);
+            MG_CHECK(rc, fn_fail);
+            mgpk_hcopy_run(ctx->hcopy, host + joff, ctx->pinp[s],
+                           (size_t)(n - joff < chunk ? n - joff : chunk));
+        }
     }
 fn_exit:
     return wait_release(2 * MGPK_NSTAGE, ev, rc);

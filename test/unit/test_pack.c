@@ -79,7 +79,8 @@ static void env_teardown(void)
     clReleaseContext(g_cl);
 }
 
-static mgpk_ctx_t *mk_ctx_span(mgpk_method_t method, int force_pipeline, size_t chunk, size_t span)
+static mgpk_ctx_t *mk_ctx_full(mgpk_method_t method, int force_pipeline, size_t chunk, size_t span,
+                               int copy_threads)
 {
     char dir[300];
     snprintf(dir, sizeof(dir), "%s/shared", g_cache);
@@ -87,12 +88,18 @@ static mgpk_ctx_t *mk_ctx_span(mgpk_method_t method, int force_pipeline, size_t 
                          .force_pipeline = force_pipeline,
                          .chunk_bytes = chunk,
                          .span_bytes = span,
+                         .copy_threads = copy_threads,
                          .cache_dir = g_cache_on ? dir : NULL,
                          .verbose = getenv("MGPK_TEST_VERBOSE") != NULL};
     mgpk_ctx_t *ctx = NULL;
     int rc = mgpk_ctx_create(g_cl, g_dev, g_q, &s, &ctx);
     ck_assert_msg(rc == MPI_SUCCESS, "mgpk_ctx_create: %s", mgerr_get(rc));
     return ctx;
+}
+
+static mgpk_ctx_t *mk_ctx_span(mgpk_method_t method, int force_pipeline, size_t chunk, size_t span)
+{
+    return mk_ctx_full(method, force_pipeline, chunk, span, 0);
 }
 
 static mgpk_ctx_t *mk_ctx(mgpk_method_t method, int force_pipeline, size_t chunk)
@@ -289,6 +296,46 @@ START_TEST(test_pipeline)
     mgpk_ctx_stats(ctx, &st);
     ck_assert_str_eq(st.last_path, "pipeline");
     mgpk_ctx_free(ctx);
+}
+END_TEST
+
+/* Chunks large enough that the copy pool splits them (32 KiB parts): whole
+   chunks, a short last chunk, one chunk, and ranges that start and end
+   inside parts, with as many threads as parts and with fewer. */
+START_TEST(test_pipeline_threads)
+{
+    const int threads[2] = {4, 3};
+    for (int k = 0; k < (g_small ? 1 : 2); k++) {
+        mgpk_ctx_t *ctx = mk_ctx_full(MGPK_METHOD_AUTO, 1, 128 << 10, 0, threads[k]);
+        const int cases[2] = {C_VEC, C_STRUCT};
+        for (int c = 0; c < 2; c++) {
+            const mgdt_type_t *t = types[cases[c]];
+            int64_t count = ((g_small ? 160 : 700) << 10) / t->size + 1, total = count * t->size;
+            for (int unpack = 0; unpack < 2; unpack++) {
+                check((run_t){.ctx = ctx, .t = t, .count = count, .n = -1, .unpack = unpack});
+                check((run_t){.ctx = ctx,
+                              .t = t,
+                              .count = count,
+                              .shift = 3,
+                              .first = 4099,
+                              .n = total - 4099 - 77,
+                              .pshift = 1,
+                              .unpack = unpack});
+                check((run_t){.ctx = ctx,
+                              .t = t,
+                              .count = count,
+                              .first = 5,
+                              .n = (128 << 10) - 3,
+                              .pshift = 2,
+                              .unpack = unpack});
+            }
+        }
+        mgpk_stats_t st;
+        mgpk_ctx_stats(ctx, &st);
+        ck_assert_str_eq(st.last_path, "pipeline");
+        ck_assert_int_eq(st.copy_threads, threads[k]);
+        mgpk_ctx_free(ctx);
+    }
 }
 END_TEST
 
@@ -573,6 +620,7 @@ int main(void)
     tcase_add_test(tc, test_specialized);
     tcase_add_test(tc, test_external32);
     tcase_add_test(tc, test_pipeline);
+    tcase_add_test(tc, test_pipeline_threads);
     tcase_add_test(tc, test_whole);
     if (!g_small) {
         tcase_add_test(tc, test_partial);

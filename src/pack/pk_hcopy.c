@@ -1,0 +1,166 @@
+/*
+ * Host copies of the pipelined path, split over a small persistent thread
+ * pool.  One thread's memcpy between pinned staging and the caller's buffer
+ * runs near 10 GB/s, a fifth of what a pinned device-to-host read delivers.
+ * The pool starts with the staging ring (unified devices, which never stage,
+ * start no thread) and is joined by mgpk_ctx_free.
+ *
+ * A job is cut into parts; the caller and the helpers claim parts under the
+ * lock until none is left, and the caller returns once every part is copied.
+ * The job's fields change only while no part is unfinished.
+ */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#include "config.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mgpk_impl.h"
+
+/* Parts smaller than this cost more to hand out than they save. */
+#define MGPK_HCOPY_MIN_PART ((size_t)32 << 10)
+#define MGPK_HCOPY_MAX_THREADS 8
+
+struct mgpk_hcopy {
+    pthread_mutex_t lock;
+    pthread_cond_t go;   /* a new job, or quit */
+    pthread_cond_t done; /* the last part finished */
+    pthread_t *helpers;
+    int nhelpers;
+    int quit;
+    uint64_t gen; /* job number */
+    char *dst;
+    const char *src;
+    size_t n, part;
+    int nparts, next; /* parts of the job, next one to claim */
+    int unfinished;   /* parts claimed or not, not yet copied */
+};
+
+/* Claim and copy parts until none is left; lock held on entry and exit. */
+static void claim_parts(mgpk_hcopy_t *h)
+{
+    while (h->next < h->nparts) {
+        size_t off = (size_t)h->next++ * h->part;
+        size_t len = h->n - off < h->part ? h->n - off : h->part;
+        char *dst = h->dst + off;
+        const char *src = h->src + off;
+        pthread_mutex_unlock(&h->lock);
+        memcpy(dst, src, len);
+        pthread_mutex_lock(&h->lock);
+        if (--h->unfinished == 0)
+            pthread_cond_signal(&h->done);
+    }
+}
+
+static void *helper_main(void *arg)
+{
+    mgpk_hcopy_t *h = arg;
+    uint64_t seen = 0;
+    pthread_mutex_lock(&h->lock);
+    for (;;) {
+        while (h->gen == seen && !h->quit)
+            pthread_cond_wait(&h->go, &h->lock);
+        if (h->quit)
+            break;
+        seen = h->gen;
+        claim_parts(h);
+    }
+    pthread_mutex_unlock(&h->lock);
+    return NULL;
+}
+
+/* CPUs this process may run on: under an MPI launcher that binds ranks, the
+   pool stays within the rank's own cores. */
+static int cpus_allowed(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+int mgpk_hcopy_create(int nthreads, mgpk_hcopy_t **out)
+{
+    int rc = MPI_SUCCESS;
+    mgpk_hcopy_t *h = calloc(1, sizeof(*h));
+    if (nthreads <= 0)
+        nthreads = cpus_allowed() / 2;
+    if (nthreads > MGPK_HCOPY_MAX_THREADS)
+        nthreads = MGPK_HCOPY_MAX_THREADS;
+    if (nthreads < 1)
+        nthreads = 1;
+    if (!h)
+        MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mgpk: no memory for the copy pool");
+    pthread_mutex_init(&h->lock, NULL);
+    pthread_cond_init(&h->go, NULL);
+    pthread_cond_init(&h->done, NULL);
+    if (nthreads > 1) {
+        h->helpers = calloc((size_t)nthreads - 1, sizeof(pthread_t));
+        if (!h->helpers)
+            MG_FAIL(rc, fail_pool, MPI_ERR_NO_MEM, "mgpk: no memory for the copy pool");
+    }
+    for (; h->nhelpers < nthreads - 1; h->nhelpers++) {
+        int err = pthread_create(&h->helpers[h->nhelpers], NULL, helper_main, h);
+        if (err)
+            MG_FAIL(rc, fail_pool, MPI_ERR_OTHER, "mgpk: pthread_create of a copy helper: %s",
+                    strerror(err));
+    }
+    *out = h;
+fn_exit:
+    return rc;
+fail_pool:
+    mgpk_hcopy_free(h);
+fn_fail:
+    goto fn_exit;
+}
+
+void mgpk_hcopy_free(mgpk_hcopy_t *h)
+{
+    if (!h)
+        return;
+    pthread_mutex_lock(&h->lock);
+    h->quit = 1;
+    pthread_cond_broadcast(&h->go);
+    pthread_mutex_unlock(&h->lock);
+    for (int i = 0; i < h->nhelpers; i++)
+        pthread_join(h->helpers[i], NULL);
+    pthread_cond_destroy(&h->done);
+    pthread_cond_destroy(&h->go);
+    pthread_mutex_destroy(&h->lock);
+    free(h->helpers);
+    free(h);
+}
+
+int mgpk_hcopy_threads(const mgpk_hcopy_t *h)
+{
+    return h->nhelpers + 1;
+}
+
+void mgpk_hcopy_run(mgpk_hcopy_t *h, void *dst, const void *src, size_t n)
+{
+    size_t nparts = n / MGPK_HCOPY_MIN_PART;
+    if (nparts > (size_t)h->nhelpers + 1)
+        nparts = (size_t)h->nhelpers + 1;
+    if (nparts < 2) {
+        memcpy(dst, src, n);
+        return;
+    }
+    pthread_mutex_lock(&h->lock);
+    h->dst = dst;
+    h->src = src;
+    h->n = n;
+    /* Parts of whole cache lines, so that no two threads write one line. */
+    h->part = ((n + nparts - 1) / nparts + 63) & ~(size_t)63;
+    h->nparts = (int)((n + h->part - 1) / h->part);
+    h->next = 0;
+    h->unfinished = h->nparts;
+    h->gen++;
+    pthread_cond_broadcast(&h->go);
+    claim_parts(h);
+    while (h->unfinished > 0)
+        pthread_cond_wait(&h->done, &h->lock);
+    pthread_mutex_unlock(&h->lock);
+}
