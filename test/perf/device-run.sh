@@ -31,8 +31,13 @@ run p2p_chunk mpiexec -n 2 env MPIGPU_STAGING_MAX=64K p2p_chunk big
 run p2p_misc mpiexec -n 2 p2p_misc
 run p2p_misc4 mpiexec -n 4 p2p_misc
 run p2p_pingpong mpiexec -n 2 p2p_pingpong
-for spec in vect:64:8@128M cont@128M vect:512:8@16M vect:512:128@16M indexed:8@16M \
-    struct@16M subarray4d@32M; do
+run p2p_persist mpiexec -n 2 p2p_persist
+run p2p_mprobe mpiexec -n 3 env MPIGPU_STAGING_MAX=64K p2p_mprobe
+run p2p_threads mpiexec -n 2 env MPIGPU_STAGING_MAX=2M p2p_threads
+run locality mpiexec -n 3 env MPIGPU_VERBOSE=1 locality
+run pingpong mpiexec -n 2 mpigpu-pingpong -D vect:64:8 -m 64:4M -d device:device --baseline rect
+for spec in ${MGRUN_TYPES:-vect:64:8@128M cont@128M vect:512:8@16M vect:512:128@16M \
+    indexed:8@16M struct@16M subarray4d@32M}; do
     d=${spec%@*} max=${spec#*@} f=$(echo "${spec%@*}" | tr ':' '_')
     run "pb_$f" mpigpu-packbench -D "$d" -m "64:$max" --csv "$out/pb_$f.csv"
 done
