@@ -105,10 +105,19 @@ static void locate_stream(const mgdt_type_t *ty, int64_t pos, run_t *r)
 
 int64_t mgdt_ref_offset(const mgdt_type_t *ty, int64_t pos)
 {
+    int64_t left;
+    return mgdt_ref_run(ty, pos, &left);
+}
+
+int64_t mgdt_ref_run(const mgdt_type_t *ty, int64_t pos, int64_t *left)
+{
     run_t r;
-    if (ty->size == 0)
+    if (ty->size == 0) {
+        *left = 0;
         return 0;
+    }
     locate_stream(ty, pos, &r);
+    *left = r.left;
     return r.off;
 }
 

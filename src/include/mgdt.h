@@ -90,6 +90,9 @@ void mgdt_ref_unpack(const mgdt_type_t *type, const void *packed, int64_t count,
                      int64_t first, int64_t n);
 /* User-buffer byte offset (relative to buf) of packed byte pos. */
 int64_t mgdt_ref_offset(const mgdt_type_t *type, int64_t pos);
+/* The same, plus the bytes left in pos's contiguous leaf run (pos included):
+   the run walk of the copy method and of the tests. */
+int64_t mgdt_ref_run(const mgdt_type_t *type, int64_t pos, int64_t *left);
 
 /* Byte-swap a native packed stream in place to or from external32; only valid
    when type->external32_ok. first is the stream offset of buf[0]. */

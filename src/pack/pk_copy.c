@@ -10,85 +10,6 @@
 
 #include "mgpk_impl.h"
 
-/* Largest h in [0, count) with pfx[h] <= p. */
-static int64_t run_search(const int64_t *pfx, int64_t count, int64_t p)
-{
-    int64_t lo = 0, hi = count - 1;
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo + 1) / 2;
-        if (pfx[mid] <= p)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return lo;
-}
-
-/* User offset of packed byte pos of the stream, and the bytes left in its leaf run. */
-static int64_t run_at(const mgdt_type_t *type, int64_t pos, int64_t *left)
-{
-    const mgdt_node_t *nodes = type->nodes;
-    const int64_t *la = type->lookaside;
-    int64_t k = pos / type->size, p = pos - k * type->size, in = k * type->extent;
-    size_t ni = 0;
-    for (int depth = 0; depth <= MGDT_MAX_DEPTH; depth++) {
-        const mgdt_node_t *nd = &nodes[ni];
-        int64_t cs = nd->child_size, ce = nd->child_extent, c, h, q;
-        switch (nd->kind) {
-        case MGDT_K_CONTIG:
-            c = p / cs;
-            in += c * ce;
-            p -= c * cs;
-            ni++;
-            break;
-        case MGDT_K_VECTOR:
-            c = p / cs;
-            in += (c / nd->blocklen) * nd->stride + (c % nd->blocklen) * ce;
-            p -= c * cs;
-            ni++;
-            break;
-        case MGDT_K_BLKIDX:
-            c = p / cs;
-            in += la[nd->la + c / nd->blocklen] + (c % nd->blocklen) * ce;
-            p -= c * cs;
-            ni++;
-            break;
-        case MGDT_K_INDEXED:
-        case MGDT_K_STRUCT:
-            h = run_search(la + nd->la, nd->count, p);
-            q = p - la[nd->la + h];
-            in += la[nd->la + nd->count + 1 + h];
-            if (nd->kind == MGDT_K_STRUCT) {
-                ni = (size_t)la[nd->la + 2 * nd->count + 1 + h];
-                cs = nodes[ni].size;
-                ce = nodes[ni].extent;
-            } else {
-                ni++;
-            }
-            c = q / cs;
-            in += c * ce;
-            p = q - c * cs;
-            break;
-        case MGDT_K_SUBARRAY:
-            c = p / cs;
-            p -= c * cs;
-            in += nd->stride;
-            for (int d = nd->ndims - 1; d >= 0; d--) {
-                int64_t s = la[nd->la + d];
-                in += (c % s) * la[nd->la + nd->ndims + d];
-                c /= s;
-            }
-            ni++;
-            break;
-        default: /* MGDT_K_LEAF */
-            *left = nd->size - p;
-            return in + p;
-        }
-    }
-    *left = 1;
-    return in;
-}
-
 static cl_int copy_run(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed, int64_t packed_off,
                        int64_t user_off, int64_t len)
 {
@@ -104,7 +25,7 @@ static int copy_runs(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed, in
     int rc = MPI_SUCCESS;
     int64_t run_off = 0, run_len = 0, run_pk = packed_off;
     for (int64_t pos = first; pos < first + n;) {
-        int64_t left, off = run_at(plan->type, pos, &left);
+        int64_t left, off = mgdt_ref_run(plan->type, pos, &left);
         if (left > first + n - pos)
             left = first + n - pos;
         if (run_len && off == run_off + run_len) {

@@ -20,7 +20,7 @@ TESTS += test/unit/test_pack
 VALGRIND_TESTS += test/unit/test_pack
 test_unit_test_pack_SOURCES = test/unit/test_pack.c test/unit/test_pack_types.h
 test_unit_test_pack_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-test_unit_test_pack_LDADD = libmgpk.la libmgcommon.la $(OPENCL_LIBS) $(CHECK_LIBS)
+test_unit_test_pack_LDADD = libmgpk.la libmgdt.la libmgcommon.la $(OPENCL_LIBS) $(CHECK_LIBS)
 
 check_PROGRAMS += test/unit/test_locality
 TESTS += test/unit/test_locality
