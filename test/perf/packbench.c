@@ -220,9 +220,7 @@ int main(int argc, char **argv)
             if (perf_spec_parse(v, &spec))
                 return 2;
         } else if (!strcmp(a, "-m")) {
-            const char *c = strchr(v, ':');
-            lo = c ? perf_parse_size(v) : lo;
-            hi = perf_parse_size(c ? c + 1 : v);
+            perf_parse_range(v, &lo, &hi);
         } else if (!strcmp(a, "-i")) {
             iters = atoi(v);
         } else if (!strcmp(a, "--csv")) {

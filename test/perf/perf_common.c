@@ -42,6 +42,14 @@ long perf_parse_size(const char *s)
     return (long)v;
 }
 
+void perf_parse_range(const char *s, long *lo, long *hi)
+{
+    const char *c = strchr(s, ':');
+    if (c)
+        *lo = perf_parse_size(s);
+    *hi = perf_parse_size(c ? c + 1 : s);
+}
+
 int perf_method_set(const char *m)
 {
     if (strcmp(m, "auto") && strcmp(m, "kernel") && strcmp(m, "copy") && strcmp(m, "host")) {

@@ -56,6 +56,8 @@ size_t perf_alloc_bytes(const perf_layout_t *lay, size_t span);
 int perf_sizes(const perf_spec_t *spec, long lo, long hi, long *out, int max);
 
 long perf_parse_size(const char *s);
+/* -m MIN:MAX (or MAX alone, keeping *lo), sizes with K/M/G suffixes. */
+void perf_parse_range(const char *s, long *lo, long *hi);
 double perf_now(void);
 /* --method: sets MPIGPU_PACK before MPI_Init; returns -1 on a bad value. */
 int perf_method_set(const char *m);
