@@ -93,6 +93,22 @@ int MPIX_Gpu_deregister(void *devptr);
  */
 int MPIX_Gpu_query(const void *ptr, int *is_device, cl_mem *mem, size_t *offset);
 
+/**
+ * @brief Declare host memory page-locked (pinned).
+ *
+ * [ptr, ptr + size) must be page-locked for the default device, e.g. the
+ * mapping of a CL_MEM_ALLOC_HOST_PTR buffer of the default context.  Packs of
+ * device data into it and unpacks from it (MPI_Pack, MPI_Unpack) then move
+ * straight between device memory and that range at the bus's speed, instead
+ * of through the library's pinned staging and a host copy.  Correctness does
+ * not depend on it.  The range stays declared until
+ * MPIX_Gpu_host_deregister(ptr) or MPI_Finalize().
+ */
+int MPIX_Gpu_host_register(void *ptr, size_t size);
+
+/** @brief Forget a range declared by MPIX_Gpu_host_register(). */
+int MPIX_Gpu_host_deregister(void *ptr);
+
 /** @brief Blocking copy between any mix of host and device addresses. */
 int MPIX_Gpu_memcpy(void *dst, const void *src, size_t bytes);
 

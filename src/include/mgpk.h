@@ -31,12 +31,24 @@ typedef enum mgpk_method {
 /* One side of a pack: host memory (host != NULL) or a device buffer.  offset
    is the byte offset of the datatype origin (or of packed byte `first`) inside
    mem; for the typed side it may be negative as long as every byte touched
-   lies inside mem. */
+   lies inside mem.  pinned: the host memory is page-locked (the mapping of a
+   CL_MEM_ALLOC_HOST_PTR buffer, say), so that reads and writes between it and
+   device memory run at the bus's speed without a bounce through staging. */
 typedef struct mgpk_buf {
     void *host;
     cl_mem mem;
     int64_t offset;
+    int pinned;
 } mgpk_buf_t;
+
+/* How host sides reach a device without host-unified memory
+   (MPIGPU_HOST_DMA): */
+typedef enum mgpk_dma {
+    MGPK_DMA_AUTO = 0, /* straight between device staging and pinned host memory,
+                          through the pinned staging ring for pageable memory */
+    MGPK_DMA_ON,       /* straight for every host side */
+    MGPK_DMA_OFF       /* always through the staging ring */
+} mgpk_dma_t;
 
 /* Options of one call. */
 #define MGPK_F_EXTERNAL32 0x1 /* byte-swap to/from external32 (type->external32_ok) */
@@ -53,6 +65,7 @@ typedef struct mgpk_settings {
     int copy_threads;      /* threads of the pipeline's host copies, the caller's
                               included; 0: half the CPUs the process may use, at
                               most 8 */
+    mgpk_dma_t host_dma;   /* see mgpk_dma_t */
 } mgpk_settings_t;
 
 /* Create an engine for (context, device).  queue may be NULL, in which case
@@ -91,7 +104,7 @@ typedef struct mgpk_stats {
     int programs_built;    /* programs compiled from source */
     int programs_loaded;   /* programs created from the disk cache */
     int last_width;        /* W of the last kernel launch (0: no kernel ran) */
-    const char *last_path; /* "direct", "device" or "pipeline" */
+    const char *last_path; /* "direct", "device", "dma" or "pipeline" */
     long long launches;    /* kernels enqueued */
     int copy_threads;      /* threads of the host copies (0: pipeline not used yet) */
 } mgpk_stats_t;

@@ -3,11 +3,17 @@
  *   device buffer            -> the method writes it directly;
  *   host, unified memory     -> the method writes host memory through a cached
  *                               CL_MEM_USE_HOST_PTR wrapper (zero copy);
+ *   host, pinned ("dma")     -> chunks through device staging, each read
+ *                               straight into (written straight from) the
+ *                               caller's memory on the second queue while
+ *                               the next chunk's kernel runs; contiguous
+ *                               types are one read or write, no staging;
  *   host, otherwise          -> chunks through a ring of device and pinned
  *                               host staging: the kernels and reads of the
  *                               next chunks overlap the host's copy of chunk
- *                               k, split over the copy pool; a range of one
- *                               chunk is one kernel and one blocking read.
+ *                               k, split over the copy pool.
+ * A range of one chunk is one kernel and one blocking transfer below
+ * MGPK_SPLIT_MIN, NSTAGE pieces from there on.
  */
 #include "config.h"
 
@@ -141,6 +147,18 @@ fn_fail:
     goto fn_exit;
 }
 
+/* Bytes per pipeline step for a host range of n bytes. */
+static int64_t piece_bytes(const mgpk_ctx_t *ctx, int64_t n)
+{
+    int64_t chunk = (int64_t)ctx->stage_bytes, p;
+    if (n > chunk)
+        return chunk;
+    if (n < MGPK_SPLIT_MIN)
+        return n;
+    p = ((n + MGPK_NSTAGE - 1) / MGPK_NSTAGE + 4095) & ~(int64_t)4095;
+    return p < chunk ? p : chunk;
+}
+
 /*
  * Host side through the staging ring of MGPK_NSTAGE slots (device chunk
  * stage[s], pinned host chunk pin[s]).  Transfers to pinned memory run at the
@@ -156,8 +174,8 @@ static int run_pipeline(mgpk_ctx_t *ctx, const mgpk_method_ops_t *ops, const mgp
 {
     int rc = mgpk_ctx_stage(ctx);
     cl_event ev[2 * MGPK_NSTAGE] = {NULL};
-    int64_t chunk = (int64_t)ctx->stage_bytes;
     MG_CHECK(rc, fn_fail);
+    int64_t chunk = piece_bytes(ctx, n);
     if (n <= chunk) {
         rc = pipeline_one(ctx, ops, plan, host, first, n);
         goto fn_exit;
@@ -183,6 +201,140 @@ static int run_pipeline(mgpk_ctx_t *ctx, const mgpk_method_ops_t *ops, const mgp
             MG_CHECK(rc, fn_fail);
             mgpk_hcopy_run(ctx->hcopy, host + joff, ctx->pinp[s],
                            (size_t)(n - joff < chunk ? n - joff : chunk));
+        }
+    }
+fn_exit:
+    return wait_release(2 * MGPK_NSTAGE, ev, rc);
+fn_fail:
+    goto fn_exit;
+}
+
+/* A contiguous type needs no staging: one transfer between the typed buffer
+   and host memory. */
+static int dma_contig(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, char *host, int64_t first,
+                      int64_t n)
+{
+    int rc = MPI_SUCCESS;
+    size_t t = (size_t)(plan->typed_off + plan->type->shape.offset + first);
+    if (plan->dir == MGPK_DIR_PACK)
+        MG_CL_CHECK(clEnqueueReadBuffer(ctx->queue, plan->typed, CL_TRUE, t, (size_t)n, host, 0,
+                                        NULL, NULL),
+                    "clEnqueueReadBuffer(contiguous type)", rc, fn_fail);
+    else
+        MG_CL_CHECK(clEnqueueWriteBuffer(ctx->queue, plan->typed, CL_TRUE, t, (size_t)n, host, 0,
+                                         NULL, NULL),
+                    "clEnqueueWriteBuffer(contiguous type)", rc, fn_fail);
+fn_exit:
+    return rc;
+fn_fail:
+    goto fn_exit;
+}
+
+/* A range of one piece: the method and one blocking transfer on the main
+   queue, no events where it runs in order. */
+static int dma_one(mgpk_ctx_t *ctx, const mgpk_method_ops_t *ops, const mgpk_plan_t *plan,
+                   char *host, int64_t first, int64_t n)
+{
+    int rc = MPI_SUCCESS;
+    cl_event ev[2] = {NULL};
+    cl_event *mine = ctx->in_order ? NULL : &ev[0];
+    cl_uint nwait = ctx->in_order ? 0 : 1;
+    if (plan->dir == MGPK_DIR_PACK) {
+        rc = ops->enqueue(ctx, plan, ctx->stage[0], 0, first, n, 0, NULL, mine);
+        MG_CHECK(rc, fn_fail);
+        MG_CL_CHECK(clEnqueueReadBuffer(ctx->queue, ctx->stage[0], CL_TRUE, 0, (size_t)n, host,
+                                        nwait, nwait ? ev : NULL, NULL),
+                    "clEnqueueReadBuffer(to host)", rc, fn_fail);
+    } else {
+        MG_CL_CHECK(clEnqueueWriteBuffer(ctx->queue, ctx->stage[0], CL_FALSE, 0, (size_t)n, host, 0,
+                                         NULL, mine),
+                    "clEnqueueWriteBuffer(from host)", rc, fn_fail);
+        rc = ops->enqueue(ctx, plan, ctx->stage[0], 0, first, n, nwait, nwait ? ev : NULL,
+                          nwait ? &ev[1] : NULL);
+        MG_CHECK(rc, fn_fail);
+        if (ctx->in_order)
+            MG_CL_CHECK(clFinish(ctx->queue), "clFinish", rc, fn_fail);
+    }
+fn_exit:
+    return wait_release(2, ev, rc);
+fn_fail:
+    goto fn_exit;
+}
+
+/* Pack step i into slot s: the method fills stage[s] on the main queue once
+   the read that last used it is done. */
+static int dma_kernel(mgpk_ctx_t *ctx, const mgpk_method_ops_t *ops, const mgpk_plan_t *plan,
+                      cl_event *ev, int s, int64_t first, int64_t len)
+{
+    int rc = MPI_SUCCESS;
+    cl_event *cev = &ev[MGPK_NSTAGE + s], k = NULL;
+    rc = ops->enqueue(ctx, plan, ctx->stage[s], 0, first, len, *cev ? 1 : 0, cev, &k);
+    MG_CHECK(rc, fn_fail);
+    set_event(&ev[s], k);
+    MG_CL_CHECK(clFlush(ctx->queue), "clFlush", rc, fn_fail);
+fn_exit:
+    return rc;
+fn_fail:
+    goto fn_exit;
+}
+
+/*
+ * Host memory read or written straight by the transfers, chunk by chunk
+ * through the NSTAGE device staging slots.  Pack enqueues the kernel of step
+ * i + 1 before the read of step i, so that a driver whose non-blocking read
+ * blocks (pageable memory) still runs the next kernel meanwhile.  Unpack
+ * writes step i into stage[s] once the kernel that last read it is done, and
+ * scatters it.  ev[s] (method) and ev[NSTAGE + s] (transfer) are the last
+ * commands that used slot s.
+ */
+static int run_dma(mgpk_ctx_t *ctx, const mgpk_method_ops_t *ops, const mgpk_plan_t *plan,
+                   char *host, int64_t first, int64_t n)
+{
+    int rc = MPI_SUCCESS;
+    cl_event ev[2 * MGPK_NSTAGE] = {NULL};
+    if (plan->contig) {
+        rc = dma_contig(ctx, plan, host, first, n);
+        goto fn_exit;
+    }
+    rc = mgpk_ctx_stage(ctx);
+    MG_CHECK(rc, fn_fail);
+    int64_t step = piece_bytes(ctx, n);
+    if (n <= step) {
+        rc = dma_one(ctx, ops, plan, host, first, n);
+        goto fn_exit;
+    }
+    int64_t nsteps = (n + step - 1) / step;
+    if (plan->dir == MGPK_DIR_PACK) {
+        rc = dma_kernel(ctx, ops, plan, ev, 0, first, step);
+        MG_CHECK(rc, fn_fail);
+    }
+    for (int64_t i = 0; i < nsteps; i++) {
+        int s = (int)(i % MGPK_NSTAGE);
+        int64_t off = i * step, len = n - off < step ? n - off : step;
+        cl_event *kev = &ev[s], *cev = &ev[MGPK_NSTAGE + s], c = NULL, k = NULL;
+        if (plan->dir == MGPK_DIR_PACK) {
+            if (i + 1 < nsteps) {
+                int64_t noff = off + step, nlen = n - noff < step ? n - noff : step;
+                rc = dma_kernel(ctx, ops, plan, ev, (int)((i + 1) % MGPK_NSTAGE), first + noff,
+                                nlen);
+                MG_CHECK(rc, fn_fail);
+            }
+            MG_CL_CHECK(clEnqueueReadBuffer(ctx->copy_queue, ctx->stage[s], CL_FALSE, 0,
+                                            (size_t)len, host + off, 1, kev, &c),
+                        "clEnqueueReadBuffer(to host)", rc, fn_fail);
+            set_event(cev, c);
+            MG_CL_CHECK(clFlush(ctx->copy_queue), "clFlush", rc, fn_fail);
+        } else {
+            MG_CL_CHECK(clEnqueueWriteBuffer(ctx->copy_queue, ctx->stage[s], CL_FALSE, 0,
+                                             (size_t)len, host + off, *kev ? 1 : 0,
+                                             *kev ? kev : NULL, &c),
+                        "clEnqueueWriteBuffer(from host)", rc, fn_fail);
+            set_event(cev, c);
+            MG_CL_CHECK(clFlush(ctx->copy_queue), "clFlush", rc, fn_fail);
+            rc = ops->enqueue(ctx, plan, ctx->stage[s], 0, first + off, len, 1, cev, &k);
+            MG_CHECK(rc, fn_fail);
+            set_event(kev, k);
+            MG_CL_CHECK(clFlush(ctx->queue), "clFlush", rc, fn_fail);
         }
     }
 fn_exit:
@@ -259,6 +411,7 @@ static int transfer_locked(mgpk_ctx_t *ctx, mgpk_plan_t *plan, mgpk_buf_t packed
     const char *path;
     cl_mem wrap = NULL;
     int64_t hint = 0;
+    int dma = 0;
 
     if (!packed.host) {
         path = "device";
@@ -268,6 +421,10 @@ static int transfer_locked(mgpk_ctx_t *ctx, mgpk_plan_t *plan, mgpk_buf_t packed
         hint = (int64_t)(intptr_t)packed.host;
         rc = mgpk_ctx_wrap(ctx, packed.host, (size_t)n, &wrap);
         MG_CHECK(rc, fn_fail);
+    } else if (ctx->settings.host_dma == MGPK_DMA_ON ||
+               (ctx->settings.host_dma == MGPK_DMA_AUTO && packed.pinned)) {
+        path = "dma";
+        dma = 1;
     } else {
         path = "pipeline";
     }
@@ -281,6 +438,8 @@ static int transfer_locked(mgpk_ctx_t *ctx, mgpk_plan_t *plan, mgpk_buf_t packed
         rc = run_device(ctx, ops, plan, packed, first, n);
     else if (wrap)
         rc = run_direct(ctx, ops, plan, wrap, first, n);
+    else if (dma)
+        rc = run_dma(ctx, ops, plan, packed.host, first, n);
     else
         rc = run_pipeline(ctx, ops, plan, packed.host, first, n);
     MG_CHECK(rc, fn_fail);

@@ -11,6 +11,7 @@
  *   pack_d2p   the same into pinned host memory                          (library)
  *   pack_d2d   MPI_Pack of a device buffer into device memory            (library)
  *   unpack_h2d MPI_Unpack of host packed data into a device buffer       (library)
+ *   unpack_p2d the same from pinned host memory                         (library)
  *   hand_d2d   a hand-written kernel for this one layout (test/perf/hand.cl)
  *   hand_d2h   that kernel, then a read of the packed bytes into pinned memory
  *   copy_d2h   clEnqueueReadBufferRect into pinned memory (cont, vect, face,
@@ -36,6 +37,7 @@ enum {
     M_PACK_D2P,
     M_PACK_D2D,
     M_UNPACK_H2D,
+    M_UNPACK_P2D,
     M_HAND_D2D,
     M_HAND_D2H,
     M_COPY_D2H,
@@ -45,9 +47,9 @@ enum {
     M_FLOOR_D2H,
     NM
 };
-static const char *names[NM] = {"pack_d2h",  "pack_d2p", "pack_d2d", "unpack_h2d",
-                                "hand_d2d",  "hand_d2h", "copy_d2h", "stage_host",
-                                "host_pack", "read_d2h", "floor_d2h"};
+static const char *names[NM] = {"pack_d2h",   "pack_d2p",  "pack_d2d", "unpack_h2d",
+                                "unpack_p2d", "hand_d2d",  "hand_d2h", "copy_d2h",
+                                "stage_host", "host_pack", "read_d2h", "floor_d2h"};
 
 #define MAXIT 1000
 #define MAXSIZES 64
@@ -112,6 +114,8 @@ static int bench_call(int m, const perf_spec_t *spec, bench_bufs_t *b, perf_hand
         return MPI_Pack(dorg, 1, b->t, b->dp, b->psize, &pos, MPI_COMM_WORLD) ? -1 : 0;
     case M_UNPACK_H2D:
         return MPI_Unpack(b->ref, b->psize, &pos, dorg, 1, b->t, MPI_COMM_WORLD) ? -1 : 0;
+    case M_UNPACK_P2D:
+        return MPI_Unpack(b->pin.ptr, b->psize, &pos, dorg, 1, b->t, MPI_COMM_WORLD) ? -1 : 0;
     case M_HAND_D2D:
         return perf_hand_pack(hand, spec, &b->lay, b->d, b->dpmem);
     case M_HAND_D2H:
@@ -283,6 +287,8 @@ int main(int argc, char **argv)
                 continue;
             /* The untimed first call also checks the result and caps the count
                of slow methods (block-by-block copies) to keep runs short. */
+            if (m == M_UNPACK_P2D) /* the packed bytes, in pinned memory */
+                memcpy(b.pin.ptr, b.ref, (size_t)b.psize);
             double t0 = perf_now();
             st = bench_call(m, &spec, &b, hand);
             double first = perf_now() - t0;
@@ -319,7 +325,7 @@ int main(int argc, char **argv)
                 else
                     fprintf(cf, "%s", spec.name);
                 /* Library rows under a forced MPIGPU_PACK: "pack_d2h.kernel". */
-                int lib = m <= M_UNPACK_H2D && meth && *meth && strcmp(meth, "auto");
+                int lib = m <= M_UNPACK_P2D && meth && *meth && strcmp(meth, "auto");
                 fprintf(cf, ",%d,%s%s%s,%.3f,%.4f\n", b.psize, names[m], lib ? "." : "",
                         lib ? meth : "", med[m] * 1e6, gbps);
             }

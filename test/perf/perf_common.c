@@ -236,6 +236,8 @@ int perf_pinned_alloc(size_t n, perf_pinned_t *p)
         clReleaseMemObject(p->mem);
         return -1;
     }
+    /* Tell the library, so that its packs move straight into it. */
+    MPIX_Gpu_host_register(p->ptr, n ? n : 1);
     return 0;
 }
 
@@ -243,6 +245,7 @@ void perf_pinned_free(perf_pinned_t *p)
 {
     cl_command_queue q;
     MPIX_Gpu_get_device(NULL, NULL, &q);
+    MPIX_Gpu_host_deregister(p->ptr);
     clEnqueueUnmapMemObject(q, p->mem, p->ptr, 0, NULL, NULL);
     clFinish(q);
     clReleaseMemObject(p->mem);

@@ -132,6 +132,7 @@ typedef struct run {
     int64_t pshift;       /* offset of the packed side */
     int flags;
     int unpack;
+    int pinned; /* mark the host packed side page-locked */
 } run_t;
 
 static unsigned char pat(int64_t i, int seed)
@@ -191,8 +192,8 @@ static int check(run_t r)
     }
     cl_mem tm = dev_buf(ulen, user), pm = r.dev ? dev_buf(plen, pk) : NULL;
     mgpk_buf_t typed = {.mem = tm, .offset = origin};
-    mgpk_buf_t packed =
-        r.dev ? (mgpk_buf_t){.mem = pm, .offset = r.pshift} : (mgpk_buf_t){.host = pk + r.pshift};
+    mgpk_buf_t packed = r.dev ? (mgpk_buf_t){.mem = pm, .offset = r.pshift}
+                              : (mgpk_buf_t){.host = pk + r.pshift, .pinned = r.pinned};
     int rc = r.unpack ? mgpk_unpack(r.ctx, t, r.count, packed, typed, r.first, n, r.flags)
                       : mgpk_pack(r.ctx, t, r.count, typed, packed, r.first, n, r.flags);
     ck_assert_msg(rc == MPI_SUCCESS, "rc %d: %s", rc, mgerr_get(rc));
@@ -346,6 +347,81 @@ START_TEST(test_pipeline_threads)
         ck_assert_int_eq(st.copy_threads, threads[k]);
         mgpk_ctx_free(ctx);
     }
+}
+END_TEST
+
+static mgpk_ctx_t *mk_ctx_dma(mgpk_method_t method, size_t chunk, mgpk_dma_t dma)
+{
+    mgpk_settings_t s = {.method = method,
+                         .force_pipeline = 1,
+                         .chunk_bytes = chunk,
+                         .host_dma = dma,
+                         .verbose = getenv("MGPK_TEST_VERBOSE") != NULL};
+    mgpk_ctx_t *ctx = NULL;
+    int rc = mgpk_ctx_create(g_cl, g_dev, g_q, &s, &ctx);
+    ck_assert_msg(rc == MPI_SUCCESS, "mgpk_ctx_create: %s", mgerr_get(rc));
+    return ctx;
+}
+
+static void expect_path(mgpk_ctx_t *ctx, const char *path)
+{
+    mgpk_stats_t st;
+    mgpk_ctx_stats(ctx, &st);
+    ck_assert_str_eq(st.last_path, path);
+}
+
+/* Transfers straight between device staging and host memory marked pinned
+   (MPIGPU_HOST_DMA=auto) or any host memory (on), and the staging ring for
+   unmarked memory or under off: many chunks with a short last one, one
+   chunk of at least MGPK_SPLIT_MIN cut into pieces, one small piece, ranges
+   that start and end inside words, the contiguous type's single transfer,
+   and the copy method through the same path. */
+START_TEST(test_dma)
+{
+    const mgpk_dma_t modes[3] = {MGPK_DMA_AUTO, MGPK_DMA_ON, MGPK_DMA_OFF};
+    const int cases[3] = {C_VEC, C_STRUCT, C_CONTIG};
+    for (int md = 0; md < 3; md++) {
+        for (int chunk = 0; chunk < 2; chunk++) {
+            mgpk_ctx_t *ctx =
+                mk_ctx_dma(MGPK_METHOD_AUTO, chunk ? (size_t)4 << 20 : 96 << 10, modes[md]);
+            for (int c = 0; c < 3; c++) {
+                const mgdt_type_t *t = types[cases[c]];
+                int64_t count = ((g_small ? 1100 : 1500) << 10) / t->size + 1,
+                        total = count * t->size;
+                for (int unpack = 0; unpack < 2; unpack++)
+                    for (int pinned = 0; pinned < 2; pinned++) {
+                        run_t r = {.ctx = ctx,
+                                   .t = t,
+                                   .count = count,
+                                   .n = -1,
+                                   .unpack = unpack,
+                                   .pinned = pinned};
+                        const char *want = md == 1 || (md == 0 && pinned) ? "dma" : "pipeline";
+                        check(r);
+                        expect_path(ctx, want);
+                        r.shift = 3, r.first = 4099, r.n = total - 4099 - 77, r.pshift = 1;
+                        check(r);
+                        expect_path(ctx, want);
+                        r.shift = 0, r.first = 5, r.n = 3000, r.pshift = 2;
+                        check(r);
+                        expect_path(ctx, want);
+                    }
+            }
+            mgpk_ctx_free(ctx);
+        }
+    }
+    /* The copy method, pinned, several chunks. */
+    mgpk_ctx_t *ctx = mk_ctx_dma(MGPK_METHOD_COPY, 256 << 10, MGPK_DMA_AUTO);
+    for (int unpack = 0; unpack < 2; unpack++) {
+        check((run_t){.ctx = ctx,
+                      .t = types[C_VEC],
+                      .count = (600 << 10) / types[C_VEC]->size + 1,
+                      .n = -1,
+                      .unpack = unpack,
+                      .pinned = 1});
+        expect_path(ctx, "dma");
+    }
+    mgpk_ctx_free(ctx);
 }
 END_TEST
 
@@ -631,6 +707,7 @@ int main(void)
     tcase_add_test(tc, test_external32);
     tcase_add_test(tc, test_pipeline);
     tcase_add_test(tc, test_pipeline_threads);
+    tcase_add_test(tc, test_dma);
     tcase_add_test(tc, test_whole);
     if (!g_small) {
         tcase_add_test(tc, test_partial);

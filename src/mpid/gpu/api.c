@@ -93,6 +93,34 @@ int MPIX_Gpu_deregister(void *devptr)
     return mgdev_error(MPI_COMM_WORLD, rc);
 }
 
+int MPIX_Gpu_host_register(void *ptr, size_t size)
+{
+    int rc = MPI_SUCCESS;
+    if (!ptr || size == 0)
+        MG_FAIL(rc, fn_fail, MPI_ERR_ARG, "mpigpu: MPIX_Gpu_host_register: %s",
+                ptr ? "size is 0" : "ptr is NULL");
+    if (mgdev_reg_in_range(ptr, 1))
+        MG_FAIL(rc, fn_fail, MPI_ERR_ARG, "mpigpu: MPIX_Gpu_host_register: %p is a device address",
+                ptr);
+    rc = mgdev_pinned_add(ptr, size);
+fn_exit:
+    return mgdev_error(MPI_COMM_WORLD, rc);
+fn_fail:
+    goto fn_exit;
+}
+
+int MPIX_Gpu_host_deregister(void *ptr)
+{
+    int rc = MPI_SUCCESS;
+    if (ptr && !mgdev_pinned_remove(ptr))
+        MG_FAIL(rc, fn_fail, MPI_ERR_ARG, "mpigpu: MPIX_Gpu_host_deregister: %p was not registered",
+                ptr);
+fn_exit:
+    return mgdev_error(MPI_COMM_WORLD, rc);
+fn_fail:
+    goto fn_exit;
+}
+
 int MPIX_Gpu_query(const void *ptr, int *is_device, cl_mem *mem, size_t *offset)
 {
     int rc = MPI_SUCCESS;

@@ -242,6 +242,7 @@ void mgdev_teardown(void)
     if (st->context)
         clReleaseContext(st->context);
     mgdev_loc_finalize();
+    mgdev_pinned_finalize();
     mgdev_settings_free(&st->settings);
     pthread_mutex_t lock = st->lock;
     memset(st, 0, sizeof(*st));

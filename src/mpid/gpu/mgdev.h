@@ -27,6 +27,7 @@ typedef struct mgdev_settings {
     int force_pipeline;   /* MPIGPU_FORCE_PIPELINE */
     char *cache_dir;      /* MPIGPU_CACHE_DIR resolved and created, NULL: no cache */
     size_t staging_max;   /* MPIGPU_STAGING_MAX: cap of the pinned staging pool */
+    mgpk_dma_t host_dma;  /* MPIGPU_HOST_DMA */
 } mgdev_settings_t;
 
 #define MGDEV_CHUNK_DEFAULT ((size_t)4 << 20)
@@ -74,6 +75,14 @@ void mgdev_default_get(cl_context *context, cl_device_id *device, cl_command_que
                        mgpk_ctx_t **pk);
 /* Make queue's context and device the default (MPIX_Gpu_set_queue). */
 int mgdev_queue_adopt(cl_command_queue queue);
+
+/* Page-locked host ranges (pinned.c): the staging pool's buffers and those
+   of MPIX_Gpu_host_register().  mgdev_pinned says whether [ptr, ptr + len)
+   lies inside one; remove returns whether ptr started one. */
+int mgdev_pinned_add(const void *ptr, size_t len);
+int mgdev_pinned_remove(const void *ptr);
+int mgdev_pinned(const void *ptr, size_t len);
+void mgdev_pinned_finalize(void);
 
 /* Raise rc (an error class) on comm's error handler and return it.  With
    MPI_ERRORS_ARE_FATAL the recorded message is printed first, so that the

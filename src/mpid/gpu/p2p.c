@@ -151,7 +151,8 @@ static int op_contig(const mgdev_op_t *op)
 /* Packed bytes [first, first + len) of op's data into host memory, or back. */
 static int op_pack(mgdev_op_t *op, char *host, int64_t first, int64_t len)
 {
-    mgpk_buf_t h = {.host = host}, d = {.mem = op->mem, .offset = op->origin};
+    mgpk_buf_t h = {.host = host, .pinned = mgdev_pinned(host, (size_t)len)},
+               d = {.mem = op->mem, .offset = op->origin};
     if (!op_contig(op))
         return mgpk_pack(op->pk, op->type, op->count, d, h, first, len, 0);
     d.offset += op->type->shape.offset + first;
@@ -160,7 +161,8 @@ static int op_pack(mgdev_op_t *op, char *host, int64_t first, int64_t len)
 
 static int op_unpack(mgdev_op_t *op, char *host, int64_t first, int64_t len)
 {
-    mgpk_buf_t h = {.host = host}, d = {.mem = op->mem, .offset = op->origin};
+    mgpk_buf_t h = {.host = host, .pinned = mgdev_pinned(host, (size_t)len)},
+               d = {.mem = op->mem, .offset = op->origin};
     if (!op_contig(op))
         return mgpk_unpack(op->pk, op->type, op->count, h, d, first, len, 0);
     d.offset += op->type->shape.offset + first;

@@ -224,6 +224,8 @@ static int pk_device(pk_call_t *c)
         pb.host = NULL;
         pb.mem = c->p.e.mem;
         pb.offset = c->p.off;
+    } else {
+        pb.pinned = mgdev_pinned(pb.host, (size_t)c->n);
     }
     if (c->unpack) {
         if (cross) {

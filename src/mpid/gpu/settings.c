@@ -56,6 +56,20 @@ static int parse_method(const char *v, mgpk_method_t *m)
                      "mpigpu: MPIGPU_PACK=\"%s\" is not one of auto, kernel, copy, host", v);
 }
 
+static int parse_dma(const char *v, mgpk_dma_t *d)
+{
+    if (!strcmp(v, "auto"))
+        *d = MGPK_DMA_AUTO;
+    else if (!strcmp(v, "on"))
+        *d = MGPK_DMA_ON;
+    else if (!strcmp(v, "off"))
+        *d = MGPK_DMA_OFF;
+    else
+        return mgerr_set(MPI_ERR_OTHER,
+                         "mpigpu: MPIGPU_HOST_DMA=\"%s\" is not one of auto, on, off", v);
+    return MPI_SUCCESS;
+}
+
 static int parse_bytes(const char *name, const char *v, size_t *out)
 {
     char *end = NULL;
@@ -143,6 +157,10 @@ int mgdev_settings_read(mgdev_settings_t *s)
         rc = parse_method(v, &s->method);
         MG_CHECK(rc, fn_fail);
     }
+    if ((v = getenv("MPIGPU_HOST_DMA")) && v[0]) {
+        rc = parse_dma(v, &s->host_dma);
+        MG_CHECK(rc, fn_fail);
+    }
     if ((v = getenv("MPIGPU_CHUNK")) && v[0]) {
         rc = parse_bytes("MPIGPU_CHUNK", v, &s->chunk_bytes);
         MG_CHECK(rc, fn_fail);
@@ -177,7 +195,8 @@ mgpk_settings_t mgdev_settings_pack(const mgdev_settings_t *s)
                          .verbose = s->verbose,
                          .chunk_bytes = s->chunk_bytes,
                          .force_pipeline = s->force_pipeline,
-                         .cache_dir = s->cache_dir};
+                         .cache_dir = s->cache_dir,
+                         .host_dma = s->host_dma};
     return p;
 }
 

@@ -54,6 +54,7 @@ void mgdev_staging_usage(size_t *allocated, size_t *high_water, size_t *cap)
 static void stage_release(mgdev_stage_t *s)
 {
     cl_command_queue queue = NULL;
+    mgdev_pinned_remove(s->ptr);
     mgdev_default_get(NULL, NULL, &queue, NULL);
     if (queue) {
         clEnqueueUnmapMemObject(queue, s->mem, s->ptr, 0, NULL, NULL);
@@ -81,6 +82,12 @@ static int stage_alloc(size_t size, mgdev_stage_t **out)
                                 NULL, NULL, &clrc);
     MG_CL_CHECK(clrc, "clEnqueueMapBuffer(staging)", rc, release_mem);
     mgdev_staging_bind(s->ptr, size); /* NUMA node of the device: locality.c */
+    rc = mgdev_pinned_add(s->ptr, size);
+    if (rc != MPI_SUCCESS) {
+        clEnqueueUnmapMemObject(queue, s->mem, s->ptr, 0, NULL, NULL);
+        clFinish(queue);
+        goto release_mem;
+    }
     s->size = size;
     pool.allocated += size;
     if (pool.allocated > pool.high_water)
