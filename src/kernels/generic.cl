@@ -14,6 +14,19 @@
  * dominates.  Spans loop grid-stride so that the host can bound the launch.
  */
 
+/* a / b and a % b for non-negative values, in 32 bits where the caller knows
+   they fit (narrow): 64-bit division costs GPUs several times as many
+   instructions. */
+static long mg_div(long a, long b, int narrow)
+{
+    return narrow ? (long)((uint)a / (uint)b) : a / b;
+}
+
+static long mg_mod(long a, long b, int narrow)
+{
+    return narrow ? (long)((uint)a % (uint)b) : a % b;
+}
+
 /* Largest h in [0, count) with pfx[h] <= p: the block holding packed byte p
    (empty blocks share their pfx with the next one and are skipped). */
 static long mg_search(__global const long *pfx, long count, long p)
@@ -31,9 +44,10 @@ static long mg_search(__global const long *pfx, long count, long p)
 /* User offset, relative to the instance origin, of packed byte p of one
    instance of nodes[0]; *leaf_p receives p's position inside its leaf run and
    *basic the size of the leaf's basic elements (for byte swapping) and *left
-   the bytes from p to the end of the run. */
+   the bytes from p to the end of the run.  narrow: the instance's size fits
+   32 bits. */
 static long mg_walk(__global const mgdt_node_t *nodes, __global const long *la, long p,
-                    long *leaf_p, long *basic, long *left)
+                    long *leaf_p, long *basic, long *left, int narrow)
 {
     long in = 0;
     int ni = 0;
@@ -50,27 +64,29 @@ static long mg_walk(__global const mgdt_node_t *nodes, __global const long *la, 
             *left = nd->size - p;
             return in + p;
         case MGDT_K_CONTIG:
-            c = p / cs;
+            c = mg_div(p, cs, narrow);
             in += c * ce;
             p -= c * cs;
             ni++;
             break;
         case MGDT_K_VECTOR:
-            c = p / cs;
-            in += (c / nd->blocklen) * nd->stride + (c % nd->blocklen) * ce;
+            c = mg_div(p, cs, narrow);
+            in +=
+                mg_div(c, nd->blocklen, narrow) * nd->stride + mg_mod(c, nd->blocklen, narrow) * ce;
             p -= c * cs;
             ni++;
             break;
         case MGDT_K_BLKIDX:
-            c = p / cs;
-            in += la[nd->la + c / nd->blocklen] + (c % nd->blocklen) * ce;
+            c = mg_div(p, cs, narrow);
+            in +=
+                la[nd->la + mg_div(c, nd->blocklen, narrow)] + mg_mod(c, nd->blocklen, narrow) * ce;
             p -= c * cs;
             ni++;
             break;
         case MGDT_K_INDEXED:
             h = mg_search(la + nd->la, nd->count, p);
             q = p - la[nd->la + h];
-            c = q / cs;
+            c = mg_div(q, cs, narrow);
             in += la[nd->la + nd->count + 1 + h] + c * ce;
             p = q - c * cs;
             ni++;
@@ -82,18 +98,18 @@ static long mg_walk(__global const mgdt_node_t *nodes, __global const long *la, 
             ni = (int)la[nd->la + 2 * nd->count + 1 + h];
             cs = nodes[ni].size;
             ce = nodes[ni].extent;
-            c = q / cs;
+            c = mg_div(q, cs, narrow);
             in += c * ce;
             p = q - c * cs;
             break;
         case MGDT_K_SUBARRAY:
-            c = p / cs;
+            c = mg_div(p, cs, narrow);
             p -= c * cs;
             in += nd->stride;
             for (int d = nd->ndims - 1; d >= 0; d--) {
                 long s = la[nd->la + d];
-                long i = c % s;
-                c /= s;
+                long i = mg_mod(c, s, narrow);
+                c = mg_div(c, s, narrow);
                 in += i * la[nd->la + nd->ndims + d];
             }
             ni++;
@@ -112,12 +128,13 @@ static long mg_walk(__global const mgdt_node_t *nodes, __global const long *la, 
  * corrupt tree, so that a bad walk cannot loop forever.
  */
 #define MG_SPANS(W, BODY)                                                                          \
+    const int narrow = first + nwords * (W) <= 0xffffffffL && size <= 0xffffffffL;                 \
     for (long sp = get_global_id(0) * span; sp < nwords; sp += get_global_size(0) * span) {        \
         long w = sp, wend = min(sp + span, nwords);                                                \
         while (w < wend) {                                                                         \
-            long pos = first + w * (W), k = pos / size, lp, basic, left;                           \
-            long off =                                                                             \
-                typed_off + k * extent + mg_walk(nodes, la, pos - k * size, &lp, &basic, &left);   \
+            long pos = first + w * (W), k = mg_div(pos, size, narrow), lp, basic, left;            \
+            long off = typed_off + k * extent +                                                    \
+                       mg_walk(nodes, la, pos - k * size, &lp, &basic, &left, narrow);             \
             long m = max(min(left / (W), wend - w), 1L);                                           \
             BODY;                                                                                  \
             w += m;                                                                                \

@@ -21,8 +21,8 @@
 #define MGPK_NWIDTHS 5            /* W = 1, 2, 4, 8, 16 */
 #define MGPK_MAX_GLOBAL (1 << 20) /* work-items per launch; the rest loop */
 #define MGPK_DEFAULT_CHUNK (16u << 20)
-/* A host range of one chunk but at least this long is cut into NSTAGE
-   pieces, so that its kernels and transfers (and host copies) overlap. */
+/* A host range at least this long moves in at least NSTAGE pieces, so that
+   its kernels and transfers (and host copies) overlap. */
 #define MGPK_SPLIT_MIN ((int64_t)1 << 20)
 
 /* Kernel families; each has a pack and an unpack kernel per width. */

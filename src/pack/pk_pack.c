@@ -147,14 +147,14 @@ fn_fail:
     goto fn_exit;
 }
 
-/* Bytes per pipeline step for a host range of n bytes. */
+/* Bytes per pipeline step for a host range of n bytes: the whole range
+   below MGPK_SPLIT_MIN, else at least NSTAGE steps of at most one chunk, so
+   that a range of one or two chunks overlaps as well as a long one. */
 static int64_t piece_bytes(const mgpk_ctx_t *ctx, int64_t n)
 {
     int64_t chunk = (int64_t)ctx->stage_bytes, p;
-    if (n > chunk)
-        return chunk;
     if (n < MGPK_SPLIT_MIN)
-        return n;
+        return n < chunk ? n : chunk;
     p = ((n + MGPK_NSTAGE - 1) / MGPK_NSTAGE + 4095) & ~(int64_t)4095;
     return p < chunk ? p : chunk;
 }

@@ -182,6 +182,61 @@ static void test_errors(void)
     CHECK(MPIX_Gpu_free(p) == MPI_SUCCESS);
 }
 
+/* Host ranges declared pinned: argument errors, and packs into and unpacks
+   from a declared range (the direct path where the device does not share
+   host memory) give the bytes of host MPI_Pack. */
+static void test_host_register(void)
+{
+    enum { NV = 3000 };
+    cl_context c = NULL;
+    cl_command_queue q = NULL;
+    cl_int err;
+    double src[2 * NV], back[2 * NV], *d = NULL;
+    char ref[NV * sizeof(double)];
+    int pos = 0, host = 0;
+    MPI_Datatype vec;
+    MPI_Type_vector(NV, 1, 2, MPI_DOUBLE, &vec);
+    MPI_Type_commit(&vec);
+    CHECK(MPIX_Gpu_get_device(&c, NULL, &q) == MPI_SUCCESS);
+    CHECK_ERR(MPIX_Gpu_host_register(NULL, 10), MPI_ERR_ARG, "ptr is NULL");
+    CHECK_ERR(MPIX_Gpu_host_register(&host, 0), MPI_ERR_ARG, "size is 0");
+    CHECK_ERR(MPIX_Gpu_host_deregister(&host), MPI_ERR_ARG, "was not registered");
+    CHECK(MPIX_Gpu_host_deregister(NULL) == MPI_SUCCESS);
+    CHECK(MPIX_Gpu_malloc(sizeof(src), (void **)&d) == MPI_SUCCESS);
+    CHECK_ERR(MPIX_Gpu_host_register(d, 8), MPI_ERR_ARG, "device address");
+    cl_mem hm = clCreateBuffer(c, CL_MEM_ALLOC_HOST_PTR, sizeof(ref), NULL, &err);
+    CHECK(err == CL_SUCCESS);
+    char *pin = clEnqueueMapBuffer(q, hm, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, sizeof(ref), 0,
+                                   NULL, NULL, &err);
+    CHECK(err == CL_SUCCESS && pin);
+    CHECK(MPIX_Gpu_host_register(pin, sizeof(ref)) == MPI_SUCCESS);
+    for (int i = 0; i < 2 * NV; i++)
+        src[i] = i * 0.5 + 1;
+    PMPI_Pack(src, 1, vec, ref, sizeof(ref), &pos, MPI_COMM_WORLD);
+    CHECK(MPIX_Gpu_memcpy(d, src, sizeof(src)) == MPI_SUCCESS);
+    memset(pin, 0, sizeof(ref));
+    pos = 0;
+    CHECK(MPI_Pack(d, 1, vec, pin, sizeof(ref), &pos, MPI_COMM_WORLD) == MPI_SUCCESS);
+    CHECK(pos == (int)sizeof(ref) && memcmp(pin, ref, sizeof(ref)) == 0);
+    /* Unpack from it into a cleared buffer: every other double comes back. */
+    memset(back, 0, sizeof(back));
+    CHECK(MPIX_Gpu_memcpy(d, back, sizeof(back)) == MPI_SUCCESS);
+    pos = 0;
+    CHECK(MPI_Unpack(pin, sizeof(ref), &pos, d, 1, vec, MPI_COMM_WORLD) == MPI_SUCCESS);
+    CHECK(MPIX_Gpu_memcpy(back, d, sizeof(back)) == MPI_SUCCESS);
+    int bad = 0;
+    for (int i = 0; i < 2 * NV; i++)
+        bad += back[i] != (i % 2 ? 0.0 : src[i]);
+    CHECK(bad == 0);
+    CHECK(MPIX_Gpu_host_deregister(pin) == MPI_SUCCESS);
+    CHECK_ERR(MPIX_Gpu_host_deregister(pin), MPI_ERR_ARG, "was not registered");
+    clEnqueueUnmapMemObject(q, hm, pin, 0, NULL, NULL);
+    clFinish(q);
+    clReleaseMemObject(hm);
+    CHECK(MPIX_Gpu_free(d) == MPI_SUCCESS);
+    MPI_Type_free(&vec);
+}
+
 static void test_set_queue(void)
 {
     cl_device_id d = NULL;
@@ -235,6 +290,7 @@ int main(int argc, char **argv)
     test_memcpy();
     test_register();
     test_errors();
+    test_host_register();
     test_set_queue();
     MPI_Finalize();
     CHECK(MPIX_Query_opencl_support() == 0);

@@ -161,6 +161,10 @@ int mgdev_settings_read(mgdev_settings_t *s)
         rc = parse_dma(v, &s->host_dma);
         MG_CHECK(rc, fn_fail);
     }
+    if ((v = getenv("MPIGPU_SPAN")) && v[0]) {
+        rc = parse_bytes("MPIGPU_SPAN", v, &s->span_bytes);
+        MG_CHECK(rc, fn_fail);
+    }
     if ((v = getenv("MPIGPU_CHUNK")) && v[0]) {
         rc = parse_bytes("MPIGPU_CHUNK", v, &s->chunk_bytes);
         MG_CHECK(rc, fn_fail);
@@ -196,7 +200,8 @@ mgpk_settings_t mgdev_settings_pack(const mgdev_settings_t *s)
                          .chunk_bytes = s->chunk_bytes,
                          .force_pipeline = s->force_pipeline,
                          .cache_dir = s->cache_dir,
-                         .host_dma = s->host_dma};
+                         .host_dma = s->host_dma,
+                         .span_bytes = s->span_bytes};
     return p;
 }
 
