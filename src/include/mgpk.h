@@ -66,6 +66,10 @@ typedef struct mgpk_settings {
                               included; 0: half the CPUs the process may use, at
                               most 8 */
     mgpk_dma_t host_dma;   /* see mgpk_dma_t */
+    int map_max;           /* largest instance size in bytes that the map kernels
+                              pack (a table of each packed byte's offset, built
+                              once per type); 0: 4096 on GPUs, never on CPU
+                              devices; negative: never */
 } mgpk_settings_t;
 
 /* Create an engine for (context, device).  queue may be NULL, in which case
@@ -107,6 +111,7 @@ typedef struct mgpk_stats {
     const char *last_path; /* "direct", "device", "dma" or "pipeline" */
     long long launches;    /* kernels enqueued */
     int copy_threads;      /* threads of the host copies (0: pipeline not used yet) */
+    const char *last_what; /* what moved the last range ("map kernel", ...) */
 } mgpk_stats_t;
 void mgpk_ctx_stats(const mgpk_ctx_t *ctx, mgpk_stats_t *stats);
 

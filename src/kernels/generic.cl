@@ -169,6 +169,51 @@ MG_GENERIC(8, ulong)
 MG_GENERIC(16, uint4)
 
 /*
+ * Small instances (size <= MGPK_MAP_MAX): map[b] is the user offset of packed
+ * byte b of one instance, built on the host once per type.  One word per
+ * work-item on GPUs, like a hand-written kernel, with a table lookup (cached)
+ * in place of the layout's arithmetic.  A span's words after the first step
+ * through the table and wrap to the next instance.
+ */
+#define MG_MAP_ARGS                                                                                \
+    __global const int *map, long size, long extent, long typed_off, long packed_off, long first,  \
+        long nwords, long span
+
+#define MG_MAP_SPANS(W, BODY)                                                                      \
+    const int narrow = first + nwords * (W) <= 0xffffffffL && size <= 0xffffffffL;                 \
+    for (long sp = get_global_id(0) * span; sp < nwords; sp += get_global_size(0) * span) {        \
+        long wend = min(sp + span, nwords), pos = first + sp * (W);                                \
+        long k = mg_div(pos, size, narrow), r = pos - k * size;                                    \
+        long base = typed_off + k * extent;                                                        \
+        for (long w = sp; w < wend; w++) {                                                         \
+            long off = base + map[r];                                                              \
+            BODY;                                                                                  \
+            r += (W);                                                                              \
+            if (r >= size) {                                                                       \
+                r = 0;                                                                             \
+                base += extent;                                                                    \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+#define MG_MAP(W, T)                                                                               \
+    __kernel void mg_map_pack_w##W(MG_MAP_ARGS, __global const uchar *typed,                       \
+                                   __global uchar *packed){                                        \
+        MG_MAP_SPANS(W, *(__global T *)(packed + packed_off + w * (W)) =                           \
+                            *(__global const T *)(typed + off))} __kernel void                     \
+        mg_map_unpack_w##W(MG_MAP_ARGS, __global uchar *typed, __global const uchar *packed)       \
+    {                                                                                              \
+        MG_MAP_SPANS(W, *(__global T *)(typed + off) =                                             \
+                            *(__global const T *)(packed + packed_off + w * (W)))                  \
+    }
+
+MG_MAP(1, uchar)
+MG_MAP(2, ushort)
+MG_MAP(4, uint)
+MG_MAP(8, ulong)
+MG_MAP(16, uint4)
+
+/*
  * external32: byte-reverse every basic element.  The byte kernels (W = 1)
  * mirror each byte inside its element, so they handle leaves of different
  * basic sizes and any range; the word kernels serve types whose leaves all

@@ -24,6 +24,9 @@
 /* A host range at least this long moves in at least NSTAGE pieces, so that
    its kernels and transfers (and host copies) overlap. */
 #define MGPK_SPLIT_MIN ((int64_t)1 << 20)
+/* Largest instance size (bytes) packed by the map kernels: the table holds
+   one 32-bit offset per packed byte of one instance. */
+#define MGPK_MAP_MAX 4096
 
 /* Kernel families; each has a pack and an unpack kernel per width. */
 typedef enum mgpk_family {
@@ -31,6 +34,7 @@ typedef enum mgpk_family {
     MGPK_FAM_SWAP,   /* generic walk with byte reversal (W = 1, 2, 4, 8) */
     MGPK_FAM_VECTOR, /* SHAPE_VECTOR */
     MGPK_FAM_SUB,    /* SHAPE_SUBARRAY */
+    MGPK_FAM_MAP,    /* small instances: a per-type table of each packed byte's offset */
     MGPK_FAM_COUNT
 } mgpk_family_t;
 
@@ -87,6 +91,7 @@ typedef struct mgpk_plan {
     mgpk_family_t family;
     int contig;       /* SHAPE_CONTIG: plain copy commands */
     cl_mem nodes, la; /* uploaded tree (generic and swap families) */
+    cl_mem map;       /* byte-offset table (map family) */
     const char *what; /* for the verbose line */
 } mgpk_plan_t;
 
@@ -122,8 +127,11 @@ void mgpk_prog_release(mgpk_ctx_t *ctx);
 #define MGPK_FNV_BASIS 0xcbf29ce484222325ULL
 uint64_t mgpk_fnv1a(uint64_t h, const void *data, size_t len);
 
-/* pk_upload.c: the type's tree on this context's device, uploaded once. */
-int mgpk_upload_get(mgpk_ctx_t *ctx, const mgdt_type_t *type, cl_mem *nodes, cl_mem *la);
+/* pk_upload.c: the type's tree on this context's device, uploaded once, and
+   with want_map, its byte-offset table (*map NULL where the type is too large
+   or its offsets do not fit 32 bits). */
+int mgpk_upload_get(mgpk_ctx_t *ctx, const mgdt_type_t *type, int want_map, cl_mem *nodes,
+                    cl_mem *la, cl_mem *map);
 void mgpk_upload_release_ctx(mgpk_ctx_t *ctx);
 
 /* pk_copy.c: shared by both methods. */

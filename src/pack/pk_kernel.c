@@ -101,8 +101,18 @@ static int kernel_plan(mgpk_ctx_t *ctx, mgpk_plan_t *plan, int64_t first, int64_
     rc = mgpk_prog_ensure(ctx);
     MG_CHECK(rc, fn_fail);
     if (plan->family == MGPK_FAM_GENERIC || plan->family == MGPK_FAM_SWAP) {
-        rc = mgpk_upload_get(ctx, type, &plan->nodes, &plan->la);
+        /* Small instances on GPUs: one table lookup per word instead of a
+           tree walk per run (the generic family's cost on byte-wide types).
+           CPU devices copy long spans, where walking once per run wins. */
+        int map_max =
+            ctx->settings.map_max ? ctx->settings.map_max : (ctx->cpu ? -1 : MGPK_MAP_MAX);
+        int want_map = plan->family == MGPK_FAM_GENERIC && type->size <= map_max;
+        rc = mgpk_upload_get(ctx, type, want_map, &plan->nodes, &plan->la, &plan->map);
         MG_CHECK(rc, fn_fail);
+        if (plan->map) {
+            plan->family = MGPK_FAM_MAP;
+            plan->what = "map kernel";
+        }
     }
 fn_exit:
     return rc;
@@ -117,13 +127,13 @@ fn_fail:
  * per byte.  CPU devices: a few spans per compute unit, at least 256 bytes,
  * since there each work-item costs far more than a word's copy.
  */
-static cl_long kernel_span(const mgpk_ctx_t *ctx, int width, cl_long nwords)
+static cl_long kernel_span(const mgpk_ctx_t *ctx, mgpk_family_t family, int width, cl_long nwords)
 {
     cl_long span;
     if (ctx->settings.span_bytes)
         span = (cl_long)ctx->settings.span_bytes / width;
     else if (!ctx->cpu)
-        span = width >= 4 ? 1 : 16 / width;
+        span = width >= 4 || family == MGPK_FAM_MAP ? 1 : 16 / width;
     else {
         cl_long parts = 4 * (cl_long)ctx->ncu;
         span = (nwords + parts - 1) / parts;
@@ -155,11 +165,20 @@ static int kernel_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packe
         MG_FAIL(rc, fn_fail, MPI_ERR_INTERN, "mgpk: no kernel for family %d W=%d",
                 (int)plan->family, plan->width);
     cl_long nwords = n / plan->width, first_l = first, poff = packed_off;
-    cl_long span = kernel_span(ctx, plan->width, nwords);
+    cl_long span = kernel_span(ctx, plan->family, plan->width, nwords);
     cl_long extent = type->extent, size = type->size;
     cl_long toff = plan->typed_off;
     cl_uint a = 0;
-    if (plan->family == MGPK_FAM_GENERIC || plan->family == MGPK_FAM_SWAP) {
+    if (plan->family == MGPK_FAM_MAP) {
+        SET_ARG(k, a++, plan->map);
+        SET_ARG(k, a++, size);
+        SET_ARG(k, a++, extent);
+        SET_ARG(k, a++, toff);
+        SET_ARG(k, a++, poff);
+        SET_ARG(k, a++, first_l);
+        SET_ARG(k, a++, nwords);
+        SET_ARG(k, a++, span);
+    } else if (plan->family == MGPK_FAM_GENERIC || plan->family == MGPK_FAM_SWAP) {
         SET_ARG(k, a++, plan->nodes);
         SET_ARG(k, a++, plan->la);
         SET_ARG(k, a++, size);
@@ -206,6 +225,7 @@ static int kernel_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packe
                 "clEnqueueNDRangeKernel", rc, fn_fail);
     ctx->stats.launches++;
     ctx->stats.last_width = plan->width;
+    ctx->stats.last_what = plan->what;
 fn_exit:
     return rc;
 fn_fail:

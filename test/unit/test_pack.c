@@ -42,6 +42,7 @@ static cl_context g_cl;
 static cl_device_id g_dev;
 static cl_command_queue g_q;
 static int g_small, g_cache_on;
+static int g_map_max; /* map_max of the contexts made by mk_ctx_full */
 static char g_cache[256];
 
 /* Outside a test: no ck_assert. */
@@ -89,6 +90,7 @@ static mgpk_ctx_t *mk_ctx_full(mgpk_method_t method, int force_pipeline, size_t 
                          .chunk_bytes = chunk,
                          .span_bytes = span,
                          .copy_threads = copy_threads,
+                         .map_max = g_map_max,
                          .cache_dir = g_cache_on ? dir : NULL,
                          .verbose = getenv("MGPK_TEST_VERBOSE") != NULL};
     mgpk_ctx_t *ctx = NULL;
@@ -485,6 +487,41 @@ START_TEST(test_spans)
 }
 END_TEST
 
+/* The generic family's two kernels on every type (as a generic tree): the
+   tree walk (map_max < 0) and the byte-offset table of small instances, with
+   one-word and longer spans, partial ranges, both directions and sides. */
+START_TEST(test_map)
+{
+    const int map_max[2] = {-1, 4096}; /* 4096: on CPU devices too */
+    const size_t spans[2] = {0, 24};
+    for (int m = 0; m < 2; m++)
+        for (int sp = 0; sp < 2; sp++) {
+            g_map_max = map_max[m];
+            mgpk_ctx_t *ctx = mk_ctx_span(MGPK_METHOD_KERNEL, 0, 0, spans[sp]);
+            g_map_max = 0;
+            for (int c = 0; c < NCASES; c++) {
+                if (!case_used(c) || types[c]->size == 0)
+                    continue;
+                mgdt_type_t *g = generic_copy(types[c]);
+                int64_t total = 3 * g->size;
+                const char *want = m == 1 && g->size <= 4096 ? "map kernel" : "generic kernel";
+                check4((run_t){.ctx = ctx, .t = g, .count = 3, .n = -1});
+                mgpk_stats_t st;
+                mgpk_ctx_stats(ctx, &st);
+                ck_assert_str_eq(st.last_what, want);
+                if (total > 8) {
+                    check4((run_t){
+                        .ctx = ctx, .t = g, .count = 3, .shift = 1, .first = 5, .n = total - 7});
+                    mgpk_ctx_stats(ctx, &st);
+                    ck_assert_str_eq(st.last_what, want);
+                }
+                tt_free(g);
+            }
+            mgpk_ctx_free(ctx);
+        }
+}
+END_TEST
+
 /* Shape kernels and CONTIG copies give the generic kernels' bytes. */
 START_TEST(test_specialized)
 {
@@ -710,6 +747,7 @@ int main(void)
     tcase_add_test(tc, test_pipeline);
     tcase_add_test(tc, test_pipeline_threads);
     tcase_add_test(tc, test_dma);
+    tcase_add_test(tc, test_map);
     tcase_add_test(tc, test_whole);
     if (!g_small) {
         tcase_add_test(tc, test_partial);
