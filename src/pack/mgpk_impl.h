@@ -89,10 +89,12 @@ typedef struct mgpk_plan {
     int64_t typed_off;
     int width; /* W */
     mgpk_family_t family;
-    int contig;       /* SHAPE_CONTIG: plain copy commands */
-    cl_mem nodes, la; /* uploaded tree (generic and swap families) */
-    cl_mem map;       /* byte-offset table (map family) */
-    const char *what; /* for the verbose line */
+    int contig;                   /* SHAPE_CONTIG: plain copy commands */
+    cl_mem nodes, la;             /* uploaded tree (generic and swap families) */
+    cl_mem map;                   /* byte-offset table (map family) ... */
+    int64_t unit_size, unit_step; /* ... of one repeating unit of this size, and the
+                                     distance between the units' origins */
+    const char *what;             /* for the verbose line */
 } mgpk_plan_t;
 
 /* A method: plan a call, then enqueue sub-ranges of it on ctx->queue.  The
@@ -128,9 +130,9 @@ void mgpk_prog_release(mgpk_ctx_t *ctx);
 uint64_t mgpk_fnv1a(uint64_t h, const void *data, size_t len);
 
 /* pk_upload.c: the type's tree on this context's device, uploaded once, and
-   with want_map, its byte-offset table (*map NULL where the type is too large
-   or its offsets do not fit 32 bits). */
-int mgpk_upload_get(mgpk_ctx_t *ctx, const mgdt_type_t *type, int want_map, cl_mem *nodes,
+   with map_size > 0, the table of the user offsets of its first map_size
+   packed bytes (*map NULL where an offset does not fit 32 bits). */
+int mgpk_upload_get(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t map_size, cl_mem *nodes,
                     cl_mem *la, cl_mem *map);
 void mgpk_upload_release_ctx(mgpk_ctx_t *ctx);
 

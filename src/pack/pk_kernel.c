@@ -56,6 +56,33 @@ static int64_t uniform_basic(const mgdt_type_t *type)
     return b < 0 ? 0 : b;
 }
 
+/* The repeating unit of the packed stream of count instances: units of
+   *usize packed bytes whose origins lie *ustep apart, found by descending
+   CONTIG nodes and VECTOR nodes of one child per block for as long as their
+   children keep one step (count * step of a node's children equals the step
+   of its own instances). */
+static void map_unit(const mgdt_type_t *type, int64_t count, int64_t *usize, int64_t *ustep)
+{
+    int64_t size = type->size, step = type->extent, n = count;
+    for (size_t ni = 0; ni + 1 < type->nnodes; ni++) {
+        const mgdt_node_t *nd = &type->nodes[ni];
+        int64_t s;
+        if (nd->kind == MGDT_K_CONTIG)
+            s = nd->child_extent;
+        else if (nd->kind == MGDT_K_VECTOR && nd->blocklen == 1)
+            s = nd->stride;
+        else
+            break;
+        if (nd->child_size <= 0 || nd->count < 1 || (n > 1 && step != nd->count * s))
+            break;
+        size = nd->child_size;
+        step = s;
+        n *= nd->count;
+    }
+    *usize = size;
+    *ustep = step;
+}
+
 static int kernel_plan(mgpk_ctx_t *ctx, mgpk_plan_t *plan, int64_t first, int64_t n, int64_t hint)
 {
     int rc = MPI_SUCCESS;
@@ -106,8 +133,13 @@ static int kernel_plan(mgpk_ctx_t *ctx, mgpk_plan_t *plan, int64_t first, int64_
            CPU devices copy long spans, where walking once per run wins. */
         int map_max =
             ctx->settings.map_max ? ctx->settings.map_max : (ctx->cpu ? -1 : MGPK_MAP_MAX);
-        int want_map = plan->family == MGPK_FAM_GENERIC && type->size <= map_max;
-        rc = mgpk_upload_get(ctx, type, want_map, &plan->nodes, &plan->la, &plan->map);
+        int64_t map_size = 0;
+        if (plan->family == MGPK_FAM_GENERIC && map_max > 0) {
+            map_unit(type, plan->count, &plan->unit_size, &plan->unit_step);
+            if (plan->unit_size <= map_max)
+                map_size = plan->unit_size;
+        }
+        rc = mgpk_upload_get(ctx, type, map_size, &plan->nodes, &plan->la, &plan->map);
         MG_CHECK(rc, fn_fail);
         if (plan->map) {
             plan->family = MGPK_FAM_MAP;
@@ -170,9 +202,10 @@ static int kernel_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packe
     cl_long toff = plan->typed_off;
     cl_uint a = 0;
     if (plan->family == MGPK_FAM_MAP) {
+        cl_long usize = plan->unit_size, ustep = plan->unit_step;
         SET_ARG(k, a++, plan->map);
-        SET_ARG(k, a++, size);
-        SET_ARG(k, a++, extent);
+        SET_ARG(k, a++, usize);
+        SET_ARG(k, a++, ustep);
         SET_ARG(k, a++, toff);
         SET_ARG(k, a++, poff);
         SET_ARG(k, a++, first_l);

@@ -17,8 +17,8 @@
 struct mgpk_upload {
     mgpk_ctx_t *ctx; /* NULL once the context has been freed */
     cl_mem nodes, la;
-    cl_mem map;               /* byte-offset table, made at the first want_map */
-    int map_tried;            /* made, or found impossible */
+    cl_mem map;               /* byte-offset table of map_size bytes ... */
+    int64_t map_size;         /* ... made at the first request (0: none yet) */
     mgpk_upload_t *next_type; /* the type's list */
     mgpk_upload_t *next_ctx;  /* the context's registry */
 };
@@ -59,24 +59,26 @@ static void type_user_free(void *user)
     free(tu);
 }
 
-/* The table of one instance: entry b is the user offset (from the origin)
-   of packed byte b.  Left NULL where an offset does not fit 32 bits. */
-static int map_make(mgpk_ctx_t *ctx, const mgdt_type_t *type, cl_mem *out)
+/* The table of the first n packed bytes: entry b is the user offset (from
+   the origin) of packed byte b.  Left NULL where an offset does not fit 32
+   bits. */
+static int map_make(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t n, cl_mem *out)
 {
     int rc = MPI_SUCCESS;
     cl_int err;
-    int32_t *map = malloc((size_t)type->size * sizeof(int32_t));
+    int32_t *map = malloc((size_t)n * sizeof(int32_t));
+    *out = NULL;
     if (!map)
         MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mgpk: no memory for a type map");
-    for (int64_t pos = 0; pos < type->size;) {
+    for (int64_t pos = 0; pos < n;) {
         int64_t left, off = mgdt_ref_run(type, pos, &left);
         if (left <= 0 || off < INT32_MIN || off + left - 1 > INT32_MAX)
             goto fn_exit; /* no table */
-        for (int64_t i = 0; i < left && pos < type->size; i++)
+        for (int64_t i = 0; i < left && pos < n; i++)
             map[pos++] = (int32_t)(off + i);
     }
     *out = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                          (size_t)type->size * sizeof(int32_t), map, &err);
+                          (size_t)n * sizeof(int32_t), map, &err);
     MG_CL_CHECK(err, "clCreateBuffer(type map)", rc, fn_fail);
 fn_exit:
     free(map);
@@ -86,7 +88,7 @@ fn_fail:
     goto fn_exit;
 }
 
-int mgpk_upload_get(mgpk_ctx_t *ctx, const mgdt_type_t *type, int want_map, cl_mem *nodes,
+int mgpk_upload_get(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t map_size, cl_mem *nodes,
                     cl_mem *la, cl_mem *map)
 {
     int rc = MPI_SUCCESS;
@@ -126,14 +128,19 @@ int mgpk_upload_get(mgpk_ctx_t *ctx, const mgdt_type_t *type, int want_map, cl_m
     up->next_ctx = ctx->uploads;
     ctx->uploads = up;
 found:
-    if (want_map && !up->map_tried && type->size > 0) {
-        rc = map_make(ctx, type, &up->map);
+    if (map_size > 0 && up->map_size != map_size) {
+        /* A different unit (another count): replace the table. */
+        if (up->map)
+            clReleaseMemObject(up->map);
+        up->map = NULL;
+        up->map_size = 0;
+        rc = map_make(ctx, type, map_size, &up->map);
         MG_CHECK(rc, fn_fail);
-        up->map_tried = 1;
+        up->map_size = map_size;
     }
     *nodes = up->nodes;
     *la = up->la;
-    *map = want_map ? up->map : NULL;
+    *map = map_size > 0 ? up->map : NULL;
 fn_exit:
     pthread_mutex_unlock(&upload_lock);
     return rc;

@@ -490,6 +490,22 @@ END_TEST
 /* The generic family's two kernels on every type (as a generic tree): the
    tree walk (map_max < 0) and the byte-offset table of small instances, with
    one-word and longer spans, partial ranges, both directions and sides. */
+/* 600 of mk_struct's layout back to back: larger than a map, made of a
+   small repeating unit. */
+static mgdt_type_t *mk_contig_struct(void)
+{
+    tb_t b = {.nn = 0};
+    tb_node(&b, MGDT_K_CONTIG, 600, 0, 0);
+    int s = tb_node(&b, MGDT_K_STRUCT, 2, 0, 0);
+    tb_la(&b, s, 3, (int64_t[]){2, 3, 0});
+    tb_la(&b, s, 2, (int64_t[]){4, 200});
+    int v = tb_node(&b, MGDT_K_VECTOR, 3, 1, 12);
+    tb_leaf(&b, 4, 4);
+    int l = tb_leaf(&b, 8, 8);
+    tb_la(&b, s, 2, (int64_t[]){v, l});
+    return tb_type(&b);
+}
+
 START_TEST(test_map)
 {
     const int map_max[2] = {-1, 4096}; /* 4096: on CPU devices too */
@@ -505,8 +521,11 @@ START_TEST(test_map)
                 mgdt_type_t *g = generic_copy(types[c]);
                 int64_t total = 3 * g->size;
                 const char *want = m == 1 && g->size <= 4096 ? "map kernel" : "generic kernel";
-                check4((run_t){.ctx = ctx, .t = g, .count = 3, .n = -1});
                 mgpk_stats_t st;
+                /* One instance (a VECTOR of one child per block is then a
+                   unit of that child) and three (the table is rebuilt). */
+                check4((run_t){.ctx = ctx, .t = g, .count = 1, .n = -1});
+                check4((run_t){.ctx = ctx, .t = g, .count = 3, .n = -1});
                 mgpk_ctx_stats(ctx, &st);
                 ck_assert_str_eq(st.last_what, want);
                 if (total > 8) {
@@ -517,6 +536,19 @@ START_TEST(test_map)
                 }
                 tt_free(g);
             }
+            /* A type of 28,800 bytes packed through its 48-byte unit. */
+            mgdt_type_t *cs = mk_contig_struct();
+            ck_assert_int_gt(cs->size, 4096);
+            for (int64_t count = 1; count <= 2; count++) {
+                int64_t total = count * cs->size;
+                check4((run_t){.ctx = ctx, .t = cs, .count = count, .n = -1});
+                check4((run_t){
+                    .ctx = ctx, .t = cs, .count = count, .shift = 3, .first = 77, .n = total - 99});
+                mgpk_stats_t st;
+                mgpk_ctx_stats(ctx, &st);
+                ck_assert_str_eq(st.last_what, m == 1 ? "map kernel" : "generic kernel");
+            }
+            tt_free(cs);
             mgpk_ctx_free(ctx);
         }
 }
