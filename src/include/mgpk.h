@@ -66,6 +66,8 @@ typedef struct mgpk_settings {
                               included; 0: half the CPUs the process may use, at
                               most 8 */
     mgpk_dma_t host_dma;   /* see mgpk_dma_t */
+    size_t split_bytes;    /* host ranges from this long up move in pieces that
+                              overlap; 0: 4 MiB */
     int map_max;           /* largest instance size in bytes that the map kernels
                               pack (a table of each packed byte's offset, built
                               once per type); 0: 4096 on GPUs, never on CPU

@@ -21,9 +21,11 @@
 #define MGPK_NWIDTHS 5            /* W = 1, 2, 4, 8, 16 */
 #define MGPK_MAX_GLOBAL (1 << 20) /* work-items per launch; the rest loop */
 #define MGPK_DEFAULT_CHUNK (16u << 20)
-/* A host range at least this long moves in at least NSTAGE pieces, so that
-   its kernels and transfers (and host copies) overlap. */
-#define MGPK_SPLIT_MIN ((int64_t)1 << 20)
+/* Default of settings.split_bytes: a host range at least this long moves in
+   at least NSTAGE pieces, so that its kernels and transfers (and host copies)
+   overlap; below it, one kernel and one transfer cost less on the H100 than
+   the pieces' cross-queue waits (performance.md). */
+#define MGPK_SPLIT_MIN ((int64_t)4 << 20)
 /* Largest instance size (bytes) packed by the map kernels: the table holds
    one 32-bit offset per packed byte of one instance. */
 #define MGPK_MAP_MAX 4096

@@ -13,7 +13,7 @@
  *                               next chunks overlap the host's copy of chunk
  *                               k, split over the copy pool.
  * A range of one chunk is one kernel and one blocking transfer below
- * MGPK_SPLIT_MIN, NSTAGE pieces from there on.
+ * settings.split_bytes (4 MiB), NSTAGE pieces from there on.
  */
 #include "config.h"
 
@@ -148,12 +148,13 @@ fn_fail:
 }
 
 /* Bytes per pipeline step for a host range of n bytes: the whole range
-   below MGPK_SPLIT_MIN, else at least NSTAGE steps of at most one chunk, so
+   (up to a chunk) below split_bytes, else at least NSTAGE steps of at most one chunk, so
    that a range of one or two chunks overlaps as well as a long one. */
 static int64_t piece_bytes(const mgpk_ctx_t *ctx, int64_t n)
 {
     int64_t chunk = (int64_t)ctx->stage_bytes, p;
-    if (n < MGPK_SPLIT_MIN)
+    int64_t split = ctx->settings.split_bytes ? (int64_t)ctx->settings.split_bytes : MGPK_SPLIT_MIN;
+    if (n < split)
         return n < chunk ? n : chunk;
     p = ((n + MGPK_NSTAGE - 1) / MGPK_NSTAGE + 4095) & ~(int64_t)4095;
     return p < chunk ? p : chunk;

@@ -358,6 +358,7 @@ static mgpk_ctx_t *mk_ctx_dma(mgpk_method_t method, size_t chunk, mgpk_dma_t dma
                          .force_pipeline = 1,
                          .chunk_bytes = chunk,
                          .host_dma = dma,
+                         .split_bytes = 256 << 10,
                          .verbose = getenv("MGPK_TEST_VERBOSE") != NULL};
     mgpk_ctx_t *ctx = NULL;
     int rc = mgpk_ctx_create(g_cl, g_dev, g_q, &s, &ctx);
@@ -375,7 +376,7 @@ static void expect_path(mgpk_ctx_t *ctx, const char *path)
 /* Transfers straight between device staging and host memory marked pinned
    (MPIGPU_HOST_DMA=auto) or any host memory (on), and the staging ring for
    unmarked memory or under off: many chunks with a short last one, one
-   chunk of at least MGPK_SPLIT_MIN cut into pieces, one small piece, ranges
+   chunk of at least split_bytes (256 KiB here) cut into pieces, one small piece, ranges
    that start and end inside words, the contiguous type's single transfer,
    and the copy method through the same path. */
 START_TEST(test_dma)
