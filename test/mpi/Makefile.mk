@@ -22,13 +22,22 @@ test_mpi_dtoracle_copy_LDADD = $(test_mpi_dtoracle_LDADD)
 test_mpi_dtoracle_host_SOURCES = $(test_mpi_dtoracle_SOURCES)
 test_mpi_dtoracle_host_LDADD = $(test_mpi_dtoracle_LDADD)
 TESTS += test/mpi/dtoracle_pipeline test/mpi/dtoracle_copy test/mpi/dtoracle_host
+# Straight transfers between device staging and host memory (MPIGPU_HOST_DMA=on).
+check_PROGRAMS += test/mpi/dtoracle_dma
+test_mpi_dtoracle_dma_SOURCES = $(test_mpi_dtoracle_SOURCES)
+test_mpi_dtoracle_dma_LDADD = $(test_mpi_dtoracle_LDADD)
+TESTS += test/mpi/dtoracle_dma
 # Point-to-point on device buffers.
 check_PROGRAMS += test/mpi/p2p_basic test/mpi/p2p_chunk
 test_mpi_p2p_basic_SOURCES = test/mpi/p2p_basic.c test/mpi/p2p_common.h
 test_mpi_p2p_basic_LDADD = libmpigpu.la $(OPENCL_LIBS)
 test_mpi_p2p_chunk_SOURCES = $(test_mpi_p2p_basic_SOURCES)
 test_mpi_p2p_chunk_LDADD = $(test_mpi_p2p_basic_LDADD)
-TESTS += test/mpi/p2p_basic test/mpi/p2p_chunk
+# p2p_basic_dma: the staging pool's pinned buffers through the straight path.
+check_PROGRAMS += test/mpi/p2p_basic_dma
+test_mpi_p2p_basic_dma_SOURCES = $(test_mpi_p2p_basic_SOURCES)
+test_mpi_p2p_basic_dma_LDADD = $(test_mpi_p2p_basic_LDADD)
+TESTS += test/mpi/p2p_basic test/mpi/p2p_chunk test/mpi/p2p_basic_dma
 check_PROGRAMS += test/mpi/p2p_misc test/mpi/p2p_misc4
 test_mpi_p2p_misc_SOURCES = test/mpi/p2p_misc.c test/mpi/p2p_common.h
 test_mpi_p2p_misc_LDADD = libmpigpu.la $(OPENCL_LIBS)
