@@ -6,5 +6,6 @@ dist_man_MANS += doc/man/man7/mpigpu.7 \
 	doc/man/man3/MPIX_Gpu_free.3 doc/man/man3/MPIX_Gpu_register.3 \
 	doc/man/man3/MPIX_Gpu_deregister.3 doc/man/man3/MPIX_Gpu_query.3 \
 	doc/man/man3/MPIX_Gpu_memcpy.3 doc/man/man3/MPIX_Gpu_host_register.3 \
-	doc/man/man3/MPIX_Gpu_host_deregister.3 doc/man/man3/MPIX_Enqueue_send.3 \
+	doc/man/man3/MPIX_Gpu_host_deregister.3 doc/man/man3/MPIX_Gpu_pack_keyval.3 \
+	doc/man/man3/MPIX_Enqueue_send.3 \
 	doc/man/man3/MPIX_Enqueue_recv.3 doc/man/man3/MPIX_Event_from_request.3

@@ -109,6 +109,26 @@ int MPIX_Gpu_host_register(void *ptr, size_t size);
 /** @brief Forget a range declared by MPIX_Gpu_host_register(). */
 int MPIX_Gpu_host_deregister(void *ptr);
 
+/** Values of the per-datatype method attribute (see MPIX_Gpu_pack_keyval()). */
+#define MPIX_GPU_PACK_AUTO 0   /**< as MPIGPU_PACK says */
+#define MPIX_GPU_PACK_KERNEL 1 /**< a pack kernel */
+#define MPIX_GPU_PACK_COPY 2   /**< OpenCL copy commands, no kernel */
+#define MPIX_GPU_PACK_HOST 3   /**< stage the extent, pack on the CPU (MPI_Pack/MPI_Unpack) */
+
+/**
+ * @brief The datatype attribute key that chooses how one datatype is packed.
+ *
+ * MPI_Type_set_attr(type, keyval, (void *)(intptr_t)MPIX_GPU_PACK_COPY)
+ * makes packs of device data of that type (MPI_Pack, MPI_Unpack,
+ * point-to-point) use that method instead of MPIGPU_PACK, e.g. to keep the
+ * compute units free for the application's kernels.  Other values, and
+ * MPIX_GPU_PACK_AUTO, leave MPIGPU_PACK in charge.  Point-to-point calls
+ * treat MPIX_GPU_PACK_HOST as auto.  The attribute is copied by
+ * MPI_Type_dup.  The keyval is created at the first call and stays valid
+ * until MPI_Finalize().
+ */
+int MPIX_Gpu_pack_keyval(int *keyval);
+
 /** @brief Blocking copy between any mix of host and device addresses. */
 int MPIX_Gpu_memcpy(void *dst, const void *src, size_t bytes);
 

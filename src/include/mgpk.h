@@ -52,6 +52,10 @@ typedef enum mgpk_dma {
 
 /* Options of one call. */
 #define MGPK_F_EXTERNAL32 0x1 /* byte-swap to/from external32 (type->external32_ok) */
+/* A method for this call in place of settings.method (kernel or copy; AUTO:
+   the setting): flags |= MGPK_F_METHOD(m). */
+#define MGPK_F_METHOD(m_) ((int)(m_) << 4)
+#define MGPK_F_METHOD_OF(flags_) ((mgpk_method_t)(((flags_) >> 4) & 0x3))
 
 typedef struct mgpk_settings {
     mgpk_method_t method;  /* forced method, or AUTO */

@@ -258,7 +258,6 @@ static int kernel_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packe
                 "clEnqueueNDRangeKernel", rc, fn_fail);
     ctx->stats.launches++;
     ctx->stats.last_width = plan->width;
-    ctx->stats.last_what = plan->what;
 fn_exit:
     return rc;
 fn_fail:

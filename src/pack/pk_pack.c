@@ -384,11 +384,18 @@ static int run_device(mgpk_ctx_t *ctx, const mgpk_method_ops_t *ops, const mgpk_
     return wait_release(1, &ev, rc);
 }
 
+/* The call's method: its flags' choice, else the setting. */
+static mgpk_method_t call_method(const mgpk_ctx_t *ctx, int flags)
+{
+    mgpk_method_t m = MGPK_F_METHOD_OF(flags);
+    return m != MGPK_METHOD_AUTO ? m : ctx->settings.method;
+}
+
 static int check_args(const mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count,
-                      mgpk_buf_t typed, int64_t first, int64_t n)
+                      mgpk_buf_t typed, int64_t first, int64_t n, int flags)
 {
     int rc = MPI_SUCCESS;
-    mgpk_method_t method = ctx->settings.method;
+    mgpk_method_t method = call_method(ctx, flags);
     if ((unsigned)method >= sizeof(method_table) / sizeof(method_table[0]) || !method_table[method])
         MG_FAIL(rc, fn_fail, MPI_ERR_UNSUPPORTED_OPERATION,
                 "mgpk: method %d is handled by the caller", (int)method);
@@ -408,7 +415,7 @@ static int transfer_locked(mgpk_ctx_t *ctx, mgpk_plan_t *plan, mgpk_buf_t packed
                            int64_t n)
 {
     int rc = MPI_SUCCESS;
-    const mgpk_method_ops_t *ops = method_table[ctx->settings.method];
+    const mgpk_method_ops_t *ops = method_table[call_method(ctx, plan->flags)];
     const char *path;
     cl_mem wrap = NULL;
     int64_t hint = 0;
@@ -445,6 +452,7 @@ static int transfer_locked(mgpk_ctx_t *ctx, mgpk_plan_t *plan, mgpk_buf_t packed
         rc = run_pipeline(ctx, ops, plan, packed.host, first, n);
     MG_CHECK(rc, fn_fail);
     ctx->stats.last_path = path;
+    ctx->stats.last_what = plan->what;
 fn_exit:
     return rc;
 fn_fail:
@@ -454,7 +462,7 @@ fn_fail:
 static int transfer(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, mgpk_dir_t dir,
                     mgpk_buf_t typed, mgpk_buf_t packed, int64_t first, int64_t n, int flags)
 {
-    int rc = check_args(ctx, type, count, typed, first, n);
+    int rc = check_args(ctx, type, count, typed, first, n, flags);
     MG_CHECK(rc, fn_exit);
     if (n == 0 || type->size == 0)
         goto fn_exit;

@@ -13,6 +13,10 @@ test_mpi_pack_basic_LDADD = libmpigpu.la $(OPENCL_LIBS)
 test_mpi_dtoracle_SOURCES = test/mpi/dtoracle.c test/mpi/typegen.c test/mpi/typegen.h
 test_mpi_dtoracle_LDADD = libmpigpu.la $(OPENCL_LIBS)
 TESTS += test/mpi/api test/mpi/pack_basic test/mpi/dtoracle
+check_PROGRAMS += test/mpi/pack_attr
+test_mpi_pack_attr_SOURCES = test/mpi/pack_attr.c
+test_mpi_pack_attr_LDADD = libmpigpu.la $(OPENCL_LIBS)
+TESTS += test/mpi/pack_attr
 # The same oracle through the other paths (settings differ in the testlist).
 check_PROGRAMS += test/mpi/dtoracle_pipeline test/mpi/dtoracle_copy test/mpi/dtoracle_host
 test_mpi_dtoracle_pipeline_SOURCES = $(test_mpi_dtoracle_SOURCES)

@@ -555,6 +555,43 @@ START_TEST(test_map)
 }
 END_TEST
 
+/* A call's method flag overrides the context's method, both ways. */
+START_TEST(test_call_method)
+{
+    mgpk_ctx_t *kctx = mk_ctx(MGPK_METHOD_KERNEL, 0, 0), *cctx = mk_ctx(MGPK_METHOD_COPY, 0, 0);
+    mgpk_stats_t st;
+    for (int unpack = 0; unpack < 2; unpack++) {
+        run_t r = {.ctx = kctx, .t = types[C_VEC], .count = 3, .n = -1, .dev = 1, .unpack = unpack};
+        check(r);
+        mgpk_ctx_stats(kctx, &st);
+        ck_assert_str_eq(st.last_what, "vector kernel");
+        r.flags = MGPK_F_METHOD(MGPK_METHOD_COPY);
+        check(r);
+        mgpk_ctx_stats(kctx, &st);
+        ck_assert_str_eq(st.last_what, "copy commands");
+        r.ctx = cctx;
+        r.flags = MGPK_F_METHOD(MGPK_METHOD_KERNEL);
+        check(r);
+        mgpk_ctx_stats(cctx, &st);
+        ck_assert_str_eq(st.last_what, "vector kernel");
+        r.flags = 0;
+        check(r);
+        mgpk_ctx_stats(cctx, &st);
+        ck_assert_str_eq(st.last_what, "copy commands");
+    }
+    /* HOST is the caller's business. */
+    static char zeros[4096];
+    cl_mem m = dev_buf(sizeof(zeros), zeros);
+    char out[64];
+    ck_assert_int_eq(mgpk_pack(kctx, types[C_VEC], 1, (mgpk_buf_t){.mem = m},
+                               (mgpk_buf_t){.host = out}, 0, 8, MGPK_F_METHOD(MGPK_METHOD_HOST)),
+                     MPI_ERR_UNSUPPORTED_OPERATION);
+    clReleaseMemObject(m);
+    mgpk_ctx_free(kctx);
+    mgpk_ctx_free(cctx);
+}
+END_TEST
+
 /* Shape kernels and CONTIG copies give the generic kernels' bytes. */
 START_TEST(test_specialized)
 {
@@ -781,6 +818,7 @@ int main(void)
     tcase_add_test(tc, test_pipeline_threads);
     tcase_add_test(tc, test_dma);
     tcase_add_test(tc, test_map);
+    tcase_add_test(tc, test_call_method);
     tcase_add_test(tc, test_whole);
     if (!g_small) {
         tcase_add_test(tc, test_partial);

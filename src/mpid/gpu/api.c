@@ -121,6 +121,21 @@ fn_fail:
     goto fn_exit;
 }
 
+int MPIX_Gpu_pack_keyval(int *keyval)
+{
+    int rc = MPI_SUCCESS;
+    if (!keyval)
+        MG_FAIL(rc, fn_fail, MPI_ERR_ARG, "mpigpu: MPIX_Gpu_pack_keyval: keyval is NULL");
+    rc = mgdev_pack_keyval(keyval);
+    if (rc != MPI_SUCCESS)
+        MG_FAIL(rc, fn_fail, MPI_ERR_OTHER,
+                "mpigpu: MPIX_Gpu_pack_keyval: MPI_Type_create_keyval failed");
+fn_exit:
+    return mgdev_error(MPI_COMM_WORLD, rc);
+fn_fail:
+    goto fn_exit;
+}
+
 int MPIX_Gpu_query(const void *ptr, int *is_device, cl_mem *mem, size_t *offset)
 {
     int rc = MPI_SUCCESS;

@@ -229,6 +229,7 @@ void mgdev_teardown(void)
     /* Operations still active (freed requests) finish while the device and
        the registry are there; the pool goes before the contexts. */
     mgdev_p2p_finalize();
+    mgdev_pack_keyval_free();
     /* Registry first: its entries hold cl_mem references into contexts that
        the engines below may hold the last reference to. */
     mgdev_reg_finalize();

@@ -154,7 +154,7 @@ static int op_pack(mgdev_op_t *op, char *host, int64_t first, int64_t len)
     mgpk_buf_t h = {.host = host, .pinned = mgdev_pinned(host, (size_t)len)},
                d = {.mem = op->mem, .offset = op->origin};
     if (!op_contig(op))
-        return mgpk_pack(op->pk, op->type, op->count, d, h, first, len, 0);
+        return mgpk_pack(op->pk, op->type, op->count, d, h, first, len, op->pk_flags);
     d.offset += op->type->shape.offset + first;
     return mgpk_copy(op->pk, h, d, (size_t)len);
 }
@@ -164,7 +164,7 @@ static int op_unpack(mgdev_op_t *op, char *host, int64_t first, int64_t len)
     mgpk_buf_t h = {.host = host, .pinned = mgdev_pinned(host, (size_t)len)},
                d = {.mem = op->mem, .offset = op->origin};
     if (!op_contig(op))
-        return mgpk_unpack(op->pk, op->type, op->count, h, d, first, len, 0);
+        return mgpk_unpack(op->pk, op->type, op->count, h, d, first, len, op->pk_flags);
     d.offset += op->type->shape.offset + first;
     return mgpk_copy(op->pk, d, h, (size_t)len);
 }

@@ -82,6 +82,7 @@ typedef struct mgdev_op {
     int count;
     const mgdt_type_t *type;
     mgpk_ctx_t *pk;
+    int pk_flags;       /* the datatype's method attribute, as mgpk flags */
     cl_mem mem;         /* device buffer */
     int64_t origin;     /* offset of the datatype origin in mem */
     const char *packed; /* send from these packed host bytes instead (borrowed) */

@@ -4,10 +4,13 @@
  */
 #include "config.h"
 
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpigpu.h"
 #include "mgdev.h"
 #include "mgerr.h"
 
@@ -34,8 +37,55 @@ typedef struct pk_call {
     int64_t n;      /* packed bytes this call moves */
     int64_t lo, hi; /* typed bytes touched, relative to the origin */
     pk_side_t t, p;
-    int raised; /* PMPI already ran the error handler */
+    int raised;           /* PMPI already ran the error handler */
+    mgpk_method_t method; /* MPIGPU_PACK, or the datatype's attribute */
 } pk_call_t;
+
+/* The per-datatype method attribute (MPIX_Gpu_pack_keyval), created at its
+   first request and freed at teardown.  Its values are the engine's. */
+_Static_assert(MPIX_GPU_PACK_AUTO == MGPK_METHOD_AUTO &&
+                   MPIX_GPU_PACK_KERNEL == MGPK_METHOD_KERNEL &&
+                   MPIX_GPU_PACK_COPY == MGPK_METHOD_COPY && MPIX_GPU_PACK_HOST == MGPK_METHOD_HOST,
+               "MPIX_GPU_PACK_* must equal mgpk_method_t");
+static pthread_mutex_t keyval_lock = PTHREAD_MUTEX_INITIALIZER;
+static int pack_keyval = MPI_KEYVAL_INVALID;
+
+int mgdev_pack_keyval(int *keyval)
+{
+    int rc = MPI_SUCCESS;
+    pthread_mutex_lock(&keyval_lock);
+    if (pack_keyval == MPI_KEYVAL_INVALID)
+        rc = PMPI_Type_create_keyval(MPI_TYPE_DUP_FN, MPI_TYPE_NULL_DELETE_FN, &pack_keyval, NULL);
+    *keyval = pack_keyval;
+    pthread_mutex_unlock(&keyval_lock);
+    return rc;
+}
+
+void mgdev_pack_keyval_free(void)
+{
+    pthread_mutex_lock(&keyval_lock);
+    if (pack_keyval != MPI_KEYVAL_INVALID)
+        PMPI_Type_free_keyval(&pack_keyval);
+    pack_keyval = MPI_KEYVAL_INVALID;
+    pthread_mutex_unlock(&keyval_lock);
+}
+
+mgpk_method_t mgdev_type_method(MPI_Datatype dt)
+{
+    mgpk_method_t m = mgdev_state.settings.method;
+    int kv, flag = 0;
+    void *v = NULL;
+    pthread_mutex_lock(&keyval_lock);
+    kv = pack_keyval;
+    pthread_mutex_unlock(&keyval_lock);
+    if (kv != MPI_KEYVAL_INVALID && dt != MPI_DATATYPE_NULL &&
+        PMPI_Type_get_attr(dt, kv, &v, &flag) == MPI_SUCCESS && flag) {
+        intptr_t a = (intptr_t)v;
+        if (a >= MPIX_GPU_PACK_KERNEL && a <= MPIX_GPU_PACK_HOST)
+            m = (mgpk_method_t)a;
+    }
+    return m;
+}
 
 /* Whether any byte the call may touch lies in the reserved device range.  The
    typed side is judged by the bytes its instances touch, not by its origin: a
@@ -208,7 +258,8 @@ static int pk_device(pk_call_t *c)
     int rc = MPI_SUCCESS;
     mgpk_ctx_t *pk = NULL;
     char *bounce = NULL;
-    int flags = c->ext ? MGPK_F_EXTERNAL32 : 0;
+    int flags = (c->ext ? MGPK_F_EXTERNAL32 : 0) |
+                (c->method == MGPK_METHOD_HOST ? 0 : MGPK_F_METHOD(c->method));
     int cross = c->p.dev && c->p.e.context != c->t.e.context;
     mgpk_buf_t tb = {.mem = c->t.e.mem, .offset = c->t.off};
     mgpk_buf_t pb = {.host = c->packed + c->pos};
@@ -262,8 +313,10 @@ static int pk_run(pk_call_t *c, int64_t *position)
     if (c->n == 0)
         goto fn_exit;
     const char *why = NULL;
-    if (mgdev_state.settings.method == MGPK_METHOD_HOST)
-        why = "MPIGPU_PACK=host";
+    c->method = mgdev_type_method(c->dt);
+    if (c->method == MGPK_METHOD_HOST)
+        why = mgdev_state.settings.method == MGPK_METHOD_HOST ? "MPIGPU_PACK=host"
+                                                              : "the datatype's method attribute";
     else if (!c->t.dev)
         why = "host typed buffer";
     else if (c->ext && !c->type->external32_ok)

@@ -36,6 +36,8 @@ int mgdev_op_init(mgdev_op_t *op, mgdev_op_kind_t kind, const char *fn, const vo
         MG_FAIL(rc, fn_fail, MPI_ERR_COUNT, "mpigpu: %s: negative count %d", fn, count);
     rc = mgdt_type_get(dt, &op->type);
     MG_CHECK(rc, fn_fail);
+    mgpk_method_t m = mgdev_type_method(dt);
+    op->pk_flags = m == MGPK_METHOD_HOST ? 0 : MGPK_F_METHOD(m);
     op->n = count * op->type->size;
     if (op->n == 0 || peer == MPI_PROC_NULL)
         goto fn_exit;
@@ -304,7 +306,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, 
             MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory (%lld bytes)", fn,
                     (long long)op.n);
         mgpk_buf_t src = {.mem = op.mem, .offset = op.origin}, dst = {.host = packed};
-        rc = mgpk_pack(op.pk, op.type, count, src, dst, 0, op.n, 0);
+        rc = mgpk_pack(op.pk, op.type, count, src, dst, 0, op.n, op.pk_flags);
         MG_CHECK(rc, fn_fail);
     }
     rc = recv_common(fn, buf, count, datatype, source, recvtag, comm, NULL, NULL, &r[0]);
