@@ -15,40 +15,55 @@ static void sync_token(int from, int to)
         MPI_Recv(NULL, 0, MPI_BYTE, from, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 }
 
-/* Plain MPI (PMPI_) on one side, mpigpu with a device buffer on the other. */
+/* Plain MPI (PMPI_) on one side, mpigpu with a device buffer on the other, in
+   both directions, with a receive count equal to and larger than the message.
+   The large count makes messages longer than one staging chunk when the test
+   runs with a small MPIGPU_STAGING_MAX (testlist: p2p_misc_chunk). */
 static void test_interop(void)
 {
+    static const int counts[2] = {3, 4000};
     for (int ti = 0; ti < NTYPES; ti++) {
         MPI_Datatype t = types[ti];
-        int count = 3;
-        size_t n = buf_size(t, count);
-        unsigned char *want = expected(t, count, 11, 99);
-        for (int dir = 0; dir < 2; dir++) {
-            snprintf(where, sizeof(where), "interop %s %s", tnames[ti],
-                     dir ? "device->PMPI_Recv" : "PMPI_Send->device");
-            if (rank == 0) {
-                unsigned char *s = buf_make(n, 11, dir);
-                if (dir)
-                    CHECK(MPI_Send(s + ORIGIN, count, t, 1, 7, MPI_COMM_WORLD) == MPI_SUCCESS);
-                else
-                    CHECK(PMPI_Send(s + ORIGIN, count, t, 1, 7, MPI_COMM_WORLD) == MPI_SUCCESS);
-                buf_free(s, dir);
-            } else if (rank == 1) {
-                unsigned char *r = buf_make(n, 99, !dir);
-                MPI_Status st;
-                int got = -1;
-                if (dir)
-                    CHECK(PMPI_Recv(r + ORIGIN, count, t, 0, 7, MPI_COMM_WORLD, &st) ==
-                          MPI_SUCCESS);
-                else
-                    CHECK(MPI_Recv(r + ORIGIN, count, t, 0, 7, MPI_COMM_WORLD, &st) == MPI_SUCCESS);
-                MPI_Get_count(&st, t, &got);
-                CHECK(got == count);
-                CHECK(buf_equal(r, want, n, !dir));
-                buf_free(r, !dir);
-            }
-        }
-        free(want);
+        for (int ci = 0; ci < 2; ci++)
+            for (int dir = 0; dir < 2; dir++)
+                for (int extra = 0; extra < 2; extra++) {
+                    int count = counts[ci], rcount = count * (1 + extra);
+                    size_t n = buf_size(t, rcount);
+                    snprintf(where, sizeof(where), "interop %s count %d recv %d %s", tnames[ti],
+                             count, rcount, dir ? "device->PMPI_Recv" : "PMPI_Send->device");
+                    if (rank == 0) {
+                        unsigned char *s = buf_make(n, 11, dir);
+                        if (dir)
+                            CHECK(MPI_Send(s + ORIGIN, count, t, 1, 7, MPI_COMM_WORLD) ==
+                                  MPI_SUCCESS);
+                        else
+                            CHECK(PMPI_Send(s + ORIGIN, count, t, 1, 7, MPI_COMM_WORLD) ==
+                                  MPI_SUCCESS);
+                        buf_free(s, dir);
+                    } else if (rank == 1) {
+                        unsigned char *want = expected(t, count, 11, 99);
+                        unsigned char *r = buf_make(n, 99, !dir);
+                        MPI_Status st;
+                        int got = -1;
+                        /* expected() covers count instances; the rest of the
+                           larger receive buffer must keep its poison. */
+                        unsigned char *w = malloc(n);
+                        fill(w, n, 99);
+                        memcpy(w, want, buf_size(t, count) < n ? buf_size(t, count) : n);
+                        if (dir)
+                            CHECK(PMPI_Recv(r + ORIGIN, rcount, t, 0, 7, MPI_COMM_WORLD, &st) ==
+                                  MPI_SUCCESS);
+                        else
+                            CHECK(MPI_Recv(r + ORIGIN, rcount, t, 0, 7, MPI_COMM_WORLD, &st) ==
+                                  MPI_SUCCESS);
+                        MPI_Get_count(&st, t, &got);
+                        CHECK(got == count);
+                        CHECK(buf_equal(r, w, n, !dir));
+                        buf_free(r, !dir);
+                        free(w);
+                        free(want);
+                    }
+                }
     }
 }
 

@@ -27,6 +27,7 @@ typedef struct mgdev_settings {
     int force_pipeline;   /* MPIGPU_FORCE_PIPELINE */
     char *cache_dir;      /* MPIGPU_CACHE_DIR resolved and created, NULL: no cache */
     size_t staging_max;   /* MPIGPU_STAGING_MAX: cap of the pinned staging pool */
+    int p2p_chunked;      /* MPIGPU_P2P_PROTOCOL=chunked: long messages in pieces */
 } mgdev_settings_t;
 
 #define MGDEV_CHUNK_DEFAULT ((size_t)4 << 20)

@@ -81,6 +81,7 @@ typedef struct mgdev_op {
     int peer, tag; /* as given (wildcards allowed for receives) */
     int count;
     const mgdt_type_t *type;
+    MPI_Datatype twin; /* send: what a plain message is sent as (mgdt_type_twin) */
     mgpk_ctx_t *pk;
     cl_mem mem;         /* device buffer */
     int64_t origin;     /* offset of the datatype origin in mem */
@@ -95,6 +96,7 @@ typedef struct mgdev_op {
     int64_t piece;      /* payload bytes of the inflight piece */
     int pieces;         /* pieces posted */
     mgdev_stage_t *stage;
+    char *big;       /* plain message above one chunk: a host buffer of its own (malloc) */
     MPI_Request inner;
     mgdev_op_state_t state;
     int err;       /* MPI error class, MPI_SUCCESS */
@@ -124,6 +126,9 @@ int mgdev_op_step(mgdev_op_t *op);
    linked nor given a request.  Returns 1 when it ran op to DONE, 0 when the
    general path must run it (lock not held). */
 int mgdev_op_blocking(mgdev_op_t *op);
+/* Return op's staging (pool buffer, parked or not, and its own large
+   buffer): a persistent op being freed, or one drained at MPI_Finalize. */
+void mgdev_op_unstage_all(mgdev_op_t *op);
 /* Cancel a receive still waiting for its first piece (MPI_Cancel). */
 void mgdev_op_cancel(mgdev_op_t *op);
 /* Set up and tear down p2p state: the shadow communicator, the pool. */

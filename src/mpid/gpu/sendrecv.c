@@ -39,11 +39,10 @@ int mgdev_op_init(mgdev_op_t *op, mgdev_op_kind_t kind, const char *fn, const vo
     op->n = count * op->type->size;
     if (op->n == 0 || peer == MPI_PROC_NULL)
         goto fn_exit;
-    if (op->n > INT32_MAX)
-        MG_FAIL(rc, fn_fail, MPI_ERR_COUNT,
-                "mpigpu: %s: %lld packed bytes exceed what one MPI message of MPI_BYTE holds "
-                "here",
-                fn, (long long)op->n);
+    if (kind == MGDEV_OP_SEND) {
+        rc = mgdt_type_twin(op->type, dt, &op->twin);
+        MG_CHECK(rc, fn_fail);
+    }
     int64_t span = (int64_t)(count - 1) * op->type->extent;
     int64_t lo = (span < 0 ? span : 0) + op->type->true_lb;
     int64_t hi = (span > 0 ? span : 0) + op->type->true_ub;
