@@ -96,7 +96,7 @@ typedef struct mgdev_op {
     int64_t piece;      /* payload bytes of the inflight piece */
     int pieces;         /* pieces posted */
     mgdev_stage_t *stage;
-    char *big;       /* plain message above one chunk: a host buffer of its own (malloc) */
+    char *big; /* plain message above one chunk: a host buffer of its own (malloc) */
     MPI_Request inner;
     mgdev_op_state_t state;
     int err;       /* MPI error class, MPI_SUCCESS */
