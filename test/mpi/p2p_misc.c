@@ -226,6 +226,56 @@ static void test_free_cancel(void)
     }
 }
 
+/* The persistent large-count forms on device buffers, started 3 times each,
+   and a count past INT_MAX refused before anything moves. */
+static void test_init_c(void)
+{
+    MPI_Datatype t = types[4];
+    size_t n = buf_size(t, 3);
+    for (int how = 0; how < 3; how++) {
+        snprintf(where, sizeof(where), "%s_init_c",
+                 how == 0   ? "Ssend"
+                 : how == 1 ? "Rsend"
+                            : "Send");
+        MPI_Request q = MPI_REQUEST_NULL;
+        if (rank == 0) {
+            unsigned char *s = buf_make(n, 31, 1);
+            if (how == 0)
+                CHECK(MPI_Ssend_init_c(s + ORIGIN, 3, t, 1, 90, MPI_COMM_WORLD, &q) == MPI_SUCCESS);
+            else if (how == 1)
+                CHECK(MPI_Rsend_init_c(s + ORIGIN, 3, t, 1, 90, MPI_COMM_WORLD, &q) == MPI_SUCCESS);
+            else
+                CHECK(MPI_Send_init_c(s + ORIGIN, 3, t, 1, 90, MPI_COMM_WORLD, &q) == MPI_SUCCESS);
+            CHECK(MPI_Ssend_init_c(s + ORIGIN, (MPI_Count)1 << 40, t, 1, 90, MPI_COMM_WORLD, &q) ==
+                  MPI_ERR_COUNT);
+            for (int k = 0; k < 3; k++) {
+                sync_token(1, 0); /* the receive is posted: Rsend may go */
+                CHECK(MPI_Start(&q) == MPI_SUCCESS);
+                CHECK(MPI_Wait(&q, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+            }
+            CHECK(MPI_Request_free(&q) == MPI_SUCCESS);
+            buf_free(s, 1);
+        } else if (rank == 1) {
+            unsigned char *r = buf_make(n, 32, 1);
+            unsigned char *want = expected(t, 3, 31, 32);
+            CHECK(MPI_Recv_init_c(r + ORIGIN, 3, t, 0, 90, MPI_COMM_WORLD, &q) == MPI_SUCCESS);
+            for (int k = 0; k < 3; k++) {
+                MPI_Status st;
+                MPI_Count got = -1;
+                CHECK(MPI_Start(&q) == MPI_SUCCESS);
+                sync_token(1, 0);
+                CHECK(MPI_Wait(&q, &st) == MPI_SUCCESS);
+                MPI_Get_count_c(&st, t, &got);
+                CHECK(got == 3);
+                CHECK(buf_equal(r, want, n, 1));
+            }
+            CHECK(MPI_Request_free(&q) == MPI_SUCCESS);
+            free(want);
+            buf_free(r, 1);
+        }
+    }
+}
+
 /* Each rank sends to the right and receives from the left. */
 static void test_ring(void)
 {
@@ -241,8 +291,13 @@ static void test_ring(void)
             unsigned char *want = expected(t, 3, 20 + (unsigned)left, 40);
             MPI_Status st;
             int got = -1;
-            CHECK(MPI_Sendrecv(s + ORIGIN, 3, t, right, 80, r + ORIGIN, 3, t, MPI_ANY_SOURCE, 80,
-                               MPI_COMM_WORLD, &st) == MPI_SUCCESS);
+            /* Odd types take the large-count form. */
+            if (ti % 2)
+                CHECK(MPI_Sendrecv_c(s + ORIGIN, 3, t, right, 80, r + ORIGIN, 3, t, MPI_ANY_SOURCE,
+                                     80, MPI_COMM_WORLD, &st) == MPI_SUCCESS);
+            else
+                CHECK(MPI_Sendrecv(s + ORIGIN, 3, t, right, 80, r + ORIGIN, 3, t, MPI_ANY_SOURCE,
+                                   80, MPI_COMM_WORLD, &st) == MPI_SUCCESS);
             MPI_Get_count(&st, t, &got);
             CHECK(got == 3 && st.MPI_SOURCE == left && st.MPI_TAG == 80);
             CHECK(buf_equal(r, want, n, rdev));
@@ -255,8 +310,12 @@ static void test_ring(void)
         unsigned char *b = buf_make(n, 60 + (unsigned)rank, 1);
         unsigned char *want = expected(t, 3, 60 + (unsigned)left, 60 + (unsigned)rank);
         MPI_Status st;
-        CHECK(MPI_Sendrecv_replace(b + ORIGIN, 3, t, right, 81, left, 81, MPI_COMM_WORLD, &st) ==
-              MPI_SUCCESS);
+        if (ti % 2)
+            CHECK(MPI_Sendrecv_replace_c(b + ORIGIN, 3, t, right, 81, left, 81, MPI_COMM_WORLD,
+                                         &st) == MPI_SUCCESS);
+        else
+            CHECK(MPI_Sendrecv_replace(b + ORIGIN, 3, t, right, 81, left, 81, MPI_COMM_WORLD,
+                                       &st) == MPI_SUCCESS);
         CHECK(st.MPI_SOURCE == left && buf_equal(b, want, n, 1));
         free(want);
         buf_free(b, 1);
@@ -309,6 +368,7 @@ int main(int argc, char **argv)
         test_truncate();
         test_order();
         test_free_cancel();
+        test_init_c();
     }
     MPI_Barrier(MPI_COMM_WORLD);
     test_ring();
