@@ -131,30 +131,41 @@ void mgdev_op_unstage_all(mgdev_op_t *op)
     op->big = NULL;
 }
 
-/* The host buffer of a piece of len bytes: a pool buffer up to one chunk, else
-   op's own buffer (kept by a persistent op for its next start).  NULL with
-   MPI_SUCCESS when the pool is at its cap. */
+/* The host buffer of a piece of len bytes: a pool buffer (pinned, reused), up
+   to one chunk by waiting for one, above that if the cap allows one now; else
+   op's own (kept by a persistent op for its next start).  NULL with
+   MPI_SUCCESS when the pool is at its cap: retry after progress. */
 static int op_buffer(mgdev_op_t *op, int64_t len, char **buf)
 {
     int rc = MPI_SUCCESS;
     *buf = NULL;
-    if (len > (int64_t)mgdev_stage_chunk()) {
-        if (!op->big && !(op->big = malloc((size_t)len)))
-            return mgerr_set(MPI_ERR_NO_MEM,
-                             "mpigpu: %s: out of host memory for a message of %lld bytes", op->fn,
-                             (long long)len);
-        *buf = op->big;
-        return MPI_SUCCESS;
-    }
     if (op->big) {
         *buf = op->big;
         return MPI_SUCCESS;
     }
-    if (!op->stage)
-        rc = mgdev_stage_get((size_t)len, &op->stage);
-    if (op->stage)
+    if (op->stage && op->stage->size >= (size_t)len) {
         *buf = op->stage->ptr;
-    return rc;
+        return MPI_SUCCESS;
+    }
+    if (len <= (int64_t)mgdev_stage_chunk()) {
+        rc = mgdev_stage_get((size_t)len, &op->stage);
+        if (op->stage)
+            *buf = op->stage->ptr;
+        return rc;
+    }
+    mgdev_stage_put(op->stage); /* a persistent op's parked buffer, too small now */
+    op->stage = NULL;
+    rc = mgdev_stage_get_big((size_t)len, &op->stage);
+    if (rc != MPI_SUCCESS || op->stage) {
+        *buf = op->stage ? op->stage->ptr : NULL;
+        return rc;
+    }
+    if (!(op->big = malloc((size_t)len)))
+        return mgerr_set(MPI_ERR_NO_MEM,
+                         "mpigpu: %s: out of host memory for a message of %lld bytes", op->fn,
+                         (long long)len);
+    *buf = op->big;
+    return MPI_SUCCESS;
 }
 
 /* Record an error class (detailed message already set) on op; it is done. */

@@ -44,6 +44,11 @@ void mgdev_stage_finalize(void);
    when the pool is at its cap and every buffer is borrowed: try again after
    some operation progressed.  Returns an MPI error code. */
 int mgdev_stage_get(size_t want, mgdev_stage_t **s);
+/* A buffer of at least want bytes (want > mgdev_stage_chunk()) for a long
+   plain message, in the pool's power-of-two classes up to the cap, or *s =
+   NULL when the cap does not allow one now (the caller takes host memory of
+   its own instead of waiting). */
+int mgdev_stage_get_big(size_t want, mgdev_stage_t **s);
 void mgdev_stage_put(mgdev_stage_t *s);
 /* Park *slot (a persistent operation's buffer between starts): the pool may
    reclaim it, setting *slot to NULL, when it needs memory.  Unpark takes it
