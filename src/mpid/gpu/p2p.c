@@ -191,6 +191,18 @@ static void op_fail_mpi(mgdev_op_t *op, int code, const char *what)
     op_fail(op, cls, 1);
 }
 
+/* A piece was posted with PMPI result rc: in flight, or op failed. */
+static int op_posted(mgdev_op_t *op, int rc, const char *what)
+{
+    if (rc != MPI_SUCCESS) {
+        op_fail_mpi(op, rc, what);
+        return rc;
+    }
+    op->pieces++;
+    op->state = MGDEV_OP_INFLIGHT;
+    return MPI_SUCCESS;
+}
+
 /* The bytes of a contiguous type (one run in memory order) move between the
    device and pinned staging as one transfer; the engine cannot know that
    staging is pinned, so it would bounce them through its own buffers, and on
@@ -281,13 +293,7 @@ static int send_next(mgdev_op_t *op)
         }
     }
     op->piece = len;
-    rc = send_post_piece(op, buf, len + hdr, first);
-    if (rc != MPI_SUCCESS) {
-        op_fail_mpi(op, rc, "posting a send");
-        goto fn_exit;
-    }
-    op->pieces++;
-    op->state = MGDEV_OP_INFLIGHT;
+    rc = op_posted(op, send_post_piece(op, buf, len + hdr, first), "posting a send");
 fn_exit:
     return rc;
 fn_fail:
@@ -347,12 +353,7 @@ static int recv_next(mgdev_op_t *op)
         rc = PMPI_Irecv_c(buf, (MPI_Count)len, MPI_BYTE, op->peer, op->tag, op->comm, &op->inner);
     else
         rc = PMPI_Irecv_c(buf, (MPI_Count)len, MPI_BYTE, op->wpeer, op->seq, shadow, &op->inner);
-    if (rc != MPI_SUCCESS) {
-        op_fail_mpi(op, rc, "posting a receive");
-        goto fn_exit;
-    }
-    op->pieces++;
-    op->state = MGDEV_OP_INFLIGHT;
+    rc = op_posted(op, rc, "posting a receive");
 fn_exit:
     return rc;
 fn_fail:
