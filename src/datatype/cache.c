@@ -57,6 +57,8 @@ void mgdt_type_free(mgdt_type_t *type)
         return;
     if (type->user && type->user_free)
         type->user_free(type->user);
+    if (type->twin != MPI_DATATYPE_NULL)
+        MPI_Type_free(&type->twin);
     free(type->nodes);
     free(type->lookaside);
     free(type);
@@ -93,6 +95,7 @@ int mgdt_type_create(MPI_Datatype dt, mgdt_type_t **out)
     type = calloc(1, sizeof(*type));
     if (!type)
         MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mgdt: out of memory (type)");
+    type->twin = MPI_DATATYPE_NULL;
     MPI_Type_size_x(dt, &size);
     MPI_Type_get_extent_x(dt, &lb, &extent);
     MPI_Type_get_true_extent_x(dt, &tlb, &textent);

@@ -59,6 +59,8 @@ typedef struct mgdt_type {
     int external32_ok; /* every basic type has the same size natively and in
                           external32, so external32 = byte-swapped native */
     mgdt_shape_t shape;
+    /* The packed twin (mgdt_type_twin), MPI_DATATYPE_NULL until asked for. */
+    MPI_Datatype twin;
     /* Slot for the pack engine (per-context uploads). */
     void *user;
     void (*user_free)(void *user);
@@ -75,6 +77,12 @@ int mgdt_type_get(MPI_Datatype dt, const mgdt_type_t **type);
 /* Same, uncached: the caller owns *type. */
 int mgdt_type_create(MPI_Datatype dt, mgdt_type_t **type);
 void mgdt_type_free(mgdt_type_t *type);
+
+/* The packed twin of dt (whose cached form is type): a committed type with
+   dt's type signature and no gaps (extent = size), for sending packed bytes
+   so that any receive matching dt accepts them.  dt itself for a basic type;
+   otherwise built once and owned by type (freed with it). */
+int mgdt_type_twin(const mgdt_type_t *type, MPI_Datatype dt, MPI_Datatype *twin);
 
 /* Attach pack-engine state; freed with user_free when the type goes away. */
 void mgdt_type_set_user(const mgdt_type_t *type, void *user, void (*user_free)(void *));

@@ -17,6 +17,11 @@ check_PROGRAMS += test/mpi/pack_attr
 test_mpi_pack_attr_SOURCES = test/mpi/pack_attr.c
 test_mpi_pack_attr_LDADD = libmpigpu.la $(OPENCL_LIBS)
 TESTS += test/mpi/pack_attr
+# The packed twin of random types, through MPI's own matching.
+check_PROGRAMS += test/mpi/twin
+test_mpi_twin_SOURCES = test/mpi/twin.c test/mpi/typegen.c test/mpi/typegen.h
+test_mpi_twin_LDADD = libmpigpu.la $(OPENCL_LIBS)
+TESTS += test/mpi/twin
 # The same oracle through the other paths (settings differ in the testlist).
 check_PROGRAMS += test/mpi/dtoracle_pipeline test/mpi/dtoracle_copy test/mpi/dtoracle_host
 test_mpi_dtoracle_pipeline_SOURCES = $(test_mpi_dtoracle_SOURCES)
@@ -32,36 +37,46 @@ test_mpi_dtoracle_dma_SOURCES = $(test_mpi_dtoracle_SOURCES)
 test_mpi_dtoracle_dma_LDADD = $(test_mpi_dtoracle_LDADD)
 TESTS += test/mpi/dtoracle_dma
 # Point-to-point on device buffers.
-check_PROGRAMS += test/mpi/p2p_basic test/mpi/p2p_chunk
+# Programs named *_chunk* run with a small staging pool, so that messages are
+# longer than one chunk; *_chunked also with MPIGPU_P2P_PROTOCOL=chunked.
+check_PROGRAMS += test/mpi/p2p_basic test/mpi/p2p_chunk test/mpi/p2p_chunked
 test_mpi_p2p_basic_SOURCES = test/mpi/p2p_basic.c test/mpi/p2p_common.h
 test_mpi_p2p_basic_LDADD = libmpigpu.la $(OPENCL_LIBS)
 test_mpi_p2p_chunk_SOURCES = $(test_mpi_p2p_basic_SOURCES)
 test_mpi_p2p_chunk_LDADD = $(test_mpi_p2p_basic_LDADD)
+test_mpi_p2p_chunked_SOURCES = $(test_mpi_p2p_basic_SOURCES)
+test_mpi_p2p_chunked_LDADD = $(test_mpi_p2p_basic_LDADD)
 # p2p_basic_dma: the staging pool's pinned buffers through the straight path.
 check_PROGRAMS += test/mpi/p2p_basic_dma
 test_mpi_p2p_basic_dma_SOURCES = $(test_mpi_p2p_basic_SOURCES)
 test_mpi_p2p_basic_dma_LDADD = $(test_mpi_p2p_basic_LDADD)
-TESTS += test/mpi/p2p_basic test/mpi/p2p_chunk test/mpi/p2p_basic_dma
-check_PROGRAMS += test/mpi/p2p_misc test/mpi/p2p_misc4
+TESTS += test/mpi/p2p_basic test/mpi/p2p_chunk test/mpi/p2p_chunked test/mpi/p2p_basic_dma
+check_PROGRAMS += test/mpi/p2p_misc test/mpi/p2p_misc4 test/mpi/p2p_misc_chunk
 test_mpi_p2p_misc_SOURCES = test/mpi/p2p_misc.c test/mpi/p2p_common.h
 test_mpi_p2p_misc_LDADD = libmpigpu.la $(OPENCL_LIBS)
 test_mpi_p2p_misc4_SOURCES = $(test_mpi_p2p_misc_SOURCES)
 test_mpi_p2p_misc4_LDADD = $(test_mpi_p2p_misc_LDADD)
-TESTS += test/mpi/p2p_misc test/mpi/p2p_misc4
+test_mpi_p2p_misc_chunk_SOURCES = $(test_mpi_p2p_misc_SOURCES)
+test_mpi_p2p_misc_chunk_LDADD = $(test_mpi_p2p_misc_LDADD)
+TESTS += test/mpi/p2p_misc test/mpi/p2p_misc4 test/mpi/p2p_misc_chunk
 check_PROGRAMS += test/mpi/p2p_pingpong
 test_mpi_p2p_pingpong_SOURCES = test/mpi/p2p_pingpong.c test/mpi/p2p_common.h
 test_mpi_p2p_pingpong_LDADD = libmpigpu.la $(OPENCL_LIBS)
 TESTS += test/mpi/p2p_pingpong
-check_PROGRAMS += test/mpi/p2p_persist test/mpi/p2p_persist_chunk
+check_PROGRAMS += test/mpi/p2p_persist test/mpi/p2p_persist_chunk test/mpi/p2p_persist_chunked
 test_mpi_p2p_persist_SOURCES = test/mpi/p2p_persist.c test/mpi/p2p_common.h
 test_mpi_p2p_persist_LDADD = libmpigpu.la $(OPENCL_LIBS)
 test_mpi_p2p_persist_chunk_SOURCES = $(test_mpi_p2p_persist_SOURCES)
 test_mpi_p2p_persist_chunk_LDADD = $(test_mpi_p2p_persist_LDADD)
-TESTS += test/mpi/p2p_persist test/mpi/p2p_persist_chunk
-check_PROGRAMS += test/mpi/p2p_mprobe
+test_mpi_p2p_persist_chunked_SOURCES = $(test_mpi_p2p_persist_SOURCES)
+test_mpi_p2p_persist_chunked_LDADD = $(test_mpi_p2p_persist_LDADD)
+TESTS += test/mpi/p2p_persist test/mpi/p2p_persist_chunk test/mpi/p2p_persist_chunked
+check_PROGRAMS += test/mpi/p2p_mprobe test/mpi/p2p_mprobe_chunked
 test_mpi_p2p_mprobe_SOURCES = test/mpi/p2p_mprobe.c test/mpi/p2p_common.h
 test_mpi_p2p_mprobe_LDADD = libmpigpu.la $(OPENCL_LIBS)
-TESTS += test/mpi/p2p_mprobe
+test_mpi_p2p_mprobe_chunked_SOURCES = $(test_mpi_p2p_mprobe_SOURCES)
+test_mpi_p2p_mprobe_chunked_LDADD = $(test_mpi_p2p_mprobe_LDADD)
+TESTS += test/mpi/p2p_mprobe test/mpi/p2p_mprobe_chunked
 # LD_PRELOAD of an unmodified binary: a plain MPI program (no libmpigpu)
 # run by a script, twice.
 check_PROGRAMS += test/mpi/p2p_preload

@@ -15,40 +15,55 @@ static void sync_token(int from, int to)
         MPI_Recv(NULL, 0, MPI_BYTE, from, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 }
 
-/* Plain MPI (PMPI_) on one side, mpigpu with a device buffer on the other. */
+/* Plain MPI (PMPI_) on one side, mpigpu with a device buffer on the other, in
+   both directions, with a receive count equal to and larger than the message.
+   The large count makes messages longer than one staging chunk when the test
+   runs with a small MPIGPU_STAGING_MAX (testlist: p2p_misc_chunk). */
 static void test_interop(void)
 {
+    static const int counts[2] = {3, 4000};
     for (int ti = 0; ti < NTYPES; ti++) {
         MPI_Datatype t = types[ti];
-        int count = 3;
-        size_t n = buf_size(t, count);
-        unsigned char *want = expected(t, count, 11, 99);
-        for (int dir = 0; dir < 2; dir++) {
-            snprintf(where, sizeof(where), "interop %s %s", tnames[ti],
-                     dir ? "device->PMPI_Recv" : "PMPI_Send->device");
-            if (rank == 0) {
-                unsigned char *s = buf_make(n, 11, dir);
-                if (dir)
-                    CHECK(MPI_Send(s + ORIGIN, count, t, 1, 7, MPI_COMM_WORLD) == MPI_SUCCESS);
-                else
-                    CHECK(PMPI_Send(s + ORIGIN, count, t, 1, 7, MPI_COMM_WORLD) == MPI_SUCCESS);
-                buf_free(s, dir);
-            } else if (rank == 1) {
-                unsigned char *r = buf_make(n, 99, !dir);
-                MPI_Status st;
-                int got = -1;
-                if (dir)
-                    CHECK(PMPI_Recv(r + ORIGIN, count, t, 0, 7, MPI_COMM_WORLD, &st) ==
-                          MPI_SUCCESS);
-                else
-                    CHECK(MPI_Recv(r + ORIGIN, count, t, 0, 7, MPI_COMM_WORLD, &st) == MPI_SUCCESS);
-                MPI_Get_count(&st, t, &got);
-                CHECK(got == count);
-                CHECK(buf_equal(r, want, n, !dir));
-                buf_free(r, !dir);
-            }
-        }
-        free(want);
+        for (int ci = 0; ci < 2; ci++)
+            for (int dir = 0; dir < 2; dir++)
+                for (int extra = 0; extra < 2; extra++) {
+                    int count = counts[ci], rcount = count * (1 + extra);
+                    size_t n = buf_size(t, rcount);
+                    snprintf(where, sizeof(where), "interop %s count %d recv %d %s", tnames[ti],
+                             count, rcount, dir ? "device->PMPI_Recv" : "PMPI_Send->device");
+                    if (rank == 0) {
+                        unsigned char *s = buf_make(n, 11, dir);
+                        if (dir)
+                            CHECK(MPI_Send(s + ORIGIN, count, t, 1, 7, MPI_COMM_WORLD) ==
+                                  MPI_SUCCESS);
+                        else
+                            CHECK(PMPI_Send(s + ORIGIN, count, t, 1, 7, MPI_COMM_WORLD) ==
+                                  MPI_SUCCESS);
+                        buf_free(s, dir);
+                    } else if (rank == 1) {
+                        unsigned char *want = expected(t, count, 11, 99);
+                        unsigned char *r = buf_make(n, 99, !dir);
+                        MPI_Status st;
+                        int got = -1;
+                        /* expected() covers count instances; the rest of the
+                           larger receive buffer must keep its poison. */
+                        unsigned char *w = malloc(n);
+                        fill(w, n, 99);
+                        memcpy(w, want, buf_size(t, count) < n ? buf_size(t, count) : n);
+                        if (dir)
+                            CHECK(PMPI_Recv(r + ORIGIN, rcount, t, 0, 7, MPI_COMM_WORLD, &st) ==
+                                  MPI_SUCCESS);
+                        else
+                            CHECK(MPI_Recv(r + ORIGIN, rcount, t, 0, 7, MPI_COMM_WORLD, &st) ==
+                                  MPI_SUCCESS);
+                        MPI_Get_count(&st, t, &got);
+                        CHECK(got == count);
+                        CHECK(buf_equal(r, w, n, !dir));
+                        buf_free(r, !dir);
+                        free(w);
+                        free(want);
+                    }
+                }
     }
 }
 
@@ -211,6 +226,56 @@ static void test_free_cancel(void)
     }
 }
 
+/* The persistent large-count forms on device buffers, started 3 times each,
+   and a count past INT_MAX refused before anything moves. */
+static void test_init_c(void)
+{
+    MPI_Datatype t = types[4];
+    size_t n = buf_size(t, 3);
+    for (int how = 0; how < 3; how++) {
+        snprintf(where, sizeof(where), "%s_init_c",
+                 how == 0   ? "Ssend"
+                 : how == 1 ? "Rsend"
+                            : "Send");
+        MPI_Request q = MPI_REQUEST_NULL;
+        if (rank == 0) {
+            unsigned char *s = buf_make(n, 31, 1);
+            if (how == 0)
+                CHECK(MPI_Ssend_init_c(s + ORIGIN, 3, t, 1, 90, MPI_COMM_WORLD, &q) == MPI_SUCCESS);
+            else if (how == 1)
+                CHECK(MPI_Rsend_init_c(s + ORIGIN, 3, t, 1, 90, MPI_COMM_WORLD, &q) == MPI_SUCCESS);
+            else
+                CHECK(MPI_Send_init_c(s + ORIGIN, 3, t, 1, 90, MPI_COMM_WORLD, &q) == MPI_SUCCESS);
+            CHECK(MPI_Ssend_init_c(s + ORIGIN, (MPI_Count)1 << 40, t, 1, 90, MPI_COMM_WORLD, &q) ==
+                  MPI_ERR_COUNT);
+            for (int k = 0; k < 3; k++) {
+                sync_token(1, 0); /* the receive is posted: Rsend may go */
+                CHECK(MPI_Start(&q) == MPI_SUCCESS);
+                CHECK(MPI_Wait(&q, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+            }
+            CHECK(MPI_Request_free(&q) == MPI_SUCCESS);
+            buf_free(s, 1);
+        } else if (rank == 1) {
+            unsigned char *r = buf_make(n, 32, 1);
+            unsigned char *want = expected(t, 3, 31, 32);
+            CHECK(MPI_Recv_init_c(r + ORIGIN, 3, t, 0, 90, MPI_COMM_WORLD, &q) == MPI_SUCCESS);
+            for (int k = 0; k < 3; k++) {
+                MPI_Status st;
+                MPI_Count got = -1;
+                CHECK(MPI_Start(&q) == MPI_SUCCESS);
+                sync_token(1, 0);
+                CHECK(MPI_Wait(&q, &st) == MPI_SUCCESS);
+                MPI_Get_count_c(&st, t, &got);
+                CHECK(got == 3);
+                CHECK(buf_equal(r, want, n, 1));
+            }
+            CHECK(MPI_Request_free(&q) == MPI_SUCCESS);
+            free(want);
+            buf_free(r, 1);
+        }
+    }
+}
+
 /* Each rank sends to the right and receives from the left. */
 static void test_ring(void)
 {
@@ -226,8 +291,13 @@ static void test_ring(void)
             unsigned char *want = expected(t, 3, 20 + (unsigned)left, 40);
             MPI_Status st;
             int got = -1;
-            CHECK(MPI_Sendrecv(s + ORIGIN, 3, t, right, 80, r + ORIGIN, 3, t, MPI_ANY_SOURCE, 80,
-                               MPI_COMM_WORLD, &st) == MPI_SUCCESS);
+            /* Odd types take the large-count form. */
+            if (ti % 2)
+                CHECK(MPI_Sendrecv_c(s + ORIGIN, 3, t, right, 80, r + ORIGIN, 3, t, MPI_ANY_SOURCE,
+                                     80, MPI_COMM_WORLD, &st) == MPI_SUCCESS);
+            else
+                CHECK(MPI_Sendrecv(s + ORIGIN, 3, t, right, 80, r + ORIGIN, 3, t, MPI_ANY_SOURCE,
+                                   80, MPI_COMM_WORLD, &st) == MPI_SUCCESS);
             MPI_Get_count(&st, t, &got);
             CHECK(got == 3 && st.MPI_SOURCE == left && st.MPI_TAG == 80);
             CHECK(buf_equal(r, want, n, rdev));
@@ -240,8 +310,12 @@ static void test_ring(void)
         unsigned char *b = buf_make(n, 60 + (unsigned)rank, 1);
         unsigned char *want = expected(t, 3, 60 + (unsigned)left, 60 + (unsigned)rank);
         MPI_Status st;
-        CHECK(MPI_Sendrecv_replace(b + ORIGIN, 3, t, right, 81, left, 81, MPI_COMM_WORLD, &st) ==
-              MPI_SUCCESS);
+        if (ti % 2)
+            CHECK(MPI_Sendrecv_replace_c(b + ORIGIN, 3, t, right, 81, left, 81, MPI_COMM_WORLD,
+                                         &st) == MPI_SUCCESS);
+        else
+            CHECK(MPI_Sendrecv_replace(b + ORIGIN, 3, t, right, 81, left, 81, MPI_COMM_WORLD,
+                                       &st) == MPI_SUCCESS);
         CHECK(st.MPI_SOURCE == left && buf_equal(b, want, n, 1));
         free(want);
         buf_free(b, 1);
@@ -294,6 +368,7 @@ int main(int argc, char **argv)
         test_truncate();
         test_order();
         test_free_cancel();
+        test_init_c();
     }
     MPI_Barrier(MPI_COMM_WORLD);
     test_ring();

@@ -5,7 +5,8 @@
  * round trip averaged over the timed iterations.
  *
  *   mpiexec -n 2 mpigpu-pingpong [-D TYPE] [-m MIN:MAX] [-i ITERS] [-x SKIP]
- *        [-d SIDE[:SIDE]] [--method auto|kernel|copy|host] [--baseline none|rect|floor|all]
+ *        [-W WINDOW] [-d SIDE[:SIDE]] [--method auto|kernel|copy|host] [--baseline
+ * none|rect|floor|all]
  *        [--csv FILE]
  *   TYPE: cont | vect:STRIDE:BLOCKLEN | subarray4d | indexed:BLOCKLEN | struct[:strided]
  *   SIDE: device | host.  -d device:host (also "device,host" or OSU's two words
@@ -23,6 +24,13 @@
  * same queue before each read and after each write, what any kernel-based pack
  * pays per message at the least (on a GPU that two ranks share, each message
  * then runs kernels in both processes).  --baseline all adds both columns.
+ *
+ * -W WINDOW adds two columns in the manner of osu_bw: rank 0 posts WINDOW
+ * nonblocking sends of the message, rank 1 as many receives, then one
+ * zero-byte reply; GB/s of packed bytes with a window of 1 and of WINDOW.
+ * The ratio shows how much outstanding operations overlap their packing,
+ * transfer and unpacking.  (The receives of one window share one buffer, as
+ * in osu_bw, so only the timing means anything there.)
  *
  * Before timing, each size and mode is checked once in both directions: a
  * checksum of the packed bytes received must equal the sender's.
@@ -59,8 +67,9 @@ static void usage(void)
 {
     fprintf(stderr, "usage: mpiexec -n 2 mpigpu-pingpong [-D cont|vect:STRIDE:BLOCKLEN|"
                     "subarray4d|indexed:BLOCKLEN|struct[:strided]] [-m MIN:MAX] [-i ITERS] "
-                    "[-x SKIP] [-d device|host[:device|host]] [--method auto|kernel|copy|host] "
-                    "[--baseline none|rect|floor|all] [--csv FILE]\n");
+                    "[-x SKIP] [-W WINDOW] [-d device|host[:device|host]] "
+                    "[--method auto|kernel|copy|host] [--baseline none|rect|floor|all] "
+                    "[--csv FILE]\n");
     exit(2);
 }
 
@@ -160,6 +169,33 @@ static int pp_check(pp_side_t *s, int rank, int mode)
     return ok ? 0 : -1;
 }
 
+/* osu_bw: seconds per message with `window` messages outstanding (rank 0). */
+static double pp_window(pp_side_t *s, int rank, int window, int iters, int skip)
+{
+    MPI_Request *rq = malloc(sizeof(*rq) * (size_t)window);
+    MPI_Status *st = malloc(sizeof(*st) * (size_t)window);
+    double t0 = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < iters + skip; i++) {
+        if (i == skip)
+            t0 = perf_now();
+        for (int w = 0; w < window; w++) {
+            if (rank == 0)
+                MPI_Isend(s->buf - s->lb, 1, s->t, 1, 2, MPI_COMM_WORLD, &rq[w]);
+            else
+                MPI_Irecv(s->buf - s->lb, 1, s->t, 0, 2, MPI_COMM_WORLD, &rq[w]);
+        }
+        MPI_Waitall(window, rq, st);
+        if (rank == 0)
+            MPI_Recv(NULL, 0, MPI_BYTE, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        else
+            MPI_Send(NULL, 0, MPI_BYTE, 0, 3, MPI_COMM_WORLD);
+    }
+    free(st);
+    free(rq);
+    return (perf_now() - t0) / ((double)iters * window);
+}
+
 /* Half the average round trip, in seconds (meaningful on rank 0). */
 static double pp_time(pp_side_t *s, int rank, int mode, int iters, int skip)
 {
@@ -183,7 +219,7 @@ int main(int argc, char **argv)
 {
     perf_spec_t spec;
     long lo = 64, hi = 4 << 20, sizes[MAXSIZES];
-    int iters = 0, skip = -1, side[2] = {1, 1}, baseline = 0, rank, np;
+    int iters = 0, skip = -1, side[2] = {1, 1}, baseline = 0, rank, np, window = 0;
     const char *csv = NULL;
     perf_spec_parse("vect:64:8", &spec);
     for (int i = 1; i < argc; i++) {
@@ -204,6 +240,10 @@ int main(int argc, char **argv)
             iters = atoi(v);
         } else if (!strcmp(a, "-x")) {
             skip = atoi(v);
+        } else if (!strcmp(a, "-W")) {
+            window = atoi(v);
+            if (window < 2 || window > 1024)
+                usage();
         } else if (!strcmp(a, "-d")) {
             char w[2][16] = {"", ""};
             int n = sscanf(v, "%15[a-z]%*[:,]%15[a-z]", w[0], w[1]);
@@ -266,8 +306,11 @@ int main(int argc, char **argv)
                side[0] ? "device" : "host", side[1] ? "device" : "host",
                meth && *meth ? meth : "auto");
         printf("# device: %s\n", devname);
-        printf("# Size  Latency(us)%s%s\n", baseline & 1 << MODE_RECT ? "     rect(us)" : "",
+        printf("# Size  Latency(us)%s%s", baseline & 1 << MODE_RECT ? "     rect(us)" : "",
                baseline & 1 << MODE_FLOOR ? "    floor(us)" : "");
+        if (window)
+            printf("   W1(GB/s)  W%-4d(GB/s)", window);
+        printf("\n");
         if (csv && !(cf = fopen(csv, "w"))) {
             perror(csv);
             MPI_Abort(MPI_COMM_WORLD, 1);
@@ -310,6 +353,11 @@ int main(int argc, char **argv)
             }
             lat[mode] = pp_time(&s, rank, mode, n, sk);
         }
+        double bw1 = 0, bww = 0;
+        if (window) {
+            bw1 = s.psize / pp_window(&s, rank, 1, n, sk) / 1e9;
+            bww = s.psize / pp_window(&s, rank, window, n, sk) / 1e9;
+        }
         if (rank == 0) {
             printf("%-10d%13.2f", s.psize, lat[0] * 1e6);
             for (int mode = MODE_RECT; mode < NMODES; mode++) {
@@ -318,6 +366,8 @@ int main(int argc, char **argv)
                 else if (baseline & 1 << mode)
                     printf("%13s", "-");
             }
+            if (window)
+                printf("%11.3f%13.3f", bw1, bww);
             printf("\n");
             fflush(stdout);
             for (int mode = 0; cf && mode < NMODES; mode++)

@@ -171,6 +171,7 @@ static int tb_finish(tb_t *b, int i)
 static mgdt_type_t *tb_type(tb_t *b)
 {
     mgdt_type_t *t = calloc(1, sizeof(*t));
+    t->twin = MPI_DATATYPE_NULL;
     tb_finish(b, 0);
     t->nnodes = b->nn;
     t->nodes = malloc(sizeof(mgdt_node_t) * b->nn);

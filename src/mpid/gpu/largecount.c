@@ -3,8 +3,9 @@
  * buffer goes to PMPI_*_c unchanged.  A device buffer goes to the int form
  * (so the same operation, protocol and request handling) when the count fits
  * an int; a larger count is refused with MPI_ERR_COUNT, before anything
- * moves, instead of letting MPI fault on the device address.  (The device
- * protocol sends at most INT32_MAX packed bytes per message anyway.)
+ * moves, instead of letting MPI fault on the device address.  (The packed
+ * bytes of a message may exceed INT_MAX: the protocol posts them with the
+ * _c forms.)  The wrappers of one signature come from one macro.
  */
 #include "config.h"
 
@@ -25,77 +26,49 @@ static int too_big(MPI_Comm comm, const char *fn, MPI_Count count)
 
 #define FITS(count_) ((count_) <= INT_MAX)
 
-int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-               MPI_Comm comm)
-{
-    if (!DEV(buf, count, datatype))
-        return PMPI_Send_c(buf, count, datatype, dest, tag, comm);
-    return FITS(count) ? MPI_Send(buf, (int)count, datatype, dest, tag, comm)
-                       : too_big(comm, "MPI_Send_c", count);
-}
+/* Send-side calls without and with a request (I and _init forms). */
+#define LC_SEND(name_)                                                                             \
+    int MPI_##name_##_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,         \
+                        int tag, MPI_Comm comm)                                                    \
+    {                                                                                              \
+        if (!DEV(buf, count, datatype))                                                            \
+            return PMPI_##name_##_c(buf, count, datatype, dest, tag, comm);                        \
+        return FITS(count) ? MPI_##name_(buf, (int)count, datatype, dest, tag, comm)               \
+                           : too_big(comm, "MPI_" #name_ "_c", count);                             \
+    }
+#define LC_SEND_REQ(name_)                                                                         \
+    int MPI_##name_##_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,         \
+                        int tag, MPI_Comm comm, MPI_Request *request)                              \
+    {                                                                                              \
+        if (!DEV(buf, count, datatype))                                                            \
+            return PMPI_##name_##_c(buf, count, datatype, dest, tag, comm, request);               \
+        return FITS(count) ? MPI_##name_(buf, (int)count, datatype, dest, tag, comm, request)      \
+                           : too_big(comm, "MPI_" #name_ "_c", count);                             \
+    }
+#define LC_RECV_REQ(name_)                                                                         \
+    int MPI_##name_##_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,    \
+                        MPI_Comm comm, MPI_Request *request)                                       \
+    {                                                                                              \
+        if (!DEV(buf, count, datatype))                                                            \
+            return PMPI_##name_##_c(buf, count, datatype, source, tag, comm, request);             \
+        return FITS(count) ? MPI_##name_(buf, (int)count, datatype, source, tag, comm, request)    \
+                           : too_big(comm, "MPI_" #name_ "_c", count);                             \
+    }
 
-int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                MPI_Comm comm)
-{
-    if (!DEV(buf, count, datatype))
-        return PMPI_Ssend_c(buf, count, datatype, dest, tag, comm);
-    return FITS(count) ? MPI_Ssend(buf, (int)count, datatype, dest, tag, comm)
-                       : too_big(comm, "MPI_Ssend_c", count);
-}
-
-int MPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                MPI_Comm comm)
-{
-    if (!DEV(buf, count, datatype))
-        return PMPI_Rsend_c(buf, count, datatype, dest, tag, comm);
-    return FITS(count) ? MPI_Rsend(buf, (int)count, datatype, dest, tag, comm)
-                       : too_big(comm, "MPI_Rsend_c", count);
-}
-
-int MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                MPI_Comm comm)
-{
-    if (!DEV(buf, count, datatype))
-        return PMPI_Bsend_c(buf, count, datatype, dest, tag, comm);
-    return FITS(count) ? MPI_Bsend(buf, (int)count, datatype, dest, tag, comm)
-                       : too_big(comm, "MPI_Bsend_c", count);
-}
-
-int MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                MPI_Comm comm, MPI_Request *request)
-{
-    if (!DEV(buf, count, datatype))
-        return PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request);
-    return FITS(count) ? MPI_Isend(buf, (int)count, datatype, dest, tag, comm, request)
-                       : too_big(comm, "MPI_Isend_c", count);
-}
-
-int MPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                 MPI_Comm comm, MPI_Request *request)
-{
-    if (!DEV(buf, count, datatype))
-        return PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request);
-    return FITS(count) ? MPI_Issend(buf, (int)count, datatype, dest, tag, comm, request)
-                       : too_big(comm, "MPI_Issend_c", count);
-}
-
-int MPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                 MPI_Comm comm, MPI_Request *request)
-{
-    if (!DEV(buf, count, datatype))
-        return PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request);
-    return FITS(count) ? MPI_Irsend(buf, (int)count, datatype, dest, tag, comm, request)
-                       : too_big(comm, "MPI_Irsend_c", count);
-}
-
-int MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                 MPI_Comm comm, MPI_Request *request)
-{
-    if (!DEV(buf, count, datatype))
-        return PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request);
-    return FITS(count) ? MPI_Ibsend(buf, (int)count, datatype, dest, tag, comm, request)
-                       : too_big(comm, "MPI_Ibsend_c", count);
-}
+LC_SEND(Send)
+LC_SEND(Ssend)
+LC_SEND(Rsend)
+LC_SEND(Bsend)
+LC_SEND_REQ(Isend)
+LC_SEND_REQ(Issend)
+LC_SEND_REQ(Irsend)
+LC_SEND_REQ(Ibsend)
+LC_SEND_REQ(Send_init)
+LC_SEND_REQ(Ssend_init)
+LC_SEND_REQ(Rsend_init)
+LC_SEND_REQ(Bsend_init)
+LC_RECV_REQ(Irecv)
+LC_RECV_REQ(Recv_init)
 
 int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
                MPI_Comm comm, MPI_Status *status)
@@ -104,33 +77,6 @@ int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, in
         return PMPI_Recv_c(buf, count, datatype, source, tag, comm, status);
     return FITS(count) ? MPI_Recv(buf, (int)count, datatype, source, tag, comm, status)
                        : too_big(comm, "MPI_Recv_c", count);
-}
-
-int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
-                MPI_Comm comm, MPI_Request *request)
-{
-    if (!DEV(buf, count, datatype))
-        return PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
-    return FITS(count) ? MPI_Irecv(buf, (int)count, datatype, source, tag, comm, request)
-                       : too_big(comm, "MPI_Irecv_c", count);
-}
-
-int MPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                    MPI_Comm comm, MPI_Request *request)
-{
-    if (!DEV(buf, count, datatype))
-        return PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
-    return FITS(count) ? MPI_Send_init(buf, (int)count, datatype, dest, tag, comm, request)
-                       : too_big(comm, "MPI_Send_init_c", count);
-}
-
-int MPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
-                    MPI_Comm comm, MPI_Request *request)
-{
-    if (!DEV(buf, count, datatype))
-        return PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
-    return FITS(count) ? MPI_Recv_init(buf, (int)count, datatype, source, tag, comm, request)
-                       : too_big(comm, "MPI_Recv_init_c", count);
 }
 
 int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
@@ -149,4 +95,28 @@ int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message 
         return PMPI_Imrecv_c(buf, count, datatype, message, request);
     return FITS(count) ? MPI_Imrecv(buf, (int)count, datatype, message, request)
                        : too_big(MPI_COMM_WORLD, "MPI_Imrecv_c", count);
+}
+
+int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                   int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                   int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    if (!DEV(sendbuf, sendcount, sendtype) && !DEV(recvbuf, recvcount, recvtype))
+        return PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                               recvtype, source, recvtag, comm, status);
+    if (!FITS(sendcount) || !FITS(recvcount))
+        return too_big(comm, "MPI_Sendrecv_c", FITS(sendcount) ? recvcount : sendcount);
+    return MPI_Sendrecv(sendbuf, (int)sendcount, sendtype, dest, sendtag, recvbuf, (int)recvcount,
+                        recvtype, source, recvtag, comm, status);
+}
+
+int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag,
+                           int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm,
+                                       status);
+    return FITS(count) ? MPI_Sendrecv_replace(buf, (int)count, datatype, dest, sendtag, source,
+                                              recvtag, comm, status)
+                       : too_big(comm, "MPI_Sendrecv_replace_c", count);
 }

@@ -250,8 +250,14 @@ static void why_format(const mgdev_loc_choice_t *c, const mgdev_loc_dev_t *d, ch
                  cores, nodes);
         break;
     case MGDEV_LOC_NO_LOCALITY:
-        snprintf(why, len, "first GPU: no PCI locality from hwloc, GPU %d of %d by local rank",
-                 c->k, c->n);
+        /* Say what hwloc saw, so that a missing PCI plugin or sysfs shows. */
+        snprintf(why, len,
+                 "first GPU: no PCI locality from hwloc (device at %04x:%02x:%02x.%x, %d PCI "
+                 "devices in the topology), GPU %d of %d by local rank",
+                 (unsigned)(d->pci >> 16), (unsigned)(d->pci >> 8) & 0xff,
+                 (unsigned)(d->pci >> 3) & 0x1f, (unsigned)d->pci & 7,
+                 loc.topo ? hwloc_get_nbobjs_by_type(loc.topo, HWLOC_OBJ_PCI_DEVICE) : -1, c->k,
+                 c->n);
         break;
     case MGDEV_LOC_NO_GPU:
         snprintf(why, len, "first device: no GPU found");

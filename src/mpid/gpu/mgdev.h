@@ -29,6 +29,7 @@ typedef struct mgdev_settings {
     size_t staging_max;   /* MPIGPU_STAGING_MAX: cap of the pinned staging pool */
     mgpk_dma_t host_dma;  /* MPIGPU_HOST_DMA */
     size_t span_bytes;    /* MPIGPU_SPAN: packed bytes per kernel work-item (0: per device) */
+    int p2p_chunked;      /* MPIGPU_P2P_PROTOCOL=chunked: long messages in pieces */
 } mgdev_settings_t;
 
 #define MGDEV_CHUNK_DEFAULT ((size_t)4 << 20)

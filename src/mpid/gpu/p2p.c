@@ -2,15 +2,22 @@
  * Send and receive operations on device buffers, and the protocol between
  * them (doc/design.md, "Point-to-point").
  *
- * A message of n packed bytes with n < chunk (mgdev_stage_chunk()) is one MPI
- * message of n MPI_BYTEs, packed into (or unpacked from) a pinned staging
- * buffer: the bytes MPI itself would send for the user's datatype, so either
- * side may be a plain MPI program.  A longer message goes in pieces: the first
- * is exactly chunk bytes on the user's communicator and tag and starts with a
- * header (magic, total length, sequence number); the others go on a shadow
- * duplicate of MPI_COMM_WORLD, addressed by world rank, with the sequence
- * number as tag.  Sequence numbers count per (sender, receiver) pair, so
- * pieces of concurrent messages never match each other.
+ * A message of n packed bytes is one MPI message of n MPI_BYTEs: the bytes
+ * MPI itself would send for the user's datatype, so either side may be plain
+ * MPI, a host buffer or another library.  Up to one chunk
+ * (mgdev_stage_chunk()) it is packed into (or unpacked from) a pinned buffer
+ * of the staging pool; a longer one gets a host buffer of its own for the
+ * time of the operation, so the pool's cap holds whatever the messages'
+ * sizes.
+ *
+ * Under MPIGPU_P2P_PROTOCOL=chunked, which both sides must set, a longer
+ * message goes in pieces of one chunk instead, so it never needs more than
+ * one pool buffer: the first is exactly chunk bytes on the user's
+ * communicator and tag and starts with a header (magic, total length,
+ * sequence number); the others go on a shadow duplicate of MPI_COMM_WORLD,
+ * addressed by world rank, with the sequence number as tag.  Sequence numbers
+ * count per (sender, receiver) pair, so pieces of concurrent messages never
+ * match each other.  A receiver recognizes such a first piece in either mode.
  */
 #include "config.h"
 
@@ -111,6 +118,54 @@ static void op_unstage(mgdev_op_t *op)
         return;
     mgdev_stage_put(op->stage);
     op->stage = NULL;
+    free(op->big);
+    op->big = NULL;
+}
+
+void mgdev_op_unstage_all(mgdev_op_t *op)
+{
+    mgdev_stage_unpark(&op->stage);
+    mgdev_stage_put(op->stage);
+    op->stage = NULL;
+    free(op->big);
+    op->big = NULL;
+}
+
+/* The host buffer of a piece of len bytes: a pool buffer (pinned, reused), up
+   to one chunk by waiting for one, above that if the cap allows one now; else
+   op's own (kept by a persistent op for its next start).  NULL with
+   MPI_SUCCESS when the pool is at its cap: retry after progress. */
+static int op_buffer(mgdev_op_t *op, int64_t len, char **buf)
+{
+    int rc = MPI_SUCCESS;
+    *buf = NULL;
+    if (op->big) {
+        *buf = op->big;
+        return MPI_SUCCESS;
+    }
+    if (op->stage && op->stage->size >= (size_t)len) {
+        *buf = op->stage->ptr;
+        return MPI_SUCCESS;
+    }
+    if (len <= (int64_t)mgdev_stage_chunk()) {
+        rc = mgdev_stage_get((size_t)len, &op->stage);
+        if (op->stage)
+            *buf = op->stage->ptr;
+        return rc;
+    }
+    mgdev_stage_put(op->stage); /* a persistent op's parked buffer, too small now */
+    op->stage = NULL;
+    rc = mgdev_stage_get_big((size_t)len, &op->stage);
+    if (rc != MPI_SUCCESS || op->stage) {
+        *buf = op->stage ? op->stage->ptr : NULL;
+        return rc;
+    }
+    if (!(op->big = malloc((size_t)len)))
+        return mgerr_set(MPI_ERR_NO_MEM,
+                         "mpigpu: %s: out of host memory for a message of %lld bytes", op->fn,
+                         (long long)len);
+    *buf = op->big;
+    return MPI_SUCCESS;
 }
 
 /* Record an error class (detailed message already set) on op; it is done. */
@@ -134,6 +189,18 @@ static void op_fail_mpi(mgdev_op_t *op, int code, const char *what)
     PMPI_Error_string(code, msg, &len);
     mgerr_set(cls, "mpigpu: %s: %s of a device buffer failed: %s", op->fn, what, msg);
     op_fail(op, cls, 1);
+}
+
+/* A piece was posted with PMPI result rc: in flight, or op failed. */
+static int op_posted(mgdev_op_t *op, int rc, const char *what)
+{
+    if (rc != MPI_SUCCESS) {
+        op_fail_mpi(op, rc, what);
+        return rc;
+    }
+    op->pieces++;
+    op->state = MGDEV_OP_INFLIGHT;
+    return MPI_SUCCESS;
 }
 
 /* The bytes of a contiguous type (one run in memory order) move between the
@@ -169,19 +236,24 @@ static int op_unpack(mgdev_op_t *op, char *host, int64_t first, int64_t len)
     return mgpk_copy(op->pk, d, h, (size_t)len);
 }
 
+/* A plain message goes as count instances of the type's packed twin, whose
+   type signature matches the user's datatype (mgdt_type_twin); the pieces of
+   a chunked one as bytes. */
 static int send_post_piece(mgdev_op_t *op, char *buf, int64_t len, int first)
 {
     MPI_Comm comm = first ? op->comm : shadow;
     int dest = first ? op->peer : op->wpeer, tag = first ? op->tag : op->seq;
+    MPI_Count n = op->chunked ? (MPI_Count)len : op->count;
+    MPI_Datatype t = op->chunked ? MPI_BYTE : op->twin;
     if (op->mode == MGDEV_MODE_BUFFERED) {
         op->inner = MPI_REQUEST_NULL;
-        return PMPI_Bsend(buf, (int)len, MPI_BYTE, dest, tag, comm);
+        return PMPI_Bsend_c(buf, n, t, dest, tag, comm);
     }
     if (first && op->mode == MGDEV_MODE_SYNC)
-        return PMPI_Issend(buf, (int)len, MPI_BYTE, dest, tag, comm, &op->inner);
+        return PMPI_Issend_c(buf, n, t, dest, tag, comm, &op->inner);
     if (first && op->mode == MGDEV_MODE_READY)
-        return PMPI_Irsend(buf, (int)len, MPI_BYTE, dest, tag, comm, &op->inner);
-    return PMPI_Isend(buf, (int)len, MPI_BYTE, dest, tag, comm, &op->inner);
+        return PMPI_Irsend_c(buf, n, t, dest, tag, comm, &op->inner);
+    return PMPI_Isend_c(buf, n, t, dest, tag, comm, &op->inner);
 }
 
 /* Pack and post the next piece of a send. */
@@ -191,7 +263,7 @@ static int send_next(mgdev_op_t *op)
     int64_t chunk = (int64_t)mgdev_stage_chunk(), hdr = 0, len;
     char *buf;
 
-    if (first && !op->chunked && op->n >= chunk) {
+    if (first && !op->chunked && op->n >= chunk && mgdev_state.settings.p2p_chunked) {
         op->chunked = 1;
         rc = world_rank(op->comm, op->peer, &op->wpeer);
         MG_CHECK(rc, fn_fail);
@@ -201,18 +273,15 @@ static int send_next(mgdev_op_t *op)
     if (first && op->chunked)
         hdr = HDR;
     len = op->n - op->done;
-    if (len > chunk - hdr)
+    if (op->chunked && len > chunk - hdr)
         len = chunk - hdr;
     if (op->packed && !hdr) {
         buf = (char *)op->packed + op->done;
     } else {
-        if (!op->stage) {
-            rc = mgdev_stage_get((size_t)(len + hdr), &op->stage);
-            MG_CHECK(rc, fn_fail);
-            if (!op->stage)
-                goto fn_exit; /* the pool is at its cap: retry later */
-        }
-        buf = op->stage->ptr;
+        rc = op_buffer(op, len + hdr, &buf);
+        MG_CHECK(rc, fn_fail);
+        if (!buf)
+            goto fn_exit; /* the pool is at its cap: retry later */
         if (hdr) {
             p2p_header_t h = {
                 .magic = P2P_MAGIC, .total = (uint64_t)op->n, .seq = (uint64_t)op->seq};
@@ -226,13 +295,7 @@ static int send_next(mgdev_op_t *op)
         }
     }
     op->piece = len;
-    rc = send_post_piece(op, buf, len + hdr, first);
-    if (rc != MPI_SUCCESS) {
-        op_fail_mpi(op, rc, "posting a send");
-        goto fn_exit;
-    }
-    op->pieces++;
-    op->state = MGDEV_OP_INFLIGHT;
+    rc = op_posted(op, send_post_piece(op, buf, len + hdr, first), "posting a send");
 fn_exit:
     return rc;
 fn_fail:
@@ -275,29 +338,24 @@ static int recv_next(mgdev_op_t *op)
     int64_t len = first ? op->n : op->total - op->done;
     char *buf = dummy;
 
-    if (len > chunk)
+    /* A plain receive takes the whole message (its buffer's pages are only
+       touched by the bytes that arrive); a first piece of at least one chunk
+       may still turn out to start a chunked message. */
+    if ((!first || mgdev_state.settings.p2p_chunked) && len > chunk)
         len = chunk;
     if (len > 0) {
-        if (!op->stage) {
-            rc = mgdev_stage_get((size_t)len, &op->stage);
-            MG_CHECK(rc, fn_fail);
-            if (!op->stage)
-                goto fn_exit; /* the pool is at its cap: retry later */
-        }
-        buf = op->stage->ptr;
+        rc = op_buffer(op, len, &buf);
+        MG_CHECK(rc, fn_fail);
+        if (!buf)
+            goto fn_exit; /* the pool is at its cap: retry later */
     }
     if (first && op->matched)
-        rc = PMPI_Imrecv(buf, (int)len, MPI_BYTE, &op->message, &op->inner);
+        rc = PMPI_Imrecv_c(buf, (MPI_Count)len, MPI_BYTE, &op->message, &op->inner);
     else if (first)
-        rc = PMPI_Irecv(buf, (int)len, MPI_BYTE, op->peer, op->tag, op->comm, &op->inner);
+        rc = PMPI_Irecv_c(buf, (MPI_Count)len, MPI_BYTE, op->peer, op->tag, op->comm, &op->inner);
     else
-        rc = PMPI_Irecv(buf, (int)len, MPI_BYTE, op->wpeer, op->seq, shadow, &op->inner);
-    if (rc != MPI_SUCCESS) {
-        op_fail_mpi(op, rc, "posting a receive");
-        goto fn_exit;
-    }
-    op->pieces++;
-    op->state = MGDEV_OP_INFLIGHT;
+        rc = PMPI_Irecv_c(buf, (MPI_Count)len, MPI_BYTE, op->wpeer, op->seq, shadow, &op->inner);
+    rc = op_posted(op, rc, "posting a receive");
 fn_exit:
     return rc;
 fn_fail:
@@ -312,7 +370,7 @@ static void recv_complete(mgdev_op_t *op, MPI_Status *st)
     int rc = MPI_SUCCESS;
     int64_t chunk = (int64_t)mgdev_stage_chunk(), off = 0;
     MPI_Count len = 0;
-    char *buf = op->stage ? op->stage->ptr : dummy;
+    char *buf = op->big ? op->big : op->stage ? op->stage->ptr : dummy;
 
     PMPI_Get_count_c(st, MPI_BYTE, &len);
     if (op->pieces == 1) {
@@ -412,16 +470,16 @@ void mgdev_op_cancel(mgdev_op_t *op)
    progress from anyone: one PMPI call on the packed bytes. */
 static int send_blocking(mgdev_op_t *op, char *buf)
 {
-    int len = (int)op->n;
+    int n = op->count;
     switch (op->mode) {
     case MGDEV_MODE_SYNC:
-        return PMPI_Ssend(buf, len, MPI_BYTE, op->peer, op->tag, op->comm);
+        return PMPI_Ssend(buf, n, op->twin, op->peer, op->tag, op->comm);
     case MGDEV_MODE_READY:
-        return PMPI_Rsend(buf, len, MPI_BYTE, op->peer, op->tag, op->comm);
+        return PMPI_Rsend(buf, n, op->twin, op->peer, op->tag, op->comm);
     case MGDEV_MODE_BUFFERED:
-        return PMPI_Bsend(buf, len, MPI_BYTE, op->peer, op->tag, op->comm);
+        return PMPI_Bsend(buf, n, op->twin, op->peer, op->tag, op->comm);
     default:
-        return PMPI_Send(buf, len, MPI_BYTE, op->peer, op->tag, op->comm);
+        return PMPI_Send(buf, n, op->twin, op->peer, op->tag, op->comm);
     }
 }
 

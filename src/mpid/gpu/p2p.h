@@ -44,6 +44,11 @@ void mgdev_stage_finalize(void);
    when the pool is at its cap and every buffer is borrowed: try again after
    some operation progressed.  Returns an MPI error code. */
 int mgdev_stage_get(size_t want, mgdev_stage_t **s);
+/* A buffer of at least want bytes (want > mgdev_stage_chunk()) for a long
+   plain message, in the pool's power-of-two classes up to the cap, or *s =
+   NULL when the cap does not allow one now (the caller takes host memory of
+   its own instead of waiting). */
+int mgdev_stage_get_big(size_t want, mgdev_stage_t **s);
 void mgdev_stage_put(mgdev_stage_t *s);
 /* Park *slot (a persistent operation's buffer between starts): the pool may
    reclaim it, setting *slot to NULL, when it needs memory.  Unpark takes it
@@ -81,6 +86,7 @@ typedef struct mgdev_op {
     int peer, tag; /* as given (wildcards allowed for receives) */
     int count;
     const mgdt_type_t *type;
+    MPI_Datatype twin; /* send: what a plain message is sent as (mgdt_type_twin) */
     mgpk_ctx_t *pk;
     int pk_flags;       /* the datatype's method attribute, as mgpk flags */
     cl_mem mem;         /* device buffer */
@@ -96,6 +102,7 @@ typedef struct mgdev_op {
     int64_t piece;      /* payload bytes of the inflight piece */
     int pieces;         /* pieces posted */
     mgdev_stage_t *stage;
+    char *big; /* plain message above one chunk: a host buffer of its own (malloc) */
     MPI_Request inner;
     mgdev_op_state_t state;
     int err;       /* MPI error class, MPI_SUCCESS */
@@ -125,6 +132,9 @@ int mgdev_op_step(mgdev_op_t *op);
    linked nor given a request.  Returns 1 when it ran op to DONE, 0 when the
    general path must run it (lock not held). */
 int mgdev_op_blocking(mgdev_op_t *op);
+/* Return op's staging (pool buffer, parked or not, and its own large
+   buffer): a persistent op being freed, or one drained at MPI_Finalize. */
+void mgdev_op_unstage_all(mgdev_op_t *op);
 /* Cancel a receive still waiting for its first piece (MPI_Cancel). */
 void mgdev_op_cancel(mgdev_op_t *op);
 /* Set up and tear down p2p state: the shadow communicator, the pool. */

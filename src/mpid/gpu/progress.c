@@ -237,9 +237,7 @@ int mgdev_op_restart(mgdev_op_t *op)
 void mgdev_op_unpersist(mgdev_op_t *op)
 {
     table_remove(op);
-    mgdev_stage_unpark(&op->stage);
-    mgdev_stage_put(op->stage);
-    op->stage = NULL;
+    mgdev_op_unstage_all(op);
 }
 
 void mgdev_op_finish(mgdev_op_t *op)
@@ -376,10 +374,8 @@ void mgdev_progress_finalize(void)
         while (table[b]) {
             mgdev_op_t *op = table[b];
             table[b] = op->hnext;
-            if (op->persistent) {
-                mgdev_stage_unpark(&op->stage);
-                mgdev_stage_put(op->stage);
-            }
+            if (op->persistent)
+                mgdev_op_unstage_all(op);
             if (op->persistent || __atomic_load_n(&op->gfreed, __ATOMIC_ACQUIRE))
                 free(op);
         }

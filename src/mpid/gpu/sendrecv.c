@@ -41,11 +41,10 @@ int mgdev_op_init(mgdev_op_t *op, mgdev_op_kind_t kind, const char *fn, const vo
     op->n = count * op->type->size;
     if (op->n == 0 || peer == MPI_PROC_NULL)
         goto fn_exit;
-    if (op->n > INT32_MAX)
-        MG_FAIL(rc, fn_fail, MPI_ERR_COUNT,
-                "mpigpu: %s: %lld packed bytes exceed what one MPI message of MPI_BYTE holds "
-                "here",
-                fn, (long long)op->n);
+    if (kind == MGDEV_OP_SEND) {
+        rc = mgdt_type_twin(op->type, dt, &op->twin);
+        MG_CHECK(rc, fn_fail);
+    }
     int64_t span = (int64_t)(count - 1) * op->type->extent;
     int64_t lo = (span < 0 ? span : 0) + op->type->true_lb;
     int64_t hi = (span > 0 ? span : 0) + op->type->true_ub;
@@ -169,73 +168,34 @@ fn_free:
 
 #define DEV(buf_, count_, dt_) mgdev_buf_is_device((buf_), (count_), (dt_))
 
-int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    if (!DEV(buf, count, datatype))
-        return PMPI_Send(buf, count, datatype, dest, tag, comm);
-    return send_common("MPI_Send", MGDEV_MODE_STD, buf, count, datatype, dest, tag, comm, NULL,
-                       NULL);
-}
+/* The eight send calls: a host buffer goes to PMPI unchanged. */
+#define SEND_BLOCKING(name_, mode_)                                                                \
+    int MPI_##name_(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,          \
+                    MPI_Comm comm)                                                                 \
+    {                                                                                              \
+        if (!DEV(buf, count, datatype))                                                            \
+            return PMPI_##name_(buf, count, datatype, dest, tag, comm);                            \
+        return send_common("MPI_" #name_, mode_, buf, count, datatype, dest, tag, comm, NULL,      \
+                           NULL);                                                                  \
+    }
+#define SEND_NONBLOCKING(name_, mode_)                                                             \
+    int MPI_##name_(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,          \
+                    MPI_Comm comm, MPI_Request *request)                                           \
+    {                                                                                              \
+        if (!DEV(buf, count, datatype))                                                            \
+            return PMPI_##name_(buf, count, datatype, dest, tag, comm, request);                   \
+        return send_common("MPI_" #name_, mode_, buf, count, datatype, dest, tag, comm, request,   \
+                           NULL);                                                                  \
+    }
 
-int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    if (!DEV(buf, count, datatype))
-        return PMPI_Ssend(buf, count, datatype, dest, tag, comm);
-    return send_common("MPI_Ssend", MGDEV_MODE_SYNC, buf, count, datatype, dest, tag, comm, NULL,
-                       NULL);
-}
-
-int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    if (!DEV(buf, count, datatype))
-        return PMPI_Rsend(buf, count, datatype, dest, tag, comm);
-    return send_common("MPI_Rsend", MGDEV_MODE_READY, buf, count, datatype, dest, tag, comm, NULL,
-                       NULL);
-}
-
-int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    if (!DEV(buf, count, datatype))
-        return PMPI_Bsend(buf, count, datatype, dest, tag, comm);
-    return send_common("MPI_Bsend", MGDEV_MODE_BUFFERED, buf, count, datatype, dest, tag, comm,
-                       NULL, NULL);
-}
-
-int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-              MPI_Request *request)
-{
-    if (!DEV(buf, count, datatype))
-        return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
-    return send_common("MPI_Isend", MGDEV_MODE_STD, buf, count, datatype, dest, tag, comm, request,
-                       NULL);
-}
-
-int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-               MPI_Request *request)
-{
-    if (!DEV(buf, count, datatype))
-        return PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
-    return send_common("MPI_Issend", MGDEV_MODE_SYNC, buf, count, datatype, dest, tag, comm,
-                       request, NULL);
-}
-
-int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-               MPI_Request *request)
-{
-    if (!DEV(buf, count, datatype))
-        return PMPI_Irsend(buf, count, datatype, dest, tag, comm, request);
-    return send_common("MPI_Irsend", MGDEV_MODE_READY, buf, count, datatype, dest, tag, comm,
-                       request, NULL);
-}
-
-int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-               MPI_Request *request)
-{
-    if (!DEV(buf, count, datatype))
-        return PMPI_Ibsend(buf, count, datatype, dest, tag, comm, request);
-    return send_common("MPI_Ibsend", MGDEV_MODE_BUFFERED, buf, count, datatype, dest, tag, comm,
-                       request, NULL);
-}
+SEND_BLOCKING(Send, MGDEV_MODE_STD)
+SEND_BLOCKING(Ssend, MGDEV_MODE_SYNC)
+SEND_BLOCKING(Rsend, MGDEV_MODE_READY)
+SEND_BLOCKING(Bsend, MGDEV_MODE_BUFFERED)
+SEND_NONBLOCKING(Isend, MGDEV_MODE_STD)
+SEND_NONBLOCKING(Issend, MGDEV_MODE_SYNC)
+SEND_NONBLOCKING(Irsend, MGDEV_MODE_READY)
+SEND_NONBLOCKING(Ibsend, MGDEV_MODE_BUFFERED)
 
 int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
              MPI_Status *status)

@@ -176,6 +176,13 @@ int mgdev_settings_read(mgdev_settings_t *s)
             MG_FAIL(rc, fn_fail, MPI_ERR_OTHER,
                     "mpigpu: MPIGPU_STAGING_MAX=\"%s\" is below the minimum of 16K", v);
     }
+    if ((v = getenv("MPIGPU_P2P_PROTOCOL")) && v[0]) {
+        if (strcmp(v, "chunked") == 0)
+            s->p2p_chunked = 1;
+        else if (strcmp(v, "plain") != 0)
+            MG_FAIL(rc, fn_fail, MPI_ERR_OTHER,
+                    "mpigpu: MPIGPU_P2P_PROTOCOL=\"%s\": expected plain or chunked", v);
+    }
     resolve_cache_dir(s);
 
 fn_exit:

@@ -103,14 +103,14 @@ fn_fail:
     goto fn_exit;
 }
 
-int mgdev_stage_get(size_t want, mgdev_stage_t **out)
+/* The pool's buffer of class size (a power of two) for want bytes: a free
+   one, or a new one once the cap allows (free, then parked, buffers are
+   released to make room); NULL when it cannot have one now. */
+static int stage_take(size_t size, mgdev_stage_t **out)
 {
-    size_t size = STAGE_MIN;
     mgdev_stage_t **best = NULL;
 
     *out = NULL;
-    while (size < want && size < pool.chunk)
-        size *= 2;
     /* The smallest free buffer that fits, but not one more than twice the
        class: a small message should not hold a chunk-sized buffer. */
     for (mgdev_stage_t **p = &pool.free; *p; p = &(*p)->next)
@@ -135,6 +135,25 @@ int mgdev_stage_get(size_t want, mgdev_stage_t **out)
     if (pool.allocated + size > pool.cap)
         return MPI_SUCCESS; /* wait for a borrowed buffer */
     return stage_alloc(size, out);
+}
+
+int mgdev_stage_get(size_t want, mgdev_stage_t **out)
+{
+    size_t size = STAGE_MIN;
+    while (size < want && size < pool.chunk)
+        size *= 2;
+    return stage_take(size, out);
+}
+
+int mgdev_stage_get_big(size_t want, mgdev_stage_t **out)
+{
+    size_t size = pool.chunk;
+    *out = NULL;
+    while (size < want && size <= pool.cap / 2)
+        size *= 2;
+    if (size < want)
+        return MPI_SUCCESS;
+    return stage_take(size, out);
 }
 
 void mgdev_stage_put(mgdev_stage_t *s)
