@@ -33,3 +33,6 @@ run p2p_pingpong mpiexec -n 2 p2p_pingpong
 run pp_vect mpiexec -n 2 mpigpu-pingpong -D vect:64:8 -m 64:16M -W 8 --baseline rect --csv "$out/pp_vect.csv"
 run pp_vect_chunked mpiexec -n 2 env MPIGPU_P2P_PROTOCOL=chunked MPIGPU_STAGING_MAX=16M mpigpu-pingpong -D vect:64:8 -m 1M:64M -W 4
 run pp_vect_plain mpiexec -n 2 env MPIGPU_STAGING_MAX=16M mpigpu-pingpong -D vect:64:8 -m 1M:64M -W 4
+# MPI's own floor for the same bytes: contiguous host buffers on both sides.
+run pp_cont_host mpiexec -n 2 mpigpu-pingpong -D cont -m 64:16M -d host -W 8
+run pp_vect_host mpiexec -n 2 mpigpu-pingpong -D vect:64:8 -m 1M:16M -d host -W 8
