@@ -64,9 +64,7 @@ mgvcl_stop || exit 1
 
 mgvcl_start "$mode" || exit 1
 if [ "$mode" = virtual ]; then
-    # Only the virtual platform in the vendors directory.
-    mkdir "$MGVCL_DIR/vcl-only" && cp "$MGVCL_DIR/vendors/mpigpu-vcl.icd" "$MGVCL_DIR/vcl-only/" || exit 1
-    OCL_ICD_VENDORS=$MGVCL_DIR/vcl-only clinfo_props "$out/virtual" || exit 1
+    OCL_ICD_VENDORS=$MGVCL_ONLY_VENDORS clinfo_props "$out/virtual" || exit 1
     grep -qx "CL_PLATFORM_NAME mpigpu virtual" "$out/virtual" || {
         echo "clinfo-compare: the platform is not 'mpigpu virtual':" >&2
         grep CL_PLATFORM_NAME "$out/virtual" >&2

@@ -21,6 +21,9 @@
 # Run as a program: proxy-env.sh [virtual|native] COMMAND [ARGS...]
 #   runs COMMAND under the harness (MGVCL_PLATFORM is set for it).
 #
+# Also exported: MGVCL_ONLY_VENDORS, a vendors directory with the platform
+# under test alone (for programs that pick platform 0).
+#
 # Settings: abs_top_builddir (make check sets it; default: this file's
 # ../..), MGVCL_START_TIMEOUT (seconds to wait for the proxy, default 30),
 # MGVCL_POCL_ICD (PoCL's .icd file), MGVCL_DEVICE (--device, default Portable),
@@ -77,6 +80,7 @@ mgvcl_start() {
     unset MPIGPU_VCL_SERVERS MPIGPU_VCL_KEY_FILE
     if [ "$mode" = native ]; then
         export OCL_ICD_VENDORS=$MGVCL_DIR/native
+        export MGVCL_ONLY_VENDORS=$MGVCL_DIR/native
         MGVCL_PLATFORM=$MGVCL_NATIVE_PLATFORM
         export MGVCL_PLATFORM
         return 0
@@ -109,6 +113,8 @@ mgvcl_start() {
         return 1
     fi
     printf '%s\n' "$MGVCL_ICD_LIB" >"$MGVCL_DIR/vendors/mpigpu-vcl.icd"
+    mkdir "$MGVCL_DIR/vcl-only" && cp "$MGVCL_DIR/vendors/mpigpu-vcl.icd" "$MGVCL_DIR/vcl-only/" || return 1
+    export MGVCL_ONLY_VENDORS=$MGVCL_DIR/vcl-only
     export OCL_ICD_VENDORS=$MGVCL_DIR/vendors
     export MPIGPU_VCL_SERVERS=$addr
     export MPIGPU_VCL_KEY_FILE=$MGVCL_DIR/key
@@ -154,7 +160,7 @@ mgvcl_stop() {
     mgvcl_stop_proxy || st=1
     [ -n "$MGVCL_DIR" ] && rm -rf "$MGVCL_DIR"
     MGVCL_DIR=
-    unset OCL_ICD_VENDORS MPIGPU_VCL_SERVERS MPIGPU_VCL_KEY_FILE MGVCL_PLATFORM
+    unset OCL_ICD_VENDORS MPIGPU_VCL_SERVERS MPIGPU_VCL_KEY_FILE MGVCL_PLATFORM MGVCL_ONLY_VENDORS
     trap - INT TERM
     if [ -n "${MGVCL_EXIT_HOOK:-}" ]; then
         trap "$MGVCL_EXIT_HOOK" EXIT

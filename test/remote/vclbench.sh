@@ -1,0 +1,96 @@
+#!/bin/bash
+# mpigpu-vclbench natively and through "mpigpu virtual" in the same run, and
+# the ratios against issue 5's targets:
+#   - write and read bandwidth at 8 MiB and up: at least 0.9x native;
+#   - a small kernel launch + clFinish: at most native + 50 us (medians);
+#   - clSetKernelArg: no message.  Checked with MPIGPU_VCL_STATS=1: a run that
+#     sets the kernel's argument 1000 times and launches once must send as many
+#     messages as one that sets it once.
+# Fails if a run fails or clSetKernelArg sends messages.  The bandwidth and
+# latency targets are printed as met or missed; they fail the test only with
+# MPIGPU_VCLBENCH_STRICT=1 (timings on a shared 2-core CI machine vary by
+# more than the margins: native against native differs by up to 2x there).
+#
+#   vclbench.sh [virtual|native] [BENCH ARGS...]
+# "native" runs both sides natively (and skips the message check).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=proxy-env.sh
+. "$here/proxy-env.sh"
+
+mode=virtual
+case ${1:-} in virtual | native) mode=$1; shift ;; esac
+[ "$mode" = native ] || { mgvcl_skip_unless_built || exit 77; }
+bench=$MGVCL_BUILDDIR/test/perf/mpigpu-vclbench
+[ -x "$bench" ] || { echo "vclbench: $bench not built (make check builds it)" >&2; exit 1; }
+out=$(mktemp -d "${TMPDIR:-/tmp}/vclbench.XXXXXX") || exit 1
+MGVCL_EXIT_HOOK='rm -rf "$out"'
+trap "$MGVCL_EXIT_HOOK" EXIT
+args=("$@")
+[ ${#args[@]} -gt 0 ] || args=(-n 5 -l 1000 -m 1:256)
+
+# messages COUNT: the ICD's message count of a --setarg-test COUNT run.
+messages() {
+    MPIGPU_VCL_STATS=1 "$bench" --setarg-test "$1" "$MGVCL_PLATFORM" >"$out/setarg$1.txt" 2>&1 || {
+        echo "vclbench: --setarg-test $1 failed:" >&2
+        cat "$out/setarg$1.txt" >&2
+        return 1
+    }
+    sed -n 's/^mpigpu-vcl: messages=\([0-9]*\) .*/\1/p' "$out/setarg$1.txt" | tail -n 1
+}
+
+for side in native virtual; do
+    m=$side
+    [ "$mode" = native ] && m=native
+    mgvcl_start "$m" || exit 1
+    "$bench" "${args[@]}" --csv "$out/$side.csv" "$MGVCL_PLATFORM" >"$out/$side.txt" 2>&1
+    rc=$?
+    sed "s/^/vclbench[$side]: /" "$out/$side.txt" | grep -v ',[a-z_]*,[0-9]*,'
+    if [ $rc -ne 0 ]; then
+        echo "vclbench: $side run failed (status $rc)" >&2
+        mgvcl_proxy_log >&2
+        exit 1
+    fi
+    if [ "$side" = virtual ] && [ "$mode" = virtual ]; then
+        m1=$(messages 1) || exit 1
+        m1000=$(messages 1000) || exit 1
+        if [ -z "$m1" ] || [ -z "$m1000" ]; then
+            echo "vclbench: no 'mpigpu-vcl: messages=N' line with MPIGPU_VCL_STATS=1:" >&2
+            cat "$out/setarg1.txt" >&2
+            exit 1
+        fi
+        echo "vclbench: clSetKernelArg x1 then launch: $m1 messages; x1000 then launch: $m1000 messages"
+        sed 's/^/vclbench[setarg 1000]: /' "$out/setarg1000.txt"
+        if [ "$m1" != "$m1000" ]; then
+            echo "vclbench: FAIL: 999 more clSetKernelArg calls sent $((m1000 - m1)) messages (target: 0)"
+            exit 1
+        fi
+    fi
+    mgvcl_stop || exit 1
+done
+
+# Ratios.  CSV: platform,test,bytes,value,unit (the platform name has no comma).
+awk -F, -v strict="${MPIGPU_VCLBENCH_STRICT:-0}" '
+    FNR == 1 { side++ }
+    { v[side, $2, $3] = $4; if (side == 1 && $2 == "write") order[++n] = $3 }
+    END {
+        missed = 0
+        printf "%-10s %10s %12s %12s %7s  %s\n", "test", "MiB", "native", "virtual", "ratio", "target"
+        for (t = 0; t < 2; t++) {
+            test = t ? "read" : "write"
+            for (i = 1; i <= n; i++) {
+                s = order[i]; a = v[1, test, s]; b = v[2, test, s]
+                r = a > 0 ? b / a : 0
+                tgt = "-"
+                if (s >= 8 * 1048576) { tgt = r >= 0.9 ? "met (>= 0.9)" : "MISSED (>= 0.9)"; if (r < 0.9) missed++ }
+                printf "%-10s %10d %9.2f GB/s %7.2f GB/s %7.2f  %s\n", test, s / 1048576, a, b, r, tgt
+            }
+        }
+        a = v[1, "launch_median", 0]; b = v[2, "launch_median", 0]
+        tgt = (b - a <= 50) ? "met (<= native + 50 us)" : "MISSED (<= native + 50 us)"
+        if (b - a > 50) missed++
+        printf "%-10s %10s %9.1f us   %7.1f us   %+7.1f us  %s\n", "launch", "-", a, b, b - a, tgt
+        printf "%-10s %10s %9.1f ns   %7.1f ns\n", "setarg", "-", v[1, "setkernelarg", 0], v[2, "setkernelarg", 0]
+        printf "vclbench: %d target(s) missed\n", missed
+        exit (strict && missed) ? 1 : 0
+    }' "$out/native.csv" "$out/virtual.csv"
