@@ -33,7 +33,7 @@ for t in "${tests[@]}"; do
     case $t in
         test_pack)
             # Platform 0 is the virtual one: its vendors directory lists no other.
-            OCL_ICD_VENDORS=$MGVCL_ONLY_VENDORS MPIGPU_VCL_STATS=1 MGPK_TEST_SMALL=1 \
+            OCL_ICD_VENDORS=$MGVCL_ONLY_VENDORS MPIGPU_VCL_STATS=1 \
                 timeout "$limit" "$MGVCL_BUILDDIR/test/unit/test_pack" >"$log" 2>&1
             ;;
         *)
