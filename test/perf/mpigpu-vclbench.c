@@ -29,12 +29,12 @@
 
 #define MIB (1024L * 1024L)
 
-#define CL_CHECK(err, what, label)                                                       \
-    do {                                                                                 \
-        if ((err) != CL_SUCCESS) {                                                       \
-            fprintf(stderr, "mpigpu-vclbench: %s failed: OpenCL error %d\n", what, (int)(err)); \
-            goto label;                                                                  \
-        }                                                                                \
+#define CL_CHECK(err, what, label)                                                                 \
+    do {                                                                                           \
+        if ((err) != CL_SUCCESS) {                                                                 \
+            fprintf(stderr, "mpigpu-vclbench: %s failed: OpenCL error %d\n", what, (int)(err));    \
+            goto label;                                                                            \
+        }                                                                                          \
     } while (0)
 
 static const char *kernel_src =
@@ -167,7 +167,8 @@ static int setarg_test(bench_t *b, long count)
                 (int)seen, (int)v);
         return -1;
     }
-    printf("setarg-test: %ld clSetKernelArg calls, 1 launch, kernel saw %d: ok\n", count, (int)seen);
+    printf("setarg-test: %ld clSetKernelArg calls, 1 launch, kernel saw %d: ok\n", count,
+           (int)seen);
     return 0;
 fn_fail:
     return -1;
