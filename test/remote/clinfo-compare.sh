@@ -44,7 +44,7 @@ clinfo_props() {
         inplat && /^$/ { inplat = 0; next }
         inplat && $1 ~ /^CL_/ { print; next }
         /^\[[^]]*\/0\]/ { sub(/^\[[^]]*\/0\][ \t]*/, ""); print }
-    ' "$1.raw" | sed 's/[[:space:]]\+/ /g; s/ $//' >"$1"
+    ' "$1.raw" | sed 's/[[:space:]]\+/ /g; s/^ //; s/ $//' >"$1"
     [ "$(grep -c '^CL_DEVICE_NAME ' "$1")" -eq 1 ] || {
         echo "clinfo-compare: expected exactly one device in clinfo's output:" >&2
         cat "$1.raw" >&2
