@@ -175,8 +175,13 @@ cmd_check() {
     mgvcl_stop || exit 1
     mgvcl_start virtual || exit 1
     cmd_run -j "$jobs" -s "$subset" "mpigpu virtual" "$out/virtual" || exit 1
-    mgvcl_stop || exit 1
-    cmd_compare "$out/native" "$out/virtual" "$here/piglit-xfail.txt"
+    # Compare first, then stop the proxy: a proxy that died on the way shows
+    # both as differences and as its exit status and log.
+    local st=0
+    cmd_compare "$out/native" "$out/virtual" "$here/piglit-xfail.txt" || st=1
+    mgvcl_stop || st=1
+    echo "piglit-cl: results and logs under $out"
+    return $st
 }
 
 sub=${1:-check}

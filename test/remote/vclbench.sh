@@ -29,14 +29,22 @@ trap "$MGVCL_EXIT_HOOK" EXIT
 args=("$@")
 [ ${#args[@]} -gt 0 ] || args=(-n 5 -l 1000 -m 1:256)
 
-# messages COUNT: the ICD's message count of a --setarg-test COUNT run.
+# messages COUNT: the ICD's message count of a --setarg-test COUNT run, the
+# least of 3 runs: a launch may take one more message or not (the ICD polls
+# for the kernel's completion), whatever clSetKernelArg does.
 messages() {
-    MPIGPU_VCL_STATS=1 "$bench" --setarg-test "$1" "$MGVCL_PLATFORM" >"$out/setarg$1.txt" 2>&1 || {
-        echo "vclbench: --setarg-test $1 failed:" >&2
-        cat "$out/setarg$1.txt" >&2
-        return 1
-    }
-    sed -n 's/^mpigpu-vcl: messages=\([0-9]*\) .*/\1/p' "$out/setarg$1.txt" | tail -n 1
+    local i m best=
+    for i in 1 2 3; do
+        MPIGPU_VCL_STATS=1 "$bench" --setarg-test "$1" "$MGVCL_PLATFORM" >"$out/setarg$1.txt" 2>&1 || {
+            echo "vclbench: --setarg-test $1 failed:" >&2
+            cat "$out/setarg$1.txt" >&2
+            return 1
+        }
+        m=$(sed -n 's/^mpigpu-vcl: messages=\([0-9]*\) .*/\1/p' "$out/setarg$1.txt" | tail -n 1)
+        [ -n "$m" ] || return 0
+        [ -z "$best" ] || [ "$m" -lt "$best" ] && best=$m
+    done
+    echo "$best"
 }
 
 for side in native virtual; do
@@ -59,7 +67,7 @@ for side in native virtual; do
             cat "$out/setarg1.txt" >&2
             exit 1
         fi
-        echo "vclbench: clSetKernelArg x1 then launch: $m1 messages; x1000 then launch: $m1000 messages"
+        echo "vclbench: clSetKernelArg x1 then launch: $m1 messages; x1000 then launch: $m1000 messages (least of 3 runs each)"
         sed 's/^/vclbench[setarg 1000]: /' "$out/setarg1000.txt"
         if [ "$m1" != "$m1000" ]; then
             echo "vclbench: FAIL: 999 more clSetKernelArg calls sent $((m1000 - m1)) messages (target: 0)"
