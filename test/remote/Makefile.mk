@@ -1,0 +1,1 @@
+# Remote devices: tests through libmpigpu-vcl.so and mpigpu-proxy.
