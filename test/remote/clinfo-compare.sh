@@ -15,9 +15,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 # Properties allowed to differ.  Platform properties describe the ICD, not
 # the device: the virtual platform has its own name, vendor, version,
-# extension list and ICD suffix.  The host timer resolution is a platform
-# query of OpenCL 2.1 (the virtual platform is OpenCL 1.2).  Nothing of the
-# device is listed: the proxy must pass every device property through.
+# extension list and ICD suffix.  The host timer resolution and the numeric
+# and versioned forms are platform queries of OpenCL 2.1/3.0 (the virtual
+# platform is OpenCL 1.2).
+# Of the device, only the image properties: the virtual platform serves no
+# images (issue 5 asks for buffers; image calls are not forwarded), so it
+# reports CL_DEVICE_IMAGE_SUPPORT false and clinfo then skips the image
+# limits.  Every other device property must pass through unchanged.
 IGNORE='
 CL_PLATFORM_NAME
 CL_PLATFORM_VENDOR
@@ -27,7 +31,22 @@ CL_PLATFORM_EXTENSIONS
 CL_PLATFORM_EXTENSIONS_WITH_VERSION
 CL_PLATFORM_ICD_SUFFIX_KHR
 CL_PLATFORM_HOST_TIMER_RESOLUTION
+CL_DEVICE_IMAGE_SUPPORT
+CL_DEVICE_MAX_SAMPLERS
+CL_DEVICE_IMAGE_MAX_BUFFER_SIZE
+CL_DEVICE_IMAGE_MAX_ARRAY_SIZE
+CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT
+CL_DEVICE_IMAGE_PITCH_ALIGNMENT
+CL_DEVICE_IMAGE2D_MAX_HEIGHT
+CL_DEVICE_IMAGE2D_MAX_WIDTH
+CL_DEVICE_IMAGE3D_MAX_HEIGHT
+CL_DEVICE_IMAGE3D_MAX_WIDTH
+CL_DEVICE_IMAGE3D_MAX_DEPTH
+CL_DEVICE_MAX_READ_IMAGE_ARGS
+CL_DEVICE_MAX_WRITE_IMAGE_ARGS
+CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS
 '
+
 
 # clinfo_props OUTFILE: "PROPERTY VALUE" lines for the platform and its
 # device 0 (the [SUFFIX/0] prefix removed).  The ICD loader's own section

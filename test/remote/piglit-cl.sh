@@ -65,9 +65,11 @@ run_one() {
     local platform=$1 out=$2 tmo=$3 name=$4 log rc res t0
     shift 4
     t0=$(date +%s.%N)
+    # The start time, to match the proxy log's timestamps.
+    echo "# $name: started $(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)" >"$log"
     log=$out/logs/$(echo "$name" | tr '/' '_').log
     (cd "$PIGLIT" && PIGLIT_CL_PLATFORM=$platform timeout -k 5 "$tmo" "$PIGLIT/bin/$1" "${@:2}") \
-        >"$log" 2>&1 </dev/null
+        >>"$log" 2>&1 </dev/null
     rc=$?
     res=$(sed -n 's/^PIGLIT: {"result": "\([a-z]*\)".*/\1/p' "$log" | tail -n 1)
     if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
@@ -175,6 +177,8 @@ cmd_check() {
     mgvcl_stop || exit 1
     mgvcl_start virtual || exit 1
     cmd_run -j "$jobs" -s "$subset" "mpigpu virtual" "$out/virtual" || exit 1
+    kill -0 "$MGVCL_PROXY_PID" 2>/dev/null ||
+        echo "piglit-cl: the proxy died during the virtual run (its log follows); the tests after that could not find the platform"
     # Compare first, then stop the proxy: a proxy that died on the way shows
     # both as differences and as its exit status and log.
     local st=0

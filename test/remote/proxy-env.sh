@@ -92,6 +92,7 @@ mgvcl_start() {
     # 32 random bytes, as 64 hex digits, readable by the owner only.
     (umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$MGVCL_DIR/key") || return 1
     # The proxy sees PoCL only, never the virtual platform itself.
+    : >"$MGVCL_DIR/proxy.log"
     OCL_ICD_VENDORS=$MGVCL_DIR/native "$MGVCL_PROXY" --listen 127.0.0.1:0 \
         --key-file "$MGVCL_DIR/key" --device "${MGVCL_DEVICE:-Portable}" \
         </dev/null >"$MGVCL_DIR/proxy.log" 2>&1 &
