@@ -65,9 +65,9 @@ run_one() {
     local platform=$1 out=$2 tmo=$3 name=$4 log rc res t0
     shift 4
     t0=$(date +%s.%N)
+    log=$out/logs/$(echo "$name" | tr '/' '_').log
     # The start time, to match the proxy log's timestamps.
     echo "# $name: started $(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)" >"$log"
-    log=$out/logs/$(echo "$name" | tr '/' '_').log
     (cd "$PIGLIT" && PIGLIT_CL_PLATFORM=$platform timeout -k 5 "$tmo" "$PIGLIT/bin/$1" "${@:2}") \
         >>"$log" 2>&1 </dev/null
     rc=$?
