@@ -1,1 +1,10 @@
-# Remote devices: tests through libmpigpu-vcl.so and mpigpu-proxy.
+# Remote devices: tests through libmpigpu-vcl.so and mpigpu-proxy, each
+# starting its own proxy on 127.0.0.1:0 (test/remote/common.sh).
+EXTRA_DIST += test/remote/common.sh
+if REMOTE
+check_PROGRAMS += test/remote/vcl_basic
+test_remote_vcl_basic_SOURCES = test/remote/vcl_basic.c
+test_remote_vcl_basic_LDADD = $(OPENCL_LIBS)
+TESTS += test/remote/vcl_basic.sh
+EXTRA_DIST += test/remote/vcl_basic.sh
+endif
