@@ -8,3 +8,11 @@ test_remote_vcl_basic_LDADD = $(OPENCL_LIBS)
 TESTS += test/remote/vcl_basic.sh
 EXTRA_DIST += test/remote/vcl_basic.sh
 endif
+if REMOTE
+check_PROGRAMS += test/remote/rawclient
+test_remote_rawclient_SOURCES = test/remote/rawclient.c
+test_remote_rawclient_CFLAGS = $(AM_CFLAGS) $(SODIUM_CFLAGS)
+test_remote_rawclient_LDADD = libmgrm.la $(SODIUM_LIBS)
+TESTS += test/remote/vcl_security.sh
+EXTRA_DIST += test/remote/vcl_security.sh
+endif
