@@ -16,3 +16,8 @@ test_remote_rawclient_LDADD = libmgrm.la $(SODIUM_LIBS)
 TESTS += test/remote/vcl_security.sh
 EXTRA_DIST += test/remote/vcl_security.sh
 endif
+if REMOTE
+# needs test/mpi/pack_basic and test/mpi/dtoracle (check_PROGRAMS of test/mpi)
+TESTS += test/remote/vcl_mpi.sh
+EXTRA_DIST += test/remote/vcl_mpi.sh
+endif
