@@ -59,6 +59,18 @@ static cl_int wait_ok(cl_event *e)
 
 static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
 
+/* Waits for m1 here instead of making the transfer-queue commands depend
+ * on it: PoCL 3.1 mishandles a failure passed on to another queue
+ * (pocl_update_event_failed), and a failed m1 must fail the transfer. */
+static void wait_m1(mgrm_job_t *j)
+{
+    cl_event m1 = j->m1;
+    if (j->err || !m1)
+        return;
+    clRetainEvent(m1);
+    j->err = wait_ok(&m1);
+}
+
 /* Returns -1 when the lane broke; job errors go into j->err. */
 static int run_write(mgrm_session_t *s, mgrm_job_t *j, void *scratch)
 {
@@ -67,6 +79,7 @@ static int run_write(mgrm_session_t *s, mgrm_job_t *j, void *scratch)
     size_t off = 0;
     if (!st && !j->err)
         j->err = CL_OUT_OF_RESOURCES;
+    wait_m1(j);
     for (int i = 0;; i++) {
         size_t n = min_sz(MGRM_CHUNK, j->size - off);
         int slot = i % MGRM_STAGING_SLOTS;
@@ -81,7 +94,7 @@ static int run_write(mgrm_session_t *s, mgrm_job_t *j, void *scratch)
             return -1;
         }
         if (!j->err && n) {
-            e = clEnqueueWriteBuffer(j->tq, j->mem, CL_FALSE, j->off + off, n, dst, 1, &j->m1,
+            e = clEnqueueWriteBuffer(j->tq, j->mem, CL_FALSE, j->off + off, n, dst, 0, NULL,
                                      &ev[slot]);
             if (e)
                 j->err = e;
@@ -107,12 +120,13 @@ static int run_read(mgrm_session_t *s, mgrm_job_t *j)
     size_t nchunks = j->size ? (j->size + MGRM_CHUNK - 1) / MGRM_CHUNK : 0, issued = 0;
     if (!st && !j->err)
         j->err = CL_OUT_OF_RESOURCES;
+    wait_m1(j);
     for (size_t i = 0; i < nchunks && !j->err; i++) {
         for (; issued < nchunks && issued < i + MGRM_STAGING_SLOTS && !j->err; issued++) {
             size_t o = issued * MGRM_CHUNK;
             cl_int e = clEnqueueReadBuffer(j->tq, j->mem, CL_FALSE, j->off + o,
                                            min_sz(MGRM_CHUNK, j->size - o),
-                                           st->ptr[issued % MGRM_STAGING_SLOTS], 1, &j->m1,
+                                           st->ptr[issued % MGRM_STAGING_SLOTS], 0, NULL,
                                            &ev[issued % MGRM_STAGING_SLOTS]);
             if (e)
                 j->err = e;
@@ -135,11 +149,6 @@ static int run_read(mgrm_session_t *s, mgrm_job_t *j)
     for (int k = 0; k < MGRM_STAGING_SLOTS; k++)
         wait_ok(&ev[k]);
     if (j->err || nchunks == 0) {
-        if (nchunks == 0 && !j->err) {
-            cl_event m1 = j->m1;
-            clRetainEvent(m1);
-            j->err = wait_ok(&m1);
-        }
         return chunk_send(s, j->xfer, 0, NULL, 0, j->err, 1);
     }
     return 0;
@@ -153,6 +162,7 @@ static int run_rect(mgrm_session_t *s, mgrm_job_t *j, void *scratch)
     size_t ho[3] = {0, 0, 0};
     if (!p && !j->err)
         j->err = CL_OUT_OF_HOST_MEMORY;
+    wait_m1(j);
     if (j->type == JOB_WRITE_RECT) {
         for (size_t off = 0; off < j->size || off == 0; off += MGRM_CHUNK) {
             size_t n = min_sz(MGRM_CHUNK, j->size - off);
@@ -166,14 +176,14 @@ static int run_rect(mgrm_session_t *s, mgrm_job_t *j, void *scratch)
         }
         if (!j->err)
             j->err = clEnqueueWriteBufferRect(j->tq, j->mem, CL_TRUE, j->bo, ho, j->reg, j->brp,
-                                              j->bsp, j->reg[0], j->reg[0] * j->reg[1], p, 1,
-                                              &j->m1, NULL);
+                                              j->bsp, j->reg[0], j->reg[0] * j->reg[1], p, 0,
+                                              NULL, NULL);
         free(p);
         return 0;
     }
     if (!j->err)
         j->err = clEnqueueReadBufferRect(j->tq, j->mem, CL_TRUE, j->bo, ho, j->reg, j->brp, j->bsp,
-                                         j->reg[0], j->reg[0] * j->reg[1], p, 1, &j->m1, NULL);
+                                         j->reg[0], j->reg[0] * j->reg[1], p, 0, NULL, NULL);
     int rc = 0;
     for (size_t off = 0; !j->err && off < j->size && !rc; off += MGRM_CHUNK) {
         size_t n = min_sz(MGRM_CHUNK, j->size - off);

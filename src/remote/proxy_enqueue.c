@@ -1,9 +1,10 @@
 /*
  * mpigpu-proxy: enqueued commands and the bulk thread.
  *
- * A read or write takes its place in the client's queue as two markers:
- * m1 (the client's wait list and everything before it in an in-order queue)
- * and m2 (waits on a user event `gate`).  The bulk thread streams the data
+ * A read or write takes its place in the client's queue as a marker and a
+ * barrier: m1 (the client's wait list and everything before it in an
+ * in-order queue) and m2 (waits on a user event `gate`, and holds back the
+ * commands after it).  The bulk thread streams the data
  * in MGRM_CHUNK pieces through the context's pinned staging buffers on the
  * queue's companion transfer queue, after m1, with at most
  * MGRM_STAGING_SLOTS chunks in flight, so network and PCIe overlap; then it
@@ -210,7 +211,7 @@ static int transfer(mgrm_session_t *s, mgrm_cur_t *c, int type)
     if (!err)
         err = clEnqueueMarkerWithWaitList(e->q->h, e->nw, e->nw ? e->w : NULL, &j->m1);
     if (!err)
-        err = clEnqueueMarkerWithWaitList(e->q->h, 1, &j->gate, &m2);
+        err = clEnqueueBarrierWithWaitList(e->q->h, 1, &j->gate, &m2);
     if (!err) {
         j->tq = e->q->aux;
         clRetainCommandQueue(j->tq);

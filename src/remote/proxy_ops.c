@@ -242,6 +242,8 @@ static int op_release(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
     uint64_t id = mgrm_cur_u64(c);
     DECODED(c);
     mgrm_obj_t *o = kind < MGRM_K_DEVICE ? mgrm_map_get(&s->map, id, (int)kind) : NULL;
+    if (!o && kind == MGRM_K_EVENT)
+        return MGRM_NOREPLY; /* the event of a command that failed before it was enqueued */
     if (!o)
         return CL_INVALID_VALUE;
     if (s->dry)

@@ -249,8 +249,11 @@ static void devs_parse(mgrm_conn_t *c, const uint8_t *p, size_t n)
             dev->nparams++;
             if (dp->param == CL_DEVICE_TYPE && len == sizeof(cl_device_type))
                 memcpy(&dev->type, v, len);
-            if (dp->param == CL_DEVICE_IMAGE_SUPPORT && len == sizeof(cl_bool))
-                memset(dp->value, 0, len); /* images are not served */
+            /* images are not served; host memory is not the device's */
+            if ((dp->param == CL_DEVICE_IMAGE_SUPPORT ||
+                 dp->param == CL_DEVICE_HOST_UNIFIED_MEMORY) &&
+                len == sizeof(cl_bool))
+                memset(dp->value, 0, len);
         }
         c->ndev = d + 1;
     }

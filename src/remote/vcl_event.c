@@ -182,8 +182,8 @@ cl_int mgrm_vcl_enq_end(cl_command_queue q, mgrm_buf_t *b, cl_event ev, cl_event
                      : mgrm_vcl_send(q->ctx->conn, b);
     if (rc != CL_SUCCESS)
         mgrm_vcl_event_complete(ev, CL_DEVICE_NOT_AVAILABLE);
-    else if (blocking)
-        rc = wait_events(1, &ev);
+    else if (blocking && (rc = wait_events(1, &ev)) && q->ctx->conn->dead)
+        rc = CL_DEVICE_NOT_AVAILABLE; /* the proxy is gone */
     if (out && rc != CL_DEVICE_NOT_AVAILABLE)
         *out = ev;
     else
