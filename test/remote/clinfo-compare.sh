@@ -21,8 +21,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 # Of the device, only the image properties: the virtual platform serves no
 # images (issue 5 asks for buffers; image calls are not forwarded), so it
 # reports CL_DEVICE_IMAGE_SUPPORT false and clinfo then skips the image
-# limits.  Every other device property must pass through unchanged.
+# limits.  CL_DEVICE_HOST_UNIFIED_MEMORY: the remote device's memory is not
+# this host's memory, so the virtual device reports CL_FALSE (programs that
+# would wrap host memory must copy instead).  Every other device property
+# must pass through unchanged.
 IGNORE='
+CL_DEVICE_HOST_UNIFIED_MEMORY
 CL_PLATFORM_NAME
 CL_PLATFORM_VENDOR
 CL_PLATFORM_VERSION
