@@ -6,6 +6,7 @@
  *
  *   mpigpu-vclbench [-n BEST_OF] [-l LAUNCHES] [-m MIN_MIB:MAX_MIB] [--csv FILE] PLATFORM
  *   mpigpu-vclbench --setarg-test COUNT PLATFORM
+ *   mpigpu-vclbench --tcp-loopback
  *
  * PLATFORM is a substring of the platform name; the first device is used.
  * Measures: blocking clEnqueueWriteBuffer and clEnqueueReadBuffer bandwidth
@@ -18,14 +19,22 @@
  * each time), launches once, and checks that the kernel saw the last value:
  * with MPIGPU_VCL_STATS=1, the message count of COUNT=1000 and COUNT=1 must
  * be the same (clSetKernelArg sends nothing).
+ * --tcp-loopback times 2 GiB sent over one loopback TCP connection to a
+ * child process in 1 MiB send() calls: the most any TCP transport can carry
+ * here, the ceiling of a virtual device's bandwidth on this machine.
  */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MIB (1024L * 1024L)
 
@@ -174,6 +183,63 @@ fn_fail:
     return -1;
 }
 
+/* Loopback TCP bandwidth in GB/s, or a negative value on error. */
+static double tcp_loopback(void)
+{
+    const long total = 2L << 30, chunk = 1L << 20;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof(a);
+    double t, bw = -1;
+    char *buf = NULL;
+    int l = -1, s = -1;
+    pid_t pid;
+
+    if (!(buf = malloc(chunk)))
+        goto fn_exit;
+    memset(buf, 1, chunk);
+    l = socket(AF_INET, SOCK_STREAM, 0);
+    if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1) ||
+        getsockname(l, (struct sockaddr *)&a, &alen))
+        goto fn_exit;
+    pid = fork();
+    if (pid < 0)
+        goto fn_exit;
+    if (pid == 0) {
+        long got = 0;
+        ssize_t n;
+        int c = accept(l, NULL, NULL);
+        while (c >= 0 && got < total && (n = recv(c, buf, chunk, 0)) > 0)
+            got += n;
+        _exit(got == total ? 0 : 1);
+    }
+    s = socket(AF_INET, SOCK_STREAM, 0);
+    if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)))
+        goto fn_exit;
+    t = now_s();
+    for (long sent = 0; sent < total;) {
+        ssize_t n = send(s, buf, chunk, 0);
+        if (n <= 0)
+            goto fn_exit;
+        sent += n;
+    }
+    close(s);
+    s = -1;
+    {
+        int st = 1;
+        waitpid(pid, &st, 0);
+        if (!WIFEXITED(st) || WEXITSTATUS(st))
+            goto fn_exit;
+    }
+    bw = total / (now_s() - t) / 1e9;
+fn_exit:
+    if (s >= 0)
+        close(s);
+    if (l >= 0)
+        close(l);
+    free(buf);
+    return bw;
+}
+
 static void emit(FILE *csv, const bench_t *b, const char *test, long bytes, double v,
                  const char *unit)
 {
@@ -206,7 +272,15 @@ int main(int argc, char **argv)
                 goto usage;
         } else if (!strcmp(argv[a], "--csv") && a + 1 < argc)
             csvname = argv[++a];
-        else if (!strcmp(argv[a], "--setarg-test") && a + 1 < argc)
+        else if (!strcmp(argv[a], "--tcp-loopback")) {
+            double bw = tcp_loopback();
+            if (bw < 0) {
+                perror("mpigpu-vclbench: loopback TCP");
+                return 1;
+            }
+            printf("loopback-tcp,tcp,%ld,%.4f,GB/s\n", 2L << 30, bw);
+            return 0;
+        } else if (!strcmp(argv[a], "--setarg-test") && a + 1 < argc)
             setarg = atol(argv[++a]);
         else if (argv[a][0] != '-' && !want)
             want = argv[a];
@@ -325,6 +399,7 @@ fn_exit:
 usage:
     fprintf(stderr, "usage: mpigpu-vclbench [-n BEST_OF] [-l LAUNCHES] [-m MIN_MIB:MAX_MIB] "
                     "[--csv FILE] PLATFORM\n"
-                    "       mpigpu-vclbench --setarg-test COUNT PLATFORM\n");
+                    "       mpigpu-vclbench --setarg-test COUNT PLATFORM\n"
+                    "       mpigpu-vclbench --tcp-loopback\n");
     return 2;
 }

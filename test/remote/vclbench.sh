@@ -10,6 +10,9 @@
 # latency targets are printed as met or missed; they fail the test only with
 # MPIGPU_VCLBENCH_STRICT=1 (timings on a shared 2-core CI machine vary by
 # more than the margins: native against native differs by up to 2x there).
+# It also prints loopback TCP's bandwidth between two processes over one
+# connection, the ceiling of one TCP stream on the machine, and the virtual
+# bandwidth as a multiple of it ("of tcp").
 #
 #   vclbench.sh [virtual|native] [BENCH ARGS...]
 # "native" runs both sides natively (and skips the message check).
@@ -77,13 +80,18 @@ for side in native virtual; do
     mgvcl_stop || exit 1
 done
 
+# The ceiling of any TCP transport here: loopback TCP between two processes.
+# Best of 3.
+tcp=$(for i in 1 2 3; do "$bench" --tcp-loopback | cut -d, -f4; done | sort -g | tail -n 1)
+echo "vclbench: loopback TCP, one connection, best of 3: ${tcp:=0} GB/s (the ceiling of one TCP stream here)"
+
 # Ratios.  CSV: platform,test,bytes,value,unit (the platform name has no comma).
-awk -F, -v strict="${MPIGPU_VCLBENCH_STRICT:-0}" '
+awk -F, -v strict="${MPIGPU_VCLBENCH_STRICT:-0}" -v tcp="$tcp" '
     FNR == 1 { side++ }
     { v[side, $2, $3] = $4; if (side == 1 && $2 == "write") order[++n] = $3 }
     END {
         missed = 0
-        printf "%-10s %10s %12s %12s %7s  %s\n", "test", "MiB", "native", "virtual", "ratio", "target"
+        printf "%-10s %10s %12s %12s %7s %7s  %s\n", "test", "MiB", "native", "virtual", "ratio", "of tcp", "target"
         for (t = 0; t < 2; t++) {
             test = t ? "read" : "write"
             for (i = 1; i <= n; i++) {
@@ -91,14 +99,14 @@ awk -F, -v strict="${MPIGPU_VCLBENCH_STRICT:-0}" '
                 r = a > 0 ? b / a : 0
                 tgt = "-"
                 if (s >= 8 * 1048576) { tgt = r >= 0.9 ? "met (>= 0.9)" : "MISSED (>= 0.9)"; if (r < 0.9) missed++ }
-                printf "%-10s %10d %9.2f GB/s %7.2f GB/s %7.2f  %s\n", test, s / 1048576, a, b, r, tgt
+                printf "%-10s %10d %7.2f GB/s %7.2f GB/s %7.2f %7.2f  %s\n", test, s / 1048576, a, b, r, (tcp > 0 ? b / tcp : 0), tgt
             }
         }
         a = v[1, "launch_median", 0]; b = v[2, "launch_median", 0]
         tgt = (b - a <= 50) ? "met (<= native + 50 us)" : "MISSED (<= native + 50 us)"
         if (b - a > 50) missed++
-        printf "%-10s %10s %9.1f us   %7.1f us   %+7.1f us  %s\n", "launch", "-", a, b, b - a, tgt
-        printf "%-10s %10s %9.1f ns   %7.1f ns\n", "setarg", "-", v[1, "setkernelarg", 0], v[2, "setkernelarg", 0]
+        printf "%-10s %10s %7.1f us   %7.1f us   %+7.1f us          %s\n", "launch", "-", a, b, b - a, tgt
+        printf "%-10s %10s %7.1f ns   %7.1f ns\n", "setarg", "-", v[1, "setkernelarg", 0], v[2, "setkernelarg", 0]
         printf "vclbench: %d target(s) missed\n", missed
         exit (strict && missed) ? 1 : 0
     }' "$out/native.csv" "$out/virtual.csv"
