@@ -26,6 +26,13 @@ endif
 # starts its own mpigpu-proxy on loopback through test/remote/proxy-env.sh,
 # and exits 77 (skipped) only when the remote part is not built.  Scripts run
 # through SH_LOG_COMPILER (test/mpi/Makefile.mk) with abs_top_builddir set.
+# MGVCL_REMOTE_BUILT tells proxy-env.sh whether configure built the remote
+# part: "no" skips these tests, "yes" makes missing programs an error.
+if REMOTE
+AM_TESTS_ENVIRONMENT += MGVCL_REMOTE_BUILT=yes; export MGVCL_REMOTE_BUILT;
+else
+AM_TESTS_ENVIRONMENT += MGVCL_REMOTE_BUILT=no; export MGVCL_REMOTE_BUILT;
+endif
 REMOTE_TESTS = test/remote/clinfo-compare.sh test/remote/piglit-cl.sh \
 	test/remote/clpeak.sh test/remote/vclbench.sh test/remote/mpigpu-over-vcl.sh
 TESTS += $(REMOTE_TESTS)
