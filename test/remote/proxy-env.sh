@@ -119,6 +119,9 @@ mgvcl_start() {
             mgvcl_err "mpigpu-proxy exited before listening; its log:"
         fi
         sed 's/^/  /' "$MGVCL_DIR/proxy.log" >&2
+        kill -KILL "$MGVCL_PROXY_PID" 2>/dev/null
+        wait "$MGVCL_PROXY_PID" 2>/dev/null
+        MGVCL_PROXY_PID=
         return 1
     fi
     printf '%s\n' "$MGVCL_ICD_LIB" >"$MGVCL_DIR/vendors/mpigpu-vcl.icd"
