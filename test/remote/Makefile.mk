@@ -21,3 +21,7 @@ if REMOTE
 TESTS += test/remote/vcl_mpi.sh
 EXTRA_DIST += test/remote/vcl_mpi.sh
 endif
+EXTRA_DIST += test/remote/fuzz.sh
+if HAVE_FUZZ
+TESTS += test/remote/fuzz.sh
+endif
