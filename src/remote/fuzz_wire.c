@@ -27,7 +27,7 @@ static mgrm_session_t *session(void)
         mgrm_session_init(&s, &px);
         s.dry = 1;
         /* IDs 1..6: one object of each kind; 7: a second buffer */
-        static const int kinds[] = {MGRM_K_CONTEXT, MGRM_K_QUEUE,  MGRM_K_MEM, MGRM_K_PROGRAM,
+        static const int kinds[] = {MGRM_K_CONTEXT, MGRM_K_QUEUE, MGRM_K_MEM, MGRM_K_PROGRAM,
                                     MGRM_K_KERNEL,  MGRM_K_EVENT, MGRM_K_MEM};
         for (int i = 0; i < 7; i++)
             mgrm_map_put(&s.map, (uint64_t)i + 1, kinds[i], (void *)(uintptr_t)(64 * (i + 1)),

@@ -57,7 +57,10 @@ static cl_int wait_ok(cl_event *e)
     return st < 0 ? st : err;
 }
 
-static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
+static size_t min_sz(size_t a, size_t b)
+{
+    return a < b ? a : b;
+}
 
 /* Waits for m1 here instead of making the transfer-queue commands depend
  * on it: PoCL 3.1 mishandles a failure passed on to another queue
@@ -124,10 +127,9 @@ static int run_read(mgrm_session_t *s, mgrm_job_t *j)
     for (size_t i = 0; i < nchunks && !j->err; i++) {
         for (; issued < nchunks && issued < i + MGRM_STAGING_SLOTS && !j->err; issued++) {
             size_t o = issued * MGRM_CHUNK;
-            cl_int e = clEnqueueReadBuffer(j->tq, j->mem, CL_FALSE, j->off + o,
-                                           min_sz(MGRM_CHUNK, j->size - o),
-                                           st->ptr[issued % MGRM_STAGING_SLOTS], 0, NULL,
-                                           &ev[issued % MGRM_STAGING_SLOTS]);
+            cl_int e = clEnqueueReadBuffer(
+                j->tq, j->mem, CL_FALSE, j->off + o, min_sz(MGRM_CHUNK, j->size - o),
+                st->ptr[issued % MGRM_STAGING_SLOTS], 0, NULL, &ev[issued % MGRM_STAGING_SLOTS]);
             if (e)
                 j->err = e;
             clFlush(j->tq);
@@ -175,9 +177,9 @@ static int run_rect(mgrm_session_t *s, mgrm_job_t *j, void *scratch)
                 break;
         }
         if (!j->err)
-            j->err = clEnqueueWriteBufferRect(j->tq, j->mem, CL_TRUE, j->bo, ho, j->reg, j->brp,
-                                              j->bsp, j->reg[0], j->reg[0] * j->reg[1], p, 0,
-                                              NULL, NULL);
+            j->err =
+                clEnqueueWriteBufferRect(j->tq, j->mem, CL_TRUE, j->bo, ho, j->reg, j->brp, j->bsp,
+                                         j->reg[0], j->reg[0] * j->reg[1], p, 0, NULL, NULL);
         free(p);
         return 0;
     }

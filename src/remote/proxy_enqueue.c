@@ -275,8 +275,8 @@ int mgrm_op_copy(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
         return rc;
     }
     cl_event ev = NULL;
-    cl_int err = clEnqueueCopyBuffer(e->q->h, src, dst, so, dof, n, e->nw, e->nw ? e->w : NULL,
-                                     &ev);
+    cl_int err =
+        clEnqueueCopyBuffer(e->q->h, src, dst, so, dof, n, e->nw, e->nw ? e->w : NULL, &ev);
     rc = finish(s, e, err, ev);
     free(e);
     return rc;
@@ -323,8 +323,8 @@ int mgrm_op_fill(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
         return rc;
     }
     cl_event ev = NULL;
-    cl_int err = clEnqueueFillBuffer(e->q->h, m, pat, plen, off, n, e->nw, e->nw ? e->w : NULL,
-                                     &ev);
+    cl_int err =
+        clEnqueueFillBuffer(e->q->h, m, pat, plen, off, n, e->nw, e->nw ? e->w : NULL, &ev);
     rc = finish(s, e, err, ev);
     free(e);
     return rc;
@@ -350,6 +350,12 @@ static int marker(mgrm_session_t *s, mgrm_cur_t *c, int barrier)
     return rc;
 }
 
-int mgrm_op_marker(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r) { return marker(s, c, 0); }
+int mgrm_op_marker(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+{
+    return marker(s, c, 0);
+}
 
-int mgrm_op_barrier(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r) { return marker(s, c, 1); }
+int mgrm_op_barrier(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+{
+    return marker(s, c, 1);
+}

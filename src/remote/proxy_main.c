@@ -198,8 +198,7 @@ int main(int argc, char **argv)
         } else if (!strcmp(argv[i], "--device") && i + 1 < argc) {
             ndevargs++;
             if (add_devices(argv[++i])) {
-                fprintf(stderr, "mpigpu-proxy: --device %s: no such platform or device\n",
-                        argv[i]);
+                fprintf(stderr, "mpigpu-proxy: --device %s: no such platform or device\n", argv[i]);
                 return 2;
             }
         } else {

@@ -42,12 +42,11 @@ mgrm_staging_t *mgrm_staging_get(mgrm_session_t *s, cl_context ctx, cl_device_id
     for (int i = 0; st && buffers && i < MGRM_STAGING_SLOTS && err == CL_SUCCESS; i++) {
         if (st->mem[i])
             continue;
-        st->mem[i] = clCreateBuffer(ctx, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, MGRM_CHUNK,
-                                    NULL, &err);
+        st->mem[i] =
+            clCreateBuffer(ctx, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, MGRM_CHUNK, NULL, &err);
         if (err == CL_SUCCESS)
-            st->ptr[i] = clEnqueueMapBuffer(st->q, st->mem[i], CL_TRUE,
-                                            CL_MAP_READ | CL_MAP_WRITE, 0, MGRM_CHUNK, 0, NULL,
-                                            NULL, &err);
+            st->ptr[i] = clEnqueueMapBuffer(st->q, st->mem[i], CL_TRUE, CL_MAP_READ | CL_MAP_WRITE,
+                                            0, MGRM_CHUNK, 0, NULL, NULL, &err);
     }
     pthread_mutex_unlock(&s->lock);
     return err == CL_SUCCESS ? st : NULL;
@@ -88,8 +87,7 @@ static int op_devices(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
         mgrm_buf_u32(r, 0);
         for (cl_uint p = 0x1000; p < 0x1080; p++) {
             size_t sz = 0;
-            if (!dev_param_ok(p) || clGetDeviceInfo(s->px->dev[d], p, 0, NULL, &sz) ||
-                sz > 65536)
+            if (!dev_param_ok(p) || clGetDeviceInfo(s->px->dev[d], p, 0, NULL, &sz) || sz > 65536)
                 continue;
             void *v = malloc(sz ? sz : 1);
             if (v && clGetDeviceInfo(s->px->dev[d], p, sz, v, NULL) == CL_SUCCESS) {
@@ -165,7 +163,7 @@ static int op_queue_create(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
 }
 
 #define MEM_FLAGS_OK                                                                               \
-    (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY | CL_MEM_ALLOC_HOST_PTR |           \
+    (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY | CL_MEM_ALLOC_HOST_PTR |            \
      CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)
 
 static int op_buffer_create(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
@@ -360,4 +358,7 @@ mgrm_handler_t mgrm_handler(int op)
     return op > 0 && op < MGRM_OP_CMD_MAX ? ops[op].fn : NULL;
 }
 
-int mgrm_op_sync(int op) { return op > 0 && op < MGRM_OP_CMD_MAX && ops[op].sync; }
+int mgrm_op_sync(int op)
+{
+    return op > 0 && op < MGRM_OP_CMD_MAX && ops[op].sync;
+}

@@ -195,7 +195,10 @@ static int tcp_recv(mgrm_ep_t *ep, void *p, size_t n)
     return 0;
 }
 
-static void tcp_shutdown(mgrm_ep_t *ep) { shutdown(ep->fd, SHUT_RDWR); }
+static void tcp_shutdown(mgrm_ep_t *ep)
+{
+    shutdown(ep->fd, SHUT_RDWR);
+}
 
 static void tcp_close(mgrm_ep_t *ep)
 {
@@ -205,7 +208,10 @@ static void tcp_close(mgrm_ep_t *ep)
     }
 }
 
-static void tcp_listener_shutdown(mgrm_listener_t *l) { shutdown(l->fd, SHUT_RDWR); }
+static void tcp_listener_shutdown(mgrm_listener_t *l)
+{
+    shutdown(l->fd, SHUT_RDWR);
+}
 
 static void tcp_listener_close(mgrm_listener_t *l)
 {

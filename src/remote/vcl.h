@@ -176,8 +176,7 @@ cl_int mgrm_vcl_send(mgrm_conn_t *c, mgrm_buf_t *b);
  * *reply (malloc'd, caller frees) and *len get the rest of the payload. */
 cl_int mgrm_vcl_call(mgrm_conn_t *c, mgrm_buf_t *b, uint8_t **reply, size_t *len);
 /* Sends a command and then its data on the bulk lane, in order. */
-cl_int mgrm_vcl_send_bulk(mgrm_conn_t *c, mgrm_buf_t *b, uint64_t xfer, const void *p,
-                          size_t n);
+cl_int mgrm_vcl_send_bulk(mgrm_conn_t *c, mgrm_buf_t *b, uint64_t xfer, const void *p, size_t n);
 /* A generic info query answered by the proxy. */
 cl_int mgrm_vcl_info(mgrm_conn_t *c, int kind, uint64_t id, uint64_t aux, cl_uint param,
                      size_t size, void *value, size_t *size_ret);

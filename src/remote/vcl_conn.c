@@ -24,7 +24,10 @@ static mgrm_conn_t **conns;
 static int nconns;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-uint64_t mgrm_vcl_id(mgrm_conn_t *c) { return atomic_fetch_add(&c->next_id, 1); }
+uint64_t mgrm_vcl_id(mgrm_conn_t *c)
+{
+    return atomic_fetch_add(&c->next_id, 1);
+}
 
 static void stats_print(void)
 {
@@ -73,7 +76,8 @@ cl_int mgrm_vcl_send_bulk(mgrm_conn_t *c, mgrm_buf_t *b, uint64_t xfer, const vo
             uint32_t len = (uint32_t)(h.len - MGRM_HDR_SIZE + k);
             for (int i = 0; i < 4; i++)
                 h.p[8 + i] = (uint8_t)(len >> (8 * i));
-            if (c->t->send(c->bulk, h.p, h.len) || (k && c->t->send(c->bulk, (const char *)p + off, k)))
+            if (c->t->send(c->bulk, h.p, h.len) ||
+                (k && c->t->send(c->bulk, (const char *)p + off, k)))
                 rc = CL_DEVICE_NOT_AVAILABLE;
             mgrm_vcl_msgs++;
             mgrm_vcl_bytes_out += h.len + k;

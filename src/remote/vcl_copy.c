@@ -239,9 +239,15 @@ cl_sampler CL_API_CALL clCreateSampler(cl_context c, cl_bool norm, cl_addressing
     return NULL;
 }
 
-cl_int CL_API_CALL clRetainSampler(cl_sampler s) { return CL_INVALID_SAMPLER; }
+cl_int CL_API_CALL clRetainSampler(cl_sampler s)
+{
+    return CL_INVALID_SAMPLER;
+}
 
-cl_int CL_API_CALL clReleaseSampler(cl_sampler s) { return CL_INVALID_SAMPLER; }
+cl_int CL_API_CALL clReleaseSampler(cl_sampler s)
+{
+    return CL_INVALID_SAMPLER;
+}
 
 cl_int CL_API_CALL clGetSamplerInfo(cl_sampler s, cl_sampler_info p, size_t n, void *v, size_t *r)
 {
@@ -292,9 +298,8 @@ void *CL_API_CALL clEnqueueMapImage(cl_command_queue q, cl_mem i, cl_bool b, cl_
     return NULL;
 }
 
-cl_int CL_API_CALL clEnqueueFillImage(cl_command_queue q, cl_mem i, const void *c,
-                                      const size_t *o, const size_t *r, cl_uint nw,
-                                      const cl_event *w, cl_event *e)
+cl_int CL_API_CALL clEnqueueFillImage(cl_command_queue q, cl_mem i, const void *c, const size_t *o,
+                                      const size_t *r, cl_uint nw, const cl_event *w, cl_event *e)
 {
     return CL_INVALID_MEM_OBJECT;
 }

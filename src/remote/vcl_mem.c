@@ -72,8 +72,8 @@ fn_exit:
     return m;
 }
 
-cl_mem CL_API_CALL clCreateSubBuffer(cl_mem parent, cl_mem_flags flags,
-                                     cl_buffer_create_type type, const void *info, cl_int *err)
+cl_mem CL_API_CALL clCreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffer_create_type type,
+                                     const void *info, cl_int *err)
 {
     const cl_buffer_region *r = info;
     cl_mem m = NULL;
@@ -291,9 +291,9 @@ static cl_int write_common(cl_command_queue q, cl_mem m, cl_bool blocking, size_
     return rc;
 }
 
-cl_int CL_API_CALL clEnqueueWriteBuffer(cl_command_queue q, cl_mem m, cl_bool blocking,
-                                        size_t off, size_t n, const void *src, cl_uint nw,
-                                        const cl_event *w, cl_event *out)
+cl_int CL_API_CALL clEnqueueWriteBuffer(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off,
+                                        size_t n, const void *src, cl_uint nw, const cl_event *w,
+                                        cl_event *out)
 {
     return write_common(q, m, blocking, off, n, src, nw, w, out, MGRM_OP_ENQ_WRITE, NULL,
                         CL_COMMAND_WRITE_BUFFER);
@@ -339,8 +339,7 @@ static cl_int rect_bounds(cl_mem m, const size_t *o, const size_t *reg, size_t r
 cl_int CL_API_CALL clEnqueueReadBufferRect(cl_command_queue q, cl_mem m, cl_bool blocking,
                                            const size_t *bo, const size_t *ho, const size_t *reg,
                                            size_t brp, size_t bsp, size_t hrp, size_t hsp,
-                                           void *dst, cl_uint nw, const cl_event *w,
-                                           cl_event *out)
+                                           void *dst, cl_uint nw, const cl_event *w, cl_event *out)
 {
     size_t rect[10], n, hoff;
     if (rect_args(bo, ho, reg, &brp, &bsp, &hrp, &hsp, rect, &n, &hoff))
@@ -348,8 +347,8 @@ cl_int CL_API_CALL clEnqueueReadBufferRect(cl_command_queue q, cl_mem m, cl_bool
     cl_int rc = rect_bounds(m, bo, reg, brp, bsp);
     if (rc || !dst)
         return rc ? rc : CL_INVALID_VALUE;
-    return read_common(q, m, blocking, 0, n, (char *)dst + hoff, nw, w, out,
-                       MGRM_OP_ENQ_READ_RECT, rect, CL_COMMAND_READ_BUFFER_RECT);
+    return read_common(q, m, blocking, 0, n, (char *)dst + hoff, nw, w, out, MGRM_OP_ENQ_READ_RECT,
+                       rect, CL_COMMAND_READ_BUFFER_RECT);
 }
 
 cl_int CL_API_CALL clEnqueueWriteBufferRect(cl_command_queue q, cl_mem m, cl_bool blocking,

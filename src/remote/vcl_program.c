@@ -138,8 +138,8 @@ static void devs_put(mgrm_buf_t *b, cl_uint n, const cl_device_id *devs)
 }
 
 cl_int CL_API_CALL clBuildProgram(cl_program p, cl_uint n, const cl_device_id *devs,
-                                  const char *opt,
-                                  void(CL_CALLBACK *notify)(cl_program, void *), void *data)
+                                  const char *opt, void(CL_CALLBACK *notify)(cl_program, void *),
+                                  void *data)
 {
     mgrm_buf_t b;
     if (!mgrm_vcl_is(p))
@@ -198,8 +198,8 @@ cl_program CL_API_CALL clLinkProgram(cl_context ctx, cl_uint n, const cl_device_
     cl_program p;
     if (!mgrm_vcl_is(ctx))
         return program_done(NULL, CL_INVALID_CONTEXT, err);
-    if ((n && !devs) || (!n && devs) || !np || !progs || (!notify && data) ||
-        n > MGRM_MAX_DEVS || np > MGRM_MAX_DEVS)
+    if ((n && !devs) || (!n && devs) || !np || !progs || (!notify && data) || n > MGRM_MAX_DEVS ||
+        np > MGRM_MAX_DEVS)
         return program_done(NULL, CL_INVALID_VALUE, err);
     for (cl_uint i = 0; i < np; i++)
         if (!mgrm_vcl_is(progs[i]))
@@ -229,15 +229,18 @@ cl_program CL_API_CALL clLinkProgram(cl_context ctx, cl_uint n, const cl_device_
     return program_done(p, rc, err);
 }
 
-cl_int CL_API_CALL clUnloadCompiler(void) { return CL_SUCCESS; }
+cl_int CL_API_CALL clUnloadCompiler(void)
+{
+    return CL_SUCCESS;
+}
 
 cl_int CL_API_CALL clUnloadPlatformCompiler(cl_platform_id p)
 {
     return p == &mgrm_vcl_platform ? CL_SUCCESS : CL_INVALID_PLATFORM;
 }
 
-cl_int CL_API_CALL clGetProgramInfo(cl_program p, cl_program_info param, size_t size,
-                                    void *value, size_t *size_ret)
+cl_int CL_API_CALL clGetProgramInfo(cl_program p, cl_program_info param, size_t size, void *value,
+                                    size_t *size_ret)
 {
     cl_uint u;
     if (!mgrm_vcl_is(p))
@@ -254,8 +257,8 @@ cl_int CL_API_CALL clGetProgramInfo(cl_program p, cl_program_info param, size_t 
         return mgrm_vcl_ret(p->ctx->devs, p->ctx->ndev * sizeof(cl_device_id), size, value,
                             size_ret);
     case CL_PROGRAM_SOURCE:
-        return mgrm_vcl_ret(p->source ? p->source : "", p->source ? strlen(p->source) + 1 : 1,
-                            size, value, size_ret);
+        return mgrm_vcl_ret(p->source ? p->source : "", p->source ? strlen(p->source) + 1 : 1, size,
+                            value, size_ret);
     case CL_PROGRAM_BINARIES: {
         mgrm_buf_t b;
         uint8_t *rep = NULL;

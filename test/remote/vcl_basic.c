@@ -285,8 +285,7 @@ static void user_event(void)
     CHECK(err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST && st < 0,
           "failing command: wait %d, status %d", err, st);
     err = clFinish(q);
-    CHECK(err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, "clFinish after a failure: %d",
-          err);
+    CHECK(err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, "clFinish after a failure: %d", err);
     CL_OK(clFinish(q)); /* reported once */
     clReleaseEvent(u);
     clReleaseEvent(r);
