@@ -116,7 +116,9 @@ struct mgrm_job {
     cl_context ctx;
     cl_device_id dev;
     cl_mem mem;
-    cl_event m1, gate;
+    cl_event m1, m2, gate;
+    cl_event *waits; /* the client's wait list */
+    cl_uint nwaits;
     size_t bo[3], reg[3], brp, bsp;
 };
 
