@@ -348,7 +348,12 @@ int mgrm_op_kernel_create(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
     }
     clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL);
     mgrm_buf_u32(r, nargs);
-    for (cl_uint i = 0; i < nargs; i++)
+    for (cl_uint i = 0; i < nargs; i++) {
+        char type[128] = "";
         mgrm_buf_u8(r, arg_kind(k, i));
+        if (clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_NAME, sizeof type - 1, type, NULL))
+            type[0] = 0;
+        mgrm_buf_str(r, type);
+    }
     return CL_SUCCESS;
 }

@@ -96,12 +96,13 @@ struct _cl_program {
     uint64_t id;
     cl_context ctx;
     char *source;
-    atomic_int kernels; /* attached kernels */
+    int arg_info; /* built with -cl-kernel-arg-info, or not from source */
 };
 
 typedef struct karg {
     uint8_t kind; /* enum mgrm_argkind, 0xff unknown */
     uint8_t set, dirty;
+    size_t want; /* the value's size from its type name, 0 unknown */
     size_t size;
     unsigned char *val; /* value bytes, or the u64 wire ID of a buffer */
 } karg_t;
@@ -204,5 +205,8 @@ cl_int mgrm_vcl_enq_begin(cl_command_queue q, cl_uint nw, const cl_event *w, cl_
 cl_int mgrm_vcl_enq_end(cl_command_queue q, mgrm_buf_t *b, cl_event ev, cl_event *out,
                         cl_bool blocking, uint64_t xfer, const void *p, size_t n);
 int mgrm_vcl_is(const void *obj); /* object of this ICD (dispatch check) */
+/* clEnqueueReadBuffer without the host-access check (for maps) */
+cl_int mgrm_vcl_read_any(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off, size_t n,
+                         void *dst, cl_uint nw, const cl_event *w, cl_event *out);
 
 #endif

@@ -134,7 +134,11 @@ cl_int CL_API_CALL clCreateSubDevices(cl_device_id d, const cl_device_partition_
 
 static cl_int props_check(const cl_context_properties *props, cl_context ctx)
 {
+    int seen_platform = 0, seen_sync = 0;
     for (size_t i = 0; props && props[i]; i += 2) {
+        int *seen = props[i] == CL_CONTEXT_PLATFORM ? &seen_platform : &seen_sync;
+        if ((*seen)++)
+            return CL_INVALID_PROPERTY;
         if (props[i] == CL_CONTEXT_PLATFORM) {
             if ((cl_platform_id)props[i + 1] != &mgrm_vcl_platform)
                 return CL_INVALID_PLATFORM;

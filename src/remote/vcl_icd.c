@@ -17,8 +17,18 @@ static cl_int CL_API_CALL migrate(cl_command_queue q, cl_uint n, const cl_mem *m
                                   cl_event *out)
 {
     /* one device per context on the proxy side: migration is a marker */
-    if (!n || !m)
+    if (!mgrm_vcl_is(q))
+        return CL_INVALID_COMMAND_QUEUE;
+    if (!n || !m ||
+        (f & ~(cl_mem_migration_flags)(CL_MIGRATE_MEM_OBJECT_HOST |
+                                       CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED)))
         return CL_INVALID_VALUE;
+    for (cl_uint i = 0; i < n; i++) {
+        if (!mgrm_vcl_is(m[i]))
+            return CL_INVALID_MEM_OBJECT;
+        if (m[i]->ctx != q->ctx)
+            return CL_INVALID_CONTEXT;
+    }
     return clEnqueueMarkerWithWaitList(q, nw, w, out);
 }
 

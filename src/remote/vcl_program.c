@@ -14,6 +14,7 @@ static cl_program program_new(cl_context ctx)
         return NULL;
     p->dispatch = &mgrm_vcl_dispatch;
     atomic_init(&p->refs, 1);
+    p->arg_info = 1;
     p->ctx = ctx;
     p->id = mgrm_vcl_id(ctx->conn);
     return p;
@@ -152,6 +153,8 @@ cl_int CL_API_CALL clBuildProgram(cl_program p, cl_uint n, const cl_device_id *d
     mgrm_buf_str(&b, opt ? opt : "");
     cl_int rc = mgrm_vcl_call(p->ctx->conn, &b, NULL, NULL);
     mgrm_buf_free(&b);
+    /* the proxy always asks for argument info; show it as asked */
+    p->arg_info = !p->source || (opt && strstr(opt, "-cl-kernel-arg-info"));
     if (notify)
         notify(p, data);
     return rc;
@@ -175,6 +178,7 @@ cl_int CL_API_CALL clCompileProgram(cl_program p, cl_uint n, const cl_device_id 
     mgrm_buf_u64(&b, p->id);
     devs_put(&b, n, devs);
     mgrm_buf_str(&b, opt ? opt : "");
+    p->arg_info = opt && strstr(opt, "-cl-kernel-arg-info");
     mgrm_buf_u32(&b, nh);
     for (cl_uint i = 0; i < nh; i++) {
         mgrm_buf_u64(&b, hdrs[i]->id);
