@@ -106,6 +106,8 @@ static void *conn_main(void *arg)
     uint8_t token[MGRM_TOKEN];
     char err[256];
     free(arg);
+    /* a peer that stalls the handshake is dropped after 10 s */
+    px.t->set_timeout(ep, 10000);
     int lane = mgrm_auth_proxy(px.t, ep, &px.key, token, err, sizeof err);
     if (lane < 0) {
         mgrm_log("connection from %s refused: %s", peer, err);
@@ -115,7 +117,8 @@ static void *conn_main(void *arg)
         mgrm_hdr_t h;
         mgrm_session_t *s = NULL;
         if (!px.t->recv(ep, raw, sizeof raw) && !mgrm_hdr_parse(raw, &h, MGRM_TOKEN) &&
-            h.op == MGRM_OP_JOIN && h.length == MGRM_TOKEN && !px.t->recv(ep, tok, sizeof tok)) {
+            h.op == MGRM_OP_JOIN && h.length == MGRM_TOKEN && !px.t->recv(ep, tok, sizeof tok) &&
+            !px.t->set_timeout(ep, 0)) {
             pthread_mutex_lock(&reg_lock);
             for (reg_t *r = regs; r; r = r->next)
                 if (!sodium_memcmp(r->token, tok, MGRM_TOKEN) && !r->s->bulk) {
@@ -144,6 +147,7 @@ static void *conn_main(void *arg)
             free(r);
             px.t->close(ep);
         } else {
+            px.t->set_timeout(ep, 0);
             mgrm_session_init(s, &px);
             s->cmd = ep;
             snprintf(s->peer, sizeof s->peer, "%s", peer);

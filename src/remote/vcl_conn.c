@@ -269,7 +269,6 @@ static mgrm_conn_t *conn_open(const char *addr, const mgrm_key_t *key)
     uint8_t token[MGRM_TOKEN];
     char err[256];
     uint8_t *rep = NULL;
-    size_t len = 0;
     if (!c)
         return NULL;
     c->t = &mgrm_transport_tcp;
@@ -277,11 +276,30 @@ static mgrm_conn_t *conn_open(const char *addr, const mgrm_key_t *key)
     pthread_mutex_init(&c->cmd_lock, NULL);
     pthread_mutex_init(&c->bulk_lock, NULL);
     atomic_init(&c->next_id, 1);
-    if (c->t->connect(addr, &c->cmd, err, sizeof err) ||
+    /* the handshake and the device list within 10 s each, then no limit */
+    if (c->t->connect(addr, &c->cmd, err, sizeof err) || c->t->set_timeout(c->cmd, 10000) ||
         mgrm_auth_client(c->t, c->cmd, key, MGRM_LANE_CMD, token, err, sizeof err) ||
-        c->t->connect(addr, &c->bulk, err, sizeof err) ||
-        mgrm_auth_client(c->t, c->bulk, key, MGRM_LANE_BULK, token, err, sizeof err)) {
+        c->t->connect(addr, &c->bulk, err, sizeof err) || c->t->set_timeout(c->bulk, 10000) ||
+        mgrm_auth_client(c->t, c->bulk, key, MGRM_LANE_BULK, token, err, sizeof err) ||
+        c->t->set_timeout(c->bulk, 0)) {
         fprintf(stderr, "mpigpu-vcl: %s: %s\n", addr, err);
+        goto fn_fail;
+    }
+    /* the device list, read here under the handshake's time limit; the
+     * receiver threads then wait without one (keepalive finds dead peers) */
+    mgrm_buf_t b;
+    mgrm_hdr_t h;
+    size_t cap = 0;
+    mgrm_buf_init(&b, MGRM_OP_DEVICES, 0, 1);
+    int bad = mgrm_msg_send(c->t, c->cmd, &b) ||
+              mgrm_msg_recv(c->t, c->cmd, &h, &rep, &cap, MGRM_MSG_MAX) || h.op != MGRM_OP_REPLY ||
+              h.length < 4 || rep[0] | rep[1] | rep[2] | rep[3];
+    mgrm_buf_free(&b);
+    if (!bad)
+        devs_parse(c, rep + 4, h.length - 4);
+    free(rep);
+    if (bad || c->t->set_timeout(c->cmd, 0)) {
+        fprintf(stderr, "mpigpu-vcl: %s: cannot list the devices\n", addr);
         goto fn_fail;
     }
     if (pthread_create(&c->rx_cmd, NULL, rx_cmd_main, c))
@@ -293,15 +311,6 @@ static mgrm_conn_t *conn_open(const char *addr, const mgrm_key_t *key)
     }
     pthread_detach(c->rx_cmd);
     pthread_detach(c->rx_bulk);
-    mgrm_buf_t b;
-    mgrm_buf_init(&b, MGRM_OP_DEVICES, 0, 0);
-    cl_int rc = mgrm_vcl_call(c, &b, &rep, &len);
-    mgrm_buf_free(&b);
-    if (rc == CL_SUCCESS)
-        devs_parse(c, rep, len);
-    free(rep);
-    if (rc != CL_SUCCESS)
-        fprintf(stderr, "mpigpu-vcl: %s: cannot list the devices (%d)\n", addr, rc);
     return c; /* threads own it now; never freed */
 fn_fail:
     if (c->cmd)

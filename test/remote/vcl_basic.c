@@ -6,6 +6,7 @@
  *   vcl_basic setarg N   creates a kernel, sets its argument N times, exits
  *   vcl_basic bigwrite   writes 64 MiB over and over (killed by the test)
  *   vcl_basic bigread    reads 64 MiB over and over until an error
+ *   vcl_basic idle       a roundtrip, 12 s of silence, a roundtrip
  */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -359,6 +360,10 @@ int main(int argc, char **argv)
         }
     } else if (!strcmp(mode, "quick")) {
         quick();
+    } else if (!strcmp(mode, "idle")) {
+        roundtrip(4096);
+        sleep(12);
+        roundtrip(4096);
     } else {
         roundtrip(1);
         roundtrip(4096 + 3);

@@ -7,6 +7,12 @@ vb=$top/test/remote/vcl_basic
 raw=$top/test/remote/rawclient
 start_proxy px
 px=$PROXY_PID addr=$PROXY_ADDR
+# a connection that never says HELLO: dropped after the 10 s handshake limit
+exec 3<>"/dev/tcp/${addr%:*}/${addr##*:}" || fail "cannot open a raw connection"
+stall_t0=$(date +%s)
+# and an idle client, which must still be served after 12 s of silence
+timeout 120 "$vb" idle >"$work/idle.out" 2>&1 &
+idle=$!
 
 # wrong key: refused before any OpenCL call, both sides say so
 head -c 48 /dev/urandom | base64 > "$work/wrong"
@@ -71,6 +77,13 @@ cat "$work/br.out"
 grep -q "connection to the proxy lost" "$work/br.out" || fail "no message about the lost proxy"
 echo "proxy killed mid-read: client error after $(awk "BEGIN { printf \"%.1f\", $t1 - $t0 }") s"
 proxy_pids=$(echo "$proxy_pids" | sed "s/ $px2\b//")
+
+while [ $(($(date +%s) - stall_t0)) -lt 12 ]; do sleep 1; done
+grep -q "refused: bad or missing HELLO" "$work/px.log" || fail "a stalled handshake was not dropped"
+exec 3<&-
+echo "stalled handshake: dropped"
+wait $idle || { cat "$work/idle.out"; fail "an idle client lost its proxy"; }
+echo "idle client: still served after 12 s"
 
 export MPIGPU_VCL_SERVERS=$addr
 stop_proxy "$px"
