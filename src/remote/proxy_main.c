@@ -119,20 +119,29 @@ static void *conn_main(void *arg)
         if (!px.t->recv(ep, raw, sizeof raw) && !mgrm_hdr_parse(raw, &h, MGRM_TOKEN) &&
             h.op == MGRM_OP_JOIN && h.length == MGRM_TOKEN && !px.t->recv(ep, tok, sizeof tok) &&
             !px.t->set_timeout(ep, 0)) {
+            /* The command lane's thread registers its session just after
+             * AUTH_OK, so a quick client's bulk lane may arrive first. */
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_sec += 5;
+            int found = 0;
             pthread_mutex_lock(&reg_lock);
-            for (reg_t *r = regs; r; r = r->next)
-                if (!sodium_memcmp(r->token, tok, MGRM_TOKEN) && !r->s->bulk) {
-                    mgrm_session_t *cand = r->s;
-                    pthread_mutex_lock(&cand->lock);
-                    if (!cand->bulk_quit) {
-                        cand->bulk = ep;
-                        s = cand;
-                        if (mgrm_bulk_start(cand))
-                            cand->t->shutdown(cand->cmd);
+            do {
+                for (reg_t *r = regs; r && !found; r = r->next)
+                    if (!sodium_memcmp(r->token, tok, MGRM_TOKEN) && !r->s->bulk) {
+                        mgrm_session_t *cand = r->s;
+                        found = 1;
+                        pthread_mutex_lock(&cand->lock);
+                        if (!cand->bulk_quit) {
+                            cand->bulk = ep;
+                            s = cand;
+                            if (mgrm_bulk_start(cand))
+                                cand->t->shutdown(cand->cmd);
+                        }
+                        pthread_mutex_unlock(&cand->lock);
                     }
-                    pthread_mutex_unlock(&cand->lock);
-                    break;
-                }
+            } while (!found && !stopping &&
+                     pthread_cond_timedwait(&reg_cond, &reg_lock, &until) == 0);
             pthread_mutex_unlock(&reg_lock);
         }
         if (!s) {
@@ -157,6 +166,7 @@ static void *conn_main(void *arg)
             s->num = ++nsessions;
             r->next = regs;
             regs = r;
+            pthread_cond_broadcast(&reg_cond);
             pthread_mutex_unlock(&reg_lock);
             mgrm_log("session %u: client %s connected and authenticated", s->num, peer);
             mgrm_session_run(s);
