@@ -158,9 +158,11 @@ struct mgrm_conn {
     int dead;
     struct pend *pend;
     cl_event ev[VCL_HASH];
+    int nev; /* events in ev[]; under mgrm_vcl_lock */
     cl_uint ndev;
     struct _cl_device_id *devs;
-    pthread_t rx_cmd, rx_bulk;
+    pthread_t rx_cmd, rx_bulk, heartbeat;
+    atomic_llong last_rx; /* ms, monotonic: the last message from the proxy */
 };
 
 /* The one lock of the event state (statuses, tables, queue counters). */

@@ -38,6 +38,7 @@ cl_event mgrm_vcl_event_new(cl_context ctx, cl_command_queue q, cl_command_type 
     e->in_table = 1;
     e->hnext = ctx->conn->ev[e->id % VCL_HASH];
     ctx->conn->ev[e->id % VCL_HASH] = e;
+    ctx->conn->nev++;
     if (q)
         q->pending++;
     pthread_mutex_unlock(&mgrm_vcl_lock);
@@ -74,6 +75,7 @@ void mgrm_vcl_event_complete(cl_event e, cl_int status)
             *pp = e->hnext;
             break;
         }
+    e->conn->nev--;
     if (e->q) {
         e->q->pending--;
         if (e->status < 0)
