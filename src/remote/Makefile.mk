@@ -31,3 +31,28 @@ mpigpu-vcl.icd: Makefile
 	$(AM_V_GEN)echo "$(libdir)/libmpigpu-vcl.so" > $@
 CLEANFILES += mpigpu-vcl.icd
 endif
+
+# libFuzzer target of the proxy's decoder (src/remote/fuzz_wire.c): `make fuzz`
+# runs it for FUZZ_TIME seconds (default 60) over fuzz/corpus; make check runs
+# a short pass (test/remote/fuzz.sh).
+FUZZ_SRC = src/remote/fuzz_wire.c src/remote/wire.c src/remote/proxy_session.c \
+	src/remote/proxy_ops.c src/remote/proxy_program.c src/remote/proxy_enqueue.c \
+	src/remote/proxy_bulk.c src/remote/proxy_map.c src/remote/transport_tcp.c
+EXTRA_DIST += src/remote/fuzz_wire.c
+FUZZ_TIME = 60
+.PHONY: fuzz
+if HAVE_FUZZ
+fuzz/mgrm-fuzz: $(FUZZ_SRC) src/remote/proxy.h src/remote/wire.h src/remote/transport.h
+	@$(MKDIR_P) fuzz
+	$(AM_V_CCLD)$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=undefined -I$(top_srcdir)/src/remote $(OPENCL_CFLAGS) \
+	  $(addprefix $(top_srcdir)/,$(FUZZ_SRC)) -o $@ $(OPENCL_LIBS) -pthread
+fuzz: fuzz/mgrm-fuzz
+	@$(MKDIR_P) fuzz/corpus
+	fuzz/mgrm-fuzz -max_total_time=$(FUZZ_TIME) -max_len=4096 fuzz/corpus
+check_SCRIPTS += fuzz/mgrm-fuzz
+CLEANFILES += fuzz/mgrm-fuzz
+else
+fuzz:
+	@echo "make fuzz needs clang with -fsanitize=fuzzer (configure found none)"; exit 1
+endif

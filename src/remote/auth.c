@@ -43,7 +43,8 @@ int mgrm_key_load(const char *path, mgrm_key_t *key, char *err, size_t errlen)
     int more = n == (ssize_t)sizeof key->k && read(fd, &extra, 1) == 1;
     close(fd);
     if (n < 0 || more) {
-        snprintf(err, errlen, "key file %s: %s", path, more ? "longer than 1024 bytes" : "read error");
+        snprintf(err, errlen, "key file %s: %s", path,
+                 more ? "longer than 1024 bytes" : "read error");
         return -1;
     }
     while (n > 0 && (key->k[n - 1] == '\n' || key->k[n - 1] == '\r'))
@@ -81,8 +82,8 @@ static int recv_exact(const mgrm_transport_t *t, mgrm_ep_t *ep, uint16_t op, voi
     return t->recv(ep, payload, len);
 }
 
-static int send_raw(const mgrm_transport_t *t, mgrm_ep_t *ep, uint16_t op, const void *a,
-                    size_t na, const void *b, size_t nb)
+static int send_raw(const mgrm_transport_t *t, mgrm_ep_t *ep, uint16_t op, const void *a, size_t na,
+                    const void *b, size_t nb)
 {
     mgrm_buf_t m;
     int rc;

@@ -97,8 +97,7 @@ mgrm_handler_t mgrm_handler(int op);
 int mgrm_op_sync(int op); /* 1: the op is answered by a REPLY */
 /* The staging pool of ctx (made on first use, with its queue on dev); NULL
  * on failure.  Thread-safe. */
-mgrm_staging_t *mgrm_staging_get(mgrm_session_t *s, cl_context ctx, cl_device_id dev,
-                                 int buffers);
+mgrm_staging_t *mgrm_staging_get(mgrm_session_t *s, cl_context ctx, cl_device_id dev, int buffers);
 void mgrm_staging_free(mgrm_session_t *s);
 cl_device_id mgrm_dev(mgrm_session_t *s, uint64_t idx);
 int mgrm_wait_list(mgrm_session_t *s, mgrm_cur_t *c, cl_event *w, cl_uint *n);
@@ -117,7 +116,9 @@ struct mgrm_job {
     cl_context ctx;
     cl_device_id dev;
     cl_mem mem;
-    cl_event m1, gate;
+    cl_event m1, m2, gate;
+    cl_event *waits; /* the client's wait list */
+    cl_uint nwaits;
     size_t bo[3], reg[3], brp, bsp;
 };
 

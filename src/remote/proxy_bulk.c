@@ -57,18 +57,24 @@ static cl_int wait_ok(cl_event *e)
     return st < 0 ? st : err;
 }
 
-static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
+static size_t min_sz(size_t a, size_t b)
+{
+    return a < b ? a : b;
+}
 
-/* Waits for m1 here instead of making the transfer-queue commands depend
- * on it: PoCL 3.1 mishandles a failure passed on to another queue
- * (pocl_update_event_failed), and a failed m1 must fail the transfer. */
+/* Waits here for m1 and the client's wait list, instead of making OpenCL
+ * commands depend on them: PoCL 3.1 mishandles failures passed on to other
+ * queues, or to a command that also waits for an unset user event
+ * (pocl_update_event_failed); a failure fails the transfer. */
 static void wait_m1(mgrm_job_t *j)
 {
-    cl_event m1 = j->m1;
-    if (j->err || !m1)
-        return;
-    clRetainEvent(m1);
-    j->err = wait_ok(&m1);
+    for (cl_uint i = 0; i <= j->nwaits && !j->err; i++) {
+        cl_event e = i < j->nwaits ? j->waits[i] : j->m1;
+        if (!e)
+            continue;
+        clRetainEvent(e);
+        j->err = wait_ok(&e);
+    }
 }
 
 /* Returns -1 when the lane broke; job errors go into j->err. */
@@ -124,10 +130,9 @@ static int run_read(mgrm_session_t *s, mgrm_job_t *j)
     for (size_t i = 0; i < nchunks && !j->err; i++) {
         for (; issued < nchunks && issued < i + MGRM_STAGING_SLOTS && !j->err; issued++) {
             size_t o = issued * MGRM_CHUNK;
-            cl_int e = clEnqueueReadBuffer(j->tq, j->mem, CL_FALSE, j->off + o,
-                                           min_sz(MGRM_CHUNK, j->size - o),
-                                           st->ptr[issued % MGRM_STAGING_SLOTS], 0, NULL,
-                                           &ev[issued % MGRM_STAGING_SLOTS]);
+            cl_int e = clEnqueueReadBuffer(
+                j->tq, j->mem, CL_FALSE, j->off + o, min_sz(MGRM_CHUNK, j->size - o),
+                st->ptr[issued % MGRM_STAGING_SLOTS], 0, NULL, &ev[issued % MGRM_STAGING_SLOTS]);
             if (e)
                 j->err = e;
             clFlush(j->tq);
@@ -175,9 +180,9 @@ static int run_rect(mgrm_session_t *s, mgrm_job_t *j, void *scratch)
                 break;
         }
         if (!j->err)
-            j->err = clEnqueueWriteBufferRect(j->tq, j->mem, CL_TRUE, j->bo, ho, j->reg, j->brp,
-                                              j->bsp, j->reg[0], j->reg[0] * j->reg[1], p, 0,
-                                              NULL, NULL);
+            j->err =
+                clEnqueueWriteBufferRect(j->tq, j->mem, CL_TRUE, j->bo, ho, j->reg, j->brp, j->bsp,
+                                         j->reg[0], j->reg[0] * j->reg[1], p, 0, NULL, NULL);
         free(p);
         return 0;
     }
@@ -198,9 +203,18 @@ static int run_rect(mgrm_session_t *s, mgrm_job_t *j, void *scratch)
 static void job_free(mgrm_job_t *j)
 {
     if (j->gate) {
-        clSetUserEventStatus(j->gate, j->err < 0 ? j->err : CL_COMPLETE);
+        cl_int st = CL_COMPLETE;
+        if (j->m2)
+            clGetEventInfo(j->m2, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+        if (st >= 0) /* m2 not already failed by OpenCL (see wait_m1) */
+            clSetUserEventStatus(j->gate, j->err < 0 ? j->err : CL_COMPLETE);
         clReleaseEvent(j->gate);
     }
+    for (cl_uint i = 0; i < j->nwaits; i++)
+        clReleaseEvent(j->waits[i]);
+    free(j->waits);
+    if (j->m2)
+        clReleaseEvent(j->m2);
     if (j->m1)
         clReleaseEvent(j->m1);
     if (j->mem)

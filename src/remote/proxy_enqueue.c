@@ -209,10 +209,16 @@ static int transfer(mgrm_session_t *s, mgrm_cur_t *c, int type)
     if (!err)
         j->gate = clCreateUserEvent(j->ctx, &err);
     if (!err)
-        err = clEnqueueMarkerWithWaitList(e->q->h, e->nw, e->nw ? e->w : NULL, &j->m1);
+        err = clEnqueueMarkerWithWaitList(e->q->h, 0, NULL, &j->m1);
     if (!err)
         err = clEnqueueBarrierWithWaitList(e->q->h, 1, &j->gate, &m2);
+    if (!err && e->nw && !(j->waits = malloc(e->nw * sizeof *j->waits)))
+        err = CL_OUT_OF_HOST_MEMORY;
     if (!err) {
+        for (cl_uint i = 0; i < e->nw; i++)
+            clRetainEvent(j->waits[i] = e->w[i]);
+        j->nwaits = e->nw;
+        clRetainEvent(j->m2 = m2);
         j->tq = e->q->aux;
         clRetainCommandQueue(j->tq);
         clRetainMemObject(j->mem);
@@ -275,8 +281,8 @@ int mgrm_op_copy(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
         return rc;
     }
     cl_event ev = NULL;
-    cl_int err = clEnqueueCopyBuffer(e->q->h, src, dst, so, dof, n, e->nw, e->nw ? e->w : NULL,
-                                     &ev);
+    cl_int err =
+        clEnqueueCopyBuffer(e->q->h, src, dst, so, dof, n, e->nw, e->nw ? e->w : NULL, &ev);
     rc = finish(s, e, err, ev);
     free(e);
     return rc;
@@ -323,8 +329,8 @@ int mgrm_op_fill(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
         return rc;
     }
     cl_event ev = NULL;
-    cl_int err = clEnqueueFillBuffer(e->q->h, m, pat, plen, off, n, e->nw, e->nw ? e->w : NULL,
-                                     &ev);
+    cl_int err =
+        clEnqueueFillBuffer(e->q->h, m, pat, plen, off, n, e->nw, e->nw ? e->w : NULL, &ev);
     rc = finish(s, e, err, ev);
     free(e);
     return rc;
@@ -350,6 +356,12 @@ static int marker(mgrm_session_t *s, mgrm_cur_t *c, int barrier)
     return rc;
 }
 
-int mgrm_op_marker(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r) { return marker(s, c, 0); }
+int mgrm_op_marker(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+{
+    return marker(s, c, 0);
+}
 
-int mgrm_op_barrier(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r) { return marker(s, c, 1); }
+int mgrm_op_barrier(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+{
+    return marker(s, c, 1);
+}

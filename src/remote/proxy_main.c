@@ -106,6 +106,8 @@ static void *conn_main(void *arg)
     uint8_t token[MGRM_TOKEN];
     char err[256];
     free(arg);
+    /* a peer that stalls the handshake is dropped after 10 s */
+    px.t->set_timeout(ep, 10000);
     int lane = mgrm_auth_proxy(px.t, ep, &px.key, token, err, sizeof err);
     if (lane < 0) {
         mgrm_log("connection from %s refused: %s", peer, err);
@@ -115,21 +117,31 @@ static void *conn_main(void *arg)
         mgrm_hdr_t h;
         mgrm_session_t *s = NULL;
         if (!px.t->recv(ep, raw, sizeof raw) && !mgrm_hdr_parse(raw, &h, MGRM_TOKEN) &&
-            h.op == MGRM_OP_JOIN && h.length == MGRM_TOKEN && !px.t->recv(ep, tok, sizeof tok)) {
+            h.op == MGRM_OP_JOIN && h.length == MGRM_TOKEN && !px.t->recv(ep, tok, sizeof tok) &&
+            !px.t->set_timeout(ep, 0)) {
+            /* The command lane's thread registers its session just after
+             * AUTH_OK, so a quick client's bulk lane may arrive first. */
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_sec += 5;
+            int found = 0;
             pthread_mutex_lock(&reg_lock);
-            for (reg_t *r = regs; r; r = r->next)
-                if (!sodium_memcmp(r->token, tok, MGRM_TOKEN) && !r->s->bulk) {
-                    mgrm_session_t *cand = r->s;
-                    pthread_mutex_lock(&cand->lock);
-                    if (!cand->bulk_quit) {
-                        cand->bulk = ep;
-                        s = cand;
-                        if (mgrm_bulk_start(cand))
-                            cand->t->shutdown(cand->cmd);
+            do {
+                for (reg_t *r = regs; r && !found; r = r->next)
+                    if (!sodium_memcmp(r->token, tok, MGRM_TOKEN) && !r->s->bulk) {
+                        mgrm_session_t *cand = r->s;
+                        found = 1;
+                        pthread_mutex_lock(&cand->lock);
+                        if (!cand->bulk_quit) {
+                            cand->bulk = ep;
+                            s = cand;
+                            if (mgrm_bulk_start(cand))
+                                cand->t->shutdown(cand->cmd);
+                        }
+                        pthread_mutex_unlock(&cand->lock);
                     }
-                    pthread_mutex_unlock(&cand->lock);
-                    break;
-                }
+            } while (!found && !stopping &&
+                     pthread_cond_timedwait(&reg_cond, &reg_lock, &until) == 0);
             pthread_mutex_unlock(&reg_lock);
         }
         if (!s) {
@@ -144,6 +156,7 @@ static void *conn_main(void *arg)
             free(r);
             px.t->close(ep);
         } else {
+            px.t->set_timeout(ep, 0);
             mgrm_session_init(s, &px);
             s->cmd = ep;
             snprintf(s->peer, sizeof s->peer, "%s", peer);
@@ -153,6 +166,7 @@ static void *conn_main(void *arg)
             s->num = ++nsessions;
             r->next = regs;
             regs = r;
+            pthread_cond_broadcast(&reg_cond);
             pthread_mutex_unlock(&reg_lock);
             mgrm_log("session %u: client %s connected and authenticated", s->num, peer);
             mgrm_session_run(s);
@@ -198,8 +212,7 @@ int main(int argc, char **argv)
         } else if (!strcmp(argv[i], "--device") && i + 1 < argc) {
             ndevargs++;
             if (add_devices(argv[++i])) {
-                fprintf(stderr, "mpigpu-proxy: --device %s: no such platform or device\n",
-                        argv[i]);
+                fprintf(stderr, "mpigpu-proxy: --device %s: no such platform or device\n", argv[i]);
                 return 2;
             }
         } else {

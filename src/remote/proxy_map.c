@@ -87,8 +87,8 @@ void mgrm_map_del(mgrm_map_t *m, mgrm_obj_t *o)
  * contexts. */
 void mgrm_map_free(mgrm_map_t *m)
 {
-    static const int order[] = {MGRM_K_EVENT,  MGRM_K_KERNEL, MGRM_K_PROGRAM,
-                                MGRM_K_MEM,    MGRM_K_QUEUE,  MGRM_K_CONTEXT};
+    static const int order[] = {MGRM_K_EVENT, MGRM_K_KERNEL, MGRM_K_PROGRAM,
+                                MGRM_K_MEM,   MGRM_K_QUEUE,  MGRM_K_CONTEXT};
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
         for (size_t i = 0; i < m->cap; i++) {
             mgrm_obj_t *o = &m->slot[i];

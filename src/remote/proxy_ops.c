@@ -42,12 +42,11 @@ mgrm_staging_t *mgrm_staging_get(mgrm_session_t *s, cl_context ctx, cl_device_id
     for (int i = 0; st && buffers && i < MGRM_STAGING_SLOTS && err == CL_SUCCESS; i++) {
         if (st->mem[i])
             continue;
-        st->mem[i] = clCreateBuffer(ctx, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, MGRM_CHUNK,
-                                    NULL, &err);
+        st->mem[i] =
+            clCreateBuffer(ctx, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, MGRM_CHUNK, NULL, &err);
         if (err == CL_SUCCESS)
-            st->ptr[i] = clEnqueueMapBuffer(st->q, st->mem[i], CL_TRUE,
-                                            CL_MAP_READ | CL_MAP_WRITE, 0, MGRM_CHUNK, 0, NULL,
-                                            NULL, &err);
+            st->ptr[i] = clEnqueueMapBuffer(st->q, st->mem[i], CL_TRUE, CL_MAP_READ | CL_MAP_WRITE,
+                                            0, MGRM_CHUNK, 0, NULL, NULL, &err);
     }
     pthread_mutex_unlock(&s->lock);
     return err == CL_SUCCESS ? st : NULL;
@@ -70,11 +69,14 @@ void mgrm_staging_free(mgrm_session_t *s)
     }
 }
 
-/* Device parameters sent at connect: all of OpenCL 1.2 (0x1000-0x104B)
- * except those holding handles, plus the 2.x/3.0 ones clinfo reads. */
+/* Device parameters sent at connect: the core ranges (1.0-3.0) and the
+ * Khronos extension ranges, except those holding handles. */
+static const cl_uint dev_ranges[][2] = {{0x1000, 0x1100}, {0x1200, 0x1300}, {0x4000, 0x4200}};
+
 static int dev_param_ok(cl_uint p)
 {
-    return p != CL_DEVICE_PLATFORM && p != CL_DEVICE_PARENT_DEVICE;
+    return p != CL_DEVICE_PLATFORM && p != CL_DEVICE_PARENT_DEVICE &&
+           p != 0x4054 /* CL_DEVICE_PARENT_DEVICE_EXT */;
 }
 
 static int op_devices(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
@@ -86,19 +88,20 @@ static int op_devices(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
     for (cl_uint d = 0; d < s->px->ndev; d++) {
         size_t at = r->len, n = 0;
         mgrm_buf_u32(r, 0);
-        for (cl_uint p = 0x1000; p < 0x1080; p++) {
-            size_t sz = 0;
-            if (!dev_param_ok(p) || clGetDeviceInfo(s->px->dev[d], p, 0, NULL, &sz) ||
-                sz > 65536)
-                continue;
-            void *v = malloc(sz ? sz : 1);
-            if (v && clGetDeviceInfo(s->px->dev[d], p, sz, v, NULL) == CL_SUCCESS) {
-                mgrm_buf_u32(r, p);
-                mgrm_buf_bytes(r, v, sz);
-                n++;
+        for (size_t k = 0; k < 3; k++)
+            for (cl_uint p = dev_ranges[k][0]; p < dev_ranges[k][1]; p++) {
+                size_t sz = 0;
+                if (!dev_param_ok(p) || clGetDeviceInfo(s->px->dev[d], p, 0, NULL, &sz) ||
+                    sz > 65536)
+                    continue;
+                void *v = malloc(sz ? sz : 1);
+                if (v && clGetDeviceInfo(s->px->dev[d], p, sz, v, NULL) == CL_SUCCESS) {
+                    mgrm_buf_u32(r, p);
+                    mgrm_buf_bytes(r, v, sz);
+                    n++;
+                }
+                free(v);
             }
-            free(v);
-        }
         if (!r->err)
             for (int i = 0; i < 4; i++)
                 r->p[at + i] = (uint8_t)(n >> (8 * i));
@@ -165,7 +168,7 @@ static int op_queue_create(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
 }
 
 #define MEM_FLAGS_OK                                                                               \
-    (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY | CL_MEM_ALLOC_HOST_PTR |           \
+    (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY | CL_MEM_ALLOC_HOST_PTR |            \
      CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)
 
 static int op_buffer_create(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
@@ -360,4 +363,7 @@ mgrm_handler_t mgrm_handler(int op)
     return op > 0 && op < MGRM_OP_CMD_MAX ? ops[op].fn : NULL;
 }
 
-int mgrm_op_sync(int op) { return op > 0 && op < MGRM_OP_CMD_MAX && ops[op].sync; }
+int mgrm_op_sync(int op)
+{
+    return op > 0 && op < MGRM_OP_CMD_MAX && ops[op].sync;
+}

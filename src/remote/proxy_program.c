@@ -89,11 +89,16 @@ static cl_int program_binaries(cl_program prog, mgrm_buf_t *r)
 }
 
 static const int info_kind[MGRM_K_MAX] = {
-    [MGRM_K_CONTEXT] = MGRM_K_CONTEXT,       [MGRM_K_QUEUE] = MGRM_K_QUEUE,
-    [MGRM_K_MEM] = MGRM_K_MEM,               [MGRM_K_PROGRAM] = MGRM_K_PROGRAM,
-    [MGRM_K_KERNEL] = MGRM_K_KERNEL,         [MGRM_K_EVENT] = MGRM_K_EVENT,
-    [MGRM_K_PROGRAM_BUILD] = MGRM_K_PROGRAM, [MGRM_K_KERNEL_WG] = MGRM_K_KERNEL,
-    [MGRM_K_KERNEL_ARG] = MGRM_K_KERNEL,     [MGRM_K_PROFILING] = MGRM_K_EVENT,
+    [MGRM_K_CONTEXT] = MGRM_K_CONTEXT,
+    [MGRM_K_QUEUE] = MGRM_K_QUEUE,
+    [MGRM_K_MEM] = MGRM_K_MEM,
+    [MGRM_K_PROGRAM] = MGRM_K_PROGRAM,
+    [MGRM_K_KERNEL] = MGRM_K_KERNEL,
+    [MGRM_K_EVENT] = MGRM_K_EVENT,
+    [MGRM_K_PROGRAM_BUILD] = MGRM_K_PROGRAM,
+    [MGRM_K_KERNEL_WG] = MGRM_K_KERNEL,
+    [MGRM_K_KERNEL_ARG] = MGRM_K_KERNEL,
+    [MGRM_K_PROFILING] = MGRM_K_EVENT,
 };
 
 int mgrm_op_info(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
@@ -114,8 +119,7 @@ int mgrm_op_info(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
         if (!o)
             return CL_INVALID_VALUE;
         h = o->h;
-        if ((kind == MGRM_K_PROGRAM_BUILD || kind == MGRM_K_KERNEL_WG) &&
-            !(dev = mgrm_dev(s, aux)))
+        if ((kind == MGRM_K_PROGRAM_BUILD || kind == MGRM_K_KERNEL_WG) && !(dev = mgrm_dev(s, aux)))
             return CL_INVALID_DEVICE;
     }
     if (handle_param((int)kind, p))
@@ -344,7 +348,12 @@ int mgrm_op_kernel_create(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
     }
     clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL);
     mgrm_buf_u32(r, nargs);
-    for (cl_uint i = 0; i < nargs; i++)
+    for (cl_uint i = 0; i < nargs; i++) {
+        char type[128] = "";
         mgrm_buf_u8(r, arg_kind(k, i));
+        if (clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_NAME, sizeof type - 1, type, NULL))
+            type[0] = 0;
+        mgrm_buf_str(r, type);
+    }
     return CL_SUCCESS;
 }

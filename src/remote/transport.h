@@ -28,6 +28,8 @@ typedef struct mgrm_transport {
     int (*send)(mgrm_ep_t *ep, const void *p, size_t n);
     /* exactly n bytes or -1 (EOF, error, keepalive timeout) */
     int (*recv)(mgrm_ep_t *ep, void *p, size_t n);
+    /* send and receive time limit in ms (0: none); a call past it fails */
+    int (*set_timeout)(mgrm_ep_t *ep, int ms);
     /* wakes any thread blocked in send/recv/accept; the endpoint stays valid */
     void (*shutdown)(mgrm_ep_t *ep);
     void (*close)(mgrm_ep_t *ep);

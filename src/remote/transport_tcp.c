@@ -195,7 +195,19 @@ static int tcp_recv(mgrm_ep_t *ep, void *p, size_t n)
     return 0;
 }
 
-static void tcp_shutdown(mgrm_ep_t *ep) { shutdown(ep->fd, SHUT_RDWR); }
+static int tcp_set_timeout(mgrm_ep_t *ep, int ms)
+{
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    return setsockopt(ep->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) ||
+                   setsockopt(ep->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv)
+               ? -1
+               : 0;
+}
+
+static void tcp_shutdown(mgrm_ep_t *ep)
+{
+    shutdown(ep->fd, SHUT_RDWR);
+}
 
 static void tcp_close(mgrm_ep_t *ep)
 {
@@ -205,7 +217,10 @@ static void tcp_close(mgrm_ep_t *ep)
     }
 }
 
-static void tcp_listener_shutdown(mgrm_listener_t *l) { shutdown(l->fd, SHUT_RDWR); }
+static void tcp_listener_shutdown(mgrm_listener_t *l)
+{
+    shutdown(l->fd, SHUT_RDWR);
+}
 
 static void tcp_listener_close(mgrm_listener_t *l)
 {
@@ -222,6 +237,7 @@ const mgrm_transport_t mgrm_transport_tcp = {
     .accept = tcp_accept,
     .send = tcp_send,
     .recv = tcp_recv,
+    .set_timeout = tcp_set_timeout,
     .shutdown = tcp_shutdown,
     .close = tcp_close,
     .listener_shutdown = tcp_listener_shutdown,

@@ -96,12 +96,13 @@ struct _cl_program {
     uint64_t id;
     cl_context ctx;
     char *source;
-    atomic_int kernels; /* attached kernels */
+    int arg_info; /* built with -cl-kernel-arg-info, or not from source */
 };
 
 typedef struct karg {
     uint8_t kind; /* enum mgrm_argkind, 0xff unknown */
     uint8_t set, dirty;
+    size_t want; /* the value's size from its type name, 0 unknown */
     size_t size;
     unsigned char *val; /* value bytes, or the u64 wire ID of a buffer */
 } karg_t;
@@ -157,9 +158,11 @@ struct mgrm_conn {
     int dead;
     struct pend *pend;
     cl_event ev[VCL_HASH];
+    int nev; /* events in ev[]; under mgrm_vcl_lock */
     cl_uint ndev;
     struct _cl_device_id *devs;
-    pthread_t rx_cmd, rx_bulk;
+    pthread_t rx_cmd, rx_bulk, heartbeat;
+    atomic_llong last_rx; /* ms, monotonic: the last message from the proxy */
 };
 
 /* The one lock of the event state (statuses, tables, queue counters). */
@@ -176,8 +179,7 @@ cl_int mgrm_vcl_send(mgrm_conn_t *c, mgrm_buf_t *b);
  * *reply (malloc'd, caller frees) and *len get the rest of the payload. */
 cl_int mgrm_vcl_call(mgrm_conn_t *c, mgrm_buf_t *b, uint8_t **reply, size_t *len);
 /* Sends a command and then its data on the bulk lane, in order. */
-cl_int mgrm_vcl_send_bulk(mgrm_conn_t *c, mgrm_buf_t *b, uint64_t xfer, const void *p,
-                          size_t n);
+cl_int mgrm_vcl_send_bulk(mgrm_conn_t *c, mgrm_buf_t *b, uint64_t xfer, const void *p, size_t n);
 /* A generic info query answered by the proxy. */
 cl_int mgrm_vcl_info(mgrm_conn_t *c, int kind, uint64_t id, uint64_t aux, cl_uint param,
                      size_t size, void *value, size_t *size_ret);
@@ -205,5 +207,8 @@ cl_int mgrm_vcl_enq_begin(cl_command_queue q, cl_uint nw, const cl_event *w, cl_
 cl_int mgrm_vcl_enq_end(cl_command_queue q, mgrm_buf_t *b, cl_event ev, cl_event *out,
                         cl_bool blocking, uint64_t xfer, const void *p, size_t n);
 int mgrm_vcl_is(const void *obj); /* object of this ICD (dispatch check) */
+/* clEnqueueReadBuffer without the host-access check (for maps) */
+cl_int mgrm_vcl_read_any(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off, size_t n,
+                         void *dst, cl_uint nw, const cl_event *w, cl_event *out);
 
 #endif

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "vcl.h"
 
@@ -24,7 +26,53 @@ static mgrm_conn_t **conns;
 static int nconns;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-uint64_t mgrm_vcl_id(mgrm_conn_t *c) { return atomic_fetch_add(&c->next_id, 1); }
+uint64_t mgrm_vcl_id(mgrm_conn_t *c)
+{
+    return atomic_fetch_add(&c->next_id, 1);
+}
+
+static long long now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
+}
+
+static int vcl_timeout_s = 60;
+
+/* While the client waits for something, a proxy that stays silent is
+ * pinged every 2 s, and given up after MPIGPU_VCL_TIMEOUT seconds: this
+ * catches a hung proxy, which TCP keepalive cannot see.  The proxy answers
+ * pings from its session thread, which never waits for the device. */
+static void *heartbeat_main(void *arg)
+{
+    mgrm_conn_t *c = arg;
+    long long last_ping = 0;
+    for (;;) {
+        sleep(1);
+        pthread_mutex_lock(&mgrm_vcl_lock);
+        int dead = c->dead, busy = c->nev > 0 || c->pend != NULL;
+        pthread_mutex_unlock(&mgrm_vcl_lock);
+        if (dead)
+            return NULL;
+        long long t = now_ms(), quiet = t - atomic_load(&c->last_rx);
+        if (!busy)
+            continue;
+        if (quiet > vcl_timeout_s * 1000LL) {
+            fprintf(stderr, "mpigpu-vcl: %s: no answer from the proxy for %lld s\n", c->addr,
+                    quiet / 1000);
+            mgrm_vcl_conn_fail(c);
+            return NULL;
+        }
+        if (quiet > 2000 && t - last_ping > 2000) {
+            mgrm_buf_t b;
+            mgrm_buf_init(&b, MGRM_OP_PING, 0, 0);
+            mgrm_vcl_send(c, &b); /* its REPLY has no waiter and only counts as traffic */
+            mgrm_buf_free(&b);
+            last_ping = t;
+        }
+    }
+}
 
 static void stats_print(void)
 {
@@ -73,7 +121,8 @@ cl_int mgrm_vcl_send_bulk(mgrm_conn_t *c, mgrm_buf_t *b, uint64_t xfer, const vo
             uint32_t len = (uint32_t)(h.len - MGRM_HDR_SIZE + k);
             for (int i = 0; i < 4; i++)
                 h.p[8 + i] = (uint8_t)(len >> (8 * i));
-            if (c->t->send(c->bulk, h.p, h.len) || (k && c->t->send(c->bulk, (const char *)p + off, k)))
+            if (c->t->send(c->bulk, h.p, h.len) ||
+                (k && c->t->send(c->bulk, (const char *)p + off, k)))
                 rc = CL_DEVICE_NOT_AVAILABLE;
             mgrm_vcl_msgs++;
             mgrm_vcl_bytes_out += h.len + k;
@@ -145,6 +194,7 @@ static void *rx_cmd_main(void *arg)
     mgrm_hdr_t h;
     while (mgrm_msg_recv(c->t, c->cmd, &h, &buf, &cap, MGRM_MSG_MAX) == 0) {
         mgrm_cur_t cur;
+        atomic_store(&c->last_rx, now_ms());
         mgrm_vcl_bytes_in += MGRM_HDR_SIZE + h.length;
         mgrm_cur_init(&cur, buf, h.length);
         if (h.op == MGRM_OP_REPLY) {
@@ -194,6 +244,7 @@ static void *rx_bulk_main(void *arg)
         uint64_t id = mgrm_cur_u64(&cur), off = mgrm_cur_u64(&cur);
         cl_int st = mgrm_cur_i32(&cur);
         size_t n = h.length - 20;
+        atomic_store(&c->last_rx, now_ms());
         mgrm_vcl_bytes_in += MGRM_HDR_SIZE + h.length;
         pthread_mutex_lock(&mgrm_vcl_lock);
         cl_event e = mgrm_vcl_event_find(c, id);
@@ -265,7 +316,6 @@ static mgrm_conn_t *conn_open(const char *addr, const mgrm_key_t *key)
     uint8_t token[MGRM_TOKEN];
     char err[256];
     uint8_t *rep = NULL;
-    size_t len = 0;
     if (!c)
         return NULL;
     c->t = &mgrm_transport_tcp;
@@ -273,11 +323,32 @@ static mgrm_conn_t *conn_open(const char *addr, const mgrm_key_t *key)
     pthread_mutex_init(&c->cmd_lock, NULL);
     pthread_mutex_init(&c->bulk_lock, NULL);
     atomic_init(&c->next_id, 1);
-    if (c->t->connect(addr, &c->cmd, err, sizeof err) ||
+    /* the handshake and the device list within 10 s each, then no limit */
+    if (c->t->connect(addr, &c->cmd, err, sizeof err) || c->t->set_timeout(c->cmd, 10000) ||
         mgrm_auth_client(c->t, c->cmd, key, MGRM_LANE_CMD, token, err, sizeof err) ||
-        c->t->connect(addr, &c->bulk, err, sizeof err) ||
-        mgrm_auth_client(c->t, c->bulk, key, MGRM_LANE_BULK, token, err, sizeof err)) {
+        c->t->connect(addr, &c->bulk, err, sizeof err) || c->t->set_timeout(c->bulk, 10000) ||
+        mgrm_auth_client(c->t, c->bulk, key, MGRM_LANE_BULK, token, err, sizeof err) ||
+        c->t->set_timeout(c->bulk, 0)) {
         fprintf(stderr, "mpigpu-vcl: %s: %s\n", addr, err);
+        goto fn_fail;
+    }
+    /* the device list, read here under the handshake's time limit; the
+     * receiver threads then wait without one (keepalive finds dead peers) */
+    mgrm_buf_t b;
+    mgrm_hdr_t h;
+    size_t cap = 0;
+    mgrm_buf_init(&b, MGRM_OP_DEVICES, 0, 1);
+    mgrm_vcl_msgs++;
+    mgrm_vcl_bytes_out += MGRM_HDR_SIZE;
+    int bad = mgrm_msg_send(c->t, c->cmd, &b) ||
+              mgrm_msg_recv(c->t, c->cmd, &h, &rep, &cap, MGRM_MSG_MAX) || h.op != MGRM_OP_REPLY ||
+              h.length < 4 || rep[0] | rep[1] | rep[2] | rep[3];
+    mgrm_buf_free(&b);
+    if (!bad)
+        devs_parse(c, rep + 4, h.length - 4);
+    free(rep);
+    if (bad || c->t->set_timeout(c->cmd, 0)) {
+        fprintf(stderr, "mpigpu-vcl: %s: cannot list the devices\n", addr);
         goto fn_fail;
     }
     if (pthread_create(&c->rx_cmd, NULL, rx_cmd_main, c))
@@ -289,15 +360,9 @@ static mgrm_conn_t *conn_open(const char *addr, const mgrm_key_t *key)
     }
     pthread_detach(c->rx_cmd);
     pthread_detach(c->rx_bulk);
-    mgrm_buf_t b;
-    mgrm_buf_init(&b, MGRM_OP_DEVICES, 0, 0);
-    cl_int rc = mgrm_vcl_call(c, &b, &rep, &len);
-    mgrm_buf_free(&b);
-    if (rc == CL_SUCCESS)
-        devs_parse(c, rep, len);
-    free(rep);
-    if (rc != CL_SUCCESS)
-        fprintf(stderr, "mpigpu-vcl: %s: cannot list the devices (%d)\n", addr, rc);
+    atomic_store(&c->last_rx, now_ms());
+    if (pthread_create(&c->heartbeat, NULL, heartbeat_main, c) == 0)
+        pthread_detach(c->heartbeat);
     return c; /* threads own it now; never freed */
 fn_fail:
     if (c->cmd)
@@ -314,8 +379,11 @@ static void init_once(void)
     const char *stats = getenv("MPIGPU_VCL_STATS");
     mgrm_key_t key;
     char err[512];
+    const char *tmo = getenv("MPIGPU_VCL_TIMEOUT");
     if (stats && stats[0] == '1')
         atexit(stats_print);
+    if (tmo && atoi(tmo) > 0)
+        vcl_timeout_s = atoi(tmo);
     if (!servers || !servers[0])
         return;
     if (!keyfile || !keyfile[0]) {

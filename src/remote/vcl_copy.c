@@ -11,8 +11,12 @@ cl_int CL_API_CALL clEnqueueCopyBuffer(cl_command_queue q, cl_mem src, cl_mem ds
 {
     mgrm_buf_t b;
     cl_event ev;
+    if (!mgrm_vcl_is(q))
+        return CL_INVALID_COMMAND_QUEUE;
     if (!mgrm_vcl_is(src) || !mgrm_vcl_is(dst))
         return CL_INVALID_MEM_OBJECT;
+    if (src->ctx != q->ctx || dst->ctx != q->ctx)
+        return CL_INVALID_CONTEXT;
     if (!n || so > src->size || n > src->size - so || dof > dst->size || n > dst->size - dof)
         return CL_INVALID_VALUE;
     if (src == dst && so < dof + n && dof < so + n)
@@ -38,8 +42,12 @@ cl_int CL_API_CALL clEnqueueCopyBufferRect(cl_command_queue q, cl_mem src, cl_me
 {
     mgrm_buf_t b;
     cl_event ev;
+    if (!mgrm_vcl_is(q))
+        return CL_INVALID_COMMAND_QUEUE;
     if (!mgrm_vcl_is(src) || !mgrm_vcl_is(dst))
         return CL_INVALID_MEM_OBJECT;
+    if (src->ctx != q->ctx || dst->ctx != q->ctx)
+        return CL_INVALID_CONTEXT;
     if (!so || !dof || !reg || !reg[0] || !reg[1] || !reg[2])
         return CL_INVALID_VALUE;
     mgrm_buf_init(&b, MGRM_OP_ENQ_COPY_RECT, 0, 0);
@@ -69,8 +77,12 @@ cl_int CL_API_CALL clEnqueueFillBuffer(cl_command_queue q, cl_mem m, const void 
 {
     mgrm_buf_t b;
     cl_event ev;
+    if (!mgrm_vcl_is(q))
+        return CL_INVALID_COMMAND_QUEUE;
     if (!mgrm_vcl_is(m))
         return CL_INVALID_MEM_OBJECT;
+    if (m->ctx != q->ctx)
+        return CL_INVALID_CONTEXT;
     if (!pat || !plen || plen > 128 || (plen & (plen - 1)) || off % plen || n % plen ||
         off > m->size || n > m->size - off)
         return CL_INVALID_VALUE;
@@ -109,9 +121,18 @@ void *CL_API_CALL clEnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_bool block
         rc = CL_INVALID_COMMAND_QUEUE;
     else if (!mgrm_vcl_is(m))
         rc = CL_INVALID_MEM_OBJECT;
+    else if (m->ctx != q->ctx)
+        rc = CL_INVALID_CONTEXT;
     else if (!n || off > m->size || n > m->size - off ||
-             (flags & ~(cl_map_flags)(CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)))
+             (flags &
+              ~(cl_map_flags)(CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) ||
+             ((flags & CL_MAP_WRITE_INVALIDATE_REGION) && (flags & (CL_MAP_READ | CL_MAP_WRITE))))
         rc = CL_INVALID_VALUE;
+    else if (((flags & CL_MAP_READ) &&
+              (m->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS))) ||
+             ((flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) &&
+              (m->flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS))))
+        rc = CL_INVALID_OPERATION;
     else if (!(mp = calloc(1, sizeof *mp)))
         rc = CL_OUT_OF_HOST_MEMORY;
     if (rc)
@@ -132,7 +153,7 @@ void *CL_API_CALL clEnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_bool block
     if (flags & CL_MAP_WRITE_INVALIDATE_REGION)
         rc = clEnqueueMarkerWithWaitList(q, nw, w, out);
     else
-        rc = clEnqueueReadBuffer(q, m, blocking, off, n, mp->p, nw, w, out);
+        rc = mgrm_vcl_read_any(q, m, blocking, off, n, mp->p, nw, w, out);
     if (rc)
         goto fn_fail;
     if (out && *out)
@@ -239,9 +260,15 @@ cl_sampler CL_API_CALL clCreateSampler(cl_context c, cl_bool norm, cl_addressing
     return NULL;
 }
 
-cl_int CL_API_CALL clRetainSampler(cl_sampler s) { return CL_INVALID_SAMPLER; }
+cl_int CL_API_CALL clRetainSampler(cl_sampler s)
+{
+    return CL_INVALID_SAMPLER;
+}
 
-cl_int CL_API_CALL clReleaseSampler(cl_sampler s) { return CL_INVALID_SAMPLER; }
+cl_int CL_API_CALL clReleaseSampler(cl_sampler s)
+{
+    return CL_INVALID_SAMPLER;
+}
 
 cl_int CL_API_CALL clGetSamplerInfo(cl_sampler s, cl_sampler_info p, size_t n, void *v, size_t *r)
 {
@@ -292,9 +319,8 @@ void *CL_API_CALL clEnqueueMapImage(cl_command_queue q, cl_mem i, cl_bool b, cl_
     return NULL;
 }
 
-cl_int CL_API_CALL clEnqueueFillImage(cl_command_queue q, cl_mem i, const void *c,
-                                      const size_t *o, const size_t *r, cl_uint nw,
-                                      const cl_event *w, cl_event *e)
+cl_int CL_API_CALL clEnqueueFillImage(cl_command_queue q, cl_mem i, const void *c, const size_t *o,
+                                      const size_t *r, cl_uint nw, const cl_event *w, cl_event *e)
 {
     return CL_INVALID_MEM_OBJECT;
 }

@@ -95,8 +95,8 @@ cl_int CL_API_CALL clGetDeviceIDs(cl_platform_id p, cl_device_type type, cl_uint
     return k ? CL_SUCCESS : CL_DEVICE_NOT_FOUND;
 }
 
-cl_int CL_API_CALL clGetDeviceInfo(cl_device_id d, cl_device_info param, size_t size,
-                                   void *value, size_t *size_ret)
+cl_int CL_API_CALL clGetDeviceInfo(cl_device_id d, cl_device_info param, size_t size, void *value,
+                                   size_t *size_ret)
 {
     static const cl_uint one = 1;
     static const cl_device_id none = NULL;
@@ -134,7 +134,11 @@ cl_int CL_API_CALL clCreateSubDevices(cl_device_id d, const cl_device_partition_
 
 static cl_int props_check(const cl_context_properties *props, cl_context ctx)
 {
+    int seen_platform = 0, seen_sync = 0;
     for (size_t i = 0; props && props[i]; i += 2) {
+        int *seen = props[i] == CL_CONTEXT_PLATFORM ? &seen_platform : &seen_sync;
+        if ((*seen)++)
+            return CL_INVALID_PROPERTY;
         if (props[i] == CL_CONTEXT_PLATFORM) {
             if ((cl_platform_id)props[i + 1] != &mgrm_vcl_platform)
                 return CL_INVALID_PLATFORM;
@@ -150,11 +154,9 @@ static cl_int props_check(const cl_context_properties *props, cl_context ctx)
     return CL_SUCCESS;
 }
 
-cl_context CL_API_CALL clCreateContext(const cl_context_properties *props, cl_uint n,
-                                       const cl_device_id *devs,
-                                       void(CL_CALLBACK *notify)(const char *, const void *,
-                                                                 size_t, void *),
-                                       void *data, cl_int *err)
+cl_context CL_API_CALL clCreateContext(
+    const cl_context_properties *props, cl_uint n, const cl_device_id *devs,
+    void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *), void *data, cl_int *err)
 {
     cl_context ctx = NULL;
     cl_int rc = props_check(props, NULL);
@@ -198,12 +200,9 @@ fn_fail:
     goto fn_exit;
 }
 
-cl_context CL_API_CALL clCreateContextFromType(const cl_context_properties *props,
-                                               cl_device_type type,
-                                               void(CL_CALLBACK *notify)(const char *,
-                                                                         const void *, size_t,
-                                                                         void *),
-                                               void *data, cl_int *err)
+cl_context CL_API_CALL clCreateContextFromType(
+    const cl_context_properties *props, cl_device_type type,
+    void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *), void *data, cl_int *err)
 {
     cl_device_id devs[MGRM_MAX_DEVS];
     cl_uint n = all_devices(type, MGRM_MAX_DEVS, devs), k = 0;
@@ -253,8 +252,7 @@ cl_int CL_API_CALL clGetContextInfo(cl_context ctx, cl_context_info p, size_t si
     case CL_CONTEXT_DEVICES:
         return mgrm_vcl_ret(ctx->devs, ctx->ndev * sizeof *ctx->devs, size, value, size_ret);
     case CL_CONTEXT_PROPERTIES:
-        return mgrm_vcl_ret(ctx->props, ctx->nprops * sizeof ctx->props[0], size, value,
-                            size_ret);
+        return mgrm_vcl_ret(ctx->props, ctx->nprops * sizeof ctx->props[0], size, value, size_ret);
     }
     return CL_INVALID_VALUE;
 }
@@ -274,7 +272,7 @@ cl_command_queue CL_API_CALL clCreateCommandQueue(cl_context ctx, cl_device_id d
         if (i == ctx->ndev)
             rc = CL_INVALID_DEVICE;
         else if (props & ~(cl_command_queue_properties)(CL_QUEUE_PROFILING_ENABLE |
-                                                         CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE))
+                                                        CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE))
             rc = CL_INVALID_VALUE;
         else if (!(q = calloc(1, sizeof *q)))
             rc = CL_OUT_OF_HOST_MEMORY;

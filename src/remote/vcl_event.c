@@ -38,6 +38,7 @@ cl_event mgrm_vcl_event_new(cl_context ctx, cl_command_queue q, cl_command_type 
     e->in_table = 1;
     e->hnext = ctx->conn->ev[e->id % VCL_HASH];
     ctx->conn->ev[e->id % VCL_HASH] = e;
+    ctx->conn->nev++;
     if (q)
         q->pending++;
     pthread_mutex_unlock(&mgrm_vcl_lock);
@@ -74,6 +75,7 @@ void mgrm_vcl_event_complete(cl_event e, cl_int status)
             *pp = e->hnext;
             break;
         }
+    e->conn->nev--;
     if (e->q) {
         e->q->pending--;
         if (e->status < 0)
@@ -104,8 +106,9 @@ void mgrm_vcl_conn_fail(mgrm_conn_t *c)
     c->t->shutdown(c->cmd);
     c->t->shutdown(c->bulk);
     if (first)
-        fprintf(stderr, "mpigpu-vcl: %s: connection to the proxy lost; its devices are no "
-                        "longer available\n",
+        fprintf(stderr,
+                "mpigpu-vcl: %s: connection to the proxy lost; its devices are no "
+                "longer available\n",
                 c->addr);
     for (;;) {
         cl_event e = NULL;
@@ -178,8 +181,8 @@ static cl_int wait_events(cl_uint n, const cl_event *list)
 cl_int mgrm_vcl_enq_end(cl_command_queue q, mgrm_buf_t *b, cl_event ev, cl_event *out,
                         cl_bool blocking, uint64_t xfer, const void *p, size_t n)
 {
-    cl_int rc = xfer ? mgrm_vcl_send_bulk(q->ctx->conn, b, xfer, p, n)
-                     : mgrm_vcl_send(q->ctx->conn, b);
+    cl_int rc =
+        xfer ? mgrm_vcl_send_bulk(q->ctx->conn, b, xfer, p, n) : mgrm_vcl_send(q->ctx->conn, b);
     if (rc != CL_SUCCESS)
         mgrm_vcl_event_complete(ev, CL_DEVICE_NOT_AVAILABLE);
     else if (blocking && (rc = wait_events(1, &ev)) && q->ctx->conn->dead)
@@ -372,8 +375,8 @@ cl_int CL_API_CALL clEnqueueMarkerWithWaitList(cl_command_queue q, cl_uint nw, c
     return marker(q, nw, w, out, MGRM_OP_ENQ_MARKER, CL_COMMAND_MARKER);
 }
 
-cl_int CL_API_CALL clEnqueueBarrierWithWaitList(cl_command_queue q, cl_uint nw,
-                                                const cl_event *w, cl_event *out)
+cl_int CL_API_CALL clEnqueueBarrierWithWaitList(cl_command_queue q, cl_uint nw, const cl_event *w,
+                                                cl_event *out)
 {
     return marker(q, nw, w, out, MGRM_OP_ENQ_BARRIER, CL_COMMAND_BARRIER);
 }

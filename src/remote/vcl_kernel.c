@@ -4,6 +4,39 @@
 
 #include "vcl.h"
 
+/* The size of a value argument from its OpenCL C type name; 0 unknown. */
+static size_t type_size(const char *t, cl_device_id d)
+{
+    static const struct {
+        const char *name;
+        size_t size;
+    } base[] = {{"char", 1},   {"uchar", 1},     {"bool", 1},     {"short", 2},
+                {"ushort", 2}, {"half", 2},      {"int", 4},      {"uint", 4},
+                {"float", 4},  {"long", 8},      {"ulong", 8},    {"double", 8},
+                {"size_t", 0}, {"ptrdiff_t", 0}, {"intptr_t", 0}, {"uintptr_t", 0}};
+    if (!strncmp(t, "unsigned ", 9))
+        t += 9;
+    for (size_t i = 0; i < sizeof base / sizeof base[0]; i++) {
+        size_t l = strlen(base[i].name);
+        if (strncmp(t, base[i].name, l))
+            continue;
+        size_t sz = base[i].size;
+        if (!sz) { /* address-sized */
+            cl_uint bits = 64;
+            clGetDeviceInfo(d, CL_DEVICE_ADDRESS_BITS, sizeof bits, &bits, NULL);
+            sz = bits / 8;
+        }
+        if (!t[l])
+            return sz;
+        char *end;
+        long n = strtol(t + l, &end, 10);
+        if (*end || (n != 2 && n != 3 && n != 4 && n != 8 && n != 16))
+            return 0;
+        return sz * (n == 3 ? 4 : (size_t)n);
+    }
+    return 0;
+}
+
 static cl_kernel kernel_make(cl_program p, const char *name, cl_int *err)
 {
     cl_kernel k = calloc(1, sizeof *k);
@@ -32,8 +65,13 @@ static cl_kernel kernel_make(cl_program p, const char *name, cl_int *err)
         k->nargs = mgrm_cur_u32(&c);
         if (k->nargs > 4096 || !(k->args = calloc(k->nargs ? k->nargs : 1, sizeof *k->args)))
             rc = CL_OUT_OF_HOST_MEMORY;
-        for (cl_uint i = 0; !rc && i < k->nargs; i++)
+        for (cl_uint i = 0; !rc && i < k->nargs && !c.err; i++) {
             k->args[i].kind = mgrm_cur_u8(&c);
+            char *type = mgrm_cur_strdup(&c);
+            if (type && k->args[i].kind == MGRM_ARG_VALUE)
+                k->args[i].want = type_size(type, p->ctx->devs[0]);
+            free(type);
+        }
         if (!rc && c.err)
             rc = CL_OUT_OF_RESOURCES;
     }
@@ -143,9 +181,9 @@ cl_int CL_API_CALL clSetKernelArg(cl_kernel k, cl_uint idx, size_t size, const v
     karg_t *a = &k->args[idx];
     uint8_t kind = a->kind;
     if (kind == 0xff) /* no arg info: a local if no value, else a buffer if it is one */
-        kind = !value ? MGRM_ARG_LOCAL
+        kind = !value                                                          ? MGRM_ARG_LOCAL
                : size == sizeof(cl_mem) && mgrm_vcl_is(*(cl_mem const *)value) ? MGRM_ARG_MEM
-                                                                              : MGRM_ARG_VALUE;
+                                                                               : MGRM_ARG_VALUE;
     switch (kind) {
     case MGRM_ARG_MEM: {
         if (size != sizeof(cl_mem))
@@ -166,12 +204,12 @@ cl_int CL_API_CALL clSetKernelArg(cl_kernel k, cl_uint idx, size_t size, const v
             return CL_INVALID_ARG_SIZE;
         break;
     case MGRM_ARG_SAMPLER:
-        return CL_INVALID_SAMPLER;
+        return size != sizeof(cl_sampler) ? CL_INVALID_ARG_SIZE : CL_INVALID_SAMPLER;
     default:
+        if (!size || (a->want && size != a->want))
+            return CL_INVALID_ARG_SIZE;
         if (!value)
             return CL_INVALID_ARG_VALUE;
-        if (!size)
-            return CL_INVALID_ARG_SIZE;
     }
     int same = a->set && a->size == size && a->kind == kind &&
                (!v ? !a->val : a->val && !memcmp(a->val, v, size));
@@ -233,6 +271,8 @@ cl_int CL_API_CALL clGetKernelArgInfo(cl_kernel k, cl_uint idx, cl_kernel_arg_in
         return CL_INVALID_KERNEL;
     if (idx >= k->nargs)
         return CL_INVALID_ARG_INDEX;
+    if (!k->prog->arg_info)
+        return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
     return mgrm_vcl_info(k->prog->ctx->conn, MGRM_K_KERNEL_ARG, k->id, idx, p, size, value,
                          size_ret);
 }

@@ -8,6 +8,16 @@
 #include "vcl.h"
 
 #define HOST_FLAGS (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR)
+#define HOST_ACCESS (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)
+
+/* Host access flags are the client's business: the proxy's buffer takes
+ * the client's writes and reads whatever they say. */
+static int access_bad(cl_mem_flags f)
+{
+    cl_mem_flags a = f & HOST_ACCESS,
+                 rw = f & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY);
+    return (a & (a - 1)) || (rw & (rw - 1));
+}
 
 static cl_mem mem_new(cl_context ctx, cl_mem_flags flags, size_t size)
 {
@@ -35,9 +45,14 @@ cl_mem CL_API_CALL clCreateBuffer(cl_context ctx, cl_mem_flags flags, size_t siz
         rc = CL_INVALID_CONTEXT;
     else if (!size)
         rc = CL_INVALID_BUFFER_SIZE;
-    else if (((flags & HOST_FLAGS) != 0) != (host != NULL) ||
-             ((flags & CL_MEM_USE_HOST_PTR) && (flags & CL_MEM_ALLOC_HOST_PTR)))
-        rc = host ? CL_INVALID_HOST_PTR : CL_INVALID_VALUE;
+    else if (access_bad(flags) ||
+             ((flags & CL_MEM_USE_HOST_PTR) &&
+              (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR))) ||
+             (flags & ~(cl_mem_flags)(HOST_FLAGS | HOST_ACCESS | CL_MEM_ALLOC_HOST_PTR |
+                                      CL_MEM_READ_WRITE | CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY)))
+        rc = CL_INVALID_VALUE;
+    else if (((flags & HOST_FLAGS) != 0) != (host != NULL))
+        rc = CL_INVALID_HOST_PTR;
     else if (!(m = mem_new(ctx, flags, size)))
         rc = CL_OUT_OF_HOST_MEMORY;
     if (rc)
@@ -47,7 +62,7 @@ cl_mem CL_API_CALL clCreateBuffer(cl_context ctx, cl_mem_flags flags, size_t siz
     mgrm_buf_init(&b, MGRM_OP_BUFFER_CREATE, 0, 0);
     mgrm_buf_u64(&b, m->id);
     mgrm_buf_u64(&b, ctx->id);
-    mgrm_buf_u64(&b, flags & ~(cl_mem_flags)HOST_FLAGS);
+    mgrm_buf_u64(&b, flags & ~(cl_mem_flags)(HOST_FLAGS | HOST_ACCESS));
     mgrm_buf_u64(&b, size);
     rc = mgrm_vcl_call(ctx->conn, &b, NULL, NULL);
     mgrm_buf_free(&b);
@@ -72,8 +87,17 @@ fn_exit:
     return m;
 }
 
-cl_mem CL_API_CALL clCreateSubBuffer(cl_mem parent, cl_mem_flags flags,
-                                     cl_buffer_create_type type, const void *info, cl_int *err)
+/* A sub-buffer's flags: its own access flags, or else its parent's; the
+ * host-pointer flags of its parent. */
+static cl_mem_flags sub_flags(cl_mem_flags parent, cl_mem_flags own)
+{
+    const cl_mem_flags rw = CL_MEM_READ_WRITE | CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY;
+    return (own & rw ? own & rw : parent & rw) | (parent & (HOST_FLAGS | CL_MEM_ALLOC_HOST_PTR)) |
+           (own & HOST_ACCESS ? own & HOST_ACCESS : parent & HOST_ACCESS);
+}
+
+cl_mem CL_API_CALL clCreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffer_create_type type,
+                                     const void *info, cl_int *err)
 {
     const cl_buffer_region *r = info;
     cl_mem m = NULL;
@@ -86,9 +110,18 @@ cl_mem CL_API_CALL clCreateSubBuffer(cl_mem parent, cl_mem_flags flags,
         rc = CL_INVALID_VALUE;
     else if (!r->size)
         rc = CL_INVALID_BUFFER_SIZE;
+    else if (access_bad(flags) ||
+             ((flags & HOST_ACCESS) && (parent->flags & HOST_ACCESS) &&
+              (flags & HOST_ACCESS) != (parent->flags & HOST_ACCESS) &&
+              !(flags & CL_MEM_HOST_NO_ACCESS)) ||
+             ((parent->flags & CL_MEM_WRITE_ONLY) &&
+              (flags & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY))) ||
+             ((parent->flags & CL_MEM_READ_ONLY) &&
+              (flags & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY))))
+        rc = CL_INVALID_VALUE;
     else if (r->origin > parent->size || r->size > parent->size - r->origin)
         rc = CL_INVALID_VALUE;
-    else if (!(m = mem_new(parent->ctx, flags ? flags : parent->flags & ~HOST_FLAGS, r->size)))
+    else if (!(m = mem_new(parent->ctx, sub_flags(parent->flags, flags), r->size)))
         rc = CL_OUT_OF_HOST_MEMORY;
     if (rc)
         goto fn_exit;
@@ -99,7 +132,7 @@ cl_mem CL_API_CALL clCreateSubBuffer(cl_mem parent, cl_mem_flags flags,
     mgrm_buf_init(&b, MGRM_OP_SUBBUFFER_CREATE, 0, 0);
     mgrm_buf_u64(&b, m->id);
     mgrm_buf_u64(&b, parent->id);
-    mgrm_buf_u64(&b, flags & ~(cl_mem_flags)HOST_FLAGS);
+    mgrm_buf_u64(&b, flags & ~(cl_mem_flags)(HOST_FLAGS | HOST_ACCESS));
     mgrm_buf_u64(&b, r->origin);
     mgrm_buf_u64(&b, r->size);
     rc = mgrm_vcl_call(parent->ctx->conn, &b, NULL, NULL);
@@ -194,12 +227,18 @@ cl_int CL_API_CALL clGetMemObjectInfo(cl_mem m, cl_mem_info p, size_t size, void
     return CL_INVALID_VALUE;
 }
 
-static cl_int mem_check(cl_command_queue q, cl_mem m, size_t off, size_t n)
+/* access: 1 the host reads, 2 the host writes (0: no check) */
+static cl_int mem_check(cl_command_queue q, cl_mem m, size_t off, size_t n, int access)
 {
+    if (!mgrm_vcl_is(q))
+        return CL_INVALID_COMMAND_QUEUE;
     if (!mgrm_vcl_is(m))
         return CL_INVALID_MEM_OBJECT;
-    if (mgrm_vcl_is(q) && m->ctx != q->ctx)
+    if (m->ctx != q->ctx)
         return CL_INVALID_CONTEXT;
+    if (((access & 1) && (m->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS))) ||
+        ((access & 2) && (m->flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS))))
+        return CL_INVALID_OPERATION;
     if (off > m->size || n > m->size - off)
         return CL_INVALID_VALUE;
     return CL_SUCCESS;
@@ -208,11 +247,12 @@ static cl_int mem_check(cl_command_queue q, cl_mem m, size_t off, size_t n)
 /* A read into dst (or a packed temp unpacked into a host rect). */
 static cl_int read_common(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off, size_t n,
                           void *dst, cl_uint nw, const cl_event *w, cl_event *out, int op,
-                          const size_t *rect, cl_command_type type)
+                          const size_t *rect, cl_command_type type, int access)
 {
     mgrm_buf_t b;
     cl_event ev = NULL;
-    cl_int rc = mem_check(q, m, op == MGRM_OP_ENQ_READ ? off : 0, op == MGRM_OP_ENQ_READ ? n : 0);
+    cl_int rc =
+        mem_check(q, m, op == MGRM_OP_ENQ_READ ? off : 0, op == MGRM_OP_ENQ_READ ? n : 0, access);
     if (!rc && (!dst || (!n && op == MGRM_OP_ENQ_READ)))
         rc = CL_INVALID_VALUE;
     if (rc)
@@ -257,7 +297,14 @@ cl_int CL_API_CALL clEnqueueReadBuffer(cl_command_queue q, cl_mem m, cl_bool blo
                                        cl_event *out)
 {
     return read_common(q, m, blocking, off, n, dst, nw, w, out, MGRM_OP_ENQ_READ, NULL,
-                       CL_COMMAND_READ_BUFFER);
+                       CL_COMMAND_READ_BUFFER, 1);
+}
+
+cl_int mgrm_vcl_read_any(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off, size_t n,
+                         void *dst, cl_uint nw, const cl_event *w, cl_event *out)
+{
+    return read_common(q, m, blocking, off, n, dst, nw, w, out, MGRM_OP_ENQ_READ, NULL,
+                       CL_COMMAND_MAP_BUFFER, 0);
 }
 
 static cl_int write_common(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off, size_t n,
@@ -266,7 +313,8 @@ static cl_int write_common(cl_command_queue q, cl_mem m, cl_bool blocking, size_
 {
     mgrm_buf_t b;
     cl_event ev = NULL;
-    cl_int rc = mem_check(q, m, op == MGRM_OP_ENQ_WRITE ? off : 0, op == MGRM_OP_ENQ_WRITE ? n : 0);
+    cl_int rc =
+        mem_check(q, m, op == MGRM_OP_ENQ_WRITE ? off : 0, op == MGRM_OP_ENQ_WRITE ? n : 0, 2);
     if (!rc && (!src || (!n && op == MGRM_OP_ENQ_WRITE)))
         rc = CL_INVALID_VALUE;
     if (rc)
@@ -291,9 +339,9 @@ static cl_int write_common(cl_command_queue q, cl_mem m, cl_bool blocking, size_
     return rc;
 }
 
-cl_int CL_API_CALL clEnqueueWriteBuffer(cl_command_queue q, cl_mem m, cl_bool blocking,
-                                        size_t off, size_t n, const void *src, cl_uint nw,
-                                        const cl_event *w, cl_event *out)
+cl_int CL_API_CALL clEnqueueWriteBuffer(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off,
+                                        size_t n, const void *src, cl_uint nw, const cl_event *w,
+                                        cl_event *out)
 {
     return write_common(q, m, blocking, off, n, src, nw, w, out, MGRM_OP_ENQ_WRITE, NULL,
                         CL_COMMAND_WRITE_BUFFER);
@@ -339,8 +387,7 @@ static cl_int rect_bounds(cl_mem m, const size_t *o, const size_t *reg, size_t r
 cl_int CL_API_CALL clEnqueueReadBufferRect(cl_command_queue q, cl_mem m, cl_bool blocking,
                                            const size_t *bo, const size_t *ho, const size_t *reg,
                                            size_t brp, size_t bsp, size_t hrp, size_t hsp,
-                                           void *dst, cl_uint nw, const cl_event *w,
-                                           cl_event *out)
+                                           void *dst, cl_uint nw, const cl_event *w, cl_event *out)
 {
     size_t rect[10], n, hoff;
     if (rect_args(bo, ho, reg, &brp, &bsp, &hrp, &hsp, rect, &n, &hoff))
@@ -348,8 +395,8 @@ cl_int CL_API_CALL clEnqueueReadBufferRect(cl_command_queue q, cl_mem m, cl_bool
     cl_int rc = rect_bounds(m, bo, reg, brp, bsp);
     if (rc || !dst)
         return rc ? rc : CL_INVALID_VALUE;
-    return read_common(q, m, blocking, 0, n, (char *)dst + hoff, nw, w, out,
-                       MGRM_OP_ENQ_READ_RECT, rect, CL_COMMAND_READ_BUFFER_RECT);
+    return read_common(q, m, blocking, 0, n, (char *)dst + hoff, nw, w, out, MGRM_OP_ENQ_READ_RECT,
+                       rect, CL_COMMAND_READ_BUFFER_RECT, 1);
 }
 
 cl_int CL_API_CALL clEnqueueWriteBufferRect(cl_command_queue q, cl_mem m, cl_bool blocking,

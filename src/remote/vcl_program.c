@@ -14,6 +14,7 @@ static cl_program program_new(cl_context ctx)
         return NULL;
     p->dispatch = &mgrm_vcl_dispatch;
     atomic_init(&p->refs, 1);
+    p->arg_info = 1;
     p->ctx = ctx;
     p->id = mgrm_vcl_id(ctx->conn);
     return p;
@@ -138,8 +139,8 @@ static void devs_put(mgrm_buf_t *b, cl_uint n, const cl_device_id *devs)
 }
 
 cl_int CL_API_CALL clBuildProgram(cl_program p, cl_uint n, const cl_device_id *devs,
-                                  const char *opt,
-                                  void(CL_CALLBACK *notify)(cl_program, void *), void *data)
+                                  const char *opt, void(CL_CALLBACK *notify)(cl_program, void *),
+                                  void *data)
 {
     mgrm_buf_t b;
     if (!mgrm_vcl_is(p))
@@ -152,6 +153,8 @@ cl_int CL_API_CALL clBuildProgram(cl_program p, cl_uint n, const cl_device_id *d
     mgrm_buf_str(&b, opt ? opt : "");
     cl_int rc = mgrm_vcl_call(p->ctx->conn, &b, NULL, NULL);
     mgrm_buf_free(&b);
+    /* the proxy always asks for argument info; show it as asked */
+    p->arg_info = !p->source || (opt && strstr(opt, "-cl-kernel-arg-info"));
     if (notify)
         notify(p, data);
     return rc;
@@ -175,6 +178,7 @@ cl_int CL_API_CALL clCompileProgram(cl_program p, cl_uint n, const cl_device_id 
     mgrm_buf_u64(&b, p->id);
     devs_put(&b, n, devs);
     mgrm_buf_str(&b, opt ? opt : "");
+    p->arg_info = opt && strstr(opt, "-cl-kernel-arg-info");
     mgrm_buf_u32(&b, nh);
     for (cl_uint i = 0; i < nh; i++) {
         mgrm_buf_u64(&b, hdrs[i]->id);
@@ -198,8 +202,8 @@ cl_program CL_API_CALL clLinkProgram(cl_context ctx, cl_uint n, const cl_device_
     cl_program p;
     if (!mgrm_vcl_is(ctx))
         return program_done(NULL, CL_INVALID_CONTEXT, err);
-    if ((n && !devs) || (!n && devs) || !np || !progs || (!notify && data) ||
-        n > MGRM_MAX_DEVS || np > MGRM_MAX_DEVS)
+    if ((n && !devs) || (!n && devs) || !np || !progs || (!notify && data) || n > MGRM_MAX_DEVS ||
+        np > MGRM_MAX_DEVS)
         return program_done(NULL, CL_INVALID_VALUE, err);
     for (cl_uint i = 0; i < np; i++)
         if (!mgrm_vcl_is(progs[i]))
@@ -229,15 +233,18 @@ cl_program CL_API_CALL clLinkProgram(cl_context ctx, cl_uint n, const cl_device_
     return program_done(p, rc, err);
 }
 
-cl_int CL_API_CALL clUnloadCompiler(void) { return CL_SUCCESS; }
+cl_int CL_API_CALL clUnloadCompiler(void)
+{
+    return CL_SUCCESS;
+}
 
 cl_int CL_API_CALL clUnloadPlatformCompiler(cl_platform_id p)
 {
     return p == &mgrm_vcl_platform ? CL_SUCCESS : CL_INVALID_PLATFORM;
 }
 
-cl_int CL_API_CALL clGetProgramInfo(cl_program p, cl_program_info param, size_t size,
-                                    void *value, size_t *size_ret)
+cl_int CL_API_CALL clGetProgramInfo(cl_program p, cl_program_info param, size_t size, void *value,
+                                    size_t *size_ret)
 {
     cl_uint u;
     if (!mgrm_vcl_is(p))
@@ -254,8 +261,8 @@ cl_int CL_API_CALL clGetProgramInfo(cl_program p, cl_program_info param, size_t 
         return mgrm_vcl_ret(p->ctx->devs, p->ctx->ndev * sizeof(cl_device_id), size, value,
                             size_ret);
     case CL_PROGRAM_SOURCE:
-        return mgrm_vcl_ret(p->source ? p->source : "", p->source ? strlen(p->source) + 1 : 1,
-                            size, value, size_ret);
+        return mgrm_vcl_ret(p->source ? p->source : "", p->source ? strlen(p->source) + 1 : 1, size,
+                            value, size_ret);
     case CL_PROGRAM_BINARIES: {
         mgrm_buf_t b;
         uint8_t *rep = NULL;

@@ -97,7 +97,10 @@ void mgrm_buf_u32(mgrm_buf_t *b, uint32_t v)
         put_le(p, v, 4);
 }
 
-void mgrm_buf_i32(mgrm_buf_t *b, int32_t v) { mgrm_buf_u32(b, (uint32_t)v); }
+void mgrm_buf_i32(mgrm_buf_t *b, int32_t v)
+{
+    mgrm_buf_u32(b, (uint32_t)v);
+}
 
 void mgrm_buf_u64(mgrm_buf_t *b, uint64_t v)
 {
@@ -123,7 +126,10 @@ void mgrm_buf_bytes(mgrm_buf_t *b, const void *src, size_t n)
     mgrm_buf_raw(b, src, n);
 }
 
-void mgrm_buf_str(mgrm_buf_t *b, const char *s) { mgrm_buf_bytes(b, s, s ? strlen(s) : 0); }
+void mgrm_buf_str(mgrm_buf_t *b, const char *s)
+{
+    mgrm_buf_bytes(b, s, s ? strlen(s) : 0);
+}
 
 int mgrm_buf_finish(mgrm_buf_t *b)
 {
@@ -164,7 +170,10 @@ uint32_t mgrm_cur_u32(mgrm_cur_t *c)
     return p ? (uint32_t)get_le(p, 4) : 0;
 }
 
-int32_t mgrm_cur_i32(mgrm_cur_t *c) { return (int32_t)mgrm_cur_u32(c); }
+int32_t mgrm_cur_i32(mgrm_cur_t *c)
+{
+    return (int32_t)mgrm_cur_u32(c);
+}
 
 uint64_t mgrm_cur_u64(mgrm_cur_t *c)
 {
@@ -222,4 +231,7 @@ uint32_t mgrm_cur_ids(mgrm_cur_t *c, uint64_t *out, uint32_t max)
     return c->err ? 0 : n;
 }
 
-int mgrm_cur_done(const mgrm_cur_t *c) { return c->err || c->off != c->len ? -1 : 0; }
+int mgrm_cur_done(const mgrm_cur_t *c)
+{
+    return c->err || c->off != c->len ? -1 : 0;
+}

@@ -40,7 +40,7 @@ enum mgrm_kind {
     MGRM_K_PROGRAM,
     MGRM_K_KERNEL,
     MGRM_K_EVENT,
-    MGRM_K_DEVICE, /* info queries only: ID = index of a served device */
+    MGRM_K_DEVICE,        /* info queries only: ID = index of a served device */
     MGRM_K_PROGRAM_BUILD, /* info: program build info, aux = device */
     MGRM_K_KERNEL_WG,     /* info: kernel work-group info, aux = device */
     MGRM_K_KERNEL_ARG,    /* info: kernel argument info, aux = arg index */
@@ -53,26 +53,26 @@ enum mgrm_argkind { MGRM_ARG_VALUE = 0, MGRM_ARG_MEM, MGRM_ARG_LOCAL, MGRM_ARG_S
 
 enum mgrm_op {
     /* handshake (both lanes) */
-    MGRM_OP_HELLO = 1,  /* c->p: u8 lane, nonce */
-    MGRM_OP_CHALLENGE,  /* p->c: nonce, mac(proxy) */
-    MGRM_OP_RESPONSE,   /* c->p: mac(client) */
-    MGRM_OP_AUTH_OK,    /* p->c: command lane: token */
-    MGRM_OP_JOIN,       /* c->p (bulk lane, after auth): token */
+    MGRM_OP_HELLO = 1, /* c->p: u8 lane, nonce */
+    MGRM_OP_CHALLENGE, /* p->c: nonce, mac(proxy) */
+    MGRM_OP_RESPONSE,  /* c->p: mac(client) */
+    MGRM_OP_AUTH_OK,   /* p->c: command lane: token */
+    MGRM_OP_JOIN,      /* c->p (bulk lane, after auth): token */
     /* command lane, client -> proxy; (r) = answered by REPLY */
-    MGRM_OP_DEVICES = 16, /* (r) served devices and their info */
-    MGRM_OP_CONTEXT_CREATE, /* (r) */
-    MGRM_OP_QUEUE_CREATE,   /* (r) */
-    MGRM_OP_BUFFER_CREATE,  /* (r) */
+    MGRM_OP_DEVICES = 16,     /* (r) served devices and their info */
+    MGRM_OP_CONTEXT_CREATE,   /* (r) */
+    MGRM_OP_QUEUE_CREATE,     /* (r) */
+    MGRM_OP_BUFFER_CREATE,    /* (r) */
     MGRM_OP_SUBBUFFER_CREATE, /* (r) */
-    MGRM_OP_BUFFER_INIT,    /* (r) initial contents (CL_MEM_COPY_HOST_PTR) */
-    MGRM_OP_RELEASE,        /* kind, id */
-    MGRM_OP_GET_INFO,       /* (r) kind, id, aux, param */
-    MGRM_OP_PROGRAM_SOURCE, /* (r) */
-    MGRM_OP_PROGRAM_BINARY, /* (r) */
-    MGRM_OP_PROGRAM_BUILD,  /* (r) */
-    MGRM_OP_PROGRAM_COMPILE, /* (r) */
-    MGRM_OP_PROGRAM_LINK,   /* (r) */
-    MGRM_OP_KERNEL_CREATE,  /* (r) */
+    MGRM_OP_BUFFER_INIT,      /* (r) initial contents (CL_MEM_COPY_HOST_PTR) */
+    MGRM_OP_RELEASE,          /* kind, id */
+    MGRM_OP_GET_INFO,         /* (r) kind, id, aux, param */
+    MGRM_OP_PROGRAM_SOURCE,   /* (r) */
+    MGRM_OP_PROGRAM_BINARY,   /* (r) */
+    MGRM_OP_PROGRAM_BUILD,    /* (r) */
+    MGRM_OP_PROGRAM_COMPILE,  /* (r) */
+    MGRM_OP_PROGRAM_LINK,     /* (r) */
+    MGRM_OP_KERNEL_CREATE,    /* (r) */
     MGRM_OP_ENQ_NDRANGE,
     MGRM_OP_ENQ_WRITE, /* data follows on the bulk lane */
     MGRM_OP_ENQ_READ,  /* data comes back on the bulk lane */

@@ -28,7 +28,7 @@ start_proxy() {
     PROXY_PID=$!
     proxy_pids="$proxy_pids $PROXY_PID"
     for _ in $(seq 100); do
-        PROXY_ADDR=$(sed -n 's/^mpigpu-proxy: listening on //p' "$work/$name.log")
+        PROXY_ADDR=$(sed -n 's/^mpigpu-proxy: listening on //p' "$work/$name.log" 2>/dev/null)
         [ -n "$PROXY_ADDR" ] && break
         kill -0 "$PROXY_PID" 2>/dev/null || { cat "$work/$name.log"; fail "proxy did not start"; }
         sleep 0.1

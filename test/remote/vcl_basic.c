@@ -6,6 +6,7 @@
  *   vcl_basic setarg N   creates a kernel, sets its argument N times, exits
  *   vcl_basic bigwrite   writes 64 MiB over and over (killed by the test)
  *   vcl_basic bigread    reads 64 MiB over and over until an error
+ *   vcl_basic idle       a roundtrip, 12 s of silence, a roundtrip
  */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -285,8 +286,7 @@ static void user_event(void)
     CHECK(err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST && st < 0,
           "failing command: wait %d, status %d", err, st);
     err = clFinish(q);
-    CHECK(err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, "clFinish after a failure: %d",
-          err);
+    CHECK(err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, "clFinish after a failure: %d", err);
     CL_OK(clFinish(q)); /* reported once */
     clReleaseEvent(u);
     clReleaseEvent(r);
@@ -360,6 +360,10 @@ int main(int argc, char **argv)
         }
     } else if (!strcmp(mode, "quick")) {
         quick();
+    } else if (!strcmp(mode, "idle")) {
+        roundtrip(4096);
+        sleep(12);
+        roundtrip(4096);
     } else {
         roundtrip(1);
         roundtrip(4096 + 3);

@@ -7,6 +7,12 @@ vb=$top/test/remote/vcl_basic
 raw=$top/test/remote/rawclient
 start_proxy px
 px=$PROXY_PID addr=$PROXY_ADDR
+# a connection that never says HELLO: dropped after the 10 s handshake limit
+exec 3<>"/dev/tcp/${addr%:*}/${addr##*:}" || fail "cannot open a raw connection"
+stall_t0=$(date +%s)
+# and an idle client, which must still be served after 12 s of silence
+timeout 120 "$vb" idle >"$work/idle.out" 2>&1 &
+idle=$!
 
 # wrong key: refused before any OpenCL call, both sides say so
 head -c 48 /dev/urandom | base64 > "$work/wrong"
@@ -71,6 +77,35 @@ cat "$work/br.out"
 grep -q "connection to the proxy lost" "$work/br.out" || fail "no message about the lost proxy"
 echo "proxy killed mid-read: client error after $(awk "BEGIN { printf \"%.1f\", $t1 - $t0 }") s"
 proxy_pids=$(echo "$proxy_pids" | sed "s/ $px2\b//")
+
+# a proxy that hangs (SIGSTOP) in the middle of a read: the heartbeat gives
+# up after MPIGPU_VCL_TIMEOUT seconds
+start_proxy px3
+px3=$PROXY_PID
+MPIGPU_VCL_TIMEOUT=4 "$vb" bigread 2>"$work/hr.out" &
+hr=$!
+for _ in $(seq 100); do grep -q transferring "$work/hr.out" && break; sleep 0.1; done
+sleep 1
+kill -STOP "$px3"
+t0=$(date +%s.%N)
+for _ in $(seq 300); do kill -0 $hr 2>/dev/null || break; sleep 0.1; done
+if kill -0 $hr 2>/dev/null; then kill -KILL $hr; kill -KILL "$px3"; fail "client hung with a stopped proxy"; fi
+wait $hr
+rc=$?
+t1=$(date +%s.%N)
+kill -KILL "$px3"
+wait "$px3" 2>/dev/null
+proxy_pids=$(echo "$proxy_pids" | sed "s/ $px3\b//")
+[ $rc -eq 3 ] || { cat "$work/hr.out"; fail "client exit $rc with a hung proxy"; }
+grep -q "no answer from the proxy" "$work/hr.out" || fail "no message about the silent proxy"
+echo "proxy hung mid-read: client error after $(awk "BEGIN { printf \"%.1f\", $t1 - $t0 }") s"
+
+while [ $(($(date +%s) - stall_t0)) -lt 12 ]; do sleep 1; done
+grep -q "refused: bad or missing HELLO" "$work/px.log" || fail "a stalled handshake was not dropped"
+exec 3<&-
+echo "stalled handshake: dropped"
+wait $idle || { cat "$work/idle.out"; fail "an idle client lost its proxy"; }
+echo "idle client: still served after 12 s"
 
 export MPIGPU_VCL_SERVERS=$addr
 stop_proxy "$px"
