@@ -3,9 +3,10 @@
 # the ratios against issue 5's targets:
 #   - write and read bandwidth at 8 MiB and up: at least 0.9x native;
 #   - a small kernel launch + clFinish: at most native + 50 us (medians);
-#   - clSetKernelArg: no message.  Checked with MPIGPU_VCL_STATS=1: a run that
-#     sets the kernel's argument 1000 times and launches once must send as many
-#     messages as one that sets it once.
+#   - clSetKernelArg: no message.  Checked with MPIGPU_VCL_STATS=1: runs that
+#     set the kernel's argument 1000 times and launch once must send as few
+#     messages as runs that set it once (5 runs each: the count varies by one
+#     from run to run with timing).
 # Fails if a run fails or clSetKernelArg sends messages.  The bandwidth and
 # latency targets are printed as met or missed; they fail the test only with
 # MPIGPU_VCLBENCH_STRICT=1 (timings on a shared 2-core CI machine vary by
@@ -32,22 +33,27 @@ trap "$MGVCL_EXIT_HOOK" EXIT
 args=("$@")
 [ ${#args[@]} -gt 0 ] || args=(-n 5 -l 1000 -m 1:256)
 
-# messages COUNT: the ICD's message count of a --setarg-test COUNT run, the
-# least of 3 runs: a launch may take one more message or not (the ICD polls
-# for the kernel's completion), whatever clSetKernelArg does.
+# messages COUNT: the ICD's message counts of 5 --setarg-test COUNT runs, one
+# a line.  The same program takes one message more or less from run to run
+# (one more status or release message, depending on timing), whatever
+# clSetKernelArg does; so the check below asks that the counts of 1000 calls
+# reach down into those of 1 call: a message per call would add 999.
 messages() {
-    local i m best=
-    for i in 1 2 3; do
+    local i m
+    for i in 1 2 3 4 5; do
         MPIGPU_VCL_STATS=1 "$bench" --setarg-test "$1" "$MGVCL_PLATFORM" >"$out/setarg$1.txt" 2>&1 || {
             echo "vclbench: --setarg-test $1 failed:" >&2
             cat "$out/setarg$1.txt" >&2
             return 1
         }
         m=$(sed -n 's/^mpigpu-vcl: messages=\([0-9]*\) .*/\1/p' "$out/setarg$1.txt" | tail -n 1)
-        [ -n "$m" ] || return 0
-        [ -z "$best" ] || [ "$m" -lt "$best" ] && best=$m
+        [ -n "$m" ] || {
+            echo "vclbench: no 'mpigpu-vcl: messages=N' line with MPIGPU_VCL_STATS=1:" >&2
+            cat "$out/setarg$1.txt" >&2
+            return 1
+        }
+        echo "$m"
     done
-    echo "$best"
 }
 
 for side in native virtual; do
@@ -65,17 +71,18 @@ for side in native virtual; do
     if [ "$side" = virtual ] && [ "$mode" = virtual ]; then
         m1=$(messages 1) || exit 1
         m1000=$(messages 1000) || exit 1
-        if [ -z "$m1" ] || [ -z "$m1000" ]; then
-            echo "vclbench: no 'mpigpu-vcl: messages=N' line with MPIGPU_VCL_STATS=1:" >&2
-            cat "$out/setarg1.txt" >&2
-            exit 1
-        fi
-        echo "vclbench: clSetKernelArg x1 then launch: $m1 messages; x1000 then launch: $m1000 messages (least of 3 runs each)"
+        m1=$(echo "$m1" | sort -n)
+        m1000=$(echo "$m1000" | sort -n)
+        echo "vclbench: messages of clSetKernelArg x1 then one launch, 5 runs:" $m1
+        echo "vclbench: messages of clSetKernelArg x1000 then one launch, 5 runs:" $m1000
         sed 's/^/vclbench[setarg 1000]: /' "$out/setarg1000.txt"
-        if [ "$m1" != "$m1000" ]; then
-            echo "vclbench: FAIL: 999 more clSetKernelArg calls sent $((m1000 - m1)) messages (target: 0)"
+        lo1000=$(echo "$m1000" | head -n 1)
+        hi1=$(echo "$m1" | tail -n 1)
+        if [ "$lo1000" -gt "$hi1" ]; then
+            echo "vclbench: FAIL: 999 more clSetKernelArg calls sent at least $((lo1000 - hi1)) more messages (target: none)"
             exit 1
         fi
+        echo "vclbench: clSetKernelArg sends no message: ok"
     fi
     mgvcl_stop || exit 1
 done
