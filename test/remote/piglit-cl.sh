@@ -17,7 +17,9 @@
 #       tests named in XFAIL_FILE ("NAME  # reason" lines).
 #   piglit-cl.sh [check]
 #       make check: the native PoCL run, then the same tests through
-#       "mpigpu virtual" under proxy-env.sh, then compare.
+#       "mpigpu virtual" under proxy-env.sh, then compare; results and logs
+#       stay in test/remote/piglit-out/{native,virtual}.  MPIGPU_PIGLIT_SUBSET
+#       (ci, or all) and MPIGPU_PIGLIT_JOBS (2) change the set and the jobs.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 PIGLIT=${PIGLIT_DIR:-/usr/lib/x86_64-linux-gnu/piglit}
