@@ -29,9 +29,14 @@ static mgrm_session_t *session(void)
         /* IDs 1..6: one object of each kind; 7: a second buffer */
         static const int kinds[] = {MGRM_K_CONTEXT, MGRM_K_QUEUE, MGRM_K_MEM, MGRM_K_PROGRAM,
                                     MGRM_K_KERNEL,  MGRM_K_EVENT, MGRM_K_MEM};
+        static mgrm_kargs_t *ka;
+        ka = malloc(sizeof *ka + 5);
+        ka->n = 5;
+        memcpy(ka->kind,
+               (uint8_t[]){MGRM_ARG_MEM, MGRM_ARG_MEM, MGRM_ARG_LOCAL, MGRM_ARG_VALUE, 0xff}, 5);
         for (int i = 0; i < 7; i++)
             mgrm_map_put(&s.map, (uint64_t)i + 1, kinds[i], (void *)(uintptr_t)(64 * (i + 1)),
-                         NULL);
+                         kinds[i] == MGRM_K_KERNEL ? ka : NULL);
         done = 1;
     }
     return &s;

@@ -21,8 +21,16 @@ typedef struct mgrm_obj {
     uint64_t id; /* 0: empty slot, UINT64_MAX: deleted */
     int kind;
     void *h;   /* the OpenCL handle */
-    void *aux; /* queue: its transfer queue */
+    void *aux; /* queue: its transfer queue; kernel: its mgrm_kargs_t */
 } mgrm_obj_t;
+
+/* A kernel's argument kinds (enum mgrm_argkind, 0xff: unknown), checked
+ * against every launch, so that no client can make a value pass for a
+ * buffer. */
+typedef struct mgrm_kargs {
+    cl_uint n;
+    uint8_t kind[];
+} mgrm_kargs_t;
 
 typedef struct mgrm_map {
     mgrm_obj_t *slot;

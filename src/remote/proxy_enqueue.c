@@ -129,6 +129,10 @@ int mgrm_op_ndrange(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
             aerr = CL_INVALID_ARG_VALUE; /* samplers are not served */
             c->err |= kind != MGRM_ARG_SAMPLER;
         }
+        mgrm_kargs_t *ka = k ? k->aux : NULL;
+        if (ka && (idx >= ka->n || (ka->kind[idx] != 0xff && ka->kind[idx] != kind) ||
+                   (ka->kind[idx] == 0xff && kind == MGRM_ARG_VALUE && n == sizeof(cl_mem))))
+            aerr = CL_INVALID_ARG_VALUE; /* unknown kinds: no value may pose as a handle */
         if (!aerr && !err && !s->dry && !c->err)
             aerr = clSetKernelArg(k->h, idx, n, v);
         if (aerr && !err)

@@ -342,15 +342,18 @@ int mgrm_op_kernel_create(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
     free(name);
     if (err)
         return err;
-    if (mgrm_map_put(&s->map, id, MGRM_K_KERNEL, k, NULL)) {
+    mgrm_kargs_t *ka = NULL;
+    if (clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL) || nargs > 4096 ||
+        !(ka = malloc(sizeof *ka + nargs)) || mgrm_map_put(&s->map, id, MGRM_K_KERNEL, k, ka)) {
+        free(ka);
         clReleaseKernel(k);
         return CL_INVALID_VALUE;
     }
-    clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL);
+    ka->n = nargs;
     mgrm_buf_u32(r, nargs);
     for (cl_uint i = 0; i < nargs; i++) {
         char type[128] = "";
-        mgrm_buf_u8(r, arg_kind(k, i));
+        mgrm_buf_u8(r, ka->kind[i] = arg_kind(k, i));
         if (clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_NAME, sizeof type - 1, type, NULL))
             type[0] = 0;
         mgrm_buf_str(r, type);

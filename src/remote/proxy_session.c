@@ -138,6 +138,7 @@ void mgrm_obj_release(mgrm_obj_t *o)
         break;
     case MGRM_K_KERNEL:
         clReleaseKernel(o->h);
+        free(o->aux);
         break;
     case MGRM_K_EVENT:
         clReleaseEvent(o->h);

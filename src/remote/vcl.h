@@ -206,7 +206,8 @@ cl_int mgrm_vcl_enq_begin(cl_command_queue q, cl_uint nw, const cl_event *w, cl_
  * blocking. */
 cl_int mgrm_vcl_enq_end(cl_command_queue q, mgrm_buf_t *b, cl_event ev, cl_event *out,
                         cl_bool blocking, uint64_t xfer, const void *p, size_t n);
-int mgrm_vcl_is(const void *obj); /* object of this ICD (dispatch check) */
+int mgrm_vcl_is(const void *obj);     /* object of this ICD (dispatch check) */
+int mgrm_vcl_mem_live(const void *p); /* p is a live cl_mem of this ICD */
 /* clEnqueueReadBuffer without the host-access check (for maps) */
 cl_int mgrm_vcl_read_any(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off, size_t n,
                          void *dst, cl_uint nw, const cl_event *w, cl_event *out);

@@ -180,10 +180,11 @@ cl_int CL_API_CALL clSetKernelArg(cl_kernel k, cl_uint idx, size_t size, const v
         return CL_INVALID_ARG_INDEX;
     karg_t *a = &k->args[idx];
     uint8_t kind = a->kind;
-    if (kind == 0xff) /* no arg info: a local if no value, else a buffer if it is one */
-        kind = !value                                                          ? MGRM_ARG_LOCAL
-               : size == sizeof(cl_mem) && mgrm_vcl_is(*(cl_mem const *)value) ? MGRM_ARG_MEM
-                                                                               : MGRM_ARG_VALUE;
+    if (kind == 0xff) /* no arg info: local if no value, else a buffer if it is a live one */
+        kind = !value ? MGRM_ARG_LOCAL
+               : size == sizeof(cl_mem) && mgrm_vcl_mem_live(*(cl_mem const *)value)
+                   ? MGRM_ARG_MEM
+                   : MGRM_ARG_VALUE;
     switch (kind) {
     case MGRM_ARG_MEM: {
         if (size != sizeof(cl_mem))

@@ -19,6 +19,49 @@ static int access_bad(cl_mem_flags f)
     return (a & (a - 1)) || (rw & (rw - 1));
 }
 
+/* Live buffers, to tell a buffer from a value when a kernel argument's kind
+ * is unknown without dereferencing an arbitrary value. */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static cl_mem *live;
+static size_t nlive, caplive;
+
+static void live_add(cl_mem m)
+{
+    pthread_mutex_lock(&live_lock);
+    if (nlive == caplive) {
+        size_t cap = caplive ? caplive * 2 : 64;
+        cl_mem *n = realloc(live, cap * sizeof *n);
+        if (n) {
+            live = n;
+            caplive = cap;
+        }
+    }
+    if (nlive < caplive)
+        live[nlive++] = m;
+    pthread_mutex_unlock(&live_lock);
+}
+
+static void live_del(cl_mem m)
+{
+    pthread_mutex_lock(&live_lock);
+    for (size_t i = 0; i < nlive; i++)
+        if (live[i] == m) {
+            live[i] = live[--nlive];
+            break;
+        }
+    pthread_mutex_unlock(&live_lock);
+}
+
+int mgrm_vcl_mem_live(const void *p)
+{
+    int found = 0;
+    pthread_mutex_lock(&live_lock);
+    for (size_t i = 0; i < nlive && !found; i++)
+        found = live[i] == p;
+    pthread_mutex_unlock(&live_lock);
+    return found;
+}
+
 static cl_mem mem_new(cl_context ctx, cl_mem_flags flags, size_t size)
 {
     cl_mem m = calloc(1, sizeof *m);
@@ -80,6 +123,7 @@ cl_mem CL_API_CALL clCreateBuffer(cl_context ctx, cl_mem_flags flags, size_t siz
         m = NULL;
     } else {
         clRetainContext(ctx);
+        live_add(m);
     }
 fn_exit:
     if (err)
@@ -143,6 +187,7 @@ cl_mem CL_API_CALL clCreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffe
     } else {
         clRetainMemObject(parent);
         clRetainContext(parent->ctx);
+        live_add(m);
     }
 fn_exit:
     if (err)
@@ -163,6 +208,7 @@ cl_int CL_API_CALL clReleaseMemObject(cl_mem m)
     if (!mgrm_vcl_is(m))
         return CL_INVALID_MEM_OBJECT;
     if (atomic_fetch_sub(&m->refs, 1) == 1) {
+        live_del(m);
         mgrm_vcl_release_remote(m->ctx->conn, MGRM_K_MEM, m->id);
         while (m->cbs) {
             mem_cb_t *cb = m->cbs;

@@ -96,6 +96,89 @@ static int mem_size(mgrm_ep_t *ep, uint64_t id, uint64_t *size)
     return rc;
 }
 
+/* The status the proxy reports for event id (skipping other messages). */
+static int32_t event_status(mgrm_ep_t *ep, uint64_t id)
+{
+    static uint8_t *buf;
+    static size_t cap;
+    mgrm_hdr_t h;
+    while (mgrm_msg_recv(t, ep, &h, &buf, &cap, MGRM_MSG_MAX) == 0) {
+        mgrm_cur_t c;
+        mgrm_cur_init(&c, buf, h.length);
+        if (h.op == MGRM_OP_EVENT_DONE && mgrm_cur_u64(&c) == id)
+            return mgrm_cur_i32(&c);
+    }
+    return 1000;
+}
+
+/* An NDRange of kernel 104 on queue q with one argument (kind, payload). */
+static void launch(mgrm_ep_t *ep, uint64_t q, uint64_t ev, uint8_t kind, uint64_t v)
+{
+    mgrm_buf_t m;
+    mgrm_buf_init(&m, MGRM_OP_ENQ_NDRANGE, 0, 9);
+    mgrm_buf_u64(&m, q);
+    mgrm_buf_u64(&m, ev);
+    mgrm_buf_u32(&m, 0); /* no wait list */
+    mgrm_buf_u64(&m, 104);
+    mgrm_buf_u32(&m, 1);
+    for (int i = 0; i < 3; i++) {
+        mgrm_buf_u64(&m, 0);
+        mgrm_buf_u64(&m, 1);
+        mgrm_buf_u64(&m, 1);
+    }
+    mgrm_buf_u8(&m, 0);
+    mgrm_buf_u32(&m, 1);
+    mgrm_buf_u32(&m, 0);
+    mgrm_buf_u8(&m, kind);
+    if (kind == MGRM_ARG_VALUE)
+        mgrm_buf_bytes(&m, &v, sizeof v);
+    else
+        mgrm_buf_u64(&m, v);
+    mgrm_msg_send(t, ep, &m);
+    mgrm_buf_free(&m);
+}
+
+/* Session A builds a kernel; a value posing as its buffer argument is
+ * refused on the launch's event, and so is B's launch of A's kernel. */
+static void kernel_checks(mgrm_ep_t *a, mgrm_ep_t *b)
+{
+    mgrm_buf_t m;
+    int32_t rc;
+    uint8_t *out;
+    size_t n;
+    mgrm_buf_init(&m, MGRM_OP_QUEUE_CREATE, 0, 0);
+    mgrm_buf_u64(&m, 102);
+    mgrm_buf_u64(&m, 100);
+    mgrm_buf_u64(&m, 0);
+    mgrm_buf_u64(&m, 0);
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_REPLY && rc == 0, "A: queue (%d)", rc);
+    mgrm_buf_init(&m, MGRM_OP_PROGRAM_SOURCE, 0, 0);
+    mgrm_buf_u64(&m, 103);
+    mgrm_buf_u64(&m, 100);
+    mgrm_buf_str(&m, "kernel void k(global int *p) { p[0] = 7; }");
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_REPLY && rc == 0, "A: program (%d)", rc);
+    mgrm_buf_init(&m, MGRM_OP_PROGRAM_BUILD, 0, 0);
+    mgrm_buf_u64(&m, 103);
+    mgrm_buf_u32(&m, 0);
+    mgrm_buf_str(&m, "");
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_REPLY && rc == 0, "A: build (%d)", rc);
+    mgrm_buf_init(&m, MGRM_OP_KERNEL_CREATE, 0, 0);
+    mgrm_buf_u64(&m, 104);
+    mgrm_buf_u64(&m, 103);
+    mgrm_buf_str(&m, "k");
+    CHECK(ask(a, &m, &rc, &out, &n) == MGRM_OP_REPLY && rc == 0 && n >= 5 && out[4] == MGRM_ARG_MEM,
+          "A: kernel with one buffer argument (%d)", rc);
+    launch(a, 102, 105, MGRM_ARG_VALUE, 0x4141414141414141ull);
+    rc = event_status(a, 105);
+    CHECK(rc < 0, "a value passed as a buffer argument: event status %d", rc);
+    launch(b, 102, 205, MGRM_ARG_MEM, 101);
+    rc = event_status(b, 205);
+    CHECK(rc < 0, "B launches A's kernel on A's queue: event status %d", rc);
+    launch(a, 102, 106, MGRM_ARG_MEM, 101);
+    rc = event_status(a, 106);
+    CHECK(rc == 0, "A's own launch: event status %d", rc);
+}
+
 static void foreign(const char *addr, const mgrm_key_t *key)
 {
     int ok;
@@ -135,6 +218,7 @@ static void foreign(const char *addr, const mgrm_key_t *key)
     mgrm_buf_u32(&m, MGRM_K_PROGRAM);
     mgrm_buf_u64(&m, 101);
     CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_ERROR, "A: release of 101 as a program");
+    kernel_checks(a, b);
     size = 0;
     rc = mem_size(a, 101, &size);
     CHECK(rc == 0 && size == 4096, "A's buffer after B's attempts: rc %d size %llu", rc,
