@@ -1,0 +1,138 @@
+/*
+ * mpigpu-proxy internals.  A session is one authenticated client: a command
+ * lane (read by the session thread, which runs every command in order), a
+ * bulk lane (read and written only by the session's bulk thread), and one
+ * ID -> object map.  Objects in the map are owned by the session and
+ * released when the client releases them or the session ends.
+ */
+#ifndef MGRM_PROXY_H
+#define MGRM_PROXY_H
+
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include "transport.h"
+
+#define MGRM_STAGING_SLOTS 4 /* bulk chunks in flight per transfer */
+
+typedef struct mgrm_obj {
+    uint64_t id; /* 0: empty slot, UINT64_MAX: deleted */
+    int kind;
+    void *h;   /* the OpenCL handle */
+    void *aux; /* queue: its transfer queue; kernel: its mgrm_kargs_t */
+} mgrm_obj_t;
+
+/* A kernel's argument kinds (enum mgrm_argkind, 0xff: unknown), checked
+ * against every launch, so that no client can make a value pass for a
+ * buffer. */
+typedef struct mgrm_kargs {
+    cl_uint n;
+    uint8_t kind[];
+} mgrm_kargs_t;
+
+typedef struct mgrm_map {
+    mgrm_obj_t *slot;
+    size_t cap, used; /* used counts deleted slots too */
+} mgrm_map_t;
+
+typedef struct mgrm_staging {
+    struct mgrm_staging *next;
+    cl_context ctx;
+    cl_command_queue q; /* maps the staging buffers */
+    cl_mem mem[MGRM_STAGING_SLOTS];
+    void *ptr[MGRM_STAGING_SLOTS];
+} mgrm_staging_t;
+
+typedef struct mgrm_job mgrm_job_t;
+
+typedef struct mgrm_proxy {
+    cl_device_id *dev;
+    cl_uint ndev;
+    mgrm_key_t key;
+    const mgrm_transport_t *t;
+} mgrm_proxy_t;
+
+typedef struct mgrm_session {
+    mgrm_proxy_t *px;
+    const mgrm_transport_t *t;
+    mgrm_ep_t *cmd, *bulk;
+    unsigned num;
+    char peer[96];
+    pthread_mutex_t send_lock; /* command-lane sends: replies and event callbacks */
+    pthread_mutex_t lock;      /* refs, dead, job queue */
+    pthread_cond_t cond;
+    int refs; /* the session thread + pending event callbacks */
+    int dead;
+    int dry; /* fuzzing: decode and validate, call no OpenCL */
+    mgrm_map_t map;
+    mgrm_job_t *jobs, **jobs_tail;
+    int bulk_started, bulk_quit;
+    mgrm_staging_t *staging; /* one pool per context, made on first use */
+    pthread_t bulk_thread;
+} mgrm_session_t;
+
+void mgrm_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ID map (proxy_map.c) */
+int mgrm_map_put(mgrm_map_t *m, uint64_t id, int kind, void *h, void *aux);
+mgrm_obj_t *mgrm_map_get(mgrm_map_t *m, uint64_t id, int kind);
+void mgrm_map_del(mgrm_map_t *m, mgrm_obj_t *o);
+void mgrm_map_free(mgrm_map_t *m);
+void mgrm_obj_release(mgrm_obj_t *o);
+
+/* Sessions (proxy_session.c) */
+void mgrm_session_init(mgrm_session_t *s, mgrm_proxy_t *px);
+/* Runs the command loop until the client goes; then frees everything. */
+void mgrm_session_run(mgrm_session_t *s);
+/* Decodes and runs one command-lane message; sends the reply.  Returns 0, or
+ * -1 when the session must end. */
+int mgrm_session_dispatch(mgrm_session_t *s, const mgrm_hdr_t *h, const uint8_t *payload);
+void mgrm_session_unref(mgrm_session_t *s);
+int mgrm_reply(mgrm_session_t *s, uint32_t seq, cl_int rc, const mgrm_buf_t *extra);
+int mgrm_send_error(mgrm_session_t *s, uint32_t seq, cl_int rc, const char *why);
+/* Registers a new event under id and reports its completion to the client. */
+int mgrm_event_track(mgrm_session_t *s, uint64_t id, cl_event e);
+
+/* Command handlers (proxy_ops.c: objects; proxy_enqueue.c: commands).  Each
+ * returns a cl_int for the reply, or a positive MGRM_BAD for a malformed
+ * request. */
+#define MGRM_BAD 1
+#define MGRM_NOREPLY 2
+typedef int (*mgrm_handler_t)(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *reply);
+mgrm_handler_t mgrm_handler(int op);
+int mgrm_op_sync(int op); /* 1: the op is answered by a REPLY */
+/* The staging pool of ctx (made on first use, with its queue on dev); NULL
+ * on failure.  Thread-safe. */
+mgrm_staging_t *mgrm_staging_get(mgrm_session_t *s, cl_context ctx, cl_device_id dev, int buffers);
+void mgrm_staging_free(mgrm_session_t *s);
+cl_device_id mgrm_dev(mgrm_session_t *s, uint64_t idx);
+int mgrm_wait_list(mgrm_session_t *s, mgrm_cur_t *c, cl_event *w, cl_uint *n);
+
+enum { JOB_WRITE, JOB_READ, JOB_WRITE_RECT, JOB_READ_RECT };
+
+/* A transfer for the bulk thread (proxy_enqueue.c makes it, proxy_bulk.c
+ * runs it).  It holds references to tq, mem, m1 and gate. */
+struct mgrm_job {
+    mgrm_job_t *next;
+    int type;
+    cl_int err; /* set: the data is drained (write) or an error is sent (read) */
+    uint64_t xfer;
+    size_t size, off;
+    cl_command_queue tq;
+    cl_context ctx;
+    cl_device_id dev;
+    cl_mem mem;
+    cl_event m1, m2, gate;
+    cl_event *waits; /* the client's wait list */
+    cl_uint nwaits;
+    size_t bo[3], reg[3], brp, bsp;
+};
+
+/* Bulk thread (proxy_bulk.c): started when the bulk lane joins; stop
+ * waits for it and fails the jobs it did not run. */
+int mgrm_bulk_start(mgrm_session_t *s);
+void mgrm_bulk_stop(mgrm_session_t *s);
+
+#endif

@@ -1,0 +1,371 @@
+/*
+ * mpigpu-proxy: enqueued commands and the bulk thread.
+ *
+ * A read or write takes its place in the client's queue as a marker and a
+ * barrier: m1 (the client's wait list and everything before it in an
+ * in-order queue) and m2 (waits on a user event `gate`, and holds back the
+ * commands after it).  The bulk thread streams the data
+ * in MGRM_CHUNK pieces through the context's pinned staging buffers on the
+ * queue's companion transfer queue, after m1, with at most
+ * MGRM_STAGING_SLOTS chunks in flight, so network and PCIe overlap; then it
+ * opens the gate with the transfer's status.  m2 is the command's event.
+ * The session thread never waits for the device, so a user event set later
+ * by the client cannot deadlock it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "proxy.h"
+
+/* queue, event, wait list: the head of every enqueue request */
+typedef struct enq_head {
+    mgrm_obj_t *q;
+    uint64_t ev;
+    cl_event w[MGRM_MAX_WAIT];
+    cl_uint nw;
+    cl_int err;
+} enq_head_t;
+
+static void head_decode(mgrm_session_t *s, mgrm_cur_t *c, enq_head_t *e)
+{
+    uint64_t ids[MGRM_MAX_WAIT];
+    uint64_t qid = mgrm_cur_u64(c);
+    e->ev = mgrm_cur_u64(c);
+    e->nw = mgrm_cur_ids(c, ids, MGRM_MAX_WAIT);
+    e->err = CL_SUCCESS;
+    e->q = mgrm_map_get(&s->map, qid, MGRM_K_QUEUE);
+    if (!e->q)
+        e->err = CL_INVALID_COMMAND_QUEUE;
+    for (cl_uint i = 0; i < e->nw; i++) {
+        mgrm_obj_t *o = mgrm_map_get(&s->map, ids[i], MGRM_K_EVENT);
+        e->w[i] = o ? o->h : NULL;
+        if (!o)
+            e->err = CL_INVALID_EVENT_WAIT_LIST;
+    }
+    if (e->ev == 0 || mgrm_map_get(&s->map, e->ev, MGRM_K_EVENT))
+        e->err = CL_INVALID_EVENT;
+}
+
+/* The command failed before it had an event: report on the client's event. */
+static int fail_event(mgrm_session_t *s, uint64_t ev, cl_int err)
+{
+    mgrm_buf_t b;
+    if (s->dry)
+        return MGRM_NOREPLY;
+    mgrm_log("session %u (%s): command for event %llu failed: %d", s->num, s->peer,
+             (unsigned long long)ev, err);
+    mgrm_buf_init(&b, MGRM_OP_EVENT_DONE, 0, 0);
+    mgrm_buf_u64(&b, ev);
+    mgrm_buf_i32(&b, err);
+    pthread_mutex_lock(&s->send_lock);
+    if (!s->dead)
+        mgrm_msg_send(s->t, s->cmd, &b);
+    pthread_mutex_unlock(&s->send_lock);
+    mgrm_buf_free(&b);
+    return MGRM_NOREPLY;
+}
+
+static int finish(mgrm_session_t *s, enq_head_t *e, cl_int err, cl_event ev)
+{
+    if (err != CL_SUCCESS)
+        return fail_event(s, e->ev, err);
+    err = mgrm_event_track(s, e->ev, ev);
+    return err ? fail_event(s, e->ev, err) : MGRM_NOREPLY;
+}
+
+static cl_mem mem_of(mgrm_session_t *s, uint64_t id, cl_int *err)
+{
+    mgrm_obj_t *o = mgrm_map_get(&s->map, id, MGRM_K_MEM);
+    if (!o && *err == CL_SUCCESS)
+        *err = CL_INVALID_MEM_OBJECT;
+    return o ? o->h : NULL;
+}
+
+int mgrm_op_ndrange(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+{
+    enq_head_t *e = malloc(sizeof *e);
+    size_t off[3], gws[3], lws[3];
+    int rc;
+    if (!e)
+        return CL_OUT_OF_HOST_MEMORY;
+    head_decode(s, c, e);
+    mgrm_obj_t *k = mgrm_map_get(&s->map, mgrm_cur_u64(c), MGRM_K_KERNEL);
+    uint32_t dim = mgrm_cur_u32(c);
+    for (int i = 0; i < 3; i++) {
+        off[i] = mgrm_cur_size(c, SIZE_MAX);
+        gws[i] = mgrm_cur_size(c, SIZE_MAX);
+        lws[i] = mgrm_cur_size(c, SIZE_MAX);
+    }
+    uint8_t has_lws = mgrm_cur_u8(c);
+    uint32_t nargs = mgrm_cur_u32(c);
+    cl_int err = e->err;
+    if (!k && !err)
+        err = CL_INVALID_KERNEL;
+    if ((dim < 1 || dim > 3) && !err)
+        err = CL_INVALID_WORK_DIMENSION;
+    for (uint32_t i = 0; i < nargs && !c->err; i++) {
+        cl_uint idx = mgrm_cur_u32(c);
+        uint8_t kind = mgrm_cur_u8(c);
+        size_t n = 0;
+        const void *v = NULL;
+        cl_mem m = NULL;
+        cl_int aerr = CL_SUCCESS;
+        switch (kind) {
+        case MGRM_ARG_VALUE:
+            v = mgrm_cur_bytes(c, &n);
+            break;
+        case MGRM_ARG_MEM: {
+            uint64_t id = mgrm_cur_u64(c);
+            if (id)
+                m = mem_of(s, id, &aerr);
+            v = &m;
+            n = sizeof m;
+            break;
+        }
+        case MGRM_ARG_LOCAL:
+            n = mgrm_cur_size(c, SIZE_MAX);
+            break;
+        default:
+            aerr = CL_INVALID_ARG_VALUE; /* samplers are not served */
+            c->err |= kind != MGRM_ARG_SAMPLER;
+        }
+        mgrm_kargs_t *ka = k ? k->aux : NULL;
+        if (ka && (idx >= ka->n || (ka->kind[idx] != 0xff && ka->kind[idx] != kind) ||
+                   (ka->kind[idx] == 0xff && kind == MGRM_ARG_VALUE && n == sizeof(cl_mem))))
+            aerr = CL_INVALID_ARG_VALUE; /* unknown kinds: no value may pose as a handle */
+        if (!aerr && !err && !s->dry && !c->err)
+            aerr = clSetKernelArg(k->h, idx, n, v);
+        if (aerr && !err)
+            err = aerr;
+    }
+    e->err = err;
+    if (mgrm_cur_done(c) || e->err || s->dry) {
+        rc = mgrm_cur_done(c) ? MGRM_BAD : e->err ? fail_event(s, e->ev, e->err) : MGRM_NOREPLY;
+        free(e);
+        return rc;
+    }
+    cl_event ev = NULL;
+    err = clEnqueueNDRangeKernel(e->q->h, k->h, dim, off, gws, has_lws ? lws : NULL, e->nw,
+                                 e->nw ? e->w : NULL, &ev);
+    rc = finish(s, e, err, ev);
+    free(e);
+    return rc;
+}
+
+static void job_push(mgrm_session_t *s, mgrm_job_t *j)
+{
+    pthread_mutex_lock(&s->lock);
+    j->next = NULL;
+    *s->jobs_tail = j;
+    s->jobs_tail = &j->next;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Common part of the four transfers.  A write that fails here still gets a
+ * job, which drains its data from the bulk lane. */
+static int transfer(mgrm_session_t *s, mgrm_cur_t *c, int type)
+{
+    enq_head_t *e = malloc(sizeof *e);
+    mgrm_job_t *j = calloc(1, sizeof *j);
+    cl_int err;
+    int rc = MGRM_NOREPLY, rect = type == JOB_WRITE_RECT || type == JOB_READ_RECT;
+    if (!e || !j) {
+        free(e);
+        free(j);
+        return CL_OUT_OF_HOST_MEMORY;
+    }
+    j->type = type;
+    j->xfer = mgrm_cur_u64(c);
+    j->size = mgrm_cur_size(c, SIZE_MAX);
+    head_decode(s, c, e);
+    err = e->err;
+    j->mem = mem_of(s, mgrm_cur_u64(c), &err);
+    if (rect) {
+        for (int i = 0; i < 3; i++)
+            j->bo[i] = mgrm_cur_size(c, SIZE_MAX);
+        for (int i = 0; i < 3; i++)
+            j->reg[i] = mgrm_cur_size(c, SIZE_MAX);
+        j->brp = mgrm_cur_size(c, SIZE_MAX);
+        j->bsp = mgrm_cur_size(c, SIZE_MAX);
+        if (!err && (j->reg[0] == 0 || j->reg[1] == 0 || j->reg[2] == 0 ||
+                     j->reg[0] > SIZE_MAX / j->reg[1] / j->reg[2] ||
+                     j->reg[0] * j->reg[1] * j->reg[2] != j->size || j->size > (1ull << 32)))
+            err = CL_INVALID_VALUE;
+    } else {
+        j->off = mgrm_cur_size(c, SIZE_MAX);
+    }
+    if (mgrm_cur_done(c)) {
+        free(e);
+        free(j);
+        return MGRM_BAD;
+    }
+    if (s->dry) {
+        free(e);
+        free(j);
+        return MGRM_NOREPLY;
+    }
+    cl_event m2 = NULL;
+    if (!err)
+        err = clGetCommandQueueInfo(e->q->h, CL_QUEUE_CONTEXT, sizeof j->ctx, &j->ctx, NULL);
+    if (!err)
+        err = clGetCommandQueueInfo(e->q->h, CL_QUEUE_DEVICE, sizeof j->dev, &j->dev, NULL);
+    if (!err)
+        j->gate = clCreateUserEvent(j->ctx, &err);
+    if (!err)
+        err = clEnqueueMarkerWithWaitList(e->q->h, 0, NULL, &j->m1);
+    if (!err)
+        err = clEnqueueBarrierWithWaitList(e->q->h, 1, &j->gate, &m2);
+    if (!err && e->nw && !(j->waits = malloc(e->nw * sizeof *j->waits)))
+        err = CL_OUT_OF_HOST_MEMORY;
+    if (!err) {
+        for (cl_uint i = 0; i < e->nw; i++)
+            clRetainEvent(j->waits[i] = e->w[i]);
+        j->nwaits = e->nw;
+        clRetainEvent(j->m2 = m2);
+        j->tq = e->q->aux;
+        clRetainCommandQueue(j->tq);
+        clRetainMemObject(j->mem);
+        rc = finish(s, e, CL_SUCCESS, m2);
+        job_push(s, j);
+    } else {
+        if (j->gate) {
+            clSetUserEventStatus(j->gate, err);
+            clReleaseEvent(j->gate);
+            j->gate = NULL;
+        }
+        if (j->m1)
+            clReleaseEvent(j->m1);
+        j->m1 = NULL;
+        j->mem = NULL;
+        rc = fail_event(s, e->ev, err);
+        j->err = err;
+        if (type == JOB_WRITE || type == JOB_WRITE_RECT)
+            job_push(s, j); /* drain */
+        else
+            free(j);
+    }
+    free(e);
+    return rc;
+}
+
+int mgrm_op_write(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+{
+    return transfer(s, c, JOB_WRITE);
+}
+
+int mgrm_op_read(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+{
+    return transfer(s, c, JOB_READ);
+}
+
+int mgrm_op_write_rect(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+{
+    return transfer(s, c, JOB_WRITE_RECT);
+}
+
+int mgrm_op_read_rect(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+{
+    return transfer(s, c, JOB_READ_RECT);
+}
+
+int mgrm_op_copy(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+{
+    enq_head_t *e = malloc(sizeof *e);
+    int rc;
+    if (!e)
+        return CL_OUT_OF_HOST_MEMORY;
+    head_decode(s, c, e);
+    cl_mem src = mem_of(s, mgrm_cur_u64(c), &e->err), dst = mem_of(s, mgrm_cur_u64(c), &e->err);
+    size_t so = mgrm_cur_size(c, SIZE_MAX), dof = mgrm_cur_size(c, SIZE_MAX);
+    size_t n = mgrm_cur_size(c, SIZE_MAX);
+    if (mgrm_cur_done(c) || e->err || s->dry) {
+        rc = mgrm_cur_done(c) ? MGRM_BAD : e->err ? fail_event(s, e->ev, e->err) : MGRM_NOREPLY;
+        free(e);
+        return rc;
+    }
+    cl_event ev = NULL;
+    cl_int err =
+        clEnqueueCopyBuffer(e->q->h, src, dst, so, dof, n, e->nw, e->nw ? e->w : NULL, &ev);
+    rc = finish(s, e, err, ev);
+    free(e);
+    return rc;
+}
+
+int mgrm_op_copy_rect(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+{
+    enq_head_t *e = malloc(sizeof *e);
+    size_t v[13];
+    int rc;
+    if (!e)
+        return CL_OUT_OF_HOST_MEMORY;
+    head_decode(s, c, e);
+    cl_mem src = mem_of(s, mgrm_cur_u64(c), &e->err), dst = mem_of(s, mgrm_cur_u64(c), &e->err);
+    for (int i = 0; i < 13; i++)
+        v[i] = mgrm_cur_size(c, SIZE_MAX);
+    if (mgrm_cur_done(c) || e->err || s->dry) {
+        rc = mgrm_cur_done(c) ? MGRM_BAD : e->err ? fail_event(s, e->ev, e->err) : MGRM_NOREPLY;
+        free(e);
+        return rc;
+    }
+    cl_event ev = NULL;
+    cl_int err = clEnqueueCopyBufferRect(e->q->h, src, dst, v, v + 3, v + 6, v[9], v[10], v[11],
+                                         v[12], e->nw, e->nw ? e->w : NULL, &ev);
+    rc = finish(s, e, err, ev);
+    free(e);
+    return rc;
+}
+
+int mgrm_op_fill(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+{
+    enq_head_t *e = malloc(sizeof *e);
+    size_t plen;
+    int rc;
+    if (!e)
+        return CL_OUT_OF_HOST_MEMORY;
+    head_decode(s, c, e);
+    cl_mem m = mem_of(s, mgrm_cur_u64(c), &e->err);
+    const void *pat = mgrm_cur_bytes(c, &plen);
+    size_t off = mgrm_cur_size(c, SIZE_MAX), n = mgrm_cur_size(c, SIZE_MAX);
+    if (mgrm_cur_done(c) || e->err || s->dry) {
+        rc = mgrm_cur_done(c) ? MGRM_BAD : e->err ? fail_event(s, e->ev, e->err) : MGRM_NOREPLY;
+        free(e);
+        return rc;
+    }
+    cl_event ev = NULL;
+    cl_int err =
+        clEnqueueFillBuffer(e->q->h, m, pat, plen, off, n, e->nw, e->nw ? e->w : NULL, &ev);
+    rc = finish(s, e, err, ev);
+    free(e);
+    return rc;
+}
+
+static int marker(mgrm_session_t *s, mgrm_cur_t *c, int barrier)
+{
+    enq_head_t *e = malloc(sizeof *e);
+    int rc;
+    if (!e)
+        return CL_OUT_OF_HOST_MEMORY;
+    head_decode(s, c, e);
+    if (mgrm_cur_done(c) || e->err || s->dry) {
+        rc = mgrm_cur_done(c) ? MGRM_BAD : e->err ? fail_event(s, e->ev, e->err) : MGRM_NOREPLY;
+        free(e);
+        return rc;
+    }
+    cl_event ev = NULL;
+    cl_int err = barrier ? clEnqueueBarrierWithWaitList(e->q->h, e->nw, e->nw ? e->w : NULL, &ev)
+                         : clEnqueueMarkerWithWaitList(e->q->h, e->nw, e->nw ? e->w : NULL, &ev);
+    rc = finish(s, e, err, ev);
+    free(e);
+    return rc;
+}
+
+int mgrm_op_marker(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+{
+    return marker(s, c, 0);
+}
+
+int mgrm_op_barrier(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+{
+    return marker(s, c, 1);
+}

@@ -1,0 +1,302 @@
+/*
+ * mpigpu-proxy --listen HOST:PORT --key-file FILE [--device SUBSTRING[:N]]...
+ *
+ * Serves local OpenCL devices to libmpigpu-vcl.so clients, one thread per
+ * connection, until SIGTERM or SIGINT.
+ */
+#include <signal.h>
+#include <sodium.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proxy.h"
+
+static mgrm_proxy_t px;
+static mgrm_listener_t *listener;
+static volatile sig_atomic_t stopping;
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t reg_cond = PTHREAD_COND_INITIALIZER;
+static unsigned nthreads, nsessions;
+
+/* Sessions waiting for, or holding, their bulk lane. */
+typedef struct reg {
+    struct reg *next;
+    mgrm_session_t *s;
+    uint8_t token[MGRM_TOKEN];
+} reg_t;
+static reg_t *regs;
+
+void mgrm_log(const char *fmt, ...)
+{
+    struct timeval tv;
+    struct tm tm;
+    char ts[32], line[1024];
+    va_list ap;
+    gettimeofday(&tv, NULL);
+    gmtime_r(&tv.tv_sec, &tm);
+    strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s.%03ldZ mpigpu-proxy: %s\n", ts, (long)(tv.tv_usec / 1000), line);
+}
+
+static void on_signal(int sig)
+{
+    stopping = 1;
+    if (listener)
+        px.t->listener_shutdown(listener);
+}
+
+static int add_devices(const char *spec)
+{
+    char sub[256];
+    long want = -1;
+    const char *colon = strrchr(spec, ':');
+    size_t sl = colon ? (size_t)(colon - spec) : strlen(spec);
+    if (sl >= sizeof sub)
+        return -1;
+    memcpy(sub, spec, sl);
+    sub[sl] = 0;
+    if (colon) {
+        char *end;
+        want = strtol(colon + 1, &end, 10);
+        if (!colon[1] || *end || want < 0)
+            return -1;
+    }
+    cl_platform_id plat[32];
+    cl_uint np = 0;
+    if (clGetPlatformIDs(32, plat, &np) != CL_SUCCESS)
+        np = 0;
+    for (cl_uint p = 0; p < np && p < 32; p++) {
+        char name[256] = "";
+        clGetPlatformInfo(plat[p], CL_PLATFORM_NAME, sizeof name, name, NULL);
+        if (sub[0] && !strstr(name, sub))
+            continue;
+        cl_device_id d[64];
+        cl_uint nd = 0;
+        if (clGetDeviceIDs(plat[p], CL_DEVICE_TYPE_ALL, 64, d, &nd) != CL_SUCCESS)
+            nd = 0;
+        if (nd > 64)
+            nd = 64;
+        for (cl_uint i = 0; i < nd; i++) {
+            if (want >= 0 && (long)i != want)
+                continue;
+            cl_device_id *nv = realloc(px.dev, (px.ndev + 1) * sizeof *nv);
+            if (!nv)
+                return -1;
+            px.dev = nv;
+            px.dev[px.ndev++] = d[i];
+        }
+        if (sub[0])
+            return want >= 0 && (cl_uint)want >= nd ? -1 : 0;
+    }
+    return sub[0] ? -1 : 0;
+}
+
+static void *conn_main(void *arg)
+{
+    mgrm_ep_t *ep = ((void **)arg)[0];
+    char *peer = ((void **)arg)[1];
+    uint8_t token[MGRM_TOKEN];
+    char err[256];
+    free(arg);
+    /* a peer that stalls the handshake is dropped after 10 s */
+    px.t->set_timeout(ep, 10000);
+    int lane = mgrm_auth_proxy(px.t, ep, &px.key, token, err, sizeof err);
+    if (lane < 0) {
+        mgrm_log("connection from %s refused: %s", peer, err);
+        px.t->close(ep);
+    } else if (lane == MGRM_LANE_BULK) {
+        uint8_t raw[MGRM_HDR_SIZE], tok[MGRM_TOKEN];
+        mgrm_hdr_t h;
+        mgrm_session_t *s = NULL;
+        if (!px.t->recv(ep, raw, sizeof raw) && !mgrm_hdr_parse(raw, &h, MGRM_TOKEN) &&
+            h.op == MGRM_OP_JOIN && h.length == MGRM_TOKEN && !px.t->recv(ep, tok, sizeof tok) &&
+            !px.t->set_timeout(ep, 0)) {
+            /* The command lane's thread registers its session just after
+             * AUTH_OK, so a quick client's bulk lane may arrive first. */
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_sec += 5;
+            int found = 0;
+            pthread_mutex_lock(&reg_lock);
+            do {
+                for (reg_t *r = regs; r && !found; r = r->next)
+                    if (!sodium_memcmp(r->token, tok, MGRM_TOKEN) && !r->s->bulk) {
+                        mgrm_session_t *cand = r->s;
+                        found = 1;
+                        pthread_mutex_lock(&cand->lock);
+                        if (!cand->bulk_quit) {
+                            cand->bulk = ep;
+                            s = cand;
+                            if (mgrm_bulk_start(cand))
+                                cand->t->shutdown(cand->cmd);
+                        }
+                        pthread_mutex_unlock(&cand->lock);
+                    }
+            } while (!found && !stopping &&
+                     pthread_cond_timedwait(&reg_cond, &reg_lock, &until) == 0);
+            pthread_mutex_unlock(&reg_lock);
+        }
+        if (!s) {
+            mgrm_log("bulk connection from %s refused: unknown session token", peer);
+            px.t->close(ep);
+        }
+    } else {
+        mgrm_session_t *s = malloc(sizeof *s);
+        reg_t *r = malloc(sizeof *r);
+        if (!s || !r) {
+            free(s);
+            free(r);
+            px.t->close(ep);
+        } else {
+            px.t->set_timeout(ep, 0);
+            mgrm_session_init(s, &px);
+            s->cmd = ep;
+            snprintf(s->peer, sizeof s->peer, "%s", peer);
+            r->s = s;
+            memcpy(r->token, token, MGRM_TOKEN);
+            pthread_mutex_lock(&reg_lock);
+            s->num = ++nsessions;
+            r->next = regs;
+            regs = r;
+            pthread_cond_broadcast(&reg_cond);
+            pthread_mutex_unlock(&reg_lock);
+            mgrm_log("session %u: client %s connected and authenticated", s->num, peer);
+            mgrm_session_run(s);
+            pthread_mutex_lock(&reg_lock);
+            for (reg_t **pp = &regs; *pp; pp = &(*pp)->next)
+                if (*pp == r) {
+                    *pp = r->next;
+                    break;
+                }
+            pthread_mutex_unlock(&reg_lock);
+            free(r);
+            mgrm_session_unref(s);
+        }
+    }
+    free(peer);
+    pthread_mutex_lock(&reg_lock);
+    nthreads--;
+    pthread_cond_broadcast(&reg_cond);
+    pthread_mutex_unlock(&reg_lock);
+    return NULL;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: mpigpu-proxy --listen HOST:PORT --key-file FILE "
+               "[--device SUBSTRING[:N]]...\n");
+}
+
+int main(int argc, char **argv)
+{
+    const char *listen_addr = NULL, *keyfile = NULL;
+    char err[512], bound[300];
+    int ndevargs = 0;
+    px.t = &mgrm_transport_tcp;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--listen") && i + 1 < argc) {
+            listen_addr = argv[++i];
+        } else if (!strcmp(argv[i], "--key-file") && i + 1 < argc) {
+            keyfile = argv[++i];
+        } else if (!strcmp(argv[i], "--device") && i + 1 < argc) {
+            ndevargs++;
+            if (add_devices(argv[++i])) {
+                fprintf(stderr, "mpigpu-proxy: --device %s: no such platform or device\n", argv[i]);
+                return 2;
+            }
+        } else {
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!listen_addr || !keyfile) {
+        usage(stderr);
+        return 2;
+    }
+    if (sodium_init() < 0) {
+        fprintf(stderr, "mpigpu-proxy: libsodium initialization failed\n");
+        return 1;
+    }
+    if (mgrm_key_load(keyfile, &px.key, err, sizeof err)) {
+        fprintf(stderr, "mpigpu-proxy: %s\n", err);
+        return 1;
+    }
+    if (!ndevargs && add_devices("")) {
+        fprintf(stderr, "mpigpu-proxy: cannot list OpenCL devices\n");
+        return 1;
+    }
+    if (!px.ndev) {
+        fprintf(stderr, "mpigpu-proxy: no OpenCL device to serve\n");
+        return 1;
+    }
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    if (px.t->listen(listen_addr, &listener, bound, sizeof bound, err, sizeof err)) {
+        fprintf(stderr, "mpigpu-proxy: %s\n", err);
+        return 1;
+    }
+    for (cl_uint d = 0; d < px.ndev; d++) {
+        char name[256] = "";
+        clGetDeviceInfo(px.dev[d], CL_DEVICE_NAME, sizeof name, name, NULL);
+        mgrm_log("serving device %u: %s", d, name);
+    }
+    fprintf(stderr, "mpigpu-proxy: listening on %s\n", bound);
+    fflush(stderr);
+    while (!stopping) {
+        mgrm_ep_t *ep;
+        char peer[96];
+        if (px.t->accept(listener, &ep, peer, sizeof peer))
+            continue;
+        void **arg = malloc(2 * sizeof *arg);
+        pthread_t th;
+        if (!arg || !(arg[1] = strdup(peer))) {
+            free(arg);
+            px.t->close(ep);
+            continue;
+        }
+        arg[0] = ep;
+        pthread_mutex_lock(&reg_lock);
+        nthreads++;
+        pthread_mutex_unlock(&reg_lock);
+        if (pthread_create(&th, NULL, conn_main, arg)) {
+            free(arg[1]);
+            free(arg);
+            px.t->close(ep);
+            pthread_mutex_lock(&reg_lock);
+            nthreads--;
+            pthread_mutex_unlock(&reg_lock);
+            continue;
+        }
+        pthread_detach(th);
+    }
+    mgrm_log("stopping: closing %u connection(s)", nthreads);
+    pthread_mutex_lock(&reg_lock);
+    for (reg_t *r = regs; r; r = r->next)
+        r->s->t->shutdown(r->s->cmd);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 20;
+    while (nthreads && pthread_cond_timedwait(&reg_cond, &reg_lock, &until) == 0)
+        for (reg_t *r = regs; r; r = r->next)
+            r->s->t->shutdown(r->s->cmd);
+    pthread_mutex_unlock(&reg_lock);
+    px.t->listener_close(listener);
+    free(px.dev);
+    sodium_memzero(&px.key, sizeof px.key);
+    mgrm_log("stopped");
+    return 0;
+}

@@ -1,0 +1,369 @@
+/* mpigpu-proxy command handlers for objects: devices, contexts, queues,
+ * buffers, programs, kernels, user events, info queries.  Each handler
+ * decodes its whole request and validates every ID (kind included) before it
+ * calls OpenCL; s->dry stops there (fuzzing). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "proxy.h"
+
+/* A request must be consumed exactly. */
+#define DECODED(c)                                                                                 \
+    do {                                                                                           \
+        if (mgrm_cur_done(c))                                                                      \
+            return MGRM_BAD;                                                                       \
+    } while (0)
+
+cl_device_id mgrm_dev(mgrm_session_t *s, uint64_t idx)
+{
+    if (!s->px || idx >= s->px->ndev)
+        return NULL;
+    return s->px->dev[idx];
+}
+
+mgrm_staging_t *mgrm_staging_get(mgrm_session_t *s, cl_context ctx, cl_device_id dev, int buffers)
+{
+    mgrm_staging_t *st;
+    cl_int err = CL_SUCCESS;
+    pthread_mutex_lock(&s->lock);
+    for (st = s->staging; st && st->ctx != ctx; st = st->next)
+        ;
+    if (!st && (st = calloc(1, sizeof *st))) {
+        st->ctx = ctx;
+        st->q = clCreateCommandQueue(ctx, dev, 0, &err);
+        if (err != CL_SUCCESS) {
+            free(st);
+            st = NULL;
+        } else {
+            st->next = s->staging;
+            s->staging = st;
+        }
+    }
+    for (int i = 0; st && buffers && i < MGRM_STAGING_SLOTS && err == CL_SUCCESS; i++) {
+        if (st->mem[i])
+            continue;
+        st->mem[i] =
+            clCreateBuffer(ctx, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, MGRM_CHUNK, NULL, &err);
+        if (err == CL_SUCCESS)
+            st->ptr[i] = clEnqueueMapBuffer(st->q, st->mem[i], CL_TRUE, CL_MAP_READ | CL_MAP_WRITE,
+                                            0, MGRM_CHUNK, 0, NULL, NULL, &err);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return err == CL_SUCCESS ? st : NULL;
+}
+
+void mgrm_staging_free(mgrm_session_t *s)
+{
+    while (s->staging) {
+        mgrm_staging_t *st = s->staging;
+        s->staging = st->next;
+        for (int i = 0; i < MGRM_STAGING_SLOTS; i++)
+            if (st->mem[i]) {
+                if (st->ptr[i])
+                    clEnqueueUnmapMemObject(st->q, st->mem[i], st->ptr[i], 0, NULL, NULL);
+                clFinish(st->q);
+                clReleaseMemObject(st->mem[i]);
+            }
+        clReleaseCommandQueue(st->q);
+        free(st);
+    }
+}
+
+/* Device parameters sent at connect: the core ranges (1.0-3.0) and the
+ * Khronos extension ranges, except those holding handles. */
+static const cl_uint dev_ranges[][2] = {{0x1000, 0x1100}, {0x1200, 0x1300}, {0x4000, 0x4200}};
+
+static int dev_param_ok(cl_uint p)
+{
+    return p != CL_DEVICE_PLATFORM && p != CL_DEVICE_PARENT_DEVICE &&
+           p != 0x4054 /* CL_DEVICE_PARENT_DEVICE_EXT */;
+}
+
+static int op_devices(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+{
+    DECODED(c);
+    if (s->dry)
+        return CL_SUCCESS;
+    mgrm_buf_u32(r, s->px->ndev);
+    for (cl_uint d = 0; d < s->px->ndev; d++) {
+        size_t at = r->len, n = 0;
+        mgrm_buf_u32(r, 0);
+        for (size_t k = 0; k < 3; k++)
+            for (cl_uint p = dev_ranges[k][0]; p < dev_ranges[k][1]; p++) {
+                size_t sz = 0;
+                if (!dev_param_ok(p) || clGetDeviceInfo(s->px->dev[d], p, 0, NULL, &sz) ||
+                    sz > 65536)
+                    continue;
+                void *v = malloc(sz ? sz : 1);
+                if (v && clGetDeviceInfo(s->px->dev[d], p, sz, v, NULL) == CL_SUCCESS) {
+                    mgrm_buf_u32(r, p);
+                    mgrm_buf_bytes(r, v, sz);
+                    n++;
+                }
+                free(v);
+            }
+        if (!r->err)
+            for (int i = 0; i < 4; i++)
+                r->p[at + i] = (uint8_t)(n >> (8 * i));
+    }
+    return CL_SUCCESS;
+}
+
+static int devs_decode(mgrm_session_t *s, mgrm_cur_t *c, cl_device_id *devs, cl_uint *n)
+{
+    uint64_t idx[MGRM_MAX_DEVS];
+    *n = mgrm_cur_ids(c, idx, MGRM_MAX_DEVS);
+    for (cl_uint i = 0; i < *n; i++)
+        if (!(devs[i] = mgrm_dev(s, idx[i])))
+            return CL_INVALID_DEVICE;
+    return CL_SUCCESS;
+}
+
+static int op_context_create(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+{
+    cl_device_id devs[MGRM_MAX_DEVS];
+    cl_uint n;
+    cl_int err;
+    uint64_t id = mgrm_cur_u64(c);
+    err = devs_decode(s, c, devs, &n);
+    DECODED(c);
+    if (err || n == 0)
+        return CL_INVALID_DEVICE;
+    if (s->dry)
+        return CL_SUCCESS;
+    cl_context ctx = clCreateContext(NULL, n, devs, NULL, NULL, &err);
+    if (err == CL_SUCCESS && mgrm_map_put(&s->map, id, MGRM_K_CONTEXT, ctx, NULL)) {
+        clReleaseContext(ctx);
+        err = CL_INVALID_VALUE;
+    }
+    return err;
+}
+
+static int op_queue_create(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+{
+    uint64_t id = mgrm_cur_u64(c), ctxid = mgrm_cur_u64(c), dev = mgrm_cur_u64(c);
+    cl_command_queue_properties props = mgrm_cur_u64(c);
+    cl_int err;
+    DECODED(c);
+    mgrm_obj_t *ctx = mgrm_map_get(&s->map, ctxid, MGRM_K_CONTEXT);
+    cl_device_id d = mgrm_dev(s, dev);
+    if (!ctx)
+        return CL_INVALID_CONTEXT;
+    if (!d)
+        return CL_INVALID_DEVICE;
+    if (s->dry)
+        return CL_SUCCESS;
+    cl_command_queue q = clCreateCommandQueue(ctx->h, d, props, &err), tq = NULL;
+    if (err == CL_SUCCESS)
+        tq = clCreateCommandQueue(ctx->h, d, 0, &err);
+    if (err == CL_SUCCESS && mgrm_map_put(&s->map, id, MGRM_K_QUEUE, q, tq))
+        err = CL_INVALID_VALUE;
+    if (err != CL_SUCCESS) {
+        if (q)
+            clReleaseCommandQueue(q);
+        if (tq)
+            clReleaseCommandQueue(tq);
+    }
+    return err;
+}
+
+#define MEM_FLAGS_OK                                                                               \
+    (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY | CL_MEM_ALLOC_HOST_PTR |            \
+     CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)
+
+static int op_buffer_create(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+{
+    uint64_t id = mgrm_cur_u64(c), ctxid = mgrm_cur_u64(c);
+    cl_mem_flags flags = mgrm_cur_u64(c);
+    size_t size = mgrm_cur_size(c, SIZE_MAX);
+    cl_int err;
+    DECODED(c);
+    mgrm_obj_t *ctx = mgrm_map_get(&s->map, ctxid, MGRM_K_CONTEXT);
+    if (!ctx)
+        return CL_INVALID_CONTEXT;
+    if (flags & ~(cl_mem_flags)MEM_FLAGS_OK)
+        return CL_INVALID_VALUE;
+    if (s->dry)
+        return CL_SUCCESS;
+    cl_mem m = clCreateBuffer(ctx->h, flags, size, NULL, &err);
+    if (err == CL_SUCCESS && mgrm_map_put(&s->map, id, MGRM_K_MEM, m, NULL)) {
+        clReleaseMemObject(m);
+        err = CL_INVALID_VALUE;
+    }
+    return err;
+}
+
+static int op_subbuffer_create(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+{
+    uint64_t id = mgrm_cur_u64(c), pid = mgrm_cur_u64(c);
+    cl_mem_flags flags = mgrm_cur_u64(c);
+    cl_buffer_region reg;
+    cl_int err;
+    reg.origin = mgrm_cur_size(c, SIZE_MAX);
+    reg.size = mgrm_cur_size(c, SIZE_MAX);
+    DECODED(c);
+    mgrm_obj_t *p = mgrm_map_get(&s->map, pid, MGRM_K_MEM);
+    if (!p)
+        return CL_INVALID_MEM_OBJECT;
+    if (flags & ~(cl_mem_flags)MEM_FLAGS_OK)
+        return CL_INVALID_VALUE;
+    if (s->dry)
+        return CL_SUCCESS;
+    cl_mem m = clCreateSubBuffer(p->h, flags, CL_BUFFER_CREATE_TYPE_REGION, &reg, &err);
+    if (err == CL_SUCCESS && mgrm_map_put(&s->map, id, MGRM_K_MEM, m, NULL)) {
+        clReleaseMemObject(m);
+        err = CL_INVALID_VALUE;
+    }
+    return err;
+}
+
+static int op_buffer_init(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+{
+    uint64_t id = mgrm_cur_u64(c);
+    size_t off = mgrm_cur_size(c, SIZE_MAX), n;
+    const void *data = mgrm_cur_bytes(c, &n);
+    cl_context ctx;
+    cl_device_id dev;
+    DECODED(c);
+    mgrm_obj_t *m = mgrm_map_get(&s->map, id, MGRM_K_MEM);
+    if (!m)
+        return CL_INVALID_MEM_OBJECT;
+    if (s->dry)
+        return CL_SUCCESS;
+    if (clGetMemObjectInfo(m->h, CL_MEM_CONTEXT, sizeof ctx, &ctx, NULL) ||
+        clGetContextInfo(ctx, CL_CONTEXT_DEVICES, sizeof dev, &dev, NULL))
+        return CL_INVALID_MEM_OBJECT;
+    mgrm_staging_t *st = mgrm_staging_get(s, ctx, dev, 0);
+    if (!st)
+        return CL_OUT_OF_RESOURCES;
+    return clEnqueueWriteBuffer(st->q, m->h, CL_TRUE, off, n, data, 0, NULL, NULL);
+}
+
+static int op_release(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+{
+    uint32_t kind = mgrm_cur_u32(c);
+    uint64_t id = mgrm_cur_u64(c);
+    DECODED(c);
+    mgrm_obj_t *o = kind < MGRM_K_DEVICE ? mgrm_map_get(&s->map, id, (int)kind) : NULL;
+    if (!o && kind == MGRM_K_EVENT)
+        return MGRM_NOREPLY; /* the event of a command that failed before it was enqueued */
+    if (!o)
+        return CL_INVALID_VALUE;
+    if (s->dry)
+        return MGRM_NOREPLY;
+    mgrm_obj_release(o);
+    mgrm_map_del(&s->map, o);
+    return MGRM_NOREPLY;
+}
+
+static int op_user_event_create(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+{
+    uint64_t id = mgrm_cur_u64(c), ctxid = mgrm_cur_u64(c);
+    cl_int err;
+    DECODED(c);
+    mgrm_obj_t *ctx = mgrm_map_get(&s->map, ctxid, MGRM_K_CONTEXT);
+    if (!ctx)
+        return CL_INVALID_CONTEXT;
+    if (s->dry)
+        return MGRM_NOREPLY;
+    cl_event e = clCreateUserEvent(ctx->h, &err);
+    if (err == CL_SUCCESS && mgrm_map_put(&s->map, id, MGRM_K_EVENT, e, NULL)) {
+        clReleaseEvent(e);
+        err = CL_INVALID_EVENT;
+    }
+    return err == CL_SUCCESS ? MGRM_NOREPLY : err;
+}
+
+static int op_user_event_set(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+{
+    uint64_t id = mgrm_cur_u64(c);
+    cl_int st = mgrm_cur_i32(c);
+    DECODED(c);
+    mgrm_obj_t *e = mgrm_map_get(&s->map, id, MGRM_K_EVENT);
+    if (!e)
+        return CL_INVALID_EVENT;
+    if (s->dry)
+        return MGRM_NOREPLY;
+    cl_int err = clSetUserEventStatus(e->h, st);
+    return err == CL_SUCCESS ? MGRM_NOREPLY : err;
+}
+
+static int op_flush(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+{
+    uint64_t id = mgrm_cur_u64(c);
+    DECODED(c);
+    mgrm_obj_t *q = mgrm_map_get(&s->map, id, MGRM_K_QUEUE);
+    if (!q)
+        return CL_INVALID_COMMAND_QUEUE;
+    if (!s->dry)
+        clFlush(q->h);
+    return MGRM_NOREPLY;
+}
+
+static int op_ping(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+{
+    DECODED(c);
+    return CL_SUCCESS;
+}
+
+int mgrm_op_info(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
+int mgrm_op_program_source(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
+int mgrm_op_program_binary(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
+int mgrm_op_program_build(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
+int mgrm_op_program_compile(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
+int mgrm_op_program_link(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
+int mgrm_op_kernel_create(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
+int mgrm_op_ndrange(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
+int mgrm_op_write(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
+int mgrm_op_read(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
+int mgrm_op_write_rect(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
+int mgrm_op_read_rect(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
+int mgrm_op_copy(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
+int mgrm_op_copy_rect(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
+int mgrm_op_fill(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
+int mgrm_op_marker(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
+int mgrm_op_barrier(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
+
+static const struct {
+    mgrm_handler_t fn;
+    int sync;
+} ops[MGRM_OP_CMD_MAX] = {
+    [MGRM_OP_DEVICES] = {op_devices, 1},
+    [MGRM_OP_CONTEXT_CREATE] = {op_context_create, 1},
+    [MGRM_OP_QUEUE_CREATE] = {op_queue_create, 1},
+    [MGRM_OP_BUFFER_CREATE] = {op_buffer_create, 1},
+    [MGRM_OP_SUBBUFFER_CREATE] = {op_subbuffer_create, 1},
+    [MGRM_OP_BUFFER_INIT] = {op_buffer_init, 1},
+    [MGRM_OP_RELEASE] = {op_release, 0},
+    [MGRM_OP_GET_INFO] = {mgrm_op_info, 1},
+    [MGRM_OP_PROGRAM_SOURCE] = {mgrm_op_program_source, 1},
+    [MGRM_OP_PROGRAM_BINARY] = {mgrm_op_program_binary, 1},
+    [MGRM_OP_PROGRAM_BUILD] = {mgrm_op_program_build, 1},
+    [MGRM_OP_PROGRAM_COMPILE] = {mgrm_op_program_compile, 1},
+    [MGRM_OP_PROGRAM_LINK] = {mgrm_op_program_link, 1},
+    [MGRM_OP_KERNEL_CREATE] = {mgrm_op_kernel_create, 1},
+    [MGRM_OP_ENQ_NDRANGE] = {mgrm_op_ndrange, 0},
+    [MGRM_OP_ENQ_WRITE] = {mgrm_op_write, 0},
+    [MGRM_OP_ENQ_READ] = {mgrm_op_read, 0},
+    [MGRM_OP_ENQ_COPY] = {mgrm_op_copy, 0},
+    [MGRM_OP_ENQ_COPY_RECT] = {mgrm_op_copy_rect, 0},
+    [MGRM_OP_ENQ_WRITE_RECT] = {mgrm_op_write_rect, 0},
+    [MGRM_OP_ENQ_READ_RECT] = {mgrm_op_read_rect, 0},
+    [MGRM_OP_ENQ_FILL] = {mgrm_op_fill, 0},
+    [MGRM_OP_ENQ_MARKER] = {mgrm_op_marker, 0},
+    [MGRM_OP_ENQ_BARRIER] = {mgrm_op_barrier, 0},
+    [MGRM_OP_USER_EVENT_CREATE] = {op_user_event_create, 0},
+    [MGRM_OP_USER_EVENT_SET] = {op_user_event_set, 0},
+    [MGRM_OP_FLUSH] = {op_flush, 0},
+    [MGRM_OP_PING] = {op_ping, 1},
+};
+
+mgrm_handler_t mgrm_handler(int op)
+{
+    return op > 0 && op < MGRM_OP_CMD_MAX ? ops[op].fn : NULL;
+}
+
+int mgrm_op_sync(int op)
+{
+    return op > 0 && op < MGRM_OP_CMD_MAX && ops[op].sync;
+}

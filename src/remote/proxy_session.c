@@ -1,0 +1,226 @@
+/* One client session of mpigpu-proxy: the command loop, replies, event
+ * completion reports, and the teardown that frees everything of the client. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proxy.h"
+
+void mgrm_session_init(mgrm_session_t *s, mgrm_proxy_t *px)
+{
+    memset(s, 0, sizeof *s);
+    s->px = px;
+    s->t = px ? px->t : NULL;
+    pthread_mutex_init(&s->send_lock, NULL);
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->cond, NULL);
+    s->refs = 1;
+    s->jobs_tail = &s->jobs;
+}
+
+static void session_free(mgrm_session_t *s)
+{
+    if (s->cmd)
+        s->t->close(s->cmd);
+    if (s->bulk)
+        s->t->close(s->bulk);
+    pthread_mutex_destroy(&s->send_lock);
+    pthread_mutex_destroy(&s->lock);
+    pthread_cond_destroy(&s->cond);
+    free(s);
+}
+
+void mgrm_session_unref(mgrm_session_t *s)
+{
+    pthread_mutex_lock(&s->lock);
+    int last = --s->refs == 0;
+    pthread_mutex_unlock(&s->lock);
+    if (last)
+        session_free(s);
+}
+
+static int send_locked(mgrm_session_t *s, mgrm_buf_t *b)
+{
+    int rc = 0;
+    if (s->dry)
+        return 0;
+    pthread_mutex_lock(&s->send_lock);
+    if (!s->dead)
+        rc = mgrm_msg_send(s->t, s->cmd, b);
+    pthread_mutex_unlock(&s->send_lock);
+    return rc;
+}
+
+int mgrm_reply(mgrm_session_t *s, uint32_t seq, cl_int rc, const mgrm_buf_t *extra)
+{
+    mgrm_buf_t b;
+    int r;
+    mgrm_buf_init(&b, MGRM_OP_REPLY, 0, seq);
+    mgrm_buf_i32(&b, rc);
+    if (extra)
+        mgrm_buf_raw(&b, extra->p + MGRM_HDR_SIZE, extra->len - MGRM_HDR_SIZE);
+    r = send_locked(s, &b);
+    mgrm_buf_free(&b);
+    return r;
+}
+
+int mgrm_send_error(mgrm_session_t *s, uint32_t seq, cl_int rc, const char *why)
+{
+    mgrm_buf_t b;
+    int r;
+    mgrm_log("session %u (%s): error: %s (seq %u)", s->num, s->peer, why, seq);
+    mgrm_buf_init(&b, MGRM_OP_ERROR, 0, seq);
+    mgrm_buf_i32(&b, rc);
+    mgrm_buf_str(&b, why);
+    r = send_locked(s, &b);
+    mgrm_buf_free(&b);
+    return r;
+}
+
+typedef struct ev_cb {
+    mgrm_session_t *s;
+    uint64_t id;
+} ev_cb_t;
+
+static void CL_CALLBACK event_done(cl_event e, cl_int status, void *arg)
+{
+    ev_cb_t *cb = arg;
+    mgrm_buf_t b;
+    mgrm_buf_init(&b, MGRM_OP_EVENT_DONE, 0, 0);
+    mgrm_buf_u64(&b, cb->id);
+    mgrm_buf_i32(&b, status);
+    send_locked(cb->s, &b);
+    mgrm_buf_free(&b);
+    mgrm_session_unref(cb->s);
+    free(cb);
+}
+
+int mgrm_event_track(mgrm_session_t *s, uint64_t id, cl_event e)
+{
+    ev_cb_t *cb = malloc(sizeof *cb);
+    if (!cb || mgrm_map_put(&s->map, id, MGRM_K_EVENT, e, NULL)) {
+        free(cb);
+        clReleaseEvent(e);
+        return CL_INVALID_EVENT;
+    }
+    cb->s = s;
+    cb->id = id;
+    pthread_mutex_lock(&s->lock);
+    s->refs++;
+    pthread_mutex_unlock(&s->lock);
+    if (clSetEventCallback(e, CL_COMPLETE, event_done, cb) != CL_SUCCESS) {
+        mgrm_session_unref(s);
+        free(cb);
+        return CL_OUT_OF_RESOURCES;
+    }
+    return CL_SUCCESS;
+}
+
+void mgrm_obj_release(mgrm_obj_t *o)
+{
+    switch (o->kind) {
+    case MGRM_K_CONTEXT:
+        clReleaseContext(o->h);
+        break;
+    case MGRM_K_QUEUE:
+        clFinish(o->h);
+        if (o->aux) {
+            clFinish(o->aux);
+            clReleaseCommandQueue(o->aux);
+        }
+        clReleaseCommandQueue(o->h);
+        break;
+    case MGRM_K_MEM:
+        clReleaseMemObject(o->h);
+        break;
+    case MGRM_K_PROGRAM:
+        clReleaseProgram(o->h);
+        break;
+    case MGRM_K_KERNEL:
+        clReleaseKernel(o->h);
+        free(o->aux);
+        break;
+    case MGRM_K_EVENT:
+        clReleaseEvent(o->h);
+        break;
+    }
+}
+
+int mgrm_session_dispatch(mgrm_session_t *s, const mgrm_hdr_t *h, const uint8_t *payload)
+{
+    mgrm_cur_t c;
+    mgrm_buf_t extra;
+    mgrm_handler_t fn = mgrm_handler(h->op);
+    int rc;
+    if (!fn) {
+        char why[64];
+        snprintf(why, sizeof why, "unknown op %u", h->op);
+        mgrm_send_error(s, h->seq, CL_INVALID_OPERATION, why);
+        return 0;
+    }
+    mgrm_cur_init(&c, payload, h->length);
+    mgrm_buf_init(&extra, MGRM_OP_REPLY, 0, h->seq);
+    rc = fn(s, &c, &extra);
+    if (rc == MGRM_BAD || c.err) {
+        char why[80];
+        snprintf(why, sizeof why, "malformed request (op %u, %u bytes)", h->op, h->length);
+        mgrm_send_error(s, h->seq, CL_INVALID_VALUE, why);
+    } else if (mgrm_op_sync(h->op)) {
+        if (extra.err)
+            rc = CL_OUT_OF_HOST_MEMORY;
+        mgrm_reply(s, h->seq, rc, rc == CL_SUCCESS ? &extra : NULL);
+    } else if (rc < 0) {
+        /* an asynchronous command that had no event to carry its error */
+        char why[64];
+        snprintf(why, sizeof why, "op %u failed with %d", h->op, rc);
+        mgrm_send_error(s, h->seq, rc, why);
+    }
+    mgrm_buf_free(&extra);
+    return 0;
+}
+
+/* Fails every user event, so that nothing queued waits forever, then frees
+ * all objects of the session. */
+static void session_teardown(mgrm_session_t *s)
+{
+    mgrm_map_t *m = &s->map;
+    for (size_t i = 0; i < m->cap; i++) {
+        mgrm_obj_t *o = &m->slot[i];
+        if (o->id && o->id != UINT64_MAX && o->kind == MGRM_K_EVENT) {
+            cl_command_type ct = 0;
+            clGetEventInfo(o->h, CL_EVENT_COMMAND_TYPE, sizeof ct, &ct, NULL);
+            if (ct == CL_COMMAND_USER)
+                clSetUserEventStatus(o->h, CL_DEVICE_NOT_AVAILABLE);
+        }
+    }
+    mgrm_bulk_stop(s);
+    mgrm_staging_free(s);
+    mgrm_map_free(m);
+}
+
+void mgrm_session_run(mgrm_session_t *s)
+{
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    mgrm_hdr_t h;
+    int r;
+    const char *why = "client disconnected";
+    while ((r = mgrm_msg_recv(s->t, s->cmd, &h, &buf, &cap, MGRM_MSG_MAX)) == 0)
+        if (mgrm_session_dispatch(s, &h, buf))
+            break;
+    if (r == -2) {
+        why = "bad message header (magic or oversized length): closing session";
+        mgrm_send_error(s, h.seq, CL_INVALID_VALUE, why);
+    }
+    free(buf);
+    pthread_mutex_lock(&s->send_lock);
+    s->dead = 1;
+    pthread_mutex_unlock(&s->send_lock);
+    s->t->shutdown(s->cmd);
+    pthread_mutex_lock(&s->lock);
+    if (s->bulk)
+        s->t->shutdown(s->bulk);
+    pthread_mutex_unlock(&s->lock);
+    session_teardown(s);
+    mgrm_log("session %u (%s): %s; all its objects released", s->num, s->peer, why);
+}

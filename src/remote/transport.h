@@ -1,0 +1,69 @@
+/*
+ * Byte-stream transports of the remote path.  A transport is a table of
+ * function pointers with named fields (as libfabric's hmem_ops), so that an
+ * RDMA one (UCX) can sit beside TCP later.  An endpoint is owned by whoever
+ * connected or accepted it and is freed by close.
+ */
+#ifndef MGRM_TRANSPORT_H
+#define MGRM_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wire.h"
+
+typedef struct mgrm_ep mgrm_ep_t; /* a connected endpoint */
+typedef struct mgrm_listener mgrm_listener_t;
+
+typedef struct mgrm_transport {
+    const char *name;
+    /* "HOST:PORT"; 0 or -1 with a message in err */
+    int (*connect)(const char *addr, mgrm_ep_t **ep, char *err, size_t errlen);
+    /* PORT 0 picks a free port; bound gets "HOST:PORT" with the real port */
+    int (*listen)(const char *addr, mgrm_listener_t **l, char *bound, size_t boundlen, char *err,
+                  size_t errlen);
+    /* blocks; peer gets the remote address as text */
+    int (*accept)(mgrm_listener_t *l, mgrm_ep_t **ep, char *peer, size_t peerlen);
+    /* all n bytes or -1 */
+    int (*send)(mgrm_ep_t *ep, const void *p, size_t n);
+    /* exactly n bytes or -1 (EOF, error, keepalive timeout) */
+    int (*recv)(mgrm_ep_t *ep, void *p, size_t n);
+    /* send and receive time limit in ms (0: none); a call past it fails */
+    int (*set_timeout)(mgrm_ep_t *ep, int ms);
+    /* wakes any thread blocked in send/recv/accept; the endpoint stays valid */
+    void (*shutdown)(mgrm_ep_t *ep);
+    void (*close)(mgrm_ep_t *ep);
+    void (*listener_shutdown)(mgrm_listener_t *l);
+    void (*listener_close)(mgrm_listener_t *l);
+} mgrm_transport_t;
+
+extern const mgrm_transport_t mgrm_transport_tcp;
+
+/* A message on an endpoint: header and payload.  Receives into a growing
+ * buffer owned by the caller (*buf, *cap); returns 0, or -1 on transport
+ * error, or -2 on a bad header (h holds what was read). */
+int mgrm_msg_recv(const mgrm_transport_t *t, mgrm_ep_t *ep, mgrm_hdr_t *h, uint8_t **buf,
+                  size_t *cap, uint32_t max);
+/* Sends a finished mgrm_buf_t (mgrm_buf_finish done by this call). */
+int mgrm_msg_send(const mgrm_transport_t *t, mgrm_ep_t *ep, mgrm_buf_t *b);
+
+/* Shared-key authentication (auth.c).  The key is the contents of a file
+ * readable by its owner only, trailing newline stripped, >= 16 bytes. */
+#define MGRM_KEY_MAX 1024
+typedef struct mgrm_key {
+    unsigned char k[MGRM_KEY_MAX];
+    size_t len;
+} mgrm_key_t;
+int mgrm_key_load(const char *path, mgrm_key_t *key, char *err, size_t errlen);
+/* Client side of the handshake on a fresh endpoint; lane = MGRM_LANE_*.
+ * For the command lane token receives the session token; for the bulk lane
+ * token is sent to join that session. */
+int mgrm_auth_client(const mgrm_transport_t *t, mgrm_ep_t *ep, const mgrm_key_t *key, int lane,
+                     uint8_t token[MGRM_TOKEN], char *err, size_t errlen);
+/* Proxy side; returns the lane the client asked for (> 0) or -1 with err.
+ * token gets the fresh random token sent to the client in AUTH_OK (the
+ * session token when the lane is the command lane). */
+int mgrm_auth_proxy(const mgrm_transport_t *t, mgrm_ep_t *ep, const mgrm_key_t *key,
+                    uint8_t token[MGRM_TOKEN], char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,271 @@
+/* TCP transport: TCP_NODELAY, keepalive with a short timeout so that a dead
+ * peer turns into an error within seconds instead of a hang. */
+#define _GNU_SOURCE
+#include "transport.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+struct mgrm_ep {
+    int fd;
+};
+
+struct mgrm_listener {
+    int fd;
+};
+
+static int split_addr(const char *addr, char *host, size_t hostlen, char *port, size_t portlen)
+{
+    const char *colon = strrchr(addr, ':');
+    if (!colon || colon == addr || !colon[1])
+        return -1;
+    size_t hl = (size_t)(colon - addr);
+    if (addr[0] == '[' && hl >= 2 && addr[hl - 1] == ']') {
+        addr++;
+        hl -= 2;
+    }
+    if (hl >= hostlen || strlen(colon + 1) >= portlen)
+        return -1;
+    memcpy(host, addr, hl);
+    host[hl] = 0;
+    strcpy(port, colon + 1);
+    return 0;
+}
+
+static void tune(int fd)
+{
+    int one = 1, idle = 2, intvl = 1, cnt = 3;
+    unsigned int user_timeout = 10000; /* ms of unacknowledged data */
+    int bufsz = 4 << 20;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
+    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof user_timeout);
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufsz, sizeof bufsz);
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof bufsz);
+}
+
+static mgrm_ep_t *ep_new(int fd)
+{
+    mgrm_ep_t *ep = malloc(sizeof *ep);
+    if (!ep) {
+        close(fd);
+        return NULL;
+    }
+    ep->fd = fd;
+    tune(fd);
+    return ep;
+}
+
+static int tcp_connect(const char *addr, mgrm_ep_t **out, char *err, size_t errlen)
+{
+    char host[256], port[32];
+    struct addrinfo hints = {0}, *res = NULL, *ai;
+    int fd = -1, rc;
+    if (split_addr(addr, host, sizeof host, port, sizeof port)) {
+        snprintf(err, errlen, "bad address \"%s\" (expected HOST:PORT)", addr);
+        return -1;
+    }
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    if ((rc = getaddrinfo(host, port, &hints, &res))) {
+        snprintf(err, errlen, "%s: %s", addr, gai_strerror(rc));
+        return -1;
+    }
+    for (ai = res; ai; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+        if (fd < 0)
+            continue;
+        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+            break;
+        rc = errno;
+        close(fd);
+        fd = -1;
+        errno = rc;
+    }
+    freeaddrinfo(res);
+    if (fd < 0) {
+        snprintf(err, errlen, "connect to %s: %s", addr, strerror(errno));
+        return -1;
+    }
+    if (!(*out = ep_new(fd))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static int tcp_listen(const char *addr, mgrm_listener_t **out, char *bound, size_t boundlen,
+                      char *err, size_t errlen)
+{
+    char host[256], port[32];
+    struct addrinfo hints = {0}, *res = NULL;
+    int fd, rc, one = 1;
+    if (split_addr(addr, host, sizeof host, port, sizeof port)) {
+        snprintf(err, errlen, "bad address \"%s\" (expected HOST:PORT)", addr);
+        return -1;
+    }
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE;
+    if ((rc = getaddrinfo(host, port, &hints, &res))) {
+        snprintf(err, errlen, "%s: %s", addr, gai_strerror(rc));
+        return -1;
+    }
+    fd = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC, res->ai_protocol);
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
+        bind(fd, res->ai_addr, res->ai_addrlen) || listen(fd, 64)) {
+        snprintf(err, errlen, "listen on %s: %s", addr, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        freeaddrinfo(res);
+        return -1;
+    }
+    freeaddrinfo(res);
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    char sport[32] = "?";
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+        getnameinfo((struct sockaddr *)&ss, sl, NULL, 0, sport, sizeof sport, NI_NUMERICSERV);
+    snprintf(bound, boundlen, "%s:%s", host, sport);
+    *out = malloc(sizeof **out);
+    if (!*out) {
+        close(fd);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    (*out)->fd = fd;
+    return 0;
+}
+
+static int tcp_accept(mgrm_listener_t *l, mgrm_ep_t **out, char *peer, size_t peerlen)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    int fd;
+    do
+        fd = accept4(l->fd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
+    while (fd < 0 && (errno == EINTR || errno == ECONNABORTED));
+    if (fd < 0)
+        return -1;
+    char h[128] = "?", p[32] = "?";
+    getnameinfo((struct sockaddr *)&ss, sl, h, sizeof h, p, sizeof p,
+                NI_NUMERICHOST | NI_NUMERICSERV);
+    snprintf(peer, peerlen, "%s:%s", h, p);
+    *out = ep_new(fd);
+    return *out ? 0 : -1;
+}
+
+static int tcp_send(mgrm_ep_t *ep, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n) {
+        ssize_t r = send(ep->fd, c, n, MSG_NOSIGNAL);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        c += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+static int tcp_recv(mgrm_ep_t *ep, void *p, size_t n)
+{
+    char *c = p;
+    while (n) {
+        ssize_t r = recv(ep->fd, c, n, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        c += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+static int tcp_set_timeout(mgrm_ep_t *ep, int ms)
+{
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    return setsockopt(ep->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) ||
+                   setsockopt(ep->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv)
+               ? -1
+               : 0;
+}
+
+static void tcp_shutdown(mgrm_ep_t *ep)
+{
+    shutdown(ep->fd, SHUT_RDWR);
+}
+
+static void tcp_close(mgrm_ep_t *ep)
+{
+    if (ep) {
+        close(ep->fd);
+        free(ep);
+    }
+}
+
+static void tcp_listener_shutdown(mgrm_listener_t *l)
+{
+    shutdown(l->fd, SHUT_RDWR);
+}
+
+static void tcp_listener_close(mgrm_listener_t *l)
+{
+    if (l) {
+        close(l->fd);
+        free(l);
+    }
+}
+
+const mgrm_transport_t mgrm_transport_tcp = {
+    .name = "tcp",
+    .connect = tcp_connect,
+    .listen = tcp_listen,
+    .accept = tcp_accept,
+    .send = tcp_send,
+    .recv = tcp_recv,
+    .set_timeout = tcp_set_timeout,
+    .shutdown = tcp_shutdown,
+    .close = tcp_close,
+    .listener_shutdown = tcp_listener_shutdown,
+    .listener_close = tcp_listener_close,
+};
+
+int mgrm_msg_recv(const mgrm_transport_t *t, mgrm_ep_t *ep, mgrm_hdr_t *h, uint8_t **buf,
+                  size_t *cap, uint32_t max)
+{
+    uint8_t raw[MGRM_HDR_SIZE];
+    if (t->recv(ep, raw, sizeof raw))
+        return -1;
+    if (mgrm_hdr_parse(raw, h, max))
+        return -2;
+    if (h->length > *cap || !*buf) {
+        size_t c = h->length < 4096 ? 4096 : h->length;
+        uint8_t *p = realloc(*buf, c);
+        if (!p)
+            return -1;
+        *buf = p;
+        *cap = c;
+    }
+    return h->length && t->recv(ep, *buf, h->length) ? -1 : 0;
+}
+
+int mgrm_msg_send(const mgrm_transport_t *t, mgrm_ep_t *ep, mgrm_buf_t *b)
+{
+    if (mgrm_buf_finish(b))
+        return -1;
+    return t->send(ep, b->p, b->len);
+}

@@ -1,0 +1,215 @@
+/*
+ * libmpigpu-vcl.so internals: the virtual OpenCL platform "mpigpu virtual".
+ *
+ * Every OpenCL object is a plain struct whose first member is the ICD
+ * dispatch pointer.  Objects are reference counted on the client; the proxy
+ * holds one reference per wire ID, dropped by a RELEASE message when the
+ * client object is freed.  One connection (mgrm_conn_t) per proxy carries a
+ * command lane (read by a receiver thread: replies and event completions)
+ * and a bulk lane (read by a second thread: read data).
+ */
+#ifndef MGRM_VCL_H
+#define MGRM_VCL_H
+
+#define CL_TARGET_OPENCL_VERSION 120
+#define CL_USE_DEPRECATED_OPENCL_1_1_APIS
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#define CL_USE_DEPRECATED_OPENCL_1_0_APIS
+#include <CL/cl.h>
+#include <CL/cl_ext.h>
+#include <CL/cl_icd.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "transport.h"
+
+#define VCL_EXPORT __attribute__((visibility("default")))
+
+extern struct _cl_icd_dispatch mgrm_vcl_dispatch;
+
+typedef struct mgrm_conn mgrm_conn_t;
+
+typedef struct dev_param {
+    cl_uint param;
+    size_t size;
+    void *value;
+} dev_param_t;
+
+struct _cl_platform_id {
+    struct _cl_icd_dispatch *dispatch;
+};
+
+struct _cl_device_id {
+    struct _cl_icd_dispatch *dispatch;
+    mgrm_conn_t *conn;
+    uint32_t idx; /* index among the proxy's served devices */
+    cl_device_type type;
+    size_t nparams;
+    dev_param_t *params;
+};
+
+struct _cl_context {
+    struct _cl_icd_dispatch *dispatch;
+    atomic_int refs;
+    uint64_t id;
+    mgrm_conn_t *conn;
+    cl_uint ndev;
+    cl_device_id *devs;
+    cl_context_properties props[3];
+    size_t nprops;
+};
+
+struct _cl_command_queue {
+    struct _cl_icd_dispatch *dispatch;
+    atomic_int refs;
+    uint64_t id;
+    cl_context ctx;
+    cl_device_id dev;
+    cl_command_queue_properties props;
+    int pending; /* commands not complete yet; under the connection lock */
+    int failed;  /* a command failed since the last clFinish */
+};
+
+typedef struct mem_cb {
+    struct mem_cb *next;
+    void(CL_CALLBACK *fn)(cl_mem, void *);
+    void *data;
+} mem_cb_t;
+
+struct _cl_mem {
+    struct _cl_icd_dispatch *dispatch;
+    atomic_int refs;
+    uint64_t id;
+    cl_context ctx;
+    cl_mem_flags flags;
+    size_t size, origin;
+    void *host_ptr;
+    cl_mem parent;
+    atomic_int maps;
+    mem_cb_t *cbs;
+};
+
+struct _cl_program {
+    struct _cl_icd_dispatch *dispatch;
+    atomic_int refs;
+    uint64_t id;
+    cl_context ctx;
+    char *source;
+    int arg_info; /* built with -cl-kernel-arg-info, or not from source */
+};
+
+typedef struct karg {
+    uint8_t kind; /* enum mgrm_argkind, 0xff unknown */
+    uint8_t set, dirty;
+    size_t want; /* the value's size from its type name, 0 unknown */
+    size_t size;
+    unsigned char *val; /* value bytes, or the u64 wire ID of a buffer */
+} karg_t;
+
+struct _cl_kernel {
+    struct _cl_icd_dispatch *dispatch;
+    atomic_int refs;
+    uint64_t id;
+    cl_program prog;
+    char *name;
+    cl_uint nargs;
+    karg_t *args;
+};
+
+typedef struct ev_cb {
+    struct ev_cb *next;
+    void(CL_CALLBACK *fn)(cl_event, cl_int, void *);
+    void *data;
+    cl_int when;
+} ev_cb_t;
+
+struct _cl_event {
+    struct _cl_icd_dispatch *dispatch;
+    atomic_int refs;
+    uint64_t id;
+    mgrm_conn_t *conn;
+    cl_context ctx;
+    cl_command_queue q; /* NULL for user events */
+    cl_command_type type;
+    cl_int status; /* under the connection lock */
+    int data;      /* a read: completes when its data has arrived */
+    int in_table;
+    struct _cl_event *hnext; /* connection's table of incomplete events */
+    unsigned char *dst;      /* read destination (or packed temp for rects) */
+    size_t dsize;
+    /* rect read: unpack from dst into host memory */
+    unsigned char *host;
+    size_t reg[3], hrp, hsp;
+    void *free_after; /* freed when complete (map copies, temps) */
+    ev_cb_t *cbs;
+};
+
+/* Connections (vcl_conn.c) */
+#define VCL_HASH 1024
+struct mgrm_conn {
+    const mgrm_transport_t *t;
+    mgrm_ep_t *cmd, *bulk;
+    char addr[128];
+    pthread_mutex_t cmd_lock;  /* command-lane sends */
+    pthread_mutex_t bulk_lock; /* bulk-lane sends, with the command that owns them */
+    uint32_t seq;
+    atomic_uint_fast64_t next_id;
+    int dead;
+    struct pend *pend;
+    cl_event ev[VCL_HASH];
+    int nev; /* events in ev[]; under mgrm_vcl_lock */
+    cl_uint ndev;
+    struct _cl_device_id *devs;
+    pthread_t rx_cmd, rx_bulk, heartbeat;
+    atomic_llong last_rx; /* ms, monotonic: the last message from the proxy */
+};
+
+/* The one lock of the event state (statuses, tables, queue counters). */
+extern pthread_mutex_t mgrm_vcl_lock;
+extern pthread_cond_t mgrm_vcl_cond;
+
+/* Init from the environment; returns the connections (may be 0). */
+int mgrm_vcl_init(mgrm_conn_t ***conns, int *nconns);
+extern struct _cl_platform_id mgrm_vcl_platform;
+uint64_t mgrm_vcl_id(mgrm_conn_t *c);
+/* Sends an asynchronous message; CL_SUCCESS or CL_DEVICE_NOT_AVAILABLE. */
+cl_int mgrm_vcl_send(mgrm_conn_t *c, mgrm_buf_t *b);
+/* Sends a request and waits for its reply: returns the reply's cl_int;
+ * *reply (malloc'd, caller frees) and *len get the rest of the payload. */
+cl_int mgrm_vcl_call(mgrm_conn_t *c, mgrm_buf_t *b, uint8_t **reply, size_t *len);
+/* Sends a command and then its data on the bulk lane, in order. */
+cl_int mgrm_vcl_send_bulk(mgrm_conn_t *c, mgrm_buf_t *b, uint64_t xfer, const void *p, size_t n);
+/* A generic info query answered by the proxy. */
+cl_int mgrm_vcl_info(mgrm_conn_t *c, int kind, uint64_t id, uint64_t aux, cl_uint param,
+                     size_t size, void *value, size_t *size_ret);
+void mgrm_vcl_release_remote(mgrm_conn_t *c, int kind, uint64_t id);
+extern atomic_ulong mgrm_vcl_msgs, mgrm_vcl_bytes_out, mgrm_vcl_bytes_in;
+
+/* Copies a value out per the OpenCL info-query rules. */
+cl_int mgrm_vcl_ret(const void *v, size_t n, size_t size, void *value, size_t *size_ret);
+
+/* Events (vcl_event.c) */
+cl_event mgrm_vcl_event_new(cl_context ctx, cl_command_queue q, cl_command_type type);
+/* Marks complete (status <= 0), runs callbacks, drops the table's ref. */
+void mgrm_vcl_event_complete(cl_event e, cl_int status);
+cl_event mgrm_vcl_event_find(mgrm_conn_t *c, uint64_t id); /* under the lock */
+void mgrm_vcl_conn_fail(mgrm_conn_t *c);
+void mgrm_vcl_event_unref(cl_event e);
+/* Validates a wait list of queue q; appends it to the message. */
+cl_int mgrm_vcl_waits(cl_command_queue q, cl_uint n, const cl_event *w, mgrm_buf_t *b);
+/* The head of every enqueue: checks q and the wait list, makes the event,
+ * writes queue, event, wait list into b (already initialized). */
+cl_int mgrm_vcl_enq_begin(cl_command_queue q, cl_uint nw, const cl_event *w, cl_command_type t,
+                          mgrm_buf_t *b, cl_event *ev);
+/* Sends b (and data on the bulk lane when p), hands out the event, waits if
+ * blocking. */
+cl_int mgrm_vcl_enq_end(cl_command_queue q, mgrm_buf_t *b, cl_event ev, cl_event *out,
+                        cl_bool blocking, uint64_t xfer, const void *p, size_t n);
+int mgrm_vcl_is(const void *obj);     /* object of this ICD (dispatch check) */
+int mgrm_vcl_mem_live(const void *p); /* p is a live cl_mem of this ICD */
+/* clEnqueueReadBuffer without the host-access check (for maps) */
+cl_int mgrm_vcl_read_any(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off, size_t n,
+                         void *dst, cl_uint nw, const cl_event *w, cl_event *out);
+
+#endif

@@ -1,0 +1,464 @@
+/* libmpigpu-vcl.so: connections to the proxies named by MPIGPU_VCL_SERVERS,
+ * their receiver threads, requests and replies. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vcl.h"
+
+pthread_mutex_t mgrm_vcl_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_cond_t mgrm_vcl_cond = PTHREAD_COND_INITIALIZER;
+atomic_ulong mgrm_vcl_msgs, mgrm_vcl_bytes_out, mgrm_vcl_bytes_in;
+
+/* A request waiting for its reply (on the waiter's stack). */
+struct pend {
+    struct pend *next;
+    uint32_t seq;
+    int done;
+    cl_int rc;
+    uint8_t *payload;
+    size_t len;
+};
+
+static mgrm_conn_t **conns;
+static int nconns;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+uint64_t mgrm_vcl_id(mgrm_conn_t *c)
+{
+    return atomic_fetch_add(&c->next_id, 1);
+}
+
+static long long now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
+}
+
+static int vcl_timeout_s = 60;
+
+/* While the client waits for something, a proxy that stays silent is
+ * pinged every 2 s, and given up after MPIGPU_VCL_TIMEOUT seconds: this
+ * catches a hung proxy, which TCP keepalive cannot see.  The proxy answers
+ * pings from its session thread, which never waits for the device. */
+static void *heartbeat_main(void *arg)
+{
+    mgrm_conn_t *c = arg;
+    long long last_ping = 0;
+    for (;;) {
+        sleep(1);
+        pthread_mutex_lock(&mgrm_vcl_lock);
+        int dead = c->dead, busy = c->nev > 0 || c->pend != NULL;
+        pthread_mutex_unlock(&mgrm_vcl_lock);
+        if (dead)
+            return NULL;
+        long long t = now_ms(), quiet = t - atomic_load(&c->last_rx);
+        if (!busy)
+            continue;
+        if (quiet > vcl_timeout_s * 1000LL) {
+            fprintf(stderr, "mpigpu-vcl: %s: no answer from the proxy for %lld s\n", c->addr,
+                    quiet / 1000);
+            mgrm_vcl_conn_fail(c);
+            return NULL;
+        }
+        if (quiet > 2000 && t - last_ping > 2000) {
+            mgrm_buf_t b;
+            mgrm_buf_init(&b, MGRM_OP_PING, 0, 0);
+            mgrm_vcl_send(c, &b); /* its REPLY has no waiter and only counts as traffic */
+            mgrm_buf_free(&b);
+            last_ping = t;
+        }
+    }
+}
+
+static void stats_print(void)
+{
+    fprintf(stderr, "mpigpu-vcl: messages=%lu bytes_out=%lu bytes_in=%lu\n",
+            (unsigned long)mgrm_vcl_msgs, (unsigned long)mgrm_vcl_bytes_out,
+            (unsigned long)mgrm_vcl_bytes_in);
+}
+
+static int send_msg(mgrm_conn_t *c, mgrm_ep_t *ep, mgrm_buf_t *b)
+{
+    if (mgrm_buf_finish(b) || c->t->send(ep, b->p, b->len))
+        return -1;
+    mgrm_vcl_msgs++;
+    mgrm_vcl_bytes_out += b->len;
+    return 0;
+}
+
+cl_int mgrm_vcl_send(mgrm_conn_t *c, mgrm_buf_t *b)
+{
+    int rc;
+    pthread_mutex_lock(&c->cmd_lock);
+    if (b->len >= MGRM_HDR_SIZE) {
+        uint32_t seq = ++c->seq;
+        for (int i = 0; i < 4; i++)
+            b->p[12 + i] = (uint8_t)(seq >> (8 * i));
+    }
+    rc = c->dead ? -1 : send_msg(c, c->cmd, b);
+    pthread_mutex_unlock(&c->cmd_lock);
+    return rc ? CL_DEVICE_NOT_AVAILABLE : CL_SUCCESS;
+}
+
+cl_int mgrm_vcl_send_bulk(mgrm_conn_t *c, mgrm_buf_t *b, uint64_t xfer, const void *p, size_t n)
+{
+    cl_int rc;
+    size_t off = 0;
+    pthread_mutex_lock(&c->bulk_lock);
+    rc = mgrm_vcl_send(c, b);
+    do {
+        size_t k = n - off < MGRM_CHUNK ? n - off : MGRM_CHUNK;
+        mgrm_buf_t h;
+        mgrm_buf_init(&h, MGRM_OP_BULK, off + k >= n ? MGRM_F_LAST : 0, 0);
+        mgrm_buf_u64(&h, xfer);
+        mgrm_buf_u64(&h, off);
+        mgrm_buf_i32(&h, 0);
+        if (rc == CL_SUCCESS && !mgrm_buf_finish(&h)) {
+            uint32_t len = (uint32_t)(h.len - MGRM_HDR_SIZE + k);
+            for (int i = 0; i < 4; i++)
+                h.p[8 + i] = (uint8_t)(len >> (8 * i));
+            if (c->t->send(c->bulk, h.p, h.len) ||
+                (k && c->t->send(c->bulk, (const char *)p + off, k)))
+                rc = CL_DEVICE_NOT_AVAILABLE;
+            mgrm_vcl_msgs++;
+            mgrm_vcl_bytes_out += h.len + k;
+        }
+        mgrm_buf_free(&h);
+        off += k;
+    } while (off < n && rc == CL_SUCCESS);
+    pthread_mutex_unlock(&c->bulk_lock);
+    return rc;
+}
+
+cl_int mgrm_vcl_call(mgrm_conn_t *c, mgrm_buf_t *b, uint8_t **reply, size_t *len)
+{
+    struct pend p = {0};
+    pthread_mutex_lock(&c->cmd_lock);
+    p.seq = ++c->seq;
+    for (int i = 0; i < 4; i++)
+        b->p[12 + i] = (uint8_t)(p.seq >> (8 * i));
+    pthread_mutex_lock(&mgrm_vcl_lock);
+    p.next = c->pend;
+    c->pend = &p;
+    pthread_mutex_unlock(&mgrm_vcl_lock);
+    int bad = c->dead || send_msg(c, c->cmd, b);
+    pthread_mutex_unlock(&c->cmd_lock);
+    pthread_mutex_lock(&mgrm_vcl_lock);
+    while (!p.done && !c->dead && !bad)
+        pthread_cond_wait(&mgrm_vcl_cond, &mgrm_vcl_lock);
+    for (struct pend **pp = &c->pend; *pp; pp = &(*pp)->next)
+        if (*pp == &p) {
+            *pp = p.next;
+            break;
+        }
+    pthread_mutex_unlock(&mgrm_vcl_lock);
+    if (!p.done) {
+        free(p.payload);
+        return CL_DEVICE_NOT_AVAILABLE;
+    }
+    if (reply)
+        *reply = p.payload;
+    else
+        free(p.payload);
+    if (len)
+        *len = p.len;
+    return p.rc;
+}
+
+static void reply_done(mgrm_conn_t *c, uint32_t seq, cl_int rc, const uint8_t *p, size_t n)
+{
+    pthread_mutex_lock(&mgrm_vcl_lock);
+    for (struct pend *q = c->pend; q; q = q->next)
+        if (q->seq == seq && !q->done) {
+            q->rc = rc;
+            q->payload = malloc(n ? n : 1);
+            if (q->payload && n)
+                memcpy(q->payload, p, n);
+            q->len = n;
+            q->done = 1;
+            pthread_cond_broadcast(&mgrm_vcl_cond);
+            break;
+        }
+    pthread_mutex_unlock(&mgrm_vcl_lock);
+}
+
+static void *rx_cmd_main(void *arg)
+{
+    mgrm_conn_t *c = arg;
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    mgrm_hdr_t h;
+    while (mgrm_msg_recv(c->t, c->cmd, &h, &buf, &cap, MGRM_MSG_MAX) == 0) {
+        mgrm_cur_t cur;
+        atomic_store(&c->last_rx, now_ms());
+        mgrm_vcl_bytes_in += MGRM_HDR_SIZE + h.length;
+        mgrm_cur_init(&cur, buf, h.length);
+        if (h.op == MGRM_OP_REPLY) {
+            cl_int rc = mgrm_cur_i32(&cur);
+            if (!cur.err)
+                reply_done(c, h.seq, rc, buf + 4, h.length - 4);
+        } else if (h.op == MGRM_OP_EVENT_DONE) {
+            uint64_t id = mgrm_cur_u64(&cur);
+            cl_int st = mgrm_cur_i32(&cur);
+            pthread_mutex_lock(&mgrm_vcl_lock);
+            cl_event e = cur.err ? NULL : mgrm_vcl_event_find(c, id);
+            if (e && e->data && st >= 0)
+                e = NULL; /* a read completes when its data is in */
+            if (e)
+                atomic_fetch_add(&e->refs, 1);
+            pthread_mutex_unlock(&mgrm_vcl_lock);
+            if (e) {
+                mgrm_vcl_event_complete(e, st);
+                mgrm_vcl_event_unref(e);
+            }
+        } else if (h.op == MGRM_OP_ERROR) {
+            cl_int rc = mgrm_cur_i32(&cur);
+            char *why = mgrm_cur_strdup(&cur);
+            fprintf(stderr, "mpigpu-vcl: %s: proxy reports error %d: %s\n", c->addr, rc,
+                    why ? why : "?");
+            free(why);
+            reply_done(c, h.seq, rc, NULL, 0);
+        }
+    }
+    free(buf);
+    mgrm_vcl_conn_fail(c);
+    return NULL;
+}
+
+/* Read data: straight into the destination (or a packed temp for rects). */
+static void *rx_bulk_main(void *arg)
+{
+    mgrm_conn_t *c = arg;
+    uint8_t raw[MGRM_HDR_SIZE], pre[20];
+    mgrm_hdr_t h;
+    for (;;) {
+        mgrm_cur_t cur;
+        if (c->t->recv(c->bulk, raw, sizeof raw) || mgrm_hdr_parse(raw, &h, MGRM_CHUNK + 20) ||
+            h.op != MGRM_OP_BULK || h.length < 20 || c->t->recv(c->bulk, pre, 20))
+            break;
+        mgrm_cur_init(&cur, pre, 20);
+        uint64_t id = mgrm_cur_u64(&cur), off = mgrm_cur_u64(&cur);
+        cl_int st = mgrm_cur_i32(&cur);
+        size_t n = h.length - 20;
+        atomic_store(&c->last_rx, now_ms());
+        mgrm_vcl_bytes_in += MGRM_HDR_SIZE + h.length;
+        pthread_mutex_lock(&mgrm_vcl_lock);
+        cl_event e = mgrm_vcl_event_find(c, id);
+        if (e)
+            atomic_fetch_add(&e->refs, 1);
+        pthread_mutex_unlock(&mgrm_vcl_lock);
+        if (!e || !e->data || off > e->dsize || n > e->dsize - off ||
+            (n && c->t->recv(c->bulk, e->dst + off, n))) {
+            if (e)
+                mgrm_vcl_event_unref(e);
+            break; /* out of step with the proxy, or the lane broke */
+        }
+        if (h.flags & MGRM_F_LAST) {
+            if (st >= 0 && e->host) { /* unpack a rect */
+                for (size_t z = 0; z < e->reg[2]; z++)
+                    for (size_t y = 0; y < e->reg[1]; y++)
+                        memcpy(e->host + z * e->hsp + y * e->hrp,
+                               e->dst + (z * e->reg[1] + y) * e->reg[0], e->reg[0]);
+            }
+            mgrm_vcl_event_complete(e, st < 0 ? st : CL_COMPLETE);
+        }
+        mgrm_vcl_event_unref(e);
+    }
+    mgrm_vcl_conn_fail(c);
+    return NULL;
+}
+
+static void devs_parse(mgrm_conn_t *c, const uint8_t *p, size_t n)
+{
+    mgrm_cur_t cur;
+    mgrm_cur_init(&cur, p, n);
+    uint32_t nd = mgrm_cur_u32(&cur);
+    if (nd > MGRM_MAX_DEVS || !(c->devs = calloc(nd ? nd : 1, sizeof *c->devs)))
+        return;
+    for (uint32_t d = 0; d < nd && !cur.err; d++) {
+        struct _cl_device_id *dev = &c->devs[d];
+        uint32_t np = mgrm_cur_u32(&cur);
+        dev->dispatch = &mgrm_vcl_dispatch;
+        dev->conn = c;
+        dev->idx = d;
+        dev->params = calloc(np ? np : 1, sizeof *dev->params);
+        if (np > 4096 || !dev->params)
+            return;
+        for (uint32_t i = 0; i < np && !cur.err; i++) {
+            dev_param_t *dp = &dev->params[i];
+            size_t len;
+            dp->param = mgrm_cur_u32(&cur);
+            const void *v = mgrm_cur_bytes(&cur, &len);
+            if (!v || !(dp->value = malloc(len ? len : 1)))
+                break;
+            memcpy(dp->value, v, len);
+            dp->size = len;
+            dev->nparams++;
+            if (dp->param == CL_DEVICE_TYPE && len == sizeof(cl_device_type))
+                memcpy(&dev->type, v, len);
+            /* images are not served; host memory is not the device's */
+            if ((dp->param == CL_DEVICE_IMAGE_SUPPORT ||
+                 dp->param == CL_DEVICE_HOST_UNIFIED_MEMORY) &&
+                len == sizeof(cl_bool))
+                memset(dp->value, 0, len);
+        }
+        c->ndev = d + 1;
+    }
+}
+
+static mgrm_conn_t *conn_open(const char *addr, const mgrm_key_t *key)
+{
+    mgrm_conn_t *c = calloc(1, sizeof *c);
+    uint8_t token[MGRM_TOKEN];
+    char err[256];
+    uint8_t *rep = NULL;
+    if (!c)
+        return NULL;
+    c->t = &mgrm_transport_tcp;
+    snprintf(c->addr, sizeof c->addr, "%s", addr);
+    pthread_mutex_init(&c->cmd_lock, NULL);
+    pthread_mutex_init(&c->bulk_lock, NULL);
+    atomic_init(&c->next_id, 1);
+    /* the handshake and the device list within 10 s each, then no limit */
+    if (c->t->connect(addr, &c->cmd, err, sizeof err) || c->t->set_timeout(c->cmd, 10000) ||
+        mgrm_auth_client(c->t, c->cmd, key, MGRM_LANE_CMD, token, err, sizeof err) ||
+        c->t->connect(addr, &c->bulk, err, sizeof err) || c->t->set_timeout(c->bulk, 10000) ||
+        mgrm_auth_client(c->t, c->bulk, key, MGRM_LANE_BULK, token, err, sizeof err) ||
+        c->t->set_timeout(c->bulk, 0)) {
+        fprintf(stderr, "mpigpu-vcl: %s: %s\n", addr, err);
+        goto fn_fail;
+    }
+    /* the device list, read here under the handshake's time limit; the
+     * receiver threads then wait without one (keepalive finds dead peers) */
+    mgrm_buf_t b;
+    mgrm_hdr_t h;
+    size_t cap = 0;
+    mgrm_buf_init(&b, MGRM_OP_DEVICES, 0, 1);
+    mgrm_vcl_msgs++;
+    mgrm_vcl_bytes_out += MGRM_HDR_SIZE;
+    int bad = mgrm_msg_send(c->t, c->cmd, &b) ||
+              mgrm_msg_recv(c->t, c->cmd, &h, &rep, &cap, MGRM_MSG_MAX) || h.op != MGRM_OP_REPLY ||
+              h.length < 4 || rep[0] | rep[1] | rep[2] | rep[3];
+    mgrm_buf_free(&b);
+    if (!bad)
+        devs_parse(c, rep + 4, h.length - 4);
+    free(rep);
+    if (bad || c->t->set_timeout(c->cmd, 0)) {
+        fprintf(stderr, "mpigpu-vcl: %s: cannot list the devices\n", addr);
+        goto fn_fail;
+    }
+    if (pthread_create(&c->rx_cmd, NULL, rx_cmd_main, c))
+        goto fn_fail;
+    if (pthread_create(&c->rx_bulk, NULL, rx_bulk_main, c)) {
+        c->t->shutdown(c->cmd);
+        pthread_join(c->rx_cmd, NULL);
+        goto fn_fail;
+    }
+    pthread_detach(c->rx_cmd);
+    pthread_detach(c->rx_bulk);
+    atomic_store(&c->last_rx, now_ms());
+    if (pthread_create(&c->heartbeat, NULL, heartbeat_main, c) == 0)
+        pthread_detach(c->heartbeat);
+    return c; /* threads own it now; never freed */
+fn_fail:
+    if (c->cmd)
+        c->t->close(c->cmd);
+    if (c->bulk)
+        c->t->close(c->bulk);
+    free(c);
+    return NULL;
+}
+
+static void init_once(void)
+{
+    const char *servers = getenv("MPIGPU_VCL_SERVERS"), *keyfile = getenv("MPIGPU_VCL_KEY_FILE");
+    const char *stats = getenv("MPIGPU_VCL_STATS");
+    mgrm_key_t key;
+    char err[512];
+    const char *tmo = getenv("MPIGPU_VCL_TIMEOUT");
+    if (stats && stats[0] == '1')
+        atexit(stats_print);
+    if (tmo && atoi(tmo) > 0)
+        vcl_timeout_s = atoi(tmo);
+    if (!servers || !servers[0])
+        return;
+    if (!keyfile || !keyfile[0]) {
+        fprintf(stderr, "mpigpu-vcl: MPIGPU_VCL_SERVERS is set but MPIGPU_VCL_KEY_FILE is not; "
+                        "no remote devices\n");
+        return;
+    }
+    if (mgrm_key_load(keyfile, &key, err, sizeof err)) {
+        fprintf(stderr, "mpigpu-vcl: %s; no remote devices\n", err);
+        return;
+    }
+    char *list = strdup(servers), *save = NULL;
+    for (char *a = list ? strtok_r(list, ",", &save) : NULL; a; a = strtok_r(NULL, ",", &save)) {
+        mgrm_conn_t *c = conn_open(a, &key);
+        mgrm_conn_t **n = c ? realloc(conns, (nconns + 1) * sizeof *n) : NULL;
+        if (n) {
+            conns = n;
+            conns[nconns++] = c;
+        }
+    }
+    free(list);
+    memset(&key, 0, sizeof key);
+}
+
+int mgrm_vcl_init(mgrm_conn_t ***out, int *n)
+{
+    pthread_once(&once, init_once);
+    *out = conns;
+    *n = nconns;
+    return 0;
+}
+
+cl_int mgrm_vcl_info(mgrm_conn_t *c, int kind, uint64_t id, uint64_t aux, cl_uint param,
+                     size_t size, void *value, size_t *size_ret)
+{
+    mgrm_buf_t b;
+    uint8_t *rep = NULL;
+    size_t len = 0;
+    mgrm_buf_init(&b, MGRM_OP_GET_INFO, 0, 0);
+    mgrm_buf_u32(&b, (uint32_t)kind);
+    mgrm_buf_u64(&b, id);
+    mgrm_buf_u64(&b, aux);
+    mgrm_buf_u32(&b, param);
+    cl_int rc = mgrm_vcl_call(c, &b, &rep, &len);
+    mgrm_buf_free(&b);
+    if (rc == CL_SUCCESS) {
+        mgrm_cur_t cur;
+        size_t n;
+        mgrm_cur_init(&cur, rep, len);
+        const void *v = mgrm_cur_bytes(&cur, &n);
+        rc = v ? mgrm_vcl_ret(v, n, size, value, size_ret) : CL_OUT_OF_RESOURCES;
+    }
+    free(rep);
+    return rc;
+}
+
+void mgrm_vcl_release_remote(mgrm_conn_t *c, int kind, uint64_t id)
+{
+    mgrm_buf_t b;
+    mgrm_buf_init(&b, MGRM_OP_RELEASE, 0, 0);
+    mgrm_buf_u32(&b, (uint32_t)kind);
+    mgrm_buf_u64(&b, id);
+    mgrm_vcl_send(c, &b);
+    mgrm_buf_free(&b);
+}
+
+cl_int mgrm_vcl_ret(const void *v, size_t n, size_t size, void *value, size_t *size_ret)
+{
+    if (value) {
+        if (size < n)
+            return CL_INVALID_VALUE;
+        if (n)
+            memcpy(value, v, n);
+    }
+    if (size_ret)
+        *size_ret = n;
+    return CL_SUCCESS;
+}

@@ -1,0 +1,401 @@
+/* libmpigpu-vcl.so: events.  Every enqueued command gets an event with a
+ * client-allocated wire ID (so no enqueue waits for a round trip); it sits
+ * in its connection's table until the proxy reports its completion (a read:
+ * until its last data chunk arrives), or the connection dies. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vcl.h"
+
+int mgrm_vcl_is(const void *obj)
+{
+    return obj && *(struct _cl_icd_dispatch *const *)obj == &mgrm_vcl_dispatch;
+}
+
+cl_event mgrm_vcl_event_find(mgrm_conn_t *c, uint64_t id)
+{
+    cl_event e = c->ev[id % VCL_HASH];
+    while (e && e->id != id)
+        e = e->hnext;
+    return e;
+}
+
+cl_event mgrm_vcl_event_new(cl_context ctx, cl_command_queue q, cl_command_type type)
+{
+    cl_event e = calloc(1, sizeof *e);
+    if (!e)
+        return NULL;
+    e->dispatch = &mgrm_vcl_dispatch;
+    atomic_init(&e->refs, 2); /* the caller's and the table's */
+    e->conn = ctx->conn;
+    e->id = mgrm_vcl_id(ctx->conn);
+    e->ctx = ctx;
+    e->q = q;
+    e->type = type;
+    e->status = q ? CL_QUEUED : CL_SUBMITTED;
+    pthread_mutex_lock(&mgrm_vcl_lock);
+    e->in_table = 1;
+    e->hnext = ctx->conn->ev[e->id % VCL_HASH];
+    ctx->conn->ev[e->id % VCL_HASH] = e;
+    ctx->conn->nev++;
+    if (q)
+        q->pending++;
+    pthread_mutex_unlock(&mgrm_vcl_lock);
+    return e;
+}
+
+void mgrm_vcl_event_unref(cl_event e)
+{
+    if (atomic_fetch_sub(&e->refs, 1) != 1)
+        return;
+    if (!e->conn->dead)
+        mgrm_vcl_release_remote(e->conn, MGRM_K_EVENT, e->id);
+    while (e->cbs) {
+        ev_cb_t *cb = e->cbs;
+        e->cbs = cb->next;
+        free(cb);
+    }
+    free(e->free_after);
+    free(e);
+}
+
+void mgrm_vcl_event_complete(cl_event e, cl_int status)
+{
+    ev_cb_t *cbs;
+    pthread_mutex_lock(&mgrm_vcl_lock);
+    if (!e->in_table) {
+        pthread_mutex_unlock(&mgrm_vcl_lock);
+        return;
+    }
+    e->status = status > 0 ? CL_COMPLETE : status;
+    e->in_table = 0;
+    for (cl_event *pp = &e->conn->ev[e->id % VCL_HASH]; *pp; pp = &(*pp)->hnext)
+        if (*pp == e) {
+            *pp = e->hnext;
+            break;
+        }
+    e->conn->nev--;
+    if (e->q) {
+        e->q->pending--;
+        if (e->status < 0)
+            e->q->failed = 1;
+    }
+    cbs = e->cbs;
+    e->cbs = NULL;
+    pthread_cond_broadcast(&mgrm_vcl_cond);
+    pthread_mutex_unlock(&mgrm_vcl_lock);
+    free(e->free_after);
+    e->free_after = NULL;
+    while (cbs) {
+        ev_cb_t *cb = cbs;
+        cbs = cb->next;
+        cb->fn(e, e->status, cb->data);
+        free(cb);
+    }
+    mgrm_vcl_event_unref(e); /* the table's */
+}
+
+void mgrm_vcl_conn_fail(mgrm_conn_t *c)
+{
+    pthread_mutex_lock(&mgrm_vcl_lock);
+    int first = !c->dead;
+    c->dead = 1;
+    pthread_cond_broadcast(&mgrm_vcl_cond);
+    pthread_mutex_unlock(&mgrm_vcl_lock);
+    c->t->shutdown(c->cmd);
+    c->t->shutdown(c->bulk);
+    if (first)
+        fprintf(stderr,
+                "mpigpu-vcl: %s: connection to the proxy lost; its devices are no "
+                "longer available\n",
+                c->addr);
+    for (;;) {
+        cl_event e = NULL;
+        pthread_mutex_lock(&mgrm_vcl_lock);
+        for (int i = 0; i < VCL_HASH && !e; i++)
+            e = c->ev[i];
+        if (e)
+            atomic_fetch_add(&e->refs, 1);
+        pthread_mutex_unlock(&mgrm_vcl_lock);
+        if (!e)
+            break;
+        mgrm_vcl_event_complete(e, CL_DEVICE_NOT_AVAILABLE);
+        mgrm_vcl_event_unref(e);
+    }
+}
+
+cl_int mgrm_vcl_waits(cl_command_queue q, cl_uint n, const cl_event *w, mgrm_buf_t *b)
+{
+    if ((n && !w) || (!n && w) || n > MGRM_MAX_WAIT)
+        return CL_INVALID_EVENT_WAIT_LIST;
+    for (cl_uint i = 0; i < n; i++) {
+        if (!mgrm_vcl_is(w[i]))
+            return CL_INVALID_EVENT_WAIT_LIST;
+        if (w[i]->ctx != q->ctx)
+            return CL_INVALID_CONTEXT;
+    }
+    mgrm_buf_u32(b, n);
+    for (cl_uint i = 0; i < n; i++)
+        mgrm_buf_u64(b, w[i]->id);
+    return CL_SUCCESS;
+}
+
+cl_int mgrm_vcl_enq_begin(cl_command_queue q, cl_uint nw, const cl_event *w, cl_command_type t,
+                          mgrm_buf_t *b, cl_event *ev)
+{
+    cl_int rc;
+    *ev = NULL;
+    if (!mgrm_vcl_is(q))
+        return CL_INVALID_COMMAND_QUEUE;
+    if (q->ctx->conn->dead)
+        return CL_DEVICE_NOT_AVAILABLE;
+    mgrm_buf_u64(b, q->id);
+    size_t at = b->len;
+    mgrm_buf_u64(b, 0); /* the event ID, once made */
+    if ((rc = mgrm_vcl_waits(q, nw, w, b)))
+        return rc;
+    if (!(*ev = mgrm_vcl_event_new(q->ctx, q, t)))
+        return CL_OUT_OF_HOST_MEMORY;
+    if (!b->err)
+        for (int i = 0; i < 8; i++)
+            b->p[at + i] = (uint8_t)((*ev)->id >> (8 * i));
+    return CL_SUCCESS;
+}
+
+/* Waits for the events; CL_SUCCESS, or the wait-list error if one failed. */
+static cl_int wait_events(cl_uint n, const cl_event *list)
+{
+    cl_int rc = CL_SUCCESS;
+    pthread_mutex_lock(&mgrm_vcl_lock);
+    for (cl_uint i = 0; i < n; i++) {
+        while (list[i]->status > 0)
+            pthread_cond_wait(&mgrm_vcl_cond, &mgrm_vcl_lock);
+        if (list[i]->status < 0)
+            rc = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+    }
+    pthread_mutex_unlock(&mgrm_vcl_lock);
+    return rc;
+}
+
+cl_int mgrm_vcl_enq_end(cl_command_queue q, mgrm_buf_t *b, cl_event ev, cl_event *out,
+                        cl_bool blocking, uint64_t xfer, const void *p, size_t n)
+{
+    cl_int rc =
+        xfer ? mgrm_vcl_send_bulk(q->ctx->conn, b, xfer, p, n) : mgrm_vcl_send(q->ctx->conn, b);
+    if (rc != CL_SUCCESS)
+        mgrm_vcl_event_complete(ev, CL_DEVICE_NOT_AVAILABLE);
+    else if (blocking && (rc = wait_events(1, &ev)) && q->ctx->conn->dead)
+        rc = CL_DEVICE_NOT_AVAILABLE; /* the proxy is gone */
+    if (out && rc != CL_DEVICE_NOT_AVAILABLE)
+        *out = ev;
+    else
+        mgrm_vcl_event_unref(ev);
+    return rc;
+}
+
+cl_int CL_API_CALL clWaitForEvents(cl_uint n, const cl_event *list)
+{
+    if (!n || !list)
+        return CL_INVALID_VALUE;
+    for (cl_uint i = 0; i < n; i++) {
+        if (!mgrm_vcl_is(list[i]))
+            return CL_INVALID_EVENT;
+        if (list[i]->ctx != list[0]->ctx)
+            return CL_INVALID_CONTEXT;
+    }
+    return wait_events(n, list);
+}
+
+cl_int CL_API_CALL clGetEventInfo(cl_event e, cl_event_info p, size_t size, void *value,
+                                  size_t *size_ret)
+{
+    cl_int st;
+    cl_uint refs;
+    if (!mgrm_vcl_is(e))
+        return CL_INVALID_EVENT;
+    switch (p) {
+    case CL_EVENT_COMMAND_QUEUE:
+        return mgrm_vcl_ret(&e->q, sizeof e->q, size, value, size_ret);
+    case CL_EVENT_CONTEXT:
+        return mgrm_vcl_ret(&e->ctx, sizeof e->ctx, size, value, size_ret);
+    case CL_EVENT_COMMAND_TYPE:
+        return mgrm_vcl_ret(&e->type, sizeof e->type, size, value, size_ret);
+    case CL_EVENT_COMMAND_EXECUTION_STATUS:
+        pthread_mutex_lock(&mgrm_vcl_lock);
+        st = e->status;
+        pthread_mutex_unlock(&mgrm_vcl_lock);
+        return mgrm_vcl_ret(&st, sizeof st, size, value, size_ret);
+    case CL_EVENT_REFERENCE_COUNT:
+        refs = (cl_uint)atomic_load(&e->refs) - (e->in_table ? 1 : 0);
+        return mgrm_vcl_ret(&refs, sizeof refs, size, value, size_ret);
+    }
+    return CL_INVALID_VALUE;
+}
+
+cl_int CL_API_CALL clGetEventProfilingInfo(cl_event e, cl_profiling_info p, size_t size,
+                                           void *value, size_t *size_ret)
+{
+    if (!mgrm_vcl_is(e))
+        return CL_INVALID_EVENT;
+    if (!e->q || !(e->q->props & CL_QUEUE_PROFILING_ENABLE) || e->status != CL_COMPLETE)
+        return CL_PROFILING_INFO_NOT_AVAILABLE;
+    return mgrm_vcl_info(e->conn, MGRM_K_PROFILING, e->id, 0, p, size, value, size_ret);
+}
+
+cl_int CL_API_CALL clRetainEvent(cl_event e)
+{
+    if (!mgrm_vcl_is(e))
+        return CL_INVALID_EVENT;
+    atomic_fetch_add(&e->refs, 1);
+    return CL_SUCCESS;
+}
+
+cl_int CL_API_CALL clReleaseEvent(cl_event e)
+{
+    if (!mgrm_vcl_is(e))
+        return CL_INVALID_EVENT;
+    mgrm_vcl_event_unref(e);
+    return CL_SUCCESS;
+}
+
+cl_event CL_API_CALL clCreateUserEvent(cl_context ctx, cl_int *err)
+{
+    cl_event e;
+    mgrm_buf_t b;
+    cl_int rc = CL_SUCCESS;
+    if (!mgrm_vcl_is(ctx)) {
+        rc = CL_INVALID_CONTEXT;
+        e = NULL;
+    } else if (!(e = mgrm_vcl_event_new(ctx, NULL, CL_COMMAND_USER))) {
+        rc = CL_OUT_OF_HOST_MEMORY;
+    } else {
+        mgrm_buf_init(&b, MGRM_OP_USER_EVENT_CREATE, 0, 0);
+        mgrm_buf_u64(&b, e->id);
+        mgrm_buf_u64(&b, ctx->id);
+        rc = mgrm_vcl_send(ctx->conn, &b);
+        mgrm_buf_free(&b);
+        if (rc) {
+            mgrm_vcl_event_complete(e, CL_DEVICE_NOT_AVAILABLE);
+            mgrm_vcl_event_unref(e);
+            e = NULL;
+        }
+    }
+    if (err)
+        *err = rc;
+    return e;
+}
+
+cl_int CL_API_CALL clSetUserEventStatus(cl_event e, cl_int status)
+{
+    mgrm_buf_t b;
+    if (!mgrm_vcl_is(e) || e->type != CL_COMMAND_USER)
+        return CL_INVALID_EVENT;
+    if (status > 0)
+        return CL_INVALID_VALUE;
+    pthread_mutex_lock(&mgrm_vcl_lock);
+    int done = !e->in_table;
+    pthread_mutex_unlock(&mgrm_vcl_lock);
+    if (done)
+        return CL_INVALID_OPERATION;
+    mgrm_buf_init(&b, MGRM_OP_USER_EVENT_SET, 0, 0);
+    mgrm_buf_u64(&b, e->id);
+    mgrm_buf_i32(&b, status);
+    cl_int rc = mgrm_vcl_send(e->conn, &b);
+    mgrm_buf_free(&b);
+    mgrm_vcl_event_complete(e, status);
+    return rc;
+}
+
+cl_int CL_API_CALL clSetEventCallback(cl_event e, cl_int when,
+                                      void(CL_CALLBACK *fn)(cl_event, cl_int, void *), void *data)
+{
+    if (!mgrm_vcl_is(e))
+        return CL_INVALID_EVENT;
+    if (!fn || (when != CL_COMPLETE && when != CL_SUBMITTED && when != CL_RUNNING))
+        return CL_INVALID_VALUE;
+    ev_cb_t *cb = malloc(sizeof *cb);
+    if (!cb)
+        return CL_OUT_OF_HOST_MEMORY;
+    cb->fn = fn;
+    cb->data = data;
+    cb->when = when;
+    pthread_mutex_lock(&mgrm_vcl_lock);
+    int done = !e->in_table;
+    if (!done) {
+        cb->next = e->cbs;
+        e->cbs = cb;
+    }
+    cl_int st = e->status;
+    pthread_mutex_unlock(&mgrm_vcl_lock);
+    if (done) {
+        fn(e, st, data);
+        free(cb);
+    }
+    return CL_SUCCESS;
+}
+
+cl_int CL_API_CALL clFinish(cl_command_queue q)
+{
+    if (!mgrm_vcl_is(q))
+        return CL_INVALID_COMMAND_QUEUE;
+    pthread_mutex_lock(&mgrm_vcl_lock);
+    while (q->pending > 0)
+        pthread_cond_wait(&mgrm_vcl_cond, &mgrm_vcl_lock);
+    int failed = q->failed;
+    q->failed = 0;
+    pthread_mutex_unlock(&mgrm_vcl_lock);
+    if (q->ctx->conn->dead)
+        return CL_DEVICE_NOT_AVAILABLE;
+    return failed ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
+}
+
+/* The proxy flushes every command as it enqueues it. */
+cl_int CL_API_CALL clFlush(cl_command_queue q)
+{
+    return mgrm_vcl_is(q) ? CL_SUCCESS : CL_INVALID_COMMAND_QUEUE;
+}
+
+static cl_int marker(cl_command_queue q, cl_uint nw, const cl_event *w, cl_event *out, int op,
+                     cl_command_type t)
+{
+    mgrm_buf_t b;
+    cl_event ev;
+    mgrm_buf_init(&b, (uint16_t)op, 0, 0);
+    cl_int rc = mgrm_vcl_enq_begin(q, nw, w, t, &b, &ev);
+    if (rc == CL_SUCCESS)
+        rc = mgrm_vcl_enq_end(q, &b, ev, out, CL_FALSE, 0, NULL, 0);
+    mgrm_buf_free(&b);
+    return rc;
+}
+
+cl_int CL_API_CALL clEnqueueMarkerWithWaitList(cl_command_queue q, cl_uint nw, const cl_event *w,
+                                               cl_event *out)
+{
+    return marker(q, nw, w, out, MGRM_OP_ENQ_MARKER, CL_COMMAND_MARKER);
+}
+
+cl_int CL_API_CALL clEnqueueBarrierWithWaitList(cl_command_queue q, cl_uint nw, const cl_event *w,
+                                                cl_event *out)
+{
+    return marker(q, nw, w, out, MGRM_OP_ENQ_BARRIER, CL_COMMAND_BARRIER);
+}
+
+cl_int CL_API_CALL clEnqueueMarker(cl_command_queue q, cl_event *out)
+{
+    if (!out)
+        return CL_INVALID_VALUE;
+    return marker(q, 0, NULL, out, MGRM_OP_ENQ_MARKER, CL_COMMAND_MARKER);
+}
+
+cl_int CL_API_CALL clEnqueueBarrier(cl_command_queue q)
+{
+    return marker(q, 0, NULL, NULL, MGRM_OP_ENQ_BARRIER, CL_COMMAND_BARRIER);
+}
+
+cl_int CL_API_CALL clEnqueueWaitForEvents(cl_command_queue q, cl_uint n, const cl_event *w)
+{
+    if (!n || !w)
+        return CL_INVALID_VALUE;
+    return marker(q, n, w, NULL, MGRM_OP_ENQ_BARRIER, CL_COMMAND_BARRIER);
+}

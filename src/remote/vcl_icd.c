@@ -1,0 +1,143 @@
+/* libmpigpu-vcl.so: the ICD dispatch table and the entry points the ICD
+ * loader looks up by name (the only exported symbols, see vcl.map). */
+#include <string.h>
+
+#include "vcl.h"
+
+static cl_program CL_API_CALL create_builtin(cl_context c, cl_uint n, const cl_device_id *d,
+                                             const char *names, cl_int *err)
+{
+    if (err)
+        *err = CL_INVALID_VALUE; /* the served devices' built-in kernels are not forwarded */
+    return NULL;
+}
+
+static cl_int CL_API_CALL migrate(cl_command_queue q, cl_uint n, const cl_mem *m,
+                                  cl_mem_migration_flags f, cl_uint nw, const cl_event *w,
+                                  cl_event *out)
+{
+    /* one device per context on the proxy side: migration is a marker */
+    if (!mgrm_vcl_is(q))
+        return CL_INVALID_COMMAND_QUEUE;
+    if (!n || !m ||
+        (f & ~(cl_mem_migration_flags)(CL_MIGRATE_MEM_OBJECT_HOST |
+                                       CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED)))
+        return CL_INVALID_VALUE;
+    for (cl_uint i = 0; i < n; i++) {
+        if (!mgrm_vcl_is(m[i]))
+            return CL_INVALID_MEM_OBJECT;
+        if (m[i]->ctx != q->ctx)
+            return CL_INVALID_CONTEXT;
+    }
+    return clEnqueueMarkerWithWaitList(q, nw, w, out);
+}
+
+#define D(name) .name = name
+struct _cl_icd_dispatch mgrm_vcl_dispatch = {
+    D(clGetPlatformIDs),
+    D(clGetPlatformInfo),
+    D(clGetDeviceIDs),
+    D(clGetDeviceInfo),
+    D(clCreateContext),
+    D(clCreateContextFromType),
+    D(clRetainContext),
+    D(clReleaseContext),
+    D(clGetContextInfo),
+    D(clCreateCommandQueue),
+    D(clRetainCommandQueue),
+    D(clReleaseCommandQueue),
+    D(clGetCommandQueueInfo),
+    D(clSetCommandQueueProperty),
+    D(clCreateBuffer),
+    D(clCreateImage2D),
+    D(clCreateImage3D),
+    D(clRetainMemObject),
+    D(clReleaseMemObject),
+    D(clGetSupportedImageFormats),
+    D(clGetMemObjectInfo),
+    D(clGetImageInfo),
+    D(clCreateSampler),
+    D(clRetainSampler),
+    D(clReleaseSampler),
+    D(clGetSamplerInfo),
+    D(clCreateProgramWithSource),
+    D(clCreateProgramWithBinary),
+    D(clRetainProgram),
+    D(clReleaseProgram),
+    D(clBuildProgram),
+    D(clUnloadCompiler),
+    D(clGetProgramInfo),
+    D(clGetProgramBuildInfo),
+    D(clCreateKernel),
+    D(clCreateKernelsInProgram),
+    D(clRetainKernel),
+    D(clReleaseKernel),
+    D(clSetKernelArg),
+    D(clGetKernelInfo),
+    D(clGetKernelWorkGroupInfo),
+    D(clWaitForEvents),
+    D(clGetEventInfo),
+    D(clRetainEvent),
+    D(clReleaseEvent),
+    D(clGetEventProfilingInfo),
+    D(clFlush),
+    D(clFinish),
+    D(clEnqueueReadBuffer),
+    D(clEnqueueWriteBuffer),
+    D(clEnqueueCopyBuffer),
+    D(clEnqueueReadImage),
+    D(clEnqueueWriteImage),
+    D(clEnqueueCopyImage),
+    D(clEnqueueCopyImageToBuffer),
+    D(clEnqueueCopyBufferToImage),
+    D(clEnqueueMapBuffer),
+    D(clEnqueueMapImage),
+    D(clEnqueueUnmapMemObject),
+    D(clEnqueueNDRangeKernel),
+    D(clEnqueueTask),
+    D(clEnqueueNativeKernel),
+    D(clEnqueueMarker),
+    D(clEnqueueWaitForEvents),
+    D(clEnqueueBarrier),
+    D(clGetExtensionFunctionAddress),
+    /* 1.1 */
+    D(clSetEventCallback),
+    D(clCreateSubBuffer),
+    D(clSetMemObjectDestructorCallback),
+    D(clCreateUserEvent),
+    D(clSetUserEventStatus),
+    D(clEnqueueReadBufferRect),
+    D(clEnqueueWriteBufferRect),
+    D(clEnqueueCopyBufferRect),
+    /* 1.2 */
+    D(clCreateSubDevices),
+    D(clRetainDevice),
+    D(clReleaseDevice),
+    D(clCreateImage),
+    .clCreateProgramWithBuiltInKernels = create_builtin,
+    D(clCompileProgram),
+    D(clLinkProgram),
+    D(clUnloadPlatformCompiler),
+    D(clGetKernelArgInfo),
+    D(clEnqueueFillBuffer),
+    D(clEnqueueFillImage),
+    .clEnqueueMigrateMemObjects = migrate,
+    D(clEnqueueMarkerWithWaitList),
+    D(clEnqueueBarrierWithWaitList),
+    D(clGetExtensionFunctionAddressForPlatform),
+};
+
+VCL_EXPORT void *CL_API_CALL clGetExtensionFunctionAddress(const char *name)
+{
+    if (name && !strcmp(name, "clIcdGetPlatformIDsKHR"))
+        return (void *)clIcdGetPlatformIDsKHR;
+    return NULL; /* no extension functions */
+}
+
+VCL_EXPORT void *CL_API_CALL clGetExtensionFunctionAddressForPlatform(cl_platform_id p,
+                                                                      const char *name)
+{
+    if (p != &mgrm_vcl_platform)
+        return NULL;
+    return clGetExtensionFunctionAddress(name);
+}

@@ -1,0 +1,60 @@
+# Remote devices: tests through libmpigpu-vcl.so and mpigpu-proxy, each
+# starting its own proxy on 127.0.0.1:0 (test/remote/common.sh).
+EXTRA_DIST += test/remote/common.sh
+if REMOTE
+check_PROGRAMS += test/remote/vcl_basic
+test_remote_vcl_basic_SOURCES = test/remote/vcl_basic.c
+test_remote_vcl_basic_LDADD = $(OPENCL_LIBS)
+TESTS += test/remote/vcl_basic.sh
+EXTRA_DIST += test/remote/vcl_basic.sh
+endif
+if REMOTE
+check_PROGRAMS += test/remote/rawclient
+test_remote_rawclient_SOURCES = test/remote/rawclient.c
+test_remote_rawclient_CFLAGS = $(AM_CFLAGS) $(SODIUM_CFLAGS)
+test_remote_rawclient_LDADD = libmgrm.la $(SODIUM_LIBS)
+TESTS += test/remote/vcl_security.sh
+EXTRA_DIST += test/remote/vcl_security.sh
+endif
+if REMOTE
+# needs test/mpi/pack_basic and test/mpi/dtoracle (check_PROGRAMS of test/mpi)
+TESTS += test/remote/vcl_mpi.sh
+EXTRA_DIST += test/remote/vcl_mpi.sh
+endif
+EXTRA_DIST += test/remote/fuzz.sh
+if HAVE_FUZZ
+TESTS += test/remote/fuzz.sh
+endif
+if REMOTE
+# Native against virtual: test/remote/vcl_bench "Portable" and through a proxy.
+noinst_PROGRAMS += test/remote/vcl_bench
+test_remote_vcl_bench_SOURCES = test/remote/vcl_bench.c
+test_remote_vcl_bench_LDADD = $(OPENCL_LIBS)
+endif
+
+# The remote OpenCL path (src/remote/) against real programs: each script
+# starts its own mpigpu-proxy on loopback through test/remote/proxy-env.sh,
+# and exits 77 (skipped) only when the remote part is not built.  Scripts run
+# through SH_LOG_COMPILER (test/mpi/Makefile.mk) with abs_top_builddir set.
+# MGVCL_REMOTE_BUILT tells proxy-env.sh whether configure built the remote
+# part: "no" skips these tests, "yes" makes missing programs an error.
+if REMOTE
+AM_TESTS_ENVIRONMENT += MGVCL_REMOTE_BUILT=yes; export MGVCL_REMOTE_BUILT;
+else
+AM_TESTS_ENVIRONMENT += MGVCL_REMOTE_BUILT=no; export MGVCL_REMOTE_BUILT;
+endif
+REMOTE_TESTS = test/remote/clinfo-compare.sh test/remote/piglit-cl.sh \
+	test/remote/clpeak.sh test/remote/vclbench.sh test/remote/mpigpu-over-vcl.sh
+TESTS += $(REMOTE_TESTS)
+EXTRA_DIST += $(REMOTE_TESTS) test/remote/proxy-env.sh test/remote/piglit-xfail.txt
+CLEANFILES += test/remote/vclbench.csv
+clean-local: clean-remote-tests
+.PHONY: clean-remote-tests
+clean-remote-tests:
+	rm -rf test/remote/piglit-out
+
+# Write/read bandwidth, launch latency and clSetKernelArg cost of any OpenCL
+# platform (plain OpenCL, no MPI): run by test/remote/vclbench.sh.
+check_PROGRAMS += test/perf/mpigpu-vclbench
+test_perf_mpigpu_vclbench_SOURCES = test/perf/mpigpu-vclbench.c
+test_perf_mpigpu_vclbench_LDADD = $(OPENCL_LIBS)

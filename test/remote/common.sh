@@ -1,0 +1,47 @@
+# Sourced by the test/remote scripts: a private key, an ICD directory with
+# the build tree's libmpigpu-vcl.so plus the system's PoCL, and a proxy on
+# 127.0.0.1:0 whose port comes from its "listening on" line.
+set -u
+top=${abs_top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
+work=$(mktemp -d "${TMPDIR:-/tmp}/mgrm-test.XXXXXX")
+proxy_pids=""
+cleanup() {
+    for p in $proxy_pids; do kill -TERM "$p" 2>/dev/null; done
+    for p in $proxy_pids; do wait "$p" 2>/dev/null; done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+head -c 48 /dev/urandom | base64 > "$work/key"
+chmod 600 "$work/key"
+mkdir -p "$work/icd"
+echo "$top/.libs/libmpigpu-vcl.so" > "$work/icd/mpigpu-vcl.icd"
+for f in /etc/OpenCL/vendors/pocl.icd; do [ -f "$f" ] && cp "$f" "$work/icd/"; done
+export OCL_ICD_VENDORS="$work/icd"
+export MPIGPU_VCL_KEY_FILE="$work/key"
+
+fail() { echo "FAIL: $*"; exit 1; }
+
+# start_proxy NAME [ARGS...]: sets PROXY_PID and PROXY_ADDR; log in $work/NAME.log
+start_proxy() {
+    local name=$1; shift
+    "$top/mpigpu-proxy" --listen 127.0.0.1:0 --key-file "$work/key" "$@" 2>"$work/$name.log" &
+    PROXY_PID=$!
+    proxy_pids="$proxy_pids $PROXY_PID"
+    for _ in $(seq 100); do
+        PROXY_ADDR=$(sed -n 's/^mpigpu-proxy: listening on //p' "$work/$name.log" 2>/dev/null)
+        [ -n "$PROXY_ADDR" ] && break
+        kill -0 "$PROXY_PID" 2>/dev/null || { cat "$work/$name.log"; fail "proxy did not start"; }
+        sleep 0.1
+    done
+    [ -n "$PROXY_ADDR" ] || fail "proxy did not print its address"
+    export MPIGPU_VCL_SERVERS=$PROXY_ADDR
+}
+
+# stop_proxy PID: SIGTERM, and the proxy must exit 0
+stop_proxy() {
+    kill -TERM "$1"
+    wait "$1"
+    local rc=$?
+    proxy_pids=$(echo "$proxy_pids" | sed "s/ $1\b//")
+    [ $rc -eq 0 ] || fail "proxy exited with $rc after SIGTERM"
+}

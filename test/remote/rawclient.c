@@ -1,0 +1,297 @@
+/*
+ * Speaks the wire protocol directly, to test what a hostile or broken
+ * client cannot do.  rawclient HOST:PORT KEYFILE MODE, MODE one of:
+ *   foreign    session B uses object IDs of session A: refused; A unaffected
+ *   malformed  truncated, trailing-garbage, unknown-op and oversized messages
+ *   auth       expects the handshake to fail (wrong key)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../src/remote/transport.h"
+
+#define CL_SUCCESS 0
+#define CL_MEM_SIZE 0x1102
+
+static const mgrm_transport_t *t = &mgrm_transport_tcp;
+static int failures;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+            failures++;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+static mgrm_ep_t *session(const char *addr, const mgrm_key_t *key, int *ok)
+{
+    mgrm_ep_t *ep;
+    uint8_t token[MGRM_TOKEN];
+    char err[256];
+    if (t->connect(addr, &ep, err, sizeof err)) {
+        fprintf(stderr, "connect: %s\n", err);
+        exit(1);
+    }
+    *ok = !mgrm_auth_client(t, ep, key, MGRM_LANE_CMD, token, err, sizeof err);
+    if (!*ok)
+        fprintf(stderr, "handshake refused as expected? %s\n", err);
+    return ep;
+}
+
+/* Sends m, returns the op of the answer (REPLY or ERROR) and its rc. */
+static int ask(mgrm_ep_t *ep, mgrm_buf_t *m, int32_t *rc, uint8_t **out, size_t *outlen)
+{
+    static uint32_t seq = 100;
+    static uint8_t *buf;
+    static size_t cap;
+    mgrm_hdr_t h;
+    uint32_t s = ++seq;
+    m->p[12] = (uint8_t)s;
+    m->p[13] = (uint8_t)(s >> 8);
+    if (mgrm_msg_send(t, ep, m))
+        return -1;
+    mgrm_buf_free(m);
+    do
+        if (mgrm_msg_recv(t, ep, &h, &buf, &cap, MGRM_MSG_MAX))
+            return -1;
+    while (h.op == MGRM_OP_EVENT_DONE);
+    mgrm_cur_t c;
+    mgrm_cur_init(&c, buf, h.length);
+    *rc = mgrm_cur_i32(&c);
+    if (out) {
+        *out = buf + 4;
+        *outlen = h.length - 4;
+    }
+    return h.seq == s ? h.op : -2;
+}
+
+static int ping(mgrm_ep_t *ep)
+{
+    mgrm_buf_t m;
+    int32_t rc;
+    mgrm_buf_init(&m, MGRM_OP_PING, 0, 0);
+    return ask(ep, &m, &rc, NULL, NULL) == MGRM_OP_REPLY && rc == 0;
+}
+
+static int mem_size(mgrm_ep_t *ep, uint64_t id, uint64_t *size)
+{
+    mgrm_buf_t m;
+    int32_t rc;
+    uint8_t *out;
+    size_t n;
+    mgrm_buf_init(&m, MGRM_OP_GET_INFO, 0, 0);
+    mgrm_buf_u32(&m, MGRM_K_MEM);
+    mgrm_buf_u64(&m, id);
+    mgrm_buf_u64(&m, 0);
+    mgrm_buf_u32(&m, CL_MEM_SIZE);
+    int op = ask(ep, &m, &rc, &out, &n);
+    if (op != MGRM_OP_REPLY)
+        return -1000;
+    if (rc == 0 && n >= 12)
+        memcpy(size, out + 4, 8);
+    return rc;
+}
+
+/* The status the proxy reports for event id (skipping other messages). */
+static int32_t event_status(mgrm_ep_t *ep, uint64_t id)
+{
+    static uint8_t *buf;
+    static size_t cap;
+    mgrm_hdr_t h;
+    while (mgrm_msg_recv(t, ep, &h, &buf, &cap, MGRM_MSG_MAX) == 0) {
+        mgrm_cur_t c;
+        mgrm_cur_init(&c, buf, h.length);
+        if (h.op == MGRM_OP_EVENT_DONE && mgrm_cur_u64(&c) == id)
+            return mgrm_cur_i32(&c);
+    }
+    return 1000;
+}
+
+/* An NDRange of kernel 104 on queue q with one argument (kind, payload). */
+static void launch(mgrm_ep_t *ep, uint64_t q, uint64_t ev, uint8_t kind, uint64_t v)
+{
+    mgrm_buf_t m;
+    mgrm_buf_init(&m, MGRM_OP_ENQ_NDRANGE, 0, 9);
+    mgrm_buf_u64(&m, q);
+    mgrm_buf_u64(&m, ev);
+    mgrm_buf_u32(&m, 0); /* no wait list */
+    mgrm_buf_u64(&m, 104);
+    mgrm_buf_u32(&m, 1);
+    for (int i = 0; i < 3; i++) {
+        mgrm_buf_u64(&m, 0);
+        mgrm_buf_u64(&m, 1);
+        mgrm_buf_u64(&m, 1);
+    }
+    mgrm_buf_u8(&m, 0);
+    mgrm_buf_u32(&m, 1);
+    mgrm_buf_u32(&m, 0);
+    mgrm_buf_u8(&m, kind);
+    if (kind == MGRM_ARG_VALUE)
+        mgrm_buf_bytes(&m, &v, sizeof v);
+    else
+        mgrm_buf_u64(&m, v);
+    mgrm_msg_send(t, ep, &m);
+    mgrm_buf_free(&m);
+}
+
+/* Session A builds a kernel; a value posing as its buffer argument is
+ * refused on the launch's event, and so is B's launch of A's kernel. */
+static void kernel_checks(mgrm_ep_t *a, mgrm_ep_t *b)
+{
+    mgrm_buf_t m;
+    int32_t rc;
+    uint8_t *out;
+    size_t n;
+    mgrm_buf_init(&m, MGRM_OP_QUEUE_CREATE, 0, 0);
+    mgrm_buf_u64(&m, 102);
+    mgrm_buf_u64(&m, 100);
+    mgrm_buf_u64(&m, 0);
+    mgrm_buf_u64(&m, 0);
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_REPLY && rc == 0, "A: queue (%d)", rc);
+    mgrm_buf_init(&m, MGRM_OP_PROGRAM_SOURCE, 0, 0);
+    mgrm_buf_u64(&m, 103);
+    mgrm_buf_u64(&m, 100);
+    mgrm_buf_str(&m, "kernel void k(global int *p) { p[0] = 7; }");
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_REPLY && rc == 0, "A: program (%d)", rc);
+    mgrm_buf_init(&m, MGRM_OP_PROGRAM_BUILD, 0, 0);
+    mgrm_buf_u64(&m, 103);
+    mgrm_buf_u32(&m, 0);
+    mgrm_buf_str(&m, "");
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_REPLY && rc == 0, "A: build (%d)", rc);
+    mgrm_buf_init(&m, MGRM_OP_KERNEL_CREATE, 0, 0);
+    mgrm_buf_u64(&m, 104);
+    mgrm_buf_u64(&m, 103);
+    mgrm_buf_str(&m, "k");
+    CHECK(ask(a, &m, &rc, &out, &n) == MGRM_OP_REPLY && rc == 0 && n >= 5 && out[4] == MGRM_ARG_MEM,
+          "A: kernel with one buffer argument (%d)", rc);
+    launch(a, 102, 105, MGRM_ARG_VALUE, 0x4141414141414141ull);
+    rc = event_status(a, 105);
+    CHECK(rc < 0, "a value passed as a buffer argument: event status %d", rc);
+    launch(b, 102, 205, MGRM_ARG_MEM, 101);
+    rc = event_status(b, 205);
+    CHECK(rc < 0, "B launches A's kernel on A's queue: event status %d", rc);
+    launch(a, 102, 106, MGRM_ARG_MEM, 101);
+    rc = event_status(a, 106);
+    CHECK(rc == 0, "A's own launch: event status %d", rc);
+}
+
+static void foreign(const char *addr, const mgrm_key_t *key)
+{
+    int ok;
+    int32_t rc;
+    mgrm_buf_t m;
+    mgrm_ep_t *a = session(addr, key, &ok), *b;
+    CHECK(ok, "session A authenticates");
+    mgrm_buf_init(&m, MGRM_OP_CONTEXT_CREATE, 0, 0);
+    mgrm_buf_u64(&m, 100);
+    mgrm_buf_u32(&m, 1);
+    mgrm_buf_u64(&m, 0);
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_REPLY && rc == 0, "A: context (%d)", rc);
+    mgrm_buf_init(&m, MGRM_OP_BUFFER_CREATE, 0, 0);
+    mgrm_buf_u64(&m, 101);
+    mgrm_buf_u64(&m, 100);
+    mgrm_buf_u64(&m, 1); /* CL_MEM_READ_WRITE */
+    mgrm_buf_u64(&m, 4096);
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_REPLY && rc == 0, "A: buffer (%d)", rc);
+    b = session(addr, key, &ok);
+    CHECK(ok, "session B authenticates");
+    uint64_t size = 0;
+    rc = mem_size(b, 101, &size);
+    CHECK(rc < 0 && rc != -1000, "B reads A's buffer 101: rc %d", rc);
+    mgrm_buf_init(&m, MGRM_OP_QUEUE_CREATE, 0, 0);
+    mgrm_buf_u64(&m, 7);
+    mgrm_buf_u64(&m, 100); /* A's context */
+    mgrm_buf_u64(&m, 0);
+    mgrm_buf_u64(&m, 0);
+    CHECK(ask(b, &m, &rc, NULL, NULL) == MGRM_OP_REPLY && rc == -34,
+          "B makes a queue in A's context: rc %d (want CL_INVALID_CONTEXT)", rc);
+    mgrm_buf_init(&m, MGRM_OP_RELEASE, 0, 0);
+    mgrm_buf_u32(&m, MGRM_K_MEM);
+    mgrm_buf_u64(&m, 101);
+    CHECK(ask(b, &m, &rc, NULL, NULL) == MGRM_OP_ERROR, "B releases A's buffer: no error");
+    /* the same ID under the wrong kind in A's own session */
+    mgrm_buf_init(&m, MGRM_OP_RELEASE, 0, 0);
+    mgrm_buf_u32(&m, MGRM_K_PROGRAM);
+    mgrm_buf_u64(&m, 101);
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_ERROR, "A: release of 101 as a program");
+    kernel_checks(a, b);
+    size = 0;
+    rc = mem_size(a, 101, &size);
+    CHECK(rc == 0 && size == 4096, "A's buffer after B's attempts: rc %d size %llu", rc,
+          (unsigned long long)size);
+    CHECK(ping(a) && ping(b), "both sessions still served");
+    t->close(a);
+    t->close(b);
+}
+
+static void malformed(const char *addr, const mgrm_key_t *key)
+{
+    int ok;
+    int32_t rc;
+    mgrm_buf_t m;
+    mgrm_ep_t *a = session(addr, key, &ok);
+    CHECK(ok, "authenticates");
+    mgrm_buf_init(&m, MGRM_OP_CONTEXT_CREATE, 0, 0);
+    mgrm_buf_u32(&m, 5); /* truncated: an ID needs 8 bytes */
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_ERROR, "truncated request answered");
+    mgrm_buf_init(&m, MGRM_OP_CONTEXT_CREATE, 0, 0);
+    mgrm_buf_u64(&m, 5);
+    mgrm_buf_u32(&m, 0xffffffffu); /* device count far past the payload */
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_ERROR, "bad count answered");
+    mgrm_buf_init(&m, MGRM_OP_PING, 0, 0);
+    mgrm_buf_u64(&m, 0); /* trailing bytes */
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_ERROR, "trailing bytes answered");
+    mgrm_buf_init(&m, 999, 0, 0);
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_ERROR, "unknown op answered");
+    mgrm_buf_init(&m, MGRM_OP_PROGRAM_SOURCE, 0, 0);
+    mgrm_buf_u64(&m, 9);
+    mgrm_buf_u64(&m, 12345); /* no such context */
+    mgrm_buf_str(&m, "kernel void k() {}");
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_REPLY && rc == -34, "unknown context: %d", rc);
+    CHECK(ping(a), "still served after bad messages");
+    /* an oversized length: answered, then the session is closed */
+    uint8_t raw[MGRM_HDR_SIZE];
+    mgrm_hdr_t h = {MGRM_MAGIC, MGRM_OP_PING, 0, MGRM_MSG_MAX + 1, 77};
+    mgrm_hdr_write(raw, &h);
+    CHECK(!t->send(a, raw, sizeof raw), "send oversized header");
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    CHECK(!mgrm_msg_recv(t, a, &h, &buf, &cap, MGRM_MSG_MAX) && h.op == MGRM_OP_ERROR,
+          "oversized message answered");
+    CHECK(mgrm_msg_recv(t, a, &h, &buf, &cap, MGRM_MSG_MAX) != 0, "session closed after it");
+    free(buf);
+    t->close(a);
+    a = session(addr, key, &ok);
+    CHECK(ok && ping(a), "a new session is served");
+    t->close(a);
+}
+
+int main(int argc, char **argv)
+{
+    mgrm_key_t key;
+    char err[512];
+    if (argc != 4) {
+        fprintf(stderr, "usage: rawclient HOST:PORT KEYFILE foreign|malformed|auth\n");
+        return 2;
+    }
+    if (mgrm_key_load(argv[2], &key, err, sizeof err)) {
+        fprintf(stderr, "%s\n", err);
+        return 2;
+    }
+    if (!strcmp(argv[3], "foreign")) {
+        foreign(argv[1], &key);
+    } else if (!strcmp(argv[3], "malformed")) {
+        malformed(argv[1], &key);
+    } else {
+        int ok;
+        t->close(session(argv[1], &key, &ok));
+        CHECK(!ok, "a wrong key was accepted");
+    }
+    if (!failures)
+        printf("rawclient %s: all checks passed\n", argv[3]);
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,386 @@
+/*
+ * A plain OpenCL program (no mpigpu) run through the "mpigpu virtual"
+ * platform.  Modes:
+ *   vcl_basic            all checks below
+ *   vcl_basic quick      a roundtrip and a kernel (for many clients at once)
+ *   vcl_basic setarg N   creates a kernel, sets its argument N times, exits
+ *   vcl_basic bigwrite   writes 64 MiB over and over (killed by the test)
+ *   vcl_basic bigread    reads 64 MiB over and over until an error
+ *   vcl_basic idle       a roundtrip, 12 s of silence, a roundtrip
+ */
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+            failures++;                                                                            \
+        }                                                                                          \
+    } while (0)
+#define CL_OK(x)                                                                                   \
+    do {                                                                                           \
+        cl_int e_ = (x);                                                                           \
+        if (e_ != CL_SUCCESS) {                                                                    \
+            fprintf(stderr, "FAIL %s:%d: %s = %d\n", __FILE__, __LINE__, #x, e_);                  \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+static const char *src =
+    "kernel void scale(global float *out, global const float *in, local float *tmp,\n"
+    "                  float a, int n) {\n"
+    "    size_t g = get_global_id(0), l = get_local_id(0);\n"
+    "    tmp[l] = g < n ? in[g] * a : 0.0f;\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    size_t o = l ^ 1;\n"
+    "    if (o < get_local_size(0) && g < n) out[g] = tmp[l] + tmp[o];\n"
+    "}\n"
+    "kernel void touch(global int *p) { p[get_global_id(0)] += 1; }\n";
+
+static cl_platform_id plat;
+static cl_device_id dev;
+static cl_context ctx;
+static cl_command_queue q;
+static cl_program prog;
+
+static void setup(void)
+{
+    cl_platform_id ps[16];
+    cl_uint np = 0;
+    cl_int err;
+    CL_OK(clGetPlatformIDs(16, ps, &np));
+    for (cl_uint i = 0; i < np; i++) {
+        char name[128] = "";
+        clGetPlatformInfo(ps[i], CL_PLATFORM_NAME, sizeof name, name, NULL);
+        const char *want = getenv("VCL_TEST_PLATFORM");
+        if (!strcmp(name, want ? want : "mpigpu virtual"))
+            plat = ps[i];
+    }
+    if (!plat) {
+        fprintf(stderr, "FAIL: no \"mpigpu virtual\" platform\n");
+        exit(1);
+    }
+    CL_OK(clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &dev, NULL));
+    ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+    CL_OK(err);
+    q = clCreateCommandQueue(ctx, dev, CL_QUEUE_PROFILING_ENABLE, &err);
+    CL_OK(err);
+    prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
+    CL_OK(err);
+    err = clBuildProgram(prog, 1, &dev, "", NULL, NULL);
+    if (err) {
+        char log[4096] = "";
+        clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
+        fprintf(stderr, "build: %d\n%s\n", err, log);
+        exit(1);
+    }
+}
+
+static void roundtrip(size_t n)
+{
+    cl_int err;
+    unsigned char *a = malloc(n), *b = malloc(n);
+    for (size_t i = 0; i < n; i++)
+        a[i] = (unsigned char)(i * 7 + n);
+    memset(b, 0, n);
+    cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE, n, NULL, &err);
+    CL_OK(err);
+    CL_OK(clEnqueueWriteBuffer(q, m, CL_FALSE, 0, n, a, 0, NULL, NULL));
+    CL_OK(clEnqueueReadBuffer(q, m, CL_TRUE, 0, n, b, 0, NULL, NULL));
+    CHECK(!memcmp(a, b, n), "roundtrip of %zu bytes differs", n);
+    clReleaseMemObject(m);
+    free(a);
+    free(b);
+}
+
+static void subbuffer(void)
+{
+    cl_int err;
+    int host[256], back[64];
+    for (int i = 0; i < 256; i++)
+        host[i] = i;
+    cl_mem m = clCreateBuffer(ctx, CL_MEM_COPY_HOST_PTR, sizeof host, host, &err);
+    CL_OK(err);
+    cl_buffer_region r = {128 * sizeof(int), 64 * sizeof(int)};
+    cl_mem s = clCreateSubBuffer(m, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
+    CL_OK(err);
+    CL_OK(clEnqueueReadBuffer(q, s, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL));
+    CHECK(back[0] == 128 && back[63] == 191, "sub-buffer read %d %d", back[0], back[63]);
+    int v = -5;
+    CL_OK(clEnqueueWriteBuffer(q, s, CL_TRUE, 4, sizeof v, &v, 0, NULL, NULL));
+    CL_OK(clEnqueueReadBuffer(q, m, CL_TRUE, 129 * sizeof(int), sizeof v, &v, 0, NULL, NULL));
+    CHECK(v == -5, "write through a sub-buffer: parent sees %d", v);
+    cl_mem par = NULL;
+    clGetMemObjectInfo(s, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof par, &par, NULL);
+    CHECK(par == m, "CL_MEM_ASSOCIATED_MEMOBJECT");
+    clReleaseMemObject(s);
+    clReleaseMemObject(m);
+}
+
+static void rect(void)
+{
+    cl_int err;
+    enum { W = 16, H = 8 };
+    unsigned char h[W * H], out[W * H];
+    for (int i = 0; i < W * H; i++)
+        h[i] = (unsigned char)i;
+    cl_mem a = clCreateBuffer(ctx, CL_MEM_READ_WRITE, W * H, NULL, &err);
+    cl_mem b = clCreateBuffer(ctx, CL_MEM_READ_WRITE, W * H, NULL, &err);
+    CL_OK(clEnqueueWriteBuffer(q, a, CL_TRUE, 0, W * H, h, 0, NULL, NULL));
+    unsigned char zero[W * H] = {0};
+    CL_OK(clEnqueueWriteBuffer(q, b, CL_TRUE, 0, W * H, zero, 0, NULL, NULL));
+    size_t so[3] = {2, 1, 0}, dof[3] = {0, 0, 0}, reg[3] = {4, 3, 1};
+    CL_OK(clEnqueueCopyBufferRect(q, a, b, so, dof, reg, W, 0, 4, 0, 0, NULL, NULL));
+    CL_OK(clEnqueueReadBuffer(q, b, CL_TRUE, 0, 12, out, 0, NULL, NULL));
+    int ok = 1;
+    for (int y = 0; y < 3; y++)
+        for (int x = 0; x < 4; x++)
+            ok &= out[y * 4 + x] == h[(y + 1) * W + x + 2];
+    CHECK(ok, "clEnqueueCopyBufferRect");
+    /* read rect into a strided host layout, write rect back from it */
+    unsigned char hr[32 * 4];
+    memset(hr, 0xee, sizeof hr);
+    size_t bo[3] = {1, 2, 0}, ho[3] = {3, 1, 0}, reg2[3] = {5, 2, 1};
+    CL_OK(clEnqueueReadBufferRect(q, a, CL_TRUE, bo, ho, reg2, W, 0, 32, 0, hr, 0, NULL, NULL));
+    ok = hr[0] == 0xee;
+    for (int y = 0; y < 2; y++)
+        for (int x = 0; x < 5; x++)
+            ok &= hr[(y + 1) * 32 + 3 + x] == h[(y + 2) * W + 1 + x];
+    CHECK(ok, "clEnqueueReadBufferRect");
+    for (int y = 0; y < 2; y++)
+        for (int x = 0; x < 5; x++)
+            hr[(y + 1) * 32 + 3 + x] = (unsigned char)(200 + y * 5 + x);
+    CL_OK(clEnqueueWriteBufferRect(q, b, CL_TRUE, bo, ho, reg2, W, 0, 32, 0, hr, 0, NULL, NULL));
+    CL_OK(clEnqueueReadBuffer(q, b, CL_TRUE, 0, W * H, out, 0, NULL, NULL));
+    CHECK(out[2 * W + 1] == 200 && out[3 * W + 5] == 209 && out[2 * W + 6] == 0,
+          "clEnqueueWriteBufferRect: %d %d %d", out[2 * W + 1], out[3 * W + 5], out[2 * W + 6]);
+    clReleaseMemObject(a);
+    clReleaseMemObject(b);
+}
+
+static void map(void)
+{
+    cl_int err;
+    size_t n = 4096;
+    cl_mem m = clCreateBuffer(ctx, CL_MEM_ALLOC_HOST_PTR, n, NULL, &err);
+    CL_OK(err);
+    unsigned char *p = clEnqueueMapBuffer(q, m, CL_TRUE, CL_MAP_WRITE, 0, n, 0, NULL, NULL, &err);
+    CL_OK(err);
+    for (size_t i = 0; i < n; i++)
+        p[i] = (unsigned char)(i ^ 0x5a);
+    cl_uint mc = 0;
+    clGetMemObjectInfo(m, CL_MEM_MAP_COUNT, sizeof mc, &mc, NULL);
+    CHECK(mc == 1, "map count %u", mc);
+    CL_OK(clEnqueueUnmapMemObject(q, m, p, 0, NULL, NULL));
+    p = clEnqueueMapBuffer(q, m, CL_TRUE, CL_MAP_READ, 100, 100, 0, NULL, NULL, &err);
+    CL_OK(err);
+    int ok = 1;
+    for (size_t i = 0; i < 100; i++)
+        ok &= p[i] == (unsigned char)((i + 100) ^ 0x5a);
+    CHECK(ok, "map/unmap roundtrip");
+    CL_OK(clEnqueueUnmapMemObject(q, m, p, 0, NULL, NULL));
+    CL_OK(clFinish(q));
+    clReleaseMemObject(m);
+}
+
+static int cb_status = 1;
+static void CL_CALLBACK on_done(cl_event e, cl_int st, void *data)
+{
+    __atomic_store_n((int *)data, st, __ATOMIC_SEQ_CST);
+}
+
+static void kernel(void)
+{
+    cl_int err;
+    enum { N = 1000, L = 8 };
+    float in[1024], out[1024];
+    for (int i = 0; i < 1024; i++) {
+        in[i] = (float)i;
+        out[i] = -1;
+    }
+    cl_mem bi = clCreateBuffer(ctx, CL_MEM_COPY_HOST_PTR, sizeof in, in, &err);
+    cl_mem bo = clCreateBuffer(ctx, CL_MEM_COPY_HOST_PTR, sizeof out, out, &err);
+    cl_kernel k = clCreateKernel(prog, "scale", &err);
+    CL_OK(err);
+    float a = 2.0f;
+    int n = N;
+    CL_OK(clSetKernelArg(k, 0, sizeof bo, &bo));
+    CL_OK(clSetKernelArg(k, 1, sizeof bi, &bi));
+    CL_OK(clSetKernelArg(k, 2, L * sizeof(float), NULL));
+    CL_OK(clSetKernelArg(k, 3, sizeof a, &a));
+    CL_OK(clSetKernelArg(k, 4, sizeof n, &n));
+    size_t g = 1024, l = L;
+    cl_event ev;
+    CL_OK(clEnqueueNDRangeKernel(q, k, 1, NULL, &g, &l, 0, NULL, &ev));
+    CL_OK(clSetEventCallback(ev, CL_COMPLETE, on_done, &cb_status));
+    CL_OK(clEnqueueReadBuffer(q, bo, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL));
+    int ok = 1;
+    for (int i = 0; i < 1024; i++) {
+        float want = i < N ? 2.0f * i + 2.0f * (i ^ 1) : -1;
+        ok &= out[i] == want;
+    }
+    CHECK(ok, "NDRange result (out[3] = %g)", out[3]);
+    /* profiling */
+    cl_ulong t0 = 0, t1 = 0;
+    CL_OK(clWaitForEvents(1, &ev));
+    CL_OK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL));
+    CL_OK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL));
+    CHECK(t0 > 0 && t1 >= t0, "profiling start %llu end %llu", (unsigned long long)t0,
+          (unsigned long long)t1);
+    for (int i = 0; i < 500 && __atomic_load_n(&cb_status, __ATOMIC_SEQ_CST) != CL_COMPLETE; i++)
+        usleep(10000);
+    CHECK(cb_status == CL_COMPLETE, "event callback not called (status %d)", cb_status);
+    clReleaseEvent(ev);
+    /* second launch changing one argument */
+    a = 3.0f;
+    CL_OK(clSetKernelArg(k, 3, sizeof a, &a));
+    CL_OK(clEnqueueNDRangeKernel(q, k, 1, NULL, &g, &l, 0, NULL, NULL));
+    CL_OK(clEnqueueReadBuffer(q, bo, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL));
+    CHECK(out[5] == 3.0f * 5 + 3.0f * 4, "relaunch with a changed argument: %g", out[5]);
+    cl_uint nargs = 0;
+    clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL);
+    CHECK(nargs == 5, "CL_KERNEL_NUM_ARGS %u", nargs);
+    size_t wg = 0;
+    CL_OK(clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL));
+    CHECK(wg >= 1, "CL_KERNEL_WORK_GROUP_SIZE");
+    clReleaseKernel(k);
+    clReleaseMemObject(bi);
+    clReleaseMemObject(bo);
+}
+
+static void user_event(void)
+{
+    cl_int err, st;
+    int v[4] = {1, 2, 3, 4}, back[4] = {0};
+    cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof v, NULL, &err);
+    cl_event u = clCreateUserEvent(ctx, &err), w, r;
+    CL_OK(err);
+    CL_OK(clEnqueueWriteBuffer(q, m, CL_FALSE, 0, sizeof v, v, 1, &u, &w));
+    CL_OK(clEnqueueReadBuffer(q, m, CL_FALSE, 0, sizeof back, back, 1, &w, &r));
+    usleep(200000);
+    clGetEventInfo(r, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+    CHECK(st > 0, "read gated by a user event ran early (status %d)", st);
+    CL_OK(clSetUserEventStatus(u, CL_COMPLETE));
+    CL_OK(clWaitForEvents(1, &r));
+    CHECK(back[3] == 4, "gated read got %d", back[3]);
+    clReleaseEvent(u);
+    clReleaseEvent(w);
+    clReleaseEvent(r);
+
+    /* a command whose wait list fails fails too, on its event */
+    u = clCreateUserEvent(ctx, &err);
+    CL_OK(clEnqueueReadBuffer(q, m, CL_FALSE, 0, sizeof back, back, 1, &u, &r));
+    CL_OK(clSetUserEventStatus(u, -1));
+    err = clWaitForEvents(1, &r);
+    clGetEventInfo(r, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+    CHECK(err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST && st < 0,
+          "failing command: wait %d, status %d", err, st);
+    err = clFinish(q);
+    CHECK(err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, "clFinish after a failure: %d", err);
+    CL_OK(clFinish(q)); /* reported once */
+    clReleaseEvent(u);
+    clReleaseEvent(r);
+
+    /* a command the device rejects: its error arrives on its event */
+    cl_mem small = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, NULL, &err);
+    cl_kernel k = clCreateKernel(prog, "touch", &err);
+    CL_OK(clSetKernelArg(k, 0, sizeof small, &small));
+    size_t g = 16, l = 7; /* 16 is not a multiple of 7 */
+    err = clEnqueueNDRangeKernel(q, k, 1, NULL, &g, &l, 0, NULL, &r);
+    if (err == CL_SUCCESS) {
+        err = clWaitForEvents(1, &r);
+        clGetEventInfo(r, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+        CHECK(st < 0 && err != CL_SUCCESS, "rejected launch: status %d", st);
+        clReleaseEvent(r);
+        clFinish(q);
+    }
+    clReleaseKernel(k);
+    clReleaseMemObject(small);
+    clReleaseMemObject(m);
+}
+
+static void quick(void)
+{
+    roundtrip(1 << 20);
+    cl_int err;
+    int v[16] = {0};
+    cl_mem m = clCreateBuffer(ctx, CL_MEM_COPY_HOST_PTR, sizeof v, v, &err);
+    cl_kernel k = clCreateKernel(prog, "touch", &err);
+    CL_OK(err);
+    CL_OK(clSetKernelArg(k, 0, sizeof m, &m));
+    size_t g = 16;
+    for (int i = 0; i < 10; i++)
+        CL_OK(clEnqueueNDRangeKernel(q, k, 1, NULL, &g, NULL, 0, NULL, NULL));
+    CL_OK(clEnqueueReadBuffer(q, m, CL_TRUE, 0, sizeof v, v, 0, NULL, NULL));
+    CHECK(v[0] == 10 && v[15] == 10, "10 launches: %d %d", v[0], v[15]);
+    clReleaseKernel(k);
+    clReleaseMemObject(m);
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "all";
+    setup();
+    if (!strcmp(mode, "setarg")) {
+        cl_int err;
+        int n = argc > 2 ? atoi(argv[2]) : 0;
+        cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, NULL, &err);
+        cl_kernel k = clCreateKernel(prog, "scale", &err);
+        CL_OK(err);
+        for (int i = 0; i < n; i++) {
+            float a = (float)i;
+            CL_OK(clSetKernelArg(k, 0, sizeof m, &m));
+            CL_OK(clSetKernelArg(k, 3, sizeof a, &a));
+        }
+        return 0; /* objects left to process exit, as both runs do */
+    } else if (!strcmp(mode, "bigwrite") || !strcmp(mode, "bigread")) {
+        size_t n = 64u << 20;
+        cl_int err;
+        void *p = calloc(1, n);
+        cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE, n, NULL, &err);
+        CL_OK(err);
+        fprintf(stderr, "transferring\n");
+        for (;;) {
+            err = mode[3] == 'w' ? clEnqueueWriteBuffer(q, m, CL_TRUE, 0, n, p, 0, NULL, NULL)
+                                 : clEnqueueReadBuffer(q, m, CL_TRUE, 0, n, p, 0, NULL, NULL);
+            if (err) {
+                fprintf(stderr, "transfer error %d\n", err);
+                return 3;
+            }
+        }
+    } else if (!strcmp(mode, "quick")) {
+        quick();
+    } else if (!strcmp(mode, "idle")) {
+        roundtrip(4096);
+        sleep(12);
+        roundtrip(4096);
+    } else {
+        roundtrip(1);
+        roundtrip(4096 + 3);
+        roundtrip(64u << 20);
+        subbuffer();
+        rect();
+        map();
+        kernel();
+        user_event();
+        quick();
+    }
+    clReleaseProgram(prog);
+    clReleaseCommandQueue(q);
+    clReleaseContext(ctx);
+    if (failures)
+        fprintf(stderr, "%d check(s) failed\n", failures);
+    else
+        printf("vcl_basic %s: all checks passed\n", mode);
+    return failures ? 1 : 0;
+}
