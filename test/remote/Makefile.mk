@@ -16,20 +16,9 @@ test_remote_rawclient_LDADD = libmgrm.la $(SODIUM_LIBS)
 TESTS += test/remote/vcl_security.sh
 EXTRA_DIST += test/remote/vcl_security.sh
 endif
-if REMOTE
-# needs test/mpi/pack_basic and test/mpi/dtoracle (check_PROGRAMS of test/mpi)
-TESTS += test/remote/vcl_mpi.sh
-EXTRA_DIST += test/remote/vcl_mpi.sh
-endif
 EXTRA_DIST += test/remote/fuzz.sh
 if HAVE_FUZZ
 TESTS += test/remote/fuzz.sh
-endif
-if REMOTE
-# Native against virtual: test/remote/vcl_bench "Portable" and through a proxy.
-noinst_PROGRAMS += test/remote/vcl_bench
-test_remote_vcl_bench_SOURCES = test/remote/vcl_bench.c
-test_remote_vcl_bench_LDADD = $(OPENCL_LIBS)
 endif
 
 # The remote OpenCL path (src/remote/) against real programs: each script

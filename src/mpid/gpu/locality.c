@@ -170,15 +170,20 @@ static uint64_t pci_pack(unsigned domain, unsigned bus, unsigned dev, unsigned f
     return ((uint64_t)domain << 16) | ((bus & 0xffu) << 8) | ((dev & 0x1fu) << 3) | (func & 7u);
 }
 
+/* The device's PCI address: cl_khr_pci_bus_info where the driver has it,
+   since hwloc 2.9's helper reads NVIDIA's CL_DEVICE_PCI_SLOT_ID_NV as
+   device << 3 | function while driver 580 returns the device number alone
+   (an H200 at 00:06.0 came out as 00:00.6); else hwloc's helper (AMD and
+   older NVIDIA drivers). */
 static uint64_t dev_pci(cl_device_id dev)
 {
     unsigned domain, bus, slot, func;
     cl_device_pci_bus_info_khr khr;
 
-    if (hwloc_opencl_get_device_pci_busid(dev, &domain, &bus, &slot, &func) == 0)
-        return pci_pack(domain, bus, slot, func);
     if (clGetDeviceInfo(dev, CL_DEVICE_PCI_BUS_INFO_KHR, sizeof(khr), &khr, NULL) == CL_SUCCESS)
         return pci_pack(khr.pci_domain, khr.pci_bus, khr.pci_device, khr.pci_function);
+    if (hwloc_opencl_get_device_pci_busid(dev, &domain, &bus, &slot, &func) == 0)
+        return pci_pack(domain, bus, slot, func);
     return MGDEV_LOC_PCI_NONE;
 }
 
