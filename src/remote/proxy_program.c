@@ -198,7 +198,11 @@ int mgrm_op_program_binary(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
 }
 
 /* Options plus -cl-kernel-arg-info, so that kernels report their argument
- * kinds. */
+ * kinds.  A build that fails with it is tried again without it: NVIDIA's
+ * compiler (driver 580) emits PTX that ptxas rejects for some programs with
+ * noinline functions only when the option is given.  Kernels of such a
+ * program report unknown argument kinds, which the client resolves by its
+ * buffer registry. */
 static char *with_arg_info(const char *opt)
 {
     static const char more[] = " -cl-kernel-arg-info";
@@ -228,6 +232,8 @@ int mgrm_op_program_build(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
     if (!err && !s->dry)
         err = (o2 = with_arg_info(opt)) ? clBuildProgram(p->h, n, n ? devs : NULL, o2, NULL, NULL)
                                         : CL_OUT_OF_HOST_MEMORY;
+    if (err == CL_BUILD_PROGRAM_FAILURE && !s->dry)
+        err = clBuildProgram(p->h, n, n ? devs : NULL, opt, NULL, NULL);
     free(opt);
     free(o2);
     return err;
@@ -265,6 +271,9 @@ int mgrm_op_program_compile(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
                   ? clCompileProgram(p->h, n, n ? devs : NULL, o2, nh, nh ? hdr : NULL,
                                      nh ? (const char **)names : NULL, NULL, NULL)
                   : CL_OUT_OF_HOST_MEMORY;
+    if (err == CL_COMPILE_PROGRAM_FAILURE && !s->dry)
+        err = clCompileProgram(p->h, n, n ? devs : NULL, opt, nh, nh ? hdr : NULL,
+                               nh ? (const char **)names : NULL, NULL, NULL);
     for (uint32_t i = 0; i < 64; i++)
         free(names[i]);
     free(opt);
