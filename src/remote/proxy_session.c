@@ -1,5 +1,6 @@
 /* One client session of mpigpu-proxy: the command loop, replies, event
  * completion reports, and the teardown that frees everything of the client. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,40 +78,100 @@ int mgrm_send_error(mgrm_session_t *s, uint32_t seq, cl_int rc, const char *why)
     return r;
 }
 
-typedef struct ev_cb {
-    mgrm_session_t *s;
+/* Completion callbacks of tracked events.  PoCL 3.1 never runs the
+ * CL_COMPLETE callback of an event that fails through what it depends on (an
+ * earlier command of its in-order queue, or its wait list), so a callback may
+ * never come.  Its state therefore lives in this table, not in memory only the
+ * callback would free, and it holds no reference on the session: user_data is
+ * the slot index and a generation, a session's slots are dropped when it is
+ * torn down, and a callback that finds its slot dropped or reused does
+ * nothing. */
+typedef struct ev_slot {
+    mgrm_session_t *s; /* NULL: free */
     uint64_t id;
-} ev_cb_t;
+    uint32_t gen;
+} ev_slot_t;
+
+static pthread_mutex_t ev_lock = PTHREAD_MUTEX_INITIALIZER;
+static ev_slot_t *ev_tab;
+static size_t ev_cap, ev_next;
 
 static void CL_CALLBACK event_done(cl_event e, cl_int status, void *arg)
 {
-    ev_cb_t *cb = arg;
+    uintptr_t key = (uintptr_t)arg;
+    size_t i = (size_t)(key >> 32);
+    uint32_t gen = (uint32_t)key;
+    mgrm_session_t *s = NULL;
+    uint64_t id = 0;
+    (void)e;
+    pthread_mutex_lock(&ev_lock);
+    if (i < ev_cap && ev_tab[i].s && ev_tab[i].gen == gen) {
+        s = ev_tab[i].s;
+        id = ev_tab[i].id;
+        ev_tab[i].s = NULL;
+        pthread_mutex_lock(&s->lock);
+        s->refs++; /* alive until the message is sent, teardown or not */
+        pthread_mutex_unlock(&s->lock);
+    }
+    pthread_mutex_unlock(&ev_lock);
+    if (!s)
+        return;
     mgrm_buf_t b;
     mgrm_buf_init(&b, MGRM_OP_EVENT_DONE, 0, 0);
-    mgrm_buf_u64(&b, cb->id);
+    mgrm_buf_u64(&b, id);
     mgrm_buf_i32(&b, status);
-    send_locked(cb->s, &b);
+    send_locked(s, &b);
     mgrm_buf_free(&b);
-    mgrm_session_unref(cb->s);
-    free(cb);
+    mgrm_session_unref(s);
+}
+
+/* A free slot for (s, id), or SIZE_MAX; ev_lock held. */
+static size_t ev_slot_take(mgrm_session_t *s, uint64_t id)
+{
+    for (size_t n = 0; n < ev_cap; n++, ev_next = (ev_next + 1) % ev_cap)
+        if (!ev_tab[ev_next].s)
+            goto found;
+    size_t cap = ev_cap ? 2 * ev_cap : 256;
+    ev_slot_t *t = realloc(ev_tab, cap * sizeof *t);
+    if (!t)
+        return SIZE_MAX;
+    memset(t + ev_cap, 0, (cap - ev_cap) * sizeof *t);
+    ev_next = ev_cap;
+    ev_tab = t;
+    ev_cap = cap;
+found:
+    ev_tab[ev_next].s = s;
+    ev_tab[ev_next].id = id;
+    ev_tab[ev_next].gen++;
+    return ev_next;
+}
+
+/* Drop the callbacks of s that have not come (its teardown). */
+static void ev_slots_drop(mgrm_session_t *s)
+{
+    pthread_mutex_lock(&ev_lock);
+    for (size_t i = 0; i < ev_cap; i++)
+        if (ev_tab[i].s == s)
+            ev_tab[i].s = NULL;
+    pthread_mutex_unlock(&ev_lock);
 }
 
 int mgrm_event_track(mgrm_session_t *s, uint64_t id, cl_event e)
 {
-    ev_cb_t *cb = malloc(sizeof *cb);
-    if (!cb || mgrm_map_put(&s->map, id, MGRM_K_EVENT, e, NULL)) {
-        free(cb);
+    if (mgrm_map_put(&s->map, id, MGRM_K_EVENT, e, NULL)) {
         clReleaseEvent(e);
         return CL_INVALID_EVENT;
     }
-    cb->s = s;
-    cb->id = id;
-    pthread_mutex_lock(&s->lock);
-    s->refs++;
-    pthread_mutex_unlock(&s->lock);
-    if (clSetEventCallback(e, CL_COMPLETE, event_done, cb) != CL_SUCCESS) {
-        mgrm_session_unref(s);
-        free(cb);
+    pthread_mutex_lock(&ev_lock);
+    size_t i = ev_slot_take(s, id);
+    uintptr_t key = i == SIZE_MAX ? 0 : ((uintptr_t)i << 32) | ev_tab[i].gen;
+    pthread_mutex_unlock(&ev_lock);
+    if (i == SIZE_MAX)
+        return CL_OUT_OF_HOST_MEMORY;
+    if (clSetEventCallback(e, CL_COMPLETE, event_done, (void *)key) != CL_SUCCESS) {
+        pthread_mutex_lock(&ev_lock);
+        ev_tab[i].s = NULL;
+        pthread_mutex_unlock(&ev_lock);
         return CL_OUT_OF_RESOURCES;
     }
     return CL_SUCCESS;
@@ -184,6 +245,7 @@ int mgrm_session_dispatch(mgrm_session_t *s, const mgrm_hdr_t *h, const uint8_t 
 static void session_teardown(mgrm_session_t *s)
 {
     mgrm_map_t *m = &s->map;
+    ev_slots_drop(s);
     for (size_t i = 0; i < m->cap; i++) {
         mgrm_obj_t *o = &m->slot[i];
         if (o->id && o->id != UINT64_MAX && o->kind == MGRM_K_EVENT) {

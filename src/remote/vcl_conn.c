@@ -158,6 +158,8 @@ cl_int mgrm_vcl_call(mgrm_conn_t *c, mgrm_buf_t *b, uint8_t **reply, size_t *len
     pthread_mutex_unlock(&mgrm_vcl_lock);
     if (!p.done) {
         free(p.payload);
+        if (bad)
+            mgrm_vcl_conn_fail(c); /* a failed send: the proxy is gone */
         return CL_DEVICE_NOT_AVAILABLE;
     }
     if (reply)

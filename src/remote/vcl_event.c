@@ -99,17 +99,18 @@ void mgrm_vcl_event_complete(cl_event e, cl_int status)
 void mgrm_vcl_conn_fail(mgrm_conn_t *c)
 {
     pthread_mutex_lock(&mgrm_vcl_lock);
-    int first = !c->dead;
+    /* Said before dead is set: a thread that sees dead may fail its call and
+       end the program at once. */
+    if (!c->dead)
+        fprintf(stderr,
+                "mpigpu-vcl: %s: connection to the proxy lost; its devices are no "
+                "longer available\n",
+                c->addr);
     c->dead = 1;
     pthread_cond_broadcast(&mgrm_vcl_cond);
     pthread_mutex_unlock(&mgrm_vcl_lock);
     c->t->shutdown(c->cmd);
     c->t->shutdown(c->bulk);
-    if (first)
-        fprintf(stderr,
-                "mpigpu-vcl: %s: connection to the proxy lost; its devices are no "
-                "longer available\n",
-                c->addr);
     for (;;) {
         cl_event e = NULL;
         pthread_mutex_lock(&mgrm_vcl_lock);
@@ -183,9 +184,10 @@ cl_int mgrm_vcl_enq_end(cl_command_queue q, mgrm_buf_t *b, cl_event ev, cl_event
 {
     cl_int rc =
         xfer ? mgrm_vcl_send_bulk(q->ctx->conn, b, xfer, p, n) : mgrm_vcl_send(q->ctx->conn, b);
-    if (rc != CL_SUCCESS)
+    if (rc != CL_SUCCESS) {
+        mgrm_vcl_conn_fail(q->ctx->conn); /* a failed send: the proxy is gone */
         mgrm_vcl_event_complete(ev, CL_DEVICE_NOT_AVAILABLE);
-    else if (blocking && (rc = wait_events(1, &ev)) && q->ctx->conn->dead)
+    } else if (blocking && (rc = wait_events(1, &ev)) && q->ctx->conn->dead)
         rc = CL_DEVICE_NOT_AVAILABLE; /* the proxy is gone */
     if (out && rc != CL_DEVICE_NOT_AVAILABLE)
         *out = ev;

@@ -32,7 +32,7 @@ enqueueunmap memcpy_to_mapped_ptr kernel_launch_latency"
 run_side() {
     local name=$1 rc f v
     mgvcl_start "$2" || return 1
-    (cd "$out" && OCL_ICD_VENDORS=$MGVCL_ONLY_VENDORS timeout 600 clpeak -p 0 -d 0 \
+    (cd "$out" && OCL_ICD_VENDORS=$MGVCL_ONLY_VENDORS $MGVCL_EXT timeout 600 clpeak -p 0 -d 0 \
         --transfer-bandwidth --kernel-latency --enable-xml-dump -f "$out/$name.xml") \
         >"$out/$name.txt" 2>&1
     rc=$?

@@ -37,6 +37,15 @@ MGVCL_ICD_LIB=$MGVCL_BUILDDIR/.libs/libmpigpu-vcl.so
 MGVCL_DIR=
 MGVCL_PROXY_PID=
 MGVCL_PLATFORM=
+# In a sanitizer build (MGVCL_EXT_PRELOAD set by make check) a program not
+# built here runs as "$MGVCL_EXT program ...": with the ASan runtime preloaded,
+# which the ASan-built ICD needs, and without judging that program's own
+# leaks.  Empty otherwise.
+MGVCL_EXT=
+if [ -n "${MGVCL_EXT_PRELOAD:-}" ] && [ -e "$MGVCL_EXT_PRELOAD" ]; then
+    MGVCL_EXT="env LD_PRELOAD=$MGVCL_EXT_PRELOAD ASAN_OPTIONS=detect_leaks=0"
+fi
+export MGVCL_EXT
 
 mgvcl_err() {
     echo "proxy-env: $*" >&2
