@@ -36,6 +36,12 @@ check_PROGRAMS += test/mpi/dtoracle_dma
 test_mpi_dtoracle_dma_SOURCES = $(test_mpi_dtoracle_SOURCES)
 test_mpi_dtoracle_dma_LDADD = $(test_mpi_dtoracle_LDADD)
 TESTS += test/mpi/dtoracle_dma
+# MPIGPU_PACK=auto after a fresh calibration (MPIGPU_CALIBRATE=force): the
+# table's kernel, copy and host choices give the oracle's bytes.
+check_PROGRAMS += test/mpi/dtoracle_auto
+test_mpi_dtoracle_auto_SOURCES = $(test_mpi_dtoracle_SOURCES)
+test_mpi_dtoracle_auto_LDADD = $(test_mpi_dtoracle_LDADD)
+TESTS += test/mpi/dtoracle_auto
 # Point-to-point on device buffers.
 # Programs named *_chunk* run with a small staging pool, so that messages are
 # longer than one chunk; *_chunked also with MPIGPU_P2P_PROTOCOL=chunked.
