@@ -32,7 +32,8 @@
  * memory (d2d) and into host memory (d2h) is timed while it runs, with the
  * method forced per datatype (MPIX_Gpu_pack_keyval) to kernel, copy and
  * host.  Per line: the pack's median time idle and under contention, and the
- * busy kernel's time with that pack against its time alone (its slowdown).
+ * busy kernel's run time on the device (profiling events) with that pack
+ * against its time alone (its slowdown).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -181,22 +182,33 @@ static double median(double *v, int n)
     return v[n / 2];
 }
 
+/* The busy kernel's own run time (profiling: start to end on the device),
+   once the event has completed; releases the event. */
+static double busy_time(cl_event ev)
+{
+    cl_ulong t0 = 0, t1 = 0;
+    clWaitForEvents(1, &ev);
+    clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof(t0), &t0, NULL);
+    clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof(t1), &t1, NULL);
+    clReleaseEvent(ev);
+    return t1 > t0 ? (double)(t1 - t0) * 1e-9 : 0;
+}
+
 /* Busy-kernel iterations for about `target` seconds alone, and that time. */
 static unsigned contend_tune(perf_hand_t *hand, cl_command_queue q2, double target, double *alone)
 {
     unsigned it = 1 << 10;
+    cl_event ev;
     for (;;) {
-        double t0 = perf_now();
-        if (perf_hand_busy(hand, q2, it) || clFinish(q2) != CL_SUCCESS)
+        if (perf_hand_busy(hand, q2, it, &ev))
             return 0;
-        double dt = perf_now() - t0;
+        double dt = busy_time(ev);
         if (dt >= target || it >= (1u << 30)) {
             double v[3];
             for (int r = 0; r < 3; r++) {
-                t0 = perf_now();
-                if (perf_hand_busy(hand, q2, it) || clFinish(q2) != CL_SUCCESS)
+                if (perf_hand_busy(hand, q2, it, &ev))
                     return 0;
-                v[r] = perf_now() - t0;
+                v[r] = busy_time(ev);
             }
             *alone = median(v, 3);
             return it;
@@ -239,7 +251,8 @@ static int contend_size(const perf_spec_t *spec, bench_bufs_t *b, perf_hand_t *h
             }
             for (int r = 0; r < REPS; r++) {
                 double t0 = perf_now();
-                if (perf_hand_busy(hand, q2, iters))
+                cl_event ev;
+                if (perf_hand_busy(hand, q2, iters, &ev))
                     return -1;
                 /* Let the busy kernel take the compute units first. */
                 while (perf_now() - t0 < 0.01 * alone)
@@ -247,8 +260,7 @@ static int contend_size(const perf_spec_t *spec, bench_bufs_t *b, perf_hand_t *h
                 double t1 = perf_now();
                 bench_call(m, spec, b, hand);
                 busy[r] = perf_now() - t1;
-                clFinish(q2);
-                user[r] = perf_now() - t0;
+                user[r] = busy_time(ev);
             }
             double mi_ = median(idle, REPS), mb = median(busy, REPS), mu = median(user, REPS);
             printf("%-12d %-6s %-8s %12.1f %12.1f %10.1f %8.2f\n", b->psize, meths[mi].name,
@@ -366,7 +378,7 @@ int main(int argc, char **argv)
         cl_int err;
         double alone = 0;
         MPIX_Gpu_get_device(&ctx, NULL, NULL);
-        cl_command_queue q2 = clCreateCommandQueue(ctx, dev, 0, &err);
+        cl_command_queue q2 = clCreateCommandQueue(ctx, dev, CL_QUEUE_PROFILING_ENABLE, &err);
         unsigned it = err == CL_SUCCESS ? contend_tune(hand, q2, 0.2, &alone) : 0;
         if (!it || MPIX_Gpu_pack_keyval(&keyval)) {
             fprintf(stderr, "mpigpu-packbench: the busy kernel failed\n");

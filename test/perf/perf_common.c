@@ -388,7 +388,7 @@ void perf_hand_free(perf_hand_t *h)
     free(h);
 }
 
-int perf_hand_busy(perf_hand_t *h, cl_command_queue q, unsigned iters)
+int perf_hand_busy(perf_hand_t *h, cl_command_queue q, unsigned iters, cl_event *ev)
 {
     cl_context ctx;
     cl_device_id dev;
@@ -407,7 +407,7 @@ int perf_hand_busy(perf_hand_t *h, cl_command_queue q, unsigned iters)
     if (clSetKernelArg(h->busy, 0, sizeof(cl_mem), &h->busy_out) != CL_SUCCESS ||
         clSetKernelArg(h->busy, 1, sizeof(it), &it) != CL_SUCCESS)
         return -1;
-    if (clEnqueueNDRangeKernel(q, h->busy, 1, NULL, &h->busy_n, NULL, 0, NULL, NULL) != CL_SUCCESS)
+    if (clEnqueueNDRangeKernel(q, h->busy, 1, NULL, &h->busy_n, NULL, 0, NULL, ev) != CL_SUCCESS)
         return -1;
     return clFlush(q) == CL_SUCCESS ? 0 : -1;
 }
