@@ -489,7 +489,16 @@ mgpk_method_t mgpk_calib_choose(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_
        candidate when its runs are few. */
     int rect = (sh->kind == MGDT_SHAPE_VECTOR || sh->kind == MGDT_SHAPE_SUBARRAY) &&
                mgpk_shape_ok(type, count);
-    int copy_ok = !(flags & MGPK_F_EXTERNAL32) && (rect || n / (bl > 0 ? bl : 1) <= 16);
+    /* A host side on a discrete device moves in pieces of multiples of 4 KiB
+       (at most a chunk) from 4 MiB up; a piece that cuts an instance leaves
+       the rectangles for one command per run (seen on the H100: 0.5 s for a
+       16 MiB subarray), so whole instances must fit the pieces. */
+    int64_t chunk = (int64_t)ctx->settings.chunk_bytes;
+    int one_piece = !to_host || (ctx->unified && !ctx->settings.force_pipeline) ||
+                    (n < MGPK_SPLIT_MIN && n <= chunk);
+    int aligned = one_piece || (4096 % type->size == 0 && chunk % type->size == 0);
+    int copy_ok =
+        !(flags & MGPK_F_EXTERNAL32) && ((rect && aligned) || n / (bl > 0 ? bl : 1) <= 16);
     mgpk_method_t best = MGPK_METHOD_KERNEL;
     double bt = t[0];
     if (copy_ok && t[1] > 0 && t[1] < bt)
