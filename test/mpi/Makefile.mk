@@ -17,6 +17,11 @@ check_PROGRAMS += test/mpi/pack_attr
 test_mpi_pack_attr_SOURCES = test/mpi/pack_attr.c
 test_mpi_pack_attr_LDADD = libmpigpu.la $(OPENCL_LIBS)
 TESTS += test/mpi/pack_attr
+# The same without calibration (MPIGPU_CALIBRATE=0 in the testlist).
+check_PROGRAMS += test/mpi/pack_attr_static
+test_mpi_pack_attr_static_SOURCES = $(test_mpi_pack_attr_SOURCES)
+test_mpi_pack_attr_static_LDADD = $(test_mpi_pack_attr_LDADD)
+TESTS += test/mpi/pack_attr_static
 # The packed twin of random types, through MPI's own matching.
 check_PROGRAMS += test/mpi/twin
 test_mpi_twin_SOURCES = test/mpi/twin.c test/mpi/typegen.c test/mpi/typegen.h
