@@ -57,25 +57,34 @@ typedef enum mgpk_dma {
 #define MGPK_F_METHOD(m_) ((int)(m_) << 4)
 #define MGPK_F_METHOD_OF(flags_) ((mgpk_method_t)(((flags_) >> 4) & 0x3))
 
+/* Calibration of MPIGPU_PACK=auto (MPIGPU_CALIBRATE): */
+typedef enum mgpk_calib_mode {
+    MGPK_CALIB_ON = 0, /* measure at the first AUTO decision unless the disk cache holds a
+                          valid table for this device, driver and library */
+    MGPK_CALIB_OFF,    /* no measurement: the static rule (the kernel method) */
+    MGPK_CALIB_FORCE   /* measure at the first AUTO decision, then rewrite the cache */
+} mgpk_calib_mode_t;
+
 typedef struct mgpk_settings {
-    mgpk_method_t method;  /* forced method, or AUTO */
-    int verbose;           /* print method decisions to stderr */
-    size_t chunk_bytes;    /* pipeline chunk size for non-unified devices */
-    int force_pipeline;    /* use the chunked device-staging path even where the
-                              device shares host memory (tests) */
-    const char *cache_dir; /* on-disk program binary cache, NULL to disable */
-    size_t span_bytes;     /* packed bytes per kernel work-item; 0: chosen per device
-                              (tests force both mappings) */
-    int copy_threads;      /* threads of the pipeline's host copies, the caller's
-                              included; 0: half the CPUs the process may use, at
-                              most 8 */
-    mgpk_dma_t host_dma;   /* see mgpk_dma_t */
-    size_t split_bytes;    /* host ranges from this long up move in pieces that
-                              overlap; 0: 4 MiB */
-    int map_max;           /* largest instance size in bytes that the map kernels
-                              pack (a table of each packed byte's offset, built
-                              once per type); 0: 4096 on GPUs, never on CPU
-                              devices; negative: never */
+    mgpk_method_t method;        /* forced method, or AUTO */
+    int verbose;                 /* print method decisions to stderr */
+    size_t chunk_bytes;          /* pipeline chunk size for non-unified devices */
+    int force_pipeline;          /* use the chunked device-staging path even where the
+                                    device shares host memory (tests) */
+    const char *cache_dir;       /* on-disk program binary cache, NULL to disable */
+    size_t span_bytes;           /* packed bytes per kernel work-item; 0: chosen per device
+                                    (tests force both mappings) */
+    int copy_threads;            /* threads of the pipeline's host copies, the caller's
+                                    included; 0: half the CPUs the process may use, at
+                                    most 8 */
+    mgpk_dma_t host_dma;         /* see mgpk_dma_t */
+    size_t split_bytes;          /* host ranges from this long up move in pieces that
+                                    overlap; 0: 4 MiB */
+    int map_max;                 /* largest instance size in bytes that the map kernels
+                                    pack (a table of each packed byte's offset, built
+                                    once per type); 0: 4096 on GPUs, never on CPU
+                                    devices; negative: never */
+    mgpk_calib_mode_t calibrate; /* see mgpk_calib_mode_t */
 } mgpk_settings_t;
 
 /* Create an engine for (context, device).  queue may be NULL, in which case
@@ -108,6 +117,43 @@ int mgpk_copy(mgpk_ctx_t *ctx, mgpk_buf_t dst, mgpk_buf_t src, size_t n);
 /* Build (or load from the disk cache) every program now rather than at the
    first kernel launch, e.g. at MPI_Init. */
 int mgpk_ctx_prepare(mgpk_ctx_t *ctx);
+
+/*
+ * The method MPIGPU_PACK=auto takes for a pack or unpack of bytes
+ * [0, n) of count instances of type whose packed side is host memory
+ * (to_host) or a device buffer: MGPK_METHOD_KERNEL, _COPY, or, where
+ * allow_host is set and to_host, _HOST (which the caller carries out).
+ * Calibrates (or loads the cached table) at the first call on ctx.
+ * flags: as for mgpk_pack (external32 rules the copy method out).
+ */
+mgpk_method_t mgpk_method_choose(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, int64_t n,
+                                 int to_host, int allow_host, int flags);
+
+/* The calibration grid and table (a copy, for tests and diagnostics). */
+#define MGPK_CAL_NSIZES 3   /* packed sizes 4 KiB, 256 KiB, 8 MiB */
+#define MGPK_CAL_NBLOCKS 3  /* block lengths 8, 64, 512 B */
+#define MGPK_CAL_NMETHODS 3 /* kernel, copy, host (index = method - 1) */
+typedef enum mgpk_calib_source {
+    MGPK_CAL_NONE = 0, /* not decided yet */
+    MGPK_CAL_STATIC,   /* MPIGPU_CALIBRATE=0, or the measurement failed */
+    MGPK_CAL_MEASURED, /* measured by this process */
+    MGPK_CAL_CACHED    /* read back from the disk cache */
+} mgpk_calib_source_t;
+typedef struct mgpk_calib_info {
+    mgpk_calib_source_t source;
+    double seconds;  /* time the measurement took (MEASURED) */
+    char path[4096]; /* cache file, "" when there is no cache directory */
+    int64_t sizes[MGPK_CAL_NSIZES];
+    int64_t blocks[MGPK_CAL_NBLOCKS];
+    /* [to_host][size][block][method - 1]: seconds per call, < 0 where not measured */
+    double t[2][MGPK_CAL_NSIZES][MGPK_CAL_NBLOCKS][MGPK_CAL_NMETHODS];
+} mgpk_calib_info_t;
+/* Calibrates first if nothing is decided yet. */
+int mgpk_calib_get(mgpk_ctx_t *ctx, mgpk_calib_info_t *info);
+/* Grid cell nearest (in log scale) to a call of n packed bytes whose runs are
+   blocklen bytes long; and the block length the engine assumes for a call. */
+void mgpk_calib_cell(int64_t n, int64_t blocklen, int *si, int *bi);
+int64_t mgpk_calib_blocklen(const mgdt_type_t *type, int64_t count, int64_t n);
 
 /* Counters for tests and diagnostics (a copy; nothing to free). */
 typedef struct mgpk_stats {

@@ -78,7 +78,8 @@ struct mgpk_ctx {
     mgpk_wrap_t wrap[MGPK_NWRAP];
     uint64_t tick;
 
-    mgpk_upload_t *uploads; /* registry, guarded by the global upload lock */
+    mgpk_upload_t *uploads;  /* registry, guarded by the global upload lock */
+    mgpk_calib_info_t calib; /* the AUTO decision table (pk_calib.c), ctx->lock */
 };
 
 /* One call, as the methods see it. */
@@ -137,6 +138,15 @@ uint64_t mgpk_fnv1a(uint64_t h, const void *data, size_t len);
 int mgpk_upload_get(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t map_size, cl_mem *nodes,
                     cl_mem *la, cl_mem *map);
 void mgpk_upload_release_ctx(mgpk_ctx_t *ctx);
+
+/* pk_pack.c: route and run one call with the method of plan->flags (not
+   AUTO); ctx->lock held.  The calibration times it. */
+int mgpk_transfer_locked(mgpk_ctx_t *ctx, mgpk_plan_t *plan, mgpk_buf_t packed, int64_t first,
+                         int64_t n);
+
+/* pk_calib.c: the AUTO decision, calibrating first if needed; ctx->lock held. */
+mgpk_method_t mgpk_calib_choose(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, int64_t n,
+                                int to_host, int allow_host, int flags);
 
 /* pk_copy.c: shared by both methods. */
 int mgpk_contig_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed, int64_t packed_off,

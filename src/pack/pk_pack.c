@@ -411,11 +411,16 @@ fn_fail:
 }
 
 /* Route the packed side and run; ctx->lock held. */
-static int transfer_locked(mgpk_ctx_t *ctx, mgpk_plan_t *plan, mgpk_buf_t packed, int64_t first,
-                           int64_t n)
+int mgpk_transfer_locked(mgpk_ctx_t *ctx, mgpk_plan_t *plan, mgpk_buf_t packed, int64_t first,
+                         int64_t n)
 {
     int rc = MPI_SUCCESS;
-    const mgpk_method_ops_t *ops = method_table[call_method(ctx, plan->flags)];
+    mgpk_method_t m = call_method(ctx, plan->flags);
+    if (m == MGPK_METHOD_AUTO) {
+        m = mgpk_calib_choose(ctx, plan->type, plan->count, n, packed.host != NULL, 0, plan->flags);
+        plan->flags = (plan->flags & ~MGPK_F_METHOD(3)) | MGPK_F_METHOD(m);
+    }
+    const mgpk_method_ops_t *ops = method_table[m];
     const char *path;
     cl_mem wrap = NULL;
     int64_t hint = 0;
@@ -473,7 +478,7 @@ static int transfer(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, mgp
                         .typed = typed.mem,
                         .typed_off = typed.offset};
     pthread_mutex_lock(&ctx->lock);
-    rc = transfer_locked(ctx, &plan, packed, first, n);
+    rc = mgpk_transfer_locked(ctx, &plan, packed, first, n);
     pthread_mutex_unlock(&ctx->lock);
 fn_exit:
     return rc;

@@ -17,6 +17,11 @@ check_PROGRAMS += test/mpi/pack_attr
 test_mpi_pack_attr_SOURCES = test/mpi/pack_attr.c
 test_mpi_pack_attr_LDADD = libmpigpu.la $(OPENCL_LIBS)
 TESTS += test/mpi/pack_attr
+# The same without calibration (MPIGPU_CALIBRATE=0 in the testlist).
+check_PROGRAMS += test/mpi/pack_attr_static
+test_mpi_pack_attr_static_SOURCES = $(test_mpi_pack_attr_SOURCES)
+test_mpi_pack_attr_static_LDADD = $(test_mpi_pack_attr_LDADD)
+TESTS += test/mpi/pack_attr_static
 # The packed twin of random types, through MPI's own matching.
 check_PROGRAMS += test/mpi/twin
 test_mpi_twin_SOURCES = test/mpi/twin.c test/mpi/typegen.c test/mpi/typegen.h
@@ -36,6 +41,12 @@ check_PROGRAMS += test/mpi/dtoracle_dma
 test_mpi_dtoracle_dma_SOURCES = $(test_mpi_dtoracle_SOURCES)
 test_mpi_dtoracle_dma_LDADD = $(test_mpi_dtoracle_LDADD)
 TESTS += test/mpi/dtoracle_dma
+# MPIGPU_PACK=auto after a fresh calibration (MPIGPU_CALIBRATE=force): the
+# table's kernel, copy and host choices give the oracle's bytes.
+check_PROGRAMS += test/mpi/dtoracle_auto
+test_mpi_dtoracle_auto_SOURCES = $(test_mpi_dtoracle_SOURCES)
+test_mpi_dtoracle_auto_LDADD = $(test_mpi_dtoracle_LDADD)
+TESTS += test/mpi/dtoracle_auto
 # Point-to-point on device buffers.
 # Programs named *_chunk* run with a small staging pool, so that messages are
 # longer than one chunk; *_chunked also with MPIGPU_P2P_PROTOCOL=chunked.

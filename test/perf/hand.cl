@@ -39,3 +39,15 @@ kernel void hand_sub4(global const T *src, ulong src_off, global T *dst, ulong s
 
 /* Nothing: with a read of the packed bytes, the floor of a small pack. */
 kernel void hand_empty(void) {}
+
+/* A user kernel that keeps the compute units busy for `iters` steps of a
+   dependent multiply-add chain per work-item (packbench --contend). */
+kernel void hand_busy(global float *out, uint iters)
+{
+    float x = (float)get_global_id(0) * 1e-6f, y = 1.0f;
+    for (uint i = 0; i < iters; i++) {
+        y = mad(y, 0.9999f, x);
+        x = mad(x, 1.0001f, -y * 1e-3f);
+    }
+    out[get_global_id(0)] = x + y;
+}

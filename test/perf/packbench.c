@@ -2,7 +2,7 @@
  * mpigpu-packbench: pack/unpack microbenchmark on one rank.
  *
  *   mpigpu-packbench [-D TYPE] [-m MIN:MAX] [-i ITERS] [--method auto|kernel|copy|host]
- *                    [--methods M1,M2,...] [--csv FILE]
+ *                    [--methods M1,M2,...] [--csv FILE] [--contend]
  *   TYPE: cont | vect:STRIDE:BLOCKLEN | subarray4d | indexed:BLOCKLEN | struct[:strided]
  *         | face:[N:]xy|xz|yz  (faces of an N^3 cube of doubles; no N: 64..512)
  *
@@ -25,7 +25,17 @@
  * iterations (the first call of each size is not timed); GB/s counts packed
  * bytes.  Each size is checked once: the library, hand and copy results must
  * equal host MPI_Pack.
+ *
+ * --contend (the paper's sections 3.3 and 4.4) replaces the table: a busy
+ * user kernel that fills every compute unit runs on a second queue of the
+ * same device (about 0.2 s alone), and the library's MPI_Pack into device
+ * memory (d2d) and into host memory (d2h) is timed while it runs, with the
+ * method forced per datatype (MPIX_Gpu_pack_keyval) to kernel, copy and
+ * host.  Per line: the pack's median time idle and under contention, and the
+ * busy kernel's run time on the device (profiling events) with that pack
+ * against its time alone (its slowdown).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +75,7 @@ static void usage(void)
     fprintf(stderr, "usage: mpigpu-packbench [-D cont|vect:STRIDE:BLOCKLEN|subarray4d|"
                     "indexed:BLOCKLEN|struct[:strided]|face:[N:]xy|xz|yz] [-m MIN:MAX] "
                     "[-i ITERS] [--method auto|kernel|copy|host] [--methods M1,M2,...] "
-                    "[--csv FILE]\n");
+                    "[--csv FILE] [--contend]\n");
     exit(2);
 }
 
@@ -166,6 +176,105 @@ static const void *bench_result(int m, bench_bufs_t *b)
     }
 }
 
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    return v[n / 2];
+}
+
+/* The busy kernel's own run time (profiling: start to end on the device),
+   once the event has completed; releases the event. */
+static double busy_time(cl_event ev)
+{
+    cl_ulong t0 = 0, t1 = 0;
+    clWaitForEvents(1, &ev);
+    clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof(t0), &t0, NULL);
+    clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof(t1), &t1, NULL);
+    clReleaseEvent(ev);
+    return t1 > t0 ? (double)(t1 - t0) * 1e-9 : 0;
+}
+
+/* Busy-kernel iterations for about `target` seconds alone, and that time. */
+static unsigned contend_tune(perf_hand_t *hand, cl_command_queue q2, double target, double *alone)
+{
+    unsigned it = 1 << 10;
+    cl_event ev;
+    for (;;) {
+        if (perf_hand_busy(hand, q2, it, &ev))
+            return 0;
+        double dt = busy_time(ev);
+        if (dt >= target || it >= (1u << 30)) {
+            double v[3];
+            for (int r = 0; r < 3; r++) {
+                if (perf_hand_busy(hand, q2, it, &ev))
+                    return 0;
+                v[r] = busy_time(ev);
+            }
+            *alone = median(v, 3);
+            return it;
+        }
+        double f = dt > 1e-4 ? target / dt : 16;
+        it = (unsigned)(it * (f > 16 ? 16 : f < 1.2 ? 1.2 : f));
+    }
+}
+
+/* --contend: see the header. */
+static int contend_size(const perf_spec_t *spec, bench_bufs_t *b, perf_hand_t *hand,
+                        cl_command_queue q2, unsigned iters, double alone, int keyval, FILE *cf)
+{
+    static const struct {
+        const char *name;
+        int value;
+    } meths[] = {{"kernel", MPIX_GPU_PACK_KERNEL},
+                 {"copy", MPIX_GPU_PACK_COPY},
+                 {"host", MPIX_GPU_PACK_HOST}};
+    const int dirs[2] = {M_PACK_D2D, M_PACK_D2H};
+    enum { REPS = 5 };
+    int bad = 0;
+    for (int mi = 0; mi < 3; mi++) {
+        MPI_Type_set_attr(b->t, keyval, (void *)(intptr_t)meths[mi].value);
+        for (int di = 0; di < 2; di++) {
+            int m = dirs[di];
+            double idle[REPS], busy[REPS], user[REPS];
+            if (bench_call(m, spec, b, hand))
+                return -1;
+            const void *res = bench_result(m, b);
+            if (res && memcmp(res, b->ref, (size_t)b->psize)) {
+                fprintf(stderr, "mpigpu-packbench: %s.%s gives wrong bytes at size %d\n", names[m],
+                        meths[mi].name, b->psize);
+                bad = 1;
+            }
+            for (int r = 0; r < REPS; r++) {
+                double t0 = perf_now();
+                bench_call(m, spec, b, hand);
+                idle[r] = perf_now() - t0;
+            }
+            for (int r = 0; r < REPS; r++) {
+                double t0 = perf_now();
+                cl_event ev;
+                if (perf_hand_busy(hand, q2, iters, &ev))
+                    return -1;
+                /* Let the busy kernel take the compute units first. */
+                while (perf_now() - t0 < 0.01 * alone)
+                    ;
+                double t1 = perf_now();
+                bench_call(m, spec, b, hand);
+                busy[r] = perf_now() - t1;
+                user[r] = busy_time(ev);
+            }
+            double mi_ = median(idle, REPS), mb = median(busy, REPS), mu = median(user, REPS);
+            printf("%-12d %-6s %-8s %12.1f %12.1f %10.1f %8.2f\n", b->psize, meths[mi].name,
+                   names[m], mi_ * 1e6, mb * 1e6, mu * 1e3, mu / alone);
+            if (cf)
+                fprintf(cf, "%s,%d,%s.%s,%.3f,%.3f,%.3f,%.3f\n", spec->name, b->psize, names[m],
+                        meths[mi].name, mi_ * 1e6, mb * 1e6, mu * 1e3, mu / alone);
+        }
+    }
+    MPI_Type_delete_attr(b->t, keyval);
+    fflush(stdout);
+    return bad;
+}
+
 static int bench_setup(const perf_spec_t *spec, long want, bench_bufs_t *b)
 {
     MPI_Aint tex;
@@ -210,13 +319,17 @@ int main(int argc, char **argv)
 {
     perf_spec_t spec;
     long lo = 64, hi = 4 << 20, sizes[MAXSIZES];
-    int iters = 0, on[NM];
+    int iters = 0, on[NM], contend = 0;
     const char *csv = NULL;
     perf_spec_parse("vect:64:8", &spec);
     for (int m = 0; m < NM; m++)
         on[m] = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--contend")) {
+            contend = 1;
+            continue;
+        }
         if (!v)
             usage();
         i++;
@@ -259,6 +372,40 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     const char *meth = getenv("MPIGPU_PACK");
+    if (contend) {
+        int ns = perf_sizes(&spec, lo, hi, sizes, MAXSIZES), bad = 0, keyval;
+        cl_context ctx;
+        cl_int err;
+        double alone = 0;
+        MPIX_Gpu_get_device(&ctx, NULL, NULL);
+        cl_command_queue q2 = clCreateCommandQueue(ctx, dev, CL_QUEUE_PROFILING_ENABLE, &err);
+        unsigned it = err == CL_SUCCESS ? contend_tune(hand, q2, 0.2, &alone) : 0;
+        if (!it || MPIX_Gpu_pack_keyval(&keyval)) {
+            fprintf(stderr, "mpigpu-packbench: the busy kernel failed\n");
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        printf("# mpigpu-packbench --contend -D %s  device: %s\n", spec.name, devname);
+        printf("# busy kernel on a second queue: %u iterations, %.1f ms alone\n", it, alone * 1e3);
+        printf("# %-10s %-6s %-8s %12s %12s %10s %8s\n", "size", "method", "pack", "idle_us",
+               "busy_us", "user_ms", "slowdown");
+        if (cf)
+            fprintf(cf, "type,size,method,idle_us,busy_us,user_ms,slowdown\n");
+        for (int si = 0; si < ns && !bad; si++) {
+            bench_bufs_t b;
+            if (bench_setup(&spec, sizes[si], &b)) {
+                fprintf(stderr, "mpigpu-packbench: out of memory at size %ld\n", sizes[si]);
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            }
+            bad = contend_size(&spec, &b, hand, q2, it, alone, keyval, cf);
+            bench_teardown(&b);
+        }
+        clReleaseCommandQueue(q2);
+        if (cf)
+            fclose(cf);
+        perf_hand_free(hand);
+        MPI_Finalize();
+        return bad != 0;
+    }
     printf("# mpigpu-packbench -D %s  method: %s  device: %s\n", spec.name,
            meth && *meth ? meth : "auto", devname);
     printf("# each method: median us, GB/s of packed bytes ('-': not applicable)\n# %-10s", "size");

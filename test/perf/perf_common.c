@@ -318,7 +318,9 @@ long perf_copy_write(const perf_spec_t *spec, const perf_layout_t *lay, void *de
 
 struct perf_hand {
     cl_program prog[2]; /* [0]: T = uchar, [1]: T = ulong */
-    cl_kernel vect[2], indexed[2], sub4[2], empty;
+    cl_kernel vect[2], indexed[2], sub4[2], empty, busy;
+    cl_mem busy_out;
+    size_t busy_n;
     cl_mem displ; /* indexed: the displacements, in words */
     long displ_n, displ_stride;
 };
@@ -352,6 +354,9 @@ perf_hand_t *perf_hand_create(void)
     h->empty = clCreateKernel(h->prog[1], "hand_empty", &err);
     if (err != CL_SUCCESS)
         goto fail;
+    h->busy = clCreateKernel(h->prog[1], "hand_busy", &err);
+    if (err != CL_SUCCESS)
+        goto fail;
     return h;
 fail:
     perf_hand_free(h);
@@ -374,9 +379,37 @@ void perf_hand_free(perf_hand_t *h)
     }
     if (h->empty)
         clReleaseKernel(h->empty);
+    if (h->busy)
+        clReleaseKernel(h->busy);
+    if (h->busy_out)
+        clReleaseMemObject(h->busy_out);
     if (h->displ)
         clReleaseMemObject(h->displ);
     free(h);
+}
+
+int perf_hand_busy(perf_hand_t *h, cl_command_queue q, unsigned iters, cl_event *ev)
+{
+    cl_context ctx;
+    cl_device_id dev;
+    cl_int err;
+    MPIX_Gpu_get_device(&ctx, &dev, NULL);
+    if (!h->busy_out) {
+        cl_uint ncu = 1;
+        clGetDeviceInfo(dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(ncu), &ncu, NULL);
+        /* Enough work-items to fill every compute unit several times over. */
+        h->busy_n = (size_t)(ncu ? ncu : 1) * 2048;
+        h->busy_out = clCreateBuffer(ctx, CL_MEM_READ_WRITE, h->busy_n * sizeof(float), NULL, &err);
+        if (err != CL_SUCCESS)
+            return -1;
+    }
+    cl_uint it = iters;
+    if (clSetKernelArg(h->busy, 0, sizeof(cl_mem), &h->busy_out) != CL_SUCCESS ||
+        clSetKernelArg(h->busy, 1, sizeof(it), &it) != CL_SUCCESS)
+        return -1;
+    if (clEnqueueNDRangeKernel(q, h->busy, 1, NULL, &h->busy_n, NULL, 0, NULL, ev) != CL_SUCCESS)
+        return -1;
+    return clFlush(q) == CL_SUCCESS ? 0 : -1;
 }
 
 int perf_hand_empty(perf_hand_t *h)

@@ -89,5 +89,9 @@ int perf_hand_pack(perf_hand_t *h, const perf_spec_t *spec, const perf_layout_t 
                    const void *dev, cl_mem dst);
 /* An empty kernel on the same queue (the floor of a small pack). */
 int perf_hand_empty(perf_hand_t *h);
+/* Enqueue (and flush) the busy kernel on q: every compute unit runs a chain
+   of `iters` multiply-adds per work-item; *ev (if ev) is its event, which
+   the caller releases.  Returns 0 or -1. */
+int perf_hand_busy(perf_hand_t *h, cl_command_queue q, unsigned iters, cl_event *ev);
 
 #endif /* PERF_COMMON_H */

@@ -22,6 +22,13 @@ test_unit_test_pack_SOURCES = test/unit/test_pack.c test/unit/test_pack_types.h
 test_unit_test_pack_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 test_unit_test_pack_LDADD = libmgpk.la libmgdt.la libmgcommon.la $(OPENCL_LIBS) $(CHECK_LIBS)
 
+check_PROGRAMS += test/unit/test_calib
+TESTS += test/unit/test_calib
+VALGRIND_TESTS += test/unit/test_calib
+test_unit_test_calib_SOURCES = test/unit/test_calib.c
+test_unit_test_calib_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+test_unit_test_calib_LDADD = libmgpk.la libmgdt.la libmgcommon.la $(OPENCL_LIBS) $(CHECK_LIBS)
+
 check_PROGRAMS += test/unit/test_locality
 TESTS += test/unit/test_locality
 VALGRIND_TESTS += test/unit/test_locality

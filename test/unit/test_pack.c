@@ -91,6 +91,8 @@ static mgpk_ctx_t *mk_ctx_full(mgpk_method_t method, int force_pipeline, size_t 
                          .span_bytes = span,
                          .copy_threads = copy_threads,
                          .map_max = g_map_max,
+                         /* auto is the kernel method here; test_calib tests the table */
+                         .calibrate = MGPK_CALIB_OFF,
                          .cache_dir = g_cache_on ? dir : NULL,
                          .verbose = getenv("MGPK_TEST_VERBOSE") != NULL};
     mgpk_ctx_t *ctx = NULL;

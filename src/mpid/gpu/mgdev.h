@@ -19,17 +19,18 @@
 
 /* Every environment variable, read once by mgdev_settings_read(). */
 typedef struct mgdev_settings {
-    char *device;         /* MPIGPU_DEVICE substring, NULL when unset */
-    int device_index;     /* N of SUBSTRING:N (0 when absent) */
-    mgpk_method_t method; /* MPIGPU_PACK */
-    int verbose;          /* MPIGPU_VERBOSE */
-    size_t chunk_bytes;   /* MPIGPU_CHUNK */
-    int force_pipeline;   /* MPIGPU_FORCE_PIPELINE */
-    char *cache_dir;      /* MPIGPU_CACHE_DIR resolved and created, NULL: no cache */
-    size_t staging_max;   /* MPIGPU_STAGING_MAX: cap of the pinned staging pool */
-    mgpk_dma_t host_dma;  /* MPIGPU_HOST_DMA */
-    size_t span_bytes;    /* MPIGPU_SPAN: packed bytes per kernel work-item (0: per device) */
-    int p2p_chunked;      /* MPIGPU_P2P_PROTOCOL=chunked: long messages in pieces */
+    char *device;                /* MPIGPU_DEVICE substring, NULL when unset */
+    int device_index;            /* N of SUBSTRING:N (0 when absent) */
+    mgpk_method_t method;        /* MPIGPU_PACK */
+    int verbose;                 /* MPIGPU_VERBOSE */
+    size_t chunk_bytes;          /* MPIGPU_CHUNK */
+    int force_pipeline;          /* MPIGPU_FORCE_PIPELINE */
+    char *cache_dir;             /* MPIGPU_CACHE_DIR resolved and created, NULL: no cache */
+    size_t staging_max;          /* MPIGPU_STAGING_MAX: cap of the pinned staging pool */
+    mgpk_dma_t host_dma;         /* MPIGPU_HOST_DMA */
+    mgpk_calib_mode_t calibrate; /* MPIGPU_CALIBRATE */
+    size_t span_bytes; /* MPIGPU_SPAN: packed bytes per kernel work-item (0: per device) */
+    int p2p_chunked;   /* MPIGPU_P2P_PROTOCOL=chunked: long messages in pieces */
 } mgdev_settings_t;
 
 #define MGDEV_CHUNK_DEFAULT ((size_t)4 << 20)

@@ -321,6 +321,15 @@ static int pk_run(pk_call_t *c, int64_t *position)
         why = "host typed buffer";
     else if (c->ext && !c->type->external32_ok)
         why = "external32 changes sizes";
+    if (!why && c->method == MGPK_METHOD_AUTO && !c->p.dev) {
+        /* The calibrated table may find host staging fastest for this call. */
+        mgpk_ctx_t *pk = NULL;
+        rc = mgdev_ctx_get(c->t.e.context, &pk);
+        MG_CHECK(rc, fn_fail);
+        if (mgpk_method_choose(pk, c->type, c->count, c->n, 1, 1, c->ext ? MGPK_F_EXTERNAL32 : 0) ==
+            MGPK_METHOD_HOST)
+            why = "MPIGPU_PACK=auto: the calibration";
+    }
     if (!why) {
         rc = pk_device(c);
         if (rc == MPI_ERR_UNSUPPORTED_OPERATION && c->ext)

@@ -161,6 +161,15 @@ int mgdev_settings_read(mgdev_settings_t *s)
         rc = parse_dma(v, &s->host_dma);
         MG_CHECK(rc, fn_fail);
     }
+    if ((v = getenv("MPIGPU_CALIBRATE")) && v[0]) {
+        if (!strcmp(v, "0"))
+            s->calibrate = MGPK_CALIB_OFF;
+        else if (!strcmp(v, "force"))
+            s->calibrate = MGPK_CALIB_FORCE;
+        else if (strcmp(v, "1") != 0)
+            MG_FAIL(rc, fn_fail, MPI_ERR_OTHER,
+                    "mpigpu: MPIGPU_CALIBRATE=\"%s\" is not one of 0, 1, force", v);
+    }
     if ((v = getenv("MPIGPU_SPAN")) && v[0]) {
         rc = parse_bytes("MPIGPU_SPAN", v, &s->span_bytes);
         MG_CHECK(rc, fn_fail);
@@ -208,6 +217,7 @@ mgpk_settings_t mgdev_settings_pack(const mgdev_settings_t *s)
                          .force_pipeline = s->force_pipeline,
                          .cache_dir = s->cache_dir,
                          .host_dma = s->host_dma,
+                         .calibrate = s->calibrate,
                          .span_bytes = s->span_bytes};
     return p;
 }

@@ -1,0 +1,527 @@
+/*
+ * Method choice for MPIGPU_PACK=auto.  At the first AUTO decision on a
+ * context, the engine times the kernel, copy and host methods over a small
+ * grid of (packed size, block length) points, packing a vector of 8 blocks
+ * per instance (block stride 2 x block length) into device memory and into
+ * host memory, and keeps the fastest method per cell.  The table is cached
+ * on disk next to the program binaries, keyed by device, driver and library
+ * version, in a text format (doc/design.md, "Method choice"):
+ *
+ *   mpigpu-calibration 1
+ *   device <CL_DEVICE_NAME>
+ *   driver <CL_DRIVER_VERSION>
+ *   library <PACKAGE_VERSION>
+ *   sizes 4096 262144 8388608
+ *   blocks 8 64 512
+ *   <dev|host> <size> <block> <kernel us> <copy us> <host us or ->   (18 rows)
+ *   end
+ *
+ * Anything else (a foreign device, a bad number, a missing row) is ignored
+ * and the file is rewritten after a new measurement.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "mgpk_impl.h"
+
+#define CAL_MAGIC "mpigpu-calibration 1"
+#define CAL_NBLK 8 /* blocks per instance of the synthetic vector */
+#define CAL_MAX_US 1e9
+#define CAL_LINE 512
+
+static const int64_t cal_sizes[MGPK_CAL_NSIZES] = {4096, 256 << 10, 8 << 20};
+static const int64_t cal_blocks[MGPK_CAL_NBLOCKS] = {8, 64, 512};
+#define CAL_MAXSIZE ((int64_t)8 << 20)
+
+static double now(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (double)tv.tv_sec + 1e-6 * (double)tv.tv_usec;
+}
+
+static int nearest(int64_t v, const int64_t *grid, int n)
+{
+    int best = 0;
+    double x = (double)(v > 1 ? v : 1), bd = INFINITY;
+    for (int i = 0; i < n; i++) {
+        /* log distance, as a ratio >= 1 */
+        double g = (double)grid[i], d = x > g ? x / g : g / x;
+        if (d < bd) {
+            bd = d;
+            best = i;
+        }
+    }
+    return best;
+}
+
+void mgpk_calib_cell(int64_t n, int64_t blocklen, int *si, int *bi)
+{
+    *si = nearest(n, cal_sizes, MGPK_CAL_NSIZES);
+    *bi = nearest(blocklen, cal_blocks, MGPK_CAL_NBLOCKS);
+}
+
+/* The run length the call moves: the shape's block, else the mean of the
+   first runs of the packed stream (at most 16, so that the walk stays cheap). */
+int64_t mgpk_calib_blocklen(const mgdt_type_t *type, int64_t count, int64_t n)
+{
+    const mgdt_shape_t *sh = &type->shape;
+    if ((sh->kind == MGDT_SHAPE_VECTOR || sh->kind == MGDT_SHAPE_SUBARRAY) &&
+        mgpk_shape_ok(type, count))
+        return sh->blocklen;
+    int64_t pos = 0, runs = 0, prev_end = -1;
+    while (pos < n && runs < 16) {
+        int64_t left, off = mgdt_ref_run(type, pos, &left);
+        if (left <= 0)
+            break;
+        if (left > n - pos)
+            left = n - pos;
+        if (off != prev_end)
+            runs++;
+        prev_end = off + left;
+        pos += left;
+    }
+    return runs ? (pos + runs - 1) / runs : n;
+}
+
+/* ---------------------------------------------------------------- cache */
+
+static int cal_key(mgpk_ctx_t *ctx, char *name, char *driver, size_t len)
+{
+    int rc = MPI_SUCCESS;
+    MG_CL_CHECK(clGetDeviceInfo(ctx->device, CL_DEVICE_NAME, len, name, NULL),
+                "clGetDeviceInfo(CL_DEVICE_NAME)", rc, fn_fail);
+    MG_CL_CHECK(clGetDeviceInfo(ctx->device, CL_DRIVER_VERSION, len, driver, NULL),
+                "clGetDeviceInfo(CL_DRIVER_VERSION)", rc, fn_fail);
+    name[len - 1] = driver[len - 1] = '\0';
+    /* One line each in the file. */
+    for (char *p = name; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    for (char *p = driver; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+fn_exit:
+    return rc;
+fn_fail:
+    goto fn_exit;
+}
+
+static void cal_path(mgpk_ctx_t *ctx, const char *name, const char *driver)
+{
+    mgpk_calib_info_t *c = &ctx->calib;
+    c->path[0] = '\0';
+    if (!ctx->cache_dir)
+        return;
+    uint64_t h = mgpk_fnv1a(MGPK_FNV_BASIS, name, strlen(name) + 1);
+    h = mgpk_fnv1a(h, driver, strlen(driver) + 1);
+    h = mgpk_fnv1a(h, PACKAGE_VERSION, sizeof(PACKAGE_VERSION));
+    snprintf(c->path, sizeof(c->path), "%s/calib-%016llx.txt", ctx->cache_dir,
+             (unsigned long long)h);
+}
+
+/* A field "-" (not measured, allowed where `dash`) or a time in us. */
+static int parse_time(const char *f, int dash, double *t)
+{
+    char *end;
+    if (!strcmp(f, "-")) {
+        *t = -1;
+        return dash;
+    }
+    double v = strtod(f, &end);
+    if (end == f || *end || !isfinite(v) || v <= 0 || v > CAL_MAX_US)
+        return 0;
+    *t = v * 1e-6;
+    return 1;
+}
+
+/* Reads a line without its newline; 0 at the end, on a line too long or on
+   a NUL byte. */
+static int read_line(FILE *f, char *buf)
+{
+    if (!fgets(buf, CAL_LINE, f))
+        return 0;
+    size_t l = strlen(buf);
+    if (l == 0 || buf[l - 1] != '\n')
+        return 0;
+    buf[l - 1] = '\0';
+    return 1;
+}
+
+static int expect(FILE *f, char *buf, const char *key, const char *value)
+{
+    size_t kl = strlen(key);
+    return read_line(f, buf) && !strncmp(buf, key, kl) && buf[kl] == ' ' &&
+           !strcmp(buf + kl + 1, value);
+}
+
+/* The table of the file at c->path if it is whole and ours. */
+static int cal_load(mgpk_ctx_t *ctx, const char *name, const char *driver)
+{
+    mgpk_calib_info_t *c = &ctx->calib;
+    char buf[CAL_LINE], grid[128];
+    int seen[2][MGPK_CAL_NSIZES][MGPK_CAL_NBLOCKS] = {{{0}}}, ok = 0;
+    double t[2][MGPK_CAL_NSIZES][MGPK_CAL_NBLOCKS][MGPK_CAL_NMETHODS];
+    FILE *f = c->path[0] ? fopen(c->path, "r") : NULL;
+    if (!f)
+        return 0;
+    if (!read_line(f, buf) || strcmp(buf, CAL_MAGIC) || !expect(f, buf, "device", name) ||
+        !expect(f, buf, "driver", driver) || !expect(f, buf, "library", PACKAGE_VERSION))
+        goto done;
+    snprintf(grid, sizeof(grid), "%lld %lld %lld", (long long)cal_sizes[0], (long long)cal_sizes[1],
+             (long long)cal_sizes[2]);
+    if (!expect(f, buf, "sizes", grid))
+        goto done;
+    snprintf(grid, sizeof(grid), "%lld %lld %lld", (long long)cal_blocks[0],
+             (long long)cal_blocks[1], (long long)cal_blocks[2]);
+    if (!expect(f, buf, "blocks", grid))
+        goto done;
+    for (int row = 0; row < 2 * MGPK_CAL_NSIZES * MGPK_CAL_NBLOCKS; row++) {
+        char dir[8], fk[32], fc[32], fh[32], extra;
+        long long size, blk;
+        int d, si, bi;
+        if (!read_line(f, buf) || sscanf(buf, "%7s %lld %lld %31s %31s %31s %c", dir, &size, &blk,
+                                         fk, fc, fh, &extra) != 6)
+            goto done;
+        if (!strcmp(dir, "dev"))
+            d = 0;
+        else if (!strcmp(dir, "host"))
+            d = 1;
+        else
+            goto done;
+        for (si = 0; si < MGPK_CAL_NSIZES && cal_sizes[si] != size; si++)
+            ;
+        for (bi = 0; bi < MGPK_CAL_NBLOCKS && cal_blocks[bi] != blk; bi++)
+            ;
+        if (si == MGPK_CAL_NSIZES || bi == MGPK_CAL_NBLOCKS || seen[d][si][bi]++)
+            goto done;
+        double *v = t[d][si][bi];
+        if (!parse_time(fk, 0, &v[0]) || !parse_time(fc, 1, &v[1]) || !parse_time(fh, 1, &v[2]))
+            goto done;
+    }
+    if (!read_line(f, buf) || strcmp(buf, "end") || fgetc(f) != EOF)
+        goto done;
+    memcpy(c->t, t, sizeof(t));
+    ok = 1;
+done:
+    fclose(f);
+    return ok;
+}
+
+/* Best effort: without a cache the next process measures again. */
+static void cal_store(mgpk_ctx_t *ctx, const char *name, const char *driver)
+{
+    mgpk_calib_info_t *c = &ctx->calib;
+    char tmp[4200];
+    int ok = 0;
+    if (!c->path[0])
+        return;
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", c->path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (f) {
+        fprintf(f, "%s\ndevice %s\ndriver %s\nlibrary %s\n", CAL_MAGIC, name, driver,
+                PACKAGE_VERSION);
+        fprintf(f, "sizes %lld %lld %lld\nblocks %lld %lld %lld\n", (long long)cal_sizes[0],
+                (long long)cal_sizes[1], (long long)cal_sizes[2], (long long)cal_blocks[0],
+                (long long)cal_blocks[1], (long long)cal_blocks[2]);
+        for (int d = 0; d < 2; d++)
+            for (int si = 0; si < MGPK_CAL_NSIZES; si++)
+                for (int bi = 0; bi < MGPK_CAL_NBLOCKS; bi++) {
+                    fprintf(f, "%s %lld %lld", d ? "host" : "dev", (long long)cal_sizes[si],
+                            (long long)cal_blocks[bi]);
+                    for (int m = 0; m < MGPK_CAL_NMETHODS; m++) {
+                        double v = c->t[d][si][bi][m];
+                        if (v > 0)
+                            fprintf(f, " %.3f", v * 1e6 < CAL_MAX_US ? v * 1e6 : CAL_MAX_US);
+                        else
+                            fprintf(f, " -");
+                    }
+                    fprintf(f, "\n");
+                }
+        fprintf(f, "end\n");
+        ok = !ferror(f);
+        ok = fclose(f) == 0 && ok;
+    }
+    if (!ok || rename(tmp, c->path)) {
+        unlink(tmp);
+        ok = 0;
+    }
+    if (ctx->settings.verbose && !ok)
+        fprintf(stderr, "mpigpu: calibration cache %s not written\n", c->path);
+}
+
+/* ---------------------------------------------------------- measurement */
+
+/* A vector of CAL_NBLK blocks of bl bytes, 2 bl apart, extent 16 bl: the
+   vector kernel's shape and one rectangle for the copy method. */
+static void cal_type(mgdt_type_t *t, mgdt_node_t nodes[2], int64_t bl)
+{
+    int64_t basic = bl % 8 == 0 ? 8 : 1, align = bl % 16 == 0 ? 16 : bl % 8 == 0 ? 8 : 1;
+    memset(t, 0, sizeof(*t));
+    memset(nodes, 0, 2 * sizeof(*nodes));
+    nodes[1] = (mgdt_node_t){.kind = MGDT_K_LEAF,
+                             .size = bl,
+                             .extent = bl,
+                             .true_ub = bl,
+                             .la = -1,
+                             .elements = bl / basic,
+                             .align = align,
+                             .basic = basic};
+    nodes[0] = (mgdt_node_t){.kind = MGDT_K_VECTOR,
+                             .count = CAL_NBLK,
+                             .blocklen = 1,
+                             .stride = 2 * bl,
+                             .size = CAL_NBLK * bl,
+                             .extent = 2 * CAL_NBLK * bl,
+                             .true_ub = (2 * CAL_NBLK - 1) * bl,
+                             .child_size = bl,
+                             .child_extent = bl,
+                             .la = -1,
+                             .elements = CAL_NBLK * (bl / basic),
+                             .align = align};
+    t->nodes = nodes;
+    t->nnodes = 2;
+    t->size = nodes[0].size;
+    t->extent = nodes[0].extent;
+    t->true_ub = nodes[0].true_ub;
+    t->elements = nodes[0].elements;
+    t->align = (int)align;
+    t->depth = 2;
+    t->twin = MPI_DATATYPE_NULL;
+    t->shape = (mgdt_shape_t){
+        .kind = MGDT_SHAPE_VECTOR, .blocklen = bl, .count = CAL_NBLK, .stride = 2 * bl};
+}
+
+typedef struct cal_bufs {
+    cl_mem typed, packed;
+    char *host, *scratch;
+} cal_bufs_t;
+
+/* One call of method m (kernel, copy, host) for `count` instances of t. */
+static int cal_once(mgpk_ctx_t *ctx, const cal_bufs_t *b, const mgdt_type_t *t, int64_t count,
+                    int to_host, mgpk_method_t m)
+{
+    int rc = MPI_SUCCESS;
+    int64_t n = count * t->size;
+    if (m == MGPK_METHOD_HOST) {
+        /* What the device layer does: read the whole extent, pack on the CPU. */
+        int64_t ext = count * t->extent, bl = t->shape.blocklen;
+        MG_CL_CHECK(clEnqueueReadBuffer(ctx->queue, b->typed, CL_TRUE, 0, (size_t)ext, b->scratch,
+                                        0, NULL, NULL),
+                    "clEnqueueReadBuffer(calibration)", rc, fn_fail);
+        for (int64_t i = 0, o = 0; i < n; i += bl, o += t->shape.stride)
+            memcpy(b->host + i, b->scratch + o, (size_t)bl);
+        goto fn_exit;
+    }
+    mgpk_plan_t plan = {.type = t,
+                        .count = count,
+                        .dir = MGPK_DIR_PACK,
+                        .flags = MGPK_F_METHOD(m),
+                        .typed = b->typed,
+                        .typed_off = 0};
+    mgpk_buf_t packed = {.host = to_host ? b->host : NULL, .mem = to_host ? NULL : b->packed};
+    rc = mgpk_transfer_locked(ctx, &plan, packed, 0, n);
+fn_exit:
+    return rc;
+fn_fail:
+    goto fn_exit;
+}
+
+/* Best of at most 2 timed calls after a warm-up; one where the warm-up
+   already took long. */
+static int cal_point(mgpk_ctx_t *ctx, const cal_bufs_t *b, const mgdt_type_t *t, int64_t count,
+                     int to_host, mgpk_method_t m, double *best)
+{
+    int rc = MPI_SUCCESS;
+    double t0 = now();
+    rc = cal_once(ctx, b, t, count, to_host, m);
+    MG_CHECK(rc, fn_exit);
+    double warm = now() - t0;
+    *best = INFINITY;
+    for (int r = 0; r < (warm > 0.02 ? 1 : 2); r++) {
+        t0 = now();
+        rc = cal_once(ctx, b, t, count, to_host, m);
+        MG_CHECK(rc, fn_exit);
+        double dt = now() - t0;
+        if (dt < *best)
+            *best = dt > 1e-7 ? dt : 1e-7;
+    }
+fn_exit:
+    return rc;
+}
+
+static int cal_measure(mgpk_ctx_t *ctx)
+{
+    int rc = MPI_SUCCESS;
+    cl_int err;
+    cal_bufs_t b = {0};
+    mgpk_calib_info_t *c = &ctx->calib;
+    mgpk_stats_t saved = ctx->stats;
+    int verbose = ctx->settings.verbose;
+    ctx->settings.verbose = 0;
+
+    rc = mgpk_prog_ensure(ctx);
+    MG_CHECK(rc, fn_fail);
+    b.typed = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, 2 * CAL_MAXSIZE, NULL, &err);
+    MG_CL_CHECK(err, "clCreateBuffer(calibration)", rc, fn_fail);
+    b.packed = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, CAL_MAXSIZE, NULL, &err);
+    MG_CL_CHECK(err, "clCreateBuffer(calibration)", rc, fn_fail);
+    b.host = malloc(CAL_MAXSIZE);
+    b.scratch = malloc(2 * CAL_MAXSIZE);
+    if (!b.host || !b.scratch)
+        MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mgpk: no host memory for the calibration");
+    memset(b.scratch, 0, 2 * CAL_MAXSIZE);
+    MG_CL_CHECK(clEnqueueWriteBuffer(ctx->queue, b.typed, CL_TRUE, 0, 2 * CAL_MAXSIZE, b.scratch, 0,
+                                     NULL, NULL),
+                "clEnqueueWriteBuffer(calibration)", rc, fn_fail);
+    for (int bi = 0; bi < MGPK_CAL_NBLOCKS; bi++) {
+        mgdt_type_t t;
+        mgdt_node_t nodes[2];
+        cal_type(&t, nodes, cal_blocks[bi]);
+        for (int si = 0; si < MGPK_CAL_NSIZES; si++) {
+            int64_t count = cal_sizes[si] / t.size;
+            for (int d = 0; d < 2; d++)
+                for (int m = 0; m < MGPK_CAL_NMETHODS; m++) {
+                    double *v = &c->t[d][si][bi][m];
+                    *v = -1;
+                    if (m + 1 == MGPK_METHOD_HOST && !d)
+                        continue;
+                    rc = cal_point(ctx, &b, &t, count, d, (mgpk_method_t)(m + 1), v);
+                    MG_CHECK(rc, fn_fail);
+                }
+        }
+    }
+fn_exit:
+    /* No cached wrapper may outlive the host buffer. */
+    for (int i = 0; i < MGPK_NWRAP; i++)
+        if (ctx->wrap[i].mem && ctx->wrap[i].ptr == b.host) {
+            clReleaseMemObject(ctx->wrap[i].mem);
+            memset(&ctx->wrap[i], 0, sizeof(ctx->wrap[i]));
+        }
+    clFinish(ctx->queue);
+    clFinish(ctx->copy_queue);
+    if (b.typed)
+        clReleaseMemObject(b.typed);
+    if (b.packed)
+        clReleaseMemObject(b.packed);
+    free(b.host);
+    free(b.scratch);
+    saved.programs_built = ctx->stats.programs_built;
+    saved.programs_loaded = ctx->stats.programs_loaded;
+    saved.copy_threads = ctx->stats.copy_threads;
+    ctx->stats = saved;
+    ctx->settings.verbose = verbose;
+    return rc;
+fn_fail:
+    goto fn_exit;
+}
+
+/* Decide the table once per context: cache, measurement or static rule. */
+static int cal_ensure(mgpk_ctx_t *ctx)
+{
+    int rc = MPI_SUCCESS;
+    mgpk_calib_info_t *c = &ctx->calib;
+    char name[256], driver[256];
+    if (c->source != MGPK_CAL_NONE)
+        return MPI_SUCCESS;
+    memcpy(c->sizes, cal_sizes, sizeof(cal_sizes));
+    memcpy(c->blocks, cal_blocks, sizeof(cal_blocks));
+    if (ctx->settings.calibrate == MGPK_CALIB_OFF) {
+        c->source = MGPK_CAL_STATIC;
+        return MPI_SUCCESS;
+    }
+    rc = cal_key(ctx, name, driver, sizeof(name));
+    MG_CHECK(rc, fn_fail);
+    cal_path(ctx, name, driver);
+    if (ctx->settings.calibrate != MGPK_CALIB_FORCE && cal_load(ctx, name, driver)) {
+        c->source = MGPK_CAL_CACHED;
+        if (ctx->settings.verbose)
+            fprintf(stderr, "mpigpu: method table read from %s\n", c->path);
+        goto fn_exit;
+    }
+    /* The programs are built (or loaded) first: the first kernel would build
+       them anyway, and seconds of compiling are no part of the measurement. */
+    rc = mgpk_prog_ensure(ctx);
+    MG_CHECK(rc, fn_fail);
+    double t0 = now();
+    rc = cal_measure(ctx);
+    MG_CHECK(rc, fn_fail);
+    c->seconds = now() - t0;
+    c->source = MGPK_CAL_MEASURED;
+    cal_store(ctx, name, driver);
+    if (ctx->settings.verbose)
+        fprintf(stderr, "mpigpu: calibrated pack methods in %.3f s, cached in %s\n", c->seconds,
+                c->path[0] ? c->path : "(no cache directory)");
+fn_exit:
+    return rc;
+fn_fail:
+    /* A device that cannot run the measurement still packs: static rule. */
+    if (ctx->settings.verbose)
+        fprintf(stderr, "mpigpu: calibration failed (%s): kernel method for auto\n",
+                mgerr_get(rc) ? mgerr_get(rc) : "no message");
+    c->source = MGPK_CAL_STATIC;
+    rc = MPI_SUCCESS;
+    goto fn_exit;
+}
+
+mgpk_method_t mgpk_calib_choose(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, int64_t n,
+                                int to_host, int allow_host, int flags)
+{
+    const mgdt_shape_t *sh = &type->shape;
+    /* Contiguous types are one copy command whichever method runs. */
+    if (sh->kind == MGDT_SHAPE_CONTIG && mgpk_shape_ok(type, count))
+        return MGPK_METHOD_KERNEL;
+    cal_ensure(ctx);
+    if (ctx->calib.source == MGPK_CAL_STATIC)
+        return MGPK_METHOD_KERNEL;
+    int64_t bl = mgpk_calib_blocklen(type, count, n);
+    int si, bi;
+    mgpk_calib_cell(n, bl, &si, &bi);
+    const double *t = ctx->calib.t[to_host ? 1 : 0][si][bi];
+    /* The measurement's copy method is one rectangle; a type without a
+       vector or subarray shape takes one command per run, so it is only a
+       candidate when its runs are few. */
+    int rect = (sh->kind == MGDT_SHAPE_VECTOR || sh->kind == MGDT_SHAPE_SUBARRAY) &&
+               mgpk_shape_ok(type, count);
+    /* A host side on a discrete device moves in pieces of multiples of 4 KiB
+       (at most a chunk) from 4 MiB up; a piece that cuts an instance leaves
+       the rectangles for one command per run (seen on the H100: 0.5 s for a
+       16 MiB subarray), so whole instances must fit the pieces. */
+    int64_t chunk = (int64_t)ctx->settings.chunk_bytes;
+    int one_piece = !to_host || (ctx->unified && !ctx->settings.force_pipeline) ||
+                    (n < MGPK_SPLIT_MIN && n <= chunk);
+    int aligned = one_piece || (4096 % type->size == 0 && chunk % type->size == 0);
+    int copy_ok =
+        !(flags & MGPK_F_EXTERNAL32) && ((rect && aligned) || n / (bl > 0 ? bl : 1) <= 16);
+    mgpk_method_t best = MGPK_METHOD_KERNEL;
+    double bt = t[0];
+    if (copy_ok && t[1] > 0 && t[1] < bt)
+        best = MGPK_METHOD_COPY, bt = t[1];
+    if (allow_host && to_host && !(flags & MGPK_F_EXTERNAL32) && t[2] > 0 && t[2] < bt)
+        best = MGPK_METHOD_HOST;
+    return best;
+}
+
+mgpk_method_t mgpk_method_choose(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, int64_t n,
+                                 int to_host, int allow_host, int flags)
+{
+    pthread_mutex_lock(&ctx->lock);
+    mgpk_method_t m = mgpk_calib_choose(ctx, type, count, n, to_host, allow_host, flags);
+    pthread_mutex_unlock(&ctx->lock);
+    return m;
+}
+
+int mgpk_calib_get(mgpk_ctx_t *ctx, mgpk_calib_info_t *info)
+{
+    pthread_mutex_lock(&ctx->lock);
+    int rc = cal_ensure(ctx);
+    *info = ctx->calib;
+    pthread_mutex_unlock(&ctx->lock);
+    return rc;
+}

@@ -1,0 +1,402 @@
+/*
+ * Unit tests of the calibrated method choice (MPIGPU_PACK=auto, pk_calib.c)
+ * on the first OpenCL device: the table is measured and cached, read back,
+ * a corrupt or foreign file is rejected and rewritten, MPIGPU_CALIBRATE=0
+ * and force behave, forced methods win over auto, and auto takes what the
+ * table says (a crafted table read from the cache).
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mgerr.h"
+#include "mgpk.h"
+
+/* The datatype engine is not linked: attach the pack engine's state here. */
+void mgdt_type_set_user(const mgdt_type_t *type, void *user, void (*user_free)(void *))
+{
+    mgdt_type_t *t = (mgdt_type_t *)type;
+    t->user = user;
+    t->user_free = user_free;
+}
+
+static cl_context g_cl;
+static cl_device_id g_dev;
+static cl_command_queue g_q;
+static char g_dir[256];
+
+#define ENV_CHECK(cond_, what_)                                                                    \
+    do {                                                                                           \
+        if (!(cond_)) {                                                                            \
+            fprintf(stderr, "test_calib: %s failed\n", (what_));                                   \
+            exit(EXIT_FAILURE);                                                                    \
+        }                                                                                          \
+    } while (0)
+
+static mgpk_ctx_t *mk(mgpk_method_t method, mgpk_calib_mode_t mode, const char *dir)
+{
+    mgpk_settings_t s = {.method = method,
+                         .calibrate = mode,
+                         .cache_dir = dir,
+                         .verbose = getenv("MGPK_TEST_VERBOSE") != NULL};
+    mgpk_ctx_t *ctx = NULL;
+    int rc = mgpk_ctx_create(g_cl, g_dev, g_q, &s, &ctx);
+    ck_assert_msg(rc == MPI_SUCCESS, "mgpk_ctx_create: %s", mgerr_get(rc));
+    return ctx;
+}
+
+static mgpk_calib_info_t info_of(mgpk_ctx_t *ctx)
+{
+    mgpk_calib_info_t info;
+    ck_assert_int_eq(mgpk_calib_get(ctx, &info), MPI_SUCCESS);
+    return info;
+}
+
+/* A vector of 4 blocks of bl bytes at stride 3 bl (extent 12 bl). */
+typedef struct vec {
+    mgdt_type_t t;
+    mgdt_node_t nodes[2];
+} vec_t;
+
+static void mk_vec(vec_t *v, int64_t bl)
+{
+    memset(v, 0, sizeof(*v));
+    v->nodes[1] = (mgdt_node_t){.kind = MGDT_K_LEAF,
+                                .size = bl,
+                                .extent = bl,
+                                .true_ub = bl,
+                                .la = -1,
+                                .elements = bl,
+                                .align = 8,
+                                .basic = 1};
+    v->nodes[0] = (mgdt_node_t){.kind = MGDT_K_VECTOR,
+                                .count = 4,
+                                .blocklen = 1,
+                                .stride = 3 * bl,
+                                .size = 4 * bl,
+                                .extent = 12 * bl,
+                                .true_ub = 10 * bl,
+                                .child_size = bl,
+                                .child_extent = bl,
+                                .la = -1,
+                                .elements = 4 * bl,
+                                .align = 8};
+    v->t.nodes = v->nodes;
+    v->t.nnodes = 2;
+    v->t.size = 4 * bl;
+    v->t.extent = 12 * bl;
+    v->t.true_ub = 10 * bl;
+    v->t.elements = 4 * bl;
+    v->t.align = 8;
+    v->t.depth = 2;
+    v->t.twin = MPI_DATATYPE_NULL;
+    v->t.shape =
+        (mgdt_shape_t){.kind = MGDT_SHAPE_VECTOR, .blocklen = bl, .count = 4, .stride = 3 * bl};
+}
+
+static void vec_free(vec_t *v)
+{
+    if (v->t.user && v->t.user_free)
+        v->t.user_free(v->t.user);
+}
+
+static int file_exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static double dabs(double x)
+{
+    return x < 0 ? -x : x;
+}
+
+START_TEST(test_measure_and_cache)
+{
+    char dir[300];
+    snprintf(dir, sizeof(dir), "%s/a", g_dir);
+    mkdir(g_dir, 0700);
+    mkdir(dir, 0700);
+    mgpk_ctx_t *a = mk(MGPK_METHOD_AUTO, MGPK_CALIB_ON, dir);
+    mgpk_calib_info_t ia = info_of(a);
+    ck_assert_int_eq(ia.source, MGPK_CAL_MEASURED);
+    ck_assert_msg(ia.seconds > 0 && ia.seconds < 5, "calibration took %.3f s", ia.seconds);
+    printf("test_calib: calibration took %.3f s\n", ia.seconds);
+    ck_assert_msg(file_exists(ia.path), "no cache file %s", ia.path);
+    ck_assert_ptr_nonnull(strstr(ia.path, dir));
+    for (int s = 0; s < MGPK_CAL_NSIZES; s++)
+        for (int b = 0; b < MGPK_CAL_NBLOCKS; b++) {
+            ck_assert(ia.t[0][s][b][0] > 0 && ia.t[0][s][b][1] > 0 && ia.t[1][s][b][0] > 0);
+            ck_assert(ia.t[0][s][b][2] < 0 && ia.t[1][s][b][2] > 0);
+        }
+    /* Read back: the same table. */
+    mgpk_ctx_t *b = mk(MGPK_METHOD_AUTO, MGPK_CALIB_ON, dir);
+    mgpk_calib_info_t ib = info_of(b);
+    ck_assert_int_eq(ib.source, MGPK_CAL_CACHED);
+    ck_assert_str_eq(ib.path, ia.path);
+    for (int d = 0; d < 2; d++)
+        for (int s = 0; s < MGPK_CAL_NSIZES; s++)
+            for (int k = 0; k < MGPK_CAL_NBLOCKS; k++)
+                for (int m = 0; m < MGPK_CAL_NMETHODS; m++)
+                    ck_assert_msg(dabs(ia.t[d][s][k][m] - ib.t[d][s][k][m]) < 2e-9,
+                                  "cell %d %d %d %d: %g vs %g", d, s, k, m, ia.t[d][s][k][m],
+                                  ib.t[d][s][k][m]);
+    /* force measures although the cache is valid. */
+    mgpk_ctx_t *c = mk(MGPK_METHOD_AUTO, MGPK_CALIB_FORCE, dir);
+    ck_assert_int_eq(info_of(c).source, MGPK_CAL_MEASURED);
+    /* 0: the static rule, no file needed. */
+    mgpk_ctx_t *d = mk(MGPK_METHOD_AUTO, MGPK_CALIB_OFF, NULL);
+    ck_assert_int_eq(info_of(d).source, MGPK_CAL_STATIC);
+    vec_t v;
+    mk_vec(&v, 64);
+    ck_assert_int_eq(mgpk_method_choose(d, &v.t, 1024, 1024 * v.t.size, 1, 1, 0),
+                     MGPK_METHOD_KERNEL);
+    /* No cache directory: measured, nothing written. */
+    mgpk_ctx_t *e = mk(MGPK_METHOD_AUTO, MGPK_CALIB_ON, NULL);
+    mgpk_calib_info_t ie = info_of(e);
+    ck_assert_int_eq(ie.source, MGPK_CAL_MEASURED);
+    ck_assert_str_eq(ie.path, "");
+    mgpk_ctx_free(a);
+    mgpk_ctx_free(b);
+    mgpk_ctx_free(c);
+    mgpk_ctx_free(d);
+    mgpk_ctx_free(e);
+    vec_free(&v);
+}
+END_TEST
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    char *buf = calloc(1, 1 << 16);
+    size_t n = fread(buf, 1, (1 << 16) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
+static void spit(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Replace the first occurrence of `from` in good by `to`, write it, and check
+   that a new context rejects it (measures) and rewrites a valid file. */
+static void reject(const char *dir, const char *path, const char *good, const char *from,
+                   const char *to)
+{
+    const char *at = strstr(good, from);
+    ck_assert_msg(at != NULL, "'%s' not in the cache file", from);
+    size_t pre = (size_t)(at - good);
+    char *bad = calloc(1, strlen(good) + strlen(to) + 1);
+    memcpy(bad, good, pre);
+    strcat(bad, to);
+    strcat(bad, at + strlen(from));
+    spit(path, bad);
+    mgpk_ctx_t *ctx = mk(MGPK_METHOD_AUTO, MGPK_CALIB_ON, dir);
+    ck_assert_msg(info_of(ctx).source == MGPK_CAL_MEASURED, "accepted a file with '%s' -> '%s'",
+                  from, to);
+    mgpk_ctx_free(ctx);
+    char *now = slurp(path);
+    ck_assert_msg(strstr(now, "\nend\n") && strcmp(now, bad) != 0,
+                  "not rewritten after '%s' -> '%s'", from, to);
+    mgpk_ctx_t *again = mk(MGPK_METHOD_AUTO, MGPK_CALIB_ON, dir);
+    ck_assert_int_eq(info_of(again).source, MGPK_CAL_CACHED);
+    mgpk_ctx_free(again);
+    free(now);
+    free(bad);
+}
+
+START_TEST(test_corrupt)
+{
+    char dir[300];
+    snprintf(dir, sizeof(dir), "%s/b", g_dir);
+    mkdir(g_dir, 0700);
+    mkdir(dir, 0700);
+    mgpk_ctx_t *a = mk(MGPK_METHOD_AUTO, MGPK_CALIB_ON, dir);
+    mgpk_calib_info_t ia = info_of(a);
+    mgpk_ctx_free(a);
+    char *good = slurp(ia.path);
+    reject(dir, ia.path, good, "\ndev 4096 8 ", "\ndev 4096 8 nan ");
+    reject(dir, ia.path, good, "\ndev 4096 8 ", "\ndev 4096 8 -5 ");
+    reject(dir, ia.path, good, "\ndev 4096 8 ", "\ndev 4096 9 ");
+    reject(dir, ia.path, good, "\nhost 8388608 512 ", "\nhost 8388608 64 "); /* row twice */
+    reject(dir, ia.path, good, "\ndevice ", "\ndevice Foreign GPU 9000 ");
+    reject(dir, ia.path, good, "\nlibrary ", "\nlibrary 0.0.0-");
+    reject(dir, ia.path, good, "\nend\n", "\n"); /* truncated */
+    reject(dir, ia.path, good, "mpigpu-calibration 1", "mpigpu-calibration 2");
+    reject(dir, ia.path, good, "\nend\n", "\nend\ntrailing garbage\n");
+    /* Binary garbage and an empty file. */
+    spit(ia.path, "\x7f"
+                  "ELF\x01\x02\x03\n\n\n");
+    a = mk(MGPK_METHOD_AUTO, MGPK_CALIB_ON, dir);
+    ck_assert_int_eq(info_of(a).source, MGPK_CAL_MEASURED);
+    mgpk_ctx_free(a);
+    spit(ia.path, "");
+    a = mk(MGPK_METHOD_AUTO, MGPK_CALIB_ON, dir);
+    ck_assert_int_eq(info_of(a).source, MGPK_CAL_MEASURED);
+    mgpk_ctx_free(a);
+    free(good);
+}
+END_TEST
+
+/* Pack count instances of v into host or device memory with the given
+   context and flags; checks the bytes and returns what moved them. */
+static const char *pack_what(mgpk_ctx_t *ctx, vec_t *v, int64_t count, int to_host, int flags)
+{
+    int64_t ext = count * v->t.extent, n = count * v->t.size, bl = v->t.shape.blocklen;
+    unsigned char *src = malloc((size_t)ext), *out = malloc((size_t)n);
+    cl_int err;
+    for (int64_t i = 0; i < ext; i++)
+        src[i] = (unsigned char)(i * 7 + i / 251);
+    cl_mem m =
+        clCreateBuffer(g_cl, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, (size_t)ext, src, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    cl_mem p = clCreateBuffer(g_cl, CL_MEM_READ_WRITE, (size_t)n, NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    mgpk_buf_t dst = to_host ? (mgpk_buf_t){.host = out} : (mgpk_buf_t){.mem = p};
+    int rc = mgpk_pack(ctx, &v->t, count, (mgpk_buf_t){.mem = m}, dst, 0, n, flags);
+    ck_assert_msg(rc == MPI_SUCCESS, "mgpk_pack: %s", mgerr_get(rc));
+    if (!to_host)
+        ck_assert_int_eq(clEnqueueReadBuffer(g_q, p, CL_TRUE, 0, (size_t)n, out, 0, NULL, NULL),
+                         CL_SUCCESS);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t blk = i / bl,
+                off = (blk / 4) * v->t.extent + (blk % 4) * v->t.shape.stride + i % bl;
+        ck_assert_msg(out[i] == src[off], "byte %lld", (long long)i);
+    }
+    clReleaseMemObject(m);
+    clReleaseMemObject(p);
+    free(src);
+    free(out);
+    mgpk_stats_t st;
+    mgpk_ctx_stats(ctx, &st);
+    return st.last_what;
+}
+
+/* A crafted table in the cache: auto takes each cell's fastest method, a
+   forced method (context or call) wins over it. */
+START_TEST(test_choice)
+{
+    char dir[300], name[256], driver[256], *text = calloc(1, 1 << 16);
+    snprintf(dir, sizeof(dir), "%s/c", g_dir);
+    mkdir(g_dir, 0700);
+    mkdir(dir, 0700);
+    mgpk_ctx_t *a = mk(MGPK_METHOD_AUTO, MGPK_CALIB_ON, dir);
+    mgpk_calib_info_t ia = info_of(a);
+    mgpk_ctx_free(a);
+    ck_assert_int_eq(clGetDeviceInfo(g_dev, CL_DEVICE_NAME, sizeof(name), name, NULL), CL_SUCCESS);
+    ck_assert_int_eq(clGetDeviceInfo(g_dev, CL_DRIVER_VERSION, sizeof(driver), driver, NULL),
+                     CL_SUCCESS);
+    int len = snprintf(text, 1 << 16,
+                       "mpigpu-calibration 1\ndevice %s\ndriver %s\nlibrary %s\n"
+                       "sizes 4096 262144 8388608\nblocks 8 64 512\n",
+                       name, driver, PACKAGE_VERSION);
+    /* Winner per cell: device side, block 8 -> kernel, 64 -> copy, 512 ->
+       copy; host side, 4 KiB -> host, 256 KiB -> copy, 8 MiB -> kernel. */
+    for (int d = 0; d < 2; d++)
+        for (int s = 0; s < 3; s++)
+            for (int b = 0; b < 3; b++) {
+                int win = d == 0 ? (b == 0 ? 0 : 1) : (s == 0 ? 2 : s == 1 ? 1 : 0);
+                double t[3] = {100, 100, 100};
+                t[win] = 10;
+                len += snprintf(text + len, (1 << 16) - len, "%s %lld %lld %.1f %.1f ",
+                                d ? "host" : "dev", (long long)ia.sizes[s], (long long)ia.blocks[b],
+                                t[0], t[1]);
+                len += snprintf(text + len, (1 << 16) - len, d ? "%.1f\n" : "-\n", t[2]);
+            }
+    strcat(text, "end\n");
+    spit(ia.path, text);
+
+    mgpk_ctx_t *ctx = mk(MGPK_METHOD_AUTO, MGPK_CALIB_ON, dir);
+    ck_assert_int_eq(info_of(ctx).source, MGPK_CAL_CACHED);
+    vec_t v8, v64, v512;
+    mk_vec(&v8, 8);
+    mk_vec(&v64, 64);
+    mk_vec(&v512, 512);
+    /* The choices against the table (nearest cells). */
+    ck_assert_int_eq(mgpk_method_choose(ctx, &v8.t, 4096, 4096 * 32, 0, 1, 0), MGPK_METHOD_KERNEL);
+    ck_assert_int_eq(mgpk_method_choose(ctx, &v64.t, 1024, 1024 * 256, 0, 1, 0), MGPK_METHOD_COPY);
+    ck_assert_int_eq(mgpk_method_choose(ctx, &v512.t, 8, 8 * 2048, 0, 1, 0), MGPK_METHOD_COPY);
+    ck_assert_int_eq(mgpk_method_choose(ctx, &v64.t, 16, 16 * 256, 1, 1, 0), MGPK_METHOD_HOST);
+    ck_assert_int_eq(mgpk_method_choose(ctx, &v64.t, 16, 16 * 256, 1, 0, 0), MGPK_METHOD_KERNEL);
+    ck_assert_int_eq(mgpk_method_choose(ctx, &v64.t, 1024, 1024 * 256, 1, 1, 0), MGPK_METHOD_COPY);
+    ck_assert_int_eq(mgpk_method_choose(ctx, &v64.t, 1024, 1024 * 256, 1, 1, MGPK_F_EXTERNAL32),
+                     MGPK_METHOD_KERNEL);
+    ck_assert_int_eq(mgpk_method_choose(ctx, &v64.t, 1 << 16, (1 << 16) * 256, 1, 1, 0),
+                     MGPK_METHOD_KERNEL);
+    /* And the packs run what was chosen, with the right bytes. */
+    ck_assert_str_eq(pack_what(ctx, &v8, 4096, 0, 0), "vector kernel");
+    ck_assert_str_eq(pack_what(ctx, &v64, 1024, 0, 0), "copy commands");
+    ck_assert_str_eq(pack_what(ctx, &v64, 1024, 1, 0), "copy commands");
+    ck_assert_str_eq(pack_what(ctx, &v64, 16, 1, 0), "vector kernel"); /* host: not the engine's */
+    /* A forced method wins: per call, and per context. */
+    ck_assert_str_eq(pack_what(ctx, &v64, 1024, 0, MGPK_F_METHOD(MGPK_METHOD_KERNEL)),
+                     "vector kernel");
+    ck_assert_str_eq(pack_what(ctx, &v8, 4096, 0, MGPK_F_METHOD(MGPK_METHOD_COPY)),
+                     "copy commands");
+    mgpk_ctx_t *k = mk(MGPK_METHOD_KERNEL, MGPK_CALIB_ON, dir);
+    ck_assert_str_eq(pack_what(k, &v64, 1024, 0, 0), "vector kernel");
+    mgpk_ctx_t *c = mk(MGPK_METHOD_COPY, MGPK_CALIB_ON, dir);
+    ck_assert_str_eq(pack_what(c, &v8, 4096, 0, 0), "copy commands");
+    /* Grid cells. */
+    int si, bi;
+    mgpk_calib_cell(100, 3, &si, &bi);
+    ck_assert(si == 0 && bi == 0);
+    mgpk_calib_cell(1 << 20, 128, &si, &bi);
+    ck_assert(si == 1 && bi == 1);
+    mgpk_calib_cell((int64_t)1 << 30, 1 << 20, &si, &bi);
+    ck_assert(si == 2 && bi == 2);
+    ck_assert_int_eq(mgpk_calib_blocklen(&v64.t, 3, 3 * 256), 64);
+    mgpk_ctx_free(ctx);
+    mgpk_ctx_free(k);
+    mgpk_ctx_free(c);
+    vec_free(&v8);
+    vec_free(&v64);
+    vec_free(&v512);
+    free(text);
+}
+END_TEST
+
+int main(void)
+{
+    cl_platform_id pf;
+    cl_int err;
+    ENV_CHECK(clGetPlatformIDs(1, &pf, NULL) == CL_SUCCESS, "clGetPlatformIDs");
+    ENV_CHECK(clGetDeviceIDs(pf, CL_DEVICE_TYPE_ALL, 1, &g_dev, NULL) == CL_SUCCESS,
+              "clGetDeviceIDs");
+    g_cl = clCreateContext(NULL, 1, &g_dev, NULL, NULL, &err);
+    ENV_CHECK(err == CL_SUCCESS, "clCreateContext");
+    g_q = clCreateCommandQueue(g_cl, g_dev, 0, &err);
+    ENV_CHECK(err == CL_SUCCESS, "clCreateCommandQueue");
+    snprintf(g_dir, sizeof(g_dir), "/tmp/mgpk-calib-%ld", (long)getpid());
+    Suite *s = suite_create("calib");
+    TCase *tc = tcase_create("calib");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_measure_and_cache);
+    tcase_add_test(tc, test_corrupt);
+    tcase_add_test(tc, test_choice);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    /* The OpenCL context was made before the fork check would do. */
+    srunner_set_fork_status(sr, CK_NOFORK);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", g_dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "test_calib: could not remove %s\n", g_dir);
+    clReleaseCommandQueue(g_q);
+    clReleaseContext(g_cl);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
