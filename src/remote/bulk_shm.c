@@ -156,8 +156,9 @@ static int shm_recv_hdr(mgrm_bulk_t *b, mgrm_chunk_t *ch)
     ch->n = len;
     if (!len)
         return 0; /* an empty chunk (status only) takes no slot */
-    if (slot != b->rx_next)
-        return -1; /* out of step */
+    if (slot != b->rx_next ||
+        atomic_load_explicit(&b->hdr->state[b->rx_ring][slot], memory_order_acquire) != 1)
+        return -1; /* out of step, or a slot the sender did not fill */
     ch->slot = (int)slot;
     ch->p = slot_ptr(b, b->rx_ring, slot) + off;
     b->rx_next = (b->rx_next + 1) % MGRM_SHM_SLOTS;
