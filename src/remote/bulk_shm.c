@@ -29,7 +29,8 @@ int mgrm_shm_create(char name[MGRM_SHM_NAME], unsigned char **base)
     if (fd < 0)
         return -1;
     if (fchmod(fd, 0600) || ftruncate(fd, (off_t)MGRM_SHM_SIZE) ||
-        (p = mmap(NULL, MGRM_SHM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0)) == MAP_FAILED) {
+        (p = mmap(NULL, MGRM_SHM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0)) ==
+            MAP_FAILED) {
         close(fd);
         shm_unlink(name);
         return -1;
@@ -53,7 +54,8 @@ int mgrm_shm_attach(const char *name, unsigned char **base)
     shm_unlink(name); /* both sides have it now: nothing can leak */
     if (fstat(fd, &st) || st.st_uid != geteuid() || (st.st_mode & 077) ||
         (size_t)st.st_size != MGRM_SHM_SIZE ||
-        (p = mmap(NULL, MGRM_SHM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0)) == MAP_FAILED) {
+        (p = mmap(NULL, MGRM_SHM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0)) ==
+            MAP_FAILED) {
         close(fd);
         return -1;
     }
