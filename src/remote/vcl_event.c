@@ -99,17 +99,17 @@ void mgrm_vcl_event_complete(cl_event e, cl_int status)
 void mgrm_vcl_conn_fail(mgrm_conn_t *c)
 {
     pthread_mutex_lock(&mgrm_vcl_lock);
-    int first = !c->dead;
+    /* the message goes out before any waiter can see dead and return */
+    if (!c->dead)
+        fprintf(stderr,
+                "mpigpu-vcl: %s: connection to the proxy lost; its devices are no "
+                "longer available\n",
+                c->addr);
     c->dead = 1;
     pthread_cond_broadcast(&mgrm_vcl_cond);
     pthread_mutex_unlock(&mgrm_vcl_lock);
     c->t->shutdown(c->cmd);
     c->t->shutdown(c->bulk);
-    if (first)
-        fprintf(stderr,
-                "mpigpu-vcl: %s: connection to the proxy lost; its devices are no "
-                "longer available\n",
-                c->addr);
     for (;;) {
         cl_event e = NULL;
         pthread_mutex_lock(&mgrm_vcl_lock);
