@@ -3,7 +3,9 @@
  * fuzz).  Input: a u16 op then the payload.  The session runs "dry": every
  * handler decodes its whole request and validates its IDs against a map of
  * placeholder objects, then stops before calling OpenCL, so no device is
- * needed.  The first 16 bytes also go through the header parser.
+ * needed.  The first 16 bytes also go through the header parser, and the
+ * payload through the shm lane's descriptor decoder, whose accepted
+ * descriptors must lie inside their slot.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +56,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
     h.flags = 0;
     h.seq = 1;
     h.length = (uint32_t)(n - 2);
+    uint32_t slot, off, len;
+    if (!mgrm_shm_desc_decode(data + 2, n - 2, MGRM_SHM_SLOTS, MGRM_SHM_SLOT, &slot, &off, &len) &&
+        (n - 2 != MGRM_SHM_DESC || slot >= MGRM_SHM_SLOTS || (uint64_t)off + len > MGRM_SHM_SLOT))
+        abort();
     /* a copy of exactly the payload, so that ASan sees any overread */
     uint8_t *p = malloc(n - 2 ? n - 2 : 1);
     if (!p)

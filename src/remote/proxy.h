@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "bulk.h"
 #include "transport.h"
 
 #define MGRM_STAGING_SLOTS 4 /* bulk chunks in flight per transfer */
@@ -52,6 +53,7 @@ typedef struct mgrm_proxy {
     cl_uint ndev;
     mgrm_key_t key;
     const mgrm_transport_t *t;
+    int no_shm; /* --no-shm: never offer the shared-memory bulk lane */
 } mgrm_proxy_t;
 
 typedef struct mgrm_session {
@@ -71,6 +73,9 @@ typedef struct mgrm_session {
     int bulk_started, bulk_quit;
     mgrm_staging_t *staging; /* one pool per context, made on first use */
     pthread_t bulk_thread;
+    mgrm_bulk_t bk;               /* the bulk lane: stream, or shm once both sides mapped it */
+    unsigned char *shm_base;      /* the segment offered (owned until bk takes it) */
+    char shm_name[MGRM_SHM_NAME]; /* its name while it is still linked */
 } mgrm_session_t;
 
 void mgrm_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -129,6 +134,12 @@ struct mgrm_job {
     cl_uint nwaits;
     size_t bo[3], reg[3], brp, bsp;
 };
+
+/* The shared-memory bulk lane (proxy_shm.c): SHM_OPEN and SHM_READY, and
+ * the unlink/unmap at session end. */
+int mgrm_op_shm_open(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *reply);
+int mgrm_op_shm_ready(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *reply);
+void mgrm_shm_session_end(mgrm_session_t *s);
 
 /* Bulk thread (proxy_bulk.c): started when the bulk lane joins; stop
  * waits for it and fails the jobs it did not run. */

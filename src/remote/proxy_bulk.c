@@ -4,45 +4,38 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bulk.h"
 #include "proxy.h"
 
-#define PREFIX 20 /* u64 xfer, u64 offset, i32 status */
-
-/* Receives the bulk chunk (xfer, off) of exactly n bytes into dst. */
-static int chunk_recv(mgrm_session_t *s, uint64_t xfer, size_t off, size_t n, void *dst)
+/* Receives the bulk chunk (xfer, off) of exactly n bytes: into dst (stream
+ * lane) or in place (shm lane); ch->p gets where the bytes are.  The caller
+ * releases ch when done with them. */
+static int chunk_recv(mgrm_session_t *s, mgrm_chunk_t *ch, uint64_t xfer, size_t off, size_t n,
+                      void *dst)
 {
-    uint8_t raw[MGRM_HDR_SIZE], pre[PREFIX];
-    mgrm_hdr_t h;
-    mgrm_cur_t c;
-    if (s->t->recv(s->bulk, raw, sizeof raw) || mgrm_hdr_parse(raw, &h, MGRM_CHUNK + PREFIX) ||
-        h.op != MGRM_OP_BULK || h.length != n + PREFIX || s->t->recv(s->bulk, pre, PREFIX))
+    mgrm_bulk_t *bk = &s->bk;
+    if (bk->ops->recv_hdr(bk, ch))
         return -1;
-    mgrm_cur_init(&c, pre, PREFIX);
-    if (mgrm_cur_u64(&c) != xfer || mgrm_cur_u64(&c) != off)
-        return -1;
-    return n ? s->t->recv(s->bulk, dst, n) : 0;
-}
-
-static int chunk_send(mgrm_session_t *s, uint64_t xfer, size_t off, const void *p, size_t n,
-                      cl_int status, int last)
-{
-    mgrm_buf_t b;
-    int rc;
-    mgrm_buf_init(&b, MGRM_OP_BULK, last ? MGRM_F_LAST : 0, 0);
-    mgrm_buf_u64(&b, xfer);
-    mgrm_buf_u64(&b, off);
-    mgrm_buf_i32(&b, status);
-    if (mgrm_buf_finish(&b)) {
-        mgrm_buf_free(&b);
+    if (ch->xfer != xfer || ch->off != off || ch->n != n || bk->ops->recv_data(bk, ch, dst)) {
+        bk->ops->release(bk, ch);
         return -1;
     }
-    b.p[8] = (uint8_t)(PREFIX + n);
-    b.p[9] = (uint8_t)((PREFIX + n) >> 8);
-    b.p[10] = (uint8_t)((PREFIX + n) >> 16);
-    b.p[11] = (uint8_t)((PREFIX + n) >> 24);
-    rc = s->t->send(s->bulk, b.p, b.len) || (n && s->t->send(s->bulk, p, n)) ? -1 : 0;
-    mgrm_buf_free(&b);
-    return rc;
+    return 0;
+}
+
+/* Sends a chunk from p (ch from acquire, or NULL for a status). */
+static int chunk_send(mgrm_session_t *s, mgrm_chunk_t *ch, uint64_t xfer, size_t off, const void *p,
+                      size_t n, cl_int status, int last)
+{
+    mgrm_chunk_t none = {.slot = -1};
+    if (!ch)
+        ch = &none;
+    ch->xfer = xfer;
+    ch->off = off;
+    ch->n = n;
+    ch->status = status;
+    ch->last = last;
+    return s->bk.ops->send(&s->bk, ch, p);
 }
 
 static cl_int wait_ok(cl_event *e)
@@ -77,12 +70,18 @@ static void wait_m1(mgrm_job_t *j)
     }
 }
 
-/* Returns -1 when the lane broke; job errors go into j->err. */
+/* Returns -1 when the lane broke; job errors go into j->err.  On the shm
+ * lane the device reads straight from the slot, which is freed when that
+ * write is complete. */
 static int run_write(mgrm_session_t *s, mgrm_job_t *j, void *scratch)
 {
     mgrm_staging_t *st = j->err ? NULL : mgrm_staging_get(s, j->ctx, j->dev, 1);
     cl_event ev[MGRM_STAGING_SLOTS] = {0};
+    mgrm_chunk_t ch[MGRM_STAGING_SLOTS];
     size_t off = 0;
+    int rc = 0;
+    for (int k = 0; k < MGRM_STAGING_SLOTS; k++)
+        ch[k].slot = -1;
     if (!st && !j->err)
         j->err = CL_OUT_OF_RESOURCES;
     wait_m1(j);
@@ -90,17 +89,17 @@ static int run_write(mgrm_session_t *s, mgrm_job_t *j, void *scratch)
         size_t n = min_sz(MGRM_CHUNK, j->size - off);
         int slot = i % MGRM_STAGING_SLOTS;
         cl_int e = wait_ok(&ev[slot]);
+        s->bk.ops->release(&s->bk, &ch[slot]);
         if (e && !j->err)
             j->err = e;
         void *dst = j->err ? scratch : st->ptr[slot];
-        if (chunk_recv(s, j->xfer, off, n, dst)) {
+        if (chunk_recv(s, &ch[slot], j->xfer, off, n, dst)) {
             j->err = j->err ? j->err : CL_DEVICE_NOT_AVAILABLE;
-            for (int k = 0; k < MGRM_STAGING_SLOTS; k++)
-                wait_ok(&ev[k]);
-            return -1;
+            rc = -1;
+            break;
         }
         if (!j->err && n) {
-            e = clEnqueueWriteBuffer(j->tq, j->mem, CL_FALSE, j->off + off, n, dst, 0, NULL,
+            e = clEnqueueWriteBuffer(j->tq, j->mem, CL_FALSE, j->off + off, n, ch[slot].p, 0, NULL,
                                      &ev[slot]);
             if (e)
                 j->err = e;
@@ -116,23 +115,33 @@ static int run_write(mgrm_session_t *s, mgrm_job_t *j, void *scratch)
         if (e && !j->err)
             j->err = e;
     }
-    return 0;
+    for (int k = 0; k < MGRM_STAGING_SLOTS; k++)
+        s->bk.ops->release(&s->bk, &ch[k]);
+    return rc;
 }
 
+/* On the shm lane the device writes straight into the slot. */
 static int run_read(mgrm_session_t *s, mgrm_job_t *j)
 {
     mgrm_staging_t *st = j->err ? NULL : mgrm_staging_get(s, j->ctx, j->dev, 1);
     cl_event ev[MGRM_STAGING_SLOTS] = {0};
+    mgrm_chunk_t ch[MGRM_STAGING_SLOTS];
+    void *dst[MGRM_STAGING_SLOTS];
     size_t nchunks = j->size ? (j->size + MGRM_CHUNK - 1) / MGRM_CHUNK : 0, issued = 0;
     if (!st && !j->err)
         j->err = CL_OUT_OF_RESOURCES;
     wait_m1(j);
     for (size_t i = 0; i < nchunks && !j->err; i++) {
         for (; issued < nchunks && issued < i + MGRM_STAGING_SLOTS && !j->err; issued++) {
-            size_t o = issued * MGRM_CHUNK;
-            cl_int e = clEnqueueReadBuffer(
-                j->tq, j->mem, CL_FALSE, j->off + o, min_sz(MGRM_CHUNK, j->size - o),
-                st->ptr[issued % MGRM_STAGING_SLOTS], 0, NULL, &ev[issued % MGRM_STAGING_SLOTS]);
+            size_t o = issued * MGRM_CHUNK, k = issued % MGRM_STAGING_SLOTS;
+            if (s->bk.ops->acquire(&s->bk, &ch[k])) {
+                j->err = CL_DEVICE_NOT_AVAILABLE;
+                break;
+            }
+            dst[k] = ch[k].p ? ch[k].p : st->ptr[k];
+            cl_int e =
+                clEnqueueReadBuffer(j->tq, j->mem, CL_FALSE, j->off + o,
+                                    min_sz(MGRM_CHUNK, j->size - o), dst[k], 0, NULL, &ev[k]);
             if (e)
                 j->err = e;
             clFlush(j->tq);
@@ -142,19 +151,19 @@ static int run_read(mgrm_session_t *s, mgrm_job_t *j)
             j->err = e;
         if (j->err)
             break;
-        size_t o = i * MGRM_CHUNK;
-        if (chunk_send(s, j->xfer, o, st->ptr[i % MGRM_STAGING_SLOTS],
-                       min_sz(MGRM_CHUNK, j->size - o), CL_SUCCESS, i + 1 == nchunks)) {
+        size_t o = i * MGRM_CHUNK, k = i % MGRM_STAGING_SLOTS;
+        if (chunk_send(s, &ch[k], j->xfer, o, dst[k], min_sz(MGRM_CHUNK, j->size - o), CL_SUCCESS,
+                       i + 1 == nchunks)) {
             j->err = CL_DEVICE_NOT_AVAILABLE;
-            for (int k = 0; k < MGRM_STAGING_SLOTS; k++)
-                wait_ok(&ev[k]);
+            for (int q = 0; q < MGRM_STAGING_SLOTS; q++)
+                wait_ok(&ev[q]);
             return -1;
         }
     }
     for (int k = 0; k < MGRM_STAGING_SLOTS; k++)
         wait_ok(&ev[k]);
     if (j->err || nchunks == 0) {
-        return chunk_send(s, j->xfer, 0, NULL, 0, j->err, 1);
+        return chunk_send(s, NULL, j->xfer, 0, NULL, 0, j->err, 1);
     }
     return 0;
 }
@@ -171,11 +180,16 @@ static int run_rect(mgrm_session_t *s, mgrm_job_t *j, void *scratch)
     if (j->type == JOB_WRITE_RECT) {
         for (size_t off = 0; off < j->size || off == 0; off += MGRM_CHUNK) {
             size_t n = min_sz(MGRM_CHUNK, j->size - off);
-            if (chunk_recv(s, j->xfer, off, n, p ? p + off : scratch)) {
+            mgrm_chunk_t ch = {.slot = -1};
+            void *dst = p ? p + off : scratch;
+            if (chunk_recv(s, &ch, j->xfer, off, n, dst)) {
                 free(p);
                 j->err = j->err ? j->err : CL_DEVICE_NOT_AVAILABLE;
                 return -1;
             }
+            if (n && ch.p != dst)
+                memcpy(dst, ch.p, n);
+            s->bk.ops->release(&s->bk, &ch);
             if (j->size == 0)
                 break;
         }
@@ -192,10 +206,14 @@ static int run_rect(mgrm_session_t *s, mgrm_job_t *j, void *scratch)
     int rc = 0;
     for (size_t off = 0; !j->err && off < j->size && !rc; off += MGRM_CHUNK) {
         size_t n = min_sz(MGRM_CHUNK, j->size - off);
-        rc = chunk_send(s, j->xfer, off, p + off, n, CL_SUCCESS, off + n >= j->size);
+        mgrm_chunk_t ch;
+        rc = s->bk.ops->acquire(&s->bk, &ch) ||
+                     chunk_send(s, &ch, j->xfer, off, p + off, n, CL_SUCCESS, off + n >= j->size)
+                 ? -1
+                 : 0;
     }
     if (j->err)
-        rc = chunk_send(s, j->xfer, 0, NULL, 0, j->err, 1);
+        rc = chunk_send(s, NULL, j->xfer, 0, NULL, 0, j->err, 1);
     free(p);
     return rc;
 }
@@ -222,6 +240,15 @@ static void job_free(mgrm_job_t *j)
     if (j->tq)
         clReleaseCommandQueue(j->tq);
     free(j);
+}
+
+static int bulk_stopped(void *arg)
+{
+    mgrm_session_t *s = arg;
+    pthread_mutex_lock(&s->lock);
+    int q = s->bulk_quit;
+    pthread_mutex_unlock(&s->lock);
+    return q;
 }
 
 static void *bulk_main(void *arg)
@@ -262,6 +289,12 @@ static void *bulk_main(void *arg)
 
 int mgrm_bulk_start(mgrm_session_t *s)
 {
+    /* the lane's endpoint (the caller holds s->lock); the session thread
+     * may switch the lane to shm before the first job, under s->lock */
+    s->bk.t = s->t;
+    s->bk.ep = s->bulk;
+    s->bk.stopped = bulk_stopped;
+    s->bk.arg = s;
     if (pthread_create(&s->bulk_thread, NULL, bulk_main, s))
         return -1;
     s->bulk_started = 1;

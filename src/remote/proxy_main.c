@@ -192,7 +192,7 @@ static void *conn_main(void *arg)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: mpigpu-proxy --listen HOST:PORT --key-file FILE "
-               "[--device SUBSTRING[:N]]...\n");
+               "[--device SUBSTRING[:N]]... [--no-shm]\n");
 }
 
 int main(int argc, char **argv)
@@ -209,6 +209,8 @@ int main(int argc, char **argv)
             listen_addr = argv[++i];
         } else if (!strcmp(argv[i], "--key-file") && i + 1 < argc) {
             keyfile = argv[++i];
+        } else if (!strcmp(argv[i], "--no-shm")) {
+            px.no_shm = 1;
         } else if (!strcmp(argv[i], "--device") && i + 1 < argc) {
             ndevargs++;
             if (add_devices(argv[++i])) {

@@ -356,6 +356,8 @@ static const struct {
     [MGRM_OP_USER_EVENT_SET] = {op_user_event_set, 0},
     [MGRM_OP_FLUSH] = {op_flush, 0},
     [MGRM_OP_PING] = {op_ping, 1},
+    [MGRM_OP_SHM_OPEN] = {mgrm_op_shm_open, 1},
+    [MGRM_OP_SHM_READY] = {mgrm_op_shm_ready, 1},
 };
 
 mgrm_handler_t mgrm_handler(int op)

@@ -17,6 +17,7 @@ void mgrm_session_init(mgrm_session_t *s, mgrm_proxy_t *px)
     pthread_cond_init(&s->cond, NULL);
     s->refs = 1;
     s->jobs_tail = &s->jobs;
+    mgrm_bulk_init(&s->bk, s->t, NULL);
 }
 
 static void session_free(mgrm_session_t *s)
@@ -256,6 +257,7 @@ static void session_teardown(mgrm_session_t *s)
         }
     }
     mgrm_bulk_stop(s);
+    mgrm_shm_session_end(s);
     mgrm_staging_free(s);
     mgrm_map_free(m);
 }

@@ -30,6 +30,9 @@ typedef struct mgrm_transport {
     int (*recv)(mgrm_ep_t *ep, void *p, size_t n);
     /* send and receive time limit in ms (0: none); a call past it fails */
     int (*set_timeout)(mgrm_ep_t *ep, int ms);
+    /* 1 when the peer is on this host (loopback, or one of its own
+     * addresses): the shared-memory bulk lane may be tried */
+    int (*is_local)(mgrm_ep_t *ep);
     /* wakes any thread blocked in send/recv/accept; the endpoint stays valid */
     void (*shutdown)(mgrm_ep_t *ep);
     void (*close)(mgrm_ep_t *ep);

@@ -204,6 +204,28 @@ static int tcp_set_timeout(mgrm_ep_t *ep, int ms)
                : 0;
 }
 
+/* The peer's address is a loopback one or the address this end of the
+ * connection has (a local address: the kernel routes it over loopback). */
+static int tcp_is_local(mgrm_ep_t *ep)
+{
+    struct sockaddr_storage a, b;
+    socklen_t al = sizeof a, bl = sizeof b;
+    if (getpeername(ep->fd, (struct sockaddr *)&a, &al) ||
+        getsockname(ep->fd, (struct sockaddr *)&b, &bl) || a.ss_family != b.ss_family)
+        return 0;
+    if (a.ss_family == AF_INET) {
+        struct in_addr pa = ((struct sockaddr_in *)&a)->sin_addr;
+        struct in_addr la = ((struct sockaddr_in *)&b)->sin_addr;
+        return (ntohl(pa.s_addr) >> 24) == 127 || pa.s_addr == la.s_addr;
+    }
+    if (a.ss_family == AF_INET6) {
+        struct in6_addr *pa = &((struct sockaddr_in6 *)&a)->sin6_addr;
+        struct in6_addr *la = &((struct sockaddr_in6 *)&b)->sin6_addr;
+        return IN6_IS_ADDR_LOOPBACK(pa) || !memcmp(pa, la, sizeof *pa);
+    }
+    return 0;
+}
+
 static void tcp_shutdown(mgrm_ep_t *ep)
 {
     shutdown(ep->fd, SHUT_RDWR);
@@ -238,6 +260,7 @@ const mgrm_transport_t mgrm_transport_tcp = {
     .send = tcp_send,
     .recv = tcp_recv,
     .set_timeout = tcp_set_timeout,
+    .is_local = tcp_is_local,
     .shutdown = tcp_shutdown,
     .close = tcp_close,
     .listener_shutdown = tcp_listener_shutdown,

@@ -22,6 +22,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "bulk.h"
 #include "transport.h"
 
 #define VCL_EXPORT __attribute__((visibility("default")))
@@ -153,6 +154,7 @@ struct mgrm_conn {
     char addr[128];
     pthread_mutex_t cmd_lock;  /* command-lane sends */
     pthread_mutex_t bulk_lock; /* bulk-lane sends, with the command that owns them */
+    mgrm_bulk_t bk;            /* the bulk lane: stream, or shm with a proxy on this host */
     uint32_t seq;
     atomic_uint_fast64_t next_id;
     int dead;

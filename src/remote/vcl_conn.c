@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -110,26 +111,25 @@ cl_int mgrm_vcl_send_bulk(mgrm_conn_t *c, mgrm_buf_t *b, uint64_t xfer, const vo
     size_t off = 0;
     pthread_mutex_lock(&c->bulk_lock);
     rc = mgrm_vcl_send(c, b);
-    do {
+    while (rc == CL_SUCCESS) {
         size_t k = n - off < MGRM_CHUNK ? n - off : MGRM_CHUNK;
-        mgrm_buf_t h;
-        mgrm_buf_init(&h, MGRM_OP_BULK, off + k >= n ? MGRM_F_LAST : 0, 0);
-        mgrm_buf_u64(&h, xfer);
-        mgrm_buf_u64(&h, off);
-        mgrm_buf_i32(&h, 0);
-        if (rc == CL_SUCCESS && !mgrm_buf_finish(&h)) {
-            uint32_t len = (uint32_t)(h.len - MGRM_HDR_SIZE + k);
-            for (int i = 0; i < 4; i++)
-                h.p[8 + i] = (uint8_t)(len >> (8 * i));
-            if (c->t->send(c->bulk, h.p, h.len) ||
-                (k && c->t->send(c->bulk, (const char *)p + off, k)))
-                rc = CL_DEVICE_NOT_AVAILABLE;
-            mgrm_vcl_msgs++;
-            mgrm_vcl_bytes_out += h.len + k;
+        mgrm_chunk_t ch = {.slot = -1};
+        if (k && c->bk.ops->acquire(&c->bk, &ch)) {
+            rc = CL_DEVICE_NOT_AVAILABLE;
+            break;
         }
-        mgrm_buf_free(&h);
+        ch.xfer = xfer;
+        ch.off = off;
+        ch.n = k;
+        ch.last = off + k >= n;
+        if (c->bk.ops->send(&c->bk, &ch, (const char *)p + off))
+            rc = CL_DEVICE_NOT_AVAILABLE;
+        mgrm_vcl_msgs++;
+        mgrm_vcl_bytes_out += MGRM_HDR_SIZE + MGRM_BULK_PREFIX + k;
         off += k;
-    } while (off < n && rc == CL_SUCCESS);
+        if (off >= n)
+            break;
+    }
     pthread_mutex_unlock(&c->bulk_lock);
     return rc;
 }
@@ -231,35 +231,37 @@ static void *rx_cmd_main(void *arg)
     return NULL;
 }
 
-/* Read data: straight into the destination (or a packed temp for rects). */
+/* Read data: straight into the destination (or a packed temp for rects);
+ * on the shm lane, one copy out of the slot. */
 static void *rx_bulk_main(void *arg)
 {
     mgrm_conn_t *c = arg;
-    uint8_t raw[MGRM_HDR_SIZE], pre[20];
-    mgrm_hdr_t h;
+    mgrm_bulk_t *bk = &c->bk;
     for (;;) {
-        mgrm_cur_t cur;
-        if (c->t->recv(c->bulk, raw, sizeof raw) || mgrm_hdr_parse(raw, &h, MGRM_CHUNK + 20) ||
-            h.op != MGRM_OP_BULK || h.length < 20 || c->t->recv(c->bulk, pre, 20))
+        mgrm_chunk_t ch;
+        if (bk->ops->recv_hdr(bk, &ch))
             break;
-        mgrm_cur_init(&cur, pre, 20);
-        uint64_t id = mgrm_cur_u64(&cur), off = mgrm_cur_u64(&cur);
-        cl_int st = mgrm_cur_i32(&cur);
-        size_t n = h.length - 20;
+        uint64_t id = ch.xfer, off = ch.off;
+        cl_int st = ch.status;
+        size_t n = ch.n;
         atomic_store(&c->last_rx, now_ms());
-        mgrm_vcl_bytes_in += MGRM_HDR_SIZE + h.length;
+        mgrm_vcl_bytes_in += MGRM_HDR_SIZE + MGRM_BULK_PREFIX + n;
         pthread_mutex_lock(&mgrm_vcl_lock);
         cl_event e = mgrm_vcl_event_find(c, id);
         if (e)
             atomic_fetch_add(&e->refs, 1);
         pthread_mutex_unlock(&mgrm_vcl_lock);
         if (!e || !e->data || off > e->dsize || n > e->dsize - off ||
-            (n && c->t->recv(c->bulk, e->dst + off, n))) {
+            bk->ops->recv_data(bk, &ch, n ? e->dst + off : NULL)) {
+            bk->ops->release(bk, &ch);
             if (e)
                 mgrm_vcl_event_unref(e);
             break; /* out of step with the proxy, or the lane broke */
         }
-        if (h.flags & MGRM_F_LAST) {
+        if (n && ch.p != e->dst + off)
+            memcpy(e->dst + off, ch.p, n);
+        bk->ops->release(bk, &ch);
+        if (ch.last) {
             if (st >= 0 && e->host) { /* unpack a rect */
                 for (size_t z = 0; z < e->reg[2]; z++)
                     for (size_t y = 0; y < e->reg[1]; y++)
@@ -272,6 +274,69 @@ static void *rx_bulk_main(void *arg)
     }
     mgrm_vcl_conn_fail(c);
     return NULL;
+}
+
+static int conn_stopped(void *arg)
+{
+    mgrm_conn_t *c = arg;
+    return __atomic_load_n(&c->dead, __ATOMIC_RELAXED);
+}
+
+/* A request on the command lane before the receiver threads run: its reply
+ * code, or 1 when the lane broke. */
+static int early_call(mgrm_conn_t *c, mgrm_buf_t *b, uint8_t **rep, size_t *cap, mgrm_hdr_t *h)
+{
+    mgrm_vcl_msgs++;
+    mgrm_vcl_bytes_out += MGRM_HDR_SIZE;
+    if (mgrm_msg_send(c->t, c->cmd, b) || mgrm_msg_recv(c->t, c->cmd, h, rep, cap, 4096) ||
+        h->op != MGRM_OP_REPLY || h->length < 4)
+        return 1;
+    return (*rep)[0] | (*rep)[1] << 8 | (*rep)[2] << 16 | (*rep)[3] << 24;
+}
+
+/* The shared-memory bulk lane, with a proxy on this host (unless
+ * MPIGPU_VCL_SHM=0): the proxy makes a segment only this user can open; a
+ * client that cannot map it stays on the stream lane.  0, or -1 when the
+ * command lane broke. */
+static int shm_setup(mgrm_conn_t *c)
+{
+    const char *env = getenv("MPIGPU_VCL_SHM");
+    uint8_t *rep = NULL;
+    size_t cap = 0;
+    mgrm_hdr_t h;
+    mgrm_buf_t b;
+    unsigned char *base = NULL;
+    int rc = 0, r;
+    if ((env && !strcmp(env, "0")) || !c->t->is_local || !c->t->is_local(c->cmd))
+        return 0;
+    mgrm_buf_init(&b, MGRM_OP_SHM_OPEN, 0, 2);
+    r = early_call(c, &b, &rep, &cap, &h);
+    mgrm_buf_free(&b);
+    if (r == 1)
+        rc = -1;
+    if (r)
+        goto fn_exit;
+    mgrm_cur_t cur;
+    mgrm_cur_init(&cur, rep + 4, h.length - 4);
+    char *name = mgrm_cur_strdup(&cur);
+    int mapped = name && !mgrm_cur_done(&cur) && !strncmp(name, "/mpigpu-", 8) &&
+                 !mgrm_shm_attach(name, &base);
+    free(name);
+    mgrm_buf_init(&b, MGRM_OP_SHM_READY, 0, 3);
+    mgrm_buf_u32(&b, (uint32_t)mapped);
+    r = early_call(c, &b, &rep, &cap, &h);
+    mgrm_buf_free(&b);
+    if (r == 0 && mapped) {
+        mgrm_bulk_use_shm(&c->bk, base, 0);
+        base = NULL;
+    } else if (r == 1) {
+        rc = -1;
+    }
+    if (base)
+        munmap(base, MGRM_SHM_SIZE);
+fn_exit:
+    free(rep);
+    return rc;
 }
 
 static void devs_parse(mgrm_conn_t *c, const uint8_t *p, size_t n)
@@ -349,6 +414,10 @@ static mgrm_conn_t *conn_open(const char *addr, const mgrm_key_t *key)
     if (!bad)
         devs_parse(c, rep + 4, h.length - 4);
     free(rep);
+    mgrm_bulk_init(&c->bk, c->t, c->bulk);
+    c->bk.stopped = conn_stopped;
+    c->bk.arg = c;
+    bad = bad || shm_setup(c);
     if (bad || c->t->set_timeout(c->cmd, 0)) {
         fprintf(stderr, "mpigpu-vcl: %s: cannot list the devices\n", addr);
         goto fn_fail;
@@ -367,6 +436,7 @@ static mgrm_conn_t *conn_open(const char *addr, const mgrm_key_t *key)
         pthread_detach(c->heartbeat);
     return c; /* threads own it now; never freed */
 fn_fail:
+    mgrm_bulk_fini(&c->bk);
     if (c->cmd)
         c->t->close(c->cmd);
     if (c->bulk)

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MGRM_MAGIC 0x4d47520bu /* "MGR" + version 11 */
+#define MGRM_MAGIC 0x4d47520cu /* "MGR" + version 12 */
 #define MGRM_HDR_SIZE 16
 #define MGRM_MSG_MAX (64u << 20)
 #define MGRM_CHUNK (1u << 20) /* bulk chunk size */
@@ -86,13 +86,16 @@ enum mgrm_op {
     MGRM_OP_USER_EVENT_CREATE,
     MGRM_OP_USER_EVENT_SET,
     MGRM_OP_FLUSH,
-    MGRM_OP_PING, /* (r) */
+    MGRM_OP_PING,      /* (r) */
+    MGRM_OP_SHM_OPEN,  /* (r) proxy makes a segment; reply: string name */
+    MGRM_OP_SHM_READY, /* (r) u32 mapped: proxy unlinks; 1 switches the bulk lane to shm */
     MGRM_OP_CMD_MAX,
     /* proxy -> client */
     MGRM_OP_REPLY = 64, /* i32 rc, then op-specific */
     MGRM_OP_EVENT_DONE, /* u64 event, i32 status */
     MGRM_OP_ERROR,      /* i32 rc, string: a request the proxy could not decode */
-    /* bulk lane, both ways: u64 xfer, u64 offset, i32 status, then data */
+    /* bulk lane, both ways: u64 xfer, u64 offset, i32 status, then data
+     * (stream) or u32 slot, u32 offset, u32 length (shm); see bulk.h */
     MGRM_OP_BULK = 80,
 };
 

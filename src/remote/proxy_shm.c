@@ -1,0 +1,66 @@
+/* mpigpu-proxy: the shared-memory bulk lane of a client on this host.  The
+ * client asks (SHM_OPEN) once its session is authenticated; the proxy makes
+ * a fresh segment (random name, O_EXCL, mode 0600) and names it; the client
+ * maps it, unlinks it and says so (SHM_READY); the proxy unlinks it too (a
+ * client that could not map it, e.g. of another user, stays on the stream
+ * lane).  No transfer runs before SHM_READY: the client sends both before
+ * any other command, and the session thread switches the lane under
+ * s->lock, which the bulk thread takes to get its next job. */
+#include <string.h>
+#include <sys/mman.h>
+
+#include "proxy.h"
+
+static void shm_unlink_name(mgrm_session_t *s)
+{
+    if (s->shm_name[0]) {
+        shm_unlink(s->shm_name);
+        s->shm_name[0] = 0;
+    }
+}
+
+int mgrm_op_shm_open(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *reply)
+{
+    if (mgrm_cur_done(c))
+        return MGRM_BAD;
+    if (s->dry || (s->px && s->px->no_shm) || s->shm_base || s->bk.base)
+        return CL_INVALID_OPERATION;
+    if (mgrm_shm_create(s->shm_name, &s->shm_base)) {
+        s->shm_name[0] = 0;
+        s->shm_base = NULL;
+        mgrm_log("session %u (%s): cannot make a shm segment; stream bulk lane", s->num, s->peer);
+        return CL_OUT_OF_RESOURCES;
+    }
+    mgrm_buf_str(reply, s->shm_name);
+    return CL_SUCCESS;
+}
+
+int mgrm_op_shm_ready(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *reply)
+{
+    uint32_t mapped = mgrm_cur_u32(c);
+    if (mgrm_cur_done(c) || mapped > 1)
+        return MGRM_BAD;
+    if (s->dry || !s->shm_base)
+        return CL_INVALID_OPERATION;
+    shm_unlink_name(s);
+    if (!mapped) {
+        munmap(s->shm_base, MGRM_SHM_SIZE);
+        s->shm_base = NULL;
+        return CL_SUCCESS;
+    }
+    pthread_mutex_lock(&s->lock);
+    mgrm_bulk_use_shm(&s->bk, s->shm_base, 1);
+    s->shm_base = NULL; /* the lane owns it now */
+    pthread_mutex_unlock(&s->lock);
+    mgrm_log("session %u (%s): shared-memory bulk lane", s->num, s->peer);
+    return CL_SUCCESS;
+}
+
+void mgrm_shm_session_end(mgrm_session_t *s)
+{
+    shm_unlink_name(s);
+    if (s->shm_base)
+        munmap(s->shm_base, MGRM_SHM_SIZE);
+    s->shm_base = NULL;
+    mgrm_bulk_fini(&s->bk);
+}
