@@ -34,10 +34,7 @@ static void session_free(mgrm_session_t *s)
 
 void mgrm_session_unref(mgrm_session_t *s)
 {
-    pthread_mutex_lock(&s->lock);
-    int last = --s->refs == 0;
-    pthread_mutex_unlock(&s->lock);
-    if (last)
+    if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) == 0)
         session_free(s);
 }
 
@@ -110,9 +107,11 @@ static void CL_CALLBACK event_done(cl_event e, cl_int status, void *arg)
         s = ev_tab[i].s;
         id = ev_tab[i].id;
         ev_tab[i].s = NULL;
-        pthread_mutex_lock(&s->lock);
-        s->refs++; /* alive until the message is sent, teardown or not */
-        pthread_mutex_unlock(&s->lock);
+        /* Alive until the message is sent, teardown or not.  Never s->lock
+           here: this runs on the OpenCL runtime's thread (PoCL's device
+           worker), and a session thread may hold s->lock across a blocking
+           OpenCL call that needs that worker. */
+        __atomic_add_fetch(&s->refs, 1, __ATOMIC_ACQ_REL);
     }
     pthread_mutex_unlock(&ev_lock);
     if (!s)
