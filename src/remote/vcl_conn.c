@@ -291,7 +291,8 @@ static int early_call(mgrm_conn_t *c, mgrm_buf_t *b, uint8_t **rep, size_t *cap,
     if (mgrm_msg_send(c->t, c->cmd, b) || mgrm_msg_recv(c->t, c->cmd, h, rep, cap, 4096) ||
         h->op != MGRM_OP_REPLY || h->length < 4)
         return 1;
-    return (*rep)[0] | (*rep)[1] << 8 | (*rep)[2] << 16 | (*rep)[3] << 24;
+    return (int32_t)((uint32_t)(*rep)[0] | (uint32_t)(*rep)[1] << 8 | (uint32_t)(*rep)[2] << 16 |
+                     (uint32_t)(*rep)[3] << 24);
 }
 
 /* The shared-memory bulk lane, with a proxy on this host (unless

@@ -355,6 +355,7 @@ int main(int argc, char **argv)
                                  : clEnqueueReadBuffer(q, m, CL_TRUE, 0, n, p, 0, NULL, NULL);
             if (err) {
                 fprintf(stderr, "transfer error %d\n", err);
+                free(p);
                 return 3;
             }
         }
