@@ -58,24 +58,28 @@ static void set_event(cl_event *slot, cl_event ev)
 
 /* A packed range that fits one chunk: one queue, no events where the queue is
    in order, one blocking read or finish.  Small messages cost a kernel plus
-   one transfer. */
+   one transfer.  The transfer goes straight to or from host when it is pinned
+   (direct), else through the pinned ring's first slot and a host copy. */
 static int pipeline_one(mgpk_ctx_t *ctx, const mgpk_method_ops_t *ops, const mgpk_plan_t *plan,
-                        char *host, int64_t first, int64_t n)
+                        char *host, int64_t first, int64_t n, int direct)
 {
     int rc = MPI_SUCCESS;
     cl_event ev[2] = {NULL};
     cl_event *mine = ctx->in_order ? NULL : &ev[0];
     cl_uint nwait = ctx->in_order ? 0 : 1;
+    char *xfer = direct ? host : ctx->pinp[0];
     if (plan->dir == MGPK_DIR_PACK) {
         rc = ops->enqueue(ctx, plan, ctx->stage[0], 0, first, n, 0, NULL, mine);
         MG_CHECK(rc, fn_fail);
-        MG_CL_CHECK(clEnqueueReadBuffer(ctx->queue, ctx->stage[0], CL_TRUE, 0, n, ctx->pinp[0],
+        MG_CL_CHECK(clEnqueueReadBuffer(ctx->queue, ctx->stage[0], CL_TRUE, 0, (size_t)n, xfer,
                                         nwait, nwait ? ev : NULL, NULL),
                     "clEnqueueReadBuffer(staging)", rc, fn_fail);
-        mgpk_hcopy_run(ctx->hcopy, host, ctx->pinp[0], (size_t)n);
+        if (!direct)
+            mgpk_hcopy_run(ctx->hcopy, host, xfer, (size_t)n);
     } else {
-        mgpk_hcopy_run(ctx->hcopy, ctx->pinp[0], host, (size_t)n);
-        MG_CL_CHECK(clEnqueueWriteBuffer(ctx->queue, ctx->stage[0], CL_FALSE, 0, n, ctx->pinp[0], 0,
+        if (!direct)
+            mgpk_hcopy_run(ctx->hcopy, xfer, host, (size_t)n);
+        MG_CL_CHECK(clEnqueueWriteBuffer(ctx->queue, ctx->stage[0], CL_FALSE, 0, (size_t)n, xfer, 0,
                                          NULL, mine),
                     "clEnqueueWriteBuffer(staging)", rc, fn_fail);
         rc = ops->enqueue(ctx, plan, ctx->stage[0], 0, first, n, nwait, nwait ? ev : NULL,
@@ -178,7 +182,7 @@ static int run_pipeline(mgpk_ctx_t *ctx, const mgpk_method_ops_t *ops, const mgp
     MG_CHECK(rc, fn_fail);
     int64_t chunk = piece_bytes(ctx, n);
     if (n <= chunk) {
-        rc = pipeline_one(ctx, ops, plan, host, first, n);
+        rc = pipeline_one(ctx, ops, plan, host, first, n, 0);
         goto fn_exit;
     }
     int64_t nchunks = (n + chunk - 1) / chunk;
@@ -231,37 +235,6 @@ fn_fail:
     goto fn_exit;
 }
 
-/* A range of one piece: the method and one blocking transfer on the main
-   queue, no events where it runs in order. */
-static int dma_one(mgpk_ctx_t *ctx, const mgpk_method_ops_t *ops, const mgpk_plan_t *plan,
-                   char *host, int64_t first, int64_t n)
-{
-    int rc = MPI_SUCCESS;
-    cl_event ev[2] = {NULL};
-    cl_event *mine = ctx->in_order ? NULL : &ev[0];
-    cl_uint nwait = ctx->in_order ? 0 : 1;
-    if (plan->dir == MGPK_DIR_PACK) {
-        rc = ops->enqueue(ctx, plan, ctx->stage[0], 0, first, n, 0, NULL, mine);
-        MG_CHECK(rc, fn_fail);
-        MG_CL_CHECK(clEnqueueReadBuffer(ctx->queue, ctx->stage[0], CL_TRUE, 0, (size_t)n, host,
-                                        nwait, nwait ? ev : NULL, NULL),
-                    "clEnqueueReadBuffer(to host)", rc, fn_fail);
-    } else {
-        MG_CL_CHECK(clEnqueueWriteBuffer(ctx->queue, ctx->stage[0], CL_FALSE, 0, (size_t)n, host, 0,
-                                         NULL, mine),
-                    "clEnqueueWriteBuffer(from host)", rc, fn_fail);
-        rc = ops->enqueue(ctx, plan, ctx->stage[0], 0, first, n, nwait, nwait ? ev : NULL,
-                          nwait ? &ev[1] : NULL);
-        MG_CHECK(rc, fn_fail);
-        if (ctx->in_order)
-            MG_CL_CHECK(clFinish(ctx->queue), "clFinish", rc, fn_fail);
-    }
-fn_exit:
-    return wait_release(2, ev, rc);
-fn_fail:
-    goto fn_exit;
-}
-
 /* Pack step i into slot s: the method fills stage[s] on the main queue once
    the read that last used it is done. */
 static int dma_kernel(mgpk_ctx_t *ctx, const mgpk_method_ops_t *ops, const mgpk_plan_t *plan,
@@ -301,7 +274,7 @@ static int run_dma(mgpk_ctx_t *ctx, const mgpk_method_ops_t *ops, const mgpk_pla
     MG_CHECK(rc, fn_fail);
     int64_t step = piece_bytes(ctx, n);
     if (n <= step) {
-        rc = dma_one(ctx, ops, plan, host, first, n);
+        rc = pipeline_one(ctx, ops, plan, host, first, n, 1);
         goto fn_exit;
     }
     int64_t nsteps = (n + step - 1) / step;
