@@ -73,6 +73,26 @@ static int finish(mgrm_session_t *s, enq_head_t *e, cl_int err, cl_event ev)
     return err ? fail_event(s, e->ev, err) : MGRM_NOREPLY;
 }
 
+/* finish(), then e is freed. */
+static int finish_free(mgrm_session_t *s, enq_head_t *e, cl_int err, cl_event ev)
+{
+    int rc = finish(s, e, err, ev);
+    free(e);
+    return rc;
+}
+
+/* After a command's arguments are decoded: a malformed request, an error
+   already met (reported on the command's event) or a dry run ends here, with
+   e freed and *rc set; returns 1 then. */
+static int head_stop(mgrm_session_t *s, mgrm_cur_t *c, enq_head_t *e, int *rc)
+{
+    if (!mgrm_cur_done(c) && !e->err && !s->dry)
+        return 0;
+    *rc = mgrm_cur_done(c) ? MGRM_BAD : e->err ? fail_event(s, e->ev, e->err) : MGRM_NOREPLY;
+    free(e);
+    return 1;
+}
+
 static cl_mem mem_of(mgrm_session_t *s, uint64_t id, cl_int *err)
 {
     mgrm_obj_t *o = mgrm_map_get(&s->map, id, MGRM_K_MEM);
@@ -139,17 +159,12 @@ int mgrm_op_ndrange(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
             err = aerr;
     }
     e->err = err;
-    if (mgrm_cur_done(c) || e->err || s->dry) {
-        rc = mgrm_cur_done(c) ? MGRM_BAD : e->err ? fail_event(s, e->ev, e->err) : MGRM_NOREPLY;
-        free(e);
+    if (head_stop(s, c, e, &rc))
         return rc;
-    }
     cl_event ev = NULL;
     err = clEnqueueNDRangeKernel(e->q->h, k->h, dim, off, gws, has_lws ? lws : NULL, e->nw,
                                  e->nw ? e->w : NULL, &ev);
-    rc = finish(s, e, err, ev);
-    free(e);
-    return rc;
+    return finish_free(s, e, err, ev);
 }
 
 static void job_push(mgrm_session_t *s, mgrm_job_t *j)
@@ -279,17 +294,12 @@ int mgrm_op_copy(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
     cl_mem src = mem_of(s, mgrm_cur_u64(c), &e->err), dst = mem_of(s, mgrm_cur_u64(c), &e->err);
     size_t so = mgrm_cur_size(c, SIZE_MAX), dof = mgrm_cur_size(c, SIZE_MAX);
     size_t n = mgrm_cur_size(c, SIZE_MAX);
-    if (mgrm_cur_done(c) || e->err || s->dry) {
-        rc = mgrm_cur_done(c) ? MGRM_BAD : e->err ? fail_event(s, e->ev, e->err) : MGRM_NOREPLY;
-        free(e);
+    if (head_stop(s, c, e, &rc))
         return rc;
-    }
     cl_event ev = NULL;
     cl_int err =
         clEnqueueCopyBuffer(e->q->h, src, dst, so, dof, n, e->nw, e->nw ? e->w : NULL, &ev);
-    rc = finish(s, e, err, ev);
-    free(e);
-    return rc;
+    return finish_free(s, e, err, ev);
 }
 
 int mgrm_op_copy_rect(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
@@ -303,17 +313,12 @@ int mgrm_op_copy_rect(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
     cl_mem src = mem_of(s, mgrm_cur_u64(c), &e->err), dst = mem_of(s, mgrm_cur_u64(c), &e->err);
     for (int i = 0; i < 13; i++)
         v[i] = mgrm_cur_size(c, SIZE_MAX);
-    if (mgrm_cur_done(c) || e->err || s->dry) {
-        rc = mgrm_cur_done(c) ? MGRM_BAD : e->err ? fail_event(s, e->ev, e->err) : MGRM_NOREPLY;
-        free(e);
+    if (head_stop(s, c, e, &rc))
         return rc;
-    }
     cl_event ev = NULL;
     cl_int err = clEnqueueCopyBufferRect(e->q->h, src, dst, v, v + 3, v + 6, v[9], v[10], v[11],
                                          v[12], e->nw, e->nw ? e->w : NULL, &ev);
-    rc = finish(s, e, err, ev);
-    free(e);
-    return rc;
+    return finish_free(s, e, err, ev);
 }
 
 int mgrm_op_fill(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
@@ -327,17 +332,12 @@ int mgrm_op_fill(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
     cl_mem m = mem_of(s, mgrm_cur_u64(c), &e->err);
     const void *pat = mgrm_cur_bytes(c, &plen);
     size_t off = mgrm_cur_size(c, SIZE_MAX), n = mgrm_cur_size(c, SIZE_MAX);
-    if (mgrm_cur_done(c) || e->err || s->dry) {
-        rc = mgrm_cur_done(c) ? MGRM_BAD : e->err ? fail_event(s, e->ev, e->err) : MGRM_NOREPLY;
-        free(e);
+    if (head_stop(s, c, e, &rc))
         return rc;
-    }
     cl_event ev = NULL;
     cl_int err =
         clEnqueueFillBuffer(e->q->h, m, pat, plen, off, n, e->nw, e->nw ? e->w : NULL, &ev);
-    rc = finish(s, e, err, ev);
-    free(e);
-    return rc;
+    return finish_free(s, e, err, ev);
 }
 
 static int marker(mgrm_session_t *s, mgrm_cur_t *c, int barrier)
@@ -347,17 +347,12 @@ static int marker(mgrm_session_t *s, mgrm_cur_t *c, int barrier)
     if (!e)
         return CL_OUT_OF_HOST_MEMORY;
     head_decode(s, c, e);
-    if (mgrm_cur_done(c) || e->err || s->dry) {
-        rc = mgrm_cur_done(c) ? MGRM_BAD : e->err ? fail_event(s, e->ev, e->err) : MGRM_NOREPLY;
-        free(e);
+    if (head_stop(s, c, e, &rc))
         return rc;
-    }
     cl_event ev = NULL;
     cl_int err = barrier ? clEnqueueBarrierWithWaitList(e->q->h, e->nw, e->nw ? e->w : NULL, &ev)
                          : clEnqueueMarkerWithWaitList(e->q->h, e->nw, e->nw ? e->w : NULL, &ev);
-    rc = finish(s, e, err, ev);
-    free(e);
-    return rc;
+    return finish_free(s, e, err, ev);
 }
 
 int mgrm_op_marker(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
