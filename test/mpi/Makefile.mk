@@ -81,10 +81,7 @@ test_mpi_p2p_persist_chunk_SOURCES = $(test_mpi_p2p_persist_SOURCES)
 test_mpi_p2p_persist_chunk_LDADD = $(test_mpi_p2p_persist_LDADD)
 test_mpi_p2p_persist_chunked_SOURCES = $(test_mpi_p2p_persist_SOURCES)
 test_mpi_p2p_persist_chunked_LDADD = $(test_mpi_p2p_persist_LDADD)
-# p2p_persist_chunked (persistent requests over MPIGPU_P2P_PROTOCOL=chunked) is
-# built but not run: it hung or ran past 2 minutes under load at the end of
-# session 2, not yet understood.
-TESTS += test/mpi/p2p_persist test/mpi/p2p_persist_chunk
+TESTS += test/mpi/p2p_persist test/mpi/p2p_persist_chunk test/mpi/p2p_persist_chunked
 check_PROGRAMS += test/mpi/p2p_mprobe test/mpi/p2p_mprobe_chunked
 test_mpi_p2p_mprobe_SOURCES = test/mpi/p2p_mprobe.c test/mpi/p2p_common.h
 test_mpi_p2p_mprobe_LDADD = libmpigpu.la $(OPENCL_LIBS)

@@ -8,18 +8,21 @@
    Also: MPI_Cancel of a started device receive, which then restarts;
    MPI_Request_free of an active device send.  With "big" as argument, device
    to device messages longer than the staging chunk (run with a small
-   MPIGPU_STAGING_MAX). */
+   MPIGPU_STAGING_MAX), started 20 times each: with the chunked protocol every
+   start is a few kernels and messages per chunk, and 100 starts took minutes
+   on a loaded 2-core machine under the sanitizers. */
 #include "p2p_common.h"
 
 void mgdev_staging_usage(size_t *allocated, size_t *high_water, size_t *cap);
 
-#define ITERS 100
+#define ITERS_SMALL 100
+#define ITERS_BIG 20
 #define TAG_EXTRA 31000
 #define TAG_IDLE 31001
 
 enum { M_SEND, M_SSEND, M_RSEND, M_BSEND, M_N };
 static const char *mnames[M_N] = {"Send_init", "Ssend_init", "Rsend_init", "Bsend_init"};
-static int rank;
+static int rank, iters = ITERS_SMALL;
 
 static int send_init(int mode, const void *buf, int count, MPI_Datatype t, int tag, MPI_Request *r)
 {
@@ -49,7 +52,7 @@ static void sender(int ti, MPI_Datatype t, int count, int sd, int mode, int tag)
     int extra = 0, flag = 0;
     CHECK(send_init(mode, s + ORIGIN, count, t, tag, &rq[0]) == MPI_SUCCESS);
     CHECK(MPI_Send_init(&extra, 1, MPI_INT, 1, TAG_EXTRA, MPI_COMM_WORLD, &rq[1]) == MPI_SUCCESS);
-    for (int k = 0; k < ITERS; k++) {
+    for (int k = 0; k < iters; k++) {
         fill(h, n, seed_of(ti, count, k));
         MPIX_Gpu_memcpy(s, h, n);
         extra = k;
@@ -136,7 +139,7 @@ static void receiver(int ti, MPI_Datatype t, int count, int rd, int tag)
     CHECK(MPI_Recv_init(r + ORIGIN, count, t, 0, tag, MPI_COMM_WORLD, &rq[0]) == MPI_SUCCESS);
     CHECK(MPI_Recv_init(&extra, 1, MPI_INT, 0, TAG_EXTRA, MPI_COMM_WORLD, &rq[1]) == MPI_SUCCESS);
     MPI_Recv_init(&dummy, 1, MPI_INT, 0, TAG_IDLE, MPI_COMM_WORLD, &idle); /* never started */
-    for (int k = 0; k < ITERS; k++) {
+    for (int k = 0; k < iters; k++) {
         unsigned char *want = expected(t, count, seed_of(ti, count, k), pseed);
         MPI_Status st;
         int got = -1;
@@ -209,6 +212,8 @@ static void cancel_and_free(void)
 int main(int argc, char **argv)
 {
     int size, big = argc > 1 && !strcmp(argv[1], "big"), cases = 0, tag = 0;
+    if (big)
+        iters = ITERS_BIG;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -249,7 +254,7 @@ int main(int argc, char **argv)
     MPI_Reduce(&errs, &all, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) {
         if (all == 0)
-            printf(" No Errors (%d cases x %d starts)\n", cases, ITERS);
+            printf(" No Errors (%d cases x %d starts)\n", cases, iters);
         else
             printf(" Found %d errors\n", all);
     }
