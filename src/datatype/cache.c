@@ -59,6 +59,7 @@ void mgdt_type_free(mgdt_type_t *type)
         type->user_free(type->user);
     if (type->twin != MPI_DATATYPE_NULL)
         MPI_Type_free(&type->twin);
+    mgdt_type_free((mgdt_type_t *)type->bytes);
     free(type->nodes);
     free(type->lookaside);
     free(type);
@@ -74,6 +75,42 @@ void mgdt_type_set_user(const mgdt_type_t *ctype, void *user, void (*user_free)(
     type->user = user;
     type->user_free = user_free;
     pthread_mutex_unlock(&cache_lock);
+}
+
+/* type->bytes for a type that external32 can swap (see mgdt.h): kept only
+   when merging runs made the tree smaller. */
+static int byte_view(MPI_Datatype dt, mgdt_type_t *type)
+{
+    int rc = MPI_SUCCESS;
+    mgdt_tree_t *tree = NULL;
+    mgdt_type_t *b = NULL;
+    if (!type->external32_ok || type->size == 0 || type->nnodes <= 1)
+        goto fn_exit;
+    rc = mgdt_decode(dt, 1, &tree);
+    MG_CHECK(rc, fn_fail);
+    rc = mgdt_normalize_bytes(&tree);
+    MG_CHECK(rc, fn_fail);
+    b = calloc(1, sizeof(*b));
+    if (!b)
+        MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mgdt: out of memory (type)");
+    b->twin = MPI_DATATYPE_NULL;
+    b->size = type->size;
+    b->extent = type->extent;
+    b->lb = type->lb;
+    b->true_lb = type->true_lb;
+    b->true_ub = type->true_ub;
+    rc = mgdt_serialize(tree, b);
+    MG_CHECK(rc, fn_fail);
+    if (b->nnodes < type->nnodes) {
+        type->bytes = b;
+        b = NULL;
+    }
+fn_exit:
+    mgdt_type_free(b);
+    mgdt_tree_free(tree);
+    return rc;
+fn_fail:
+    goto fn_exit;
 }
 
 int mgdt_type_create(MPI_Datatype dt, mgdt_type_t **out)
@@ -108,13 +145,15 @@ int mgdt_type_create(MPI_Datatype dt, mgdt_type_t **out)
     type->true_ub = size > 0 ? tlb + textent : 0;
     rc = mgdt_serialize(tree, type);
     MG_CHECK(rc, fn_fail);
+    rc = byte_view(dt, type);
+    MG_CHECK(rc, fn_fail);
     *out = type;
 
 fn_exit:
     mgdt_tree_free(tree);
     return rc;
 fn_fail:
-    free(type);
+    mgdt_type_free(type);
     goto fn_exit;
 }
 

@@ -60,6 +60,10 @@ int mgdt_decode(MPI_Datatype dt, int depth, mgdt_tree_t **out);
 int mgdt_decode_darray(const int *ints, mgdt_tree_t *oldtree, int64_t extent, mgdt_tree_t **out);
 /* normalize.c: simplify bottom up; may replace *t. */
 int mgdt_normalize(mgdt_tree_t **t);
+/* The same for the byte view (mgdt_type_t.bytes): leaves forget that they
+   could be swapped for external32, so abutting runs of different basic types
+   merge too. */
+int mgdt_normalize_bytes(mgdt_tree_t **t);
 /* serialize.c: flatten a normalized tree into type (nodes, lookaside, summary). */
 int mgdt_serialize(const mgdt_tree_t *t, mgdt_type_t *type);
 

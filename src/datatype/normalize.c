@@ -87,15 +87,19 @@ static void drop_empty_blocks(mgdt_tree_t *t)
     t->count = k;
 }
 
-/* STRUCT: abutting leaves of one basic size are one leaf. */
+/* STRUCT: abutting leaves are one leaf if they have one basic size, or if
+   neither can be swapped for external32 (the byte view; the swap needs the
+   size, nothing else does). */
 static int merge_struct_leaves(mgdt_tree_t *t)
 {
     int64_t k = 0, n = t->count;
     for (int64_t h = 1; h < n; h++) {
         mgdt_tree_t *a = t->kids[k], *b = t->kids[h];
         if (a->kind == MGDT_K_LEAF && b->kind == MGDT_K_LEAF && a->extent == a->size &&
-            b->extent == b->size && a->basic == b->basic &&
+            b->extent == b->size && (a->basic == b->basic || !(a->ext32_ok || b->ext32_ok)) &&
             t->displs[k] + t->blocklens[k] * a->size == t->displs[h]) {
+            if (a->basic != b->basic)
+                a->basic = 0;
             a->elements = t->blocklens[k] * a->elements + t->blocklens[h] * b->elements;
             a->size = t->blocklens[k] * a->size + t->blocklens[h] * b->size;
             a->extent = a->size;
@@ -319,4 +323,19 @@ fn_exit:
     return rc;
 fn_fail:
     goto fn_exit;
+}
+
+static void forget_ext32(mgdt_tree_t *t)
+{
+    if (t->child)
+        forget_ext32(t->child);
+    for (int64_t h = 0; t->kids && h < t->count; h++)
+        forget_ext32(t->kids[h]);
+    t->ext32_ok = 0;
+}
+
+int mgdt_normalize_bytes(mgdt_tree_t **tp)
+{
+    forget_ext32(*tp);
+    return mgdt_normalize(tp);
 }

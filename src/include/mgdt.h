@@ -59,6 +59,11 @@ typedef struct mgdt_type {
     int external32_ok; /* every basic type has the same size natively and in
                           external32, so external32 = byte-swapped native */
     mgdt_shape_t shape;
+    /* The byte view: the same byte map with abutting runs of different basic
+       types merged (a struct {double, int, int, char} is one 17-byte run),
+       for native pack and unpack; NULL where it equals this type (always
+       when !external32_ok, whose tree merges them already).  Owned. */
+    const struct mgdt_type *bytes;
     /* The packed twin (mgdt_type_twin), MPI_DATATYPE_NULL until asked for. */
     MPI_Datatype twin;
     /* Slot for the pack engine (per-context uploads). */

@@ -93,6 +93,7 @@ START_TEST(test_contiguous_doubles)
     ck_assert_int_eq(ty->shape.kind, MGDT_SHAPE_CONTIG);
     ck_assert_int_eq(ty->shape.blocklen, 800);
     ck_assert_int_eq(ty->align, 16);
+    ck_assert_ptr_null(ty->bytes); /* nothing to merge */
     mgdt_type_free(ty);
     MPI_Type_free(&t);
 }
@@ -224,6 +225,15 @@ START_TEST(test_struct_padded)
     ck_assert_int_eq(ty->shape.kind, MGDT_SHAPE_VECTOR);
     ck_assert_int_eq(ty->shape.count, 1);
     ck_assert_int_eq(ty->shape.blocklen, 17);
+    /* The byte view merges the four fields into one run (external32 cannot
+       use it: it swaps 8, 4, 4 and 1 bytes). */
+    ck_assert_ptr_nonnull(ty->bytes);
+    ck_assert_uint_eq(ty->bytes->nnodes, 1);
+    ck_assert_int_eq(ty->bytes->nodes[0].kind, MGDT_K_LEAF);
+    ck_assert_int_eq(ty->bytes->nodes[0].size, 17);
+    ck_assert_int_eq(ty->bytes->extent, 24);
+    ck_assert_int_eq(ty->bytes->external32_ok, 0);
+    ck_assert_int_eq(ty->external32_ok, 1);
     mgdt_type_free(ty);
 
     MPI_Type_vector(3, 2, 3, s, &v);
@@ -232,6 +242,9 @@ START_TEST(test_struct_padded)
     ck_assert_int_eq(ty->nodes[0].kind, MGDT_K_VECTOR);
     ck_assert_int_eq(ty->nodes[0].stride, 72);
     ck_assert_int_eq(ty->nodes[1].kind, MGDT_K_STRUCT);
+    ck_assert_ptr_nonnull(ty->bytes);
+    ck_assert_int_eq(ty->bytes->nodes[0].kind, MGDT_K_VECTOR);
+    ck_assert_uint_eq(ty->bytes->nnodes, 2);
     mgdt_type_free(ty);
     MPI_Type_free(&v);
     MPI_Type_free(&s);
