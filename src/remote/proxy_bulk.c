@@ -70,11 +70,70 @@ static void wait_m1(mgrm_job_t *j)
     }
 }
 
+/* One-copy lane: n bytes at offset off of the job's client range, from
+ * (to_client 0) or to p.  0, or -1 with j->err set (a range the client does
+ * not have mapped, or a client gone): the job fails, the lane stays. */
+static int cma_chunk(mgrm_session_t *s, mgrm_job_t *j, int to_client, size_t off, void *p,
+                     size_t n)
+{
+    if (mgrm_cma_copy(s->cma_pid, to_client, j->addr + off, p, n)) {
+        mgrm_log("session %u (%s): one-copy %s of %zu bytes at offset %zu failed: %m", s->num,
+                 s->peer, to_client ? "write to the client" : "read from the client", n, off);
+        j->err = CL_OUT_OF_RESOURCES;
+        return -1;
+    }
+    if (to_client)
+        s->cma_out += n;
+    else
+        s->cma_in += n;
+    return 0;
+}
+
+/* One-copy lane: map the buffer region and copy straight between it and
+ * the client (on a CPU device the map is the buffer's own memory: the only
+ * copy).  j->err gets any error. */
+static void cma_mapped(mgrm_session_t *s, mgrm_job_t *j, int to_client)
+{
+    cl_event e = NULL;
+    cl_int err = CL_SUCCESS;
+    void *p = clEnqueueMapBuffer(j->tq, j->mem, CL_TRUE,
+                                 to_client ? CL_MAP_READ : CL_MAP_WRITE_INVALIDATE_REGION, j->off,
+                                 j->size, 0, NULL, NULL, &err);
+    if (!p) {
+        j->err = err ? err : CL_MAP_FAILURE;
+        return;
+    }
+    cma_chunk(s, j, to_client, 0, p, j->size);
+    err = clEnqueueUnmapMemObject(j->tq, j->mem, p, 0, NULL, &e);
+    if (err == CL_SUCCESS)
+        err = wait_ok(&e);
+    if (err && !j->err)
+        j->err = err;
+}
+
+/* One-copy lane: map (1) or pinned staging (0)? */
+static int cma_use_map(mgrm_session_t *s, mgrm_job_t *j)
+{
+    cl_device_type t = 0;
+    if (s->px && s->px->cma_map >= 0)
+        return s->px->cma_map;
+    return clGetDeviceInfo(j->dev, CL_DEVICE_TYPE, sizeof t, &t, NULL) == CL_SUCCESS &&
+           (t & CL_DEVICE_TYPE_CPU);
+}
+
 /* Returns -1 when the lane broke; job errors go into j->err.  On the shm
  * lane the device reads straight from the slot, which is freed when that
- * write is complete. */
+ * write is complete.  On the one-copy lane each chunk is read from the
+ * client into a pinned staging buffer while the previous ones go to the
+ * device (or the whole range into the mapped buffer). */
 static int run_write(mgrm_session_t *s, mgrm_job_t *j, void *scratch)
 {
+    if (j->addr && !j->err && cma_use_map(s, j)) {
+        wait_m1(j);
+        if (!j->err)
+            cma_mapped(s, j, 0);
+        return 0;
+    }
     mgrm_staging_t *st = j->err ? NULL : mgrm_staging_get(s, j->ctx, j->dev, 1);
     cl_event ev[MGRM_STAGING_SLOTS] = {0};
     mgrm_chunk_t ch[MGRM_STAGING_SLOTS];
@@ -93,7 +152,11 @@ static int run_write(mgrm_session_t *s, mgrm_job_t *j, void *scratch)
         if (e && !j->err)
             j->err = e;
         void *dst = j->err ? scratch : st->ptr[slot];
-        if (chunk_recv(s, &ch[slot], j->xfer, off, n, dst)) {
+        if (j->addr) {
+            if (j->err || cma_chunk(s, j, 0, off, dst, n))
+                break; /* nothing to drain */
+            ch[slot].p = dst;
+        } else if (chunk_recv(s, &ch[slot], j->xfer, off, n, dst)) {
             j->err = j->err ? j->err : CL_DEVICE_NOT_AVAILABLE;
             rc = -1;
             break;
@@ -120,9 +183,18 @@ static int run_write(mgrm_session_t *s, mgrm_job_t *j, void *scratch)
     return rc;
 }
 
-/* On the shm lane the device writes straight into the slot. */
+/* On the shm lane the device writes straight into the slot.  On the
+ * one-copy lane each chunk goes from its staging buffer to the client
+ * while the next ones come from the device (or the whole range from the
+ * mapped buffer); then a status chunk of 0 bytes ends the transfer. */
 static int run_read(mgrm_session_t *s, mgrm_job_t *j)
 {
+    if (j->addr && !j->err && cma_use_map(s, j)) {
+        wait_m1(j);
+        if (!j->err)
+            cma_mapped(s, j, 1);
+        return chunk_send(s, NULL, j->xfer, 0, NULL, 0, j->err, 1);
+    }
     mgrm_staging_t *st = j->err ? NULL : mgrm_staging_get(s, j->ctx, j->dev, 1);
     cl_event ev[MGRM_STAGING_SLOTS] = {0};
     mgrm_chunk_t ch[MGRM_STAGING_SLOTS];
@@ -134,7 +206,8 @@ static int run_read(mgrm_session_t *s, mgrm_job_t *j)
     for (size_t i = 0; i < nchunks && !j->err; i++) {
         for (; issued < nchunks && issued < i + MGRM_STAGING_SLOTS && !j->err; issued++) {
             size_t o = issued * MGRM_CHUNK, k = issued % MGRM_STAGING_SLOTS;
-            if (s->bk.ops->acquire(&s->bk, &ch[k])) {
+            ch[k].p = NULL;
+            if (!j->addr && s->bk.ops->acquire(&s->bk, &ch[k])) {
                 j->err = CL_DEVICE_NOT_AVAILABLE;
                 break;
             }
@@ -152,6 +225,11 @@ static int run_read(mgrm_session_t *s, mgrm_job_t *j)
         if (j->err)
             break;
         size_t o = i * MGRM_CHUNK, k = i % MGRM_STAGING_SLOTS;
+        if (j->addr) {
+            if (cma_chunk(s, j, 1, o, dst[k], min_sz(MGRM_CHUNK, j->size - o)))
+                break;
+            continue;
+        }
         if (chunk_send(s, &ch[k], j->xfer, o, dst[k], min_sz(MGRM_CHUNK, j->size - o), CL_SUCCESS,
                        i + 1 == nchunks)) {
             j->err = CL_DEVICE_NOT_AVAILABLE;
@@ -162,7 +240,7 @@ static int run_read(mgrm_session_t *s, mgrm_job_t *j)
     }
     for (int k = 0; k < MGRM_STAGING_SLOTS; k++)
         wait_ok(&ev[k]);
-    if (j->err || nchunks == 0) {
+    if (j->err || nchunks == 0 || j->addr) {
         return chunk_send(s, NULL, j->xfer, 0, NULL, 0, j->err, 1);
     }
     return 0;
