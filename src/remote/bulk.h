@@ -130,6 +130,10 @@ int mgrm_cma_range_ok(uint64_t addr, uint64_t size);
  * errno (EPERM: no ptrace right; EFAULT: a range not mapped there; ESRCH:
  * the process is gone). */
 int mgrm_cma_copy(long pid, int to_client, uint64_t addr, void *local, size_t n);
+/* The same, cut into pieces copied at once by a pool of helper threads
+ * (MPIGPU_PROXY_CMA_THREADS, default: online CPUs - 1, at most 7) and the
+ * caller; returns when all are done.  Thread-safe. */
+int mgrm_cma_copy_par(long pid, int to_client, uint64_t addr, void *local, size_t n);
 
 /* Common BULK header + prefix (both lanes). */
 int mgrm_bulk_hdr_send(mgrm_bulk_t *b, const mgrm_chunk_t *ch, size_t extra);
