@@ -45,11 +45,15 @@ int mgrm_op_cma_ready(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *reply)
                  s->num, s->peer, pid);
         return CL_INVALID_VALUE;
     }
-    if (mgrm_cma_copy((long)pid, 0, addr, got, sizeof got) ||
-        memcmp(got, s->cma_nonce, sizeof got)) {
+    if (mgrm_cma_copy((long)pid, 0, addr, got, sizeof got)) {
         mgrm_log("session %u (%s): cannot read the client's memory (%m); shm lane only", s->num,
                  s->peer);
         return CL_INVALID_OPERATION;
+    }
+    if (memcmp(got, s->cma_nonce, sizeof got)) {
+        mgrm_log("session %u (%s): the client's memory does not hold the nonce; shm lane only",
+                 s->num, s->peer);
+        return CL_INVALID_VALUE;
     }
     s->cma_pid = (long)pid;
     mgrm_log("session %u (%s): one-copy lane (cross-memory attach), client pid %u, %s", s->num,
