@@ -72,12 +72,12 @@ static void wait_m1(mgrm_job_t *j)
 }
 
 /* One-copy lane: n bytes at offset off of the job's client range, from
- * (to_client 0) or to p.  0, or -1 with j->err set (a range the client does
+ * (to_client 0) or to p; par: cut among the helper threads.  0, or -1 with j->err set (a range the client does
  * not have mapped, or a client gone): the job fails, the lane stays. */
 static int cma_chunk(mgrm_session_t *s, mgrm_job_t *j, int to_client, size_t off, void *p,
-                     size_t n)
+                     size_t n, int par)
 {
-    if (mgrm_cma_copy_par(s->cma_pid, to_client, j->addr + off, p, n)) {
+    if ((par ? mgrm_cma_copy_par : mgrm_cma_copy)(s->cma_pid, to_client, j->addr + off, p, n)) {
         mgrm_log("session %u (%s): one-copy %s of %zu bytes at offset %zu failed: %m", s->num,
                  s->peer, to_client ? "write to the client" : "read from the client", n, off);
         j->err = CL_OUT_OF_RESOURCES;
@@ -104,37 +104,68 @@ static void huge_advise(void *p, size_t n)
         madvise((void *)a, b - a, MADV_HUGEPAGE);
 }
 
+#define CMA_MAP_PIECE ((size_t)2 << 20) /* pieces of a mapped transfer (not CPU) */
+#define CMA_MAP_DEPTH 3                  /* pieces mapped at once */
+#define CMA_MAP_MIN ((size_t)8 << 20)    /* auto: smaller transfers to a GPU stage */
+
 /* One-copy lane: map the buffer region and copy straight between it and
- * the client (on a CPU device the map is the buffer's own memory: the only
- * copy).  j->err gets any error. */
-static void cma_mapped(mgrm_session_t *s, mgrm_job_t *j, int to_client)
+ * the client.  On a CPU device the map is the buffer's own memory (the only
+ * copy), mapped whole (in pieces too when MPIGPU_PROXY_CMA_COPY=map).  Elsewhere the runtime maps into its own pinned
+ * memory and moves it at unmap: pieces of CMA_MAP_PIECE, CMA_MAP_DEPTH
+ * mapped at once, so the copy of one overlaps the DMA of others.  Each
+ * piece's copy is cut among the helper threads.  j->err gets any error. */
+static void cma_mapped(mgrm_session_t *s, mgrm_job_t *j, int to_client, int cpu)
 {
-    cl_event e = NULL;
+    const cl_map_flags fl = to_client ? CL_MAP_READ : CL_MAP_WRITE_INVALIDATE_REGION;
+    int whole = cpu && !(s->px && s->px->cma_map == 1); /* forced map: pieces everywhere */
+    size_t piece = whole || j->size < CMA_MAP_PIECE ? j->size : CMA_MAP_PIECE;
+    size_t np = piece ? (j->size + piece - 1) / piece : 0, issued = 0;
+    void *p[CMA_MAP_DEPTH] = {0};
+    cl_event me[CMA_MAP_DEPTH] = {0}, ue[CMA_MAP_DEPTH] = {0};
     cl_int err = CL_SUCCESS;
-    void *p = clEnqueueMapBuffer(j->tq, j->mem, CL_TRUE,
-                                 to_client ? CL_MAP_READ : CL_MAP_WRITE_INVALIDATE_REGION, j->off,
-                                 j->size, 0, NULL, NULL, &err);
-    if (!p) {
-        j->err = err ? err : CL_MAP_FAILURE;
-        return;
+    for (size_t i = 0; i < np && !j->err; i++) {
+        for (; issued < np && issued < i + CMA_MAP_DEPTH && !j->err; issued++) {
+            size_t k = issued % CMA_MAP_DEPTH, o = issued * piece;
+            if ((err = wait_ok(&ue[k])) ||
+                !(p[k] = clEnqueueMapBuffer(j->tq, j->mem, CL_FALSE, fl, j->off + o,
+                                            min_sz(piece, j->size - o), 0, NULL, &me[k], &err)))
+                j->err = err ? err : CL_MAP_FAILURE;
+            clFlush(j->tq);
+        }
+        size_t k = i % CMA_MAP_DEPTH, o = i * piece, n = min_sz(piece, j->size - o);
+        if (j->err || (err = wait_ok(&me[k]))) {
+            j->err = j->err ? j->err : err;
+            break;
+        }
+        if (cpu)
+            huge_advise(p[k], n);
+        cma_chunk(s, j, to_client, o, p[k], n, 1);
+        err = clEnqueueUnmapMemObject(j->tq, j->mem, p[k], 0, NULL, &ue[k]);
+        p[k] = NULL;
+        if (err && !j->err)
+            j->err = err;
+        clFlush(j->tq);
     }
-    huge_advise(p, j->size);
-    cma_chunk(s, j, to_client, 0, p, j->size);
-    err = clEnqueueUnmapMemObject(j->tq, j->mem, p, 0, NULL, &e);
-    if (err == CL_SUCCESS)
-        err = wait_ok(&e);
-    if (err && !j->err)
-        j->err = err;
+    for (int k = 0; k < CMA_MAP_DEPTH; k++) { /* after an error: what is still mapped */
+        wait_ok(&me[k]);
+        if (p[k] && clEnqueueUnmapMemObject(j->tq, j->mem, p[k], 0, NULL, &me[k]) == CL_SUCCESS)
+            wait_ok(&me[k]);
+        if ((err = wait_ok(&ue[k])) && !j->err)
+            j->err = err;
+    }
 }
 
-/* One-copy lane: map (1) or pinned staging (0)? */
-static int cma_use_map(mgrm_session_t *s, mgrm_job_t *j)
+/* One-copy lane: map (1) or pinned staging (0)?  MPIGPU_PROXY_CMA_COPY, or
+ * auto: map on a CPU device (*cpu set), and on others from CMA_MAP_MIN
+ * bytes (doc/performance.md, "one-copy lane"). */
+static int cma_use_map(mgrm_session_t *s, mgrm_job_t *j, int *cpu)
 {
     cl_device_type t = 0;
+    *cpu = clGetDeviceInfo(j->dev, CL_DEVICE_TYPE, sizeof t, &t, NULL) == CL_SUCCESS &&
+           (t & CL_DEVICE_TYPE_CPU);
     if (s->px && s->px->cma_map >= 0)
         return s->px->cma_map;
-    return clGetDeviceInfo(j->dev, CL_DEVICE_TYPE, sizeof t, &t, NULL) == CL_SUCCESS &&
-           (t & CL_DEVICE_TYPE_CPU);
+    return *cpu || j->size >= CMA_MAP_MIN;
 }
 
 /* Returns -1 when the lane broke; job errors go into j->err.  On the shm
@@ -144,10 +175,11 @@ static int cma_use_map(mgrm_session_t *s, mgrm_job_t *j)
  * device (or the whole range into the mapped buffer). */
 static int run_write(mgrm_session_t *s, mgrm_job_t *j, void *scratch)
 {
-    if (j->addr && !j->err && cma_use_map(s, j)) {
+    int cpu;
+    if (j->addr && !j->err && cma_use_map(s, j, &cpu)) {
         wait_m1(j);
         if (!j->err)
-            cma_mapped(s, j, 0);
+            cma_mapped(s, j, 0, cpu);
         return 0;
     }
     mgrm_staging_t *st = j->err ? NULL : mgrm_staging_get(s, j->ctx, j->dev, 1);
@@ -169,7 +201,7 @@ static int run_write(mgrm_session_t *s, mgrm_job_t *j, void *scratch)
             j->err = e;
         void *dst = j->err ? scratch : st->ptr[slot];
         if (j->addr) {
-            if (j->err || cma_chunk(s, j, 0, off, dst, n))
+            if (j->err || cma_chunk(s, j, 0, off, dst, n, 0))
                 break; /* nothing to drain */
             ch[slot].p = dst;
         } else if (chunk_recv(s, &ch[slot], j->xfer, off, n, dst)) {
@@ -205,10 +237,11 @@ static int run_write(mgrm_session_t *s, mgrm_job_t *j, void *scratch)
  * mapped buffer); then a status chunk of 0 bytes ends the transfer. */
 static int run_read(mgrm_session_t *s, mgrm_job_t *j)
 {
-    if (j->addr && !j->err && cma_use_map(s, j)) {
+    int cpu;
+    if (j->addr && !j->err && cma_use_map(s, j, &cpu)) {
         wait_m1(j);
         if (!j->err)
-            cma_mapped(s, j, 1);
+            cma_mapped(s, j, 1, cpu);
         return chunk_send(s, NULL, j->xfer, 0, NULL, 0, j->err, 1);
     }
     mgrm_staging_t *st = j->err ? NULL : mgrm_staging_get(s, j->ctx, j->dev, 1);
@@ -242,7 +275,7 @@ static int run_read(mgrm_session_t *s, mgrm_job_t *j)
             break;
         size_t o = i * MGRM_CHUNK, k = i % MGRM_STAGING_SLOTS;
         if (j->addr) {
-            if (cma_chunk(s, j, 1, o, dst[k], min_sz(MGRM_CHUNK, j->size - o)))
+            if (cma_chunk(s, j, 1, o, dst[k], min_sz(MGRM_CHUNK, j->size - o), 0))
                 break;
             continue;
         }
