@@ -104,55 +104,33 @@ static void huge_advise(void *p, size_t n)
         madvise((void *)a, b - a, MADV_HUGEPAGE);
 }
 
-#define CMA_MAP_PIECE ((size_t)2 << 20) /* pieces of a mapped transfer (not CPU) */
-#define CMA_MAP_DEPTH 3                  /* pieces mapped at once */
-#define CMA_MAP_MIN ((size_t)8 << 20)    /* auto: smaller transfers to a GPU stage */
+#define CMA_MAP_MIN ((size_t)8 << 20) /* auto: smaller transfers to a GPU stage */
 
-/* One-copy lane: map the buffer region and copy straight between it and
- * the client.  On a CPU device the map is the buffer's own memory (the only
- * copy), mapped whole (in pieces too when MPIGPU_PROXY_CMA_COPY=map).  Elsewhere the runtime maps into its own pinned
- * memory and moves it at unmap: pieces of CMA_MAP_PIECE, CMA_MAP_DEPTH
- * mapped at once, so the copy of one overlaps the DMA of others.  Each
- * piece's copy is cut among the helper threads.  j->err gets any error. */
+/* One-copy lane: map the whole buffer region and copy straight between it
+ * and the client, the copy cut among the helper threads.  On a CPU device
+ * the map is the buffer's own memory (the only copy); a GPU runtime maps
+ * into pinned memory of its own and moves it at unmap, at full PCIe speed.
+ * (Mapping in 2 MiB pieces, 3 at once, to overlap copy and DMA was 3 to 4
+ * times slower on the H100: doc/performance.md.)  j->err gets any error. */
 static void cma_mapped(mgrm_session_t *s, mgrm_job_t *j, int to_client, int cpu)
 {
-    const cl_map_flags fl = to_client ? CL_MAP_READ : CL_MAP_WRITE_INVALIDATE_REGION;
-    int whole = cpu && !(s->px && s->px->cma_map == 1); /* forced map: pieces everywhere */
-    size_t piece = whole || j->size < CMA_MAP_PIECE ? j->size : CMA_MAP_PIECE;
-    size_t np = piece ? (j->size + piece - 1) / piece : 0, issued = 0;
-    void *p[CMA_MAP_DEPTH] = {0};
-    cl_event me[CMA_MAP_DEPTH] = {0}, ue[CMA_MAP_DEPTH] = {0};
+    cl_event e = NULL;
     cl_int err = CL_SUCCESS;
-    for (size_t i = 0; i < np && !j->err; i++) {
-        for (; issued < np && issued < i + CMA_MAP_DEPTH && !j->err; issued++) {
-            size_t k = issued % CMA_MAP_DEPTH, o = issued * piece;
-            if ((err = wait_ok(&ue[k])) ||
-                !(p[k] = clEnqueueMapBuffer(j->tq, j->mem, CL_FALSE, fl, j->off + o,
-                                            min_sz(piece, j->size - o), 0, NULL, &me[k], &err)))
-                j->err = err ? err : CL_MAP_FAILURE;
-            clFlush(j->tq);
-        }
-        size_t k = i % CMA_MAP_DEPTH, o = i * piece, n = min_sz(piece, j->size - o);
-        if (j->err || (err = wait_ok(&me[k]))) {
-            j->err = j->err ? j->err : err;
-            break;
-        }
-        if (cpu)
-            huge_advise(p[k], n);
-        cma_chunk(s, j, to_client, o, p[k], n, 1);
-        err = clEnqueueUnmapMemObject(j->tq, j->mem, p[k], 0, NULL, &ue[k]);
-        p[k] = NULL;
-        if (err && !j->err)
-            j->err = err;
-        clFlush(j->tq);
+    void *p = clEnqueueMapBuffer(j->tq, j->mem, CL_TRUE,
+                                 to_client ? CL_MAP_READ : CL_MAP_WRITE_INVALIDATE_REGION, j->off,
+                                 j->size, 0, NULL, NULL, &err);
+    if (!p) {
+        j->err = err ? err : CL_MAP_FAILURE;
+        return;
     }
-    for (int k = 0; k < CMA_MAP_DEPTH; k++) { /* after an error: what is still mapped */
-        wait_ok(&me[k]);
-        if (p[k] && clEnqueueUnmapMemObject(j->tq, j->mem, p[k], 0, NULL, &me[k]) == CL_SUCCESS)
-            wait_ok(&me[k]);
-        if ((err = wait_ok(&ue[k])) && !j->err)
-            j->err = err;
-    }
+    if (cpu)
+        huge_advise(p, j->size);
+    cma_chunk(s, j, to_client, 0, p, j->size, 1);
+    err = clEnqueueUnmapMemObject(j->tq, j->mem, p, 0, NULL, &e);
+    if (err == CL_SUCCESS)
+        err = wait_ok(&e);
+    if (err && !j->err)
+        j->err = err;
 }
 
 /* One-copy lane: map (1) or pinned staging (0)?  MPIGPU_PROXY_CMA_COPY, or
