@@ -62,8 +62,8 @@ static int task_run(cma_task_t *t)
     int last = 0;
     for (size_t i; (i = atomic_fetch_add(&t->taken, 1)) < t->npieces;) {
         size_t off = i * t->piece, k = t->n - off < t->piece ? t->n - off : t->piece;
-        if (!atomic_load(&t->err) && mgrm_cma_copy(t->pid, t->to_client, t->addr + off,
-                                                   t->local + off, k))
+        if (!atomic_load(&t->err) &&
+            mgrm_cma_copy(t->pid, t->to_client, t->addr + off, t->local + off, k))
             atomic_store(&t->err, errno ? errno : EIO);
         last = atomic_fetch_add(&t->done, 1) + 1 == t->npieces;
     }

@@ -53,8 +53,8 @@ typedef struct mgrm_proxy {
     cl_uint ndev;
     mgrm_key_t key;
     const mgrm_transport_t *t;
-    int no_shm; /* --no-shm: never offer the shared-memory bulk lane */
-    int no_cma; /* --no-cma: never offer the one-copy lane */
+    int no_shm;  /* --no-shm: never offer the shared-memory bulk lane */
+    int no_cma;  /* --no-cma: never offer the one-copy lane */
     int cma_map; /* one-copy writes/reads: 1 map the buffer, 0 pinned staging, -1 by device
                     type (CPU: map) */
 } mgrm_proxy_t;

@@ -72,10 +72,10 @@ static void wait_m1(mgrm_job_t *j)
 }
 
 /* One-copy lane: n bytes at offset off of the job's client range, from
- * (to_client 0) or to p; par: cut among the helper threads.  0, or -1 with j->err set (a range the client does
- * not have mapped, or a client gone): the job fails, the lane stays. */
-static int cma_chunk(mgrm_session_t *s, mgrm_job_t *j, int to_client, size_t off, void *p,
-                     size_t n, int par)
+ * (to_client 0) or to p; par: cut among the helper threads.  0, or -1 with j->err set (a range the
+ * client does not have mapped, or a client gone): the job fails, the lane stays. */
+static int cma_chunk(mgrm_session_t *s, mgrm_job_t *j, int to_client, size_t off, void *p, size_t n,
+                     int par)
 {
     if ((par ? mgrm_cma_copy_par : mgrm_cma_copy)(s->cma_pid, to_client, j->addr + off, p, n)) {
         mgrm_log("session %u (%s): one-copy %s of %zu bytes at offset %zu failed: %m", s->num,

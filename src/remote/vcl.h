@@ -165,7 +165,7 @@ struct mgrm_conn {
     struct _cl_device_id *devs;
     pthread_t rx_cmd, rx_bulk, heartbeat;
     atomic_llong last_rx; /* ms, monotonic: the last message from the proxy */
-    int cma; /* the one-copy lane is on: plain writes and reads name host ranges */
+    int cma;              /* the one-copy lane is on: plain writes and reads name host ranges */
     unsigned char cma_nonce[MGRM_CMA_NONCE]; /* the proxy's probe reads it here */
 };
 

@@ -392,7 +392,8 @@ static int cma_setup(mgrm_conn_t *c)
     memcpy(c->cma_nonce, nonce, MGRM_CMA_NONCE);
     if (scope == 1) {
         pthread_mutex_lock(&tracer_lock);
-        int ok = tracer == pid || (!tracer && prctl(PR_SET_PTRACER, (unsigned long)pid, 0, 0, 0) == 0);
+        int ok =
+            tracer == pid || (!tracer && prctl(PR_SET_PTRACER, (unsigned long)pid, 0, 0, 0) == 0);
         if (ok)
             tracer = pid;
         pthread_mutex_unlock(&tracer_lock);
