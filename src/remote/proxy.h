@@ -84,6 +84,7 @@ typedef struct mgrm_session {
      * the probe read its nonce (the session thread sets it before any
      * CMA command is decoded; the bulk thread reads it in jobs) */
     long cma_pid;
+    int cma_pidfd; /* pidfd of cma_pid (valid while cma_pid > 0): is it still alive? */
     int cma_offered;
     unsigned char cma_nonce[MGRM_CMA_NONCE];
     _Atomic unsigned long long cma_in, cma_out; /* bytes copied from / to the client */
@@ -156,6 +157,10 @@ void mgrm_shm_session_end(mgrm_session_t *s);
 /* The one-copy lane (proxy_cma.c): CMA_OPEN and CMA_READY. */
 int mgrm_op_cma_open(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *reply);
 int mgrm_op_cma_ready(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *reply);
+/* 1 while the client process of the lane lives: the pid is not yet free
+ * for another process to take (checked before every copy). */
+int mgrm_cma_alive(mgrm_session_t *s);
+void mgrm_cma_session_end(mgrm_session_t *s);
 
 /* Bulk thread (proxy_bulk.c): started when the bulk lane joins; stop
  * waits for it and fails the jobs it did not run. */

@@ -77,6 +77,10 @@ static void wait_m1(mgrm_job_t *j)
 static int cma_chunk(mgrm_session_t *s, mgrm_job_t *j, int to_client, size_t off, void *p, size_t n,
                      int par)
 {
+    if (!mgrm_cma_alive(s)) {
+        j->err = CL_DEVICE_NOT_AVAILABLE; /* the client is gone: its pid may be another's */
+        return -1;
+    }
     if ((par ? mgrm_cma_copy_par : mgrm_cma_copy)(s->cma_pid, to_client, j->addr + off, p, n)) {
         mgrm_log("session %u (%s): one-copy %s of %zu bytes at offset %zu failed: %m", s->num,
                  s->peer, to_client ? "write to the client" : "read from the client", n, off);

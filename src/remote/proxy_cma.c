@@ -7,10 +7,15 @@
  * the command connection (transport peer_is_pid), then reads the nonce
  * with process_vm_readv: a match turns the lane on.  Any failure (no right
  * to attach, ENOSYS, seccomp, another pid namespace) leaves the session on
- * the shm lane, and the client is told so by the reply code. */
+ * the shm lane, and the client is told so by the reply code.  The proxy
+ * then holds a pidfd of the client and checks it before every copy, so a
+ * copy never goes to another process that took the pid of a client that
+ * died (the jobs queued before its connection closed still run). */
 #define _GNU_SOURCE
+#include <poll.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "proxy.h"
@@ -55,6 +60,12 @@ int mgrm_op_cma_ready(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *reply)
                  s->num, s->peer);
         return CL_INVALID_VALUE;
     }
+    int fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+    if (fd < 0) {
+        mgrm_log("session %u (%s): pidfd_open: %m; shm lane only", s->num, s->peer);
+        return CL_INVALID_OPERATION;
+    }
+    s->cma_pidfd = fd;
     s->cma_pid = (long)pid;
     mgrm_log("session %u (%s): one-copy lane (cross-memory attach), client pid %u, %s", s->num,
              s->peer, pid,
@@ -63,4 +74,17 @@ int mgrm_op_cma_ready(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *reply)
                  ? "pinned staging"
                  : "mapped buffers on CPU devices and from 8 MiB, else pinned staging");
     return CL_SUCCESS;
+}
+
+int mgrm_cma_alive(mgrm_session_t *s)
+{
+    struct pollfd p = {.fd = s->cma_pidfd, .events = POLLIN};
+    return s->cma_pid > 0 && s->cma_pidfd >= 0 && poll(&p, 1, 0) == 0; /* readable: exited */
+}
+
+void mgrm_cma_session_end(mgrm_session_t *s)
+{
+    if (s->cma_pid > 0 && s->cma_pidfd >= 0)
+        close(s->cma_pidfd);
+    s->cma_pidfd = -1; /* cma_pid stays for the session's last log line */
 }

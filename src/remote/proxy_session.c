@@ -257,6 +257,7 @@ static void session_teardown(mgrm_session_t *s)
     }
     mgrm_bulk_stop(s);
     mgrm_shm_session_end(s);
+    mgrm_cma_session_end(s);
     mgrm_staging_free(s);
     mgrm_map_free(m);
 }
