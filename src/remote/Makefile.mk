@@ -3,14 +3,15 @@ if REMOTE
 noinst_LTLIBRARIES += libmgrm.la
 libmgrm_la_SOURCES = src/remote/wire.c src/remote/wire.h src/remote/transport.h \
 	src/remote/transport_tcp.c src/remote/auth.c src/remote/bulk.h src/remote/bulk_stream.c \
-	src/remote/bulk_shm.c
+	src/remote/bulk_shm.c src/remote/bulk_cma.c
 libmgrm_la_CFLAGS = $(AM_CFLAGS) $(SODIUM_CFLAGS) -fvisibility=hidden
 libmgrm_la_LIBADD = $(SODIUM_LIBS)
 
 bin_PROGRAMS += mpigpu-proxy
 mpigpu_proxy_SOURCES = src/remote/proxy_main.c src/remote/proxy_session.c \
 	src/remote/proxy_ops.c src/remote/proxy_program.c src/remote/proxy_enqueue.c \
-	src/remote/proxy_bulk.c src/remote/proxy_map.c src/remote/proxy_shm.c src/remote/proxy.h
+	src/remote/proxy_bulk.c src/remote/proxy_map.c src/remote/proxy_shm.c src/remote/proxy_cma.c \
+	src/remote/proxy.h
 mpigpu_proxy_CFLAGS = $(AM_CFLAGS) $(SODIUM_CFLAGS)
 mpigpu_proxy_LDADD = libmgrm.la $(OPENCL_LIBS) $(SODIUM_LIBS)
 
@@ -38,8 +39,8 @@ endif
 # a short pass (test/remote/fuzz.sh).
 FUZZ_SRC = src/remote/fuzz_wire.c src/remote/wire.c src/remote/proxy_session.c \
 	src/remote/proxy_ops.c src/remote/proxy_program.c src/remote/proxy_enqueue.c \
-	src/remote/proxy_bulk.c src/remote/proxy_map.c src/remote/proxy_shm.c \
-	src/remote/bulk_stream.c src/remote/bulk_shm.c src/remote/transport_tcp.c
+	src/remote/proxy_bulk.c src/remote/proxy_map.c src/remote/proxy_shm.c src/remote/proxy_cma.c \
+	src/remote/bulk_stream.c src/remote/bulk_shm.c src/remote/bulk_cma.c src/remote/transport_tcp.c
 EXTRA_DIST += src/remote/fuzz_wire.c
 FUZZ_TIME = 60
 .PHONY: fuzz

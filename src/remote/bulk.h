@@ -16,6 +16,16 @@
  * u64 offset in the transfer, i32 status; then the data (stream) or the
  * descriptor (shm).  A chunk is at most MGRM_CHUNK bytes.
  *
+ * A third lane moves no bytes at all: the one-copy lane (bulk_cma.c, a
+ * client on this host that let its proxy attach to its memory).  A plain
+ * write or read command then names the client's host range (u64 address;
+ * the length is the command's) instead of having its bytes follow on the
+ * bulk endpoint; the proxy copies that range straight into its staging or
+ * the mapped buffer (process_vm_readv), or out of it (process_vm_writev),
+ * and touches no other address.  A read's end still comes as one BULK
+ * message of 0 bytes with its status and MGRM_F_LAST, on whichever lane
+ * the session uses, after the bytes are in.
+ *
  * One thread sends and one thread receives on a lane at a time (the
  * callers' locks see to it).  The segment is owned by the mgrm_bulk_t that
  * mapped it and unmapped by mgrm_bulk_fini.
@@ -109,6 +119,22 @@ void mgrm_bulk_fini(mgrm_bulk_t *b);
  * against its transfer.  (Fuzzed by fuzz_wire.c.) */
 int mgrm_shm_desc_decode(const uint8_t *p, size_t n, uint32_t nslots, uint32_t slot_size,
                          uint32_t *slot, uint32_t *off, uint32_t *len);
+/* One-copy lane (bulk_cma.c).  MGRM_CMA_NONCE: the probe's size. */
+#define MGRM_CMA_NONCE 16
+#define MGRM_CMA_MAX ((uint64_t)1 << 48) /* no host range is longer */
+/* 1 when [addr, addr + size) is a range of a 64-bit address space: addr
+ * not 0, size <= MGRM_CMA_MAX, no wrap, fits a pointer.  (Fuzzed.) */
+int mgrm_cma_range_ok(uint64_t addr, uint64_t size);
+/* Copies n bytes between local and the range at addr of process pid
+ * (to_client: local -> pid), partial transfers resumed.  0, or -1 with
+ * errno (EPERM: no ptrace right; EFAULT: a range not mapped there; ESRCH:
+ * the process is gone). */
+int mgrm_cma_copy(long pid, int to_client, uint64_t addr, void *local, size_t n);
+/* The same, cut into pieces copied at once by a pool of helper threads
+ * (MPIGPU_PROXY_CMA_THREADS, default: online CPUs - 1, at most 7) and the
+ * caller; returns when all are done.  Thread-safe. */
+int mgrm_cma_copy_par(long pid, int to_client, uint64_t addr, void *local, size_t n);
+
 /* Common BULK header + prefix (both lanes). */
 int mgrm_bulk_hdr_send(mgrm_bulk_t *b, const mgrm_chunk_t *ch, size_t extra);
 int mgrm_bulk_hdr_recv(mgrm_bulk_t *b, mgrm_chunk_t *ch, size_t *extra, size_t max_extra);

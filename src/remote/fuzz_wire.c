@@ -5,7 +5,10 @@
  * placeholder objects, then stops before calling OpenCL, so no device is
  * needed.  The first 16 bytes also go through the header parser, and the
  * payload through the shm lane's descriptor decoder, whose accepted
- * descriptors must lie inside their slot.
+ * descriptors must lie inside their slot, and (as u64 address, u64 size)
+ * through the one-copy lane's range check, whose accepted ranges must not
+ * wrap.  The one-copy ops (CMA_OPEN, CMA_READY, ENQ_WRITE_CMA,
+ * ENQ_READ_CMA) are dispatched like every other op.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +63,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
     if (!mgrm_shm_desc_decode(data + 2, n - 2, MGRM_SHM_SLOTS, MGRM_SHM_SLOT, &slot, &off, &len) &&
         (n - 2 != MGRM_SHM_DESC || slot >= MGRM_SHM_SLOTS || (uint64_t)off + len > MGRM_SHM_SLOT))
         abort();
+    if (n - 2 >= 16) {
+        uint64_t a = 0, z = 0;
+        for (int i = 0; i < 8; i++) {
+            a |= (uint64_t)data[2 + i] << (8 * i);
+            z |= (uint64_t)data[10 + i] << (8 * i);
+        }
+        if (mgrm_cma_range_ok(a, z) && (a == 0 || z > MGRM_CMA_MAX || a + z < a))
+            abort();
+    }
     /* a copy of exactly the payload, so that ASan sees any overread */
     uint8_t *p = malloc(n - 2 ? n - 2 : 1);
     if (!p)

@@ -53,7 +53,10 @@ typedef struct mgrm_proxy {
     cl_uint ndev;
     mgrm_key_t key;
     const mgrm_transport_t *t;
-    int no_shm; /* --no-shm: never offer the shared-memory bulk lane */
+    int no_shm;  /* --no-shm: never offer the shared-memory bulk lane */
+    int no_cma;  /* --no-cma: never offer the one-copy lane */
+    int cma_map; /* one-copy writes/reads: 1 map the buffer, 0 pinned staging, -1 by device
+                    type (CPU: map) */
 } mgrm_proxy_t;
 
 typedef struct mgrm_session {
@@ -77,6 +80,14 @@ typedef struct mgrm_session {
     mgrm_bulk_t bk;               /* the bulk lane: stream, or shm once both sides mapped it */
     unsigned char *shm_base;      /* the segment offered (owned until bk takes it) */
     char shm_name[MGRM_SHM_NAME]; /* its name while it is still linked */
+    /* the one-copy lane: cma_pid > 0 once the client's pid is verified and
+     * the probe read its nonce (the session thread sets it before any
+     * CMA command is decoded; the bulk thread reads it in jobs) */
+    long cma_pid;
+    int cma_pidfd; /* pidfd of cma_pid (valid while cma_pid > 0): is it still alive? */
+    int cma_offered;
+    unsigned char cma_nonce[MGRM_CMA_NONCE];
+    _Atomic unsigned long long cma_in, cma_out; /* bytes copied from / to the client */
 } mgrm_session_t;
 
 void mgrm_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -134,6 +145,7 @@ struct mgrm_job {
     cl_event *waits; /* the client's wait list */
     cl_uint nwaits;
     size_t bo[3], reg[3], brp, bsp;
+    uint64_t addr; /* one-copy lane: the client's host range [addr, addr + size); 0: none */
 };
 
 /* The shared-memory bulk lane (proxy_shm.c): SHM_OPEN and SHM_READY, and
@@ -141,6 +153,14 @@ struct mgrm_job {
 int mgrm_op_shm_open(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *reply);
 int mgrm_op_shm_ready(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *reply);
 void mgrm_shm_session_end(mgrm_session_t *s);
+
+/* The one-copy lane (proxy_cma.c): CMA_OPEN and CMA_READY. */
+int mgrm_op_cma_open(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *reply);
+int mgrm_op_cma_ready(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *reply);
+/* 1 while the client process of the lane lives: the pid is not yet free
+ * for another process to take (checked before every copy). */
+int mgrm_cma_alive(mgrm_session_t *s);
+void mgrm_cma_session_end(mgrm_session_t *s);
 
 /* Bulk thread (proxy_bulk.c): started when the bulk lane joins; stop
  * waits for it and fails the jobs it did not run. */

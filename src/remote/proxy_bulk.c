@@ -3,6 +3,7 @@
  * which is the order the client sent their data. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "bulk.h"
 #include "proxy.h"
@@ -70,11 +71,99 @@ static void wait_m1(mgrm_job_t *j)
     }
 }
 
+/* One-copy lane: n bytes at offset off of the job's client range, from
+ * (to_client 0) or to p; par: cut among the helper threads.  0, or -1 with j->err set (a range the
+ * client does not have mapped, or a client gone): the job fails, the lane stays. */
+static int cma_chunk(mgrm_session_t *s, mgrm_job_t *j, int to_client, size_t off, void *p, size_t n,
+                     int par)
+{
+    if (!mgrm_cma_alive(s)) {
+        j->err = CL_DEVICE_NOT_AVAILABLE; /* the client is gone: its pid may be another's */
+        return -1;
+    }
+    if ((par ? mgrm_cma_copy_par : mgrm_cma_copy)(s->cma_pid, to_client, j->addr + off, p, n)) {
+        mgrm_log("session %u (%s): one-copy %s of %zu bytes at offset %zu failed: %m", s->num,
+                 s->peer, to_client ? "write to the client" : "read from the client", n, off);
+        j->err = CL_OUT_OF_RESOURCES;
+        return -1;
+    }
+    if (to_client)
+        s->cma_out += n;
+    else
+        s->cma_in += n;
+    return 0;
+}
+
+/* The kernel's cross-memory copy pins and copies page by page: on 4 KiB
+ * pages it runs at about half of memcpy's speed, on transparent huge pages
+ * at memcpy's (doc/performance.md).  The mapped region is the proxy's own
+ * memory (a CPU device's buffer): ask for huge pages where it is not yet
+ * touched (a buffer's first transfer).  Only the advice changes; an error
+ * (memory that is not anonymous) is of no consequence. */
+static void huge_advise(void *p, size_t n)
+{
+    const uintptr_t h = (uintptr_t)2 << 20;
+    uintptr_t a = ((uintptr_t)p + h - 1) & ~(h - 1), b = ((uintptr_t)p + n) & ~(h - 1);
+    if (b > a)
+        madvise((void *)a, b - a, MADV_HUGEPAGE);
+}
+
+#define CMA_MAP_MIN ((size_t)8 << 20) /* auto: smaller transfers to a GPU stage */
+
+/* One-copy lane: map the whole buffer region and copy straight between it
+ * and the client, the copy cut among the helper threads.  On a CPU device
+ * the map is the buffer's own memory (the only copy); a GPU runtime maps
+ * into pinned memory of its own and moves it at unmap, at full PCIe speed.
+ * (Mapping in 2 MiB pieces, 3 at once, to overlap copy and DMA was 3 to 4
+ * times slower on the H100: doc/performance.md.)  j->err gets any error. */
+static void cma_mapped(mgrm_session_t *s, mgrm_job_t *j, int to_client, int cpu)
+{
+    cl_event e = NULL;
+    cl_int err = CL_SUCCESS;
+    void *p = clEnqueueMapBuffer(j->tq, j->mem, CL_TRUE,
+                                 to_client ? CL_MAP_READ : CL_MAP_WRITE_INVALIDATE_REGION, j->off,
+                                 j->size, 0, NULL, NULL, &err);
+    if (!p) {
+        j->err = err ? err : CL_MAP_FAILURE;
+        return;
+    }
+    if (cpu)
+        huge_advise(p, j->size);
+    cma_chunk(s, j, to_client, 0, p, j->size, 1);
+    err = clEnqueueUnmapMemObject(j->tq, j->mem, p, 0, NULL, &e);
+    if (err == CL_SUCCESS)
+        err = wait_ok(&e);
+    if (err && !j->err)
+        j->err = err;
+}
+
+/* One-copy lane: map (1) or pinned staging (0)?  MPIGPU_PROXY_CMA_COPY, or
+ * auto: map on a CPU device (*cpu set), and on others from CMA_MAP_MIN
+ * bytes (doc/performance.md, "one-copy lane"). */
+static int cma_use_map(mgrm_session_t *s, mgrm_job_t *j, int *cpu)
+{
+    cl_device_type t = 0;
+    *cpu = clGetDeviceInfo(j->dev, CL_DEVICE_TYPE, sizeof t, &t, NULL) == CL_SUCCESS &&
+           (t & CL_DEVICE_TYPE_CPU);
+    if (s->px && s->px->cma_map >= 0)
+        return s->px->cma_map;
+    return *cpu || j->size >= CMA_MAP_MIN;
+}
+
 /* Returns -1 when the lane broke; job errors go into j->err.  On the shm
  * lane the device reads straight from the slot, which is freed when that
- * write is complete. */
+ * write is complete.  On the one-copy lane each chunk is read from the
+ * client into a pinned staging buffer while the previous ones go to the
+ * device (or the whole range into the mapped buffer). */
 static int run_write(mgrm_session_t *s, mgrm_job_t *j, void *scratch)
 {
+    int cpu;
+    if (j->addr && !j->err && cma_use_map(s, j, &cpu)) {
+        wait_m1(j);
+        if (!j->err)
+            cma_mapped(s, j, 0, cpu);
+        return 0;
+    }
     mgrm_staging_t *st = j->err ? NULL : mgrm_staging_get(s, j->ctx, j->dev, 1);
     cl_event ev[MGRM_STAGING_SLOTS] = {0};
     mgrm_chunk_t ch[MGRM_STAGING_SLOTS];
@@ -93,7 +182,11 @@ static int run_write(mgrm_session_t *s, mgrm_job_t *j, void *scratch)
         if (e && !j->err)
             j->err = e;
         void *dst = j->err ? scratch : st->ptr[slot];
-        if (chunk_recv(s, &ch[slot], j->xfer, off, n, dst)) {
+        if (j->addr) {
+            if (j->err || cma_chunk(s, j, 0, off, dst, n, 0))
+                break; /* nothing to drain */
+            ch[slot].p = dst;
+        } else if (chunk_recv(s, &ch[slot], j->xfer, off, n, dst)) {
             j->err = j->err ? j->err : CL_DEVICE_NOT_AVAILABLE;
             rc = -1;
             break;
@@ -120,9 +213,19 @@ static int run_write(mgrm_session_t *s, mgrm_job_t *j, void *scratch)
     return rc;
 }
 
-/* On the shm lane the device writes straight into the slot. */
+/* On the shm lane the device writes straight into the slot.  On the
+ * one-copy lane each chunk goes from its staging buffer to the client
+ * while the next ones come from the device (or the whole range from the
+ * mapped buffer); then a status chunk of 0 bytes ends the transfer. */
 static int run_read(mgrm_session_t *s, mgrm_job_t *j)
 {
+    int cpu;
+    if (j->addr && !j->err && cma_use_map(s, j, &cpu)) {
+        wait_m1(j);
+        if (!j->err)
+            cma_mapped(s, j, 1, cpu);
+        return chunk_send(s, NULL, j->xfer, 0, NULL, 0, j->err, 1);
+    }
     mgrm_staging_t *st = j->err ? NULL : mgrm_staging_get(s, j->ctx, j->dev, 1);
     cl_event ev[MGRM_STAGING_SLOTS] = {0};
     mgrm_chunk_t ch[MGRM_STAGING_SLOTS];
@@ -134,7 +237,8 @@ static int run_read(mgrm_session_t *s, mgrm_job_t *j)
     for (size_t i = 0; i < nchunks && !j->err; i++) {
         for (; issued < nchunks && issued < i + MGRM_STAGING_SLOTS && !j->err; issued++) {
             size_t o = issued * MGRM_CHUNK, k = issued % MGRM_STAGING_SLOTS;
-            if (s->bk.ops->acquire(&s->bk, &ch[k])) {
+            ch[k].p = NULL;
+            if (!j->addr && s->bk.ops->acquire(&s->bk, &ch[k])) {
                 j->err = CL_DEVICE_NOT_AVAILABLE;
                 break;
             }
@@ -152,6 +256,11 @@ static int run_read(mgrm_session_t *s, mgrm_job_t *j)
         if (j->err)
             break;
         size_t o = i * MGRM_CHUNK, k = i % MGRM_STAGING_SLOTS;
+        if (j->addr) {
+            if (cma_chunk(s, j, 1, o, dst[k], min_sz(MGRM_CHUNK, j->size - o), 0))
+                break;
+            continue;
+        }
         if (chunk_send(s, &ch[k], j->xfer, o, dst[k], min_sz(MGRM_CHUNK, j->size - o), CL_SUCCESS,
                        i + 1 == nchunks)) {
             j->err = CL_DEVICE_NOT_AVAILABLE;
@@ -162,7 +271,7 @@ static int run_read(mgrm_session_t *s, mgrm_job_t *j)
     }
     for (int k = 0; k < MGRM_STAGING_SLOTS; k++)
         wait_ok(&ev[k]);
-    if (j->err || nchunks == 0) {
+    if (j->err || nchunks == 0 || j->addr) {
         return chunk_send(s, NULL, j->xfer, 0, NULL, 0, j->err, 1);
     }
     return 0;

@@ -177,9 +177,12 @@ static void job_push(mgrm_session_t *s, mgrm_job_t *j)
     pthread_mutex_unlock(&s->lock);
 }
 
-/* Common part of the four transfers.  A write that fails here still gets a
- * job, which drains its data from the bulk lane. */
-static int transfer(mgrm_session_t *s, mgrm_cur_t *c, int type)
+/* Common part of the four transfers and their one-copy forms (cma: the
+ * payload ends with the client's host address; the job copies from or to
+ * [addr, addr + size) of the client and nowhere else).  A write that fails
+ * here still gets a job, which drains its data from the bulk lane (a
+ * one-copy write has none). */
+static int transfer(mgrm_session_t *s, mgrm_cur_t *c, int type, int cma)
 {
     enq_head_t *e = malloc(sizeof *e);
     mgrm_job_t *j = calloc(1, sizeof *j);
@@ -209,6 +212,13 @@ static int transfer(mgrm_session_t *s, mgrm_cur_t *c, int type)
             err = CL_INVALID_VALUE;
     } else {
         j->off = mgrm_cur_size(c, SIZE_MAX);
+    }
+    if (cma) {
+        j->addr = mgrm_cur_u64(c);
+        if (!mgrm_cma_range_ok(j->addr, j->size))
+            c->err = 1; /* malformed: not a range of the client's address space */
+        else if (!err && s->cma_pid <= 0)
+            err = CL_INVALID_OPERATION; /* the lane is not on in this session */
     }
     if (mgrm_cur_done(c)) {
         free(e);
@@ -255,7 +265,7 @@ static int transfer(mgrm_session_t *s, mgrm_cur_t *c, int type)
         j->mem = NULL;
         rc = fail_event(s, e->ev, err);
         j->err = err;
-        if (type == JOB_WRITE || type == JOB_WRITE_RECT)
+        if ((type == JOB_WRITE || type == JOB_WRITE_RECT) && !cma)
             job_push(s, j); /* drain */
         else
             free(j);
@@ -266,22 +276,32 @@ static int transfer(mgrm_session_t *s, mgrm_cur_t *c, int type)
 
 int mgrm_op_write(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
 {
-    return transfer(s, c, JOB_WRITE);
+    return transfer(s, c, JOB_WRITE, 0);
 }
 
 int mgrm_op_read(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
 {
-    return transfer(s, c, JOB_READ);
+    return transfer(s, c, JOB_READ, 0);
+}
+
+int mgrm_op_write_cma(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+{
+    return transfer(s, c, JOB_WRITE, 1);
+}
+
+int mgrm_op_read_cma(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+{
+    return transfer(s, c, JOB_READ, 1);
 }
 
 int mgrm_op_write_rect(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
 {
-    return transfer(s, c, JOB_WRITE_RECT);
+    return transfer(s, c, JOB_WRITE_RECT, 0);
 }
 
 int mgrm_op_read_rect(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
 {
-    return transfer(s, c, JOB_READ_RECT);
+    return transfer(s, c, JOB_READ_RECT, 0);
 }
 
 int mgrm_op_copy(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)

@@ -192,7 +192,7 @@ static void *conn_main(void *arg)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: mpigpu-proxy --listen HOST:PORT --key-file FILE "
-               "[--device SUBSTRING[:N]]... [--no-shm]\n");
+               "[--device SUBSTRING[:N]]... [--no-shm] [--no-cma]\n");
 }
 
 int main(int argc, char **argv)
@@ -200,7 +200,9 @@ int main(int argc, char **argv)
     const char *listen_addr = NULL, *keyfile = NULL;
     char err[512], bound[300];
     int ndevargs = 0;
+    const char *cma_copy = getenv("MPIGPU_PROXY_CMA_COPY");
     px.t = &mgrm_transport_tcp;
+    px.cma_map = !cma_copy || !strcmp(cma_copy, "auto") ? -1 : !strcmp(cma_copy, "map");
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
@@ -211,6 +213,8 @@ int main(int argc, char **argv)
             keyfile = argv[++i];
         } else if (!strcmp(argv[i], "--no-shm")) {
             px.no_shm = 1;
+        } else if (!strcmp(argv[i], "--no-cma")) {
+            px.no_cma = 1;
         } else if (!strcmp(argv[i], "--device") && i + 1 < argc) {
             ndevargs++;
             if (add_devices(argv[++i])) {

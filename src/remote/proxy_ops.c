@@ -318,6 +318,8 @@ int mgrm_op_write(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
 int mgrm_op_read(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
 int mgrm_op_write_rect(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
 int mgrm_op_read_rect(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
+int mgrm_op_write_cma(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
+int mgrm_op_read_cma(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
 int mgrm_op_copy(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
 int mgrm_op_copy_rect(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
 int mgrm_op_fill(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
@@ -358,6 +360,10 @@ static const struct {
     [MGRM_OP_PING] = {op_ping, 1},
     [MGRM_OP_SHM_OPEN] = {mgrm_op_shm_open, 1},
     [MGRM_OP_SHM_READY] = {mgrm_op_shm_ready, 1},
+    [MGRM_OP_CMA_OPEN] = {mgrm_op_cma_open, 1},
+    [MGRM_OP_CMA_READY] = {mgrm_op_cma_ready, 1},
+    [MGRM_OP_ENQ_WRITE_CMA] = {mgrm_op_write_cma, 0},
+    [MGRM_OP_ENQ_READ_CMA] = {mgrm_op_read_cma, 0},
 };
 
 mgrm_handler_t mgrm_handler(int op)

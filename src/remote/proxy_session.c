@@ -257,6 +257,7 @@ static void session_teardown(mgrm_session_t *s)
     }
     mgrm_bulk_stop(s);
     mgrm_shm_session_end(s);
+    mgrm_cma_session_end(s);
     mgrm_staging_free(s);
     mgrm_map_free(m);
 }
@@ -285,5 +286,8 @@ void mgrm_session_run(mgrm_session_t *s)
         s->t->shutdown(s->bulk);
     pthread_mutex_unlock(&s->lock);
     session_teardown(s);
+    if (s->cma_pid > 0)
+        mgrm_log("session %u (%s): one-copy lane moved %llu bytes in, %llu out", s->num, s->peer,
+                 (unsigned long long)s->cma_in, (unsigned long long)s->cma_out);
     mgrm_log("session %u (%s): %s; all its objects released", s->num, s->peer, why);
 }

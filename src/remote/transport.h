@@ -33,6 +33,11 @@ typedef struct mgrm_transport {
     /* 1 when the peer is on this host (loopback, or one of its own
      * addresses): the shared-memory bulk lane may be tried */
     int (*is_local)(mgrm_ep_t *ep);
+    /* 1 when process pid (of this host and pid namespace) holds the peer's
+     * end of the connection: the kernel's word, not the peer's (TCP: the
+     * socket's inode from /proc/net/tcp*, found among /proc/PID/fd).  May
+     * be NULL: no such check on this transport. */
+    int (*peer_is_pid)(mgrm_ep_t *ep, long pid);
     /* wakes any thread blocked in send/recv/accept; the endpoint stays valid */
     void (*shutdown)(mgrm_ep_t *ep);
     void (*close)(mgrm_ep_t *ep);

@@ -3,7 +3,9 @@
 #define _GNU_SOURCE
 #include "transport.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -226,6 +228,76 @@ static int tcp_is_local(mgrm_ep_t *ep)
     return 0;
 }
 
+/* An address as /proc/net/tcp* prints it: the 32-bit words of the
+ * address in memory order (%08X each, 1 for IPv4, 4 for IPv6), ':', the
+ * port (%04X, host order). */
+static int proc_addr(const struct sockaddr_storage *a, char *out, size_t n)
+{
+    uint32_t w[4];
+    if (a->ss_family == AF_INET) {
+        const struct sockaddr_in *s = (const struct sockaddr_in *)a;
+        memcpy(w, &s->sin_addr, 4);
+        return snprintf(out, n, "%08" PRIX32 ":%04X", w[0], ntohs(s->sin_port)) >= (int)n;
+    }
+    const struct sockaddr_in6 *s = (const struct sockaddr_in6 *)a;
+    memcpy(w, &s->sin6_addr, 16);
+    return snprintf(out, n, "%08" PRIX32 "%08" PRIX32 "%08" PRIX32 "%08" PRIX32 ":%04X", w[0], w[1],
+                    w[2], w[3], ntohs(s->sin6_port)) >= (int)n;
+}
+
+/* The inode of the socket whose local address is loc and remote rem, from
+ * /proc/net/tcp or tcp6; 0 if none. */
+static unsigned long proc_inode(const char *file, const char *loc, const char *rem)
+{
+    char line[512], l[64], r[64];
+    unsigned long ino = 0, i;
+    FILE *f = fopen(file, "re");
+    if (!f)
+        return 0;
+    while (!ino && fgets(line, sizeof line, f))
+        if (sscanf(line, " %*s %63s %63s %*s %*s %*s %*s %*s %*s %lu", l, r, &i) == 3 &&
+            !strcmp(l, loc) && !strcmp(r, rem))
+            ino = i;
+    fclose(f);
+    return ino;
+}
+
+static int tcp_peer_is_pid(mgrm_ep_t *ep, long pid)
+{
+    struct sockaddr_storage a, b;
+    socklen_t al = sizeof a, bl = sizeof b;
+    char pa[64], la[64], dir[64], want[64], got[64];
+    unsigned long ino;
+    int found = 0;
+    if (pid <= 0 || getpeername(ep->fd, (struct sockaddr *)&a, &al) ||
+        getsockname(ep->fd, (struct sockaddr *)&b, &bl) || a.ss_family != b.ss_family ||
+        (a.ss_family != AF_INET && a.ss_family != AF_INET6) || proc_addr(&a, pa, sizeof pa) ||
+        proc_addr(&b, la, sizeof la))
+        return 0;
+    /* the peer's socket: local address = our peer's, remote = ours */
+    ino = proc_inode(a.ss_family == AF_INET ? "/proc/net/tcp" : "/proc/net/tcp6", pa, la);
+    if (!ino)
+        return 0;
+    snprintf(dir, sizeof dir, "/proc/%ld/fd", pid);
+    snprintf(want, sizeof want, "socket:[%lu]", ino);
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    for (struct dirent *e; !found && (e = readdir(d));) {
+        char path[400];
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        ssize_t k = readlink(path, got, sizeof got - 1);
+        if (k > 0) {
+            got[k] = 0;
+            found = !strcmp(got, want);
+        }
+    }
+    closedir(d);
+    return found;
+}
+
 static void tcp_shutdown(mgrm_ep_t *ep)
 {
     shutdown(ep->fd, SHUT_RDWR);
@@ -261,6 +333,7 @@ const mgrm_transport_t mgrm_transport_tcp = {
     .recv = tcp_recv,
     .set_timeout = tcp_set_timeout,
     .is_local = tcp_is_local,
+    .peer_is_pid = tcp_peer_is_pid,
     .shutdown = tcp_shutdown,
     .close = tcp_close,
     .listener_shutdown = tcp_listener_shutdown,

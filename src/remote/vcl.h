@@ -165,6 +165,8 @@ struct mgrm_conn {
     struct _cl_device_id *devs;
     pthread_t rx_cmd, rx_bulk, heartbeat;
     atomic_llong last_rx; /* ms, monotonic: the last message from the proxy */
+    int cma;              /* the one-copy lane is on: plain writes and reads name host ranges */
+    unsigned char cma_nonce[MGRM_CMA_NONCE]; /* the proxy's probe reads it here */
 };
 
 /* The one lock of the event state (statuses, tables, queue counters). */
@@ -187,6 +189,8 @@ cl_int mgrm_vcl_info(mgrm_conn_t *c, int kind, uint64_t id, uint64_t aux, cl_uin
                      size_t size, void *value, size_t *size_ret);
 void mgrm_vcl_release_remote(mgrm_conn_t *c, int kind, uint64_t id);
 extern atomic_ulong mgrm_vcl_msgs, mgrm_vcl_bytes_out, mgrm_vcl_bytes_in;
+/* bytes the proxy was asked to copy from / into this process (one-copy lane) */
+extern atomic_ulong mgrm_vcl_cma_out, mgrm_vcl_cma_in;
 
 /* Copies a value out per the OpenCL info-query rules. */
 cl_int mgrm_vcl_ret(const void *v, size_t n, size_t size, void *value, size_t *size_ret);
@@ -210,6 +214,10 @@ cl_int mgrm_vcl_enq_end(cl_command_queue q, mgrm_buf_t *b, cl_event ev, cl_event
                         cl_bool blocking, uint64_t xfer, const void *p, size_t n);
 int mgrm_vcl_is(const void *obj);     /* object of this ICD (dispatch check) */
 int mgrm_vcl_mem_live(const void *p); /* p is a live cl_mem of this ICD */
+/* clEnqueueWriteBuffer whose data has left src when it returns (never the
+ * one-copy lane): src may be freed at once (unmap's host copy) */
+cl_int mgrm_vcl_write_now(cl_command_queue q, cl_mem m, size_t off, size_t n, const void *src,
+                          cl_uint nw, const cl_event *w, cl_event *out);
 /* clEnqueueReadBuffer without the host-access check (for maps) */
 cl_int mgrm_vcl_read_any(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off, size_t n,
                          void *dst, cl_uint nw, const cl_event *w, cl_event *out);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 pthread_mutex_t mgrm_vcl_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_cond_t mgrm_vcl_cond = PTHREAD_COND_INITIALIZER;
 atomic_ulong mgrm_vcl_msgs, mgrm_vcl_bytes_out, mgrm_vcl_bytes_in;
+atomic_ulong mgrm_vcl_cma_out, mgrm_vcl_cma_in;
 
 /* A request waiting for its reply (on the waiter's stack). */
 struct pend {
@@ -77,9 +79,10 @@ static void *heartbeat_main(void *arg)
 
 static void stats_print(void)
 {
-    fprintf(stderr, "mpigpu-vcl: messages=%lu bytes_out=%lu bytes_in=%lu\n",
+    fprintf(stderr, "mpigpu-vcl: messages=%lu bytes_out=%lu bytes_in=%lu cma_out=%lu cma_in=%lu\n",
             (unsigned long)mgrm_vcl_msgs, (unsigned long)mgrm_vcl_bytes_out,
-            (unsigned long)mgrm_vcl_bytes_in);
+            (unsigned long)mgrm_vcl_bytes_in, (unsigned long)mgrm_vcl_cma_out,
+            (unsigned long)mgrm_vcl_cma_in);
 }
 
 static int send_msg(mgrm_conn_t *c, mgrm_ep_t *ep, mgrm_buf_t *b)
@@ -340,6 +343,76 @@ fn_exit:
     return rc;
 }
 
+/* Yama's ptrace_scope: 0 classic (same user may attach), 1 restricted
+ * (descendants, or a ptracer named by prctl), 2-3 admin only or none; -1
+ * without Yama (same as 0). */
+static int yama_scope(void)
+{
+    int v = -1;
+    FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+    if (f) {
+        if (fscanf(f, "%d", &v) != 1)
+            v = 3;
+        fclose(f);
+    }
+    return v;
+}
+
+/* The one-copy lane, once the shm lane runs (unless MPIGPU_VCL_CMA=0): the
+ * proxy may attach to this process and copy plain writes and reads itself.
+ * The proxy's pid is taken only if the kernel says that process holds the
+ * proxy's end of the command connection; under Yama scope 1 this process
+ * names it as its ptracer (one per process: a second local proxy gets no
+ * one-copy lane).  Anything that fails leaves the shm lane.  0, or -1 when
+ * the command lane broke. */
+static int cma_setup(mgrm_conn_t *c)
+{
+    static pthread_mutex_t tracer_lock = PTHREAD_MUTEX_INITIALIZER;
+    static long tracer;
+    const char *env = getenv("MPIGPU_VCL_CMA");
+    uint8_t *rep = NULL;
+    size_t cap = 0;
+    mgrm_hdr_t h;
+    mgrm_buf_t b;
+    int rc = 0, r, scope = yama_scope();
+    if ((env && !strcmp(env, "0")) || c->bk.ops != &mgrm_bulk_shm || !c->t->peer_is_pid ||
+        scope >= 2)
+        return 0;
+    mgrm_buf_init(&b, MGRM_OP_CMA_OPEN, 0, 4);
+    r = early_call(c, &b, &rep, &cap, &h);
+    mgrm_buf_free(&b);
+    if (r)
+        goto fn_exit; /* 1: the lane broke (rc set below); else not offered */
+    mgrm_cur_t cur;
+    mgrm_cur_init(&cur, rep + 4, h.length - 4);
+    long pid = (long)mgrm_cur_u32(&cur);
+    const void *nonce = mgrm_cur_raw(&cur, MGRM_CMA_NONCE);
+    if (mgrm_cur_done(&cur) || !nonce || !c->t->peer_is_pid(c->cmd, pid))
+        goto fn_exit; /* not the process this connection leads to */
+    memcpy(c->cma_nonce, nonce, MGRM_CMA_NONCE);
+    if (scope == 1) {
+        pthread_mutex_lock(&tracer_lock);
+        int ok =
+            tracer == pid || (!tracer && prctl(PR_SET_PTRACER, (unsigned long)pid, 0, 0, 0) == 0);
+        if (ok)
+            tracer = pid;
+        pthread_mutex_unlock(&tracer_lock);
+        if (!ok)
+            goto fn_exit;
+    }
+    mgrm_buf_init(&b, MGRM_OP_CMA_READY, 0, 5);
+    mgrm_buf_u32(&b, (uint32_t)getpid());
+    mgrm_buf_u64(&b, (uint64_t)(uintptr_t)c->cma_nonce);
+    r = early_call(c, &b, &rep, &cap, &h);
+    mgrm_buf_free(&b);
+    c->cma = r == 0;
+fn_exit:
+    if (r == 1)
+        rc = -1;
+    free(rep);
+    return rc;
+}
+
 static void devs_parse(mgrm_conn_t *c, const uint8_t *p, size_t n)
 {
     mgrm_cur_t cur;
@@ -418,7 +491,7 @@ static mgrm_conn_t *conn_open(const char *addr, const mgrm_key_t *key)
     mgrm_bulk_init(&c->bk, c->t, c->bulk);
     c->bk.stopped = conn_stopped;
     c->bk.arg = c;
-    bad = bad || shm_setup(c);
+    bad = bad || shm_setup(c) || cma_setup(c);
     if (bad || c->t->set_timeout(c->cmd, 0)) {
         fprintf(stderr, "mpigpu-vcl: %s: cannot list the devices\n", addr);
         goto fn_fail;

@@ -198,7 +198,7 @@ cl_int CL_API_CALL clEnqueueUnmapMemObject(cl_command_queue q, cl_mem m, void *p
     if (!mp)
         return CL_INVALID_VALUE;
     if (mp->write) /* the data is on the wire when the call returns */
-        rc = clEnqueueWriteBuffer(q, m, CL_FALSE, mp->off, mp->n, mp->p, nw, w, out);
+        rc = mgrm_vcl_write_now(q, m, mp->off, mp->n, mp->p, nw, w, out);
     else
         rc = clEnqueueMarkerWithWaitList(q, nw, w, out);
     if (rc == CL_SUCCESS && out && *out)

@@ -1,6 +1,10 @@
 /* libmpigpu-vcl.so: buffers and the commands that move their data.  Writes
  * stream on the bulk lane from the caller's thread; reads come back on the
- * bulk lane straight into the destination.  A map is a host copy: read on
+ * bulk lane straight into the destination.  On the one-copy lane (a proxy
+ * on this host that may attach to this process) a plain write or read
+ * sends only the host range and the proxy copies it itself, in queue
+ * order: as OpenCL says, the host memory stays the caller's to keep valid
+ * until the command's event completes.  A map is a host copy: read on
  * map, written back on unmap of a write mapping. */
 #include <stdlib.h>
 #include <string.h>
@@ -303,7 +307,8 @@ static cl_int read_common(cl_command_queue q, cl_mem m, cl_bool blocking, size_t
         rc = CL_INVALID_VALUE;
     if (rc)
         return rc;
-    mgrm_buf_init(&b, (uint16_t)op, 0, 0);
+    int cma = op == MGRM_OP_ENQ_READ && q->ctx->conn->cma;
+    mgrm_buf_init(&b, (uint16_t)(cma ? MGRM_OP_ENQ_READ_CMA : op), 0, 0);
     size_t at = b.len;
     mgrm_buf_u64(&b, 0); /* xfer = the event ID */
     mgrm_buf_u64(&b, n);
@@ -315,6 +320,10 @@ static cl_int read_common(cl_command_queue q, cl_mem m, cl_bool blocking, size_t
                 mgrm_buf_u64(&b, rect[i]);
         else
             mgrm_buf_u64(&b, off);
+        if (cma) {
+            mgrm_buf_u64(&b, (uint64_t)(uintptr_t)dst);
+            mgrm_vcl_cma_in += n;
+        }
         for (int i = 0; i < 8 && !b.err; i++)
             b.p[at + i] = (uint8_t)(ev->id >> (8 * i));
         ev->data = 1;
@@ -353,9 +362,11 @@ cl_int mgrm_vcl_read_any(cl_command_queue q, cl_mem m, cl_bool blocking, size_t 
                        CL_COMMAND_MAP_BUFFER, 0);
 }
 
+/* now: the data must have left src when the call returns (no one-copy
+ * lane). */
 static cl_int write_common(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off, size_t n,
                            const void *src, cl_uint nw, const cl_event *w, cl_event *out, int op,
-                           const size_t *rect, cl_command_type type)
+                           const size_t *rect, cl_command_type type, int now)
 {
     mgrm_buf_t b;
     cl_event ev = NULL;
@@ -365,7 +376,8 @@ static cl_int write_common(cl_command_queue q, cl_mem m, cl_bool blocking, size_
         rc = CL_INVALID_VALUE;
     if (rc)
         return rc;
-    mgrm_buf_init(&b, (uint16_t)op, 0, 0);
+    int cma = op == MGRM_OP_ENQ_WRITE && !now && q->ctx->conn->cma;
+    mgrm_buf_init(&b, (uint16_t)(cma ? MGRM_OP_ENQ_WRITE_CMA : op), 0, 0);
     size_t at = b.len;
     mgrm_buf_u64(&b, 0);
     mgrm_buf_u64(&b, n);
@@ -377,9 +389,14 @@ static cl_int write_common(cl_command_queue q, cl_mem m, cl_bool blocking, size_
                 mgrm_buf_u64(&b, rect[i]);
         else
             mgrm_buf_u64(&b, off);
+        if (cma) {
+            mgrm_buf_u64(&b, (uint64_t)(uintptr_t)src);
+            mgrm_vcl_cma_out += n;
+        }
         for (int i = 0; i < 8 && !b.err; i++)
             b.p[at + i] = (uint8_t)(ev->id >> (8 * i));
-        rc = mgrm_vcl_enq_end(q, &b, ev, out, blocking, ev->id, src, n);
+        rc = cma ? mgrm_vcl_enq_end(q, &b, ev, out, blocking, 0, NULL, 0)
+                 : mgrm_vcl_enq_end(q, &b, ev, out, blocking, ev->id, src, n);
     }
     mgrm_buf_free(&b);
     return rc;
@@ -390,7 +407,14 @@ cl_int CL_API_CALL clEnqueueWriteBuffer(cl_command_queue q, cl_mem m, cl_bool bl
                                         cl_event *out)
 {
     return write_common(q, m, blocking, off, n, src, nw, w, out, MGRM_OP_ENQ_WRITE, NULL,
-                        CL_COMMAND_WRITE_BUFFER);
+                        CL_COMMAND_WRITE_BUFFER, 0);
+}
+
+cl_int mgrm_vcl_write_now(cl_command_queue q, cl_mem m, size_t off, size_t n, const void *src,
+                          cl_uint nw, const cl_event *w, cl_event *out)
+{
+    return write_common(q, m, CL_FALSE, off, n, src, nw, w, out, MGRM_OP_ENQ_WRITE, NULL,
+                        CL_COMMAND_WRITE_BUFFER, 1);
 }
 
 /* Packed rect parameters: buffer origin[3], region[3], buffer pitches, then
@@ -465,7 +489,7 @@ cl_int CL_API_CALL clEnqueueWriteBufferRect(cl_command_queue q, cl_mem m, cl_boo
         for (size_t y = 0; y < reg[1]; y++)
             memcpy(packed + (z * reg[1] + y) * reg[0], h + z * hsp + y * hrp, reg[0]);
     rc = write_common(q, m, blocking, 0, n, packed, nw, w, out, MGRM_OP_ENQ_WRITE_RECT, rect,
-                      CL_COMMAND_WRITE_BUFFER_RECT);
+                      CL_COMMAND_WRITE_BUFFER_RECT, 1);
     free(packed); /* the data is on the wire once the call returns */
     return rc;
 }

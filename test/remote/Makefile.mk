@@ -5,8 +5,8 @@ if REMOTE
 check_PROGRAMS += test/remote/vcl_basic
 test_remote_vcl_basic_SOURCES = test/remote/vcl_basic.c
 test_remote_vcl_basic_LDADD = $(OPENCL_LIBS)
-TESTS += test/remote/vcl_basic.sh test/remote/vcl_shm.sh
-EXTRA_DIST += test/remote/vcl_basic.sh test/remote/vcl_shm.sh
+TESTS += test/remote/vcl_basic.sh test/remote/vcl_shm.sh test/remote/vcl_cma.sh
+EXTRA_DIST += test/remote/vcl_basic.sh test/remote/vcl_shm.sh test/remote/vcl_cma.sh
 endif
 if REMOTE
 check_PROGRAMS += test/remote/rawclient

@@ -24,7 +24,8 @@ fail() { echo "FAIL: $*"; exit 1; }
 # start_proxy NAME [ARGS...]: sets PROXY_PID and PROXY_ADDR; log in $work/NAME.log
 start_proxy() {
     local name=$1; shift
-    "$top/mpigpu-proxy" --listen 127.0.0.1:0 --key-file "$work/key" "$@" 2>"$work/$name.log" &
+    # PROXY_WRAP: a command that execs the proxy (e.g. setpriv), or empty
+    ${PROXY_WRAP:-} "$top/mpigpu-proxy" --listen 127.0.0.1:0 --key-file "$work/key" "$@" 2>"$work/$name.log" &
     PROXY_PID=$!
     proxy_pids="$proxy_pids $PROXY_PID"
     for _ in $(seq 100); do

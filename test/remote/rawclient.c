@@ -4,11 +4,20 @@
  *   foreign    session B uses object IDs of session A: refused; A unaffected
  *   malformed  truncated, trailing-garbage, unknown-op and oversized messages
  *   auth       expects the handshake to fail (wrong key)
+ *   cma PID    the one-copy lane's handshake: a pid that is not the
+ *              client's (PID: another process of the same user), and the
+ *              client's own pid with a wrong nonce, are both refused; a
+ *              second try in one session too
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "../../src/remote/bulk.h"
 #include "../../src/remote/transport.h"
 
 #define CL_SUCCESS 0
@@ -270,12 +279,81 @@ static void malformed(const char *addr, const mgrm_key_t *key)
     t->close(a);
 }
 
+/* SHM_OPEN, SHM_READY, CMA_OPEN on a fresh session; the nonce in nonce. */
+static mgrm_ep_t *cma_session(const char *addr, const mgrm_key_t *key, uint8_t *nonce)
+{
+    int ok;
+    int32_t rc;
+    uint8_t *out;
+    size_t n;
+    unsigned char *base = NULL;
+    mgrm_buf_t m;
+    mgrm_ep_t *ep = session(addr, key, &ok);
+    CHECK(ok, "handshake");
+    mgrm_buf_init(&m, MGRM_OP_SHM_OPEN, 0, 0);
+    CHECK(ask(ep, &m, &rc, &out, &n) == MGRM_OP_REPLY && rc == 0, "SHM_OPEN: %d", rc);
+    mgrm_cur_t c;
+    mgrm_cur_init(&c, out, n);
+    char *name = mgrm_cur_strdup(&c);
+    CHECK(name && !mgrm_shm_attach(name, &base), "shm segment %s", name ? name : "?");
+    free(name);
+    mgrm_buf_init(&m, MGRM_OP_SHM_READY, 0, 0);
+    mgrm_buf_u32(&m, base != NULL);
+    CHECK(ask(ep, &m, &rc, NULL, NULL) == MGRM_OP_REPLY && rc == 0, "SHM_READY: %d", rc);
+    mgrm_buf_init(&m, MGRM_OP_CMA_OPEN, 0, 0);
+    CHECK(ask(ep, &m, &rc, &out, &n) == MGRM_OP_REPLY && rc == 0 && n == 4 + MGRM_CMA_NONCE,
+          "CMA_OPEN: %d", rc);
+    if (n == 4 + MGRM_CMA_NONCE) {
+        uint32_t pid = (uint32_t)out[0] | (uint32_t)out[1] << 8 | (uint32_t)out[2] << 16 |
+                       (uint32_t)out[3] << 24;
+        prctl(PR_SET_PTRACER, (unsigned long)pid, 0, 0, 0); /* Yama 1; EINVAL without Yama */
+        memcpy(nonce, out + 4, MGRM_CMA_NONCE);
+    }
+    return ep; /* the segment stays mapped until exit */
+}
+
+static int32_t cma_ready(mgrm_ep_t *ep, long pid, const void *at)
+{
+    mgrm_buf_t m;
+    int32_t rc = 0;
+    mgrm_buf_init(&m, MGRM_OP_CMA_READY, 0, 0);
+    mgrm_buf_u32(&m, (uint32_t)pid);
+    mgrm_buf_u64(&m, (uint64_t)(uintptr_t)at);
+    return ask(ep, &m, &rc, NULL, NULL) == MGRM_OP_REPLY ? rc : 1000;
+}
+
+static void cma(const char *addr, const mgrm_key_t *key, long victim)
+{
+    static uint8_t nonce[MGRM_CMA_NONCE], wrong[MGRM_CMA_NONCE];
+    mgrm_ep_t *ep = cma_session(addr, key, nonce);
+    /* the victim does not hold this connection: refused before any read */
+    int32_t rc = cma_ready(ep, victim, nonce);
+    CHECK(rc < 0, "CMA_READY with another process's pid: %d", rc);
+    /* one try per session, even with the right pid now */
+    rc = cma_ready(ep, (long)getpid(), nonce);
+    CHECK(rc < 0, "a second CMA_READY in one session: %d", rc);
+    CHECK(ping(ep), "session alive after refused CMA_READY");
+    t->close(ep);
+    /* our own pid, but the named address does not hold the nonce */
+    ep = cma_session(addr, key, nonce);
+    memcpy(wrong, nonce, sizeof wrong);
+    wrong[0] ^= 1;
+    rc = cma_ready(ep, (long)getpid(), wrong);
+    CHECK(rc < 0, "CMA_READY with a wrong nonce: %d", rc);
+    t->close(ep);
+    /* and the real thing is accepted (the probe reads this process) */
+    ep = cma_session(addr, key, nonce);
+    rc = cma_ready(ep, (long)getpid(), nonce);
+    CHECK(rc == 0, "CMA_READY of the client itself: %d", rc);
+    t->close(ep);
+}
+
 int main(int argc, char **argv)
 {
     mgrm_key_t key;
     char err[512];
-    if (argc != 4) {
-        fprintf(stderr, "usage: rawclient HOST:PORT KEYFILE foreign|malformed|auth\n");
+    if (argc != 4 && !(argc == 5 && !strcmp(argv[3], "cma"))) {
+        fprintf(stderr, "usage: rawclient HOST:PORT KEYFILE foreign|malformed|auth|cma PID\n");
         return 2;
     }
     if (mgrm_key_load(argv[2], &key, err, sizeof err)) {
@@ -286,6 +364,8 @@ int main(int argc, char **argv)
         foreign(argv[1], &key);
     } else if (!strcmp(argv[3], "malformed")) {
         malformed(argv[1], &key);
+    } else if (!strcmp(argv[3], "cma")) {
+        cma(argv[1], &key, atol(argv[4]));
     } else {
         int ok;
         t->close(session(argv[1], &key, &ok));

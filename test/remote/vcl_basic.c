@@ -7,12 +7,17 @@
  *   vcl_basic bigwrite   writes 64 MiB over and over (killed by the test)
  *   vcl_basic bigread    reads 64 MiB over and over until an error
  *   vcl_basic idle       a roundtrip, 12 s of silence, a roundtrip
+ *   vcl_basic odd        transfers at odd offsets, host addresses and lengths
+ *                        (non-blocking, in flight together, sub-buffers)
+ *   vcl_basic nodump     a non-dumpable process (no process may attach to
+ *                        it): quick, which must pass on the shm lane
  */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -193,6 +198,86 @@ static void map(void)
     clReleaseMemObject(m);
 }
 
+/* Byte-exact transfers at odd places: a host range at an odd address,
+ * buffer offsets at odd bytes, lengths that are no multiple of a chunk or
+ * a page; several non-blocking writes in flight at once, then non-blocking
+ * reads, each waited for by its event; a sub-buffer at an aligned origin
+ * read and written at odd offsets; a map written back on unmap. */
+static void odd(void)
+{
+    cl_int err;
+    cl_uint align = 0;
+    const size_t n = (3u << 20) + 333, off = 17;
+    unsigned char *ha = malloc(n + 16), *hb = malloc(n + 16), *a = ha + 3, *b = hb + 5;
+    for (size_t i = 0; i < n; i++)
+        a[i] = (unsigned char)(i * 131 + (i >> 12));
+    memset(hb, 0, n + 16);
+    cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE, n + 64, NULL, &err);
+    CL_OK(err);
+    /* three pieces in flight, the middle one starting at an odd byte */
+    size_t cut[4] = {0, 1000001, 2500003, n};
+    cl_event w[3], r[3];
+    for (int i = 0; i < 3; i++)
+        CL_OK(clEnqueueWriteBuffer(q, m, CL_FALSE, off + cut[i], cut[i + 1] - cut[i], a + cut[i], 0,
+                                   NULL, &w[i]));
+    for (int i = 0; i < 3; i++)
+        CL_OK(clEnqueueReadBuffer(q, m, CL_FALSE, off + cut[i], cut[i + 1] - cut[i], b + cut[i], 1,
+                                  &w[i], &r[i]));
+    CL_OK(clWaitForEvents(3, r));
+    for (int i = 0; i < 3; i++) {
+        cl_int st = 1;
+        clGetEventInfo(r[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+        CHECK(st == CL_COMPLETE, "read %d status %d", i, st);
+        clReleaseEvent(w[i]);
+        clReleaseEvent(r[i]);
+    }
+    CHECK(!memcmp(a, b, n), "odd-offset non-blocking roundtrip of %zu bytes differs", n);
+    CHECK(hb[4] == 0 && b[n] == 0, "a read wrote outside its host range");
+    /* a blocking read of 1 byte at an odd offset, and of the last bytes */
+    unsigned char one = 0, tail[7];
+    CL_OK(clEnqueueReadBuffer(q, m, CL_TRUE, off + 12345, 1, &one, 0, NULL, NULL));
+    CHECK(one == a[12345], "1-byte read: %d, not %d", one, a[12345]);
+    CL_OK(clEnqueueReadBuffer(q, m, CL_TRUE, off + n - 7, 7, tail, 0, NULL, NULL));
+    CHECK(!memcmp(tail, a + n - 7, 7), "read of the last 7 bytes differs");
+    /* a sub-buffer at the device's base alignment, odd offsets within */
+    clGetDeviceInfo(dev, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align, &align, NULL);
+    size_t org = align >= 8 ? (2u << 20) / (align / 8) * (align / 8) : 2u << 20;
+    cl_buffer_region reg = {org, (1u << 20) + 99};
+    cl_mem sb = clCreateSubBuffer(m, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &reg, &err);
+    CL_OK(err);
+    memset(hb, 0, n + 16);
+    CL_OK(clEnqueueReadBuffer(q, sb, CL_TRUE, 3, reg.size - 3, b, 0, NULL, NULL));
+    CHECK(!memcmp(b, a + org + 3 - off, reg.size - 3), "sub-buffer read at offset 3 differs");
+    for (size_t i = 0; i < 4099; i++)
+        b[i] = (unsigned char)~b[i];
+    cl_event e;
+    CL_OK(clEnqueueWriteBuffer(q, sb, CL_FALSE, 5, 4099, b, 0, NULL, &e));
+    CL_OK(clWaitForEvents(1, &e));
+    clReleaseEvent(e);
+    memset(hb, 0, n + 16);
+    CL_OK(clEnqueueReadBuffer(q, m, CL_TRUE, org + 5, 4099, b, 0, NULL, NULL));
+    int ok = 1;
+    for (size_t i = 0; i < 4099; i++)
+        ok &= b[i] == (unsigned char)~a[org + 3 - off + i];
+    CHECK(ok, "write through a sub-buffer at offset 5: parent differs");
+    clReleaseMemObject(sb);
+    /* a map written back on unmap (the host copy is freed at once) */
+    unsigned char *p =
+        clEnqueueMapBuffer(q, m, CL_TRUE, CL_MAP_WRITE, 101, 70001, 0, NULL, NULL, &err);
+    CL_OK(err);
+    for (size_t i = 0; i < 70001; i++)
+        p[i] = (unsigned char)(i % 251);
+    CL_OK(clEnqueueUnmapMemObject(q, m, p, 0, NULL, NULL));
+    CL_OK(clEnqueueReadBuffer(q, m, CL_TRUE, 100, 70003, b, 0, NULL, NULL));
+    ok = b[0] == a[100 - off] && b[70002] == a[70102 - off];
+    for (size_t i = 0; i < 70001; i++)
+        ok &= b[i + 1] == (unsigned char)(i % 251);
+    CHECK(ok, "map written back on unmap differs");
+    clReleaseMemObject(m);
+    free(ha);
+    free(hb);
+}
+
 static int cb_status = 1;
 static void CL_CALLBACK on_done(cl_event e, cl_int st, void *data)
 {
@@ -330,6 +415,8 @@ static void quick(void)
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "all";
+    if (!strcmp(mode, "nodump")) /* before setup: the connections open there */
+        CHECK(prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0, "prctl(PR_SET_DUMPABLE, 0)");
     setup();
     if (!strcmp(mode, "setarg")) {
         cl_int err;
@@ -359,8 +446,10 @@ int main(int argc, char **argv)
                 return 3;
             }
         }
-    } else if (!strcmp(mode, "quick")) {
+    } else if (!strcmp(mode, "quick") || !strcmp(mode, "nodump")) {
         quick();
+    } else if (!strcmp(mode, "odd")) {
+        odd();
     } else if (!strcmp(mode, "idle")) {
         roundtrip(4096);
         sleep(12);
@@ -370,6 +459,7 @@ int main(int argc, char **argv)
         roundtrip(4096 + 3);
         roundtrip(64u << 20);
         subbuffer();
+        odd();
         rect();
         map();
         kernel();
