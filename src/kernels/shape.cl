@@ -178,3 +178,157 @@ MG_SUBARRAY(2, ushort)
 MG_SUBARRAY(4, uint)
 MG_SUBARRAY(8, ulong)
 MG_SUBARRAY(16, uint4)
+
+/*
+ * Grid kernels (GPUs): no span loop.  The launch covers the range with
+ * wpi (1 to MG_GRID_MAX) words per work-item, strided by the global size so
+ * that each step of the grid reads and writes adjacent words (coalesced).  A
+ * work-item locates each of its words with a few (32-bit where narrow)
+ * divisions, issues all of its loads, then all of its stores, so that up to
+ * wpi loads per work-item are in flight at once.  `span` of the span kernels
+ * carries wpi here.
+ */
+#define MG_GRID_MAX 4
+
+/* One step j of the grid: word w of the packed stream; OFF(pos) is the user
+   offset (from typed) of packed byte pos. */
+#define MG_GRID_LOAD(j, T, W, OFF, SRC)                                                            \
+    {                                                                                              \
+        long w = w0 + (j)*g;                                                                       \
+        if ((j) < span && w < nwords) {                                                            \
+            long pos = first + w * (W);                                                            \
+            v##j = *(__global const T *)(SRC);                                                     \
+        }                                                                                          \
+    }
+
+#define MG_GRID_STORE(j, T, W, OFF, DST)                                                           \
+    {                                                                                              \
+        long w = w0 + (j)*g;                                                                       \
+        if ((j) < span && w < nwords) {                                                            \
+            long pos = first + w * (W);                                                            \
+            *(__global T *)(DST) = v##j;                                                           \
+        }                                                                                          \
+    }
+
+/* Pack: load from typed + OFF(pos), store to the packed word w. */
+#define MG_GRID_PACK(T, W, OFF)                                                                    \
+    const int narrow = first + nwords * (W) <= 0xffffffffL && size <= 0xffffffffL;                 \
+    long g = get_global_size(0), w0 = get_global_id(0);                                            \
+    T v0, v1, v2, v3;                                                                              \
+    MG_GRID_LOAD(0, T, W, OFF, typed + OFF(pos))                                                   \
+    MG_GRID_LOAD(1, T, W, OFF, typed + OFF(pos))                                                   \
+    MG_GRID_LOAD(2, T, W, OFF, typed + OFF(pos))                                                   \
+    MG_GRID_LOAD(3, T, W, OFF, typed + OFF(pos))                                                   \
+    MG_GRID_STORE(0, T, W, OFF, packed + packed_off + w * (W))                                     \
+    MG_GRID_STORE(1, T, W, OFF, packed + packed_off + w * (W))                                     \
+    MG_GRID_STORE(2, T, W, OFF, packed + packed_off + w * (W))                                     \
+    MG_GRID_STORE(3, T, W, OFF, packed + packed_off + w * (W))                                     \
+    (void)narrow
+
+/* Unpack: load the packed word w, store to typed + OFF(pos). */
+#define MG_GRID_UNPACK(T, W, OFF)                                                                  \
+    const int narrow = first + nwords * (W) <= 0xffffffffL && size <= 0xffffffffL;                 \
+    long g = get_global_size(0), w0 = get_global_id(0);                                            \
+    T v0, v1, v2, v3;                                                                              \
+    MG_GRID_LOAD(0, T, W, OFF, packed + packed_off + w * (W))                                      \
+    MG_GRID_LOAD(1, T, W, OFF, packed + packed_off + w * (W))                                      \
+    MG_GRID_LOAD(2, T, W, OFF, packed + packed_off + w * (W))                                      \
+    MG_GRID_LOAD(3, T, W, OFF, packed + packed_off + w * (W))                                      \
+    MG_GRID_STORE(0, T, W, OFF, typed + OFF(pos))                                                  \
+    MG_GRID_STORE(1, T, W, OFF, typed + OFF(pos))                                                  \
+    MG_GRID_STORE(2, T, W, OFF, typed + OFF(pos))                                                  \
+    MG_GRID_STORE(3, T, W, OFF, typed + OFF(pos))                                                  \
+    (void)narrow
+
+/* User offset of packed byte pos of a vector of count runs. */
+static long mg_vec_at(long pos, long size, long extent, long blocklen, long stride, int narrow)
+{
+    long k = MG_DIV(pos, size), r = pos - k * size, run = MG_DIV(r, blocklen);
+    return k * extent + run * stride + (r - run * blocklen);
+}
+
+#define MG_VEC_OFF(pos) (typed_off + mg_vec_at((pos), size, extent, blocklen, stride, narrow))
+
+#define MG_VECTOR_GRID(W, T)                                                                       \
+    __kernel void mg_vecg_pack_w##W(MG_SHAPE_ARGS, long blocklen, long count, long stride,         \
+                                    __global const uchar *typed, __global uchar *packed)           \
+    {                                                                                              \
+        long size = blocklen * count;                                                              \
+        MG_GRID_PACK(T, W, MG_VEC_OFF);                                                            \
+    }                                                                                              \
+    __kernel void mg_vecg_unpack_w##W(MG_SHAPE_ARGS, long blocklen, long count, long stride,       \
+                                      __global uchar *typed, __global const uchar *packed)         \
+    {                                                                                              \
+        long size = blocklen * count;                                                              \
+        MG_GRID_UNPACK(T, W, MG_VEC_OFF);                                                          \
+    }
+
+MG_VECTOR_GRID(1, uchar)
+MG_VECTOR_GRID(2, ushort)
+MG_VECTOR_GRID(4, uint)
+MG_VECTOR_GRID(8, ulong)
+MG_VECTOR_GRID(16, uint4)
+
+/* User offset of packed byte pos of a subarray (see MG_SUB_LOCATE). */
+static long mg_sub_at(long pos, long size, long extent, long blocklen, long s1, long s2, long t0,
+                      long t1, long t2, int narrow)
+{
+    long k = MG_DIV(pos, size), r = pos - k * size, run = MG_DIV(r, blocklen);
+    long b = r - run * blocklen, q = MG_DIV(run, s2), i2 = run - q * s2;
+    long i0 = MG_DIV(q, s1), i1 = q - i0 * s1;
+    return k * extent + i0 * t0 + i1 * t1 + i2 * t2 + b;
+}
+
+#define MG_SUB_OFF(pos)                                                                            \
+    (typed_off + mg_sub_at((pos), size, extent, blocklen, s1, s2, t0, t1, t2, narrow))
+
+#define MG_SUBARRAY_GRID(W, T)                                                                     \
+    __kernel void mg_subg_pack_w##W(MG_SHAPE_ARGS, MG_SUB_PARAMS, __global const uchar *typed,     \
+                                    __global uchar *packed)                                        \
+    {                                                                                              \
+        long size = blocklen * s0 * s1 * s2;                                                       \
+        MG_GRID_PACK(T, W, MG_SUB_OFF);                                                            \
+    }                                                                                              \
+    __kernel void mg_subg_unpack_w##W(MG_SHAPE_ARGS, MG_SUB_PARAMS, __global uchar *typed,         \
+                                      __global const uchar *packed)                                \
+    {                                                                                              \
+        long size = blocklen * s0 * s1 * s2;                                                       \
+        MG_GRID_UNPACK(T, W, MG_SUB_OFF);                                                          \
+    }
+
+MG_SUBARRAY_GRID(1, uchar)
+MG_SUBARRAY_GRID(2, ushort)
+MG_SUBARRAY_GRID(4, uint)
+MG_SUBARRAY_GRID(8, ulong)
+MG_SUBARRAY_GRID(16, uint4)
+
+/* Small instances through the byte-offset table of the map kernels
+   (generic.cl, MG_MAP_ARGS): map[r] is the user offset of packed byte r of
+   one instance. */
+#define MG_MAP_OFF(pos) (typed_off + mg_map_at((pos), map, size, extent, narrow))
+
+static long mg_map_at(long pos, __global const int *map, long size, long extent, int narrow)
+{
+    long k = MG_DIV(pos, size);
+    return k * extent + map[pos - k * size];
+}
+
+#define MG_MAP_GRID(W, T)                                                                          \
+    __kernel void mg_mapg_pack_w##W(                                                               \
+        __global const int *map, long size, long extent, long typed_off, long packed_off,          \
+        long first, long nwords, long span, __global const uchar *typed, __global uchar *packed)   \
+    {                                                                                              \
+        MG_GRID_PACK(T, W, MG_MAP_OFF);                                                            \
+    }                                                                                              \
+    __kernel void mg_mapg_unpack_w##W(                                                             \
+        __global const int *map, long size, long extent, long typed_off, long packed_off,          \
+        long first, long nwords, long span, __global uchar *typed, __global const uchar *packed)   \
+    {                                                                                              \
+        MG_GRID_UNPACK(T, W, MG_MAP_OFF);                                                          \
+    }
+
+MG_MAP_GRID(1, uchar)
+MG_MAP_GRID(2, ushort)
+MG_MAP_GRID(4, uint)
+MG_MAP_GRID(8, ulong)
+MG_MAP_GRID(16, uint4)

@@ -19,7 +19,15 @@
 #define MGPK_NWRAP 8              /* cached host-memory wrappers */
 #define MGPK_MAX_PROGS 4          /* programs (one per .cl file) */
 #define MGPK_NWIDTHS 5            /* W = 1, 2, 4, 8, 16 */
-#define MGPK_MAX_GLOBAL (1 << 20) /* work-items per launch; the rest loop */
+#define MGPK_MAX_GLOBAL (1 << 20) /* work-items per launch of the span kernels; the rest loop */
+/* Grid kernels (GPUs): words per work-item, strided by the grid (1 to
+   MGPK_GRID_MAX_WORDS; settings.grid_words overrides), the work-group size
+   (settings.local_size overrides), and the largest grid, above which the
+   span kernels run. */
+#define MGPK_GRID_WORDS 1
+#define MGPK_GRID_MAX_WORDS 4
+#define MGPK_LOCAL_SIZE 256
+#define MGPK_GRID_MAX_ITEMS ((int64_t)1 << 30)
 #define MGPK_DEFAULT_CHUNK (16u << 20)
 /* Default of settings.split_bytes: a host range at least this long moves in
    at least NSTAGE pieces, so that its kernels and transfers (and host copies)
@@ -37,6 +45,11 @@ typedef enum mgpk_family {
     MGPK_FAM_VECTOR, /* SHAPE_VECTOR */
     MGPK_FAM_SUB,    /* SHAPE_SUBARRAY */
     MGPK_FAM_MAP,    /* small instances: a per-type table of each packed byte's offset */
+    /* The grid kernels of the three families above (GPUs): no span loop,
+       MGPK_FAM_GRID_OF(family) */
+    MGPK_FAM_VECTOR_GRID,
+    MGPK_FAM_SUB_GRID,
+    MGPK_FAM_MAP_GRID,
     MGPK_FAM_COUNT
 } mgpk_family_t;
 

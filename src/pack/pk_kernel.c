@@ -175,6 +175,20 @@ static cl_long kernel_span(const mgpk_ctx_t *ctx, mgpk_family_t family, int widt
     return span > 0 ? span : 1;
 }
 
+/* Words per work-item of the grid kernels, or 0 where the span kernels run:
+   GPUs by default, any device when settings.grid_words > 0 (tests), never
+   with a forced span or a grid too large. */
+static cl_long grid_words(const mgpk_ctx_t *ctx, mgpk_family_t family, cl_long nwords)
+{
+    int g = ctx->settings.grid_words;
+    if (family != MGPK_FAM_VECTOR && family != MGPK_FAM_SUB && family != MGPK_FAM_MAP)
+        return 0;
+    if (g < 0 || ctx->settings.span_bytes || (g == 0 && ctx->cpu))
+        return 0;
+    g = g == 0 ? MGPK_GRID_WORDS : (g > MGPK_GRID_MAX_WORDS ? MGPK_GRID_MAX_WORDS : g);
+    return (nwords + g - 1) / g > MGPK_GRID_MAX_ITEMS ? 0 : g;
+}
+
 #define SET_ARG(k_, i_, v_)                                                                        \
     MG_CL_CHECK(clSetKernelArg((k_), (i_), sizeof(v_), &(v_)), "clSetKernelArg", rc, fn_fail)
 
@@ -197,7 +211,13 @@ static int kernel_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packe
         MG_FAIL(rc, fn_fail, MPI_ERR_INTERN, "mgpk: no kernel for family %d W=%d",
                 (int)plan->family, plan->width);
     cl_long nwords = n / plan->width, first_l = first, poff = packed_off;
-    cl_long span = kernel_span(ctx, plan->family, plan->width, nwords);
+    cl_long gw = grid_words(ctx, plan->family, nwords);
+    cl_long span = gw ? gw : kernel_span(ctx, plan->family, plan->width, nwords);
+    if (gw)
+        k = ctx->kernels[plan->family + (MGPK_FAM_VECTOR_GRID - MGPK_FAM_VECTOR)][plan->dir][widx];
+    if (!k)
+        MG_FAIL(rc, fn_fail, MPI_ERR_INTERN, "mgpk: no grid kernel for family %d W=%d",
+                (int)plan->family, plan->width);
     cl_long extent = type->extent, size = type->size;
     cl_long toff = plan->typed_off;
     cl_uint a = 0;
@@ -248,16 +268,31 @@ static int kernel_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packe
     }
     SET_ARG(k, a++, plan->typed);
     SET_ARG(k, a++, packed);
-    cl_long nspans = (nwords + span - 1) / span;
-    size_t global = nspans < MGPK_MAX_GLOBAL ? (size_t)nspans : MGPK_MAX_GLOBAL, one = 1;
-    /* On a CPU device every work-item is a long span: one per work-group, so
+    /* Grid kernels: every word in one launch, span words per work-item.
+       Span kernels: at most MGPK_MAX_GLOBAL work-items, looping over the rest.
+       GPUs get an explicit work-group size and a grid rounded up to it (the
+       kernels check their bounds): NVIDIA's choice for a NULL local size
+       follows the divisors of the global size, which can be small.  On a CPU
+       device every span work-item is a long span: one per work-group, so
        that the runtime spreads them over its threads (a NULL local size may
        put them all into one work-group). */
-    MG_CL_CHECK(clEnqueueNDRangeKernel(ctx->queue, k, 1, NULL, &global, ctx->cpu ? &one : NULL,
-                                       nwait, nwait ? wait : NULL, done),
+    cl_long items = (nwords + span - 1) / span;
+    if (!gw && items > MGPK_MAX_GLOBAL)
+        items = MGPK_MAX_GLOBAL;
+    size_t global = (size_t)items, local = 1;
+    const size_t *lp = &local;
+    if (!ctx->cpu) {
+        local = ctx->settings.local_size > 0 ? (size_t)ctx->settings.local_size : MGPK_LOCAL_SIZE;
+        global = (global + local - 1) / local * local;
+    } else if (gw) {
+        lp = NULL;
+    }
+    MG_CL_CHECK(clEnqueueNDRangeKernel(ctx->queue, k, 1, NULL, &global, lp, nwait,
+                                       nwait ? wait : NULL, done),
                 "clEnqueueNDRangeKernel", rc, fn_fail);
     ctx->stats.launches++;
     ctx->stats.last_width = plan->width;
+    ctx->stats.last_grid = (int)gw;
 fn_exit:
     return rc;
 fn_fail:
