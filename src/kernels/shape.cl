@@ -181,86 +181,84 @@ MG_SUBARRAY(16, uint4)
 
 /*
  * Grid kernels (GPUs): no span loop.  The launch covers the range with
- * wpi (1 to MG_GRID_MAX) words per work-item, strided by the global size so
+ * `span` (here 1 to 4) words per work-item, strided by the global size so
  * that each step of the grid reads and writes adjacent words (coalesced).  A
- * work-item locates each of its words with a few (32-bit where narrow)
- * divisions, issues all of its loads, then all of its stores, so that up to
- * wpi loads per work-item are in flight at once.  `span` of the span kernels
- * carries wpi here.
+ * work-item locates each of its words with a few divisions, issues all of its
+ * loads, then all of its stores.  Where every packed position of the launch
+ * and the instance size fit 31 bits, positions and divisions are 32-bit
+ * (uint) and only user offsets 64-bit: a byte-wide type spends its time on
+ * this arithmetic.
  */
-#define MG_GRID_MAX 4
 
-/* One step j of the grid: word w of the packed stream; OFF(pos) is the user
-   offset (from typed) of packed byte pos. */
-#define MG_GRID_LOAD(j, T, W, OFF, SRC)                                                            \
-    {                                                                                              \
-        long w = w0 + (j)*g;                                                                       \
-        if ((j) < span && w < nwords) {                                                            \
-            long pos = first + w * (W);                                                            \
-            v##j = *(__global const T *)(SRC);                                                     \
-        }                                                                                          \
+/* Step j of the grid: packed word w, packed byte pos; ADDR is the address
+   loaded from (LOAD) or stored to (STORE). */
+#define MG_GRID_LOAD(j, I, T, W, ADDR)                                                             \
+    if ((j) < span && w0 + (I)(j)*g < nw) {                                                        \
+        I w = w0 + (I)(j)*g, pos = fst + w * (W);                                                  \
+        v##j = *(__global const T *)(ADDR);                                                        \
     }
 
-#define MG_GRID_STORE(j, T, W, OFF, DST)                                                           \
-    {                                                                                              \
-        long w = w0 + (j)*g;                                                                       \
-        if ((j) < span && w < nwords) {                                                            \
-            long pos = first + w * (W);                                                            \
-            *(__global T *)(DST) = v##j;                                                           \
-        }                                                                                          \
+#define MG_GRID_STORE(j, I, T, W, ADDR)                                                            \
+    if ((j) < span && w0 + (I)(j)*g < nw) {                                                        \
+        I w = w0 + (I)(j)*g, pos = fst + w * (W);                                                  \
+        *(__global T *)(ADDR) = v##j;                                                              \
     }
 
-/* Pack: load from typed + OFF(pos), store to the packed word w. */
-#define MG_GRID_PACK(T, W, OFF)                                                                    \
-    const int narrow = first + nwords * (W) <= 0xffffffffL && size <= 0xffffffffL;                 \
-    long g = get_global_size(0), w0 = get_global_id(0);                                            \
-    T v0, v1, v2, v3;                                                                              \
-    MG_GRID_LOAD(0, T, W, OFF, typed + OFF(pos))                                                   \
-    MG_GRID_LOAD(1, T, W, OFF, typed + OFF(pos))                                                   \
-    MG_GRID_LOAD(2, T, W, OFF, typed + OFF(pos))                                                   \
-    MG_GRID_LOAD(3, T, W, OFF, typed + OFF(pos))                                                   \
-    MG_GRID_STORE(0, T, W, OFF, packed + packed_off + w * (W))                                     \
-    MG_GRID_STORE(1, T, W, OFF, packed + packed_off + w * (W))                                     \
-    MG_GRID_STORE(2, T, W, OFF, packed + packed_off + w * (W))                                     \
-    MG_GRID_STORE(3, T, W, OFF, packed + packed_off + w * (W))                                     \
-    (void)narrow
+#define MG_GRID_RUN(I, T, W, LADDR, SADDR)                                                         \
+    {                                                                                              \
+        I g = (I)get_global_size(0), w0 = (I)get_global_id(0), nw = (I)nwords, fst = (I)first;     \
+        T v0, v1, v2, v3;                                                                          \
+        MG_GRID_LOAD(0, I, T, W, LADDR)                                                            \
+        MG_GRID_LOAD(1, I, T, W, LADDR)                                                            \
+        MG_GRID_LOAD(2, I, T, W, LADDR)                                                            \
+        MG_GRID_LOAD(3, I, T, W, LADDR)                                                            \
+        MG_GRID_STORE(0, I, T, W, SADDR)                                                           \
+        MG_GRID_STORE(1, I, T, W, SADDR)                                                           \
+        MG_GRID_STORE(2, I, T, W, SADDR)                                                           \
+        MG_GRID_STORE(3, I, T, W, SADDR)                                                           \
+    }
 
-/* Unpack: load the packed word w, store to typed + OFF(pos). */
-#define MG_GRID_UNPACK(T, W, OFF)                                                                  \
-    const int narrow = first + nwords * (W) <= 0xffffffffL && size <= 0xffffffffL;                 \
-    long g = get_global_size(0), w0 = get_global_id(0);                                            \
-    T v0, v1, v2, v3;                                                                              \
-    MG_GRID_LOAD(0, T, W, OFF, packed + packed_off + w * (W))                                      \
-    MG_GRID_LOAD(1, T, W, OFF, packed + packed_off + w * (W))                                      \
-    MG_GRID_LOAD(2, T, W, OFF, packed + packed_off + w * (W))                                      \
-    MG_GRID_LOAD(3, T, W, OFF, packed + packed_off + w * (W))                                      \
-    MG_GRID_STORE(0, T, W, OFF, typed + OFF(pos))                                                  \
-    MG_GRID_STORE(1, T, W, OFF, typed + OFF(pos))                                                  \
-    MG_GRID_STORE(2, T, W, OFF, typed + OFF(pos))                                                  \
-    MG_GRID_STORE(3, T, W, OFF, typed + OFF(pos))                                                  \
-    (void)narrow
+/* AT(I, pos): the user offset of packed byte pos, relative to typed_off. */
+#define MG_GRID_NARROW(W) (first + nwords * (W) <= 0x7fffffffL && size <= 0x7fffffffL)
+#define MG_PACKED_AT(W) (packed + packed_off + w * (W))
+#define MG_TYPED_AT(AT, I) (typed + typed_off + AT(I, pos))
 
-/* User offset of packed byte pos of a vector of count runs. */
-static long mg_vec_at(long pos, long size, long extent, long blocklen, long stride, int narrow)
-{
-    long k = MG_DIV(pos, size), r = pos - k * size, run = MG_DIV(r, blocklen);
-    return k * extent + run * stride + (r - run * blocklen);
-}
+#define MG_GRID_PACK(T, W, AT)                                                                     \
+    if (MG_GRID_NARROW(W))                                                                         \
+        MG_GRID_RUN(uint, T, W, MG_TYPED_AT(AT, uint), MG_PACKED_AT(W))                            \
+    else                                                                                           \
+        MG_GRID_RUN(long, T, W, MG_TYPED_AT(AT, long), MG_PACKED_AT(W))
 
-#define MG_VEC_OFF(pos) (typed_off + mg_vec_at((pos), size, extent, blocklen, stride, narrow))
+#define MG_GRID_UNPACK(T, W, AT)                                                                   \
+    if (MG_GRID_NARROW(W))                                                                         \
+        MG_GRID_RUN(uint, T, W, MG_PACKED_AT(W), MG_TYPED_AT(AT, uint))                            \
+    else                                                                                           \
+        MG_GRID_RUN(long, T, W, MG_PACKED_AT(W), MG_TYPED_AT(AT, long))
+
+/* Vector: instance k, run, byte b. */
+#define MG_VEC_AT_FN(I)                                                                            \
+    static long mg_vec_at_##I(I pos, I size, long extent, I blocklen, long stride)                 \
+    {                                                                                              \
+        I k = pos / size, r = pos - k * size, run = r / blocklen;                                  \
+        return (long)k * extent + (long)run * stride + (long)(r - run * blocklen);                 \
+    }
+MG_VEC_AT_FN(uint)
+MG_VEC_AT_FN(long)
+
+#define MG_VEC_AT(I, pos) mg_vec_at_##I(pos, (I)size, extent, (I)blocklen, stride)
 
 #define MG_VECTOR_GRID(W, T)                                                                       \
     __kernel void mg_vecg_pack_w##W(MG_SHAPE_ARGS, long blocklen, long count, long stride,         \
                                     __global const uchar *typed, __global uchar *packed)           \
     {                                                                                              \
         long size = blocklen * count;                                                              \
-        MG_GRID_PACK(T, W, MG_VEC_OFF);                                                            \
+        MG_GRID_PACK(T, W, MG_VEC_AT)                                                              \
     }                                                                                              \
     __kernel void mg_vecg_unpack_w##W(MG_SHAPE_ARGS, long blocklen, long count, long stride,       \
                                       __global uchar *typed, __global const uchar *packed)         \
     {                                                                                              \
         long size = blocklen * count;                                                              \
-        MG_GRID_UNPACK(T, W, MG_VEC_OFF);                                                          \
+        MG_GRID_UNPACK(T, W, MG_VEC_AT)                                                            \
     }
 
 MG_VECTOR_GRID(1, uchar)
@@ -269,31 +267,33 @@ MG_VECTOR_GRID(4, uint)
 MG_VECTOR_GRID(8, ulong)
 MG_VECTOR_GRID(16, uint4)
 
-/* User offset of packed byte pos of a subarray (see MG_SUB_LOCATE). */
-static long mg_sub_at(long pos, long size, long extent, long blocklen, long s1, long s2, long t0,
-                      long t1, long t2, int narrow)
-{
-    long k = MG_DIV(pos, size), r = pos - k * size, run = MG_DIV(r, blocklen);
-    long b = r - run * blocklen, q = MG_DIV(run, s2), i2 = run - q * s2;
-    long i0 = MG_DIV(q, s1), i1 = q - i0 * s1;
-    return k * extent + i0 * t0 + i1 * t1 + i2 * t2 + b;
-}
+/* Subarray: instance k, run (i0, i1, i2), byte b (see MG_SUB_LOCATE). */
+#define MG_SUB_AT_FN(I)                                                                            \
+    static long mg_sub_at_##I(I pos, I size, long extent, I blocklen, I s1, I s2, long t0,         \
+                              long t1, long t2)                                                    \
+    {                                                                                              \
+        I k = pos / size, r = pos - k * size, run = r / blocklen;                                  \
+        I b = r - run * blocklen, q = run / s2, i2 = run - q * s2;                                 \
+        I i0 = q / s1, i1 = q - i0 * s1;                                                           \
+        return (long)k * extent + (long)i0 * t0 + (long)i1 * t1 + (long)i2 * t2 + (long)b;         \
+    }
+MG_SUB_AT_FN(uint)
+MG_SUB_AT_FN(long)
 
-#define MG_SUB_OFF(pos)                                                                            \
-    (typed_off + mg_sub_at((pos), size, extent, blocklen, s1, s2, t0, t1, t2, narrow))
+#define MG_SUB_AT(I, pos) mg_sub_at_##I(pos, (I)size, extent, (I)blocklen, (I)s1, (I)s2, t0, t1, t2)
 
 #define MG_SUBARRAY_GRID(W, T)                                                                     \
     __kernel void mg_subg_pack_w##W(MG_SHAPE_ARGS, MG_SUB_PARAMS, __global const uchar *typed,     \
                                     __global uchar *packed)                                        \
     {                                                                                              \
         long size = blocklen * s0 * s1 * s2;                                                       \
-        MG_GRID_PACK(T, W, MG_SUB_OFF);                                                            \
+        MG_GRID_PACK(T, W, MG_SUB_AT)                                                              \
     }                                                                                              \
     __kernel void mg_subg_unpack_w##W(MG_SHAPE_ARGS, MG_SUB_PARAMS, __global uchar *typed,         \
                                       __global const uchar *packed)                                \
     {                                                                                              \
         long size = blocklen * s0 * s1 * s2;                                                       \
-        MG_GRID_UNPACK(T, W, MG_SUB_OFF);                                                          \
+        MG_GRID_UNPACK(T, W, MG_SUB_AT)                                                            \
     }
 
 MG_SUBARRAY_GRID(1, uchar)
@@ -305,26 +305,30 @@ MG_SUBARRAY_GRID(16, uint4)
 /* Small instances through the byte-offset table of the map kernels
    (generic.cl, MG_MAP_ARGS): map[r] is the user offset of packed byte r of
    one instance. */
-#define MG_MAP_OFF(pos) (typed_off + mg_map_at((pos), map, size, extent, narrow))
+#define MG_MAP_AT_FN(I)                                                                            \
+    static long mg_map_at_##I(I pos, __global const int *map, I size, long extent)                 \
+    {                                                                                              \
+        I k = pos / size;                                                                          \
+        return (long)k * extent + map[pos - k * size];                                             \
+    }
+MG_MAP_AT_FN(uint)
+MG_MAP_AT_FN(long)
 
-static long mg_map_at(long pos, __global const int *map, long size, long extent, int narrow)
-{
-    long k = MG_DIV(pos, size);
-    return k * extent + map[pos - k * size];
-}
+#define MG_MAP_AT(I, pos) mg_map_at_##I(pos, map, (I)size, extent)
 
 #define MG_MAP_GRID(W, T)                                                                          \
-    __kernel void mg_mapg_pack_w##W(                                                               \
-        __global const int *map, long size, long extent, long typed_off, long packed_off,          \
-        long first, long nwords, long span, __global const uchar *typed, __global uchar *packed)   \
+    __kernel void mg_mapg_pack_w##W(__global const int *map, long size, long extent,               \
+                                    long typed_off, long packed_off, long first, long nwords,      \
+                                    long span, __global const uchar *typed,                        \
+                                    __global uchar *packed){MG_GRID_PACK(                          \
+        T, W, MG_MAP_AT)} __kernel void mg_mapg_unpack_w##W(__global const int *map, long size,    \
+                                                            long extent, long typed_off,           \
+                                                            long packed_off, long first,           \
+                                                            long nwords, long span,                \
+                                                            __global uchar *typed,                 \
+                                                            __global const uchar *packed)          \
     {                                                                                              \
-        MG_GRID_PACK(T, W, MG_MAP_OFF);                                                            \
-    }                                                                                              \
-    __kernel void mg_mapg_unpack_w##W(                                                             \
-        __global const int *map, long size, long extent, long typed_off, long packed_off,          \
-        long first, long nwords, long span, __global uchar *typed, __global const uchar *packed)   \
-    {                                                                                              \
-        MG_GRID_UNPACK(T, W, MG_MAP_OFF);                                                          \
+        MG_GRID_UNPACK(T, W, MG_MAP_AT)                                                            \
     }
 
 MG_MAP_GRID(1, uchar)

@@ -55,6 +55,13 @@ typedef enum mgpk_family {
 
 typedef enum mgpk_dir { MGPK_DIR_PACK = 0, MGPK_DIR_UNPACK = 1 } mgpk_dir_t;
 
+/* The scalar arguments a kernel last ran with (pk_kernel.c, SET_LONG). */
+#define MGPK_MAX_KARGS 16
+typedef struct mgpk_kargs {
+    cl_long v[MGPK_MAX_KARGS];
+    uint32_t set; /* bit i: v[i] holds the kernel's argument i */
+} mgpk_kargs_t;
+
 typedef struct mgpk_upload mgpk_upload_t;
 typedef struct mgpk_hcopy mgpk_hcopy_t;
 
@@ -80,6 +87,7 @@ struct mgpk_ctx {
     int built;
     cl_program progs[MGPK_MAX_PROGS];
     cl_kernel kernels[MGPK_FAM_COUNT][2][MGPK_NWIDTHS];
+    mgpk_kargs_t kargs[MGPK_FAM_COUNT][2][MGPK_NWIDTHS]; /* cleared with the kernels */
     mgpk_stats_t stats;
 
     int in_order;              /* ctx->queue executes in order: no events needed on it */
