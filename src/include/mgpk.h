@@ -87,9 +87,12 @@ typedef struct mgpk_settings {
     mgpk_calib_mode_t calibrate; /* see mgpk_calib_mode_t */
     int grid_words;              /* words per work-item of the grid kernels (vector,
                                     subarray and map families without a span loop),
-                                    1 to 4; 0: 1 on GPUs, the span kernels on CPU
-                                    devices; negative: never the grid kernels */
-    int local_size;              /* work-group size of kernel launches on GPUs; 0: 256 */
+                                    1 to 4; 0: on GPUs 1 for words of 4 bytes and
+                                    more, 4 for narrower ones, the span kernels on
+                                    CPU devices; negative: never the grid kernels */
+    int local_size;              /* work-group size of kernel launches on GPUs, and of
+                                    forced grid kernels on CPU devices; 0: 256 on
+                                    GPUs, the runtime's choice for those */
 } mgpk_settings_t;
 
 /* Create an engine for (context, device).  queue may be NULL, in which case

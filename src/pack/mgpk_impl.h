@@ -20,11 +20,13 @@
 #define MGPK_MAX_PROGS 4          /* programs (one per .cl file) */
 #define MGPK_NWIDTHS 5            /* W = 1, 2, 4, 8, 16 */
 #define MGPK_MAX_GLOBAL (1 << 20) /* work-items per launch of the span kernels; the rest loop */
-/* Grid kernels (GPUs): words per work-item, strided by the grid (1 to
-   MGPK_GRID_MAX_WORDS; settings.grid_words overrides), the work-group size
+/* Grid kernels (GPUs): words per work-item, strided by the grid, for W >= 4
+   and for W < 4 (1 to MGPK_GRID_MAX_WORDS; settings.grid_words overrides
+   both), the work-group size
    (settings.local_size overrides), and the largest grid, above which the
    span kernels run. */
 #define MGPK_GRID_WORDS 1
+#define MGPK_GRID_WORDS_NARROW 4
 #define MGPK_GRID_MAX_WORDS 4
 #define MGPK_LOCAL_SIZE 256
 #define MGPK_GRID_MAX_ITEMS ((int64_t)1 << 30)

@@ -177,15 +177,21 @@ static cl_long kernel_span(const mgpk_ctx_t *ctx, mgpk_family_t family, int widt
 
 /* Words per work-item of the grid kernels, or 0 where the span kernels run:
    GPUs by default, any device when settings.grid_words > 0 (tests), never
-   with a forced span or a grid too large. */
-static cl_long grid_words(const mgpk_ctx_t *ctx, mgpk_family_t family, cl_long nwords)
+   with a forced span or a grid too large.  By default one word when W >= 4
+   (the vector of 8 B words runs at the memory's rate with 1 to 4), and
+   MGPK_GRID_WORDS_NARROW when W < 4: there the arithmetic per word is the
+   limit, and four words per work-item raised a byte-wide struct on the H100
+   from 212 to 320 GB/s (performance.md, session 3). */
+static cl_long grid_words(const mgpk_ctx_t *ctx, mgpk_family_t family, int width, cl_long nwords)
 {
     int g = ctx->settings.grid_words;
     if (family != MGPK_FAM_VECTOR && family != MGPK_FAM_SUB && family != MGPK_FAM_MAP)
         return 0;
     if (g < 0 || ctx->settings.span_bytes || (g == 0 && ctx->cpu))
         return 0;
-    g = g == 0 ? MGPK_GRID_WORDS : (g > MGPK_GRID_MAX_WORDS ? MGPK_GRID_MAX_WORDS : g);
+    if (g == 0)
+        g = width >= 4 ? MGPK_GRID_WORDS : MGPK_GRID_WORDS_NARROW;
+    g = g > MGPK_GRID_MAX_WORDS ? MGPK_GRID_MAX_WORDS : g;
     return (nwords + g - 1) / g > MGPK_GRID_MAX_ITEMS ? 0 : g;
 }
 
@@ -222,7 +228,7 @@ static int kernel_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packe
     while ((1 << widx) < plan->width)
         widx++;
     cl_long nwords = n / plan->width, first_l = first, poff = packed_off;
-    cl_long gw = grid_words(ctx, plan->family, nwords);
+    cl_long gw = grid_words(ctx, plan->family, plan->width, nwords);
     cl_long span = gw ? gw : kernel_span(ctx, plan->family, plan->width, nwords);
     int fam = gw ? (int)plan->family + (MGPK_FAM_VECTOR_GRID - MGPK_FAM_VECTOR) : (int)plan->family;
     cl_kernel k = ctx->kernels[fam][plan->dir][widx];
@@ -285,11 +291,11 @@ static int kernel_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packe
         items = MGPK_MAX_GLOBAL;
     size_t global = (size_t)items, local = 1;
     const size_t *lp = &local;
-    if (!ctx->cpu) {
+    if (!ctx->cpu || (gw && ctx->settings.local_size > 0)) {
         local = ctx->settings.local_size > 0 ? (size_t)ctx->settings.local_size : MGPK_LOCAL_SIZE;
         global = (global + local - 1) / local * local;
     } else if (gw) {
-        lp = NULL;
+        lp = NULL; /* grid kernels on a CPU device (tests): the runtime's choice */
     }
     MG_CL_CHECK(clEnqueueNDRangeKernel(ctx->queue, k, 1, NULL, &global, lp, nwait,
                                        nwait ? wait : NULL, done),
