@@ -199,9 +199,9 @@ static cl_long grid_words(const mgpk_ctx_t *ctx, mgpk_family_t family, int width
     MG_CL_CHECK(clSetKernelArg((k_), (i_), sizeof(v_), &(v_)), "clSetKernelArg", rc, fn_fail)
 
 /* A 64-bit scalar argument, set only where it differs from the value this
-   kernel last ran with (ka, the kernel's cache): a repeated pack of one type
-   sets none, which saves most of a launch's host time on NVIDIA's runtime.
-   Buffers always go through SET_ARG. */
+   kernel last ran with (ka, the kernel's cache; OpenCL keeps a kernel's
+   arguments between launches): a repeated pack of one type sets none of its
+   7 to 13 scalars.  Buffers always go through SET_ARG. */
 #define SET_LONG(i_, v_)                                                                           \
     do {                                                                                           \
         cl_uint ai_ = (i_);                                                                        \
