@@ -64,6 +64,17 @@ typedef struct mgpk_kargs {
     uint32_t set; /* bit i: v[i] holds the kernel's argument i */
 } mgpk_kargs_t;
 
+/* One decision of mgpk_calib_choose and the call it was for: a repeated call
+   skips the walk over the type's first runs that finds its block length.  A
+   stale entry (a freed type's address reused) can only cost speed: every
+   method gives the same bytes. */
+typedef struct mgpk_calib_memo {
+    const mgdt_type_t *type;
+    int64_t size, extent, count, n;
+    int to_host, allow_host, flags, valid;
+    mgpk_method_t method;
+} mgpk_calib_memo_t;
+
 typedef struct mgpk_upload mgpk_upload_t;
 typedef struct mgpk_hcopy mgpk_hcopy_t;
 
@@ -103,6 +114,7 @@ struct mgpk_ctx {
 
     mgpk_upload_t *uploads;  /* registry, guarded by the global upload lock */
     mgpk_calib_info_t calib; /* the AUTO decision table (pk_calib.c), ctx->lock */
+    mgpk_calib_memo_t memo;  /* the last decision taken from it, ctx->lock */
 };
 
 /* One call, as the methods see it. */
