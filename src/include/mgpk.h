@@ -85,6 +85,14 @@ typedef struct mgpk_settings {
                                     once per type); 0: 4096 on GPUs, never on CPU
                                     devices; negative: never */
     mgpk_calib_mode_t calibrate; /* see mgpk_calib_mode_t */
+    int grid_words;              /* words per work-item of the grid kernels (vector,
+                                    subarray and map families without a span loop),
+                                    1 to 4; 0: on GPUs 1 for words of 4 bytes and
+                                    more, 4 for narrower ones, the span kernels on
+                                    CPU devices; negative: never the grid kernels */
+    int local_size;              /* work-group size of kernel launches on GPUs, and of
+                                    forced grid kernels on CPU devices; 0: 256 on
+                                    GPUs, the runtime's choice for those */
 } mgpk_settings_t;
 
 /* Create an engine for (context, device).  queue may be NULL, in which case
@@ -164,6 +172,8 @@ typedef struct mgpk_stats {
     long long launches;    /* kernels enqueued */
     int copy_threads;      /* threads of the host copies (0: pipeline not used yet) */
     const char *last_what; /* what moved the last range ("map kernel", ...) */
+    int last_grid;         /* words per work-item of the last launch when a grid
+                              kernel ran, 0 for a span kernel */
 } mgpk_stats_t;
 void mgpk_ctx_stats(const mgpk_ctx_t *ctx, mgpk_stats_t *stats);
 

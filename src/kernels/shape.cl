@@ -178,3 +178,161 @@ MG_SUBARRAY(2, ushort)
 MG_SUBARRAY(4, uint)
 MG_SUBARRAY(8, ulong)
 MG_SUBARRAY(16, uint4)
+
+/*
+ * Grid kernels (GPUs): no span loop.  The launch covers the range with
+ * `span` (here 1 to 4) words per work-item, strided by the global size so
+ * that each step of the grid reads and writes adjacent words (coalesced).  A
+ * work-item locates each of its words with a few divisions, issues all of its
+ * loads, then all of its stores.  Where every packed position of the launch
+ * and the instance size fit 31 bits, positions and divisions are 32-bit
+ * (uint) and only user offsets 64-bit: a byte-wide type spends its time on
+ * this arithmetic.
+ */
+
+/* Step j of the grid: packed word w, packed byte pos; ADDR is the address
+   loaded from (LOAD) or stored to (STORE). */
+#define MG_GRID_LOAD(j, I, T, W, ADDR)                                                             \
+    if ((j) < span && w0 + (I)(j)*g < nw) {                                                        \
+        I w = w0 + (I)(j)*g, pos = fst + w * (W);                                                  \
+        v##j = *(__global const T *)(ADDR);                                                        \
+    }
+
+#define MG_GRID_STORE(j, I, T, W, ADDR)                                                            \
+    if ((j) < span && w0 + (I)(j)*g < nw) {                                                        \
+        I w = w0 + (I)(j)*g, pos = fst + w * (W);                                                  \
+        *(__global T *)(ADDR) = v##j;                                                              \
+    }
+
+#define MG_GRID_RUN(I, T, W, LADDR, SADDR)                                                         \
+    {                                                                                              \
+        I g = (I)get_global_size(0), w0 = (I)get_global_id(0), nw = (I)nwords, fst = (I)first;     \
+        T v0, v1, v2, v3;                                                                          \
+        MG_GRID_LOAD(0, I, T, W, LADDR)                                                            \
+        MG_GRID_LOAD(1, I, T, W, LADDR)                                                            \
+        MG_GRID_LOAD(2, I, T, W, LADDR)                                                            \
+        MG_GRID_LOAD(3, I, T, W, LADDR)                                                            \
+        MG_GRID_STORE(0, I, T, W, SADDR)                                                           \
+        MG_GRID_STORE(1, I, T, W, SADDR)                                                           \
+        MG_GRID_STORE(2, I, T, W, SADDR)                                                           \
+        MG_GRID_STORE(3, I, T, W, SADDR)                                                           \
+    }
+
+/* AT(I, pos): the user offset of packed byte pos, relative to typed_off. */
+#define MG_GRID_NARROW(W) (first + nwords * (W) <= 0x7fffffffL && size <= 0x7fffffffL)
+#define MG_PACKED_AT(W) (packed + packed_off + w * (W))
+#define MG_TYPED_AT(AT, I) (typed + typed_off + AT(I, pos))
+
+#define MG_GRID_PACK(T, W, AT)                                                                     \
+    if (MG_GRID_NARROW(W))                                                                         \
+        MG_GRID_RUN(uint, T, W, MG_TYPED_AT(AT, uint), MG_PACKED_AT(W))                            \
+    else                                                                                           \
+        MG_GRID_RUN(long, T, W, MG_TYPED_AT(AT, long), MG_PACKED_AT(W))
+
+#define MG_GRID_UNPACK(T, W, AT)                                                                   \
+    if (MG_GRID_NARROW(W))                                                                         \
+        MG_GRID_RUN(uint, T, W, MG_PACKED_AT(W), MG_TYPED_AT(AT, uint))                            \
+    else                                                                                           \
+        MG_GRID_RUN(long, T, W, MG_PACKED_AT(W), MG_TYPED_AT(AT, long))
+
+/* Vector: instance k, run, byte b. */
+#define MG_VEC_AT_FN(I)                                                                            \
+    static long mg_vec_at_##I(I pos, I size, long extent, I blocklen, long stride)                 \
+    {                                                                                              \
+        I k = pos / size, r = pos - k * size, run = r / blocklen;                                  \
+        return (long)k * extent + (long)run * stride + (long)(r - run * blocklen);                 \
+    }
+MG_VEC_AT_FN(uint)
+MG_VEC_AT_FN(long)
+
+#define MG_VEC_AT(I, pos) mg_vec_at_##I(pos, (I)size, extent, (I)blocklen, stride)
+
+#define MG_VECTOR_GRID(W, T)                                                                       \
+    __kernel void mg_vecg_pack_w##W(MG_SHAPE_ARGS, long blocklen, long count, long stride,         \
+                                    __global const uchar *typed, __global uchar *packed)           \
+    {                                                                                              \
+        long size = blocklen * count;                                                              \
+        MG_GRID_PACK(T, W, MG_VEC_AT)                                                              \
+    }                                                                                              \
+    __kernel void mg_vecg_unpack_w##W(MG_SHAPE_ARGS, long blocklen, long count, long stride,       \
+                                      __global uchar *typed, __global const uchar *packed)         \
+    {                                                                                              \
+        long size = blocklen * count;                                                              \
+        MG_GRID_UNPACK(T, W, MG_VEC_AT)                                                            \
+    }
+
+MG_VECTOR_GRID(1, uchar)
+MG_VECTOR_GRID(2, ushort)
+MG_VECTOR_GRID(4, uint)
+MG_VECTOR_GRID(8, ulong)
+MG_VECTOR_GRID(16, uint4)
+
+/* Subarray: instance k, run (i0, i1, i2), byte b (see MG_SUB_LOCATE). */
+#define MG_SUB_AT_FN(I)                                                                            \
+    static long mg_sub_at_##I(I pos, I size, long extent, I blocklen, I s1, I s2, long t0,         \
+                              long t1, long t2)                                                    \
+    {                                                                                              \
+        I k = pos / size, r = pos - k * size, run = r / blocklen;                                  \
+        I b = r - run * blocklen, q = run / s2, i2 = run - q * s2;                                 \
+        I i0 = q / s1, i1 = q - i0 * s1;                                                           \
+        return (long)k * extent + (long)i0 * t0 + (long)i1 * t1 + (long)i2 * t2 + (long)b;         \
+    }
+MG_SUB_AT_FN(uint)
+MG_SUB_AT_FN(long)
+
+#define MG_SUB_AT(I, pos) mg_sub_at_##I(pos, (I)size, extent, (I)blocklen, (I)s1, (I)s2, t0, t1, t2)
+
+#define MG_SUBARRAY_GRID(W, T)                                                                     \
+    __kernel void mg_subg_pack_w##W(MG_SHAPE_ARGS, MG_SUB_PARAMS, __global const uchar *typed,     \
+                                    __global uchar *packed)                                        \
+    {                                                                                              \
+        long size = blocklen * s0 * s1 * s2;                                                       \
+        MG_GRID_PACK(T, W, MG_SUB_AT)                                                              \
+    }                                                                                              \
+    __kernel void mg_subg_unpack_w##W(MG_SHAPE_ARGS, MG_SUB_PARAMS, __global uchar *typed,         \
+                                      __global const uchar *packed)                                \
+    {                                                                                              \
+        long size = blocklen * s0 * s1 * s2;                                                       \
+        MG_GRID_UNPACK(T, W, MG_SUB_AT)                                                            \
+    }
+
+MG_SUBARRAY_GRID(1, uchar)
+MG_SUBARRAY_GRID(2, ushort)
+MG_SUBARRAY_GRID(4, uint)
+MG_SUBARRAY_GRID(8, ulong)
+MG_SUBARRAY_GRID(16, uint4)
+
+/* Small instances through the byte-offset table of the map kernels
+   (generic.cl, MG_MAP_ARGS): map[r] is the user offset of packed byte r of
+   one instance. */
+#define MG_MAP_AT_FN(I)                                                                            \
+    static long mg_map_at_##I(I pos, __global const int *map, I size, long extent)                 \
+    {                                                                                              \
+        I k = pos / size;                                                                          \
+        return (long)k * extent + map[pos - k * size];                                             \
+    }
+MG_MAP_AT_FN(uint)
+MG_MAP_AT_FN(long)
+
+#define MG_MAP_AT(I, pos) mg_map_at_##I(pos, map, (I)size, extent)
+
+#define MG_MAP_GRID(W, T)                                                                          \
+    __kernel void mg_mapg_pack_w##W(__global const int *map, long size, long extent,               \
+                                    long typed_off, long packed_off, long first, long nwords,      \
+                                    long span, __global const uchar *typed,                        \
+                                    __global uchar *packed){MG_GRID_PACK(                          \
+        T, W, MG_MAP_AT)} __kernel void mg_mapg_unpack_w##W(__global const int *map, long size,    \
+                                                            long extent, long typed_off,           \
+                                                            long packed_off, long first,           \
+                                                            long nwords, long span,                \
+                                                            __global uchar *typed,                 \
+                                                            __global const uchar *packed)          \
+    {                                                                                              \
+        MG_GRID_UNPACK(T, W, MG_MAP_AT)                                                            \
+    }
+
+MG_MAP_GRID(1, uchar)
+MG_MAP_GRID(2, ushort)
+MG_MAP_GRID(4, uint)
+MG_MAP_GRID(8, ulong)
+MG_MAP_GRID(16, uint4)

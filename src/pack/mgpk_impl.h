@@ -19,7 +19,17 @@
 #define MGPK_NWRAP 8              /* cached host-memory wrappers */
 #define MGPK_MAX_PROGS 4          /* programs (one per .cl file) */
 #define MGPK_NWIDTHS 5            /* W = 1, 2, 4, 8, 16 */
-#define MGPK_MAX_GLOBAL (1 << 20) /* work-items per launch; the rest loop */
+#define MGPK_MAX_GLOBAL (1 << 20) /* work-items per launch of the span kernels; the rest loop */
+/* Grid kernels (GPUs): words per work-item, strided by the grid, for W >= 4
+   and for W < 4 (1 to MGPK_GRID_MAX_WORDS; settings.grid_words overrides
+   both), the work-group size
+   (settings.local_size overrides), and the largest grid, above which the
+   span kernels run. */
+#define MGPK_GRID_WORDS 1
+#define MGPK_GRID_WORDS_NARROW 4
+#define MGPK_GRID_MAX_WORDS 4
+#define MGPK_LOCAL_SIZE 256
+#define MGPK_GRID_MAX_ITEMS ((int64_t)1 << 30)
 #define MGPK_DEFAULT_CHUNK (16u << 20)
 /* Default of settings.split_bytes: a host range at least this long moves in
    at least NSTAGE pieces, so that its kernels and transfers (and host copies)
@@ -37,10 +47,33 @@ typedef enum mgpk_family {
     MGPK_FAM_VECTOR, /* SHAPE_VECTOR */
     MGPK_FAM_SUB,    /* SHAPE_SUBARRAY */
     MGPK_FAM_MAP,    /* small instances: a per-type table of each packed byte's offset */
+    /* The grid kernels of the three families above (GPUs): no span loop,
+       MGPK_FAM_GRID_OF(family) */
+    MGPK_FAM_VECTOR_GRID,
+    MGPK_FAM_SUB_GRID,
+    MGPK_FAM_MAP_GRID,
     MGPK_FAM_COUNT
 } mgpk_family_t;
 
 typedef enum mgpk_dir { MGPK_DIR_PACK = 0, MGPK_DIR_UNPACK = 1 } mgpk_dir_t;
+
+/* The scalar arguments a kernel last ran with (pk_kernel.c, SET_LONG). */
+#define MGPK_MAX_KARGS 16
+typedef struct mgpk_kargs {
+    cl_long v[MGPK_MAX_KARGS];
+    uint32_t set; /* bit i: v[i] holds the kernel's argument i */
+} mgpk_kargs_t;
+
+/* One decision of mgpk_calib_choose and the call it was for: a repeated call
+   skips the walk over the type's first runs that finds its block length.  A
+   stale entry (a freed type's address reused) can only cost speed: every
+   method gives the same bytes. */
+typedef struct mgpk_calib_memo {
+    const mgdt_type_t *type;
+    int64_t size, extent, count, n;
+    int to_host, allow_host, flags, valid;
+    mgpk_method_t method;
+} mgpk_calib_memo_t;
 
 typedef struct mgpk_upload mgpk_upload_t;
 typedef struct mgpk_hcopy mgpk_hcopy_t;
@@ -67,6 +100,7 @@ struct mgpk_ctx {
     int built;
     cl_program progs[MGPK_MAX_PROGS];
     cl_kernel kernels[MGPK_FAM_COUNT][2][MGPK_NWIDTHS];
+    mgpk_kargs_t kargs[MGPK_FAM_COUNT][2][MGPK_NWIDTHS]; /* cleared with the kernels */
     mgpk_stats_t stats;
 
     int in_order;              /* ctx->queue executes in order: no events needed on it */
@@ -80,6 +114,7 @@ struct mgpk_ctx {
 
     mgpk_upload_t *uploads;  /* registry, guarded by the global upload lock */
     mgpk_calib_info_t calib; /* the AUTO decision table (pk_calib.c), ctx->lock */
+    mgpk_calib_memo_t memo;  /* the last decision taken from it, ctx->lock */
 };
 
 /* One call, as the methods see it. */

@@ -480,6 +480,19 @@ mgpk_method_t mgpk_calib_choose(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_
     cal_ensure(ctx);
     if (ctx->calib.source == MGPK_CAL_STATIC)
         return MGPK_METHOD_KERNEL;
+    mgpk_calib_memo_t *mo = &ctx->memo, key = {.type = type,
+                                               .size = type->size,
+                                               .extent = type->extent,
+                                               .count = count,
+                                               .n = n,
+                                               .to_host = to_host,
+                                               .allow_host = allow_host,
+                                               .flags = flags,
+                                               .valid = 1};
+    if (mo->valid && mo->type == key.type && mo->size == key.size && mo->extent == key.extent &&
+        mo->count == count && mo->n == n && mo->to_host == to_host &&
+        mo->allow_host == allow_host && mo->flags == flags)
+        return mo->method;
     int64_t bl = mgpk_calib_blocklen(type, count, n);
     int si, bi;
     mgpk_calib_cell(n, bl, &si, &bi);
@@ -505,6 +518,8 @@ mgpk_method_t mgpk_calib_choose(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_
         best = MGPK_METHOD_COPY, bt = t[1];
     if (allow_host && to_host && !(flags & MGPK_F_EXTERNAL32) && t[2] > 0 && t[2] < bt)
         best = MGPK_METHOD_HOST;
+    key.method = best;
+    *mo = key;
     return best;
 }
 

@@ -218,8 +218,9 @@ static int copy_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed,
     if (!copy_rects(ctx, plan, packed, packed_off, first, n, &rc))
         rc = copy_runs(ctx, plan, packed, packed_off, first, n);
     MG_CHECK(rc, fn_fail);
-    MG_CL_CHECK(clEnqueueMarkerWithWaitList(ctx->queue, 0, NULL, done),
-                "clEnqueueMarkerWithWaitList", rc, fn_fail);
+    if (done)
+        MG_CL_CHECK(clEnqueueMarkerWithWaitList(ctx->queue, 0, NULL, done),
+                    "clEnqueueMarkerWithWaitList", rc, fn_fail);
 fn_exit:
     return rc;
 fn_fail:

@@ -175,8 +175,43 @@ static cl_long kernel_span(const mgpk_ctx_t *ctx, mgpk_family_t family, int widt
     return span > 0 ? span : 1;
 }
 
+/* Words per work-item of the grid kernels, or 0 where the span kernels run:
+   GPUs by default, any device when settings.grid_words > 0 (tests), never
+   with a forced span or a grid too large.  By default one word when W >= 4
+   (the vector of 8 B words runs at the memory's rate with 1 to 4), and
+   MGPK_GRID_WORDS_NARROW when W < 4: there the arithmetic per word is the
+   limit, and four words per work-item raised a byte-wide struct on the H100
+   from 212 to 320 GB/s (performance.md, session 3). */
+static cl_long grid_words(const mgpk_ctx_t *ctx, mgpk_family_t family, int width, cl_long nwords)
+{
+    int g = ctx->settings.grid_words;
+    if (family != MGPK_FAM_VECTOR && family != MGPK_FAM_SUB && family != MGPK_FAM_MAP)
+        return 0;
+    if (g < 0 || ctx->settings.span_bytes || (g == 0 && ctx->cpu))
+        return 0;
+    if (g == 0)
+        g = width >= 4 ? MGPK_GRID_WORDS : MGPK_GRID_WORDS_NARROW;
+    g = g > MGPK_GRID_MAX_WORDS ? MGPK_GRID_MAX_WORDS : g;
+    return (nwords + g - 1) / g > MGPK_GRID_MAX_ITEMS ? 0 : g;
+}
+
 #define SET_ARG(k_, i_, v_)                                                                        \
     MG_CL_CHECK(clSetKernelArg((k_), (i_), sizeof(v_), &(v_)), "clSetKernelArg", rc, fn_fail)
+
+/* A 64-bit scalar argument, set only where it differs from the value this
+   kernel last ran with (ka, the kernel's cache; OpenCL keeps a kernel's
+   arguments between launches): a repeated pack of one type sets none of its
+   7 to 13 scalars.  Buffers always go through SET_ARG. */
+#define SET_LONG(i_, v_)                                                                           \
+    do {                                                                                           \
+        cl_uint ai_ = (i_);                                                                        \
+        cl_long x_ = (cl_long)(v_);                                                                \
+        if (!(ka->set & (1u << ai_)) || ka->v[ai_] != x_) {                                        \
+            MG_CL_CHECK(clSetKernelArg(k, ai_, sizeof(x_), &x_), "clSetKernelArg", rc, fn_fail);   \
+            ka->v[ai_] = x_;                                                                       \
+            ka->set |= 1u << ai_;                                                                  \
+        }                                                                                          \
+    } while (0)
 
 static int kernel_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed,
                           int64_t packed_off, int64_t first, int64_t n, cl_uint nwait,
@@ -192,72 +227,82 @@ static int kernel_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packe
     int widx = 0;
     while ((1 << widx) < plan->width)
         widx++;
-    cl_kernel k = ctx->kernels[plan->family][plan->dir][widx];
-    if (!k)
-        MG_FAIL(rc, fn_fail, MPI_ERR_INTERN, "mgpk: no kernel for family %d W=%d",
-                (int)plan->family, plan->width);
     cl_long nwords = n / plan->width, first_l = first, poff = packed_off;
-    cl_long span = kernel_span(ctx, plan->family, plan->width, nwords);
+    cl_long gw = grid_words(ctx, plan->family, plan->width, nwords);
+    cl_long span = gw ? gw : kernel_span(ctx, plan->family, plan->width, nwords);
+    int fam = gw ? (int)plan->family + (MGPK_FAM_VECTOR_GRID - MGPK_FAM_VECTOR) : (int)plan->family;
+    cl_kernel k = ctx->kernels[fam][plan->dir][widx];
+    mgpk_kargs_t *ka = &ctx->kargs[fam][plan->dir][widx];
+    if (!k)
+        MG_FAIL(rc, fn_fail, MPI_ERR_INTERN, "mgpk: no kernel for family %d W=%d", fam,
+                plan->width);
     cl_long extent = type->extent, size = type->size;
     cl_long toff = plan->typed_off;
     cl_uint a = 0;
     if (plan->family == MGPK_FAM_MAP) {
-        cl_long usize = plan->unit_size, ustep = plan->unit_step;
         SET_ARG(k, a++, plan->map);
-        SET_ARG(k, a++, usize);
-        SET_ARG(k, a++, ustep);
-        SET_ARG(k, a++, toff);
-        SET_ARG(k, a++, poff);
-        SET_ARG(k, a++, first_l);
-        SET_ARG(k, a++, nwords);
-        SET_ARG(k, a++, span);
+        SET_LONG(a++, plan->unit_size);
+        SET_LONG(a++, plan->unit_step);
+        SET_LONG(a++, toff);
+        SET_LONG(a++, poff);
+        SET_LONG(a++, first_l);
+        SET_LONG(a++, nwords);
+        SET_LONG(a++, span);
     } else if (plan->family == MGPK_FAM_GENERIC || plan->family == MGPK_FAM_SWAP) {
         SET_ARG(k, a++, plan->nodes);
         SET_ARG(k, a++, plan->la);
-        SET_ARG(k, a++, size);
-        SET_ARG(k, a++, extent);
-        SET_ARG(k, a++, toff);
-        SET_ARG(k, a++, poff);
-        SET_ARG(k, a++, first_l);
-        SET_ARG(k, a++, nwords);
-        SET_ARG(k, a++, span);
+        SET_LONG(a++, size);
+        SET_LONG(a++, extent);
+        SET_LONG(a++, toff);
+        SET_LONG(a++, poff);
+        SET_LONG(a++, first_l);
+        SET_LONG(a++, nwords);
+        SET_LONG(a++, span);
     } else {
-        toff += sh->offset;
-        SET_ARG(k, a++, toff);
-        SET_ARG(k, a++, poff);
-        SET_ARG(k, a++, first_l);
-        SET_ARG(k, a++, nwords);
-        SET_ARG(k, a++, span);
-        SET_ARG(k, a++, extent);
-        cl_long bl = sh->blocklen;
-        SET_ARG(k, a++, bl);
+        SET_LONG(a++, toff + sh->offset);
+        SET_LONG(a++, poff);
+        SET_LONG(a++, first_l);
+        SET_LONG(a++, nwords);
+        SET_LONG(a++, span);
+        SET_LONG(a++, extent);
+        SET_LONG(a++, sh->blocklen);
         if (plan->family == MGPK_FAM_VECTOR) {
-            cl_long cnt = sh->count, stride = sh->stride;
-            SET_ARG(k, a++, cnt);
-            SET_ARG(k, a++, stride);
+            SET_LONG(a++, sh->count);
+            SET_LONG(a++, sh->stride);
         } else {
-            for (int d = 0; d < 3; d++) {
-                cl_long s = shape_sub(sh->sub[d]);
-                SET_ARG(k, a++, s);
-            }
-            for (int d = 0; d < 3; d++) {
-                cl_long t = sh->strides[d];
-                SET_ARG(k, a++, t);
-            }
+            for (int d = 0; d < 3; d++)
+                SET_LONG(a++, shape_sub(sh->sub[d]));
+            for (int d = 0; d < 3; d++)
+                SET_LONG(a++, sh->strides[d]);
         }
     }
     SET_ARG(k, a++, plan->typed);
     SET_ARG(k, a++, packed);
-    cl_long nspans = (nwords + span - 1) / span;
-    size_t global = nspans < MGPK_MAX_GLOBAL ? (size_t)nspans : MGPK_MAX_GLOBAL, one = 1;
-    /* On a CPU device every work-item is a long span: one per work-group, so
+    /* Grid kernels: every word in one launch, span words per work-item.
+       Span kernels: at most MGPK_MAX_GLOBAL work-items, looping over the rest.
+       GPUs get an explicit work-group size and a grid rounded up to it (the
+       kernels check their bounds): NVIDIA's choice for a NULL local size
+       follows the divisors of the global size, which can be small.  On a CPU
+       device every span work-item is a long span: one per work-group, so
        that the runtime spreads them over its threads (a NULL local size may
        put them all into one work-group). */
-    MG_CL_CHECK(clEnqueueNDRangeKernel(ctx->queue, k, 1, NULL, &global, ctx->cpu ? &one : NULL,
-                                       nwait, nwait ? wait : NULL, done),
+    cl_long items = (nwords + span - 1) / span;
+    if (!gw && items > MGPK_MAX_GLOBAL)
+        items = MGPK_MAX_GLOBAL;
+    size_t global = (size_t)items, local = 1;
+    const size_t *lp = &local;
+    if (!ctx->cpu || (gw && ctx->settings.local_size > 0)) {
+        local = ctx->settings.local_size > 0 ? (size_t)ctx->settings.local_size : MGPK_LOCAL_SIZE;
+        global = (global + local - 1) / local * local;
+    } else if (gw) {
+        lp = NULL; /* grid kernels on a CPU device (tests): the runtime's choice */
+    }
+    MG_CL_CHECK(clEnqueueNDRangeKernel(ctx->queue, k, 1, NULL, &global, lp, nwait,
+                                       nwait ? wait : NULL, done),
                 "clEnqueueNDRangeKernel", rc, fn_fail);
     ctx->stats.launches++;
     ctx->stats.last_width = plan->width;
+    ctx->stats.last_grid = (int)gw;
 fn_exit:
     return rc;
 fn_fail:

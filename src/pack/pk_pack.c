@@ -349,11 +349,20 @@ fn_fail:
     goto fn_exit;
 }
 
+/* Both sides on the device: the method's commands, then one clFinish where
+   the queue is in order (no event to create, wait for and release, as a
+   hand-written launch does), else a wait for the method's event. */
 static int run_device(mgpk_ctx_t *ctx, const mgpk_method_ops_t *ops, const mgpk_plan_t *plan,
                       mgpk_buf_t packed, int64_t first, int64_t n)
 {
     cl_event ev = NULL;
-    int rc = ops->enqueue(ctx, plan, packed.mem, packed.offset, first, n, 0, NULL, &ev);
+    int rc = ops->enqueue(ctx, plan, packed.mem, packed.offset, first, n, 0, NULL,
+                          ctx->in_order ? NULL : &ev);
+    if (rc == MPI_SUCCESS && ctx->in_order) {
+        cl_int err = clFinish(ctx->queue);
+        if (err != CL_SUCCESS)
+            rc = mgerr_cl(err, "clFinish", __FILE__, __LINE__);
+    }
     return wait_release(1, &ev, rc);
 }
 

@@ -41,6 +41,12 @@ check_PROGRAMS += test/mpi/dtoracle_dma
 test_mpi_dtoracle_dma_SOURCES = $(test_mpi_dtoracle_SOURCES)
 test_mpi_dtoracle_dma_LDADD = $(test_mpi_dtoracle_LDADD)
 TESTS += test/mpi/dtoracle_dma
+# The grid kernels of GPUs (MPIGPU_GRID=3: three words per work-item), forced
+# on any device, with a work-group size set (MPIGPU_LOCAL).
+check_PROGRAMS += test/mpi/dtoracle_grid
+test_mpi_dtoracle_grid_SOURCES = $(test_mpi_dtoracle_SOURCES)
+test_mpi_dtoracle_grid_LDADD = $(test_mpi_dtoracle_LDADD)
+TESTS += test/mpi/dtoracle_grid
 # MPIGPU_PACK=auto after a fresh calibration (MPIGPU_CALIBRATE=force): the
 # table's kernel, copy and host choices give the oracle's bytes.
 check_PROGRAMS += test/mpi/dtoracle_auto

@@ -16,6 +16,27 @@ kernel void hand_vect(global const T *src, ulong src_off, global T *dst, ulong w
     dst[i] = src[src_off + b * stride + (i - b * wpb)];
 }
 
+/* hand_vect with 32-bit index math (n < 2^32) and nwi (1 to 4) words per
+   work-item, strided by the grid: all loads, then all stores
+   (PERF_HAND_WPI, see packbench.c). */
+#define HX_LOAD(j)                                                                                 \
+    if ((j) < nwi && i0 + (j)*g < n) {                                                             \
+        uint i = i0 + (j)*g, b = i / wb;                                                           \
+        v##j = src[src_off + (ulong)b * st + (i - b * wb)];                                        \
+    }
+#define HX_STORE(j)                                                                                \
+    if ((j) < nwi && i0 + (j)*g < n)                                                               \
+        dst[i0 + (j)*g] = v##j;
+
+kernel void hand_vect_x(global const T *src, ulong src_off, global T *dst, ulong wpb, ulong stride,
+                        ulong n, uint nwi)
+{
+    uint g = (uint)get_global_size(0), i0 = (uint)get_global_id(0), wb = (uint)wpb;
+    uint st = (uint)stride;
+    T v0, v1, v2, v3;
+    HX_LOAD(0) HX_LOAD(1) HX_LOAD(2) HX_LOAD(3) HX_STORE(0) HX_STORE(1) HX_STORE(2) HX_STORE(3)
+}
+
 /* Blocks of wpb words at the displacements displ[] (the user's index list). */
 kernel void hand_indexed(global const T *src, ulong src_off, global T *dst,
                          global const ulong *displ, ulong wpb, ulong n)

@@ -26,6 +26,12 @@
  * bytes.  Each size is checked once: the library, hand and copy results must
  * equal host MPI_Pack.
  *
+ * Variants of the hand kernel for layouts of blocks (cont, vect, struct,
+ * faces), to compare the library with the best hand kernel:
+ * PERF_HAND_WPI=1..4 runs hand_vect_x (32-bit index math, that many words
+ * per work-item strided by the grid) instead of hand_vect, and
+ * PERF_HAND_LOCAL sets the work-group size (default 256).
+ *
  * --contend (the paper's sections 3.3 and 4.4) replaces the table: a busy
  * user kernel that fills every compute unit runs on a second queue of the
  * same device (about 0.2 s alone), and the library's MPI_Pack into device

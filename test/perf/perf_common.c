@@ -318,7 +318,9 @@ long perf_copy_write(const perf_spec_t *spec, const perf_layout_t *lay, void *de
 
 struct perf_hand {
     cl_program prog[2]; /* [0]: T = uchar, [1]: T = ulong */
-    cl_kernel vect[2], indexed[2], sub4[2], empty, busy;
+    cl_kernel vect[2], vect_x[2], indexed[2], sub4[2], empty, busy;
+    unsigned wpi; /* PERF_HAND_WPI: words per work-item of hand_vect_x; 0: hand_vect */
+    size_t local; /* PERF_HAND_LOCAL: work-group size (256) */
     cl_mem busy_out;
     size_t busy_n;
     cl_mem displ; /* indexed: the displacements, in words */
@@ -346,11 +348,18 @@ perf_hand_t *perf_hand_create(void)
             goto fail;
         }
         h->vect[i] = clCreateKernel(h->prog[i], "hand_vect", &err);
+        if (err == CL_SUCCESS)
+            h->vect_x[i] = clCreateKernel(h->prog[i], "hand_vect_x", &err);
         h->indexed[i] = clCreateKernel(h->prog[i], "hand_indexed", &err);
         h->sub4[i] = clCreateKernel(h->prog[i], "hand_sub4", &err);
         if (err != CL_SUCCESS)
             goto fail;
     }
+    const char *v = getenv("PERF_HAND_WPI");
+    h->wpi = v && atoi(v) > 0 ? (unsigned)atoi(v) : 0;
+    h->wpi = h->wpi > 4 ? 4 : h->wpi;
+    v = getenv("PERF_HAND_LOCAL");
+    h->local = v && atoi(v) > 0 ? (size_t)atoi(v) : 256;
     h->empty = clCreateKernel(h->prog[1], "hand_empty", &err);
     if (err != CL_SUCCESS)
         goto fail;
@@ -370,6 +379,8 @@ void perf_hand_free(perf_hand_t *h)
     for (int i = 0; i < 2; i++) {
         if (h->vect[i])
             clReleaseKernel(h->vect[i]);
+        if (h->vect_x[i])
+            clReleaseKernel(h->vect_x[i]);
         if (h->indexed[i])
             clReleaseKernel(h->indexed[i]);
         if (h->sub4[i])
@@ -452,7 +463,7 @@ int perf_hand_pack(perf_hand_t *h, const perf_spec_t *spec, const perf_layout_t 
     cl_int err = CL_SUCCESS;
     int i = lay->w == 8;
     cl_kernel k;
-    cl_ulong w = (cl_ulong)lay->w, n, soff;
+    cl_ulong w = (cl_ulong)lay->w, n, soff, items = 0;
     if (perf_dev_mem(dev, &q, &mem, &off) || off % w)
         return -1;
     soff = off / w;
@@ -473,16 +484,21 @@ int perf_hand_pack(perf_hand_t *h, const perf_spec_t *spec, const perf_layout_t 
             err |= clSetKernelArg(k, 4, sizeof(wpb), &wpb);
             err |= clSetKernelArg(k, 5, sizeof(n), &n);
         } else {
-            k = h->vect[i];
+            k = h->wpi ? h->vect_x[i] : h->vect[i];
             err |= clSetKernelArg(k, 3, sizeof(wpb), &wpb);
             err |= clSetKernelArg(k, 4, sizeof(st), &st);
             err |= clSetKernelArg(k, 5, sizeof(n), &n);
+            if (h->wpi) {
+                cl_uint nwi = h->wpi;
+                err |= clSetKernelArg(k, 6, sizeof(nwi), &nwi);
+                items = (n + nwi - 1) / nwi;
+            }
         }
     }
     err |= clSetKernelArg(k, 0, sizeof(cl_mem), &mem);
     err |= clSetKernelArg(k, 1, sizeof(soff), &soff);
     err |= clSetKernelArg(k, 2, sizeof(cl_mem), &dst);
-    size_t local = 256, global = ((size_t)n + local - 1) / local * local;
+    size_t local = h->local, global = ((size_t)(items ? items : n) + local - 1) / local * local;
     if (err == CL_SUCCESS)
         err = clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, NULL);
     if (err == CL_SUCCESS)

@@ -334,6 +334,20 @@ START_TEST(test_choice)
                      MGPK_METHOD_KERNEL);
     ck_assert_int_eq(mgpk_method_choose(ctx, &v64.t, 1 << 16, (1 << 16) * 256, 1, 1, 0),
                      MGPK_METHOD_KERNEL);
+    /* Repeated calls come from the last decision (ctx->memo), and a call that
+       differs in any part of its key gets its own. */
+    for (int rep = 0; rep < 2; rep++) {
+        ck_assert_int_eq(mgpk_method_choose(ctx, &v64.t, 16, 16 * 256, 1, 1, 0), MGPK_METHOD_HOST);
+        ck_assert_int_eq(mgpk_method_choose(ctx, &v64.t, 16, 16 * 256, 1, 1, 0), MGPK_METHOD_HOST);
+        ck_assert_int_eq(mgpk_method_choose(ctx, &v64.t, 16, 16 * 256, 1, 0, 0),
+                         MGPK_METHOD_KERNEL);
+        ck_assert_int_eq(mgpk_method_choose(ctx, &v64.t, 1024, 1024 * 256, 0, 1, 0),
+                         MGPK_METHOD_COPY);
+        ck_assert_int_eq(mgpk_method_choose(ctx, &v8.t, 4096, 4096 * 32, 0, 1, 0),
+                         MGPK_METHOD_KERNEL);
+        ck_assert_int_eq(mgpk_method_choose(ctx, &v64.t, 1024, 1024 * 256, 1, 1, MGPK_F_EXTERNAL32),
+                         MGPK_METHOD_KERNEL);
+    }
     /* And the packs run what was chosen, with the right bytes. */
     ck_assert_str_eq(pack_what(ctx, &v8, 4096, 0, 0), "vector kernel");
     ck_assert_str_eq(pack_what(ctx, &v64, 1024, 0, 0), "copy commands");

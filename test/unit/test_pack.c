@@ -43,6 +43,7 @@ static cl_device_id g_dev;
 static cl_command_queue g_q;
 static int g_small, g_cache_on;
 static int g_map_max; /* map_max of the contexts made by mk_ctx_full */
+static int g_grid;    /* grid_words of the contexts made by mk_ctx_full */
 static char g_cache[256];
 
 /* Outside a test: no ck_assert. */
@@ -91,6 +92,7 @@ static mgpk_ctx_t *mk_ctx_full(mgpk_method_t method, int force_pipeline, size_t 
                          .span_bytes = span,
                          .copy_threads = copy_threads,
                          .map_max = g_map_max,
+                         .grid_words = g_grid,
                          /* auto is the kernel method here; test_calib tests the table */
                          .calibrate = MGPK_CALIB_OFF,
                          .cache_dir = g_cache_on ? dir : NULL,
@@ -557,6 +559,55 @@ START_TEST(test_map)
 }
 END_TEST
 
+/* The grid kernels (one launch, 1 to 4 words per work-item strided by the
+   grid, no span loop; GPUs by default), forced here on any device: vector,
+   subarray and map families, whole and partial ranges, both directions and
+   sides, and enough instances for several words per work-item. */
+START_TEST(test_grid)
+{
+    const int words[4] = {1, 2, 3, 4};
+    int grid_runs = 0;
+    for (int g = 0; g < (g_small ? 2 : 4); g++) {
+        g_map_max = 4096;
+        g_grid = words[g_small ? 2 * g : g];
+        mgpk_ctx_t *ctx = mk_ctx(MGPK_METHOD_KERNEL, 0, 0);
+        int want = g_grid;
+        g_map_max = 0;
+        g_grid = 0;
+        for (int c = 0; c < NCASES; c++) {
+            if (!case_used(c) || types[c]->size == 0)
+                continue;
+            const mgdt_type_t *t = types[c];
+            const int64_t counts[2] = {3, 101};
+            for (int i = 0; i < (g_small ? 1 : 2); i++) {
+                int64_t total = counts[i] * t->size;
+                check4((run_t){.ctx = ctx, .t = t, .count = counts[i], .n = -1});
+                if (total > 12)
+                    check4((run_t){.ctx = ctx,
+                                   .t = t,
+                                   .count = counts[i],
+                                   .shift = 3,
+                                   .first = 5,
+                                   .n = total - 7,
+                                   .pshift = 1});
+                mgpk_stats_t st;
+                mgpk_ctx_stats(ctx, &st);
+                if (!strcmp(st.last_what, "vector kernel") ||
+                    !strcmp(st.last_what, "subarray kernel") ||
+                    !strcmp(st.last_what, "map kernel")) {
+                    ck_assert_int_eq(st.last_grid, want);
+                    grid_runs++;
+                } else if (!strcmp(st.last_what, "generic kernel")) {
+                    ck_assert_int_eq(st.last_grid, 0);
+                }
+            }
+        }
+        mgpk_ctx_free(ctx);
+    }
+    ck_assert_int_gt(grid_runs, 4);
+}
+END_TEST
+
 /* A call's method flag overrides the context's method, both ways. */
 START_TEST(test_call_method)
 {
@@ -820,6 +871,7 @@ int main(void)
     tcase_add_test(tc, test_pipeline_threads);
     tcase_add_test(tc, test_dma);
     tcase_add_test(tc, test_map);
+    tcase_add_test(tc, test_grid);
     tcase_add_test(tc, test_call_method);
     tcase_add_test(tc, test_whole);
     if (!g_small) {

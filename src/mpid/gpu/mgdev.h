@@ -30,6 +30,8 @@ typedef struct mgdev_settings {
     mgpk_dma_t host_dma;         /* MPIGPU_HOST_DMA */
     mgpk_calib_mode_t calibrate; /* MPIGPU_CALIBRATE */
     size_t span_bytes; /* MPIGPU_SPAN: packed bytes per kernel work-item (0: per device) */
+    int grid_words;    /* MPIGPU_GRID: words per work-item of the grid kernels, or off (-1) */
+    int local_size;    /* MPIGPU_LOCAL: work-group size on GPUs (0: the default) */
     int p2p_chunked;   /* MPIGPU_P2P_PROTOCOL=chunked: long messages in pieces */
 } mgdev_settings_t;
 

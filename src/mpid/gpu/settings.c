@@ -70,6 +70,22 @@ static int parse_dma(const char *v, mgpk_dma_t *d)
     return MPI_SUCCESS;
 }
 
+/* MPIGPU_GRID: off, or 1 to MGPK_GRID_MAX_WORDS words per work-item. */
+static int parse_grid(const char *v, int *g)
+{
+    char *end = NULL;
+    long n = strtol(v, &end, 10);
+    if (!strcmp(v, "off"))
+        *g = -1;
+    else if (end != v && !*end && n >= 1 && n <= 4)
+        *g = (int)n;
+    else
+        return mgerr_set(MPI_ERR_OTHER,
+                         "mpigpu: MPIGPU_GRID=\"%s\": expected off or 1 to 4 words per work-item",
+                         v);
+    return MPI_SUCCESS;
+}
+
 static int parse_bytes(const char *name, const char *v, size_t *out)
 {
     char *end = NULL;
@@ -174,6 +190,18 @@ int mgdev_settings_read(mgdev_settings_t *s)
         rc = parse_bytes("MPIGPU_SPAN", v, &s->span_bytes);
         MG_CHECK(rc, fn_fail);
     }
+    if ((v = getenv("MPIGPU_GRID")) && v[0]) {
+        rc = parse_grid(v, &s->grid_words);
+        MG_CHECK(rc, fn_fail);
+    }
+    if ((v = getenv("MPIGPU_LOCAL")) && v[0]) {
+        char *end = NULL;
+        long n = strtol(v, &end, 10);
+        if (end == v || *end || n < 1 || n > 1024)
+            MG_FAIL(rc, fn_fail, MPI_ERR_OTHER,
+                    "mpigpu: MPIGPU_LOCAL=\"%s\": expected a work-group size from 1 to 1024", v);
+        s->local_size = (int)n;
+    }
     if ((v = getenv("MPIGPU_CHUNK")) && v[0]) {
         rc = parse_bytes("MPIGPU_CHUNK", v, &s->chunk_bytes);
         MG_CHECK(rc, fn_fail);
@@ -218,7 +246,9 @@ mgpk_settings_t mgdev_settings_pack(const mgdev_settings_t *s)
                          .cache_dir = s->cache_dir,
                          .host_dma = s->host_dma,
                          .calibrate = s->calibrate,
-                         .span_bytes = s->span_bytes};
+                         .span_bytes = s->span_bytes,
+                         .grid_words = s->grid_words,
+                         .local_size = s->local_size};
     return p;
 }
 
