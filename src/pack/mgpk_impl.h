@@ -191,5 +191,7 @@ int mgpk_contig_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed,
 int mgpk_width(uint64_t mix);
 /* Whether the shape fields describe the type (else the generic path runs). */
 int mgpk_shape_ok(const mgdt_type_t *type, int64_t count);
+/* The form of type that native packing runs on this device (pk_kernel.c). */
+const mgdt_type_t *mgpk_native_view(const mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count);
 
 #endif /* MGPK_IMPL_H */

@@ -453,8 +453,7 @@ static int transfer(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, mgp
     MG_CHECK(rc, fn_exit);
     if (n == 0 || type->size == 0)
         goto fn_exit;
-    /* Native bytes go by the byte view, whose runs are the longest. */
-    const mgdt_type_t *view = type->bytes && !(flags & MGPK_F_EXTERNAL32) ? type->bytes : type;
+    const mgdt_type_t *view = flags & MGPK_F_EXTERNAL32 ? type : mgpk_native_view(ctx, type, count);
     mgpk_plan_t plan = {.type = view,
                         .count = count,
                         .dir = dir,
