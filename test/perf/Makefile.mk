@@ -13,6 +13,8 @@ test/perf/hand_src.c: $(top_srcdir)/test/perf/hand.cl $(top_srcdir)/build-aux/em
 	$(AM_V_GEN)$(SHELL) $(top_srcdir)/build-aux/embed-text.sh $@ perf_hand_src $(top_srcdir)/test/perf/hand.cl
 BUILT_SOURCES += test/perf/hand_src.c
 CLEANFILES += test/perf/hand_src.c
-EXTRA_DIST += test/perf/hand.cl build-aux/embed-text.sh test/perf/plot.sh test/perf/device-run.sh
+EXTRA_DIST += test/perf/hand.cl build-aux/embed-text.sh test/perf/plot.sh test/perf/device-run.sh \
+	test/perf/device-p2p.sh test/perf/device-vcl.sh test/perf/device-cma.sh \
+	test/perf/device-final.sh test/perf/device-final2.sh
 # A short ping-pong on 2 ranks in make check (arguments in test/mpi/testlist).
 TESTS += mpigpu-pingpong
