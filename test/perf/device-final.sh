@@ -3,22 +3,39 @@
 # session 3"), from a bundle of shared/tools/device-bundle.sh holding mpigpu-packbench,
 # mpigpu-pingpong, mpigpu-proxy, libmpigpu-vcl.so, mpigpu-vclbench, vcl_basic, test_pack,
 # dtoracle, pack_basic and this script; env.sh sourced.  Writes OUT/{tests,perf,vcl}.log.
+#   device-final.sh [full]  run 9: correctness, structs, ping-pong, the remote path
+#   device-final.sh pack    run 10 (after the view rule for GPUs): correctness, the
+#                           structs and three paper types against the hand kernel,
+#                           all into OUT/perf2.log
 set -u
+mode=${1:-full}
 O=${OUT:-/tmp/out}; mkdir -p $O
 export MPIGPU_CACHE_DIR=/tmp/mpigpu-cache MPIGPU_ORACLE_NOEMPTY=1
 T=$O/tests.log P=$O/perf.log V=$O/vcl.log
 run() { echo "== $*" >> $T; timeout 200 "$@" >> $T 2>&1; echo "rc=$?" >> $T; }
 pb() { echo "== $*" >> $P; timeout 150 "$@" >> $P 2>&1; echo "rc=$?" >> $P; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $O/gpu.txt 2>&1
+structs() {
+  for t in struct struct:strided; do
+    pb env MPIGPU_VERBOSE=1 mpigpu-packbench -D $t -m 1M:1M -i 2 --methods pack_d2d
+    pb mpigpu-packbench -D $t -m 1M:16M -i 20 --methods pack_d2d,hand_d2d
+    pb env PERF_HAND_WPI=4 mpigpu-packbench -D $t -m 1M:16M -i 20 --methods pack_d2d,hand_d2d
+  done
+}
+if [ "$mode" = pack ]; then
+  P=$O/perf2.log T=$O/perf2.log
+  run test_pack; run dtoracle; run pack_basic
+  timeout 120 mpigpu-packbench -D vect:64:8 -m 1M:1M -i 2 --methods pack_d2d > $O/warm.log 2>&1
+  structs
+  for t in vect:512:8 subarray4d indexed:8; do pb mpigpu-packbench -D $t -m 1M:16M -i 20 --methods pack_d2d,hand_d2d; done
+  grep -c 'wrong bytes' $P >> $P
+  exit 0
+fi
 run test_pack
 run dtoracle
 run pack_basic
 timeout 120 mpigpu-packbench -D vect:64:8 -m 1M:1M -i 2 --methods pack_d2d > $O/warm.log 2>&1
-for t in struct struct:strided; do
-  pb env MPIGPU_VERBOSE=1 mpigpu-packbench -D $t -m 1M:1M -i 2 --methods pack_d2d
-  pb mpigpu-packbench -D $t -m 1M:16M -i 20 --methods pack_d2d,hand_d2d
-  pb env PERF_HAND_WPI=4 mpigpu-packbench -D $t -m 1M:16M -i 20 --methods pack_d2d,hand_d2d
-done
+structs
 pb mpigpu-packbench -D struct -m 1M:128M -i 10 --methods pack_d2p,unpack_p2d,read_d2h
 pb mpiexec -n 2 mpigpu-pingpong -D vect:64:8 -m 1M:4M -d device:device --baseline rect
 # remote path: TCP only (what a proxy on another node uses), default lanes
