@@ -46,3 +46,22 @@ stop_proxy() {
     proxy_pids=$(echo "$proxy_pids" | sed "s/ $1\b//")
     [ $rc -eq 0 ] || fail "proxy exited with $rc after SIGTERM"
 }
+
+# kill_mid_write SECONDS: start vcl_basic's 64 MiB write ($vb bigwrite), kill
+# it SECONDS after it reports transferring, and fail unless the proxy (log
+# $work/px.log) frees its session within 10 s.
+kill_mid_write() {
+    "$vb" bigwrite 2>"$work/bw.out" &
+    local bw=$! n0
+    for _ in $(seq 100); do grep -q transferring "$work/bw.out" && break; sleep 0.1; done
+    sleep "$1"
+    n0=$(grep -c "all its objects released" "$work/px.log")
+    kill -KILL $bw
+    wait $bw 2>/dev/null
+    for _ in $(seq 100); do
+        [ "$(grep -c "all its objects released" "$work/px.log")" -gt "$n0" ] && break
+        sleep 0.1
+    done
+    [ "$(grep -c "all its objects released" "$work/px.log")" -gt "$n0" ] ||
+        fail "session of the killed client not freed"
+}

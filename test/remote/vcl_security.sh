@@ -35,18 +35,7 @@ grep -q "unknown op 999" "$work/px.log" || fail "unknown op not logged"
 grep -q "oversized" "$work/px.log" || fail "oversized message not logged"
 
 # a client killed in the middle of a 64 MiB write
-"$vb" bigwrite 2>"$work/bw.out" &
-bw=$!
-for _ in $(seq 100); do grep -q transferring "$work/bw.out" && break; sleep 0.1; done
-sleep 1
-n0=$(grep -c "all its objects released" "$work/px.log")
-kill -KILL $bw
-wait $bw 2>/dev/null
-for _ in $(seq 100); do
-    [ "$(grep -c "all its objects released" "$work/px.log")" -gt "$n0" ] && break
-    sleep 0.1
-done
-[ "$(grep -c "all its objects released" "$work/px.log")" -gt "$n0" ] || fail "session of the killed client not freed"
+kill_mid_write 1
 timeout 60 "$vb" quick >/dev/null || fail "proxy unusable after a client died mid-write"
 echo "client killed mid-write: session freed, proxy still serving"
 

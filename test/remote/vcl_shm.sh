@@ -28,18 +28,7 @@ MPIGPU_VCL_SHM=0 timeout 300 "$vb" || fail "vcl_basic with MPIGPU_VCL_SHM=0"
 echo "vcl_basic: passed over shm and with MPIGPU_VCL_SHM=0"
 
 # a client killed in the middle of a 64 MiB write
-"$vb" bigwrite 2>"$work/bw.out" &
-bw=$!
-for _ in $(seq 100); do grep -q transferring "$work/bw.out" && break; sleep 0.1; done
-sleep 0.5
-n0=$(grep -c "all its objects released" "$work/px.log")
-kill -KILL $bw
-wait $bw 2>/dev/null
-for _ in $(seq 100); do
-    [ "$(grep -c "all its objects released" "$work/px.log")" -gt "$n0" ] && break
-    sleep 0.1
-done
-[ "$(grep -c "all its objects released" "$work/px.log")" -gt "$n0" ] || fail "session of the killed client not freed"
+kill_mid_write 0.5
 left=$(leftover)
 [ -z "$left" ] || fail "segments left after a client was killed: $left"
 timeout 60 "$vb" quick >/dev/null || fail "proxy unusable after a client died mid-write"
