@@ -470,6 +470,20 @@ fn_fail:
     goto fn_exit;
 }
 
+/* How much sparser than the calibration's vector (packed bytes half of the
+   span) the type's data lies: 1 for as dense or denser, else 0.5 / density,
+   where density is the packed bytes over the bytes from the first to the
+   last one the message touches. */
+static double cal_sparseness(const mgdt_type_t *type, int64_t count)
+{
+    double span = (double)(count - 1) * (double)(type->extent < 0 ? -type->extent : type->extent) +
+                  (double)(type->true_ub - type->true_lb);
+    double packed = (double)count * (double)type->size;
+    if (packed <= 0 || span <= 2 * packed)
+        return 1.0;
+    return span / (2 * packed);
+}
+
 mgpk_method_t mgpk_calib_choose(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, int64_t n,
                                 int to_host, int allow_host, int flags)
 {
@@ -512,11 +526,21 @@ mgpk_method_t mgpk_calib_choose(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_
     int aligned = one_piece || (4096 % type->size == 0 && chunk % type->size == 0);
     int copy_ok =
         !(flags & MGPK_F_EXTERNAL32) && ((rect && aligned) || n / (bl > 0 ? bl : 1) <= 16);
+    /* The measured vector is dense: half of its span is packed.  Host
+       staging moves the whole span, and a rectangle copy's time grows with
+       its pitch (H100: 512 rows of 8 B took 20 us 64 B apart and 58 us 512 B
+       apart, performance.md, session 4), so both estimates grow by the
+       ratio of this type's sparseness to the measurement's.  Host staging
+       also packs with the host MPI_Pack, which the measurement timed on that
+       vector: a type of another shape (a struct, field by field) packs far
+       slower there, so only shaped types may stage. */
+    double sparse = cal_sparseness(type, count);
     mgpk_method_t best = MGPK_METHOD_KERNEL;
     double bt = t[0];
-    if (copy_ok && t[1] > 0 && t[1] < bt)
-        best = MGPK_METHOD_COPY, bt = t[1];
-    if (allow_host && to_host && !(flags & MGPK_F_EXTERNAL32) && t[2] > 0 && t[2] < bt)
+    if (copy_ok && t[1] > 0 && t[1] * sparse < bt)
+        best = MGPK_METHOD_COPY, bt = t[1] * sparse;
+    if (allow_host && to_host && rect && !(flags & MGPK_F_EXTERNAL32) && t[2] > 0 &&
+        t[2] * sparse < bt)
         best = MGPK_METHOD_HOST;
     key.method = best;
     *mo = key;

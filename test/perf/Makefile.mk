@@ -8,6 +8,12 @@ mpigpu_pingpong_SOURCES = test/perf/pingpong.c $(PERF_COMMON)
 mpigpu_pingpong_LDADD = libmpigpu.la $(OPENCL_LIBS) -lm
 nodist_mpigpu_packbench_SOURCES = test/perf/hand_src.c
 nodist_mpigpu_pingpong_SOURCES = test/perf/hand_src.c
+# Launch-cost probe (not installed): the library's grid vector kernel and the
+# hand kernel launched bare, without MPI (test/perf/launchprobe.c).
+noinst_PROGRAMS += test/perf/launchprobe
+test_perf_launchprobe_SOURCES = test/perf/launchprobe.c
+nodist_test_perf_launchprobe_SOURCES = test/perf/hand_src.c
+test_perf_launchprobe_LDADD = libmgpk.la libmgcommon.la $(OPENCL_LIBS)
 test/perf/hand_src.c: $(top_srcdir)/test/perf/hand.cl $(top_srcdir)/build-aux/embed-text.sh
 	@mkdir -p test/perf
 	$(AM_V_GEN)$(SHELL) $(top_srcdir)/build-aux/embed-text.sh $@ perf_hand_src $(top_srcdir)/test/perf/hand.cl
@@ -15,6 +21,6 @@ BUILT_SOURCES += test/perf/hand_src.c
 CLEANFILES += test/perf/hand_src.c
 EXTRA_DIST += test/perf/hand.cl build-aux/embed-text.sh test/perf/plot.sh test/perf/device-run.sh \
 	test/perf/device-p2p.sh test/perf/device-vcl.sh test/perf/device-cma.sh \
-	test/perf/device-final.sh
+	test/perf/device-final.sh test/perf/device-s4.sh
 # A short ping-pong on 2 ranks in make check (arguments in test/mpi/testlist).
 TESTS += mpigpu-pingpong
