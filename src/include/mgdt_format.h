@@ -82,4 +82,24 @@ typedef struct mgdt_node {
     mgdt_i64 reserved[2];
 } mgdt_node_t;
 
+/*
+ * The scalar arguments of the pack engine's grid kernels (shape.cl), passed
+ * by value as one argument: NVIDIA's launch costs about 0.05 us per scalar
+ * argument and 0.3 us per buffer (test/perf/launchprobe.c, performance.md
+ * session 4), and one small struct costs about as much as four scalars.
+ * All fields are 64-bit, so the layout is the same on both sides.
+ */
+#define MGPK_GRID_NP 7
+typedef struct mgpk_grid_args {
+    mgdt_i64 typed_off;  /* user offset of the first run, bytes */
+    mgdt_i64 packed_off; /* offset of packed byte `first` in the packed buffer */
+    mgdt_i64 first;      /* first packed byte of the launch */
+    mgdt_i64 nwords;     /* packed words of the launch */
+    mgdt_i64 span;       /* words per work-item */
+    mgdt_i64 extent;     /* of one instance */
+    /* vector: blocklen, count, stride; subarray: blocklen, s0, s1, s2, t0,
+       t1, t2; map: size (bytes of one instance) */
+    mgdt_i64 p[MGPK_GRID_NP];
+} mgpk_grid_args_t;
+
 #endif /* MGDT_FORMAT_H */

@@ -247,17 +247,25 @@ MG_VEC_AT_FN(long)
 
 #define MG_VEC_AT(I, pos) mg_vec_at_##I(pos, (I)size, extent, (I)blocklen, stride)
 
+/* The grid kernels' scalars (mgpk_grid_args_t, one by-value argument) as
+   the locals that the locate functions and MG_GRID_RUN name. */
+#define MG_GRID_LOCALS                                                                             \
+    long typed_off = a.typed_off, packed_off = a.packed_off, first = a.first, nwords = a.nwords;   \
+    long span = a.span, extent = a.extent
+
 #define MG_VECTOR_GRID(W, T)                                                                       \
-    __kernel void mg_vecg_pack_w##W(MG_SHAPE_ARGS, long blocklen, long count, long stride,         \
-                                    __global const uchar *typed, __global uchar *packed)           \
+    __kernel void mg_vecg_pack_w##W(mgpk_grid_args_t a, __global const uchar *typed,               \
+                                    __global uchar *packed)                                        \
     {                                                                                              \
-        long size = blocklen * count;                                                              \
+        MG_GRID_LOCALS;                                                                            \
+        long blocklen = a.p[0], stride = a.p[2], size = blocklen * a.p[1];                         \
         MG_GRID_PACK(T, W, MG_VEC_AT)                                                              \
     }                                                                                              \
-    __kernel void mg_vecg_unpack_w##W(MG_SHAPE_ARGS, long blocklen, long count, long stride,       \
-                                      __global uchar *typed, __global const uchar *packed)         \
+    __kernel void mg_vecg_unpack_w##W(mgpk_grid_args_t a, __global uchar *typed,                   \
+                                      __global const uchar *packed)                                \
     {                                                                                              \
-        long size = blocklen * count;                                                              \
+        MG_GRID_LOCALS;                                                                            \
+        long blocklen = a.p[0], stride = a.p[2], size = blocklen * a.p[1];                         \
         MG_GRID_UNPACK(T, W, MG_VEC_AT)                                                            \
     }
 
@@ -282,17 +290,22 @@ MG_SUB_AT_FN(long)
 
 #define MG_SUB_AT(I, pos) mg_sub_at_##I(pos, (I)size, extent, (I)blocklen, (I)s1, (I)s2, t0, t1, t2)
 
+#define MG_SUB_GRID_LOCALS                                                                         \
+    MG_GRID_LOCALS;                                                                                \
+    long blocklen = a.p[0], s1 = a.p[2], s2 = a.p[3], t0 = a.p[4], t1 = a.p[5], t2 = a.p[6];       \
+    long size = blocklen * a.p[1] * s1 * s2
+
 #define MG_SUBARRAY_GRID(W, T)                                                                     \
-    __kernel void mg_subg_pack_w##W(MG_SHAPE_ARGS, MG_SUB_PARAMS, __global const uchar *typed,     \
+    __kernel void mg_subg_pack_w##W(mgpk_grid_args_t a, __global const uchar *typed,               \
                                     __global uchar *packed)                                        \
     {                                                                                              \
-        long size = blocklen * s0 * s1 * s2;                                                       \
+        MG_SUB_GRID_LOCALS;                                                                        \
         MG_GRID_PACK(T, W, MG_SUB_AT)                                                              \
     }                                                                                              \
-    __kernel void mg_subg_unpack_w##W(MG_SHAPE_ARGS, MG_SUB_PARAMS, __global uchar *typed,         \
+    __kernel void mg_subg_unpack_w##W(mgpk_grid_args_t a, __global uchar *typed,                   \
                                       __global const uchar *packed)                                \
     {                                                                                              \
-        long size = blocklen * s0 * s1 * s2;                                                       \
+        MG_SUB_GRID_LOCALS;                                                                        \
         MG_GRID_UNPACK(T, W, MG_SUB_AT)                                                            \
     }
 
@@ -317,17 +330,18 @@ MG_MAP_AT_FN(long)
 #define MG_MAP_AT(I, pos) mg_map_at_##I(pos, map, (I)size, extent)
 
 #define MG_MAP_GRID(W, T)                                                                          \
-    __kernel void mg_mapg_pack_w##W(__global const int *map, long size, long extent,               \
-                                    long typed_off, long packed_off, long first, long nwords,      \
-                                    long span, __global const uchar *typed,                        \
-                                    __global uchar *packed){MG_GRID_PACK(                          \
-        T, W, MG_MAP_AT)} __kernel void mg_mapg_unpack_w##W(__global const int *map, long size,    \
-                                                            long extent, long typed_off,           \
-                                                            long packed_off, long first,           \
-                                                            long nwords, long span,                \
-                                                            __global uchar *typed,                 \
-                                                            __global const uchar *packed)          \
+    __kernel void mg_mapg_pack_w##W(__global const int *map, mgpk_grid_args_t a,                   \
+                                    __global const uchar *typed, __global uchar *packed)           \
     {                                                                                              \
+        MG_GRID_LOCALS;                                                                            \
+        long size = a.p[0];                                                                        \
+        MG_GRID_PACK(T, W, MG_MAP_AT)                                                              \
+    }                                                                                              \
+    __kernel void mg_mapg_unpack_w##W(__global const int *map, mgpk_grid_args_t a,                 \
+                                      __global uchar *typed, __global const uchar *packed)         \
+    {                                                                                              \
+        MG_GRID_LOCALS;                                                                            \
+        long size = a.p[0];                                                                        \
         MG_GRID_UNPACK(T, W, MG_MAP_AT)                                                            \
     }
 

@@ -62,6 +62,8 @@ typedef enum mgpk_dir { MGPK_DIR_PACK = 0, MGPK_DIR_UNPACK = 1 } mgpk_dir_t;
 typedef struct mgpk_kargs {
     cl_long v[MGPK_MAX_KARGS];
     uint32_t set; /* bit i: v[i] holds the kernel's argument i */
+    int grid_set; /* grid kernels: grid holds the struct argument */
+    mgpk_grid_args_t grid;
 } mgpk_kargs_t;
 
 /* One decision of mgpk_calib_choose and the call it was for: a repeated call

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "mgpk_impl.h"
 
@@ -261,7 +262,40 @@ static int kernel_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packe
     cl_long extent = type->extent, size = type->size;
     cl_long toff = plan->typed_off;
     cl_uint a = 0;
-    if (plan->family == MGPK_FAM_MAP) {
+    if (gw) {
+        /* Grid kernels: the scalars in one by-value struct, set where it
+           differs from the last launch's. */
+        mgpk_grid_args_t ga = {.typed_off = toff,
+                               .packed_off = poff,
+                               .first = first_l,
+                               .nwords = nwords,
+                               .span = span,
+                               .extent = extent};
+        if (plan->family == MGPK_FAM_MAP) {
+            /* the map's unit: one instance, or several where they are small */
+            ga.extent = plan->unit_step;
+            ga.p[0] = plan->unit_size;
+            SET_ARG(k, a++, plan->map);
+        } else if (plan->family == MGPK_FAM_VECTOR) {
+            ga.typed_off = toff + sh->offset;
+            ga.p[0] = sh->blocklen;
+            ga.p[1] = sh->count;
+            ga.p[2] = sh->stride;
+        } else {
+            ga.typed_off = toff + sh->offset;
+            ga.p[0] = sh->blocklen;
+            for (int d = 0; d < 3; d++) {
+                ga.p[1 + d] = shape_sub(sh->sub[d]);
+                ga.p[4 + d] = sh->strides[d];
+            }
+        }
+        if (!ka->grid_set || memcmp(&ka->grid, &ga, sizeof(ga))) {
+            MG_CL_CHECK(clSetKernelArg(k, a, sizeof(ga), &ga), "clSetKernelArg", rc, fn_fail);
+            ka->grid = ga;
+            ka->grid_set = 1;
+        }
+        a++;
+    } else if (plan->family == MGPK_FAM_MAP) {
         SET_ARG(k, a++, plan->map);
         SET_LONG(a++, plan->unit_size);
         SET_LONG(a++, plan->unit_step);

@@ -279,7 +279,7 @@ void mgpk_prog_release(mgpk_ctx_t *ctx)
                 if (ctx->kernels[f][d][w]) {
                     clReleaseKernel(ctx->kernels[f][d][w]);
                     ctx->kernels[f][d][w] = NULL;
-                    ctx->kargs[f][d][w].set = 0;
+                    ctx->kargs[f][d][w].set = 0, ctx->kargs[f][d][w].grid_set = 0;
                 }
     for (int i = 0; i < MGPK_MAX_PROGS; i++)
         if (ctx->progs[i]) {
