@@ -71,7 +71,7 @@ typedef struct probe {
     cl_command_queue q;
     cl_kernel k;
     size_t global, local;
-    int nset;            /* arguments set before each launch: the last nset */
+    int nset; /* arguments set before each launch: the last nset */
     size_t sz[NARGS];
     const void *val[NARGS];
     int nargs;
@@ -185,18 +185,18 @@ int main(int argc, char **argv)
         clEnqueueFillBuffer(q, src, &fill, sizeof(fill), 0, src_bytes, 0, NULL, NULL);
         /* Library argument order (shape.cl MG_SHAPE_ARGS, then blocklen,
            count, stride, typed, packed); bytes throughout. */
-        cl_long zero = 0, span = 1, extent = (cl_long)nw * stride, bl = 8, count = nw,
-                st = stride, one = 1, hw = 1, hst = stride / 8;
+        cl_long zero = 0, span = 1, extent = (cl_long)nw * stride, bl = 8, count = nw, st = stride,
+                one = 1, hw = 1, hst = stride / 8;
         cl_ulong hn = (cl_ulong)nw, hoff = 0;
         size_t g = ((size_t)nw + (size_t)local - 1) / (size_t)local * (size_t)local;
         probe_t e0 = {.q = q, .k = ke0, .global = (size_t)local, .local = (size_t)local};
-        probe_t e15 = {.q = q, .k = ke15, .global = (size_t)local, .local = (size_t)local,
-                       .nargs = NARGS};
+        probe_t e15 = {
+            .q = q, .k = ke15, .global = (size_t)local, .local = (size_t)local, .nargs = NARGS};
         probe_t h = {.q = q, .k = kh, .global = g, .local = (size_t)local, .nargs = 6, .nset = 6};
-        probe_t l = {.q = q, .k = kl, .global = g, .local = (size_t)local, .nargs = NARGS,
-                     .nset = 2};
-        const void *lv[NARGS] = {&zero, &zero, &zero, &nw, &span, &extent, &bl, &count, &st,
-                                 &src, &dst};
+        probe_t l = {
+            .q = q, .k = kl, .global = g, .local = (size_t)local, .nargs = NARGS, .nset = 2};
+        const void *lv[NARGS] = {&zero, &zero,  &zero, &nw,  &span, &extent,
+                                 &bl,   &count, &st,   &src, &dst};
         for (int a = 0; a < NARGS; a++) {
             e15.sz[a] = a >= 13 ? sizeof(cl_mem) : sizeof(cl_long);
             e15.val[a] = a >= 13 ? (const void *)&src : (const void *)&one;
@@ -211,13 +211,26 @@ int main(int argc, char **argv)
         memcpy(h.sz, hs, sizeof(hs));
         memcpy(h.val, hv, sizeof(hv));
         cl_long a13[13] = {0};
-        probe_t e2 = {.q = q, .k = ke2, .global = (size_t)local, .local = (size_t)local,
-                      .nargs = 2, .sz = {sizeof(cl_mem), sizeof(cl_mem)}, .val = {&src, &dst}};
-        probe_t e6 = {.q = q, .k = ke6, .global = (size_t)local, .local = (size_t)local,
-                      .nargs = 6, .sz = {8, 8, 8, 8, sizeof(cl_mem), sizeof(cl_mem)},
+        probe_t e2 = {.q = q,
+                      .k = ke2,
+                      .global = (size_t)local,
+                      .local = (size_t)local,
+                      .nargs = 2,
+                      .sz = {sizeof(cl_mem), sizeof(cl_mem)},
+                      .val = {&src, &dst}};
+        probe_t e6 = {.q = q,
+                      .k = ke6,
+                      .global = (size_t)local,
+                      .local = (size_t)local,
+                      .nargs = 6,
+                      .sz = {8, 8, 8, 8, sizeof(cl_mem), sizeof(cl_mem)},
                       .val = {&one, &one, &one, &one, &src, &dst}};
-        probe_t es = {.q = q, .k = kes, .global = (size_t)local, .local = (size_t)local,
-                      .nargs = 3, .sz = {sizeof(a13), sizeof(cl_mem), sizeof(cl_mem)},
+        probe_t es = {.q = q,
+                      .k = kes,
+                      .global = (size_t)local,
+                      .local = (size_t)local,
+                      .nargs = 3,
+                      .sz = {sizeof(a13), sizeof(cl_mem), sizeof(cl_mem)},
                       .val = {a13, &src, &dst}};
         set_all(&e2);
         set_all(&e6);
@@ -240,8 +253,7 @@ int main(int argc, char **argv)
         clEnqueueReadBuffer(q, dst, CL_TRUE, 0, dst_bytes, b, 0, NULL, NULL);
         int same = !memcmp(a, b, dst_bytes);
         printf("%8ld  %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f%s\n", (long)nw, r0, r2, r6,
-               r15, rs, rh, rl, rla,
-               same ? "" : "  MISMATCH");
+               r15, rs, rh, rl, rla, same ? "" : "  MISMATCH");
         free(a);
         free(b);
         clReleaseMemObject(src);
