@@ -122,6 +122,15 @@ int mgpk_unpack(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, mgpk_bu
 /* Blocking contiguous copy of n bytes between any two sides of this context. */
 int mgpk_copy(mgpk_ctx_t *ctx, mgpk_buf_t dst, mgpk_buf_t src, size_t n);
 
+/* On a device whose memory is the host's (CL_DEVICE_HOST_UNIFIED_MEMORY, a
+   CPU device; not under the setting that forces the pipeline): a blocking map
+   of [off, off + n) of mem for reading, or for reading and writing, so that
+   the CPU (un)packs in place instead of staging a copy.  *p is NULL, and the
+   call does nothing, on other devices.  mgpk_unmap ends the map and waits
+   for it. */
+int mgpk_map(mgpk_ctx_t *ctx, cl_mem mem, size_t off, size_t n, int write, void **p);
+int mgpk_unmap(mgpk_ctx_t *ctx, cl_mem mem, void *p);
+
 /* Build (or load from the disk cache) every program now rather than at the
    first kernel launch, e.g. at MPI_Init. */
 int mgpk_ctx_prepare(mgpk_ctx_t *ctx);

@@ -310,13 +310,32 @@ static int cal_once(mgpk_ctx_t *ctx, const cal_bufs_t *b, const mgdt_type_t *t, 
     int rc = MPI_SUCCESS;
     int64_t n = count * t->size;
     if (m == MGPK_METHOD_HOST) {
-        /* What the device layer does: read the whole extent, pack on the CPU. */
+        /* What the device layer does: map the whole extent in place on a
+           device that shares the host's memory, else read it; pack on the
+           CPU. */
         int64_t ext = count * t->extent, bl = t->shape.blocklen;
-        MG_CL_CHECK(clEnqueueReadBuffer(ctx->queue, b->typed, CL_TRUE, 0, (size_t)ext, b->scratch,
-                                        0, NULL, NULL),
-                    "clEnqueueReadBuffer(calibration)", rc, fn_fail);
-        for (int64_t i = 0, o = 0; i < n; i += bl, o += t->shape.stride)
-            memcpy(b->host + i, b->scratch + o, (size_t)bl);
+        void *map = NULL;
+        rc = mgpk_map(ctx, b->typed, 0, (size_t)ext, 0, &map);
+        MG_CHECK(rc, fn_fail);
+        const char *from = map;
+        if (!map) {
+            MG_CL_CHECK(clEnqueueReadBuffer(ctx->queue, b->typed, CL_TRUE, 0, (size_t)ext,
+                                            b->scratch, 0, NULL, NULL),
+                        "clEnqueueReadBuffer(calibration)", rc, fn_fail);
+            from = b->scratch;
+        }
+        /* Constant-size copies, as an optimized host MPI_Pack does them. */
+        int64_t st = t->shape.stride;
+        if (bl == 8)
+            for (int64_t i = 0, o = 0; i < n; i += 8, o += st)
+                memcpy(b->host + i, from + o, 8);
+        else if (bl == 64)
+            for (int64_t i = 0, o = 0; i < n; i += 64, o += st)
+                memcpy(b->host + i, from + o, 64);
+        else
+            for (int64_t i = 0, o = 0; i < n; i += bl, o += st)
+                memcpy(b->host + i, from + o, (size_t)bl);
+        rc = mgpk_unmap(ctx, b->typed, map);
         goto fn_exit;
     }
     mgpk_plan_t plan = {.type = t,
@@ -533,8 +552,11 @@ mgpk_method_t mgpk_calib_choose(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_
        ratio of this type's sparseness to the measurement's.  Host staging
        also packs with the host MPI_Pack, which the measurement timed on that
        vector: a type of another shape (a struct, field by field) packs far
-       slower there, so only shaped types may stage. */
-    double sparse = cal_sparseness(type, count);
+       slower there, so only shaped types may stage.  Where the device's
+       memory is the host's, nothing is copied (mgpk_map) and every method
+       touches the same lines: no scaling. */
+    double sparse =
+        ctx->unified && !ctx->settings.force_pipeline ? 1.0 : cal_sparseness(type, count);
     mgpk_method_t best = MGPK_METHOD_KERNEL;
     double bt = t[0];
     if (copy_ok && t[1] > 0 && t[1] * sparse < bt)

@@ -262,3 +262,37 @@ fn_exit:
 fn_fail:
     goto fn_exit;
 }
+
+int mgpk_map(mgpk_ctx_t *ctx, cl_mem mem, size_t off, size_t n, int write, void **p)
+{
+    int rc = MPI_SUCCESS;
+    cl_int err;
+    *p = NULL;
+    if (!ctx->unified || ctx->settings.force_pipeline || n == 0)
+        goto fn_exit;
+    *p = clEnqueueMapBuffer(ctx->queue, mem, CL_TRUE, CL_MAP_READ | (write ? CL_MAP_WRITE : 0), off,
+                            n, 0, NULL, NULL, &err);
+    MG_CL_CHECK(err, "clEnqueueMapBuffer", rc, fn_fail);
+fn_exit:
+    return rc;
+fn_fail:
+    *p = NULL;
+    goto fn_exit;
+}
+
+int mgpk_unmap(mgpk_ctx_t *ctx, cl_mem mem, void *p)
+{
+    int rc = MPI_SUCCESS;
+    cl_event ev = NULL;
+    if (!p)
+        goto fn_exit;
+    MG_CL_CHECK(clEnqueueUnmapMemObject(ctx->queue, mem, p, 0, NULL, &ev),
+                "clEnqueueUnmapMemObject", rc, fn_fail);
+    MG_CL_CHECK(clWaitForEvents(1, &ev), "clWaitForEvents", rc, fn_fail);
+fn_exit:
+    if (ev)
+        clReleaseEvent(ev);
+    return rc;
+fn_fail:
+    goto fn_exit;
+}

@@ -36,6 +36,12 @@ test_mpi_dtoracle_copy_LDADD = $(test_mpi_dtoracle_LDADD)
 test_mpi_dtoracle_host_SOURCES = $(test_mpi_dtoracle_SOURCES)
 test_mpi_dtoracle_host_LDADD = $(test_mpi_dtoracle_LDADD)
 TESTS += test/mpi/dtoracle_pipeline test/mpi/dtoracle_copy test/mpi/dtoracle_host
+# MPIGPU_PACK=host on a unified device maps the device sides in place; with
+# MPIGPU_FORCE_PIPELINE it stages them in host copies, as on a discrete GPU.
+check_PROGRAMS += test/mpi/dtoracle_hoststage
+test_mpi_dtoracle_hoststage_SOURCES = $(test_mpi_dtoracle_SOURCES)
+test_mpi_dtoracle_hoststage_LDADD = $(test_mpi_dtoracle_LDADD)
+TESTS += test/mpi/dtoracle_hoststage
 # Straight transfers between device staging and host memory (MPIGPU_HOST_DMA=on).
 check_PROGRAMS += test/mpi/dtoracle_dma
 test_mpi_dtoracle_dma_SOURCES = $(test_mpi_dtoracle_SOURCES)

@@ -193,37 +193,80 @@ static int pk_stage(const pk_side_t *s, void *host, int64_t off, int64_t len, in
     return to_host ? mgpk_copy(pk, h, d, (size_t)len) : mgpk_copy(pk, d, h, (size_t)len);
 }
 
-/* MPI does the (un)packing on host copies: MPIGPU_PACK=host, external32 of
-   types with size changes, and host typed buffers with a device packed one. */
+/* A device side for the host's MPI: mapped in place where the device's
+   memory is the host's (mgpk_map), else staged in a malloc'd copy (*buf; the
+   bytes are read in first when `in`). */
+typedef struct pk_host_side {
+    mgpk_ctx_t *pk;
+    cl_mem mem;
+    void *map; /* mapped pointer, or NULL */
+    char *buf; /* staged copy, or NULL */
+} pk_host_side_t;
+
+static int pk_host_open(const pk_call_t *c, const pk_side_t *s, int64_t off, int64_t len, int in,
+                        int write, pk_host_side_t *h, char **p)
+{
+    int rc = mgdev_ctx_get(s->e.context, &h->pk);
+    MG_CHECK(rc, fn_fail);
+    h->mem = s->e.mem;
+    rc = mgpk_map(h->pk, h->mem, (size_t)off, (size_t)len, write, &h->map);
+    MG_CHECK(rc, fn_fail);
+    if (h->map) {
+        *p = h->map;
+        goto fn_exit;
+    }
+    if (!(h->buf = malloc((size_t)len)))
+        MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory (%lld bytes)", c->fn,
+                (long long)len);
+    if (in) {
+        rc = pk_stage(s, h->buf, off, len, 1);
+        MG_CHECK(rc, fn_fail);
+    }
+    *p = h->buf;
+fn_exit:
+    return rc;
+fn_fail:
+    goto fn_exit;
+}
+
+/* Ends a side: unmaps it, or writes the staged copy back when `out`. */
+static int pk_host_close(const pk_side_t *s, int64_t off, int64_t len, int out, pk_host_side_t *h,
+                         int rc)
+{
+    int rc2 = MPI_SUCCESS;
+    if (h->map)
+        rc2 = mgpk_unmap(h->pk, h->mem, h->map);
+    else if (h->buf && out && rc == MPI_SUCCESS)
+        rc2 = pk_stage(s, h->buf, off, len, 0);
+    free(h->buf);
+    h->map = h->buf = NULL;
+    return rc != MPI_SUCCESS ? rc : rc2;
+}
+
+/* MPI does the (un)packing on the host: MPIGPU_PACK=host, external32 of types
+   with size changes, and host typed buffers with a device packed one.  Device
+   sides are mapped in place on devices that share the host's memory, else
+   staged through host copies. */
 static int pk_host(pk_call_t *c)
 {
     int rc = MPI_SUCCESS;
-    char *tbuf = NULL, *pbuf = NULL, *origin = c->typed, *packed = c->packed;
+    char *origin = c->typed, *packed = c->packed, *tp = NULL, *pp = NULL;
     MPI_Count size = c->psize, pos = c->pos;
     int64_t tlen = c->hi - c->lo;
+    pk_host_side_t th = {0}, ph = {0};
 
-    if (c->t.dev || c->p.dev) {
-        if (c->t.dev && !(tbuf = malloc((size_t)tlen)))
-            MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory (%lld bytes)",
-                    c->fn, (long long)tlen);
-        if (c->p.dev && !(pbuf = malloc((size_t)c->n)))
-            MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory (%lld bytes)",
-                    c->fn, (long long)c->n);
-    }
     if (c->t.dev) {
-        /* Unpack too: gap bytes go back unchanged after the round trip. */
-        rc = pk_stage(&c->t, tbuf, c->t.off + c->lo, tlen, 1);
+        /* Unpack too reads it first: gap bytes go back unchanged. */
+        rc = pk_host_open(c, &c->t, c->t.off + c->lo, tlen, 1, c->unpack, &th, &tp);
         MG_CHECK(rc, fn_fail);
-        origin = tbuf - c->lo;
+        origin = tp - c->lo;
     }
     if (c->p.dev) {
-        packed = pbuf;
+        rc = pk_host_open(c, &c->p, c->p.off, c->n, c->unpack, !c->unpack, &ph, &pp);
+        MG_CHECK(rc, fn_fail);
+        packed = pp;
         size = c->n;
         pos = 0;
-        if (c->unpack) {
-            rc = pk_stage(&c->p, pbuf, c->p.off, c->n, 1);
-            MG_CHECK(rc, fn_fail);
-        }
     }
     if (!c->unpack && c->ext)
         rc = PMPI_Pack_external_c("external32", origin, c->count, c->dt, packed, size, &pos);
@@ -234,18 +277,11 @@ static int pk_host(pk_call_t *c)
     else
         rc = PMPI_Unpack_c(packed, size, &pos, origin, c->count, c->dt, c->comm);
     c->raised = rc != MPI_SUCCESS;
-    MG_CHECK(rc, fn_fail);
-    if (c->p.dev && !c->unpack) {
-        rc = pk_stage(&c->p, pbuf, c->p.off, c->n, 0);
-        MG_CHECK(rc, fn_fail);
-    }
-    if (c->t.dev && c->unpack) {
-        rc = pk_stage(&c->t, tbuf, c->t.off + c->lo, tlen, 0);
-        MG_CHECK(rc, fn_fail);
-    }
 fn_exit:
-    free(tbuf);
-    free(pbuf);
+    if (c->p.dev)
+        rc = pk_host_close(&c->p, c->p.off, c->n, !c->unpack, &ph, rc);
+    if (c->t.dev)
+        rc = pk_host_close(&c->t, c->t.off + c->lo, tlen, c->unpack, &th, rc);
     return rc;
 fn_fail:
     goto fn_exit;
