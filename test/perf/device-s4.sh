@@ -3,6 +3,8 @@
 # bundle of shared/tools/device-bundle.sh with env.sh sourced.  Output in OUT.
 #   device-s4.sh probe   where a small device-to-device pack's time goes (launchprobe,
 #                        the per-call gap against the hand kernel) and target 5
+#   device-s4.sh pack    after the grid kernels' struct argument: correctness (also
+#                        MPIGPU_PACK=host), the per-call gap, targets 3 and 5
 #   device-s4.sh vcl     the remote path: launch + clFinish and bandwidth, TCP and lanes
 set -u
 mode=${1:-probe}
@@ -26,6 +28,27 @@ if [ $mode = probe ]; then
   done
   for t in vect:512:8 vect:512:32 vect:512:128; do
     pb mpigpu-packbench -D $t -m 1M:16M -i 20 --methods pack_d2d,hand_d2d
+  done
+  grep -c 'wrong bytes' $P >> $P
+  exit 0
+fi
+if [ $mode = pack ]; then
+  pb test_pack
+  pb dtoracle
+  pb env MPIGPU_PACK=host MPIGPU_ORACLE_TYPES=300 dtoracle
+  pb env MPIGPU_CALIBRATE=force MPIGPU_ORACLE_TYPES=300 dtoracle
+  timeout 120 mpigpu-packbench -D vect:64:8 -m 1M:1M -i 2 --methods pack_d2d > $O/warm.log 2>&1
+  pb launchprobe -i 2000 8 1024 131072
+  for r in 1 2; do
+    pb mpigpu-packbench -D vect:512:8 -m 64:1M -i 500 --methods pack_d2d,hand_d2d
+  done
+  for r in 1 2; do
+    for t in vect:512:8 vect:512:32 vect:512:128 vect:64:8 subarray4d indexed:8 indexed:128 struct struct:strided; do
+      pb mpigpu-packbench -D $t -m 1M:16M -i 20 --methods pack_d2d,hand_d2d
+    done
+  done
+  for t in vect:64:8 vect:512:8 vect:512:128 struct subarray4d indexed:8; do
+    pb mpigpu-packbench -D $t -m 64:4K -i 500 --methods pack_d2p,pack_d2h,floor_d2h
   done
   grep -c 'wrong bytes' $P >> $P
   exit 0
