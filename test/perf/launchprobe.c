@@ -9,9 +9,10 @@
  *             or per byte?);
  *   hand      packbench's hand_vect (8-byte words), every argument set per call;
  *   lib       the library's own grid vector kernel (mg_vecg_pack_w8, built from
- *             the embedded sources as the library builds it), only the two
- *             buffers set per call, as the library does;
- *   lib_all   the same kernel with all 15 arguments set per call.
+ *             the embedded sources as the library builds it: its scalars in
+ *             one mgpk_grid_args_t), only the two buffers set per call, as
+ *             the library does;
+ *   lib_all   the same kernel with all 3 arguments set per call.
  * for the vector of 8 B blocks every STRIDE bytes, NWORDS packed words.  The
  * library's MPI_Pack of the same layout is timed by mpigpu-packbench
  * (pack_d2d); the difference is the library's host path.
@@ -24,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "mgdt_format.h"
 #include "mgpk.h"
 
 extern const char perf_hand_src[];
@@ -183,28 +185,27 @@ int main(int argc, char **argv)
         }
         cl_ulong fill = 0x0123456789abcdefull;
         clEnqueueFillBuffer(q, src, &fill, sizeof(fill), 0, src_bytes, 0, NULL, NULL);
-        /* Library argument order (shape.cl MG_SHAPE_ARGS, then blocklen,
-           count, stride, typed, packed); bytes throughout. */
-        cl_long zero = 0, span = 1, extent = (cl_long)nw * stride, bl = 8, count = nw, st = stride,
-                one = 1, hw = 1, hst = stride / 8;
+        /* The library's arguments: mgpk_grid_args_t by value, typed, packed. */
+        cl_long one = 1, hw = 1, hst = stride / 8;
+        mgpk_grid_args_t ga = {.nwords = nw, .span = 1, .extent = (cl_long)nw * stride};
+        ga.p[0] = 8, ga.p[1] = nw, ga.p[2] = stride;
         cl_ulong hn = (cl_ulong)nw, hoff = 0;
         size_t g = ((size_t)nw + (size_t)local - 1) / (size_t)local * (size_t)local;
         probe_t e0 = {.q = q, .k = ke0, .global = (size_t)local, .local = (size_t)local};
         probe_t e15 = {
             .q = q, .k = ke15, .global = (size_t)local, .local = (size_t)local, .nargs = NARGS};
         probe_t h = {.q = q, .k = kh, .global = g, .local = (size_t)local, .nargs = 6, .nset = 6};
-        probe_t l = {
-            .q = q, .k = kl, .global = g, .local = (size_t)local, .nargs = NARGS, .nset = 2};
-        const void *lv[NARGS] = {&zero, &zero,  &zero, &nw,  &span, &extent,
-                                 &bl,   &count, &st,   &src, &dst};
+        probe_t l = {.q = q,
+                     .k = kl,
+                     .global = g,
+                     .local = (size_t)local,
+                     .nargs = 3,
+                     .nset = 2,
+                     .sz = {sizeof(ga), sizeof(cl_mem), sizeof(cl_mem)},
+                     .val = {&ga, &src, &dst}};
         for (int a = 0; a < NARGS; a++) {
             e15.sz[a] = a >= 13 ? sizeof(cl_mem) : sizeof(cl_long);
             e15.val[a] = a >= 13 ? (const void *)&src : (const void *)&one;
-        }
-        l.nargs = 11;
-        for (int a = 0; a < l.nargs; a++) {
-            l.sz[a] = a >= 9 ? sizeof(cl_mem) : sizeof(cl_long);
-            l.val[a] = lv[a];
         }
         const void *hv[6] = {&src, &hoff, &dst, &hw, &hst, &hn};
         size_t hs[6] = {sizeof(cl_mem), 8, sizeof(cl_mem), 8, 8, 8};
