@@ -271,6 +271,8 @@ static int op_user_event_create(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
         clReleaseEvent(e);
         err = CL_INVALID_EVENT;
     }
+    if (err == CL_SUCCESS)
+        s->user_open++;
     return err == CL_SUCCESS ? MGRM_NOREPLY : err;
 }
 
@@ -285,6 +287,8 @@ static int op_user_event_set(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
     if (s->dry)
         return MGRM_NOREPLY;
     cl_int err = clSetUserEventStatus(e->h, st);
+    if (err == CL_SUCCESS)
+        s->user_open--;
     return err == CL_SUCCESS ? MGRM_NOREPLY : err;
 }
 
@@ -364,6 +368,7 @@ static const struct {
     [MGRM_OP_CMA_READY] = {mgrm_op_cma_ready, 1},
     [MGRM_OP_ENQ_WRITE_CMA] = {mgrm_op_write_cma, 0},
     [MGRM_OP_ENQ_READ_CMA] = {mgrm_op_read_cma, 0},
+    [MGRM_OP_FINISH] = {mgrm_op_finish, 0},
 };
 
 mgrm_handler_t mgrm_handler(int op)

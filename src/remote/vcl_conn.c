@@ -191,6 +191,22 @@ static void reply_done(mgrm_conn_t *c, uint32_t seq, cl_int rc, const uint8_t *p
     pthread_mutex_unlock(&mgrm_vcl_lock);
 }
 
+/* A completion from the proxy (EVENT_DONE, or one of EVENTS_DONE). */
+static void event_done(mgrm_conn_t *c, uint64_t id, cl_int st)
+{
+    pthread_mutex_lock(&mgrm_vcl_lock);
+    cl_event e = mgrm_vcl_event_find(c, id);
+    if (e && e->data && st >= 0)
+        e = NULL; /* a read completes when its data is in */
+    if (e)
+        atomic_fetch_add(&e->refs, 1);
+    pthread_mutex_unlock(&mgrm_vcl_lock);
+    if (e) {
+        mgrm_vcl_event_complete(e, st);
+        mgrm_vcl_event_unref(e);
+    }
+}
+
 static void *rx_cmd_main(void *arg)
 {
     mgrm_conn_t *c = arg;
@@ -209,16 +225,17 @@ static void *rx_cmd_main(void *arg)
         } else if (h.op == MGRM_OP_EVENT_DONE) {
             uint64_t id = mgrm_cur_u64(&cur);
             cl_int st = mgrm_cur_i32(&cur);
-            pthread_mutex_lock(&mgrm_vcl_lock);
-            cl_event e = cur.err ? NULL : mgrm_vcl_event_find(c, id);
-            if (e && e->data && st >= 0)
-                e = NULL; /* a read completes when its data is in */
-            if (e)
-                atomic_fetch_add(&e->refs, 1);
-            pthread_mutex_unlock(&mgrm_vcl_lock);
-            if (e) {
-                mgrm_vcl_event_complete(e, st);
-                mgrm_vcl_event_unref(e);
+            if (!cur.err)
+                event_done(c, id, st);
+        } else if (h.op == MGRM_OP_EVENTS_DONE) {
+            uint32_t n = mgrm_cur_u32(&cur);
+            if (n > MGRM_MAX_DONE || (size_t)n * 12 != h.length - cur.off)
+                cur.err = 1;
+            for (uint32_t i = 0; i < n && !cur.err; i++) {
+                uint64_t id = mgrm_cur_u64(&cur);
+                cl_int st = mgrm_cur_i32(&cur);
+                if (!cur.err)
+                    event_done(c, id, st);
             }
         } else if (h.op == MGRM_OP_ERROR) {
             cl_int rc = mgrm_cur_i32(&cur);

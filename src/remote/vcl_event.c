@@ -342,6 +342,18 @@ cl_int CL_API_CALL clFinish(cl_command_queue q)
     if (!mgrm_vcl_is(q))
         return CL_INVALID_COMMAND_QUEUE;
     pthread_mutex_lock(&mgrm_vcl_lock);
+    int pending = q->pending > 0 && !q->ctx->conn->dead;
+    pthread_mutex_unlock(&mgrm_vcl_lock);
+    if (pending) {
+        /* the proxy reports what is complete after its own clFinish, sooner
+           than the runtime's callbacks would (design.md, "Events") */
+        mgrm_buf_t b;
+        mgrm_buf_init(&b, MGRM_OP_FINISH, 0, 0);
+        mgrm_buf_u64(&b, q->id);
+        mgrm_vcl_send(q->ctx->conn, &b);
+        mgrm_buf_free(&b);
+    }
+    pthread_mutex_lock(&mgrm_vcl_lock);
     while (q->pending > 0)
         pthread_cond_wait(&mgrm_vcl_cond, &mgrm_vcl_lock);
     int failed = q->failed;
