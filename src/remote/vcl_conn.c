@@ -46,11 +46,13 @@ static int vcl_timeout_s = 60;
 /* While the client waits for something, a proxy that stays silent is
  * pinged every 2 s, and given up after MPIGPU_VCL_TIMEOUT seconds: this
  * catches a hung proxy, which TCP keepalive cannot see.  The proxy answers
- * pings from its session thread, which never waits for the device. */
+ * pings from its session thread; while that thread waits in a native
+ * clFinish (FINISH), the session's bulk thread sends an empty EVENTS_DONE
+ * every second instead. */
 static void *heartbeat_main(void *arg)
 {
     mgrm_conn_t *c = arg;
-    long long last_ping = 0;
+    long long last_ping = 0, busy_since = 0;
     for (;;) {
         sleep(1);
         pthread_mutex_lock(&mgrm_vcl_lock);
@@ -58,9 +60,14 @@ static void *heartbeat_main(void *arg)
         pthread_mutex_unlock(&mgrm_vcl_lock);
         if (dead)
             return NULL;
-        long long t = now_ms(), quiet = t - atomic_load(&c->last_rx);
-        if (!busy)
+        long long t = now_ms(), rx = atomic_load(&c->last_rx);
+        if (!busy) {
+            busy_since = 0;
             continue;
+        }
+        if (!busy_since)
+            busy_since = t; /* silence while nothing was asked does not count */
+        long long quiet = t - (rx > busy_since ? rx : busy_since);
         if (quiet > vcl_timeout_s * 1000LL) {
             fprintf(stderr, "mpigpu-vcl: %s: no answer from the proxy for %lld s\n", c->addr,
                     quiet / 1000);

@@ -14,6 +14,9 @@
  *   vcl_basic finish     clFinish (the proxy's FINISH): behind a user event
  *                        set later by another thread, callbacks once each,
  *                        failures (also part of "all")
+ *   vcl_basic longfinish clFinish of a kernel that runs 3 s or more (run with
+ *                        MPIGPU_VCL_TIMEOUT=2: the proxy must show that it
+ *                        lives while it waits in its own clFinish)
  */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -55,7 +58,12 @@ static const char *src =
     "    size_t o = l ^ 1;\n"
     "    if (o < get_local_size(0) && g < n) out[g] = tmp[l] + tmp[o];\n"
     "}\n"
-    "kernel void touch(global int *p) { p[get_global_id(0)] += 1; }\n";
+    "kernel void touch(global int *p) { p[get_global_id(0)] += 1; }\n"
+    "kernel void spin(global uint *p, uint n) {\n"
+    "    uint x = p[0];\n"
+    "    for (ulong i = 0; i < 16ul * n; i++) x = x * 1103515245u + 12345u;\n"
+    "    p[0] = x;\n"
+    "}\n";
 
 static cl_platform_id plat;
 static cl_device_id dev;
@@ -528,6 +536,34 @@ static void finish(void)
     clReleaseMemObject(m2);
 }
 
+/* Launches spin with twice the work each time until launch + clFinish
+ * takes 3 s; every clFinish must succeed. */
+static void longfinish(void)
+{
+    cl_int err;
+    cl_uint zero = 0;
+    cl_mem m = clCreateBuffer(ctx, CL_MEM_COPY_HOST_PTR, sizeof zero, &zero, &err);
+    cl_kernel k = clCreateKernel(prog, "spin", &err);
+    CL_OK(err);
+    CL_OK(clSetKernelArg(k, 0, sizeof m, &m));
+    double dt = 0;
+    for (cl_uint n = 1u << 18; dt < 3 && n; n *= 2) {
+        size_t one = 1;
+        CL_OK(clSetKernelArg(k, 1, sizeof n, &n));
+        double t0 = now_s();
+        CL_OK(clEnqueueNDRangeKernel(q, k, 1, NULL, &one, &one, 0, NULL, NULL));
+        err = clFinish(q);
+        dt = now_s() - t0;
+        CHECK(err == CL_SUCCESS, "clFinish of a %.1f s kernel: %d", dt, err);
+        if (err)
+            break;
+    }
+    CHECK(dt >= 3, "the longest launch took only %.1f s", dt);
+    printf("longest launch + clFinish: %.1f s\n", dt);
+    clReleaseKernel(k);
+    clReleaseMemObject(m);
+}
+
 static void quick(void)
 {
     roundtrip(1 << 20);
@@ -586,6 +622,8 @@ int main(int argc, char **argv)
         odd();
     } else if (!strcmp(mode, "finish")) {
         finish();
+    } else if (!strcmp(mode, "longfinish")) {
+        longfinish();
     } else if (!strcmp(mode, "idle")) {
         roundtrip(4096);
         sleep(12);
