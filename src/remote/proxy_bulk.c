@@ -389,11 +389,9 @@ static void *bulk_main(void *arg)
 {
     mgrm_session_t *s = arg;
     void *scratch = malloc(MGRM_CHUNK);
-    int broken = scratch == NULL, ran = 0;
+    int broken = scratch == NULL;
     for (;;) {
         pthread_mutex_lock(&s->lock);
-        s->jobs_open -= ran;
-        ran = 0;
         while (!s->jobs && !s->bulk_quit)
             keepalive_wait(s);
         mgrm_job_t *j = s->jobs;
@@ -411,6 +409,10 @@ static void *bulk_main(void *arg)
             rc = run_read(s, j);
         else
             rc = run_rect(s, j, scratch);
+        /* no longer waits for the client: only opening the gate is left */
+        pthread_mutex_lock(&s->lock);
+        s->jobs_open--;
+        pthread_mutex_unlock(&s->lock);
         if (rc && !broken) {
             broken = 1;
             mgrm_log("session %u (%s): bulk lane broken or out of step; closing session", s->num,
@@ -418,7 +420,6 @@ static void *bulk_main(void *arg)
             s->t->shutdown(s->cmd); /* ends the session thread too */
         }
         job_free(j);
-        ran = 1;
     }
     free(scratch);
     return NULL;
