@@ -43,6 +43,34 @@ static long long now_ms(void)
 
 static int vcl_timeout_s = 60;
 
+/* Sends the event releases gathered so far (the heartbeat calls it every
+ * second): one message for up to VCL_REL_BATCH events, so that a launch is
+ * not followed by a message of its own that the proxy's session thread
+ * handles before the next command. */
+static void release_flush(mgrm_conn_t *c, uint64_t id)
+{
+    uint64_t ids[VCL_REL_BATCH];
+    int n = 0;
+    pthread_mutex_lock(&c->rel_lock);
+    if (id)
+        c->rel[c->nrel++] = id;
+    if (!id || c->nrel == VCL_REL_BATCH) {
+        n = c->nrel;
+        memcpy(ids, c->rel, n * sizeof *ids);
+        c->nrel = 0;
+    }
+    pthread_mutex_unlock(&c->rel_lock);
+    if (!n)
+        return;
+    mgrm_buf_t b;
+    mgrm_buf_init(&b, MGRM_OP_RELEASE_EVENTS, 0, 0);
+    mgrm_buf_u32(&b, (uint32_t)n);
+    for (int i = 0; i < n; i++)
+        mgrm_buf_u64(&b, ids[i]);
+    mgrm_vcl_send(c, &b);
+    mgrm_buf_free(&b);
+}
+
 /* While the client waits for something, a proxy that stays silent is
  * pinged every 2 s, and given up after MPIGPU_VCL_TIMEOUT seconds: this
  * catches a hung proxy, which TCP keepalive cannot see.  The proxy answers
@@ -60,6 +88,7 @@ static void *heartbeat_main(void *arg)
         pthread_mutex_unlock(&mgrm_vcl_lock);
         if (dead)
             return NULL;
+        release_flush(c, 0);
         long long t = now_ms(), rx = atomic_load(&c->last_rx);
         if (!busy) {
             busy_since = 0;
@@ -487,6 +516,7 @@ static mgrm_conn_t *conn_open(const char *addr, const mgrm_key_t *key)
     snprintf(c->addr, sizeof c->addr, "%s", addr);
     pthread_mutex_init(&c->cmd_lock, NULL);
     pthread_mutex_init(&c->bulk_lock, NULL);
+    pthread_mutex_init(&c->rel_lock, NULL);
     atomic_init(&c->next_id, 1);
     /* the handshake and the device list within 10 s each, then no limit */
     if (c->t->connect(addr, &c->cmd, err, sizeof err) || c->t->set_timeout(c->cmd, 10000) ||
@@ -613,6 +643,10 @@ cl_int mgrm_vcl_info(mgrm_conn_t *c, int kind, uint64_t id, uint64_t aux, cl_uin
 void mgrm_vcl_release_remote(mgrm_conn_t *c, int kind, uint64_t id)
 {
     mgrm_buf_t b;
+    if (kind == MGRM_K_EVENT) {
+        release_flush(c, id);
+        return;
+    }
     mgrm_buf_init(&b, MGRM_OP_RELEASE, 0, 0);
     mgrm_buf_u32(&b, (uint32_t)kind);
     mgrm_buf_u64(&b, id);
