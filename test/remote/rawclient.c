@@ -308,6 +308,15 @@ static void malformed(const char *addr, const mgrm_key_t *key)
     CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_ERROR, "trailing bytes answered");
     mgrm_buf_init(&m, 999, 0, 0);
     CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_ERROR, "unknown op answered");
+    mgrm_buf_init(&m, MGRM_OP_RELEASE_EVENTS, 0, 0);
+    mgrm_buf_u32(&m, 2);
+    mgrm_buf_u64(&m, 5); /* one of the two IDs */
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_ERROR, "short event release list answered");
+    mgrm_buf_init(&m, MGRM_OP_RELEASE_EVENTS, 0, 0);
+    mgrm_buf_u32(&m, 5000); /* over MGRM_MAX_WAIT */
+    for (int i = 0; i < 5000; i++)
+        mgrm_buf_u64(&m, (uint64_t)i + 1000);
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_ERROR, "too long event release list answered");
     mgrm_buf_init(&m, MGRM_OP_PROGRAM_SOURCE, 0, 0);
     mgrm_buf_u64(&m, 9);
     mgrm_buf_u64(&m, 12345); /* no such context */
