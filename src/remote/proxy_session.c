@@ -267,7 +267,7 @@ int mgrm_op_finish(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
         return MGRM_NOREPLY;
     /* Inline only when every command can complete without a later client
        message: no unset user event, no transfer waiting for data or
-       credits (design.md, "Events"). */
+       credits (design.md, "Finish"). */
     pthread_mutex_lock(&s->lock);
     int wait = s->user_open == 0 && s->jobs_open == 0;
     if (wait)

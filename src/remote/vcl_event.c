@@ -346,7 +346,7 @@ cl_int CL_API_CALL clFinish(cl_command_queue q)
     pthread_mutex_unlock(&mgrm_vcl_lock);
     if (pending) {
         /* the proxy reports what is complete after its own clFinish, sooner
-           than the runtime's callbacks would (design.md, "Events") */
+           than the runtime's callbacks would (design.md, "Finish") */
         mgrm_buf_t b;
         mgrm_buf_init(&b, MGRM_OP_FINISH, 0, 0);
         mgrm_buf_u64(&b, q->id);
