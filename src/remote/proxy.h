@@ -118,11 +118,11 @@ int mgrm_send_error(mgrm_session_t *s, uint32_t seq, cl_int rc, const char *why)
 /* Registers a new event under id, a command of queue qid (wire IDs), and
  * reports its completion to the client. */
 int mgrm_event_track(mgrm_session_t *s, uint64_t id, uint64_t qid, cl_event e);
-/* FINISH: after a native clFinish of q (only when nothing the device runs
- * can wait for a later client message, see design.md), or at once
- * otherwise, sends the completions of q's events that are complete now in
- * EVENTS_DONE messages; each event is reported once, by this or by its
- * callback. */
+/* FINISH: after a native clFinish of q, or clWaitForEvents of the events
+ * named (only when nothing the device runs can wait for a later client
+ * message, see design.md), or at once otherwise, sends the completions of
+ * q's events that are complete now in EVENTS_DONE messages; each event is
+ * reported once, by this or by its callback. */
 int mgrm_op_finish(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *reply);
 /* Monotonic milliseconds. */
 long long mgrm_now_ms(void);

@@ -256,13 +256,22 @@ static int events_report(mgrm_session_t *s, uint64_t qid)
 
 int mgrm_op_finish(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
 {
+    uint64_t ids[MGRM_MAX_WAIT];
+    cl_event w[MGRM_MAX_WAIT];
     uint64_t qid = mgrm_cur_u64(c);
+    cl_uint n = mgrm_cur_ids(c, ids, MGRM_MAX_WAIT);
     (void)r;
     if (mgrm_cur_done(c))
         return MGRM_BAD;
     mgrm_obj_t *q = mgrm_map_get(&s->map, qid, MGRM_K_QUEUE);
     if (!q)
         return CL_INVALID_COMMAND_QUEUE;
+    for (cl_uint i = 0; i < n; i++) {
+        mgrm_obj_t *o = mgrm_map_get(&s->map, ids[i], MGRM_K_EVENT);
+        if (!o)
+            return CL_INVALID_EVENT;
+        w[i] = o->h;
+    }
     if (s->dry)
         return MGRM_NOREPLY;
     /* Inline only when every command can complete without a later client
@@ -275,7 +284,10 @@ int mgrm_op_finish(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
     pthread_mutex_unlock(&s->lock);
     if (wait) {
         s->fin_inline++;
-        clFinish(q->h);
+        if (n)
+            clWaitForEvents(n, w); /* a failure is in the statuses reported */
+        else
+            clFinish(q->h);
         pthread_mutex_lock(&s->lock);
         s->finishing_ms = 0;
         pthread_mutex_unlock(&s->lock);

@@ -91,11 +91,12 @@ enum mgrm_op {
     MGRM_OP_SHM_OPEN,  /* (r) proxy makes a segment; reply: string name */
     MGRM_OP_SHM_READY, /* (r) u32 mapped: proxy unlinks; 1 switches the bulk lane to shm */
     /* the one-copy lane (bulk.h, proxy_cma.c), after SHM_READY */
-    MGRM_OP_CMA_OPEN,       /* (r) reply: u32 proxy pid, MGRM_CMA_NONCE bytes (raw) */
-    MGRM_OP_CMA_READY,      /* (r) u32 client pid, u64 address of the nonce in its memory */
-    MGRM_OP_ENQ_WRITE_CMA,  /* ENQ_WRITE's payload, then u64 client address; no bulk data */
-    MGRM_OP_ENQ_READ_CMA,   /* ENQ_READ's payload, then u64 client address */
-    MGRM_OP_FINISH,         /* u64 queue: report its completed events now (EVENTS_DONE) */
+    MGRM_OP_CMA_OPEN,      /* (r) reply: u32 proxy pid, MGRM_CMA_NONCE bytes (raw) */
+    MGRM_OP_CMA_READY,     /* (r) u32 client pid, u64 address of the nonce in its memory */
+    MGRM_OP_ENQ_WRITE_CMA, /* ENQ_WRITE's payload, then u64 client address; no bulk data */
+    MGRM_OP_ENQ_READ_CMA,  /* ENQ_READ's payload, then u64 client address */
+    MGRM_OP_FINISH, /* u64 queue, u32 n, n x u64 event (0: the whole queue): report the queue's
+                       completed events after waiting for those (EVENTS_DONE) */
     MGRM_OP_RELEASE_EVENTS, /* u32 n (<= MGRM_MAX_WAIT), n x u64 event: RELEASE of each */
     MGRM_OP_CMD_MAX,
     /* proxy -> client */

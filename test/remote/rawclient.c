@@ -132,6 +132,8 @@ static int finish_reports(mgrm_ep_t *ep, uint64_t q, uint64_t id, int32_t *st)
     int n = 0;
     mgrm_buf_init(&m, MGRM_OP_FINISH, 0, 0);
     mgrm_buf_u64(&m, q);
+    mgrm_buf_u32(&m, 1);
+    mgrm_buf_u64(&m, id); /* wait for that one */
     int bad = mgrm_msg_send(t, ep, &m);
     mgrm_buf_free(&m);
     mgrm_buf_init(&m, MGRM_OP_PING, 0, 4321);
@@ -232,12 +234,19 @@ static void kernel_checks(mgrm_ep_t *a, mgrm_ep_t *b)
     CHECK(k == 1 && st == 0, "A's launch then FINISH: reported %d times, status %d", k, st);
     mgrm_buf_init(&m, MGRM_OP_FINISH, 0, 0);
     mgrm_buf_u64(&m, 102);
+    mgrm_buf_u32(&m, 0);
     CHECK(ask(b, &m, &rc, NULL, NULL) == MGRM_OP_ERROR && rc == -36,
           "B finishes A's queue: rc %d (want CL_INVALID_COMMAND_QUEUE)", rc);
     mgrm_buf_init(&m, MGRM_OP_FINISH, 0, 0);
     mgrm_buf_u32(&m, 102);
     CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_ERROR && rc == -30,
           "a truncated FINISH: rc %d (want CL_INVALID_VALUE)", rc);
+    mgrm_buf_init(&m, MGRM_OP_FINISH, 0, 0);
+    mgrm_buf_u64(&m, 102);
+    mgrm_buf_u32(&m, 1);
+    mgrm_buf_u64(&m, 205); /* B's event */
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_ERROR && rc == -58,
+          "FINISH waiting for another session's event: rc %d (want CL_INVALID_EVENT)", rc);
 }
 
 static void foreign(const char *addr, const mgrm_key_t *key)

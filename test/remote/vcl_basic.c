@@ -499,8 +499,23 @@ static void finish(void)
         clReleaseEvent(ev[i]);
     }
     CHECK(wrong == 0, "%d of %d callbacks not called exactly once with CL_COMPLETE", wrong, NL);
+    /* clWaitForEvents on events of one queue asks the same (FINISH naming them) */
+    for (int i = 0; i < 2; i++) {
+        calls[i] = 0;
+        CL_OK(clEnqueueNDRangeKernel(q, k, 1, NULL, &g, NULL, 0, NULL, &ev[i]));
+        CL_OK(clSetEventCallback(ev[i], CL_COMPLETE, count_cb, &calls[i]));
+    }
+    CL_OK(clWaitForEvents(2, ev));
+    CHECK(status_of(ev[0]) == CL_COMPLETE && status_of(ev[1]) == CL_COMPLETE,
+          "after clWaitForEvents: statuses %d %d", status_of(ev[0]), status_of(ev[1]));
+    CL_OK(clFinish(q));
+    usleep(300000);
+    CHECK(calls[0] == 1 && calls[1] == 1, "after clWaitForEvents: callbacks %d %d", calls[0],
+          calls[1]);
+    clReleaseEvent(ev[0]);
+    clReleaseEvent(ev[1]);
     CL_OK(clEnqueueReadBuffer(q, m, CL_TRUE, 0, sizeof v, v, 0, NULL, NULL));
-    CHECK(v[0] == 1 + NL && v[15] == 1 + NL, "%d launches: %d %d", 1 + NL, v[0], v[15]);
+    CHECK(v[0] == 3 + NL && v[15] == 3 + NL, "%d launches: %d %d", 3 + NL, v[0], v[15]);
 
     /* (c) failures arrive at clFinish, once; on a queue of their own (PoCL
        fails what follows a failed command in an in-order queue) */
