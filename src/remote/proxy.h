@@ -74,6 +74,12 @@ typedef struct mgrm_session {
     int dry; /* fuzzing: decode and validate, call no OpenCL */
     mgrm_map_t map;
     mgrm_job_t *jobs, **jobs_tail;
+    int jobs_open;          /* jobs queued or running (under lock): a FINISH waits only without */
+    long long finishing_ms; /* under lock: when an inline FINISH began (0: none), for keepalives */
+    int user_open; /* client user events not set yet (session thread only): a FINISH waits only
+                      without */
+    unsigned long fin_inline, fin_later, done_by_fin; /* FINISH statistics (session thread) */
+    _Atomic unsigned long done_by_cb;                 /* completions sent by callbacks */
     int bulk_started, bulk_quit;
     mgrm_staging_t *staging; /* one pool per context, made on first use */
     pthread_t bulk_thread;
@@ -109,8 +115,17 @@ int mgrm_session_dispatch(mgrm_session_t *s, const mgrm_hdr_t *h, const uint8_t 
 void mgrm_session_unref(mgrm_session_t *s);
 int mgrm_reply(mgrm_session_t *s, uint32_t seq, cl_int rc, const mgrm_buf_t *extra);
 int mgrm_send_error(mgrm_session_t *s, uint32_t seq, cl_int rc, const char *why);
-/* Registers a new event under id and reports its completion to the client. */
-int mgrm_event_track(mgrm_session_t *s, uint64_t id, cl_event e);
+/* Registers a new event under id, a command of queue qid (wire IDs), and
+ * reports its completion to the client. */
+int mgrm_event_track(mgrm_session_t *s, uint64_t id, uint64_t qid, cl_event e);
+/* FINISH: after a native clFinish of q, or clWaitForEvents of the events
+ * named (only when nothing the device runs can wait for a later client
+ * message, see design.md), or at once otherwise, sends the completions of
+ * q's events that are complete now in EVENTS_DONE messages; each event is
+ * reported once, by this or by its callback. */
+int mgrm_op_finish(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *reply);
+/* Monotonic milliseconds. */
+long long mgrm_now_ms(void);
 
 /* Command handlers (proxy_ops.c: objects; proxy_enqueue.c: commands).  Each
  * returns a cl_int for the reply, or a positive MGRM_BAD for a malformed

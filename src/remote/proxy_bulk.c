@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "bulk.h"
 #include "proxy.h"
@@ -360,6 +361,30 @@ static int bulk_stopped(void *arg)
     return q;
 }
 
+/* Waits up to 1 s for a job (s->lock held).  While the session thread is
+ * in a native clFinish (FINISH), it reads no PING, so this thread, idle
+ * then, tells the client every second that the proxy lives: an empty
+ * EVENTS_DONE. */
+static void keepalive_wait(mgrm_session_t *s)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 1;
+    pthread_cond_timedwait(&s->cond, &s->lock, &until);
+    if (s->finishing_ms && mgrm_now_ms() - s->finishing_ms >= 1000) {
+        mgrm_buf_t b;
+        pthread_mutex_unlock(&s->lock);
+        mgrm_buf_init(&b, MGRM_OP_EVENTS_DONE, 0, 0);
+        mgrm_buf_u32(&b, 0);
+        pthread_mutex_lock(&s->send_lock);
+        if (!s->dead)
+            mgrm_msg_send(s->t, s->cmd, &b);
+        pthread_mutex_unlock(&s->send_lock);
+        mgrm_buf_free(&b);
+        pthread_mutex_lock(&s->lock);
+    }
+}
+
 static void *bulk_main(void *arg)
 {
     mgrm_session_t *s = arg;
@@ -368,7 +393,7 @@ static void *bulk_main(void *arg)
     for (;;) {
         pthread_mutex_lock(&s->lock);
         while (!s->jobs && !s->bulk_quit)
-            pthread_cond_wait(&s->cond, &s->lock);
+            keepalive_wait(s);
         mgrm_job_t *j = s->jobs;
         if (j && !(s->jobs = j->next))
             s->jobs_tail = &s->jobs;
@@ -384,6 +409,10 @@ static void *bulk_main(void *arg)
             rc = run_read(s, j);
         else
             rc = run_rect(s, j, scratch);
+        /* no longer waits for the client: only opening the gate is left */
+        pthread_mutex_lock(&s->lock);
+        s->jobs_open--;
+        pthread_mutex_unlock(&s->lock);
         if (rc && !broken) {
             broken = 1;
             mgrm_log("session %u (%s): bulk lane broken or out of step; closing session", s->num,

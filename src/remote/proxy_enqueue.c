@@ -69,7 +69,7 @@ static int finish(mgrm_session_t *s, enq_head_t *e, cl_int err, cl_event ev)
 {
     if (err != CL_SUCCESS)
         return fail_event(s, e->ev, err);
-    err = mgrm_event_track(s, e->ev, ev);
+    err = mgrm_event_track(s, e->ev, e->q->id, ev);
     return err ? fail_event(s, e->ev, err) : MGRM_NOREPLY;
 }
 
@@ -173,6 +173,7 @@ static void job_push(mgrm_session_t *s, mgrm_job_t *j)
     j->next = NULL;
     *s->jobs_tail = j;
     s->jobs_tail = &j->next;
+    s->jobs_open++;
     pthread_cond_broadcast(&s->cond);
     pthread_mutex_unlock(&s->lock);
 }

@@ -256,6 +256,21 @@ static int op_release(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
     return MGRM_NOREPLY;
 }
 
+static int op_release_events(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+{
+    uint64_t ids[MGRM_MAX_WAIT];
+    uint32_t n = mgrm_cur_ids(c, ids, MGRM_MAX_WAIT);
+    DECODED(c);
+    for (uint32_t i = 0; i < n && !s->dry; i++) {
+        mgrm_obj_t *o = mgrm_map_get(&s->map, ids[i], MGRM_K_EVENT);
+        if (o) { /* else the event of a command that failed before it was enqueued */
+            mgrm_obj_release(o);
+            mgrm_map_del(&s->map, o);
+        }
+    }
+    return MGRM_NOREPLY;
+}
+
 static int op_user_event_create(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
 {
     uint64_t id = mgrm_cur_u64(c), ctxid = mgrm_cur_u64(c);
@@ -271,6 +286,8 @@ static int op_user_event_create(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
         clReleaseEvent(e);
         err = CL_INVALID_EVENT;
     }
+    if (err == CL_SUCCESS)
+        s->user_open++;
     return err == CL_SUCCESS ? MGRM_NOREPLY : err;
 }
 
@@ -285,6 +302,8 @@ static int op_user_event_set(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
     if (s->dry)
         return MGRM_NOREPLY;
     cl_int err = clSetUserEventStatus(e->h, st);
+    if (err == CL_SUCCESS)
+        s->user_open--;
     return err == CL_SUCCESS ? MGRM_NOREPLY : err;
 }
 
@@ -364,6 +383,8 @@ static const struct {
     [MGRM_OP_CMA_READY] = {mgrm_op_cma_ready, 1},
     [MGRM_OP_ENQ_WRITE_CMA] = {mgrm_op_write_cma, 0},
     [MGRM_OP_ENQ_READ_CMA] = {mgrm_op_read_cma, 0},
+    [MGRM_OP_FINISH] = {mgrm_op_finish, 0},
+    [MGRM_OP_RELEASE_EVENTS] = {op_release_events, 0},
 };
 
 mgrm_handler_t mgrm_handler(int op)

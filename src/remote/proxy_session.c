@@ -4,8 +4,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "proxy.h"
+
+long long mgrm_now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
+}
 
 void mgrm_session_init(mgrm_session_t *s, mgrm_proxy_t *px)
 {
@@ -83,10 +91,13 @@ int mgrm_send_error(mgrm_session_t *s, uint32_t seq, cl_int rc, const char *why)
  * callback would free, and it holds no reference on the session: user_data is
  * the slot index and a generation, a session's slots are dropped when it is
  * torn down, and a callback that finds its slot dropped or reused does
- * nothing. */
+ * nothing.  A FINISH may report the event first (events_report): whoever
+ * empties the slot under ev_lock sends the completion, so it goes exactly
+ * once. */
 typedef struct ev_slot {
     mgrm_session_t *s; /* NULL: free */
     uint64_t id;
+    uint64_t qid; /* the command's queue */
     uint32_t gen;
 } ev_slot_t;
 
@@ -122,11 +133,12 @@ static void CL_CALLBACK event_done(cl_event e, cl_int status, void *arg)
     mgrm_buf_i32(&b, status);
     send_locked(s, &b);
     mgrm_buf_free(&b);
+    s->done_by_cb++;
     mgrm_session_unref(s);
 }
 
-/* A free slot for (s, id), or SIZE_MAX; ev_lock held. */
-static size_t ev_slot_take(mgrm_session_t *s, uint64_t id)
+/* A free slot for (s, id, qid), or SIZE_MAX; ev_lock held. */
+static size_t ev_slot_take(mgrm_session_t *s, uint64_t id, uint64_t qid)
 {
     for (size_t n = 0; n < ev_cap; n++, ev_next = (ev_next + 1) % ev_cap)
         if (!ev_tab[ev_next].s)
@@ -142,6 +154,7 @@ static size_t ev_slot_take(mgrm_session_t *s, uint64_t id)
 found:
     ev_tab[ev_next].s = s;
     ev_tab[ev_next].id = id;
+    ev_tab[ev_next].qid = qid;
     ev_tab[ev_next].gen++;
     return ev_next;
 }
@@ -156,14 +169,14 @@ static void ev_slots_drop(mgrm_session_t *s)
     pthread_mutex_unlock(&ev_lock);
 }
 
-int mgrm_event_track(mgrm_session_t *s, uint64_t id, cl_event e)
+int mgrm_event_track(mgrm_session_t *s, uint64_t id, uint64_t qid, cl_event e)
 {
     if (mgrm_map_put(&s->map, id, MGRM_K_EVENT, e, NULL)) {
         clReleaseEvent(e);
         return CL_INVALID_EVENT;
     }
     pthread_mutex_lock(&ev_lock);
-    size_t i = ev_slot_take(s, id);
+    size_t i = ev_slot_take(s, id, qid);
     uintptr_t key = i == SIZE_MAX ? 0 : ((uintptr_t)i << 32) | ev_tab[i].gen;
     pthread_mutex_unlock(&ev_lock);
     if (i == SIZE_MAX)
@@ -175,6 +188,114 @@ int mgrm_event_track(mgrm_session_t *s, uint64_t id, cl_event e)
         return CL_OUT_OF_RESOURCES;
     }
     return CL_SUCCESS;
+}
+
+/* A tracked event of a FINISH's queue: its slot, and its status once read. */
+typedef struct done_ev {
+    size_t slot;
+    uint32_t gen;
+    uint64_t id;
+    cl_int st;
+} done_ev_t;
+
+/* Sends the completions of the tracked events of queue qid that are
+ * complete now, and empties their slots.  The statuses are read without
+ * ev_lock held, as a callback may take it while the runtime holds the
+ * event's own lock. */
+static int events_report(mgrm_session_t *s, uint64_t qid)
+{
+    done_ev_t *d = NULL;
+    size_t n = 0, cap = 0, m = 0;
+    int rc = 0;
+    pthread_mutex_lock(&ev_lock);
+    for (size_t i = 0; i < ev_cap; i++) {
+        if (ev_tab[i].s != s || ev_tab[i].qid != qid)
+            continue;
+        if (n == cap) {
+            size_t nc = cap ? 2 * cap : 64;
+            done_ev_t *t = realloc(d, nc * sizeof *t);
+            if (!t)
+                break; /* the rest come by their callbacks */
+            d = t;
+            cap = nc;
+        }
+        d[n++] = (done_ev_t){i, ev_tab[i].gen, ev_tab[i].id, CL_QUEUED};
+    }
+    pthread_mutex_unlock(&ev_lock);
+    for (size_t k = 0; k < n; k++) {
+        mgrm_obj_t *o = mgrm_map_get(&s->map, d[k].id, MGRM_K_EVENT);
+        if (!o || clGetEventInfo(o->h, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof d[k].st, &d[k].st,
+                                 NULL) != CL_SUCCESS)
+            d[k].st = CL_QUEUED;
+    }
+    pthread_mutex_lock(&ev_lock);
+    for (size_t k = 0; k < n; k++) {
+        ev_slot_t *t = &ev_tab[d[k].slot];
+        if (d[k].st <= CL_COMPLETE && t->s == s && t->gen == d[k].gen) {
+            t->s = NULL;
+            d[m++] = d[k];
+        }
+    }
+    pthread_mutex_unlock(&ev_lock);
+    s->done_by_fin += m;
+    for (size_t k = 0; k < m && rc == 0; k += MGRM_MAX_DONE) {
+        size_t cnt = m - k < MGRM_MAX_DONE ? m - k : MGRM_MAX_DONE;
+        mgrm_buf_t b;
+        mgrm_buf_init(&b, MGRM_OP_EVENTS_DONE, 0, 0);
+        mgrm_buf_u32(&b, (uint32_t)cnt);
+        for (size_t i = k; i < k + cnt; i++) {
+            mgrm_buf_u64(&b, d[i].id);
+            mgrm_buf_i32(&b, d[i].st);
+        }
+        rc = send_locked(s, &b);
+        mgrm_buf_free(&b);
+    }
+    free(d);
+    return rc;
+}
+
+int mgrm_op_finish(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+{
+    uint64_t ids[MGRM_MAX_WAIT];
+    cl_event w[MGRM_MAX_WAIT];
+    uint64_t qid = mgrm_cur_u64(c);
+    cl_uint n = mgrm_cur_ids(c, ids, MGRM_MAX_WAIT);
+    (void)r;
+    if (mgrm_cur_done(c))
+        return MGRM_BAD;
+    mgrm_obj_t *q = mgrm_map_get(&s->map, qid, MGRM_K_QUEUE);
+    if (!q)
+        return CL_INVALID_COMMAND_QUEUE;
+    for (cl_uint i = 0; i < n; i++) {
+        mgrm_obj_t *o = mgrm_map_get(&s->map, ids[i], MGRM_K_EVENT);
+        if (!o)
+            return CL_INVALID_EVENT;
+        w[i] = o->h;
+    }
+    if (s->dry)
+        return MGRM_NOREPLY;
+    /* Inline only when every command can complete without a later client
+       message: no unset user event, no transfer waiting for data or
+       credits (design.md, "Finish"). */
+    pthread_mutex_lock(&s->lock);
+    int wait = s->user_open == 0 && s->jobs_open == 0;
+    if (wait)
+        s->finishing_ms = mgrm_now_ms();
+    pthread_mutex_unlock(&s->lock);
+    if (wait) {
+        s->fin_inline++;
+        if (n)
+            clWaitForEvents(n, w); /* a failure is in the statuses reported */
+        else
+            clFinish(q->h);
+        pthread_mutex_lock(&s->lock);
+        s->finishing_ms = 0;
+        pthread_mutex_unlock(&s->lock);
+    } else {
+        s->fin_later++;
+    }
+    events_report(s, qid);
+    return MGRM_NOREPLY;
 }
 
 void mgrm_obj_release(mgrm_obj_t *o)
@@ -289,5 +410,10 @@ void mgrm_session_run(mgrm_session_t *s)
     if (s->cma_pid > 0)
         mgrm_log("session %u (%s): one-copy lane moved %llu bytes in, %llu out", s->num, s->peer,
                  (unsigned long long)s->cma_in, (unsigned long long)s->cma_out);
+    if (s->fin_inline || s->fin_later)
+        mgrm_log("session %u (%s): FINISH %lu inline, %lu without waiting; completions: %lu by "
+                 "FINISH, %lu by callback",
+                 s->num, s->peer, s->fin_inline, s->fin_later, s->done_by_fin,
+                 (unsigned long)s->done_by_cb);
     mgrm_log("session %u (%s): %s; all its objects released", s->num, s->peer, why);
 }

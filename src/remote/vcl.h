@@ -148,6 +148,7 @@ struct _cl_event {
 
 /* Connections (vcl_conn.c) */
 #define VCL_HASH 1024
+#define VCL_REL_BATCH 64 /* event releases sent together (or after at most 1 s) */
 struct mgrm_conn {
     const mgrm_transport_t *t;
     mgrm_ep_t *cmd, *bulk;
@@ -164,8 +165,11 @@ struct mgrm_conn {
     cl_uint ndev;
     struct _cl_device_id *devs;
     pthread_t rx_cmd, rx_bulk, heartbeat;
-    atomic_llong last_rx; /* ms, monotonic: the last message from the proxy */
-    int cma;              /* the one-copy lane is on: plain writes and reads name host ranges */
+    atomic_llong last_rx;     /* ms, monotonic: the last message from the proxy */
+    int cma;                  /* the one-copy lane is on: plain writes and reads name host ranges */
+    pthread_mutex_t rel_lock; /* rel, nrel */
+    uint64_t rel[VCL_REL_BATCH]; /* events released here, not yet on the proxy */
+    int nrel;
     unsigned char cma_nonce[MGRM_CMA_NONCE]; /* the proxy's probe reads it here */
 };
 
@@ -187,6 +191,7 @@ cl_int mgrm_vcl_send_bulk(mgrm_conn_t *c, mgrm_buf_t *b, uint64_t xfer, const vo
 /* A generic info query answered by the proxy. */
 cl_int mgrm_vcl_info(mgrm_conn_t *c, int kind, uint64_t id, uint64_t aux, cl_uint param,
                      size_t size, void *value, size_t *size_ret);
+/* Releases the proxy's object; events go in batches (RELEASE_EVENTS). */
 void mgrm_vcl_release_remote(mgrm_conn_t *c, int kind, uint64_t id);
 extern atomic_ulong mgrm_vcl_msgs, mgrm_vcl_bytes_out, mgrm_vcl_bytes_in;
 /* bytes the proxy was asked to copy from / into this process (one-copy lane) */

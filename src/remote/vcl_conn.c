@@ -43,14 +43,44 @@ static long long now_ms(void)
 
 static int vcl_timeout_s = 60;
 
+/* Sends the event releases gathered so far (the heartbeat calls it every
+ * second): one message for up to VCL_REL_BATCH events, so that a launch is
+ * not followed by a message of its own that the proxy's session thread
+ * handles before the next command. */
+static void release_flush(mgrm_conn_t *c, uint64_t id)
+{
+    uint64_t ids[VCL_REL_BATCH];
+    int n = 0;
+    pthread_mutex_lock(&c->rel_lock);
+    if (id)
+        c->rel[c->nrel++] = id;
+    if (!id || c->nrel == VCL_REL_BATCH) {
+        n = c->nrel;
+        memcpy(ids, c->rel, n * sizeof *ids);
+        c->nrel = 0;
+    }
+    pthread_mutex_unlock(&c->rel_lock);
+    if (!n)
+        return;
+    mgrm_buf_t b;
+    mgrm_buf_init(&b, MGRM_OP_RELEASE_EVENTS, 0, 0);
+    mgrm_buf_u32(&b, (uint32_t)n);
+    for (int i = 0; i < n; i++)
+        mgrm_buf_u64(&b, ids[i]);
+    mgrm_vcl_send(c, &b);
+    mgrm_buf_free(&b);
+}
+
 /* While the client waits for something, a proxy that stays silent is
  * pinged every 2 s, and given up after MPIGPU_VCL_TIMEOUT seconds: this
  * catches a hung proxy, which TCP keepalive cannot see.  The proxy answers
- * pings from its session thread, which never waits for the device. */
+ * pings from its session thread; while that thread waits in a native
+ * clFinish (FINISH), the session's bulk thread sends an empty EVENTS_DONE
+ * every second instead. */
 static void *heartbeat_main(void *arg)
 {
     mgrm_conn_t *c = arg;
-    long long last_ping = 0;
+    long long last_ping = 0, busy_since = 0;
     for (;;) {
         sleep(1);
         pthread_mutex_lock(&mgrm_vcl_lock);
@@ -58,9 +88,15 @@ static void *heartbeat_main(void *arg)
         pthread_mutex_unlock(&mgrm_vcl_lock);
         if (dead)
             return NULL;
-        long long t = now_ms(), quiet = t - atomic_load(&c->last_rx);
-        if (!busy)
+        release_flush(c, 0);
+        long long t = now_ms(), rx = atomic_load(&c->last_rx);
+        if (!busy) {
+            busy_since = 0;
             continue;
+        }
+        if (!busy_since)
+            busy_since = t; /* silence while nothing was asked does not count */
+        long long quiet = t - (rx > busy_since ? rx : busy_since);
         if (quiet > vcl_timeout_s * 1000LL) {
             fprintf(stderr, "mpigpu-vcl: %s: no answer from the proxy for %lld s\n", c->addr,
                     quiet / 1000);
@@ -191,6 +227,22 @@ static void reply_done(mgrm_conn_t *c, uint32_t seq, cl_int rc, const uint8_t *p
     pthread_mutex_unlock(&mgrm_vcl_lock);
 }
 
+/* A completion from the proxy (EVENT_DONE, or one of EVENTS_DONE). */
+static void event_done(mgrm_conn_t *c, uint64_t id, cl_int st)
+{
+    pthread_mutex_lock(&mgrm_vcl_lock);
+    cl_event e = mgrm_vcl_event_find(c, id);
+    if (e && e->data && st >= 0)
+        e = NULL; /* a read completes when its data is in */
+    if (e)
+        atomic_fetch_add(&e->refs, 1);
+    pthread_mutex_unlock(&mgrm_vcl_lock);
+    if (e) {
+        mgrm_vcl_event_complete(e, st);
+        mgrm_vcl_event_unref(e);
+    }
+}
+
 static void *rx_cmd_main(void *arg)
 {
     mgrm_conn_t *c = arg;
@@ -209,16 +261,17 @@ static void *rx_cmd_main(void *arg)
         } else if (h.op == MGRM_OP_EVENT_DONE) {
             uint64_t id = mgrm_cur_u64(&cur);
             cl_int st = mgrm_cur_i32(&cur);
-            pthread_mutex_lock(&mgrm_vcl_lock);
-            cl_event e = cur.err ? NULL : mgrm_vcl_event_find(c, id);
-            if (e && e->data && st >= 0)
-                e = NULL; /* a read completes when its data is in */
-            if (e)
-                atomic_fetch_add(&e->refs, 1);
-            pthread_mutex_unlock(&mgrm_vcl_lock);
-            if (e) {
-                mgrm_vcl_event_complete(e, st);
-                mgrm_vcl_event_unref(e);
+            if (!cur.err)
+                event_done(c, id, st);
+        } else if (h.op == MGRM_OP_EVENTS_DONE) {
+            uint32_t n = mgrm_cur_u32(&cur);
+            if (n > MGRM_MAX_DONE || (size_t)n * 12 != h.length - cur.off)
+                cur.err = 1;
+            for (uint32_t i = 0; i < n && !cur.err; i++) {
+                uint64_t id = mgrm_cur_u64(&cur);
+                cl_int st = mgrm_cur_i32(&cur);
+                if (!cur.err)
+                    event_done(c, id, st);
             }
         } else if (h.op == MGRM_OP_ERROR) {
             cl_int rc = mgrm_cur_i32(&cur);
@@ -463,6 +516,7 @@ static mgrm_conn_t *conn_open(const char *addr, const mgrm_key_t *key)
     snprintf(c->addr, sizeof c->addr, "%s", addr);
     pthread_mutex_init(&c->cmd_lock, NULL);
     pthread_mutex_init(&c->bulk_lock, NULL);
+    pthread_mutex_init(&c->rel_lock, NULL);
     atomic_init(&c->next_id, 1);
     /* the handshake and the device list within 10 s each, then no limit */
     if (c->t->connect(addr, &c->cmd, err, sizeof err) || c->t->set_timeout(c->cmd, 10000) ||
@@ -589,6 +643,10 @@ cl_int mgrm_vcl_info(mgrm_conn_t *c, int kind, uint64_t id, uint64_t aux, cl_uin
 void mgrm_vcl_release_remote(mgrm_conn_t *c, int kind, uint64_t id)
 {
     mgrm_buf_t b;
+    if (kind == MGRM_K_EVENT) {
+        release_flush(c, id);
+        return;
+    }
     mgrm_buf_init(&b, MGRM_OP_RELEASE, 0, 0);
     mgrm_buf_u32(&b, (uint32_t)kind);
     mgrm_buf_u64(&b, id);

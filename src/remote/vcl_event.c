@@ -164,6 +164,21 @@ cl_int mgrm_vcl_enq_begin(cl_command_queue q, cl_uint nw, const cl_event *w, cl_
     return CL_SUCCESS;
 }
 
+/* FINISH: the proxy reports the queue's completed commands after its own
+ * clFinish (n == 0) or clWaitForEvents of w, sooner than its runtime's
+ * callbacks may (design.md, "Finish"); the caller then waits as before. */
+static void finish_send(cl_command_queue q, cl_uint n, const cl_event *w)
+{
+    mgrm_buf_t b;
+    mgrm_buf_init(&b, MGRM_OP_FINISH, 0, 0);
+    mgrm_buf_u64(&b, q->id);
+    mgrm_buf_u32(&b, n);
+    for (cl_uint i = 0; i < n; i++)
+        mgrm_buf_u64(&b, w[i]->id);
+    mgrm_vcl_send(q->ctx->conn, &b);
+    mgrm_buf_free(&b);
+}
+
 /* Waits for the events; CL_SUCCESS, or the wait-list error if one failed. */
 static cl_int wait_events(cl_uint n, const cl_event *list)
 {
@@ -200,12 +215,23 @@ cl_int CL_API_CALL clWaitForEvents(cl_uint n, const cl_event *list)
 {
     if (!n || !list)
         return CL_INVALID_VALUE;
+    int one_q = 1, pending = 0;
     for (cl_uint i = 0; i < n; i++) {
         if (!mgrm_vcl_is(list[i]))
             return CL_INVALID_EVENT;
         if (list[i]->ctx != list[0]->ctx)
             return CL_INVALID_CONTEXT;
+        one_q &= list[i]->q != NULL && list[i]->q == list[0]->q;
     }
+    if (one_q && n <= MGRM_MAX_WAIT) {
+        pthread_mutex_lock(&mgrm_vcl_lock);
+        for (cl_uint i = 0; i < n; i++)
+            pending |= list[i]->in_table;
+        pending &= !list[0]->conn->dead;
+        pthread_mutex_unlock(&mgrm_vcl_lock);
+    }
+    if (pending) /* events of one queue: FINISH for them */
+        finish_send(list[0]->q, n, list);
     return wait_events(n, list);
 }
 
@@ -341,6 +367,11 @@ cl_int CL_API_CALL clFinish(cl_command_queue q)
 {
     if (!mgrm_vcl_is(q))
         return CL_INVALID_COMMAND_QUEUE;
+    pthread_mutex_lock(&mgrm_vcl_lock);
+    int pending = q->pending > 0 && !q->ctx->conn->dead;
+    pthread_mutex_unlock(&mgrm_vcl_lock);
+    if (pending)
+        finish_send(q, 0, NULL);
     pthread_mutex_lock(&mgrm_vcl_lock);
     while (q->pending > 0)
         pthread_cond_wait(&mgrm_vcl_cond, &mgrm_vcl_lock);

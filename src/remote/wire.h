@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MGRM_MAGIC 0x4d47520cu /* "MGR" + version 12 */
+#define MGRM_MAGIC 0x4d47520du /* "MGR" + version 13 */
 #define MGRM_HDR_SIZE 16
 #define MGRM_MSG_MAX (64u << 20)
 #define MGRM_CHUNK (1u << 20) /* bulk chunk size */
@@ -27,6 +27,7 @@
 #define MGRM_TOKEN 32
 #define MGRM_MAX_WAIT 4096 /* events in one wait list */
 #define MGRM_MAX_DEVS 256
+#define MGRM_MAX_DONE 4096 /* completions in one EVENTS_DONE */
 
 /* Message flags. */
 #define MGRM_F_LAST 1u /* last bulk chunk of a transfer */
@@ -94,11 +95,15 @@ enum mgrm_op {
     MGRM_OP_CMA_READY,     /* (r) u32 client pid, u64 address of the nonce in its memory */
     MGRM_OP_ENQ_WRITE_CMA, /* ENQ_WRITE's payload, then u64 client address; no bulk data */
     MGRM_OP_ENQ_READ_CMA,  /* ENQ_READ's payload, then u64 client address */
+    MGRM_OP_FINISH, /* u64 queue, u32 n, n x u64 event (0: the whole queue): report the queue's
+                       completed events after waiting for those (EVENTS_DONE) */
+    MGRM_OP_RELEASE_EVENTS, /* u32 n (<= MGRM_MAX_WAIT), n x u64 event: RELEASE of each */
     MGRM_OP_CMD_MAX,
     /* proxy -> client */
-    MGRM_OP_REPLY = 64, /* i32 rc, then op-specific */
-    MGRM_OP_EVENT_DONE, /* u64 event, i32 status */
-    MGRM_OP_ERROR,      /* i32 rc, string: a request the proxy could not decode */
+    MGRM_OP_REPLY = 64,  /* i32 rc, then op-specific */
+    MGRM_OP_EVENT_DONE,  /* u64 event, i32 status */
+    MGRM_OP_ERROR,       /* i32 rc, string: a request the proxy could not decode */
+    MGRM_OP_EVENTS_DONE, /* u32 n (<= MGRM_MAX_DONE), then n x (u64 event, i32 status) */
     /* bulk lane, both ways: u64 xfer, u64 offset, i32 status, then data
      * (stream) or u32 slot, u32 offset, u32 length (shm); see bulk.h */
     MGRM_OP_BULK = 80,

@@ -40,4 +40,22 @@ run pack_basic_virtual env MPIGPU_DEVICE="mpigpu virtual" MPIGPU_VERBOSE=1 pack_
 run oracle_virtual env MPIGPU_DEVICE="mpigpu virtual" MPIGPU_ORACLE_TYPES=300 dtoracle
 run packbench_virtual env MPIGPU_DEVICE="mpigpu virtual" MPIGPU_VCL_STATS=1 mpigpu-packbench -D vect:64:8 -m 16M:16M -i 3
 run packbench_native env MPIGPU_DEVICE=NVIDIA mpigpu-packbench -D vect:64:8 -m 16M:16M -i 3
+# launch + clFinish medians per lane (3 runs each), without a bandwidth phase
+# (-m 1:1) and after one up to 256 MiB: which lane, and what before it,
+# costs the launch path
+for m in 1:1 1:256; do
+    for lane in tcp shm default; do
+        case $lane in
+            tcp) set -- MPIGPU_VCL_SHM=0 ;;
+            shm) set -- MPIGPU_VCL_CMA=0 ;;
+            default) set -- MPIGPU_VCL_SHM=1 ;;
+        esac
+        printf '== launch -m %s %-8s' "$m" "$lane"
+        for r in 1 2 3; do
+            env "$@" mpigpu-vclbench -l 1000 -n 1 -m "$m" "mpigpu virtual" 2>&1 |
+                sed -n 's/.*launch + clFinish: median \([0-9.]*\) us.*/ \1/p' | tr -d '\n'
+        done
+        echo " us"
+    done
+done
 kill -TERM $proxy; wait $proxy; echo "proxy exit $?"; tail -5 "$out/proxy.log"

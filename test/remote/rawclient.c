@@ -120,6 +120,43 @@ static int32_t event_status(mgrm_ep_t *ep, uint64_t id)
     return 1000;
 }
 
+/* Sends FINISH(q), then a PING; counts the reports of event id (EVENT_DONE,
+ * or in an EVENTS_DONE) until the PING's reply, *st gets the last status.
+ * -1 if the lane broke. */
+static int finish_reports(mgrm_ep_t *ep, uint64_t q, uint64_t id, int32_t *st)
+{
+    static uint8_t *buf;
+    static size_t cap;
+    mgrm_hdr_t h;
+    mgrm_buf_t m;
+    int n = 0;
+    mgrm_buf_init(&m, MGRM_OP_FINISH, 0, 0);
+    mgrm_buf_u64(&m, q);
+    mgrm_buf_u32(&m, 1);
+    mgrm_buf_u64(&m, id); /* wait for that one */
+    int bad = mgrm_msg_send(t, ep, &m);
+    mgrm_buf_free(&m);
+    mgrm_buf_init(&m, MGRM_OP_PING, 0, 4321);
+    bad = bad || mgrm_msg_send(t, ep, &m);
+    mgrm_buf_free(&m);
+    while (!bad && mgrm_msg_recv(t, ep, &h, &buf, &cap, MGRM_MSG_MAX) == 0) {
+        mgrm_cur_t c;
+        mgrm_cur_init(&c, buf, h.length);
+        if (h.op == MGRM_OP_REPLY && h.seq == 4321)
+            return n;
+        uint32_t k = h.op == MGRM_OP_EVENTS_DONE ? mgrm_cur_u32(&c) : h.op == MGRM_OP_EVENT_DONE;
+        for (uint32_t i = 0; i < k && !c.err; i++) {
+            uint64_t e = mgrm_cur_u64(&c);
+            int32_t v = mgrm_cur_i32(&c);
+            if (e == id && !c.err) {
+                *st = v;
+                n++;
+            }
+        }
+    }
+    return -1;
+}
+
 /* An NDRange of kernel 104 on queue q with one argument (kind, payload). */
 static void launch(mgrm_ep_t *ep, uint64_t q, uint64_t ev, uint8_t kind, uint64_t v)
 {
@@ -186,6 +223,30 @@ static void kernel_checks(mgrm_ep_t *a, mgrm_ep_t *b)
     launch(a, 102, 106, MGRM_ARG_MEM, 101);
     rc = event_status(a, 106);
     CHECK(rc == 0, "A's own launch: event status %d", rc);
+    /* FINISH: reports each completion once, whoever sees it first */
+    launch(a, 102, 107, MGRM_ARG_MEM, 101);
+    int32_t st = 1000;
+    int k = finish_reports(a, 102, 107, &st);
+    if (k == 0) /* its callback is still sending it */
+        k = finish_reports(a, 102, 107, &st);
+    usleep(200000);
+    k += finish_reports(a, 102, 107, &st);
+    CHECK(k == 1 && st == 0, "A's launch then FINISH: reported %d times, status %d", k, st);
+    mgrm_buf_init(&m, MGRM_OP_FINISH, 0, 0);
+    mgrm_buf_u64(&m, 102);
+    mgrm_buf_u32(&m, 0);
+    CHECK(ask(b, &m, &rc, NULL, NULL) == MGRM_OP_ERROR && rc == -36,
+          "B finishes A's queue: rc %d (want CL_INVALID_COMMAND_QUEUE)", rc);
+    mgrm_buf_init(&m, MGRM_OP_FINISH, 0, 0);
+    mgrm_buf_u32(&m, 102);
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_ERROR && rc == -30,
+          "a truncated FINISH: rc %d (want CL_INVALID_VALUE)", rc);
+    mgrm_buf_init(&m, MGRM_OP_FINISH, 0, 0);
+    mgrm_buf_u64(&m, 102);
+    mgrm_buf_u32(&m, 1);
+    mgrm_buf_u64(&m, 205); /* B's event */
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_ERROR && rc == -58,
+          "FINISH waiting for another session's event: rc %d (want CL_INVALID_EVENT)", rc);
 }
 
 static void foreign(const char *addr, const mgrm_key_t *key)
@@ -256,6 +317,15 @@ static void malformed(const char *addr, const mgrm_key_t *key)
     CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_ERROR, "trailing bytes answered");
     mgrm_buf_init(&m, 999, 0, 0);
     CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_ERROR, "unknown op answered");
+    mgrm_buf_init(&m, MGRM_OP_RELEASE_EVENTS, 0, 0);
+    mgrm_buf_u32(&m, 2);
+    mgrm_buf_u64(&m, 5); /* one of the two IDs */
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_ERROR, "short event release list answered");
+    mgrm_buf_init(&m, MGRM_OP_RELEASE_EVENTS, 0, 0);
+    mgrm_buf_u32(&m, 5000); /* over MGRM_MAX_WAIT */
+    for (int i = 0; i < 5000; i++)
+        mgrm_buf_u64(&m, (uint64_t)i + 1000);
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_ERROR, "too long event release list answered");
     mgrm_buf_init(&m, MGRM_OP_PROGRAM_SOURCE, 0, 0);
     mgrm_buf_u64(&m, 9);
     mgrm_buf_u64(&m, 12345); /* no such context */

@@ -11,9 +11,17 @@
  *                        (non-blocking, in flight together, sub-buffers)
  *   vcl_basic nodump     a non-dumpable process (no process may attach to
  *                        it): quick, which must pass on the shm lane
+ *   vcl_basic finish     clFinish (the proxy's FINISH): behind a user event
+ *                        set later by another thread, callbacks once each,
+ *                        failures (also part of "all")
+ *   vcl_basic longfinish clFinish of a kernel that runs 3 s or more (run with
+ *                        MPIGPU_VCL_TIMEOUT=2: the proxy must show that it
+ *                        lives while it waits in its own clFinish)
  */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +58,12 @@ static const char *src =
     "    size_t o = l ^ 1;\n"
     "    if (o < get_local_size(0) && g < n) out[g] = tmp[l] + tmp[o];\n"
     "}\n"
-    "kernel void touch(global int *p) { p[get_global_id(0)] += 1; }\n";
+    "kernel void touch(global int *p) { p[get_global_id(0)] += 1; }\n"
+    "kernel void spin(global uint *p, uint n) {\n"
+    "    uint x = p[0];\n"
+    "    for (ulong i = 0; i < 16ul * n; i++) x = x * 1103515245u + 12345u;\n"
+    "    p[0] = x;\n"
+    "}\n";
 
 static cl_platform_id plat;
 static cl_device_id dev;
@@ -394,6 +407,178 @@ static void user_event(void)
     clReleaseMemObject(m);
 }
 
+static void CL_CALLBACK count_cb(cl_event e, cl_int st, void *data)
+{
+    (void)e;
+    /* a complete call counts 1, a failed one 1000 */
+    __atomic_add_fetch((int *)data, st == CL_COMPLETE ? 1 : 1000, __ATOMIC_SEQ_CST);
+}
+
+static void on_alarm(int sig)
+{
+    static const char msg[] = "FAIL: clFinish did not return within 60 s (deadlock?)\n";
+    (void)sig;
+    if (write(2, msg, sizeof msg - 1) < 0)
+        _exit(2);
+    _exit(1);
+}
+
+static void *set_later(void *arg)
+{
+    usleep(300000);
+    clSetUserEventStatus(arg, CL_COMPLETE);
+    return NULL;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+static int status_of(cl_event e)
+{
+    cl_int st = 1;
+    clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+    return st;
+}
+
+/* clFinish, which asks the proxy to report what is complete after its own
+ * clFinish (FINISH) */
+static void finish(void)
+{
+    cl_int err;
+    int v[16] = {0}, w[16];
+    cl_mem m = clCreateBuffer(ctx, CL_MEM_COPY_HOST_PTR, sizeof v, v, &err);
+    cl_mem m2 = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof w, NULL, &err);
+    cl_kernel k = clCreateKernel(prog, "touch", &err);
+    CL_OK(err);
+    CL_OK(clSetKernelArg(k, 0, sizeof m, &m));
+    size_t g = 16;
+    for (int i = 0; i < 16; i++)
+        w[i] = 100 + i;
+    signal(SIGALRM, on_alarm);
+    alarm(60);
+
+    /* (a) a launch and a write behind a user event that another thread sets
+       while this one is in clFinish: no deadlock, and no early return */
+    cl_event u = clCreateUserEvent(ctx, &err);
+    CL_OK(err);
+    CL_OK(clEnqueueNDRangeKernel(q, k, 1, NULL, &g, NULL, 1, &u, NULL));
+    CL_OK(clEnqueueWriteBuffer(q, m2, CL_FALSE, 0, sizeof w, w, 1, &u, NULL));
+    pthread_t t;
+    double t0 = now_s();
+    CHECK(pthread_create(&t, NULL, set_later, u) == 0, "pthread_create");
+    CL_OK(clFinish(q));
+    double dt = now_s() - t0;
+    pthread_join(t, NULL);
+    CHECK(dt >= 0.25, "clFinish returned %.3f s after start, before the user event was set", dt);
+    clReleaseEvent(u);
+    memset(w, 0, sizeof w);
+    CL_OK(clEnqueueReadBuffer(q, m2, CL_TRUE, 0, sizeof w, w, 0, NULL, NULL));
+    CHECK(w[0] == 100 && w[15] == 115, "gated write: %d %d", w[0], w[15]);
+
+    /* (b) every event is complete when clFinish returns, and its callback
+       runs once (the callback and FINISH may both see it complete) */
+    enum { NL = 200 };
+    cl_event ev[NL];
+    static int calls[NL];
+    for (int i = 0; i < NL; i++) {
+        CL_OK(clEnqueueNDRangeKernel(q, k, 1, NULL, &g, NULL, 0, NULL, &ev[i]));
+        CL_OK(clSetEventCallback(ev[i], CL_COMPLETE, count_cb, &calls[i]));
+    }
+    CL_OK(clFinish(q));
+    int open = 0, wrong = 0;
+    for (int i = 0; i < NL; i++)
+        open += status_of(ev[i]) != CL_COMPLETE;
+    CHECK(open == 0, "%d of %d events not complete after clFinish", open, NL);
+    usleep(300000); /* callbacks run just after the count drops, and late ones would come */
+    for (int i = 0; i < NL; i++) {
+        wrong += __atomic_load_n(&calls[i], __ATOMIC_SEQ_CST) != 1;
+        clReleaseEvent(ev[i]);
+    }
+    CHECK(wrong == 0, "%d of %d callbacks not called exactly once with CL_COMPLETE", wrong, NL);
+    /* clWaitForEvents on events of one queue asks the same (FINISH naming them) */
+    for (int i = 0; i < 2; i++) {
+        calls[i] = 0;
+        CL_OK(clEnqueueNDRangeKernel(q, k, 1, NULL, &g, NULL, 0, NULL, &ev[i]));
+        CL_OK(clSetEventCallback(ev[i], CL_COMPLETE, count_cb, &calls[i]));
+    }
+    CL_OK(clWaitForEvents(2, ev));
+    CHECK(status_of(ev[0]) == CL_COMPLETE && status_of(ev[1]) == CL_COMPLETE,
+          "after clWaitForEvents: statuses %d %d", status_of(ev[0]), status_of(ev[1]));
+    CL_OK(clFinish(q));
+    usleep(300000);
+    CHECK(calls[0] == 1 && calls[1] == 1, "after clWaitForEvents: callbacks %d %d", calls[0],
+          calls[1]);
+    clReleaseEvent(ev[0]);
+    clReleaseEvent(ev[1]);
+    CL_OK(clEnqueueReadBuffer(q, m, CL_TRUE, 0, sizeof v, v, 0, NULL, NULL));
+    CHECK(v[0] == 3 + NL && v[15] == 3 + NL, "%d launches: %d %d", 3 + NL, v[0], v[15]);
+
+    /* (c) failures arrive at clFinish, once; on a queue of their own (PoCL
+       fails what follows a failed command in an in-order queue) */
+    cl_command_queue qf = clCreateCommandQueue(ctx, dev, 0, &err);
+    CL_OK(err);
+    cl_event e;
+    int fcalls = 0;
+    u = clCreateUserEvent(ctx, &err);
+    CL_OK(clEnqueueNDRangeKernel(qf, k, 1, NULL, &g, NULL, 1, &u, &e));
+    CL_OK(clSetEventCallback(e, CL_COMPLETE, count_cb, &fcalls));
+    CL_OK(clSetUserEventStatus(u, -7));
+    err = clFinish(qf);
+    CHECK(err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST,
+          "clFinish after a launch behind a failed user event: %d", err);
+    CHECK(status_of(e) < 0, "launch behind a failed user event: status %d", status_of(e));
+    CL_OK(clFinish(qf)); /* reported once */
+    usleep(100000);
+    CHECK(__atomic_load_n(&fcalls, __ATOMIC_SEQ_CST) == 1000,
+          "failed launch: callback count %d (1000: once, with a failure)", fcalls);
+    clReleaseEvent(e);
+    clReleaseEvent(u);
+    size_t l = 7; /* 16 is not a multiple of 7: rejected */
+    if (clEnqueueNDRangeKernel(qf, k, 1, NULL, &g, &l, 0, NULL, NULL) == CL_SUCCESS) {
+        err = clFinish(qf);
+        CHECK(err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST,
+              "clFinish after a rejected launch: %d", err);
+    }
+    CL_OK(clFinish(qf));
+    alarm(0);
+    clReleaseCommandQueue(qf);
+    clReleaseKernel(k);
+    clReleaseMemObject(m);
+    clReleaseMemObject(m2);
+}
+
+/* Launches spin with twice the work each time until launch + clFinish
+ * takes 3 s; every clFinish must succeed. */
+static void longfinish(void)
+{
+    cl_int err;
+    cl_uint zero = 0;
+    cl_mem m = clCreateBuffer(ctx, CL_MEM_COPY_HOST_PTR, sizeof zero, &zero, &err);
+    cl_kernel k = clCreateKernel(prog, "spin", &err);
+    CL_OK(err);
+    CL_OK(clSetKernelArg(k, 0, sizeof m, &m));
+    double dt = 0;
+    for (cl_uint n = 1u << 18; dt < 3 && n; n *= 2) {
+        size_t one = 1;
+        CL_OK(clSetKernelArg(k, 1, sizeof n, &n));
+        double t0 = now_s();
+        CL_OK(clEnqueueNDRangeKernel(q, k, 1, NULL, &one, &one, 0, NULL, NULL));
+        err = clFinish(q);
+        dt = now_s() - t0;
+        CHECK(err == CL_SUCCESS, "clFinish of a %.1f s kernel: %d", dt, err);
+        if (err)
+            break;
+    }
+    CHECK(dt >= 3, "the longest launch took only %.1f s", dt);
+    printf("longest launch + clFinish: %.1f s\n", dt);
+    clReleaseKernel(k);
+    clReleaseMemObject(m);
+}
+
 static void quick(void)
 {
     roundtrip(1 << 20);
@@ -450,6 +635,10 @@ int main(int argc, char **argv)
         quick();
     } else if (!strcmp(mode, "odd")) {
         odd();
+    } else if (!strcmp(mode, "finish")) {
+        finish();
+    } else if (!strcmp(mode, "longfinish")) {
+        longfinish();
     } else if (!strcmp(mode, "idle")) {
         roundtrip(4096);
         sleep(12);
@@ -464,6 +653,7 @@ int main(int argc, char **argv)
         map();
         kernel();
         user_event();
+        finish();
         quick();
     }
     clReleaseProgram(prog);
