@@ -203,6 +203,13 @@ int main(int argc, char **argv)
     const char *cma_copy = getenv("MPIGPU_PROXY_CMA_COPY");
     px.t = &mgrm_transport_tcp;
     px.cma_map = !cma_copy || !strcmp(cma_copy, "auto") ? -1 : !strcmp(cma_copy, "map");
+    if (mgrm_spin_setup("MPIGPU_PROXY_SPIN")) {
+        fprintf(stderr,
+                "mpigpu-proxy: MPIGPU_PROXY_SPIN=\"%s\": expected microseconds from 0 to "
+                "100000\n",
+                getenv("MPIGPU_PROXY_SPIN"));
+        return 2;
+    }
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);

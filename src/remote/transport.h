@@ -38,6 +38,10 @@ typedef struct mgrm_transport {
      * socket's inode from /proc/net/tcp*, found among /proc/PID/fd).  May
      * be NULL: no such check on this transport. */
     int (*peer_is_pid)(mgrm_ep_t *ep, long pid);
+    /* returns once a byte is ready to read (or the end, or an error), or
+     * after about spin_ns of checking without sleeping, whichever is first.
+     * May be NULL. */
+    void (*spin_readable)(mgrm_ep_t *ep, long spin_ns);
     /* wakes any thread blocked in send/recv/accept; the endpoint stays valid */
     void (*shutdown)(mgrm_ep_t *ep);
     void (*close)(mgrm_ep_t *ep);
@@ -46,6 +50,21 @@ typedef struct mgrm_transport {
 } mgrm_transport_t;
 
 extern const mgrm_transport_t mgrm_transport_tcp;
+
+/* How long a thread that waits for the next message, or for the end of
+ * its commands, first checks without sleeping (ns; 0: sleep at once).  A
+ * sleeping thread's wake-up costs tens of microseconds on a virtual machine,
+ * which a launch and its clFinish pay several times over (design.md,
+ * "Finish").  Set once at start by mgrm_spin_setup. */
+#define MGRM_SPIN_DEFAULT_US 100
+#define MGRM_SPIN_MIN_CPUS 8
+extern long mgrm_spin_ns;
+/* From the environment variable `var` (microseconds, 0 to 100000), else
+ * MGRM_SPIN_DEFAULT_US where the host has at least MGRM_SPIN_MIN_CPUS online
+ * CPUs and 0 on smaller ones, where a spinning thread takes the core that the
+ * thread it waits for needs.  -1 (nothing set) when the variable holds
+ * anything else. */
+int mgrm_spin_setup(const char *var);
 
 /* A message on an endpoint: header and payload.  Receives into a growing
  * buffer owned by the caller (*buf, *cap); returns 0, or -1 on transport

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 struct mgrm_ep {
@@ -197,6 +198,24 @@ static int tcp_recv(mgrm_ep_t *ep, void *p, size_t n)
     return 0;
 }
 
+static double tcp_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static void tcp_spin_readable(mgrm_ep_t *ep, long spin_ns)
+{
+    double end = tcp_now_ns() + (double)spin_ns;
+    char c;
+    do {
+        ssize_t r = recv(ep->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (r != -1 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+            return;
+    } while (tcp_now_ns() < end);
+}
+
 static int tcp_set_timeout(mgrm_ep_t *ep, int ms)
 {
     struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
@@ -334,16 +353,38 @@ const mgrm_transport_t mgrm_transport_tcp = {
     .set_timeout = tcp_set_timeout,
     .is_local = tcp_is_local,
     .peer_is_pid = tcp_peer_is_pid,
+    .spin_readable = tcp_spin_readable,
     .shutdown = tcp_shutdown,
     .close = tcp_close,
     .listener_shutdown = tcp_listener_shutdown,
     .listener_close = tcp_listener_close,
 };
 
+long mgrm_spin_ns = 0;
+
+int mgrm_spin_setup(const char *var)
+{
+    const char *v = getenv(var);
+    if (!v || !v[0]) {
+        mgrm_spin_ns =
+            sysconf(_SC_NPROCESSORS_ONLN) >= MGRM_SPIN_MIN_CPUS ? MGRM_SPIN_DEFAULT_US * 1000L : 0;
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    long us = strtol(v, &end, 10);
+    if (errno || end == v || *end || us < 0 || us > 100000)
+        return -1;
+    mgrm_spin_ns = us * 1000L;
+    return 0;
+}
+
 int mgrm_msg_recv(const mgrm_transport_t *t, mgrm_ep_t *ep, mgrm_hdr_t *h, uint8_t **buf,
                   size_t *cap, uint32_t max)
 {
     uint8_t raw[MGRM_HDR_SIZE];
+    if (mgrm_spin_ns > 0 && t->spin_readable)
+        t->spin_readable(ep, mgrm_spin_ns);
     if (t->recv(ep, raw, sizeof raw))
         return -1;
     if (mgrm_hdr_parse(raw, h, max))

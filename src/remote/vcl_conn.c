@@ -584,6 +584,11 @@ static void init_once(void)
         atexit(stats_print);
     if (tmo && atoi(tmo) > 0)
         vcl_timeout_s = atoi(tmo);
+    if (mgrm_spin_setup("MPIGPU_VCL_SPIN"))
+        fprintf(stderr,
+                "mpigpu-vcl: MPIGPU_VCL_SPIN=\"%s\": expected microseconds from 0 to "
+                "100000; not spinning\n",
+                getenv("MPIGPU_VCL_SPIN"));
     if (!servers || !servers[0])
         return;
     if (!keyfile || !keyfile[0]) {

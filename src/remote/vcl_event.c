@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "vcl.h"
 
@@ -179,14 +180,40 @@ static void finish_send(cl_command_queue q, cl_uint n, const cl_event *w)
     mgrm_buf_free(&b);
 }
 
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* With mgrm_vcl_lock held: until COND (read under the lock) is false, first
+   check it for up to mgrm_spin_ns without sleeping, letting the receiving
+   thread take the lock in between, then sleep on mgrm_vcl_cond.  A short
+   command's completion comes within the spin, so the waiter pays no wake-up
+   (transport.h, mgrm_spin_ns). */
+#define VCL_WAIT_WHILE(COND)                                                                       \
+    do {                                                                                           \
+        if ((COND) && mgrm_spin_ns > 0) {                                                          \
+            double end_ = now_ns() + (double)mgrm_spin_ns;                                         \
+            do {                                                                                   \
+                pthread_mutex_unlock(&mgrm_vcl_lock);                                              \
+                for (volatile int i_ = 0; i_ < 64; i_++)                                           \
+                    ;                                                                              \
+                pthread_mutex_lock(&mgrm_vcl_lock);                                                \
+            } while ((COND) && now_ns() < end_);                                                   \
+        }                                                                                          \
+        while (COND)                                                                               \
+            pthread_cond_wait(&mgrm_vcl_cond, &mgrm_vcl_lock);                                     \
+    } while (0)
+
 /* Waits for the events; CL_SUCCESS, or the wait-list error if one failed. */
 static cl_int wait_events(cl_uint n, const cl_event *list)
 {
     cl_int rc = CL_SUCCESS;
     pthread_mutex_lock(&mgrm_vcl_lock);
     for (cl_uint i = 0; i < n; i++) {
-        while (list[i]->status > 0)
-            pthread_cond_wait(&mgrm_vcl_cond, &mgrm_vcl_lock);
+        VCL_WAIT_WHILE(list[i]->status > 0);
         if (list[i]->status < 0)
             rc = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
     }
@@ -373,8 +400,7 @@ cl_int CL_API_CALL clFinish(cl_command_queue q)
     if (pending)
         finish_send(q, 0, NULL);
     pthread_mutex_lock(&mgrm_vcl_lock);
-    while (q->pending > 0)
-        pthread_cond_wait(&mgrm_vcl_cond, &mgrm_vcl_lock);
+    VCL_WAIT_WHILE(q->pending > 0);
     int failed = q->failed;
     q->failed = 0;
     pthread_mutex_unlock(&mgrm_vcl_lock);

@@ -53,3 +53,49 @@ if [ $mode = pack ]; then
   grep -c 'wrong bytes' $P >> $P
   exit 0
 fi
+if [ $mode = vcl ]; then
+  pb launchprobe -i 2000 8 1024 131072
+  b=$(cd "$(dirname "$(command -v mpigpu-proxy)")/.." && pwd)
+  key=$O/key; od -An -tx1 -N32 /dev/urandom | tr -d ' \n' > "$key"; chmod 600 "$key"
+  mkdir -p /tmp/vcl-vendors; cp /tmp/ocl-vendors/nvidia.icd /tmp/vcl-vendors/
+  echo "$b/lib/libmpigpu-vcl.so" > /tmp/vcl-vendors/mpigpu-vcl.icd
+  OCL_ICD_VENDORS=/tmp/ocl-vendors mpigpu-proxy --listen 127.0.0.1:0 --key-file "$key" --device NVIDIA > "$O/proxy.log" 2>&1 &
+  proxy=$!
+  for i in $(seq 100); do grep -q "listening on" "$O/proxy.log" && break; sleep 0.1; done
+  port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$O/proxy.log" | head -1)
+  nat() { OCL_ICD_VENDORS=/tmp/ocl-vendors timeout 150 "$@"; }
+  vir() { env OCL_ICD_VENDORS=/tmp/vcl-vendors MPIGPU_VCL_SERVERS=127.0.0.1:$port MPIGPU_VCL_KEY_FILE=$key timeout 150 "$@"; }
+  med() { sed -n 's/.*median \([0-9.]*\) us.*/\1/p' | head -1; }
+  lat_n() { nat mpigpu-vclbench -l 1000 -n 1 -m 1:1 NVIDIA 2>&1 | med; }
+  lat_v() { vir env "$@" mpigpu-vclbench -l 1000 -n 1 -m 1:1 "mpigpu virtual" 2>&1 | med; }
+  echo "== launch + clFinish, median of 1000 (us): native / tcp / default lanes" >> $P
+  for sp in 0 30 300 default; do
+    kill -TERM $proxy; wait $proxy
+    penv=(); [ $sp != default ] && penv=(MPIGPU_PROXY_SPIN=$sp)
+    env "${penv[@]}" OCL_ICD_VENDORS=/tmp/ocl-vendors mpigpu-proxy --listen 127.0.0.1:0 --key-file "$key" --device NVIDIA > "$O/proxy-$sp.log" 2>&1 &
+    proxy=$!
+    for i in $(seq 100); do grep -q "listening on" "$O/proxy-$sp.log" && break; sleep 0.1; done
+    port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$O/proxy-$sp.log" | head -1)
+    cenv=(MPIGPU_VCL_SPIN=); [ $sp != default ] && cenv=(MPIGPU_VCL_SPIN=$sp)
+    for r in 1 2 3; do
+      echo "spin $sp round $r: $(lat_n) / $(lat_v "${cenv[@]}" MPIGPU_VCL_SHM=0) / $(lat_v "${cenv[@]}" MPIGPU_VCL_SHM=1)" >> $P
+    done
+  done
+  echo "== raw lat lines" >> $P
+  nat mpigpu-vclbench -l 1000 -n 1 -m 1:1 NVIDIA 2>&1 | grep -i median >> $P
+  vir env MPIGPU_VCL_SHM=0 mpigpu-vclbench -l 1000 -n 1 -m 1:1 "mpigpu virtual" 2>&1 | grep -i median >> $P
+  for cfg in native tcp1 tcp default; do
+    echo "== bandwidth $cfg" >> $P
+    case $cfg in
+      native) nat mpigpu-vclbench -n 3 -m 8:256 NVIDIA >> $P 2>&1 ;;
+      tcp1) vir env MPIGPU_VCL_SHM=0 MPIGPU_VCL_STREAMS=1 mpigpu-vclbench -n 3 -m 8:256 "mpigpu virtual" >> $P 2>&1 ;;
+      tcp) vir env MPIGPU_VCL_SHM=0 mpigpu-vclbench -n 3 -m 8:256 "mpigpu virtual" >> $P 2>&1 ;;
+      default) vir mpigpu-vclbench -n 3 -m 8:256 "mpigpu virtual" >> $P 2>&1 ;;
+    esac
+  done
+  echo "== vcl_basic tcp" >> $P; vir env MPIGPU_VCL_SHM=0 vcl_basic >> $P 2>&1; echo "rc=$?" >> $P
+  echo "== vcl_basic default" >> $P; vir vcl_basic >> $P 2>&1; echo "rc=$?" >> $P
+  echo "== dtoracle virtual" >> $P; vir env MPIGPU_DEVICE="mpigpu virtual" MPIGPU_ORACLE_TYPES=300 dtoracle >> $P 2>&1; echo "rc=$?" >> $P
+  kill -TERM $proxy; wait $proxy; tail -20 $O/proxy.log >> $P
+  exit 0
+fi

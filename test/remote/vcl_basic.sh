@@ -3,7 +3,7 @@
 # clSetKernelArg sending nothing (MPIGPU_VCL_STATS message counts), and
 # clFinish's FINISH: both of its ways taken (inline, and without waiting
 # while a user event is unset), and a clFinish longer than
-# MPIGPU_VCL_TIMEOUT that still succeeds.
+# MPIGPU_VCL_TIMEOUT that still succeeds; spinning waits.
 . "$(dirname "$0")/common.sh"
 start_proxy px
 timeout 300 "$top/test/remote/vcl_basic" || fail "vcl_basic"
@@ -19,6 +19,14 @@ echo "messages: setarg x0 = $m0, setarg x1000 (2000 clSetKernelArg calls) = $m10
 [ -n "$m0" ] && [ "$m0" -gt 0 ] || fail "no statistics line"
 [ "$m0" = "$m1000" ] || fail "clSetKernelArg sent messages ($m0 vs $m1000)"
 stop_proxy "$PROXY_PID"
+# Spinning before sleeping (MPIGPU_PROXY_SPIN, MPIGPU_VCL_SPIN: on by default only on
+# hosts of 8 CPUs or more), both sides, and a bad setting refused.
+MPIGPU_PROXY_SPIN=50 start_proxy pxspin
+MPIGPU_VCL_SPIN=50 timeout 300 "$top/test/remote/vcl_basic" || fail "vcl_basic with spinning"
+stop_proxy "$PROXY_PID"
+MPIGPU_PROXY_SPIN=fast "$top/mpigpu-proxy" --listen 127.0.0.1:0 --key-file "$work/key" \
+    2>"$work/badspin.log" && fail "MPIGPU_PROXY_SPIN=fast accepted"
+grep -q "MPIGPU_PROXY_SPIN" "$work/badspin.log" || fail "no message for MPIGPU_PROXY_SPIN=fast"
 grep -q "session 1: client .* connected and authenticated" "$work/px.log" || fail "no connect log"
 fin=$(grep -m 1 "session 1 .*: FINISH" "$work/px.log")
 echo "${fin#*: }"
