@@ -400,6 +400,12 @@ int mgpk_transfer_locked(mgpk_ctx_t *ctx, mgpk_plan_t *plan, mgpk_buf_t packed, 
     mgpk_method_t m = call_method(ctx, plan->flags);
     if (m == MGPK_METHOD_AUTO) {
         m = mgpk_calib_choose(ctx, plan->type, plan->count, n, packed.host != NULL, 0, plan->flags);
+        /* The copy method moves whole instances as rectangles; a range that
+           cuts an instance (a piece of the chunked protocol) would take one
+           command per run, thousands for a fine type. */
+        int64_t sz = plan->type->size;
+        if (m == MGPK_METHOD_COPY && sz > 0 && (first % sz || n % sz))
+            m = MGPK_METHOD_KERNEL;
         plan->flags = (plan->flags & ~MGPK_F_METHOD(3)) | MGPK_F_METHOD(m);
     }
     const mgpk_method_ops_t *ops = method_table[m];
