@@ -6,6 +6,8 @@
 #   device-s4.sh pack    after the grid kernels' struct argument: correctness (also
 #                        MPIGPU_PACK=host), the per-call gap, targets 3 and 5
 #   device-s4.sh vcl     the remote path: launch + clFinish and bandwidth, TCP and lanes
+#   device-s4.sh cma     the one-copy lane at 4 to 32 MiB: mapped buffers against pinned
+#                        staging (MPIGPU_PROXY_CMA_COPY), native in between
 set -u
 mode=${1:-probe}
 O=${OUT:-/tmp/out}; mkdir -p $O
@@ -97,5 +99,25 @@ if [ $mode = vcl ]; then
   echo "== vcl_basic default" >> $P; vir vcl_basic >> $P 2>&1; echo "rc=$?" >> $P
   echo "== dtoracle virtual" >> $P; vir env MPIGPU_DEVICE="mpigpu virtual" MPIGPU_ORACLE_TYPES=300 dtoracle >> $P 2>&1; echo "rc=$?" >> $P
   kill -TERM $proxy; wait $proxy; tail -20 $O/proxy.log >> $P
+  exit 0
+fi
+if [ $mode = cma ]; then
+  b=$(cd "$(dirname "$(command -v mpigpu-proxy)")/.." && pwd)
+  key=$O/key; od -An -tx1 -N32 /dev/urandom | tr -d ' \n' > "$key"; chmod 600 "$key"
+  mkdir -p /tmp/vcl-vendors; cp /tmp/ocl-vendors/nvidia.icd /tmp/vcl-vendors/
+  echo "$b/lib/libmpigpu-vcl.so" > /tmp/vcl-vendors/mpigpu-vcl.icd
+  for r in 1 2; do
+    for c in auto map staging; do
+      echo "== native" >> $P
+      OCL_ICD_VENDORS=/tmp/ocl-vendors timeout 150 mpigpu-vclbench -n 5 -l 10 -m 4:32 NVIDIA 2>&1 | grep MiB >> $P
+      MPIGPU_PROXY_CMA_COPY=$c OCL_ICD_VENDORS=/tmp/ocl-vendors mpigpu-proxy --listen 127.0.0.1:0 --key-file "$key" --device NVIDIA > "$O/proxy-$c.log" 2>&1 &
+      proxy=$!
+      for i in $(seq 100); do grep -q "listening on" "$O/proxy-$c.log" && break; sleep 0.1; done
+      port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$O/proxy-$c.log" | head -1)
+      echo "== virtual, MPIGPU_PROXY_CMA_COPY=$c" >> $P
+      env OCL_ICD_VENDORS=/tmp/vcl-vendors MPIGPU_VCL_SERVERS=127.0.0.1:$port MPIGPU_VCL_KEY_FILE=$key timeout 150 mpigpu-vclbench -n 5 -l 10 -m 4:32 "mpigpu virtual" 2>&1 | grep MiB >> $P
+      kill -TERM $proxy; wait $proxy
+    done
+  done
   exit 0
 fi
