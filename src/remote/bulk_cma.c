@@ -79,7 +79,10 @@ static void *pool_main(void *arg)
         while (t && atomic_load(&t->taken) >= t->npieces)
             t = t->next;
         if (!t) {
-            pthread_cond_wait(&pool_work, &pool_lock);
+            /* Spin first: the next copy of a transfer follows soon. */
+            MGRM_SPIN_WHILE(!pool_q, &pool_lock);
+            if (!pool_q)
+                pthread_cond_wait(&pool_work, &pool_lock);
             continue;
         }
         pthread_mutex_unlock(&pool_lock);
@@ -134,6 +137,7 @@ int mgrm_cma_copy_par(long pid, int to_client, uint64_t addr, void *local, size_
     pthread_mutex_unlock(&pool_lock);
     task_run(&t);
     pthread_mutex_lock(&pool_lock);
+    MGRM_SPIN_WHILE(atomic_load(&t.done) < t.npieces, &pool_lock);
     while (atomic_load(&t.done) < t.npieces)
         pthread_cond_wait(&pool_done, &pool_lock);
     for (pp = &pool_q; *pp != &t; pp = &(*pp)->next)

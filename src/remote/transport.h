@@ -65,6 +65,24 @@ extern long mgrm_spin_ns;
  * thread it waits for needs.  -1 (nothing set) when the variable holds
  * anything else. */
 int mgrm_spin_setup(const char *var);
+/* CLOCK_MONOTONIC in ns. */
+double mgrm_now_ns(void);
+/* With *LOCKP (a pthread mutex) held: while COND (read under the lock)
+ * holds, for up to mgrm_spin_ns, let go of the lock briefly and check
+ * again.  The caller then sleeps on its condition variable if COND still
+ * holds. */
+#define MGRM_SPIN_WHILE(COND, LOCKP)                                                               \
+    do {                                                                                           \
+        if ((COND) && mgrm_spin_ns > 0) {                                                          \
+            double end_ = mgrm_now_ns() + (double)mgrm_spin_ns;                                    \
+            do {                                                                                   \
+                pthread_mutex_unlock(LOCKP);                                                       \
+                for (volatile int i_ = 0; i_ < 64; i_++)                                           \
+                    ;                                                                              \
+                pthread_mutex_lock(LOCKP);                                                         \
+            } while ((COND) && mgrm_now_ns() < end_);                                              \
+        }                                                                                          \
+    } while (0)
 
 /* A message on an endpoint: header and payload.  Receives into a growing
  * buffer owned by the caller (*buf, *cap); returns 0, or -1 on transport

@@ -198,7 +198,7 @@ static int tcp_recv(mgrm_ep_t *ep, void *p, size_t n)
     return 0;
 }
 
-static double tcp_now_ns(void)
+double mgrm_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -207,13 +207,13 @@ static double tcp_now_ns(void)
 
 static void tcp_spin_readable(mgrm_ep_t *ep, long spin_ns)
 {
-    double end = tcp_now_ns() + (double)spin_ns;
+    double end = mgrm_now_ns() + (double)spin_ns;
     char c;
     do {
         ssize_t r = recv(ep->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
         if (r != -1 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
             return;
-    } while (tcp_now_ns() < end);
+    } while (mgrm_now_ns() < end);
 }
 
 static int tcp_set_timeout(mgrm_ep_t *ep, int ms)

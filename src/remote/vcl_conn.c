@@ -187,6 +187,7 @@ cl_int mgrm_vcl_call(mgrm_conn_t *c, mgrm_buf_t *b, uint8_t **reply, size_t *len
     int bad = c->dead || send_msg(c, c->cmd, b);
     pthread_mutex_unlock(&c->cmd_lock);
     pthread_mutex_lock(&mgrm_vcl_lock);
+    MGRM_SPIN_WHILE(!p.done && !c->dead && !bad, &mgrm_vcl_lock);
     while (!p.done && !c->dead && !bad)
         pthread_cond_wait(&mgrm_vcl_cond, &mgrm_vcl_lock);
     for (struct pend **pp = &c->pend; *pp; pp = &(*pp)->next)

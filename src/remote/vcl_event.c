@@ -180,29 +180,12 @@ static void finish_send(cl_command_queue q, cl_uint n, const cl_event *w)
     mgrm_buf_free(&b);
 }
 
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-/* With mgrm_vcl_lock held: until COND (read under the lock) is false, first
-   check it for up to mgrm_spin_ns without sleeping, letting the receiving
-   thread take the lock in between, then sleep on mgrm_vcl_cond.  A short
-   command's completion comes within the spin, so the waiter pays no wake-up
-   (transport.h, mgrm_spin_ns). */
+/* With mgrm_vcl_lock held: until COND is false, spin (MGRM_SPIN_WHILE), then
+   sleep on mgrm_vcl_cond.  A short command's completion comes within the
+   spin, so the waiter pays no wake-up (transport.h, mgrm_spin_ns). */
 #define VCL_WAIT_WHILE(COND)                                                                       \
     do {                                                                                           \
-        if ((COND) && mgrm_spin_ns > 0) {                                                          \
-            double end_ = now_ns() + (double)mgrm_spin_ns;                                         \
-            do {                                                                                   \
-                pthread_mutex_unlock(&mgrm_vcl_lock);                                              \
-                for (volatile int i_ = 0; i_ < 64; i_++)                                           \
-                    ;                                                                              \
-                pthread_mutex_lock(&mgrm_vcl_lock);                                                \
-            } while ((COND) && now_ns() < end_);                                                   \
-        }                                                                                          \
+        MGRM_SPIN_WHILE(COND, &mgrm_vcl_lock);                                                     \
         while (COND)                                                                               \
             pthread_cond_wait(&mgrm_vcl_cond, &mgrm_vcl_lock);                                     \
     } while (0)
