@@ -70,18 +70,25 @@ static int task_run(cma_task_t *t)
     return last;
 }
 
+/* The first queued task with pieces left, or NULL; pool_lock held. */
+static cma_task_t *pool_next(void)
+{
+    cma_task_t *t = pool_q;
+    while (t && atomic_load(&t->taken) >= t->npieces)
+        t = t->next;
+    return t;
+}
+
 static void *pool_main(void *arg)
 {
     (void)arg;
     pthread_mutex_lock(&pool_lock);
     for (;;) {
-        cma_task_t *t = pool_q;
-        while (t && atomic_load(&t->taken) >= t->npieces)
-            t = t->next;
+        cma_task_t *t = pool_next();
         if (!t) {
             /* Spin first: the next copy of a transfer follows soon. */
-            MGRM_SPIN_WHILE(!pool_q, &pool_lock);
-            if (!pool_q)
+            MGRM_SPIN_WHILE(!pool_next(), &pool_lock);
+            if (!pool_next())
                 pthread_cond_wait(&pool_work, &pool_lock);
             continue;
         }
