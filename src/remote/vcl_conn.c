@@ -308,6 +308,16 @@ static void *rx_bulk_main(void *arg)
         if (e)
             atomic_fetch_add(&e->refs, 1);
         pthread_mutex_unlock(&mgrm_vcl_lock);
+        if (!e && n == 0 && ch.last && st < 0) {
+            /* The end of a read that failed, whose failure the command lane
+               reported first (a FINISH or a callback): its event is gone,
+               and the lanes do not keep each other's order. */
+            int bad = bk->ops->recv_data(bk, &ch, NULL);
+            bk->ops->release(bk, &ch);
+            if (bad)
+                break;
+            continue;
+        }
         if (!e || !e->data || off > e->dsize || n > e->dsize - off ||
             bk->ops->recv_data(bk, &ch, n ? e->dst + off : NULL)) {
             bk->ops->release(bk, &ch);
