@@ -87,9 +87,7 @@ static void *pool_main(void *arg)
         cma_task_t *t = pool_next();
         if (!t) {
             /* Spin first: the next copy of a transfer follows soon. */
-            MGRM_SPIN_WHILE(!pool_next(), &pool_lock);
-            if (!pool_next())
-                pthread_cond_wait(&pool_work, &pool_lock);
+            MGRM_WAIT_WHILE(!pool_next(), &pool_lock, &pool_work);
             continue;
         }
         pthread_mutex_unlock(&pool_lock);
@@ -144,9 +142,7 @@ int mgrm_cma_copy_par(long pid, int to_client, uint64_t addr, void *local, size_
     pthread_mutex_unlock(&pool_lock);
     task_run(&t);
     pthread_mutex_lock(&pool_lock);
-    MGRM_SPIN_WHILE(atomic_load(&t.done) < t.npieces, &pool_lock);
-    while (atomic_load(&t.done) < t.npieces)
-        pthread_cond_wait(&pool_done, &pool_lock);
+    MGRM_WAIT_WHILE(atomic_load(&t.done) < t.npieces, &pool_lock, &pool_done);
     for (pp = &pool_q; *pp != &t; pp = &(*pp)->next)
         ;
     *pp = t.next;

@@ -124,8 +124,6 @@ int mgrm_event_track(mgrm_session_t *s, uint64_t id, uint64_t qid, cl_event e);
  * q's events that are complete now in EVENTS_DONE messages; each event is
  * reported once, by this or by its callback. */
 int mgrm_op_finish(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *reply);
-/* Monotonic milliseconds. */
-long long mgrm_now_ms(void);
 
 /* Command handlers (proxy_ops.c: objects; proxy_enqueue.c: commands).  Each
  * returns a cl_int for the reply, or a positive MGRM_BAD for a malformed

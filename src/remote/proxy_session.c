@@ -4,16 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "proxy.h"
-
-long long mgrm_now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
-}
 
 void mgrm_session_init(mgrm_session_t *s, mgrm_proxy_t *px)
 {

@@ -65,8 +65,9 @@ extern long mgrm_spin_ns;
  * thread it waits for needs.  -1 (nothing set) when the variable holds
  * anything else. */
 int mgrm_spin_setup(const char *var);
-/* CLOCK_MONOTONIC in ns. */
+/* CLOCK_MONOTONIC in ns, and in ms. */
 double mgrm_now_ns(void);
+long long mgrm_now_ms(void);
 /* With *LOCKP (a pthread mutex) held: while COND (read under the lock)
  * holds, for up to mgrm_spin_ns, let go of the lock briefly and check
  * again.  The caller then sleeps on its condition variable if COND still
@@ -82,6 +83,14 @@ double mgrm_now_ns(void);
                 pthread_mutex_lock(LOCKP);                                                         \
             } while ((COND) && mgrm_now_ns() < end_);                                              \
         }                                                                                          \
+    } while (0)
+/* The same, then while COND still holds, sleep on *CONDP (a pthread
+ * condition variable used with *LOCKP). */
+#define MGRM_WAIT_WHILE(COND, LOCKP, CONDP)                                                        \
+    do {                                                                                           \
+        MGRM_SPIN_WHILE(COND, LOCKP);                                                              \
+        while (COND)                                                                               \
+            pthread_cond_wait(CONDP, LOCKP);                                                       \
     } while (0)
 
 /* A message on an endpoint: header and payload.  Receives into a growing

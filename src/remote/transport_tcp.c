@@ -205,6 +205,13 @@ double mgrm_now_ns(void)
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+long long mgrm_now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
+}
+
 static void tcp_spin_readable(mgrm_ep_t *ep, long spin_ns)
 {
     double end = mgrm_now_ns() + (double)spin_ns;

@@ -5,7 +5,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "vcl.h"
@@ -32,13 +31,6 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 uint64_t mgrm_vcl_id(mgrm_conn_t *c)
 {
     return atomic_fetch_add(&c->next_id, 1);
-}
-
-static long long now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
 }
 
 static int vcl_timeout_s = 60;
@@ -89,7 +81,7 @@ static void *heartbeat_main(void *arg)
         if (dead)
             return NULL;
         release_flush(c, 0);
-        long long t = now_ms(), rx = atomic_load(&c->last_rx);
+        long long t = mgrm_now_ms(), rx = atomic_load(&c->last_rx);
         if (!busy) {
             busy_since = 0;
             continue;
@@ -187,9 +179,7 @@ cl_int mgrm_vcl_call(mgrm_conn_t *c, mgrm_buf_t *b, uint8_t **reply, size_t *len
     int bad = c->dead || send_msg(c, c->cmd, b);
     pthread_mutex_unlock(&c->cmd_lock);
     pthread_mutex_lock(&mgrm_vcl_lock);
-    MGRM_SPIN_WHILE(!p.done && !c->dead && !bad, &mgrm_vcl_lock);
-    while (!p.done && !c->dead && !bad)
-        pthread_cond_wait(&mgrm_vcl_cond, &mgrm_vcl_lock);
+    MGRM_WAIT_WHILE(!p.done && !c->dead && !bad, &mgrm_vcl_lock, &mgrm_vcl_cond);
     for (struct pend **pp = &c->pend; *pp; pp = &(*pp)->next)
         if (*pp == &p) {
             *pp = p.next;
@@ -252,7 +242,7 @@ static void *rx_cmd_main(void *arg)
     mgrm_hdr_t h;
     while (mgrm_msg_recv(c->t, c->cmd, &h, &buf, &cap, MGRM_MSG_MAX) == 0) {
         mgrm_cur_t cur;
-        atomic_store(&c->last_rx, now_ms());
+        atomic_store(&c->last_rx, mgrm_now_ms());
         mgrm_vcl_bytes_in += MGRM_HDR_SIZE + h.length;
         mgrm_cur_init(&cur, buf, h.length);
         if (h.op == MGRM_OP_REPLY) {
@@ -301,7 +291,7 @@ static void *rx_bulk_main(void *arg)
         uint64_t id = ch.xfer, off = ch.off;
         cl_int st = ch.status;
         size_t n = ch.n;
-        atomic_store(&c->last_rx, now_ms());
+        atomic_store(&c->last_rx, mgrm_now_ms());
         mgrm_vcl_bytes_in += MGRM_HDR_SIZE + MGRM_BULK_PREFIX + n;
         pthread_mutex_lock(&mgrm_vcl_lock);
         cl_event e = mgrm_vcl_event_find(c, id);
@@ -570,7 +560,7 @@ static mgrm_conn_t *conn_open(const char *addr, const mgrm_key_t *key)
     }
     pthread_detach(c->rx_cmd);
     pthread_detach(c->rx_bulk);
-    atomic_store(&c->last_rx, now_ms());
+    atomic_store(&c->last_rx, mgrm_now_ms());
     if (pthread_create(&c->heartbeat, NULL, heartbeat_main, c) == 0)
         pthread_detach(c->heartbeat);
     return c; /* threads own it now; never freed */

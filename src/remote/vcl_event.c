@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "vcl.h"
 
@@ -180,23 +179,13 @@ static void finish_send(cl_command_queue q, cl_uint n, const cl_event *w)
     mgrm_buf_free(&b);
 }
 
-/* With mgrm_vcl_lock held: until COND is false, spin (MGRM_SPIN_WHILE), then
-   sleep on mgrm_vcl_cond.  A short command's completion comes within the
-   spin, so the waiter pays no wake-up (transport.h, mgrm_spin_ns). */
-#define VCL_WAIT_WHILE(COND)                                                                       \
-    do {                                                                                           \
-        MGRM_SPIN_WHILE(COND, &mgrm_vcl_lock);                                                     \
-        while (COND)                                                                               \
-            pthread_cond_wait(&mgrm_vcl_cond, &mgrm_vcl_lock);                                     \
-    } while (0)
-
 /* Waits for the events; CL_SUCCESS, or the wait-list error if one failed. */
 static cl_int wait_events(cl_uint n, const cl_event *list)
 {
     cl_int rc = CL_SUCCESS;
     pthread_mutex_lock(&mgrm_vcl_lock);
     for (cl_uint i = 0; i < n; i++) {
-        VCL_WAIT_WHILE(list[i]->status > 0);
+        MGRM_WAIT_WHILE(list[i]->status > 0, &mgrm_vcl_lock, &mgrm_vcl_cond);
         if (list[i]->status < 0)
             rc = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
     }
@@ -383,7 +372,8 @@ cl_int CL_API_CALL clFinish(cl_command_queue q)
     if (pending)
         finish_send(q, 0, NULL);
     pthread_mutex_lock(&mgrm_vcl_lock);
-    VCL_WAIT_WHILE(q->pending > 0);
+    /* A short command's completion comes within the spin: no wake-up. */
+    MGRM_WAIT_WHILE(q->pending > 0, &mgrm_vcl_lock, &mgrm_vcl_cond);
     int failed = q->failed;
     q->failed = 0;
     pthread_mutex_unlock(&mgrm_vcl_lock);
