@@ -55,29 +55,36 @@ if [ $mode = pack ]; then
   grep -c 'wrong bytes' $P >> $P
   exit 0
 fi
-if [ $mode = vcl ]; then
-  pb launchprobe -i 2000 8 1024 131072
+# The remote modes: a key, a vendors directory with NVIDIA's ICD and the
+# bundle's libmpigpu-vcl.so, and start_proxy LOG [VAR=VALUE...], which starts
+# a proxy on 127.0.0.1 serving the GPU (pid in proxy, port in port).
+vcl_setup() {
   b=$(cd "$(dirname "$(command -v mpigpu-proxy)")/.." && pwd)
   key=$O/key; od -An -tx1 -N32 /dev/urandom | tr -d ' \n' > "$key"; chmod 600 "$key"
   mkdir -p /tmp/vcl-vendors; cp /tmp/ocl-vendors/nvidia.icd /tmp/vcl-vendors/
   echo "$b/lib/libmpigpu-vcl.so" > /tmp/vcl-vendors/mpigpu-vcl.icd
-  OCL_ICD_VENDORS=/tmp/ocl-vendors mpigpu-proxy --listen 127.0.0.1:0 --key-file "$key" --device NVIDIA > "$O/proxy.log" 2>&1 &
+}
+start_proxy() {
+  local log=$1; shift
+  env "$@" OCL_ICD_VENDORS=/tmp/ocl-vendors mpigpu-proxy --listen 127.0.0.1:0 --key-file "$key" --device NVIDIA > "$log" 2>&1 &
   proxy=$!
-  for i in $(seq 100); do grep -q "listening on" "$O/proxy.log" && break; sleep 0.1; done
-  port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$O/proxy.log" | head -1)
+  for i in $(seq 100); do grep -q "listening on" "$log" && break; sleep 0.1; done
+  port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$log" | head -1)
+}
+if [ $mode = vcl ]; then
+  pb launchprobe -i 2000 8 1024 131072
+  vcl_setup
   nat() { OCL_ICD_VENDORS=/tmp/ocl-vendors timeout 150 "$@"; }
   vir() { env OCL_ICD_VENDORS=/tmp/vcl-vendors MPIGPU_VCL_SERVERS=127.0.0.1:$port MPIGPU_VCL_KEY_FILE=$key timeout 150 "$@"; }
   med() { sed -n 's/.*median \([0-9.]*\) us.*/\1/p' | head -1; }
   lat_n() { nat mpigpu-vclbench -l 1000 -n 1 -m 1:1 NVIDIA 2>&1 | med; }
   lat_v() { vir env "$@" mpigpu-vclbench -l 1000 -n 1 -m 1:1 "mpigpu virtual" 2>&1 | med; }
   echo "== launch + clFinish, median of 1000 (us): native / tcp / default lanes" >> $P
+  # the last proxy (default spin) stays for the bandwidth and correctness runs
   for sp in 0 30 300 default; do
-    kill -TERM $proxy; wait $proxy
+    [ $sp = 0 ] || { kill -TERM $proxy; wait $proxy; }
     penv=(); [ $sp != default ] && penv=(MPIGPU_PROXY_SPIN=$sp)
-    env "${penv[@]}" OCL_ICD_VENDORS=/tmp/ocl-vendors mpigpu-proxy --listen 127.0.0.1:0 --key-file "$key" --device NVIDIA > "$O/proxy-$sp.log" 2>&1 &
-    proxy=$!
-    for i in $(seq 100); do grep -q "listening on" "$O/proxy-$sp.log" && break; sleep 0.1; done
-    port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$O/proxy-$sp.log" | head -1)
+    start_proxy "$O/proxy-$sp.log" "${penv[@]}"
     cenv=(MPIGPU_VCL_SPIN=); [ $sp != default ] && cenv=(MPIGPU_VCL_SPIN=$sp)
     for r in 1 2 3; do
       echo "spin $sp round $r: $(lat_n) / $(lat_v "${cenv[@]}" MPIGPU_VCL_SHM=0) / $(lat_v "${cenv[@]}" MPIGPU_VCL_SHM=1)" >> $P
@@ -98,22 +105,16 @@ if [ $mode = vcl ]; then
   echo "== vcl_basic tcp" >> $P; vir env MPIGPU_VCL_SHM=0 vcl_basic >> $P 2>&1; echo "rc=$?" >> $P
   echo "== vcl_basic default" >> $P; vir vcl_basic >> $P 2>&1; echo "rc=$?" >> $P
   echo "== dtoracle virtual" >> $P; vir env MPIGPU_DEVICE="mpigpu virtual" MPIGPU_ORACLE_TYPES=300 dtoracle >> $P 2>&1; echo "rc=$?" >> $P
-  kill -TERM $proxy; wait $proxy; tail -20 $O/proxy.log >> $P
+  kill -TERM $proxy; wait $proxy; tail -20 $O/proxy-default.log >> $P
   exit 0
 fi
 if [ $mode = cma ]; then
-  b=$(cd "$(dirname "$(command -v mpigpu-proxy)")/.." && pwd)
-  key=$O/key; od -An -tx1 -N32 /dev/urandom | tr -d ' \n' > "$key"; chmod 600 "$key"
-  mkdir -p /tmp/vcl-vendors; cp /tmp/ocl-vendors/nvidia.icd /tmp/vcl-vendors/
-  echo "$b/lib/libmpigpu-vcl.so" > /tmp/vcl-vendors/mpigpu-vcl.icd
+  vcl_setup
   for r in 1 2; do
     for c in auto map staging; do
       echo "== native" >> $P
       OCL_ICD_VENDORS=/tmp/ocl-vendors timeout 150 mpigpu-vclbench -n 5 -l 10 -m 4:32 NVIDIA 2>&1 | grep MiB >> $P
-      MPIGPU_PROXY_CMA_COPY=$c OCL_ICD_VENDORS=/tmp/ocl-vendors mpigpu-proxy --listen 127.0.0.1:0 --key-file "$key" --device NVIDIA > "$O/proxy-$c.log" 2>&1 &
-      proxy=$!
-      for i in $(seq 100); do grep -q "listening on" "$O/proxy-$c.log" && break; sleep 0.1; done
-      port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$O/proxy-$c.log" | head -1)
+      start_proxy "$O/proxy-$c.log" MPIGPU_PROXY_CMA_COPY=$c
       echo "== virtual, MPIGPU_PROXY_CMA_COPY=$c" >> $P
       env OCL_ICD_VENDORS=/tmp/vcl-vendors MPIGPU_VCL_SERVERS=127.0.0.1:$port MPIGPU_VCL_KEY_FILE=$key timeout 150 mpigpu-vclbench -n 5 -l 10 -m 4:32 "mpigpu virtual" 2>&1 | grep MiB >> $P
       kill -TERM $proxy; wait $proxy
