@@ -336,17 +336,6 @@ static void job_free(mgrm_job_t *j)
             clGetEventInfo(j->m2, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
         if (st >= 0) /* m2 not already failed by OpenCL (see wait_m1) */
             clSetUserEventStatus(j->gate, j->err < 0 ? j->err : CL_COMPLETE);
-        /* m2 completes at once now (it waits for m1, done, and the gate).
-           Waiting for it keeps the job's references until the runtime is
-           done with them: the client, told that its transfer ended, may
-           release the command's event first, and PoCL 3.1 then frees an
-           event it is still passing the gate's status through (found on
-           branch tcpms, where several stripes made it frequent). */
-        cl_int m1st = CL_COMPLETE;
-        if (j->m1)
-            clGetEventInfo(j->m1, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof m1st, &m1st, NULL);
-        if (j->m2 && m1st <= CL_COMPLETE) /* never for a job that did not run (teardown) */
-            clWaitForEvents(1, &j->m2);
         clReleaseEvent(j->gate);
     }
     for (cl_uint i = 0; i < j->nwaits; i++)
@@ -421,6 +410,10 @@ static void *bulk_main(void *arg)
             rc = run_read(s, j);
         else
             rc = run_rect(s, j, scratch);
+        /* no longer waits for the client: only opening the gate is left */
+        pthread_mutex_lock(&s->lock);
+        s->jobs_open--;
+        pthread_mutex_unlock(&s->lock);
         if (rc && !broken) {
             broken = 1;
             mgrm_log("session %u (%s): bulk lane broken or out of step; closing session", s->num,
@@ -428,15 +421,6 @@ static void *bulk_main(void *arg)
             s->t->shutdown(s->cmd); /* ends the session thread too */
         }
         job_free(j);
-        /* Open until its gate is set and its events are let go (job_free):
-           a FINISH that ran a native clFinish meanwhile would race this
-           thread on those events, which PoCL 3.1 does not survive (an
-           abort in pocl_lock_events_inorder, or a lost connection, in
-           about 1 of 30 vcl_basic runs).  So a FINISH right after a
-           transfer may not wait inline, and the callbacks report it. */
-        pthread_mutex_lock(&s->lock);
-        s->jobs_open--;
-        pthread_mutex_unlock(&s->lock);
     }
     free(scratch);
     return NULL;
