@@ -75,6 +75,7 @@ typedef struct mgrm_session {
     mgrm_map_t map;
     mgrm_job_t *jobs, **jobs_tail;
     int jobs_open;          /* jobs queued or running (under lock): a FINISH waits only without */
+    int job_settled;        /* bulk thread: the running job no longer counts in jobs_open */
     long long finishing_ms; /* under lock: when an inline FINISH began (0: none), for keepalives */
     int user_open; /* client user events not set yet (session thread only): a FINISH waits only
                       without */

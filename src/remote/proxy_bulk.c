@@ -26,10 +26,27 @@ static int chunk_recv(mgrm_session_t *s, mgrm_chunk_t *ch, uint64_t xfer, size_t
 }
 
 /* Sends a chunk from p (ch from acquire, or NULL for a status). */
+/* The running job stops counting as open (for FINISH's rule): once it no
+   longer waits for the client, and at the latest before the client learns
+   that its read ended, since the client's next FINISH must find it settled
+   (a FINISH that does not wait leaves completions to callbacks, which PoCL
+   3.1 never runs for a command behind a failed event). */
+static void job_settle(mgrm_session_t *s)
+{
+    if (s->job_settled)
+        return;
+    s->job_settled = 1;
+    pthread_mutex_lock(&s->lock);
+    s->jobs_open--;
+    pthread_mutex_unlock(&s->lock);
+}
+
 static int chunk_send(mgrm_session_t *s, mgrm_chunk_t *ch, uint64_t xfer, size_t off, const void *p,
                       size_t n, cl_int status, int last)
 {
     mgrm_chunk_t none = {.slot = -1};
+    if (last)
+        job_settle(s);
     if (!ch)
         ch = &none;
     ch->xfer = xfer;
@@ -402,6 +419,7 @@ static void *bulk_main(void *arg)
         if (!j)
             break;
         int rc = 0;
+        s->job_settled = 0;
         if (broken)
             j->err = j->err ? j->err : CL_DEVICE_NOT_AVAILABLE;
         else if (j->type == JOB_WRITE)
@@ -410,10 +428,7 @@ static void *bulk_main(void *arg)
             rc = run_read(s, j);
         else
             rc = run_rect(s, j, scratch);
-        /* no longer waits for the client: only opening the gate is left */
-        pthread_mutex_lock(&s->lock);
-        s->jobs_open--;
-        pthread_mutex_unlock(&s->lock);
+        job_settle(s); /* only opening the gate is left */
         if (rc && !broken) {
             broken = 1;
             mgrm_log("session %u (%s): bulk lane broken or out of step; closing session", s->num,
