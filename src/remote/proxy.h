@@ -55,6 +55,8 @@ typedef struct mgrm_proxy {
     const mgrm_transport_t *t;
     int no_shm;  /* --no-shm: never offer the shared-memory bulk lane */
     int no_cma;  /* --no-cma: never offer the one-copy lane */
+    int drop_cb; /* testing (MPIGPU_PROXY_TEST_DROP_CALLBACKS=1): completion callbacks send
+                    nothing, as PoCL 3.1 for a command behind a failed event; FINISH reports */
     int cma_map; /* one-copy writes/reads: 1 map the buffer, 0 pinned staging, -1 by device
                     type (CPU: map) */
 } mgrm_proxy_t;

@@ -202,6 +202,8 @@ int main(int argc, char **argv)
     int ndevargs = 0;
     const char *cma_copy = getenv("MPIGPU_PROXY_CMA_COPY");
     px.t = &mgrm_transport_tcp;
+    const char *drop = getenv("MPIGPU_PROXY_TEST_DROP_CALLBACKS");
+    px.drop_cb = drop && !strcmp(drop, "1");
     px.cma_map = !cma_copy || !strcmp(cma_copy, "auto") ? -1 : !strcmp(cma_copy, "map");
     if (mgrm_spin_setup("MPIGPU_PROXY_SPIN")) {
         fprintf(stderr,

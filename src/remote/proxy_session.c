@@ -106,7 +106,7 @@ static void CL_CALLBACK event_done(cl_event e, cl_int status, void *arg)
     uint64_t id = 0;
     (void)e;
     pthread_mutex_lock(&ev_lock);
-    if (i < ev_cap && ev_tab[i].s && ev_tab[i].gen == gen) {
+    if (i < ev_cap && ev_tab[i].s && ev_tab[i].gen == gen && !(ev_tab[i].s->px && ev_tab[i].s->px->drop_cb)) {
         s = ev_tab[i].s;
         id = ev_tab[i].id;
         ev_tab[i].s = NULL;
@@ -258,11 +258,14 @@ int mgrm_op_finish(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
     mgrm_obj_t *q = mgrm_map_get(&s->map, qid, MGRM_K_QUEUE);
     if (!q)
         return CL_INVALID_COMMAND_QUEUE;
+    /* An event the map does not hold is one whose command failed at its
+       enqueue (its failure is reported already) or one released: nothing
+       to wait for.  The others are still waited for and reported. */
+    cl_uint nw = 0;
     for (cl_uint i = 0; i < n; i++) {
         mgrm_obj_t *o = mgrm_map_get(&s->map, ids[i], MGRM_K_EVENT);
-        if (!o)
-            return CL_INVALID_EVENT;
-        w[i] = o->h;
+        if (o)
+            w[nw++] = o->h;
     }
     if (s->dry)
         return MGRM_NOREPLY;
@@ -276,9 +279,9 @@ int mgrm_op_finish(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
     pthread_mutex_unlock(&s->lock);
     if (wait) {
         s->fin_inline++;
-        if (n)
-            clWaitForEvents(n, w); /* a failure is in the statuses reported */
-        else
+        if (nw)
+            clWaitForEvents(nw, w); /* a failure is in the statuses reported */
+        else if (n == 0)
             clFinish(q->h);
         pthread_mutex_lock(&s->lock);
         s->finishing_ms = 0;

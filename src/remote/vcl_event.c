@@ -2,9 +2,11 @@
  * client-allocated wire ID (so no enqueue waits for a round trip); it sits
  * in its connection's table until the proxy reports its completion (a read:
  * until its last data chunk arrives), or the connection dies. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "vcl.h"
 
@@ -179,13 +181,56 @@ static void finish_send(cl_command_queue q, cl_uint n, const cl_event *w)
     mgrm_buf_free(&b);
 }
 
-/* Waits for the events; CL_SUCCESS, or the wait-list error if one failed. */
-static cl_int wait_events(cl_uint n, const cl_event *list)
+/* A FINISH is asked again while the wait goes on: first after
+ * FINISH_RETRY_MS, then at twice the interval each time, up to
+ * FINISH_RETRY_MAX_MS.  The proxy reports a command complete once, by its
+ * FINISH or by its runtime's callback; a FINISH that may not wait there
+ * (design.md, "Finish") reports only what is complete then, and PoCL 3.1
+ * never runs the callback of a command that fails through what it depends
+ * on.  The next FINISH finds that command failed and reports it. */
+#define FINISH_RETRY_MS 20
+#define FINISH_RETRY_MAX_MS 1000
+
+/* Sleeps on the connection condition for up to ms milliseconds
+ * (mgrm_vcl_lock held); 1 when the time ran out. */
+static int timed_sleep(long ms)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_sec += ms / 1000;
+    t.tv_nsec += (ms % 1000) * 1000000L;
+    if (t.tv_nsec >= 1000000000L) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000L;
+    }
+    return pthread_cond_timedwait(&mgrm_vcl_cond, &mgrm_vcl_lock, &t) == ETIMEDOUT;
+}
+
+/* Waits for the events (q: their one queue, whose FINISH is asked again
+ * while they are not complete, or NULL); CL_SUCCESS, or the wait-list error
+ * if one failed. */
+static cl_int wait_events(cl_command_queue q, cl_uint n, const cl_event *list)
 {
     cl_int rc = CL_SUCCESS;
+    long ms = FINISH_RETRY_MS;
     pthread_mutex_lock(&mgrm_vcl_lock);
     for (cl_uint i = 0; i < n; i++) {
-        MGRM_WAIT_WHILE(list[i]->status > 0, &mgrm_vcl_lock, &mgrm_vcl_cond);
+        MGRM_SPIN_WHILE(list[i]->status > 0, &mgrm_vcl_lock);
+        while (list[i]->status > 0) {
+            if (!timed_sleep(ms) || list[i]->status <= 0 || !q || q->ctx->conn->dead)
+                continue;
+            /* name the events still open */
+            cl_event open[MGRM_MAX_WAIT];
+            cl_uint k = 0;
+            for (cl_uint j = i; j < n && k < MGRM_MAX_WAIT; j++)
+                if (list[j]->in_table)
+                    open[k++] = list[j];
+            pthread_mutex_unlock(&mgrm_vcl_lock);
+            if (k)
+                finish_send(q, k, open);
+            pthread_mutex_lock(&mgrm_vcl_lock);
+            ms = ms * 2 < FINISH_RETRY_MAX_MS ? ms * 2 : FINISH_RETRY_MAX_MS;
+        }
         if (list[i]->status < 0)
             rc = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
     }
@@ -201,7 +246,7 @@ cl_int mgrm_vcl_enq_end(cl_command_queue q, mgrm_buf_t *b, cl_event ev, cl_event
     if (rc != CL_SUCCESS) {
         mgrm_vcl_conn_fail(q->ctx->conn); /* a failed send: the proxy is gone */
         mgrm_vcl_event_complete(ev, CL_DEVICE_NOT_AVAILABLE);
-    } else if (blocking && (rc = wait_events(1, &ev)) && q->ctx->conn->dead)
+    } else if (blocking && (rc = wait_events(q, 1, &ev)) && q->ctx->conn->dead)
         rc = CL_DEVICE_NOT_AVAILABLE; /* the proxy is gone */
     if (out && rc != CL_DEVICE_NOT_AVAILABLE)
         *out = ev;
@@ -231,7 +276,7 @@ cl_int CL_API_CALL clWaitForEvents(cl_uint n, const cl_event *list)
     }
     if (pending) /* events of one queue: FINISH for them */
         finish_send(list[0]->q, n, list);
-    return wait_events(n, list);
+    return wait_events(pending ? list[0]->q : NULL, n, list);
 }
 
 cl_int CL_API_CALL clGetEventInfo(cl_event e, cl_event_info p, size_t size, void *value,
@@ -373,7 +418,15 @@ cl_int CL_API_CALL clFinish(cl_command_queue q)
         finish_send(q, 0, NULL);
     pthread_mutex_lock(&mgrm_vcl_lock);
     /* A short command's completion comes within the spin: no wake-up. */
-    MGRM_WAIT_WHILE(q->pending > 0, &mgrm_vcl_lock, &mgrm_vcl_cond);
+    MGRM_SPIN_WHILE(q->pending > 0, &mgrm_vcl_lock);
+    for (long ms = FINISH_RETRY_MS; q->pending > 0;) {
+        if (!timed_sleep(ms) || q->pending <= 0 || q->ctx->conn->dead)
+            continue;
+        pthread_mutex_unlock(&mgrm_vcl_lock);
+        finish_send(q, 0, NULL); /* again (wait_events) */
+        pthread_mutex_lock(&mgrm_vcl_lock);
+        ms = ms * 2 < FINISH_RETRY_MAX_MS ? ms * 2 : FINISH_RETRY_MAX_MS;
+    }
     int failed = q->failed;
     q->failed = 0;
     pthread_mutex_unlock(&mgrm_vcl_lock);

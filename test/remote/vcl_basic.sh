@@ -3,7 +3,10 @@
 # clSetKernelArg sending nothing (MPIGPU_VCL_STATS message counts), and
 # clFinish's FINISH: both of its ways taken (inline, and without waiting
 # while a user event is unset), and a clFinish longer than
-# MPIGPU_VCL_TIMEOUT that still succeeds; spinning waits.
+# MPIGPU_VCL_TIMEOUT that still succeeds; spinning waits.  With a proxy
+# whose completion callbacks send nothing (MPIGPU_PROXY_TEST_DROP_CALLBACKS,
+# as PoCL 3.1 for a command behind a failed event), every wait still ends:
+# the client asks FINISH again while it waits.
 . "$(dirname "$0")/common.sh"
 start_proxy px
 timeout 300 "$top/test/remote/vcl_basic" || fail "vcl_basic"
@@ -27,6 +30,13 @@ stop_proxy "$PROXY_PID"
 MPIGPU_PROXY_SPIN=fast "$top/mpigpu-proxy" --listen 127.0.0.1:0 --key-file "$work/key" \
     2>"$work/badspin.log" && fail "MPIGPU_PROXY_SPIN=fast accepted"
 grep -q "MPIGPU_PROXY_SPIN" "$work/badspin.log" || fail "no message for MPIGPU_PROXY_SPIN=fast"
+MPIGPU_PROXY_TEST_DROP_CALLBACKS=1 start_proxy pxdrop
+timeout 300 "$top/test/remote/vcl_basic" || fail "vcl_basic with no completion callbacks"
+MPIGPU_VCL_SHM=0 timeout 300 "$top/test/remote/vcl_basic" ||
+    fail "vcl_basic with no completion callbacks, stream lane"
+stop_proxy "$PROXY_PID"
+grep "FINISH" "$work/pxdrop.log" | sed 's/.*: FINISH/FINISH/'
+grep -q "FINISH .* 0 by callback" "$work/pxdrop.log" || fail "a callback sent a completion"
 grep -q "session 1: client .* connected and authenticated" "$work/px.log" || fail "no connect log"
 fin=$(grep -m 1 "session 1 .*: FINISH" "$work/px.log")
 echo "${fin#*: }"
