@@ -206,24 +206,24 @@ static int timed_sleep(long ms)
     return pthread_cond_timedwait(&mgrm_vcl_cond, &mgrm_vcl_lock, &t) == ETIMEDOUT;
 }
 
-/* Waits for the events (q: their one queue, whose FINISH is asked again
- * while they are not complete, or NULL); CL_SUCCESS, or the wait-list error
- * if one failed. */
-static cl_int wait_events(cl_command_queue q, cl_uint n, const cl_event *list)
+/* Waits for the events; CL_SUCCESS, or the wait-list error if one failed.
+ * While one is not complete, FINISH is asked again for its queue, naming
+ * the open events of that queue (a user event is set by this client). */
+static cl_int wait_events(cl_uint n, const cl_event *list)
 {
     cl_int rc = CL_SUCCESS;
     long ms = FINISH_RETRY_MS;
     pthread_mutex_lock(&mgrm_vcl_lock);
     for (cl_uint i = 0; i < n; i++) {
+        cl_command_queue q = list[i]->q;
         MGRM_SPIN_WHILE(list[i]->status > 0, &mgrm_vcl_lock);
         while (list[i]->status > 0) {
             if (!timed_sleep(ms) || list[i]->status <= 0 || !q || q->ctx->conn->dead)
                 continue;
-            /* name the events still open */
             cl_event open[MGRM_MAX_WAIT];
             cl_uint k = 0;
             for (cl_uint j = i; j < n && k < MGRM_MAX_WAIT; j++)
-                if (list[j]->in_table)
+                if (list[j]->q == q && list[j]->in_table)
                     open[k++] = list[j];
             pthread_mutex_unlock(&mgrm_vcl_lock);
             if (k)
@@ -246,7 +246,7 @@ cl_int mgrm_vcl_enq_end(cl_command_queue q, mgrm_buf_t *b, cl_event ev, cl_event
     if (rc != CL_SUCCESS) {
         mgrm_vcl_conn_fail(q->ctx->conn); /* a failed send: the proxy is gone */
         mgrm_vcl_event_complete(ev, CL_DEVICE_NOT_AVAILABLE);
-    } else if (blocking && (rc = wait_events(q, 1, &ev)) && q->ctx->conn->dead)
+    } else if (blocking && (rc = wait_events(1, &ev)) && q->ctx->conn->dead)
         rc = CL_DEVICE_NOT_AVAILABLE; /* the proxy is gone */
     if (out && rc != CL_DEVICE_NOT_AVAILABLE)
         *out = ev;
@@ -276,7 +276,7 @@ cl_int CL_API_CALL clWaitForEvents(cl_uint n, const cl_event *list)
     }
     if (pending) /* events of one queue: FINISH for them */
         finish_send(list[0]->q, n, list);
-    return wait_events(pending ? list[0]->q : NULL, n, list);
+    return wait_events(n, list);
 }
 
 cl_int CL_API_CALL clGetEventInfo(cl_event e, cl_event_info p, size_t size, void *value,
