@@ -49,6 +49,8 @@ typedef struct cma_task {
     size_t n, piece, npieces;
     atomic_size_t taken, done;
     atomic_int err;
+    int users; /* helpers inside task_run (pool_lock): the caller's frame holds the task, so
+                  it returns only once none is left, not just once every piece is done */
 } cma_task_t;
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -90,10 +92,11 @@ static void *pool_main(void *arg)
             MGRM_WAIT_WHILE(!pool_next(), &pool_lock, &pool_work);
             continue;
         }
+        t->users++;
         pthread_mutex_unlock(&pool_lock);
-        int last = task_run(t); /* t stays valid: its caller waits for done */
+        int last = task_run(t); /* t stays valid: its caller waits for users to drop */
         pthread_mutex_lock(&pool_lock);
-        if (last)
+        if (--t->users == 0 || last)
             pthread_cond_broadcast(&pool_done);
     }
     return NULL;
@@ -142,7 +145,9 @@ int mgrm_cma_copy_par(long pid, int to_client, uint64_t addr, void *local, size_
     pthread_mutex_unlock(&pool_lock);
     task_run(&t);
     pthread_mutex_lock(&pool_lock);
-    MGRM_WAIT_WHILE(atomic_load(&t.done) < t.npieces, &pool_lock, &pool_done);
+    /* A helper that took t just before the last piece went may still be
+       about to look at t->taken: wait for it to leave too. */
+    MGRM_WAIT_WHILE(atomic_load(&t.done) < t.npieces || t.users > 0, &pool_lock, &pool_done);
     for (pp = &pool_q; *pp != &t; pp = &(*pp)->next)
         ;
     *pp = t.next;

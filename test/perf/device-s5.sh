@@ -1,0 +1,59 @@
+#!/bin/bash
+# device-s5.sh: session 5's runs on the H100 (doc/performance.md, "Session 5"), from a
+# bundle of shared/tools/device-bundle.sh with env.sh sourced.  Output in OUT.
+#   device-s5.sh cma    the one-copy lane from 2 to 64 MiB, three rounds: native, then
+#                       the proxy with MPIGPU_PROXY_CMA_COPY=auto, map and staging (the
+#                       staging chunks now copied by the helper threads too)
+#   device-s5.sh check  correctness on the GPU: vcl_basic over TCP and the default
+#                       lanes, also against a proxy whose callbacks send nothing
+#                       (MPIGPU_PROXY_TEST_DROP_CALLBACKS=1), and launch + clFinish
+set -u
+mode=${1:-cma}
+O=${OUT:-/tmp/out}; mkdir -p $O
+P=$O/$mode.log
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $O/gpu.txt 2>&1
+nproc >> $O/gpu.txt; grep -m1 'model name' /proc/cpuinfo >> $O/gpu.txt
+b=$(cd "$(dirname "$(command -v mpigpu-proxy)")/.." && pwd)
+key=$O/key; od -An -tx1 -N32 /dev/urandom | tr -d ' \n' > "$key"; chmod 600 "$key"
+mkdir -p /tmp/vcl-vendors; cp /tmp/ocl-vendors/nvidia.icd /tmp/vcl-vendors/
+echo "$b/lib/libmpigpu-vcl.so" > /tmp/vcl-vendors/mpigpu-vcl.icd
+start_proxy() {
+  local log=$1; shift
+  env "$@" OCL_ICD_VENDORS=/tmp/ocl-vendors mpigpu-proxy --listen 127.0.0.1:0 --key-file "$key" --device NVIDIA > "$log" 2>&1 &
+  proxy=$!
+  for i in $(seq 100); do grep -q "listening on" "$log" && break; sleep 0.1; done
+  port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$log" | head -1)
+}
+stop_proxy() { kill -TERM $proxy; wait $proxy; }
+nat() { OCL_ICD_VENDORS=/tmp/ocl-vendors timeout 150 "$@"; }
+vir() { env OCL_ICD_VENDORS=/tmp/vcl-vendors MPIGPU_VCL_SERVERS=127.0.0.1:$port MPIGPU_VCL_KEY_FILE=$key timeout 150 "$@"; }
+if [ $mode = cma ]; then
+  for r in 1 2 3; do
+    for c in auto map staging; do
+      echo "== round $r native" >> $P
+      nat mpigpu-vclbench -n 5 -l 10 -m 2:64 NVIDIA 2>&1 | grep MiB >> $P
+      start_proxy "$O/proxy-$c.log" MPIGPU_PROXY_CMA_COPY=$c
+      echo "== round $r virtual, MPIGPU_PROXY_CMA_COPY=$c" >> $P
+      vir mpigpu-vclbench -n 5 -l 10 -m 2:64 "mpigpu virtual" 2>&1 | grep MiB >> $P
+      stop_proxy
+    done
+  done
+  exit 0
+fi
+if [ $mode = check ]; then
+  med() { sed -n 's/.*median \([0-9.]*\) us.*/\1/p' | head -1; }
+  start_proxy "$O/proxy.log"
+  for r in 1 2 3; do
+    echo "launch + clFinish median (us) native / tcp / lanes: $(nat mpigpu-vclbench -l 1000 -n 1 -m 1:1 NVIDIA 2>&1 | med) / $(vir env MPIGPU_VCL_SHM=0 mpigpu-vclbench -l 1000 -n 1 -m 1:1 "mpigpu virtual" 2>&1 | med) / $(vir mpigpu-vclbench -l 1000 -n 1 -m 1:1 "mpigpu virtual" 2>&1 | med)" >> $P
+  done
+  echo "== vcl_basic tcp" >> $P; vir env MPIGPU_VCL_SHM=0 vcl_basic >> $P 2>&1; echo "rc=$?" >> $P
+  echo "== vcl_basic default" >> $P; vir vcl_basic >> $P 2>&1; echo "rc=$?" >> $P
+  stop_proxy
+  start_proxy "$O/proxy-drop.log" MPIGPU_PROXY_TEST_DROP_CALLBACKS=1
+  echo "== vcl_basic tcp, no callbacks" >> $P; vir env MPIGPU_VCL_SHM=0 vcl_basic >> $P 2>&1; echo "rc=$?" >> $P
+  echo "== vcl_basic default, no callbacks" >> $P; vir vcl_basic >> $P 2>&1; echo "rc=$?" >> $P
+  stop_proxy
+  grep FINISH $O/proxy.log $O/proxy-drop.log >> $P
+  exit 0
+fi
+echo "unknown mode $mode" >&2; exit 2
