@@ -17,6 +17,7 @@
 #include "transport.h"
 
 #define MGRM_STAGING_SLOTS 4 /* bulk chunks in flight per transfer */
+#define MGRM_PIN_CHUNK ((size_t)8 << 20) /* one-copy lane: a pinned region, one command */
 
 typedef struct mgrm_obj {
     uint64_t id; /* 0: empty slot, UINT64_MAX: deleted */
@@ -44,9 +45,15 @@ typedef struct mgrm_staging {
     cl_command_queue q; /* maps the staging buffers */
     cl_mem mem[MGRM_STAGING_SLOTS];
     void *ptr[MGRM_STAGING_SLOTS];
+    cl_mem pin[2]; /* the one-copy lane's pinned regions (MGRM_PIN_CHUNK each), made on first use */
+    void *pinp[2];
 } mgrm_staging_t;
 
 typedef struct mgrm_job mgrm_job_t;
+
+/* MPIGPU_PROXY_CMA_COPY: 1 MiB pinned staging chunks, the buffer mapped, or
+ * MGRM_PIN_CHUNK pinned regions */
+enum { MGRM_CMA_STAGING, MGRM_CMA_MAP, MGRM_CMA_PINNED };
 
 typedef struct mgrm_proxy {
     cl_device_id *dev;
@@ -57,8 +64,8 @@ typedef struct mgrm_proxy {
     int no_cma;  /* --no-cma: never offer the one-copy lane */
     int drop_cb; /* testing (MPIGPU_PROXY_TEST_DROP_CALLBACKS=1): completion callbacks send
                     nothing, as PoCL 3.1 for a command behind a failed event; FINISH reports */
-    int cma_map; /* one-copy writes/reads: 1 map the buffer, 0 pinned staging, -1 by device
-                    type (CPU: map) */
+    int cma_map; /* one-copy writes/reads (MGRM_CMA_*): how the device is reached, or -1:
+                    by device type and size */
 } mgrm_proxy_t;
 
 typedef struct mgrm_session {
@@ -139,6 +146,8 @@ int mgrm_op_sync(int op); /* 1: the op is answered by a REPLY */
 /* The staging pool of ctx (made on first use, with its queue on dev); NULL
  * on failure.  Thread-safe. */
 mgrm_staging_t *mgrm_staging_get(mgrm_session_t *s, cl_context ctx, cl_device_id dev, int buffers);
+/* The two pinned regions of ctx's staging (made on first use), or NULL. */
+mgrm_staging_t *mgrm_staging_pinned(mgrm_session_t *s, cl_context ctx, cl_device_id dev);
 void mgrm_staging_free(mgrm_session_t *s);
 cl_device_id mgrm_dev(mgrm_session_t *s, uint64_t idx);
 int mgrm_wait_list(mgrm_session_t *s, mgrm_cur_t *c, cl_event *w, cl_uint *n);

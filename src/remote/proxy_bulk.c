@@ -126,7 +126,6 @@ static void huge_advise(void *p, size_t n)
         madvise((void *)a, b - a, MADV_HUGEPAGE);
 }
 
-#define CMA_MAP_MIN ((size_t)8 << 20) /* auto: smaller transfers to a GPU stage */
 
 /* One-copy lane: map the whole buffer region and copy straight between it
  * and the client, the copy cut among the helper threads.  On a CPU device
@@ -155,17 +154,94 @@ static void cma_mapped(mgrm_session_t *s, mgrm_job_t *j, int to_client, int cpu)
         j->err = err;
 }
 
-/* One-copy lane: map (1) or pinned staging (0)?  MPIGPU_PROXY_CMA_COPY, or
- * auto: map on a CPU device (*cpu set), and on others from CMA_MAP_MIN
- * bytes (doc/performance.md, "one-copy lane"). */
-static int cma_use_map(mgrm_session_t *s, mgrm_job_t *j, int *cpu)
+#define CMA_PIN_MIN ((size_t)4 << 20) /* auto on a GPU: pinned regions from here, staging below */
+
+/* One-copy lane through the two pinned regions: pieces of up to MGRM_PIN_CHUNK,
+ * each one OpenCL command and one copy cut among the helper threads; a
+ * read copies piece i to the client while piece i + 1 comes from the
+ * device, a write fills one region while the other goes to it.  j->err
+ * gets any error. */
+static void cma_pinned(mgrm_session_t *s, mgrm_job_t *j, int to_client)
+{
+    mgrm_staging_t *st = mgrm_staging_pinned(s, j->ctx, j->dev);
+    cl_event ev[2] = {NULL, NULL};
+    /* whole regions: on the H100 a transfer in 2 MiB pieces ran at half the
+       speed of one piece (doc/performance.md, "Session 5") */
+    size_t piece = MGRM_PIN_CHUNK;
+    size_t npieces = (j->size + piece - 1) / piece;
+    if (!st) {
+        j->err = CL_OUT_OF_RESOURCES;
+        return;
+    }
+    for (size_t i = 0; i < npieces && !j->err; i++) {
+        size_t o = i * piece, n = min_sz(piece, j->size - o);
+        int k = (int)(i % 2);
+        cl_int e = CL_SUCCESS;
+        if (to_client) {
+            /* piece i is on its way (issued in the last round, or now);
+               piece i + 1 goes to the other region, free since its piece
+               i - 1 was copied out */
+            for (size_t m = i ? i + 1 : 0; m <= i + 1 && m < npieces && !e; m++) {
+                size_t om = m * piece;
+                e = clEnqueueReadBuffer(j->tq, j->mem, CL_FALSE, j->off + om,
+                                        min_sz(piece, j->size - om), st->pinp[m % 2], 0,
+                                        NULL, &ev[m % 2]);
+                clFlush(j->tq);
+            }
+            if (e || (e = wait_ok(&ev[k]))) {
+                j->err = e;
+                break;
+            }
+            cma_chunk(s, j, 1, o, st->pinp[k], n, 1);
+        } else {
+            if ((e = wait_ok(&ev[k]))) { /* the region's previous piece */
+                j->err = e;
+                break;
+            }
+            if (cma_chunk(s, j, 0, o, st->pinp[k], n, 1))
+                break;
+            e = clEnqueueWriteBuffer(j->tq, j->mem, CL_FALSE, j->off + o, n, st->pinp[k], 0, NULL,
+                                     &ev[k]);
+            if (e)
+                j->err = e;
+            clFlush(j->tq);
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        cl_int e = wait_ok(&ev[k]);
+        if (e && !j->err)
+            j->err = e;
+    }
+}
+
+/* One-copy lane: MGRM_CMA_MAP, _PINNED or _STAGING?  MPIGPU_PROXY_CMA_COPY,
+ * or auto: map on a CPU device (the buffer is host memory: no copy); on
+ * others the pinned regions from CMA_PIN_MIN, staging below
+ * (doc/performance.md, "Session 5"). */
+static int cma_method(mgrm_session_t *s, mgrm_job_t *j, int *cpu)
 {
     cl_device_type t = 0;
     *cpu = clGetDeviceInfo(j->dev, CL_DEVICE_TYPE, sizeof t, &t, NULL) == CL_SUCCESS &&
            (t & CL_DEVICE_TYPE_CPU);
     if (s->px && s->px->cma_map >= 0)
         return s->px->cma_map;
-    return *cpu || j->size >= CMA_MAP_MIN;
+    if (*cpu)
+        return MGRM_CMA_MAP;
+    return j->size >= CMA_PIN_MIN ? MGRM_CMA_PINNED : MGRM_CMA_STAGING;
+}
+
+/* The one-copy lane's map and pinned methods: 1 if the job ran here. */
+static int cma_direct(mgrm_session_t *s, mgrm_job_t *j, int to_client)
+{
+    int cpu, m;
+    if (!j->addr || j->err || (m = cma_method(s, j, &cpu)) == MGRM_CMA_STAGING)
+        return 0;
+    wait_m1(j);
+    if (!j->err && m == MGRM_CMA_MAP)
+        cma_mapped(s, j, to_client, cpu);
+    else if (!j->err)
+        cma_pinned(s, j, to_client);
+    return 1;
 }
 
 /* Returns -1 when the lane broke; job errors go into j->err.  On the shm
@@ -175,13 +251,8 @@ static int cma_use_map(mgrm_session_t *s, mgrm_job_t *j, int *cpu)
  * device (or the whole range into the mapped buffer). */
 static int run_write(mgrm_session_t *s, mgrm_job_t *j, void *scratch)
 {
-    int cpu;
-    if (j->addr && !j->err && cma_use_map(s, j, &cpu)) {
-        wait_m1(j);
-        if (!j->err)
-            cma_mapped(s, j, 0, cpu);
+    if (cma_direct(s, j, 0))
         return 0;
-    }
     mgrm_staging_t *st = j->err ? NULL : mgrm_staging_get(s, j->ctx, j->dev, 1);
     cl_event ev[MGRM_STAGING_SLOTS] = {0};
     mgrm_chunk_t ch[MGRM_STAGING_SLOTS];
@@ -237,13 +308,8 @@ static int run_write(mgrm_session_t *s, mgrm_job_t *j, void *scratch)
  * mapped buffer); then a status chunk of 0 bytes ends the transfer. */
 static int run_read(mgrm_session_t *s, mgrm_job_t *j)
 {
-    int cpu;
-    if (j->addr && !j->err && cma_use_map(s, j, &cpu)) {
-        wait_m1(j);
-        if (!j->err)
-            cma_mapped(s, j, 1, cpu);
+    if (cma_direct(s, j, 1))
         return chunk_send(s, NULL, j->xfer, 0, NULL, 0, j->err, 1);
-    }
     mgrm_staging_t *st = j->err ? NULL : mgrm_staging_get(s, j->ctx, j->dev, 1);
     cl_event ev[MGRM_STAGING_SLOTS] = {0};
     mgrm_chunk_t ch[MGRM_STAGING_SLOTS];

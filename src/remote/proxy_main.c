@@ -204,7 +204,18 @@ int main(int argc, char **argv)
     px.t = &mgrm_transport_tcp;
     const char *drop = getenv("MPIGPU_PROXY_TEST_DROP_CALLBACKS");
     px.drop_cb = drop && !strcmp(drop, "1");
-    px.cma_map = !cma_copy || !strcmp(cma_copy, "auto") ? -1 : !strcmp(cma_copy, "map");
+    px.cma_map = !cma_copy || !strcmp(cma_copy, "auto") ? -1
+                 : !strcmp(cma_copy, "map")                ? MGRM_CMA_MAP
+                 : !strcmp(cma_copy, "pinned")             ? MGRM_CMA_PINNED
+                 : !strcmp(cma_copy, "staging")            ? MGRM_CMA_STAGING
+                                                           : -2;
+    if (px.cma_map == -2) {
+        fprintf(stderr,
+                "mpigpu-proxy: MPIGPU_PROXY_CMA_COPY=\"%s\": expected auto, map, pinned or "
+                "staging\n",
+                cma_copy);
+        return 2;
+    }
     if (mgrm_spin_setup("MPIGPU_PROXY_SPIN")) {
         fprintf(stderr,
                 "mpigpu-proxy: MPIGPU_PROXY_SPIN=\"%s\": expected microseconds from 0 to "

@@ -52,18 +52,49 @@ mgrm_staging_t *mgrm_staging_get(mgrm_session_t *s, cl_context ctx, cl_device_id
     return err == CL_SUCCESS ? st : NULL;
 }
 
+mgrm_staging_t *mgrm_staging_pinned(mgrm_session_t *s, cl_context ctx, cl_device_id dev)
+{
+    mgrm_staging_t *st = mgrm_staging_get(s, ctx, dev, 0);
+    cl_int err = CL_SUCCESS;
+    if (!st)
+        return NULL;
+    pthread_mutex_lock(&s->lock);
+    for (int i = 0; i < 2 && err == CL_SUCCESS; i++) {
+        if (st->pin[i])
+            continue;
+        st->pin[i] = clCreateBuffer(ctx, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, MGRM_PIN_CHUNK,
+                                    NULL, &err);
+        if (err == CL_SUCCESS)
+            st->pinp[i] = clEnqueueMapBuffer(st->q, st->pin[i], CL_TRUE, CL_MAP_READ | CL_MAP_WRITE,
+                                             0, MGRM_PIN_CHUNK, 0, NULL, NULL, &err);
+        if (err != CL_SUCCESS && st->pin[i]) {
+            clReleaseMemObject(st->pin[i]);
+            st->pin[i] = NULL;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    return err == CL_SUCCESS ? st : NULL;
+}
+
+static void unmap_free(mgrm_staging_t *st, cl_mem m, void *p)
+{
+    if (!m)
+        return;
+    if (p)
+        clEnqueueUnmapMemObject(st->q, m, p, 0, NULL, NULL);
+    clFinish(st->q);
+    clReleaseMemObject(m);
+}
+
 void mgrm_staging_free(mgrm_session_t *s)
 {
     while (s->staging) {
         mgrm_staging_t *st = s->staging;
         s->staging = st->next;
         for (int i = 0; i < MGRM_STAGING_SLOTS; i++)
-            if (st->mem[i]) {
-                if (st->ptr[i])
-                    clEnqueueUnmapMemObject(st->q, st->mem[i], st->ptr[i], 0, NULL, NULL);
-                clFinish(st->q);
-                clReleaseMemObject(st->mem[i]);
-            }
+            unmap_free(st, st->mem[i], st->ptr[i]);
+        for (int i = 0; i < 2; i++)
+            unmap_free(st, st->pin[i], st->pinp[i]);
         clReleaseCommandQueue(st->q);
         free(st);
     }

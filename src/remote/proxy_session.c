@@ -258,17 +258,19 @@ int mgrm_op_finish(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
     mgrm_obj_t *q = mgrm_map_get(&s->map, qid, MGRM_K_QUEUE);
     if (!q)
         return CL_INVALID_COMMAND_QUEUE;
-    /* An event the map does not hold is one whose command failed at its
-       enqueue (its failure is reported already) or one released: nothing
-       to wait for.  The others are still waited for and reported. */
+    /* An ID the map does not hold (a command that failed at its enqueue,
+       whose failure was reported already, or no event of this session) is
+       an error, but the others are still waited for and the queue's
+       completions reported: the client's wait must not hang on it. */
     cl_uint nw = 0;
     for (cl_uint i = 0; i < n; i++) {
         mgrm_obj_t *o = mgrm_map_get(&s->map, ids[i], MGRM_K_EVENT);
         if (o)
             w[nw++] = o->h;
     }
+    int rc = nw == n ? MGRM_NOREPLY : CL_INVALID_EVENT;
     if (s->dry)
-        return MGRM_NOREPLY;
+        return rc;
     /* Inline only when every command can complete without a later client
        message: no unset user event, no transfer waiting for data or
        credits (design.md, "Finish"). */
@@ -290,7 +292,7 @@ int mgrm_op_finish(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
         s->fin_later++;
     }
     events_report(s, qid);
-    return MGRM_NOREPLY;
+    return rc;
 }
 
 void mgrm_obj_release(mgrm_obj_t *o)

@@ -1,9 +1,11 @@
 #!/bin/bash
 # device-s5.sh: session 5's runs on the H100 (doc/performance.md, "Session 5"), from a
 # bundle of shared/tools/device-bundle.sh with env.sh sourced.  Output in OUT.
-#   device-s5.sh cma    the one-copy lane from 2 to 64 MiB, three rounds: native, then
-#                       the proxy with MPIGPU_PROXY_CMA_COPY=auto, map and staging (the
-#                       staging chunks now copied by the helper threads too)
+#   device-s5.sh cma    the one-copy lane from 1 to 128 MiB, three rounds: native, then
+#                       the proxy with MPIGPU_PROXY_CMA_COPY=auto and map, native
+#                       before each (S5-2 ran pinned, map and staging; S5-3 auto,
+#                       pinned and map, with pinned cut in quarter pieces)
+#   device-s5.sh poll   S5-4's experiment (see below)
 #   device-s5.sh check  correctness on the GPU: vcl_basic over TCP and the default
 #                       lanes, also against a proxy whose callbacks send nothing
 #                       (MPIGPU_PROXY_TEST_DROP_CALLBACKS=1), and launch + clFinish
@@ -29,13 +31,39 @@ nat() { OCL_ICD_VENDORS=/tmp/ocl-vendors timeout 150 "$@"; }
 vir() { env OCL_ICD_VENDORS=/tmp/vcl-vendors MPIGPU_VCL_SERVERS=127.0.0.1:$port MPIGPU_VCL_KEY_FILE=$key timeout 150 "$@"; }
 if [ $mode = cma ]; then
   for r in 1 2 3; do
-    for c in auto map staging; do
+    for c in auto map; do
       echo "== round $r native" >> $P
-      nat mpigpu-vclbench -n 5 -l 10 -m 2:64 NVIDIA 2>&1 | grep MiB >> $P
+      nat mpigpu-vclbench -n 5 -l 10 -m 1:128 NVIDIA 2>&1 | grep MiB >> $P
       start_proxy "$O/proxy-$c.log" MPIGPU_PROXY_CMA_COPY=$c
       echo "== round $r virtual, MPIGPU_PROXY_CMA_COPY=$c" >> $P
-      vir mpigpu-vclbench -n 5 -l 10 -m 2:64 "mpigpu virtual" 2>&1 | grep MiB >> $P
+      vir mpigpu-vclbench -n 5 -l 10 -m 1:128 "mpigpu virtual" 2>&1 | grep MiB >> $P
       stop_proxy
+    done
+  done
+  exit 0
+fi
+if [ $mode = poll ]; then
+  # S5-4, an experiment: MPIGPU_PROXY_POLL_US 0 (block in clWaitForEvents at
+  # once) against 2000 (poll the event's status first), for each copy method
+  # and lane, pinned in quarter pieces (MPIGPU_PROXY_PIN_DIV=4) or whole.
+  # Both settings existed only in that build; polling did not help and was
+  # not kept.
+  for r in 1 2; do
+    echo "== round $r native" >> $P
+    nat mpigpu-vclbench -n 5 -l 10 -m 1:64 NVIDIA 2>&1 | grep MiB >> $P
+    for poll in 0 2000; do
+      for c in staging pinned:4 pinned:1 map; do
+        start_proxy "$O/proxy-$c-$poll.log" MPIGPU_PROXY_POLL_US=$poll MPIGPU_PROXY_CMA_COPY=${c%%:*} MPIGPU_PROXY_PIN_DIV=${c#*:}
+        echo "== round $r virtual, poll $poll, MPIGPU_PROXY_CMA_COPY=$c" >> $P
+        vir mpigpu-vclbench -n 5 -l 10 -m 1:64 "mpigpu virtual" 2>&1 | grep MiB >> $P
+        if [ $c = map ]; then
+          echo "== round $r virtual, poll $poll, shm lane, MPIGPU_VCL_CMA=0" >> $P
+          vir env MPIGPU_VCL_CMA=0 mpigpu-vclbench -n 5 -l 10 -m 1:64 "mpigpu virtual" 2>&1 | grep MiB >> $P
+          echo "== round $r virtual, poll $poll, tcp, MPIGPU_VCL_SHM=0" >> $P
+          vir env MPIGPU_VCL_SHM=0 mpigpu-vclbench -n 5 -l 10 -m 1:64 "mpigpu virtual" 2>&1 | grep MiB >> $P
+        fi
+        stop_proxy
+      done
     done
   done
   exit 0
