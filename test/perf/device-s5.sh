@@ -6,6 +6,7 @@
 #                       before each (S5-2 ran pinned, map and staging; S5-3 auto,
 #                       pinned and map, with pinned cut in quarter pieces)
 #   device-s5.sh poll   S5-4's experiment (see below)
+#   device-s5.sh eight  8 and 16 MiB, ten rounds of native and the default lanes
 #   device-s5.sh check  correctness on the GPU: vcl_basic over TCP and the default
 #                       lanes, also against a proxy whose callbacks send nothing
 #                       (MPIGPU_PROXY_TEST_DROP_CALLBACKS=1), and launch + clFinish
@@ -66,6 +67,18 @@ if [ $mode = poll ]; then
       done
     done
   done
+  exit 0
+fi
+if [ $mode = eight ]; then
+  # 8 and 16 MiB, ten rounds of native then the default lanes (one proxy)
+  start_proxy "$O/proxy-eight.log"
+  for r in $(seq 10); do
+    echo "== round $r native" >> $P
+    nat mpigpu-vclbench -n 5 -l 10 -m 8:16 NVIDIA 2>&1 | grep MiB >> $P
+    echo "== round $r virtual, MPIGPU_PROXY_CMA_COPY=auto" >> $P
+    vir mpigpu-vclbench -n 5 -l 10 -m 8:16 "mpigpu virtual" 2>&1 | grep MiB >> $P
+  done
+  stop_proxy
   exit 0
 fi
 if [ $mode = check ]; then
