@@ -70,15 +70,18 @@ if [ $mode = poll ]; then
   exit 0
 fi
 if [ $mode = eight ]; then
-  # 8 and 16 MiB, ten rounds of native then the default lanes (one proxy)
-  start_proxy "$O/proxy-eight.log"
+  # 8 and 16 MiB, ten rounds of native then the default lanes: one proxy for
+  # all (S5-6), or with FRESH=1 a new proxy each round
+  [ "${FRESH:-0}" = 1 ] || start_proxy "$O/proxy-eight.log"
   for r in $(seq 10); do
     echo "== round $r native" >> $P
     nat mpigpu-vclbench -n 5 -l 10 -m 8:16 NVIDIA 2>&1 | grep MiB >> $P
+    [ "${FRESH:-0}" = 1 ] && start_proxy "$O/proxy-eight-$r.log"
     echo "== round $r virtual, MPIGPU_PROXY_CMA_COPY=auto" >> $P
     vir mpigpu-vclbench -n 5 -l 10 -m 8:16 "mpigpu virtual" 2>&1 | grep MiB >> $P
+    [ "${FRESH:-0}" = 1 ] && stop_proxy
   done
-  stop_proxy
+  [ "${FRESH:-0}" = 1 ] || stop_proxy
   exit 0
 fi
 if [ $mode = check ]; then
