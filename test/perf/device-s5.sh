@@ -71,7 +71,7 @@ if [ $mode = poll ]; then
 fi
 if [ $mode = eight ]; then
   # 8 and 16 MiB, ten rounds of native then the default lanes: one proxy for
-  # all (S5-6), or with FRESH=1 a new proxy each round
+  # all (S5-6), or with FRESH=1 a new proxy each round (S5-7)
   [ "${FRESH:-0}" = 1 ] || start_proxy "$O/proxy-eight.log"
   for r in $(seq 10); do
     echo "== round $r native" >> $P
