@@ -71,14 +71,15 @@ if [ $mode = poll ]; then
 fi
 if [ $mode = eight ]; then
   # 8 and 16 MiB, ten rounds of native then the default lanes: one proxy for
-  # all (S5-6), or with FRESH=1 a new proxy each round (S5-7)
+  # all (S5-6), or with FRESH=1 a new proxy each round (S5-7); BEST: best of
+  # how many transfers (default 5; S5-8 ran 20)
   [ "${FRESH:-0}" = 1 ] || start_proxy "$O/proxy-eight.log"
   for r in $(seq 10); do
     echo "== round $r native" >> $P
-    nat mpigpu-vclbench -n 5 -l 10 -m 8:16 NVIDIA 2>&1 | grep MiB >> $P
+    nat mpigpu-vclbench -n ${BEST:-5} -l 10 -m 8:16 NVIDIA 2>&1 | grep MiB >> $P
     [ "${FRESH:-0}" = 1 ] && start_proxy "$O/proxy-eight-$r.log"
     echo "== round $r virtual, MPIGPU_PROXY_CMA_COPY=auto" >> $P
-    vir mpigpu-vclbench -n 5 -l 10 -m 8:16 "mpigpu virtual" 2>&1 | grep MiB >> $P
+    vir mpigpu-vclbench -n ${BEST:-5} -l 10 -m 8:16 "mpigpu virtual" 2>&1 | grep MiB >> $P
     [ "${FRESH:-0}" = 1 ] && stop_proxy
   done
   [ "${FRESH:-0}" = 1 ] || stop_proxy
