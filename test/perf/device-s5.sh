@@ -4,7 +4,9 @@
 #   device-s5.sh cma    the one-copy lane from 1 to 128 MiB, three rounds: native, then
 #                       the proxy with MPIGPU_PROXY_CMA_COPY=auto and map, native
 #                       before each (S5-2 ran pinned, map and staging; S5-3 auto,
-#                       pinned and map, with pinned cut in quarter pieces)
+#                       pinned and map, with pinned cut in quarter pieces); BEST,
+#                       SIZES and METHODS change the defaults 5, 1:128 and "auto map"
+#                       (S5-10: BEST=20 SIZES=1:256 METHODS=auto)
 #   device-s5.sh poll   S5-4's experiment (see below)
 #   device-s5.sh eight  8 and 16 MiB, ten rounds of native and the default lanes
 #   device-s5.sh check  correctness on the GPU: vcl_basic over TCP and the default
@@ -32,12 +34,12 @@ nat() { OCL_ICD_VENDORS=/tmp/ocl-vendors timeout 150 "$@"; }
 vir() { env OCL_ICD_VENDORS=/tmp/vcl-vendors MPIGPU_VCL_SERVERS=127.0.0.1:$port MPIGPU_VCL_KEY_FILE=$key timeout 150 "$@"; }
 if [ $mode = cma ]; then
   for r in 1 2 3; do
-    for c in auto map; do
+    for c in ${METHODS:-auto map}; do
       echo "== round $r native" >> $P
-      nat mpigpu-vclbench -n 5 -l 10 -m 1:128 NVIDIA 2>&1 | grep MiB >> $P
+      nat mpigpu-vclbench -n ${BEST:-5} -l 10 -m ${SIZES:-1:128} NVIDIA 2>&1 | grep MiB >> $P
       start_proxy "$O/proxy-$c.log" MPIGPU_PROXY_CMA_COPY=$c
       echo "== round $r virtual, MPIGPU_PROXY_CMA_COPY=$c" >> $P
-      vir mpigpu-vclbench -n 5 -l 10 -m 1:128 "mpigpu virtual" 2>&1 | grep MiB >> $P
+      vir mpigpu-vclbench -n ${BEST:-5} -l 10 -m ${SIZES:-1:128} "mpigpu virtual" 2>&1 | grep MiB >> $P
       stop_proxy
     done
   done
