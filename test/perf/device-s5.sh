@@ -6,7 +6,7 @@
 #                       before each (S5-2 ran pinned, map and staging; S5-3 auto,
 #                       pinned and map, with pinned cut in quarter pieces); BEST,
 #                       SIZES and METHODS change the defaults 5, 1:128 and "auto map"
-#                       (S5-10: BEST=20 SIZES=1:256 METHODS=auto)
+#                       (S5-9: BEST=20 SIZES=1:256 METHODS=auto)
 #   device-s5.sh poll   S5-4's experiment (see below)
 #   device-s5.sh eight  8 and 16 MiB, ten rounds of native and the default lanes
 #   device-s5.sh check  correctness on the GPU: vcl_basic over TCP and the default
