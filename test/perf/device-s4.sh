@@ -55,22 +55,8 @@ if [ $mode = pack ]; then
   grep -c 'wrong bytes' $P >> $P
   exit 0
 fi
-# The remote modes: a key, a vendors directory with NVIDIA's ICD and the
-# bundle's libmpigpu-vcl.so, and start_proxy LOG [VAR=VALUE...], which starts
-# a proxy on 127.0.0.1 serving the GPU (pid in proxy, port in port).
-vcl_setup() {
-  b=$(cd "$(dirname "$(command -v mpigpu-proxy)")/.." && pwd)
-  key=$O/key; od -An -tx1 -N32 /dev/urandom | tr -d ' \n' > "$key"; chmod 600 "$key"
-  mkdir -p /tmp/vcl-vendors; cp /tmp/ocl-vendors/nvidia.icd /tmp/vcl-vendors/
-  echo "$b/lib/libmpigpu-vcl.so" > /tmp/vcl-vendors/mpigpu-vcl.icd
-}
-start_proxy() {
-  local log=$1; shift
-  env "$@" OCL_ICD_VENDORS=/tmp/ocl-vendors mpigpu-proxy --listen 127.0.0.1:0 --key-file "$key" --device NVIDIA > "$log" 2>&1 &
-  proxy=$!
-  for i in $(seq 100); do grep -q "listening on" "$log" && break; sleep 0.1; done
-  port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$log" | head -1)
-}
+# The remote modes: vcl_setup and start_proxy (device-vcl-lib.sh).
+. "$(dirname "$0")/device-vcl-lib.sh"
 if [ $mode = vcl ]; then
   pb launchprobe -i 2000 8 1024 131072
   vcl_setup

@@ -18,18 +18,8 @@ O=${OUT:-/tmp/out}; mkdir -p $O
 P=$O/$mode.log
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $O/gpu.txt 2>&1
 nproc >> $O/gpu.txt; grep -m1 'model name' /proc/cpuinfo >> $O/gpu.txt
-b=$(cd "$(dirname "$(command -v mpigpu-proxy)")/.." && pwd)
-key=$O/key; od -An -tx1 -N32 /dev/urandom | tr -d ' \n' > "$key"; chmod 600 "$key"
-mkdir -p /tmp/vcl-vendors; cp /tmp/ocl-vendors/nvidia.icd /tmp/vcl-vendors/
-echo "$b/lib/libmpigpu-vcl.so" > /tmp/vcl-vendors/mpigpu-vcl.icd
-start_proxy() {
-  local log=$1; shift
-  env "$@" OCL_ICD_VENDORS=/tmp/ocl-vendors mpigpu-proxy --listen 127.0.0.1:0 --key-file "$key" --device NVIDIA > "$log" 2>&1 &
-  proxy=$!
-  for i in $(seq 100); do grep -q "listening on" "$log" && break; sleep 0.1; done
-  port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$log" | head -1)
-}
-stop_proxy() { kill -TERM $proxy; wait $proxy; }
+. "$(dirname "$0")/device-vcl-lib.sh"
+vcl_setup
 nat() { OCL_ICD_VENDORS=/tmp/ocl-vendors timeout 150 "$@"; }
 vir() { env OCL_ICD_VENDORS=/tmp/vcl-vendors MPIGPU_VCL_SERVERS=127.0.0.1:$port MPIGPU_VCL_KEY_FILE=$key timeout 150 "$@"; }
 if [ $mode = cma ]; then
