@@ -246,6 +246,17 @@ static int events_report(mgrm_session_t *s, uint64_t qid)
     return rc;
 }
 
+/* 1 if queue qid of s has a tracked event not reported yet. */
+static int queue_pending(mgrm_session_t *s, uint64_t qid)
+{
+    int any = 0;
+    pthread_mutex_lock(&ev_lock);
+    for (size_t i = 0; i < ev_cap && !any; i++)
+        any = ev_tab[i].s == s && ev_tab[i].qid == qid;
+    pthread_mutex_unlock(&ev_lock);
+    return any;
+}
+
 int mgrm_op_finish(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
 {
     uint64_t ids[MGRM_MAX_WAIT];
@@ -269,7 +280,10 @@ int mgrm_op_finish(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
             w[nw++] = o->h;
     }
     int rc = nw == n ? MGRM_NOREPLY : CL_INVALID_EVENT;
-    if (s->dry)
+    /* Nothing of the queue left to report (a repeated FINISH of a client
+       that waited while an earlier one ran): no native wait, which could
+       otherwise block this thread on commands enqueued since. */
+    if (s->dry || !queue_pending(s, qid))
         return rc;
     /* Inline only when every command can complete without a later client
        message: no unset user event, no transfer waiting for data or
