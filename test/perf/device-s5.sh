@@ -9,6 +9,7 @@
 #                       (S5-9: BEST=20 SIZES=1:256 METHODS=auto)
 #   device-s5.sh poll   S5-4's experiment (see below)
 #   device-s5.sh eight  8 and 16 MiB, ten rounds of native and the default lanes
+#   device-s5.sh tcp    the TCP lane alone with 1 to 8 stripes (a bundle of tcpms2)
 #   device-s5.sh check  correctness on the GPU: vcl_basic over TCP and the default
 #                       lanes, also against a proxy whose callbacks send nothing
 #                       (MPIGPU_PROXY_TEST_DROP_CALLBACKS=1), and launch + clFinish
@@ -75,6 +76,29 @@ if [ $mode = eight ]; then
     [ "${FRESH:-0}" = 1 ] && stop_proxy
   done
   [ "${FRESH:-0}" = 1 ] || stop_proxy
+  exit 0
+fi
+if [ $mode = tcp ]; then
+  # The TCP bulk lane alone (MPIGPU_VCL_SHM=0), 1, 2, 4 and 8 stripes
+  # (MPIGPU_VCL_STREAMS; a bundle of branch tcpms2), native before each
+  start_proxy "$O/proxy-tcp.log"
+  for r in 1 2; do
+    for n in 1 2 4 8; do
+      echo "== round $r native" >> $P
+      nat mpigpu-vclbench -n ${BEST:-10} -l 10 -m 8:256 NVIDIA 2>&1 | grep MiB >> $P
+      echo "== round $r virtual, tcp, MPIGPU_VCL_STREAMS=$n" >> $P
+      vir env MPIGPU_VCL_SHM=0 MPIGPU_VCL_STREAMS=$n mpigpu-vclbench -n ${BEST:-10} -l 10 -m 8:256 "mpigpu virtual" 2>&1 | grep MiB >> $P
+    done
+  done
+  echo "== launch + clFinish (us) native / tcp 1 / tcp 4 / default lanes" >> $P
+  med() { sed -n 's/.*median \([0-9.]*\) us.*/\1/p' | head -1; }
+  for r in 1 2 3; do
+    echo "$(nat mpigpu-vclbench -l 1000 -n 1 -m 1:1 NVIDIA 2>&1 | med) / $(vir env MPIGPU_VCL_SHM=0 MPIGPU_VCL_STREAMS=1 mpigpu-vclbench -l 1000 -n 1 -m 1:1 "mpigpu virtual" 2>&1 | med) / $(vir env MPIGPU_VCL_SHM=0 MPIGPU_VCL_STREAMS=4 mpigpu-vclbench -l 1000 -n 1 -m 1:1 "mpigpu virtual" 2>&1 | med) / $(vir mpigpu-vclbench -l 1000 -n 1 -m 1:1 "mpigpu virtual" 2>&1 | med)" >> $P
+  done
+  echo "== vcl_basic tcp 4 stripes" >> $P; vir env MPIGPU_VCL_SHM=0 MPIGPU_VCL_STREAMS=4 vcl_basic >> $P 2>&1; echo "rc=$?" >> $P
+  echo "== vcl_basic default" >> $P; vir vcl_basic >> $P 2>&1; echo "rc=$?" >> $P
+  stop_proxy
+  grep -E "stripes|FINISH" $O/proxy-tcp.log | tail -4 >> $P
   exit 0
 fi
 if [ $mode = check ]; then
