@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MGRM_MAGIC 0x4d47520cu /* "MGR" + version 12 */
+#define MGRM_MAGIC 0x4d47520du /* "MGR" + version 13 */
 #define MGRM_HDR_SIZE 16
 #define MGRM_MSG_MAX (64u << 20)
 #define MGRM_CHUNK (1u << 20) /* bulk chunk size */
@@ -27,6 +27,7 @@
 #define MGRM_TOKEN 32
 #define MGRM_MAX_WAIT 4096 /* events in one wait list */
 #define MGRM_MAX_DEVS 256
+#define MGRM_STREAMS_MAX 16 /* TCP connections (stripes) of a session's bulk lane */
 
 /* Message flags. */
 #define MGRM_F_LAST 1u /* last bulk chunk of a transfer */
@@ -57,7 +58,7 @@ enum mgrm_op {
     MGRM_OP_CHALLENGE, /* p->c: nonce, mac(proxy) */
     MGRM_OP_RESPONSE,  /* c->p: mac(client) */
     MGRM_OP_AUTH_OK,   /* p->c: command lane: token */
-    MGRM_OP_JOIN,      /* c->p (bulk lane, after auth): token */
+    MGRM_OP_JOIN,      /* c->p (bulk lane, after auth): token, u32 stripe index */
     /* command lane, client -> proxy; (r) = answered by REPLY */
     MGRM_OP_DEVICES = 16,     /* (r) served devices and their info */
     MGRM_OP_CONTEXT_CREATE,   /* (r) */
@@ -94,6 +95,9 @@ enum mgrm_op {
     MGRM_OP_CMA_READY,     /* (r) u32 client pid, u64 address of the nonce in its memory */
     MGRM_OP_ENQ_WRITE_CMA, /* ENQ_WRITE's payload, then u64 client address; no bulk data */
     MGRM_OP_ENQ_READ_CMA,  /* ENQ_READ's payload, then u64 client address */
+    /* before any bulk connection joins: u32 stripes wanted (1..MGRM_STREAMS_MAX);
+     * (r) reply: u32 stripes granted (the proxy's cap); not sent: 1 */
+    MGRM_OP_STREAMS,
     MGRM_OP_CMD_MAX,
     /* proxy -> client */
     MGRM_OP_REPLY = 64, /* i32 rc, then op-specific */

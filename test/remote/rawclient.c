@@ -45,7 +45,7 @@ static mgrm_ep_t *session(const char *addr, const mgrm_key_t *key, int *ok)
         fprintf(stderr, "connect: %s\n", err);
         exit(1);
     }
-    *ok = !mgrm_auth_client(t, ep, key, MGRM_LANE_CMD, token, err, sizeof err);
+    *ok = !mgrm_auth_client(t, ep, key, MGRM_LANE_CMD, 0, token, err, sizeof err);
     if (!*ok)
         fprintf(stderr, "handshake refused as expected? %s\n", err);
     return ep;
