@@ -178,6 +178,8 @@ struct mgrm_job {
     cl_uint nwaits;
     size_t bo[3], reg[3], brp, bsp;
     uint64_t addr; /* one-copy lane: the client's host range [addr, addr + size); 0: none */
+    size_t sent;   /* a read on several stripes: its bytes sent; end: its end chunk is */
+    int end;       /* due once the job is freed (the gate set) */
 };
 
 /* The shared-memory bulk lane (proxy_shm.c): SHM_OPEN and SHM_READY, and

@@ -32,10 +32,10 @@ static void io_send(mgrm_io_t *io, uint64_t xfer, size_t off, const void *p, siz
 
 /* Ends a read with a status chunk of 0 bytes; its offset tells the client
  * how many bytes of the read were sent before it (on any stripe). */
-static int read_end(mgrm_session_t *s, mgrm_job_t *j, size_t sent)
+static int read_end(mgrm_session_t *s, uint64_t xfer, cl_int err, size_t sent)
 {
-    mgrm_io_t io = {.send = 1, .ch = {.xfer = j->xfer, .off = sent, .status = j->err, .last = 1,
-                                      .slot = -1}};
+    mgrm_io_t io = {.send = 1,
+                    .ch = {.xfer = xfer, .off = sent, .status = err, .last = 1, .slot = -1}};
     mgrm_io_post(s, &io, s->rnext++);
     return mgrm_io_wait(s, &io);
 }
@@ -256,7 +256,7 @@ static int run_read(mgrm_session_t *s, mgrm_job_t *j)
         wait_m1(j);
         if (!j->err)
             cma_mapped(s, j, 1, cpu);
-        return read_end(s, j, 0);
+        return read_end(s, j->xfer, j->err, 0);
     }
     mgrm_staging_t *st = j->err ? NULL : mgrm_staging_get(s, j->ctx, j->dev, 1);
     const int depth = s->depth;
@@ -300,7 +300,7 @@ static int run_read(mgrm_session_t *s, mgrm_job_t *j)
                 break;
             continue;
         }
-        io_send(&io[k], j->xfer, o, dst[k], n, i + 1 == nchunks);
+        io_send(&io[k], j->xfer, o, dst[k], n, s->nstripes <= 1 && i + 1 == nchunks);
         mgrm_io_post(s, &io[k], s->rnext++);
         if (io[k].done && io[k].rc) /* one stripe: sent at once */
             rc = -1;
@@ -316,7 +316,9 @@ static int run_read(mgrm_session_t *s, mgrm_job_t *j)
         return -1;
     }
     if (j->err || nchunks == 0 || j->addr)
-        return read_end(s, j, j->addr ? 0 : sent);
+        return read_end(s, j->xfer, j->err, j->addr ? 0 : sent);
+    j->sent = sent;
+    j->end = s->nstripes > 1;
     return 0;
 }
 
@@ -380,7 +382,7 @@ static int run_rect(mgrm_session_t *s, mgrm_job_t *j, unsigned char *scratch)
             rc = -1;
             break;
         }
-        io_send(&io[k], j->xfer, o, p + o, n, o + n >= j->size);
+        io_send(&io[k], j->xfer, o, p + o, n, s->nstripes <= 1 && o + n >= j->size);
         mgrm_io_post(s, &io[k], s->rnext++);
         if (io[k].done && io[k].rc)
             rc = -1;
@@ -390,7 +392,9 @@ static int run_rect(mgrm_session_t *s, mgrm_job_t *j, unsigned char *scratch)
         rc = mgrm_io_wait(s, &io[k]) ? -1 : 0;
     io_drain(s, io, depth, rc);
     if (!rc && j->err)
-        rc = read_end(s, j, sent);
+        rc = read_end(s, j->xfer, j->err, sent);
+    j->sent = sent;
+    j->end = !rc && !j->err && s->nstripes > 1;
     free(p);
     return rc;
 }
@@ -452,13 +456,22 @@ static void *bulk_main(void *arg)
             rc = run_read(s, j);
         else
             rc = run_rect(s, j, scratch);
+        /* Several stripes: a read's data arrives at the client on its own
+         * schedule, so the client would see it complete before the job's
+         * gate is set, and run on; the end chunk waits for the gate. */
+        uint64_t xfer = j->xfer;
+        cl_int err = j->err;
+        size_t sent = j->sent;
+        int end = j->end && !rc && !broken;
+        job_free(j);
+        if (end)
+            rc = read_end(s, xfer, err, sent);
         if (rc && !broken) {
             broken = 1;
             mgrm_log("session %u (%s): bulk lane broken or out of step; closing session", s->num,
                      s->peer);
             s->t->shutdown(s->cmd); /* ends the session thread too */
         }
-        job_free(j);
     }
     free(scratch);
     return NULL;

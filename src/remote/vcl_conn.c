@@ -358,13 +358,15 @@ static void *rx_bulk_main(void *arg)
         if (ok)
             atomic_fetch_add(&e->refs, 1);
         pthread_mutex_unlock(&mgrm_vcl_lock);
-        if (!ok) {
+        if (!ok && !conn_stopped(c)) {
             fprintf(stderr,
                     "mpigpu-vcl: %s: bulk chunk of transfer %llu at offset %zu (%zu bytes) "
                     "matches no read in progress\n",
                     c->addr, (unsigned long long)ch.xfer, off, n);
+        }
+        if (!ok) {
             bk->ops->release(bk, &ch);
-            break; /* out of step with the proxy */
+            break; /* out of step with the proxy, or failed already */
         }
         int bad = bk->ops->recv_data(bk, &ch, n ? e->dst + off : NULL);
         if (!bad && n && ch.p != e->dst + off)
