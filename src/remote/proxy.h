@@ -3,8 +3,8 @@
  * lane (read by the session thread, which runs every command in order), a
  * bulk lane (driven by the session's bulk thread: one connection that it
  * reads and writes itself, or several stripes, each read and written by
- * its own thread on the bulk thread's behalf), and one ID -> object map.  Objects in the map are owned by the session and
- * released when the client releases them or the session ends.
+ * its own thread on the bulk thread's behalf), and one ID -> object map.  Objects in the map are
+ * owned by the session and released when the client releases them or the session ends.
  */
 #ifndef MGRM_PROXY_H
 #define MGRM_PROXY_H
@@ -75,10 +75,10 @@ typedef struct mgrm_proxy {
     cl_uint ndev;
     mgrm_key_t key;
     const mgrm_transport_t *t;
-    int no_shm;  /* --no-shm: never offer the shared-memory bulk lane */
-    int no_cma;  /* --no-cma: never offer the one-copy lane */
-    int cma_map; /* one-copy writes/reads: 1 map the buffer, 0 pinned staging, -1 by device
-                    type (CPU: map) */
+    int no_shm;           /* --no-shm: never offer the shared-memory bulk lane */
+    int no_cma;           /* --no-cma: never offer the one-copy lane */
+    int cma_map;          /* one-copy writes/reads: 1 map the buffer, 0 pinned staging, -1 by device
+                             type (CPU: map) */
     unsigned max_streams; /* --streams: the most stripes a session gets */
 } mgrm_proxy_t;
 
@@ -105,13 +105,13 @@ typedef struct mgrm_session {
      * stream, or shm once both sides mapped it (one stripe only) */
     unsigned nstripes, njoined;
     mgrm_stripe_t stripe[MGRM_STREAMS_MAX];
-    int depth;                     /* staging slots a transfer uses */
-    pthread_mutex_t io_lock;       /* the stripes' queues and their mgrm_io_t */
+    int depth;               /* staging slots a transfer uses */
+    pthread_mutex_t io_lock; /* the stripes' queues and their mgrm_io_t */
     pthread_cond_t io_cond;
     int io_quit, io_broken;
     unsigned long long wnext, rnext; /* stripe of the next write / read chunk, mod nstripes */
-    unsigned char *shm_base;      /* the segment offered (owned until bk takes it) */
-    char shm_name[MGRM_SHM_NAME]; /* its name while it is still linked */
+    unsigned char *shm_base;         /* the segment offered (owned until bk takes it) */
+    char shm_name[MGRM_SHM_NAME];    /* its name while it is still linked */
     /* the one-copy lane: cma_pid > 0 once the client's pid is verified and
      * the probe read its nonce (the session thread sets it before any
      * CMA command is decoded; the bulk thread reads it in jobs) */

@@ -114,15 +114,13 @@ static void *conn_main(void *arg)
         mgrm_log("connection from %s refused: %s", peer, err);
         px.t->close(ep);
     } else if (lane == MGRM_LANE_BULK) {
-        uint8_t raw[MGRM_HDR_SIZE], join[MGRM_TOKEN + 4];
+        uint8_t raw[MGRM_HDR_SIZE], join[MGRM_TOKEN + 4], tok[MGRM_TOKEN];
         mgrm_hdr_t h;
         mgrm_session_t *s = NULL;
         uint32_t idx = UINT32_MAX;
         if (!px.t->recv(ep, raw, sizeof raw) && !mgrm_hdr_parse(raw, &h, sizeof join) &&
             h.op == MGRM_OP_JOIN && h.length == sizeof join && !px.t->recv(ep, join, sizeof join) &&
-            !px.t->set_timeout(ep, 0)) {
-            idx = (uint32_t)join[MGRM_TOKEN] | (uint32_t)join[MGRM_TOKEN + 1] << 8 |
-                  (uint32_t)join[MGRM_TOKEN + 2] << 16 | (uint32_t)join[MGRM_TOKEN + 3] << 24;
+            !mgrm_join_decode(join, sizeof join, tok, &idx) && !px.t->set_timeout(ep, 0)) {
             /* The command lane's thread registers its session just after
              * AUTH_OK, so a quick client's bulk lane may arrive first. */
             struct timespec until;
@@ -132,7 +130,7 @@ static void *conn_main(void *arg)
             pthread_mutex_lock(&reg_lock);
             do {
                 for (reg_t *r = regs; r && !found; r = r->next)
-                    if (!sodium_memcmp(r->token, join, MGRM_TOKEN)) {
+                    if (!sodium_memcmp(r->token, tok, MGRM_TOKEN)) {
                         mgrm_session_t *cand = r->s;
                         found = 1;
                         pthread_mutex_lock(&cand->lock);

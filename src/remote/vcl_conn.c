@@ -155,8 +155,8 @@ static cl_int send_striped(mgrm_conn_t *c, uint64_t xfer, const char *p, size_t 
     for (size_t i = 0; i < nchunks; i++) {
         size_t off = i * MGRM_CHUNK, k = n - off < MGRM_CHUNK ? n - off : MGRM_CHUNK;
         vcl_stripe_t *sp = &c->stripe[c->wnext++ % c->nstripes];
-        t[i].ch = (mgrm_chunk_t){.xfer = xfer, .off = off, .n = k, .last = i + 1 == nchunks,
-                                 .slot = -1};
+        t[i].ch =
+            (mgrm_chunk_t){.xfer = xfer, .off = off, .n = k, .last = i + 1 == nchunks, .slot = -1};
         t[i].p = p + off;
         t[i].left = &left;
         t[i].failed = &failed;

@@ -165,6 +165,10 @@ uint32_t mgrm_cur_ids(mgrm_cur_t *c, uint64_t *out, uint32_t max);
 /* 0 when every read stayed in bounds and the payload was consumed exactly. */
 int mgrm_cur_done(const mgrm_cur_t *c);
 
+/* A JOIN payload of n bytes: token and u32 stripe.  0 when n is
+ * MGRM_TOKEN + 4 and stripe < MGRM_STREAMS_MAX; -1 otherwise.  (Fuzzed.) */
+int mgrm_join_decode(const uint8_t *p, size_t n, uint8_t token[MGRM_TOKEN], uint32_t *stripe);
+
 /* Parses and validates a header: magic, length <= max. 0 or -1. */
 int mgrm_hdr_parse(const uint8_t raw[MGRM_HDR_SIZE], mgrm_hdr_t *h, uint32_t max);
 void mgrm_hdr_write(uint8_t raw[MGRM_HDR_SIZE], const mgrm_hdr_t *h);

@@ -15,8 +15,8 @@
  * launch followed by clFinish, median of LAUNCHES; the cost of one
  * clSetKernelArg call.  After each size the buffer is read back untimed and
  * checked byte for byte (all of it, and a part at offset 4097 whose length
- * is no multiple of a chunk); wrong data fails the run.  Prints CSV (platform,test,bytes,value,unit) and a
- * table.
+ * is no multiple of a chunk); wrong data fails the run.  Prints CSV
+ * (platform,test,bytes,value,unit) and a table.
  * --setarg-test sets the kernel's scalar argument COUNT times (a new value
  * each time), launches once, and checks that the kernel saw the last value:
  * with MPIGPU_VCL_STATS=1, the message count of COUNT=1000 and COUNT=1 must
