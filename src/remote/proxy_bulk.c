@@ -315,10 +315,13 @@ static int run_read(mgrm_session_t *s, mgrm_job_t *j)
         j->err = CL_DEVICE_NOT_AVAILABLE;
         return -1;
     }
+    if (s->nstripes > 1) { /* the end chunk follows the gate: bulk_main */
+        j->sent = sent;
+        j->end = 1;
+        return 0;
+    }
     if (j->err || nchunks == 0 || j->addr)
         return read_end(s, j->xfer, j->err, j->addr ? 0 : sent);
-    j->sent = sent;
-    j->end = s->nstripes > 1;
     return 0;
 }
 
@@ -391,10 +394,10 @@ static int run_rect(mgrm_session_t *s, mgrm_job_t *j, unsigned char *scratch)
     for (int k = 0; k < depth && !rc; k++)
         rc = mgrm_io_wait(s, &io[k]) ? -1 : 0;
     io_drain(s, io, depth, rc);
-    if (!rc && j->err)
-        rc = read_end(s, j->xfer, j->err, sent);
     j->sent = sent;
-    j->end = !rc && !j->err && s->nstripes > 1;
+    j->end = !rc && s->nstripes > 1; /* the end chunk follows the gate: bulk_main */
+    if (!rc && j->err && s->nstripes <= 1)
+        rc = read_end(s, j->xfer, j->err, sent);
     free(p);
     return rc;
 }
@@ -407,6 +410,15 @@ static void job_free(mgrm_job_t *j)
             clGetEventInfo(j->m2, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
         if (st >= 0) /* m2 not already failed by OpenCL (see wait_m1) */
             clSetUserEventStatus(j->gate, j->err < 0 ? j->err : CL_COMPLETE);
+        /* m2 completes at once now (it waits for m1, done, and the gate).
+         * Waiting for it here keeps the job's reference until PoCL is done
+         * with it: otherwise the client, told that its transfer ended, may
+         * release the command's event first, and this release then frees
+         * an event PoCL 3.1 is still passing the gate's status through (an
+         * abort in pocl_lock_events_inorder, or a read of wrong bytes, in
+         * about 1 of 30 vcl_basic runs with several stripes). */
+        if (j->m2)
+            clWaitForEvents(1, &j->m2);
         clReleaseEvent(j->gate);
     }
     for (cl_uint i = 0; i < j->nwaits; i++)
@@ -456,9 +468,12 @@ static void *bulk_main(void *arg)
             rc = run_read(s, j);
         else
             rc = run_rect(s, j, scratch);
-        /* Several stripes: a read's data arrives at the client on its own
-         * schedule, so the client would see it complete before the job's
-         * gate is set, and run on; the end chunk waits for the gate. */
+        /* Several stripes: a read's chunks reach the client through other
+         * threads, later than the job ends here; were its end chunk sent
+         * before the gate is set, the client would often run on before the
+         * proxy is done with the job (PoCL 3.1 then aborts now and then in
+         * pocl_lock_events_inorder).  So the end chunk, success or error,
+         * waits for the gate. */
         uint64_t xfer = j->xfer;
         cl_int err = j->err;
         size_t sent = j->sent;
