@@ -302,7 +302,7 @@ static int run_read(mgrm_session_t *s, mgrm_job_t *j)
         }
         io_send(&io[k], j->xfer, o, dst[k], n, s->nstripes <= 1 && i + 1 == nchunks);
         mgrm_io_post(s, &io[k], s->rnext++);
-        if (io[k].done && io[k].rc) /* one stripe: sent at once */
+        if (s->nstripes <= 1 && io[k].rc) /* one stripe: sent at once */
             rc = -1;
         sent += n;
     }
@@ -387,7 +387,7 @@ static int run_rect(mgrm_session_t *s, mgrm_job_t *j, unsigned char *scratch)
         }
         io_send(&io[k], j->xfer, o, p + o, n, s->nstripes <= 1 && o + n >= j->size);
         mgrm_io_post(s, &io[k], s->rnext++);
-        if (io[k].done && io[k].rc)
+        if (s->nstripes <= 1 && io[k].rc) /* one stripe: sent at once */
             rc = -1;
         sent += n;
     }
