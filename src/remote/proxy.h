@@ -17,8 +17,8 @@
 #include "bulk.h"
 #include "transport.h"
 
-#define MGRM_STAGING_SLOTS 4 /* bulk chunks in flight per transfer (one stripe) */
-#define MGRM_STAGING_MAX 8   /* the same with several stripes */
+#define MGRM_STAGING_SLOTS 4             /* bulk chunks in flight per transfer (one stripe) */
+#define MGRM_STAGING_MAX 8               /* the same with several stripes */
 #define MGRM_PIN_CHUNK ((size_t)8 << 20) /* one-copy lane: a pinned region, one command */
 
 typedef struct mgrm_obj {
@@ -82,12 +82,12 @@ typedef struct mgrm_proxy {
     cl_uint ndev;
     mgrm_key_t key;
     const mgrm_transport_t *t;
-    int no_shm;  /* --no-shm: never offer the shared-memory bulk lane */
-    int no_cma;  /* --no-cma: never offer the one-copy lane */
-    int drop_cb; /* testing (MPIGPU_PROXY_TEST_DROP_CALLBACKS=1): completion callbacks send
-                    nothing, as PoCL 3.1 for a command behind a failed event; FINISH reports */
-    int cma_map; /* one-copy writes/reads (MGRM_CMA_*): how the device is reached, or -1:
-                    by device type and size */
+    int no_shm;           /* --no-shm: never offer the shared-memory bulk lane */
+    int no_cma;           /* --no-cma: never offer the one-copy lane */
+    int drop_cb;          /* testing (MPIGPU_PROXY_TEST_DROP_CALLBACKS=1): completion callbacks send
+                             nothing, as PoCL 3.1 for a command behind a failed event; FINISH reports */
+    int cma_map;          /* one-copy writes/reads (MGRM_CMA_*): how the device is reached, or -1:
+                             by device type and size */
     unsigned max_streams; /* --streams: the most stripes a session gets */
 } mgrm_proxy_t;
 

@@ -150,7 +150,6 @@ static void huge_advise(void *p, size_t n)
         madvise((void *)a, b - a, MADV_HUGEPAGE);
 }
 
-
 /* One-copy lane: map the whole buffer region and copy straight between it
  * and the client, the copy cut among the helper threads.  On a CPU device
  * the map is the buffer's own memory (the only copy); a GPU runtime maps
@@ -208,8 +207,8 @@ static void cma_pinned(mgrm_session_t *s, mgrm_job_t *j, int to_client)
             for (size_t m = i ? i + 1 : 0; m <= i + 1 && m < npieces && !e; m++) {
                 size_t om = m * piece;
                 e = clEnqueueReadBuffer(j->tq, j->mem, CL_FALSE, j->off + om,
-                                        min_sz(piece, j->size - om), st->pinp[m % 2], 0,
-                                        NULL, &ev[m % 2]);
+                                        min_sz(piece, j->size - om), st->pinp[m % 2], 0, NULL,
+                                        &ev[m % 2]);
                 clFlush(j->tq);
             }
             if (e || (e = wait_ok(&ev[k]))) {

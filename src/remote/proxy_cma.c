@@ -69,7 +69,8 @@ int mgrm_op_cma_ready(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *reply)
     s->cma_pid = (long)pid;
     mgrm_log("session %u (%s): one-copy lane (cross-memory attach), client pid %u, %s", s->num,
              s->peer, pid,
-             !s->px || s->px->cma_map < 0 ? "mapped buffers on CPU devices; else pinned regions from 4 MiB, staging below"
+             !s->px || s->px->cma_map < 0
+                 ? "mapped buffers on CPU devices; else pinned regions from 4 MiB, staging below"
              : s->px->cma_map == MGRM_CMA_MAP    ? "mapped buffers"
              : s->px->cma_map == MGRM_CMA_PINNED ? "pinned regions"
                                                  : "pinned staging");

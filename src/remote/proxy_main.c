@@ -214,10 +214,10 @@ int main(int argc, char **argv)
     const char *drop = getenv("MPIGPU_PROXY_TEST_DROP_CALLBACKS");
     px.drop_cb = drop && !strcmp(drop, "1");
     px.cma_map = !cma_copy || !strcmp(cma_copy, "auto") ? -1
-                 : !strcmp(cma_copy, "map")                ? MGRM_CMA_MAP
-                 : !strcmp(cma_copy, "pinned")             ? MGRM_CMA_PINNED
-                 : !strcmp(cma_copy, "staging")            ? MGRM_CMA_STAGING
-                                                           : -2;
+                 : !strcmp(cma_copy, "map")             ? MGRM_CMA_MAP
+                 : !strcmp(cma_copy, "pinned")          ? MGRM_CMA_PINNED
+                 : !strcmp(cma_copy, "staging")         ? MGRM_CMA_STAGING
+                                                        : -2;
     if (px.cma_map == -2) {
         fprintf(stderr,
                 "mpigpu-proxy: MPIGPU_PROXY_CMA_COPY=\"%s\": expected auto, map, pinned or "

@@ -116,7 +116,8 @@ static void CL_CALLBACK event_done(cl_event e, cl_int status, void *arg)
     uint64_t id = 0;
     (void)e;
     pthread_mutex_lock(&ev_lock);
-    if (i < ev_cap && ev_tab[i].s && ev_tab[i].gen == gen && !(ev_tab[i].s->px && ev_tab[i].s->px->drop_cb)) {
+    if (i < ev_cap && ev_tab[i].s && ev_tab[i].gen == gen &&
+        !(ev_tab[i].s->px && ev_tab[i].s->px->drop_cb)) {
         s = ev_tab[i].s;
         id = ev_tab[i].id;
         ev_tab[i].s = NULL;

@@ -27,7 +27,7 @@
 #define MGRM_TOKEN 32
 #define MGRM_MAX_WAIT 4096 /* events in one wait list */
 #define MGRM_MAX_DEVS 256
-#define MGRM_MAX_DONE 4096 /* completions in one EVENTS_DONE */
+#define MGRM_MAX_DONE 4096  /* completions in one EVENTS_DONE */
 #define MGRM_STREAMS_MAX 16 /* TCP connections (stripes) of a session's bulk lane */
 
 /* Message flags. */
