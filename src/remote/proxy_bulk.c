@@ -492,7 +492,7 @@ static int run_rect(mgrm_session_t *s, mgrm_job_t *j, unsigned char *scratch)
     return rc;
 }
 
-static void job_free(mgrm_session_t *s, mgrm_job_t *j)
+static void job_free(mgrm_job_t *j)
 {
     if (j->gate) {
         cl_int st = CL_COMPLETE;
@@ -500,17 +500,6 @@ static void job_free(mgrm_session_t *s, mgrm_job_t *j)
             clGetEventInfo(j->m2, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
         if (st >= 0) /* m2 not already failed by OpenCL (see wait_m1) */
             clSetUserEventStatus(j->gate, j->err < 0 ? j->err : CL_COMPLETE);
-        /* m2 completes at once now (it waits for m1, done, and the gate).
-         * With several stripes, waiting for it here keeps the job's
-         * reference until PoCL is done with it: otherwise the client, told
-         * that its transfer ended, may release the command's event first,
-         * and this release then frees an event PoCL 3.1 is still passing
-         * the gate's status through (an abort in pocl_lock_events_inorder,
-         * or a read of wrong bytes, in about 1 of 30 vcl_basic runs with
-         * several stripes).  The job is settled already (job_settle), so
-         * the wait keeps it out of FINISH's count. */
-        if (j->m2 && s->nstripes > 1)
-            clWaitForEvents(1, &j->m2);
         clReleaseEvent(j->gate);
     }
     for (cl_uint i = 0; i < j->nwaits; i++)
@@ -597,7 +586,7 @@ static void *bulk_main(void *arg)
         cl_int err = j->err;
         size_t sent = j->sent;
         int end = j->end && !rc && !broken;
-        job_free(s, j);
+        job_free(j);
         if (end)
             rc = read_end(s, xfer, err, sent);
         if (rc && !broken) {
@@ -638,7 +627,7 @@ void mgrm_bulk_stop(mgrm_session_t *s)
         mgrm_job_t *j = s->jobs;
         s->jobs = j->next;
         j->err = j->err ? j->err : CL_DEVICE_NOT_AVAILABLE;
-        job_free(s, j);
+        job_free(j);
     }
     s->jobs_tail = &s->jobs;
 }
