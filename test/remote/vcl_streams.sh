@@ -4,8 +4,8 @@
 # whose size is no multiple of the chunk, reads and writes at odd offsets,
 # rects, sub-buffers) and vclbench (each size read back and compared) with 1,
 # 3 and 4 stripes; the proxy's cap (--streams); a hostile client's stripes
-# (rawclient stripes); a client killed mid-write; one stripe of a client
-# closed mid-read (ss -K; skipped where the kernel cannot): the client gets
+# (rawclient stripes); FINISH inline with stripes too; a client killed
+# mid-write; one stripe of a client closed mid-read (ss -K; skipped where the kernel cannot): the client gets
 # an error within seconds and the proxy frees the session.
 . "$(dirname "$0")/common.sh"
 vb=$top/test/remote/vcl_basic
@@ -20,6 +20,12 @@ done
 [ "$(grep -c "bulk lane of 3 TCP stripes" "$work/px.log")" = 1 ] || fail "no session of 3 stripes"
 [ "$(grep -c "bulk lane of 4 TCP stripes" "$work/px.log")" = 1 ] || fail "no session of 4 stripes"
 [ "$(grep -c "bulk lane of" "$work/px.log")" = 2 ] || fail "a session of 1 stripe was striped"
+# FINISH still runs on the proxy's session thread (inline) with stripes: a
+# striped read's job settles before its gate and end chunk (job_settle)
+for _ in $(seq 50); do [ "$(grep -c ": FINISH" "$work/px.log")" -ge 3 ] && break; sleep 0.1; done
+grep ": FINISH" "$work/px.log" | head -n 3 | sed 's/.*: FINISH/vcl_basic sessions: FINISH/'
+[ "$(grep ": FINISH" "$work/px.log" | head -n 3 | grep -c ": FINISH [1-9][0-9]* inline")" = 3 ] ||
+    fail "a vcl_basic session (1, 3 or 4 stripes) ran no FINISH inline"
 MPIGPU_VCL_STREAMS=99 timeout 60 "$vb" quick >"$work/bad.out" 2>&1 || fail "MPIGPU_VCL_STREAMS=99"
 grep -q "MPIGPU_VCL_STREAMS=99 is not a number from 1 to 16" "$work/bad.out" ||
     fail "no warning about MPIGPU_VCL_STREAMS=99"
