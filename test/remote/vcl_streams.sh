@@ -5,8 +5,9 @@
 # rects, sub-buffers) and vclbench (each size read back and compared) with 1,
 # 3 and 4 stripes; the proxy's cap (--streams); a hostile client's stripes
 # (rawclient stripes); FINISH inline with stripes too; a client killed
-# mid-write; one stripe of a client closed mid-read (ss -K; skipped where the kernel cannot): the client gets
-# an error within seconds and the proxy frees the session.
+# mid-write; one stripe of a client closed mid-read (ss -K; skipped where the
+# kernel cannot): the client gets an error within seconds and the proxy frees
+# the session.
 . "$(dirname "$0")/common.sh"
 vb=$top/test/remote/vcl_basic
 export MPIGPU_VCL_SHM=0
