@@ -4,7 +4,8 @@
 # whose size is no multiple of the chunk, reads and writes at odd offsets,
 # rects, sub-buffers) and vclbench (each size read back and compared) with 1,
 # 3 and 4 stripes; the proxy's cap (--streams); a hostile client's stripes
-# (rawclient stripes); FINISH inline with stripes too; a client killed
+# (rawclient stripes); FINISH inline with stripes too, and every completion
+# by FINISH (MPIGPU_PROXY_TEST_DROP_CALLBACKS); a client killed
 # mid-write; one stripe of a client closed mid-read (ss -K; skipped where the
 # kernel cannot): the client gets an error within seconds and the proxy frees
 # the session.
@@ -84,6 +85,16 @@ grep -q "stripe 3 not granted or already joined" "$work/cap.log" || fail "no log
 grep -q "at offset 12345 .* was due" "$work/cap.log" || fail "no log of a misplaced chunk"
 MPIGPU_VCL_STREAMS=4 timeout 60 "$vb" quick >/dev/null || fail "proxy unusable after rawclient"
 stop_proxy "$PROXY_PID"
+
+# every completion by FINISH (no callbacks): a read's failure then reaches the
+# client on the command lane before its end chunk on a stripe (dropped)
+MPIGPU_PROXY_TEST_DROP_CALLBACKS=1 start_proxy pxdrop
+MPIGPU_VCL_STREAMS=4 timeout 300 "$vb" >"$work/vbdrop.out" 2>&1 ||
+    { cat "$work/vbdrop.out"; fail "vcl_basic, 4 stripes, no completion callbacks"; }
+stop_proxy "$PROXY_PID"
+grep -q "bulk lane of 4 TCP stripes" "$work/pxdrop.log" || fail "drop proxy: no session of 4 stripes"
+grep "FINISH" "$work/pxdrop.log" | sed 's/.*: FINISH/vcl_basic, 4 stripes, no callbacks: FINISH/'
+grep -q "FINISH .* 0 by callback" "$work/pxdrop.log" || fail "a callback sent a completion"
 
 # vclbench: every size read back and compared, with 1, 3 and 4 stripes
 for n in 1 3 4; do
