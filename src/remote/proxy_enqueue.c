@@ -61,8 +61,9 @@ static int fail_event(mgrm_session_t *s, const enq_head_t *e, cl_int err)
     if (err < 0 && e->q && ev && !mgrm_map_get(&s->map, ev, MGRM_K_EVENT) &&
         clGetCommandQueueInfo(e->q->h, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, NULL) == CL_SUCCESS) {
         cl_event u = clCreateUserEvent(ctx, &uerr);
-        if (uerr == CL_SUCCESS && (clSetUserEventStatus(u, err) != CL_SUCCESS ||
-                                   mgrm_map_put(&s->map, ev, MGRM_K_EVENT, u, NULL)))
+        if (uerr == CL_SUCCESS &&
+            (clSetUserEventStatus(u, err) != CL_SUCCESS ||
+             mgrm_map_put(&s->map, ev, MGRM_K_EVENT, u, NULL)))
             clReleaseEvent(u);
     }
     mgrm_log("session %u (%s): command for event %llu failed: %d", s->num, s->peer,
