@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bulk.h"
 #include "proxy.h"
@@ -244,6 +245,55 @@ static int cma_direct(mgrm_session_t *s, mgrm_job_t *j, int to_client)
     return 1;
 }
 
+/* Opens the job's gate: its command event m2 (a marker behind the gate on
+ * the client's queue) then completes, or fails with the job's error. */
+static void gate_open(mgrm_job_t *j)
+{
+    if (!j->gate)
+        return;
+    cl_int st = CL_COMPLETE;
+    if (j->m2)
+        clGetEventInfo(j->m2, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+    if (st >= 0) /* m2 not already failed by OpenCL (see wait_m1) */
+        clSetUserEventStatus(j->gate, j->err < 0 ? j->err : CL_COMPLETE);
+    clReleaseEvent(j->gate);
+    j->gate = NULL;
+}
+
+/* Polls e's status for up to ms milliseconds (no blocking wait: what e
+ * waits for may be held back by a client user event). */
+static void poll_done(cl_event e, int ms)
+{
+    cl_int st = CL_QUEUED;
+    for (int i = 0; e && i < 20 * ms; i++) {
+        if (clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) ||
+            st <= CL_COMPLETE)
+            break;
+        usleep(50);
+    }
+}
+
+/* The 0-byte status chunk that ends a read.  A failed read fails m2 first
+ * and gives it up to 200 ms to be failed: PoCL fails what follows a failed
+ * command in an in-order queue, so a command the client enqueues once it
+ * has seen the failure must find m2 failed and done already, as natively
+ * it finds the failed read done; otherwise it inherited the failure (a
+ * later clFinish of vcl_basic finish returned -14 in about 1 of 60 runs
+ * under load).  Before that it gives m1 (what was before the read on the
+ * queue; not waited for when the wait list failed) up to 200 ms to
+ * complete: failing m2 while m1 still ran made PoCL 3.1 finish m2 twice
+ * (an assertion on the queue's command count, 1 of 100 runs).  Both waits
+ * are bounded: a client user event may hold m1 back. */
+static int end_chunk(mgrm_session_t *s, mgrm_job_t *j)
+{
+    if (j->err && j->gate) {
+        poll_done(j->m1, 200);
+        gate_open(j);
+        poll_done(j->m2, 200);
+    }
+    return chunk_send(s, NULL, j->xfer, 0, NULL, 0, j->err, 1);
+}
+
 /* Returns -1 when the lane broke; job errors go into j->err.  On the shm
  * lane the device reads straight from the slot, which is freed when that
  * write is complete.  On the one-copy lane each chunk is read from the
@@ -309,7 +359,7 @@ static int run_write(mgrm_session_t *s, mgrm_job_t *j, void *scratch)
 static int run_read(mgrm_session_t *s, mgrm_job_t *j)
 {
     if (cma_direct(s, j, 1))
-        return chunk_send(s, NULL, j->xfer, 0, NULL, 0, j->err, 1);
+        return end_chunk(s, j);
     mgrm_staging_t *st = j->err ? NULL : mgrm_staging_get(s, j->ctx, j->dev, 1);
     cl_event ev[MGRM_STAGING_SLOTS] = {0};
     mgrm_chunk_t ch[MGRM_STAGING_SLOTS];
@@ -356,7 +406,7 @@ static int run_read(mgrm_session_t *s, mgrm_job_t *j)
     for (int k = 0; k < MGRM_STAGING_SLOTS; k++)
         wait_ok(&ev[k]);
     if (j->err || nchunks == 0 || j->addr) {
-        return chunk_send(s, NULL, j->xfer, 0, NULL, 0, j->err, 1);
+        return end_chunk(s, j);
     }
     return 0;
 }
@@ -406,21 +456,14 @@ static int run_rect(mgrm_session_t *s, mgrm_job_t *j, void *scratch)
                  : 0;
     }
     if (j->err)
-        rc = chunk_send(s, NULL, j->xfer, 0, NULL, 0, j->err, 1);
+        rc = end_chunk(s, j);
     free(p);
     return rc;
 }
 
 static void job_free(mgrm_job_t *j)
 {
-    if (j->gate) {
-        cl_int st = CL_COMPLETE;
-        if (j->m2)
-            clGetEventInfo(j->m2, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
-        if (st >= 0) /* m2 not already failed by OpenCL (see wait_m1) */
-            clSetUserEventStatus(j->gate, j->err < 0 ? j->err : CL_COMPLETE);
-        clReleaseEvent(j->gate);
-    }
+    gate_open(j);
     for (cl_uint i = 0; i < j->nwaits; i++)
         clReleaseEvent(j->waits[i]);
     free(j->waits);
