@@ -11,7 +11,7 @@ bin_PROGRAMS += mpigpu-proxy
 mpigpu_proxy_SOURCES = src/remote/proxy_main.c src/remote/proxy_session.c \
 	src/remote/proxy_ops.c src/remote/proxy_program.c src/remote/proxy_enqueue.c \
 	src/remote/proxy_bulk.c src/remote/proxy_map.c src/remote/proxy_shm.c src/remote/proxy_cma.c \
-	src/remote/proxy.h
+	src/remote/proxy_stripe.c src/remote/proxy.h
 mpigpu_proxy_CFLAGS = $(AM_CFLAGS) $(SODIUM_CFLAGS)
 mpigpu_proxy_LDADD = libmgrm.la $(OPENCL_LIBS) $(SODIUM_LIBS)
 
@@ -40,7 +40,7 @@ endif
 FUZZ_SRC = src/remote/fuzz_wire.c src/remote/wire.c src/remote/proxy_session.c \
 	src/remote/proxy_ops.c src/remote/proxy_program.c src/remote/proxy_enqueue.c \
 	src/remote/proxy_bulk.c src/remote/proxy_map.c src/remote/proxy_shm.c src/remote/proxy_cma.c \
-	src/remote/bulk_stream.c src/remote/bulk_shm.c src/remote/bulk_cma.c src/remote/transport_tcp.c
+	src/remote/proxy_stripe.c src/remote/bulk_stream.c src/remote/bulk_shm.c src/remote/bulk_cma.c src/remote/transport_tcp.c
 EXTRA_DIST += src/remote/fuzz_wire.c
 FUZZ_TIME = 60
 .PHONY: fuzz

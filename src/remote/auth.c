@@ -4,6 +4,8 @@
  *   proxy  -> CHALLENGE Ns, HMAC(key, "mgrm-proxy" | lane | Nc | Ns)
  *   client -> RESPONSE  HMAC(key, "mgrm-client" | lane | Ns | Nc)
  *   proxy  -> AUTH_OK   token (random; joins the bulk lane to the session)
+ *   client -> JOIN      token, u32 stripe (bulk lane only: its connection
+ *                       number, 0 .. the session's stripes - 1)
  * Both nonces are fresh random bytes, so neither MAC can be replayed, and the
  * key itself never crosses the wire.
  */
@@ -96,7 +98,7 @@ static int send_raw(const mgrm_transport_t *t, mgrm_ep_t *ep, uint16_t op, const
 }
 
 int mgrm_auth_client(const mgrm_transport_t *t, mgrm_ep_t *ep, const mgrm_key_t *key, int lane,
-                     uint8_t token[MGRM_TOKEN], char *err, size_t errlen)
+                     unsigned stripe, uint8_t token[MGRM_TOKEN], char *err, size_t errlen)
 {
     uint8_t nc[MGRM_NONCE], ch[MGRM_NONCE + MGRM_MAC], want[MGRM_MAC], resp[MGRM_MAC];
     uint8_t l = (uint8_t)lane, tok[MGRM_TOKEN];
@@ -125,7 +127,9 @@ int mgrm_auth_client(const mgrm_transport_t *t, mgrm_ep_t *ep, const mgrm_key_t 
         memcpy(token, tok, MGRM_TOKEN);
         return 0;
     }
-    if (send_raw(t, ep, MGRM_OP_JOIN, token, MGRM_TOKEN, NULL, 0)) {
+    uint8_t idx[4] = {(uint8_t)stripe, (uint8_t)(stripe >> 8), (uint8_t)(stripe >> 16),
+                      (uint8_t)(stripe >> 24)};
+    if (send_raw(t, ep, MGRM_OP_JOIN, token, MGRM_TOKEN, idx, sizeof idx)) {
         snprintf(err, errlen, "bulk lane: join failed");
         return -1;
     }

@@ -7,8 +7,10 @@
  * payload through the shm lane's descriptor decoder, whose accepted
  * descriptors must lie inside their slot, and (as u64 address, u64 size)
  * through the one-copy lane's range check, whose accepted ranges must not
- * wrap.  The one-copy ops (CMA_OPEN, CMA_READY, ENQ_WRITE_CMA,
- * ENQ_READ_CMA) are dispatched like every other op.
+ * wrap, and through the bulk lane's JOIN decoder, whose accepted stripe
+ * numbers must be below MGRM_STREAMS_MAX.  The one-copy ops (CMA_OPEN,
+ * CMA_READY, ENQ_WRITE_CMA, ENQ_READ_CMA) and STREAMS are dispatched like
+ * every other op.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +74,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
         if (mgrm_cma_range_ok(a, z) && (a == 0 || z > MGRM_CMA_MAX || a + z < a))
             abort();
     }
+    uint8_t tok[MGRM_TOKEN];
+    uint32_t stripe;
+    if (!mgrm_join_decode(data + 2, n - 2, tok, &stripe) &&
+        (n - 2 != MGRM_TOKEN + 4 || stripe >= MGRM_STREAMS_MAX))
+        abort();
     /* a copy of exactly the payload, so that ASan sees any overread */
     uint8_t *p = malloc(n - 2 ? n - 2 : 1);
     if (!p)

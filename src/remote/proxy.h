@@ -1,9 +1,10 @@
 /*
  * mpigpu-proxy internals.  A session is one authenticated client: a command
  * lane (read by the session thread, which runs every command in order), a
- * bulk lane (read and written only by the session's bulk thread), and one
- * ID -> object map.  Objects in the map are owned by the session and
- * released when the client releases them or the session ends.
+ * bulk lane (driven by the session's bulk thread: one connection that it
+ * reads and writes itself, or several stripes, each read and written by
+ * its own thread on the bulk thread's behalf), and one ID -> object map.  Objects in the map are
+ * owned by the session and released when the client releases them or the session ends.
  */
 #ifndef MGRM_PROXY_H
 #define MGRM_PROXY_H
@@ -16,7 +17,8 @@
 #include "bulk.h"
 #include "transport.h"
 
-#define MGRM_STAGING_SLOTS 4 /* bulk chunks in flight per transfer */
+#define MGRM_STAGING_SLOTS 4             /* bulk chunks in flight per transfer (one stripe) */
+#define MGRM_STAGING_MAX 8               /* the same with several stripes */
 #define MGRM_PIN_CHUNK ((size_t)8 << 20) /* one-copy lane: a pinned region, one command */
 
 typedef struct mgrm_obj {
@@ -43,11 +45,31 @@ typedef struct mgrm_staging {
     struct mgrm_staging *next;
     cl_context ctx;
     cl_command_queue q; /* maps the staging buffers */
-    cl_mem mem[MGRM_STAGING_SLOTS];
-    void *ptr[MGRM_STAGING_SLOTS];
+    cl_mem mem[MGRM_STAGING_MAX];
+    void *ptr[MGRM_STAGING_MAX];
     cl_mem pin[2]; /* the one-copy lane's pinned regions (MGRM_PIN_CHUNK each), made on first use */
     void *pinp[2];
 } mgrm_staging_t;
+
+/* A receive or send that the bulk thread posts to a stripe's thread. */
+typedef struct mgrm_io {
+    struct mgrm_io *next;
+    int send;        /* 1: send ch from p; 0: receive the chunk (ch.xfer, ch.off, ch.n) into p */
+    mgrm_chunk_t ch; /* receive: what must come; ch.p gets where the bytes are */
+    void *p;
+    int posted, done, rc; /* rc: 0, or -1 (stripe broken, or a chunk that is not the one due) */
+} mgrm_io_t;
+
+/* One TCP connection of the bulk lane.  With one stripe the bulk thread
+ * uses stripe[0].bk itself (and it may turn into the shm lane); with more,
+ * thread th runs the stripe's queue of posted receives and sends in order. */
+typedef struct mgrm_stripe {
+    mgrm_ep_t *ep; /* owned by the session */
+    mgrm_bulk_t bk;
+    pthread_t th;
+    int started;
+    mgrm_io_t *head, **tail;
+} mgrm_stripe_t;
 
 typedef struct mgrm_job mgrm_job_t;
 
@@ -60,18 +82,19 @@ typedef struct mgrm_proxy {
     cl_uint ndev;
     mgrm_key_t key;
     const mgrm_transport_t *t;
-    int no_shm;  /* --no-shm: never offer the shared-memory bulk lane */
-    int no_cma;  /* --no-cma: never offer the one-copy lane */
-    int drop_cb; /* testing (MPIGPU_PROXY_TEST_DROP_CALLBACKS=1): completion callbacks send
-                    nothing, as PoCL 3.1 for a command behind a failed event; FINISH reports */
-    int cma_map; /* one-copy writes/reads (MGRM_CMA_*): how the device is reached, or -1:
-                    by device type and size */
+    int no_shm;           /* --no-shm: never offer the shared-memory bulk lane */
+    int no_cma;           /* --no-cma: never offer the one-copy lane */
+    int drop_cb;          /* testing (MPIGPU_PROXY_TEST_DROP_CALLBACKS=1): completion callbacks send
+                             nothing, as PoCL 3.1 for a command behind a failed event; FINISH reports */
+    int cma_map;          /* one-copy writes/reads (MGRM_CMA_*): how the device is reached, or -1:
+                             by device type and size */
+    unsigned max_streams; /* --streams: the most stripes a session gets */
 } mgrm_proxy_t;
 
 typedef struct mgrm_session {
     mgrm_proxy_t *px;
     const mgrm_transport_t *t;
-    mgrm_ep_t *cmd, *bulk;
+    mgrm_ep_t *cmd;
     unsigned num;
     char peer[96];
     pthread_mutex_t send_lock; /* command-lane sends: replies and event callbacks */
@@ -93,9 +116,18 @@ typedef struct mgrm_session {
     int bulk_started, bulk_quit;
     mgrm_staging_t *staging; /* one pool per context, made on first use */
     pthread_t bulk_thread;
-    mgrm_bulk_t bk;               /* the bulk lane: stream, or shm once both sides mapped it */
-    unsigned char *shm_base;      /* the segment offered (owned until bk takes it) */
-    char shm_name[MGRM_SHM_NAME]; /* its name while it is still linked */
+    /* the bulk lane: nstripes connections (STREAMS, before any joins; else
+     * 1), njoined of them joined so far (under s->lock); stripe[0].bk is
+     * stream, or shm once both sides mapped it (one stripe only) */
+    unsigned nstripes, njoined;
+    mgrm_stripe_t stripe[MGRM_STREAMS_MAX];
+    int depth;               /* staging slots a transfer uses */
+    pthread_mutex_t io_lock; /* the stripes' queues and their mgrm_io_t */
+    pthread_cond_t io_cond;
+    int io_quit, io_broken;
+    unsigned long long wnext, rnext; /* stripe of the next write / read chunk, mod nstripes */
+    unsigned char *shm_base;         /* the segment offered (owned until bk takes it) */
+    char shm_name[MGRM_SHM_NAME];    /* its name while it is still linked */
     /* the one-copy lane: cma_pid > 0 once the client's pid is verified and
      * the probe read its nonce (the session thread sets it before any
      * CMA command is decoded; the bulk thread reads it in jobs) */
@@ -171,6 +203,8 @@ struct mgrm_job {
     cl_uint nwaits;
     size_t bo[3], reg[3], brp, bsp;
     uint64_t addr; /* one-copy lane: the client's host range [addr, addr + size); 0: none */
+    size_t sent;   /* a read on several stripes: its bytes sent; end: its end chunk is */
+    int end;       /* due once the job is freed (the gate set) */
 };
 
 /* The shared-memory bulk lane (proxy_shm.c): SHM_OPEN and SHM_READY, and
@@ -187,9 +221,25 @@ int mgrm_op_cma_ready(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *reply);
 int mgrm_cma_alive(mgrm_session_t *s);
 void mgrm_cma_session_end(mgrm_session_t *s);
 
-/* Bulk thread (proxy_bulk.c): started when the bulk lane joins; stop
- * waits for it and fails the jobs it did not run. */
+/* Bulk thread (proxy_bulk.c): started when the last stripe of the bulk
+ * lane joins (the caller holds s->lock); stop wakes every stripe, waits for
+ * the threads and fails the jobs they did not run. */
 int mgrm_bulk_start(mgrm_session_t *s);
 void mgrm_bulk_stop(mgrm_session_t *s);
+
+/* The stripes (proxy_stripe.c).  STREAMS sets how many the session has. */
+int mgrm_op_streams(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *reply);
+/* Starts a thread per stripe when there are several (s->lock held). */
+int mgrm_stripes_start(mgrm_session_t *s);
+/* Waits for the stripes' threads (their queues are empty: see io_wait). */
+void mgrm_stripes_stop(mgrm_session_t *s);
+/* Wakes every thread blocked on a stripe; the stripes stay open. */
+void mgrm_stripes_shutdown(mgrm_session_t *s);
+/* Posts io (send or receive) to stripe seq mod nstripes; with one stripe it
+ * runs at once on stripe[0].bk.  io stays the caller's, untouched until
+ * mgrm_io_wait says it is done; every posted io must be waited for. */
+void mgrm_io_post(mgrm_session_t *s, mgrm_io_t *io, unsigned long long seq);
+/* 0 for an io not posted; else waits for it and returns its rc. */
+int mgrm_io_wait(mgrm_session_t *s, mgrm_io_t *io);
 
 #endif

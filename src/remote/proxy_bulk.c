@@ -1,6 +1,7 @@
-/* mpigpu-proxy: the bulk thread of a session, which alone reads and writes
- * the bulk lane.  Jobs run in the order the session thread queued them,
- * which is the order the client sent their data. */
+/* mpigpu-proxy: the bulk thread of a session, which alone drives the bulk
+ * lane (itself, or through the stripes' threads: proxy_stripe.c).  Jobs run
+ * in the order the session thread queued them, which is the order the
+ * client sent their data. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -10,28 +11,20 @@
 #include "bulk.h"
 #include "proxy.h"
 
-/* Receives the bulk chunk (xfer, off) of exactly n bytes: into dst (stream
- * lane) or in place (shm lane); ch->p gets where the bytes are.  The caller
- * releases ch when done with them. */
-static int chunk_recv(mgrm_session_t *s, mgrm_chunk_t *ch, uint64_t xfer, size_t off, size_t n,
-                      void *dst)
+/* The receive of chunk (xfer, off, n) into dst (stream; shm: in place). */
+static void io_recv(mgrm_io_t *io, uint64_t xfer, size_t off, size_t n, void *dst)
 {
-    mgrm_bulk_t *bk = &s->bk;
-    if (bk->ops->recv_hdr(bk, ch))
-        return -1;
-    if (ch->xfer != xfer || ch->off != off || ch->n != n || bk->ops->recv_data(bk, ch, dst)) {
-        bk->ops->release(bk, ch);
-        return -1;
-    }
-    return 0;
+    io->send = 0;
+    io->ch = (mgrm_chunk_t){.xfer = xfer, .off = off, .n = n, .slot = -1};
+    io->p = dst;
 }
 
-/* Sends a chunk from p (ch from acquire, or NULL for a status). */
 /* The running job stops counting as open (for FINISH's rule): once it no
    longer waits for the client, and at the latest before the client learns
-   that its read ended, since the client's next FINISH must find it settled
-   (a FINISH that does not wait leaves completions to callbacks, which PoCL
-   3.1 never runs for a command behind a failed event). */
+   that its read ended (its last chunk is posted), since the client's next
+   FINISH must find it settled (a FINISH that does not wait leaves
+   completions to callbacks, which PoCL 3.1 never runs for a command behind
+   a failed event). */
 static void job_settle(mgrm_session_t *s)
 {
     if (s->job_settled)
@@ -42,20 +35,51 @@ static void job_settle(mgrm_session_t *s)
     pthread_mutex_unlock(&s->lock);
 }
 
-static int chunk_send(mgrm_session_t *s, mgrm_chunk_t *ch, uint64_t xfer, size_t off, const void *p,
-                      size_t n, cl_int status, int last)
+/* The send of chunk (xfer, off, n) from p; ch->p and ch->slot from acquire
+ * are kept. */
+static void io_send(mgrm_io_t *io, uint64_t xfer, size_t off, const void *p, size_t n, int last)
 {
-    mgrm_chunk_t none = {.slot = -1};
-    if (last)
+    io->send = 1;
+    io->ch.xfer = xfer;
+    io->ch.off = off;
+    io->ch.n = n;
+    io->ch.status = CL_SUCCESS;
+    io->ch.last = last;
+    io->p = (void *)p;
+}
+
+/* Posts a send; a read's last chunk settles the job first. */
+static void send_post(mgrm_session_t *s, mgrm_io_t *io)
+{
+    if (io->ch.last)
         job_settle(s);
-    if (!ch)
-        ch = &none;
-    ch->xfer = xfer;
-    ch->off = off;
-    ch->n = n;
-    ch->status = status;
-    ch->last = last;
-    return s->bk.ops->send(&s->bk, ch, p);
+    mgrm_io_post(s, io, s->rnext++);
+}
+
+/* Ends a read with a status chunk of 0 bytes; its offset tells the client
+ * how many bytes of the read were sent before it (on any stripe). */
+static int read_end(mgrm_session_t *s, uint64_t xfer, cl_int err, size_t sent)
+{
+    mgrm_io_t io = {.send = 1,
+                    .ch = {.xfer = xfer, .off = sent, .status = err, .last = 1, .slot = -1}};
+    send_post(s, &io);
+    return mgrm_io_wait(s, &io);
+}
+
+/* Waits for every posted io of a transfer; after a broken one the others
+ * may wait for bytes that never come, so all stripes are woken first. */
+static void io_drain(mgrm_session_t *s, mgrm_io_t *io, int n, int broken)
+{
+    if (broken)
+        mgrm_stripes_shutdown(s);
+    for (int k = 0; k < n; k++)
+        mgrm_io_wait(s, &io[k]);
+}
+
+static void io_release(mgrm_session_t *s, mgrm_io_t *io)
+{
+    s->stripe[0].bk.ops->release(&s->stripe[0].bk, &io->ch);
+    io->ch.slot = -1;
 }
 
 static cl_int wait_ok(cl_event *e)
@@ -127,7 +151,6 @@ static void huge_advise(void *p, size_t n)
         madvise((void *)a, b - a, MADV_HUGEPAGE);
 }
 
-
 /* One-copy lane: map the whole buffer region and copy straight between it
  * and the client, the copy cut among the helper threads.  On a CPU device
  * the map is the buffer's own memory (the only copy); a GPU runtime maps
@@ -185,8 +208,8 @@ static void cma_pinned(mgrm_session_t *s, mgrm_job_t *j, int to_client)
             for (size_t m = i ? i + 1 : 0; m <= i + 1 && m < npieces && !e; m++) {
                 size_t om = m * piece;
                 e = clEnqueueReadBuffer(j->tq, j->mem, CL_FALSE, j->off + om,
-                                        min_sz(piece, j->size - om), st->pinp[m % 2], 0,
-                                        NULL, &ev[m % 2]);
+                                        min_sz(piece, j->size - om), st->pinp[m % 2], 0, NULL,
+                                        &ev[m % 2]);
                 clFlush(j->tq);
             }
             if (e || (e = wait_ok(&ev[k]))) {
@@ -273,7 +296,7 @@ static void poll_done(cl_event e, int ms)
     }
 }
 
-/* The 0-byte status chunk that ends a read.  A failed read fails m2 first
+/* Before the 0-byte status chunk that ends a read.  A failed read fails m2 first
  * and gives it up to 200 ms to be failed: PoCL fails what follows a failed
  * command in an in-order queue, so a command the client enqueues once it
  * has seen the failure must find m2 failed and done already, as natively
@@ -284,99 +307,127 @@ static void poll_done(cl_event e, int ms)
  * complete: failing m2 while m1 still ran made PoCL 3.1 finish m2 twice
  * (an assertion on the queue's command count, 1 of 100 runs).  Both waits
  * are bounded: a client user event may hold m1 back. */
-static int end_chunk(mgrm_session_t *s, mgrm_job_t *j)
+static void gate_fail_first(mgrm_job_t *j)
 {
     if (j->err && j->gate) {
         poll_done(j->m1, 200);
         gate_open(j);
         poll_done(j->m2, 200);
     }
-    return chunk_send(s, NULL, j->xfer, 0, NULL, 0, j->err, 1);
 }
 
-/* Returns -1 when the lane broke; job errors go into j->err.  On the shm
- * lane the device reads straight from the slot, which is freed when that
- * write is complete.  On the one-copy lane each chunk is read from the
+/* read_end (sent: the bytes sent before it) after gate_fail_first. */
+static int end_chunk(mgrm_session_t *s, mgrm_job_t *j, size_t sent)
+{
+    gate_fail_first(j);
+    return read_end(s, j->xfer, j->err, sent);
+}
+
+/* Returns -1 when the lane broke; job errors go into j->err.  Receives
+ * are posted up to s->depth chunks ahead with several stripes (each into a
+ * staging buffer the device is done with), one at a time with one.  On the
+ * shm lane the device reads straight from the slot, which is freed when
+ * that write is complete.  On the one-copy lane each chunk is read from the
  * client into a pinned staging buffer while the previous ones go to the
- * device (or the whole range into the mapped buffer). */
-static int run_write(mgrm_session_t *s, mgrm_job_t *j, void *scratch)
+ * device (or the whole range into the mapped buffer).  A failed job drains
+ * its chunks into scratch (s->depth chunks). */
+static int run_write(mgrm_session_t *s, mgrm_job_t *j, unsigned char *scratch)
 {
     if (cma_direct(s, j, 0))
         return 0;
     mgrm_staging_t *st = j->err ? NULL : mgrm_staging_get(s, j->ctx, j->dev, 1);
-    cl_event ev[MGRM_STAGING_SLOTS] = {0};
-    mgrm_chunk_t ch[MGRM_STAGING_SLOTS];
-    size_t off = 0;
+    const int depth = s->depth;
+    const size_t ahead = s->nstripes > 1 ? (size_t)depth : 1;
+    cl_event ev[MGRM_STAGING_MAX] = {0};
+    mgrm_io_t io[MGRM_STAGING_MAX] = {0};
+    size_t nchunks = j->size ? (j->size + MGRM_CHUNK - 1) / MGRM_CHUNK : 1, posted = 0;
     int rc = 0;
-    for (int k = 0; k < MGRM_STAGING_SLOTS; k++)
-        ch[k].slot = -1;
+    for (int k = 0; k < MGRM_STAGING_MAX; k++)
+        io[k].ch.slot = -1;
     if (!st && !j->err)
         j->err = CL_OUT_OF_RESOURCES;
     wait_m1(j);
-    for (int i = 0;; i++) {
-        size_t n = min_sz(MGRM_CHUNK, j->size - off);
-        int slot = i % MGRM_STAGING_SLOTS;
-        cl_int e = wait_ok(&ev[slot]);
-        s->bk.ops->release(&s->bk, &ch[slot]);
-        if (e && !j->err)
-            j->err = e;
-        void *dst = j->err ? scratch : st->ptr[slot];
+    for (size_t i = 0; i < nchunks; i++) {
+        for (; !j->addr && posted < nchunks && posted < i + ahead; posted++) {
+            int k = (int)(posted % (size_t)depth);
+            size_t o = posted * MGRM_CHUNK;
+            cl_int e = wait_ok(&ev[k]);
+            io_release(s, &io[k]);
+            if (e && !j->err)
+                j->err = e;
+            io_recv(&io[k], j->xfer, o, min_sz(MGRM_CHUNK, j->size - o),
+                    j->err ? scratch + (size_t)k * MGRM_CHUNK : st->ptr[k]);
+            mgrm_io_post(s, &io[k], s->wnext++);
+        }
+        int k = (int)(i % (size_t)depth);
+        size_t o = i * MGRM_CHUNK, n = min_sz(MGRM_CHUNK, j->size - o);
         if (j->addr) {
-            if (j->err || cma_chunk(s, j, 0, off, dst, n, 0))
+            cl_int e = wait_ok(&ev[k]);
+            if (e && !j->err)
+                j->err = e;
+            void *dst = j->err ? scratch : st->ptr[k];
+            if (j->err || cma_chunk(s, j, 0, o, dst, n, 0))
                 break; /* nothing to drain */
-            ch[slot].p = dst;
-        } else if (chunk_recv(s, &ch[slot], j->xfer, off, n, dst)) {
+            io[k].ch.p = dst;
+        } else if (mgrm_io_wait(s, &io[k])) {
             j->err = j->err ? j->err : CL_DEVICE_NOT_AVAILABLE;
             rc = -1;
             break;
         }
         if (!j->err && n) {
-            e = clEnqueueWriteBuffer(j->tq, j->mem, CL_FALSE, j->off + off, n, ch[slot].p, 0, NULL,
-                                     &ev[slot]);
+            cl_int e = clEnqueueWriteBuffer(j->tq, j->mem, CL_FALSE, j->off + o, n, io[k].ch.p, 0,
+                                            NULL, &ev[k]);
             if (e)
                 j->err = e;
             else
                 clFlush(j->tq);
         }
-        off += n;
-        if (off >= j->size)
-            break;
     }
-    for (int k = 0; k < MGRM_STAGING_SLOTS; k++) {
+    io_drain(s, io, depth, rc);
+    for (int k = 0; k < depth; k++) {
         cl_int e = wait_ok(&ev[k]);
         if (e && !j->err)
             j->err = e;
     }
-    for (int k = 0; k < MGRM_STAGING_SLOTS; k++)
-        s->bk.ops->release(&s->bk, &ch[k]);
+    for (int k = 0; k < depth; k++)
+        io_release(s, &io[k]);
     return rc;
 }
 
-/* On the shm lane the device writes straight into the slot.  On the
- * one-copy lane each chunk goes from its staging buffer to the client
- * while the next ones come from the device (or the whole range from the
- * mapped buffer); then a status chunk of 0 bytes ends the transfer. */
+/* Device reads run up to s->depth chunks ahead of the sends; a staging
+ * buffer is read into again once its send is done.  On the shm lane the
+ * device writes straight into the slot.  On the one-copy lane each chunk
+ * goes from its staging buffer to the client while the next ones come from
+ * the device (or the whole range from the mapped buffer); then a status
+ * chunk of 0 bytes ends the transfer. */
 static int run_read(mgrm_session_t *s, mgrm_job_t *j)
 {
     if (cma_direct(s, j, 1))
-        return end_chunk(s, j);
+        return end_chunk(s, j, 0);
     mgrm_staging_t *st = j->err ? NULL : mgrm_staging_get(s, j->ctx, j->dev, 1);
-    cl_event ev[MGRM_STAGING_SLOTS] = {0};
-    mgrm_chunk_t ch[MGRM_STAGING_SLOTS];
-    void *dst[MGRM_STAGING_SLOTS];
-    size_t nchunks = j->size ? (j->size + MGRM_CHUNK - 1) / MGRM_CHUNK : 0, issued = 0;
+    const int depth = s->depth;
+    cl_event ev[MGRM_STAGING_MAX] = {0};
+    mgrm_io_t io[MGRM_STAGING_MAX] = {0};
+    void *dst[MGRM_STAGING_MAX];
+    size_t nchunks = j->size ? (j->size + MGRM_CHUNK - 1) / MGRM_CHUNK : 0, issued = 0, sent = 0;
+    int rc = 0;
     if (!st && !j->err)
         j->err = CL_OUT_OF_RESOURCES;
     wait_m1(j);
-    for (size_t i = 0; i < nchunks && !j->err; i++) {
-        for (; issued < nchunks && issued < i + MGRM_STAGING_SLOTS && !j->err; issued++) {
-            size_t o = issued * MGRM_CHUNK, k = issued % MGRM_STAGING_SLOTS;
-            ch[k].p = NULL;
-            if (!j->addr && s->bk.ops->acquire(&s->bk, &ch[k])) {
-                j->err = CL_DEVICE_NOT_AVAILABLE;
+    for (size_t i = 0; i < nchunks && !j->err && !rc; i++) {
+        for (; issued < nchunks && issued < i + (size_t)depth && !j->err; issued++) {
+            size_t o = issued * MGRM_CHUNK, k = issued % (size_t)depth;
+            if (mgrm_io_wait(s, &io[k])) { /* the buffer's previous send */
+                rc = -1;
                 break;
             }
-            dst[k] = ch[k].p ? ch[k].p : st->ptr[k];
+            io[k].ch.p = NULL;
+            io[k].ch.slot = -1;
+            if (!j->addr && s->stripe[0].bk.ops->acquire(&s->stripe[0].bk, &io[k].ch)) {
+                rc = -1;
+                break;
+            }
+            dst[k] = io[k].ch.p ? io[k].ch.p : st->ptr[k];
             cl_int e =
                 clEnqueueReadBuffer(j->tq, j->mem, CL_FALSE, j->off + o,
                                     min_sz(MGRM_CHUNK, j->size - o), dst[k], 0, NULL, &ev[k]);
@@ -384,57 +435,79 @@ static int run_read(mgrm_session_t *s, mgrm_job_t *j)
                 j->err = e;
             clFlush(j->tq);
         }
-        cl_int e = wait_ok(&ev[i % MGRM_STAGING_SLOTS]);
+        size_t o = i * MGRM_CHUNK, k = i % (size_t)depth, n = min_sz(MGRM_CHUNK, j->size - o);
+        cl_int e = wait_ok(&ev[k]);
         if (e && !j->err)
             j->err = e;
-        if (j->err)
+        if (j->err || rc)
             break;
-        size_t o = i * MGRM_CHUNK, k = i % MGRM_STAGING_SLOTS;
         if (j->addr) {
-            if (cma_chunk(s, j, 1, o, dst[k], min_sz(MGRM_CHUNK, j->size - o), 0))
+            if (cma_chunk(s, j, 1, o, dst[k], n, 0))
                 break;
             continue;
         }
-        if (chunk_send(s, &ch[k], j->xfer, o, dst[k], min_sz(MGRM_CHUNK, j->size - o), CL_SUCCESS,
-                       i + 1 == nchunks)) {
-            j->err = CL_DEVICE_NOT_AVAILABLE;
-            for (int q = 0; q < MGRM_STAGING_SLOTS; q++)
-                wait_ok(&ev[q]);
-            return -1;
-        }
+        io_send(&io[k], j->xfer, o, dst[k], n, s->nstripes <= 1 && i + 1 == nchunks);
+        send_post(s, &io[k]);
+        if (s->nstripes <= 1 && io[k].rc) /* one stripe: sent at once */
+            rc = -1;
+        sent += n;
     }
-    for (int k = 0; k < MGRM_STAGING_SLOTS; k++)
+    for (int k = 0; k < depth && !rc; k++)
+        rc = mgrm_io_wait(s, &io[k]) ? -1 : 0;
+    io_drain(s, io, depth, rc);
+    for (int k = 0; k < depth; k++)
         wait_ok(&ev[k]);
-    if (j->err || nchunks == 0 || j->addr) {
-        return end_chunk(s, j);
+    if (rc) {
+        j->err = CL_DEVICE_NOT_AVAILABLE;
+        return -1;
     }
+    if (s->nstripes > 1) { /* the end chunk follows the gate: bulk_main */
+        j->sent = sent;
+        j->end = 1;
+        return 0;
+    }
+    if (j->err || nchunks == 0 || j->addr)
+        return end_chunk(s, j, j->addr ? 0 : sent);
     return 0;
 }
 
 /* Rectangles move as one packed host buffer (region[0] x region[1] x
- * region[2] bytes). */
-static int run_rect(mgrm_session_t *s, mgrm_job_t *j, void *scratch)
+ * region[2] bytes), its chunks spread over the stripes like a plain
+ * transfer's. */
+static int run_rect(mgrm_session_t *s, mgrm_job_t *j, unsigned char *scratch)
 {
     unsigned char *p = j->err ? NULL : malloc(j->size);
     size_t ho[3] = {0, 0, 0};
+    const int depth = s->depth;
+    mgrm_io_t io[MGRM_STAGING_MAX] = {0};
+    size_t nchunks = j->size ? (j->size + MGRM_CHUNK - 1) / MGRM_CHUNK : 1, sent = 0;
+    int rc = 0;
     if (!p && !j->err)
         j->err = CL_OUT_OF_HOST_MEMORY;
     wait_m1(j);
     if (j->type == JOB_WRITE_RECT) {
-        for (size_t off = 0; off < j->size || off == 0; off += MGRM_CHUNK) {
-            size_t n = min_sz(MGRM_CHUNK, j->size - off);
-            mgrm_chunk_t ch = {.slot = -1};
-            void *dst = p ? p + off : scratch;
-            if (chunk_recv(s, &ch, j->xfer, off, n, dst)) {
-                free(p);
-                j->err = j->err ? j->err : CL_DEVICE_NOT_AVAILABLE;
-                return -1;
+        size_t posted = 0, ahead = s->nstripes > 1 ? (size_t)depth : 1;
+        for (size_t i = 0; i < nchunks && !rc; i++) {
+            for (; posted < nchunks && posted < i + ahead; posted++) {
+                size_t o = posted * MGRM_CHUNK, k = posted % (size_t)depth;
+                io_recv(&io[k], j->xfer, o, min_sz(MGRM_CHUNK, j->size - o),
+                        p ? p + o : scratch + k * MGRM_CHUNK);
+                mgrm_io_post(s, &io[k], s->wnext++);
             }
-            if (n && ch.p != dst)
-                memcpy(dst, ch.p, n);
-            s->bk.ops->release(&s->bk, &ch);
-            if (j->size == 0)
+            size_t k = i % (size_t)depth;
+            if (mgrm_io_wait(s, &io[k])) {
+                rc = -1;
                 break;
+            }
+            if (io[k].ch.n && io[k].ch.p != io[k].p) /* shm: out of the slot */
+                memcpy(io[k].p, io[k].ch.p, io[k].ch.n);
+            io_release(s, &io[k]);
+        }
+        io_drain(s, io, depth, rc);
+        if (rc) {
+            free(p);
+            j->err = j->err ? j->err : CL_DEVICE_NOT_AVAILABLE;
+            return -1;
         }
         if (!j->err)
             j->err =
@@ -446,17 +519,31 @@ static int run_rect(mgrm_session_t *s, mgrm_job_t *j, void *scratch)
     if (!j->err)
         j->err = clEnqueueReadBufferRect(j->tq, j->mem, CL_TRUE, j->bo, ho, j->reg, j->brp, j->bsp,
                                          j->reg[0], j->reg[0] * j->reg[1], p, 0, NULL, NULL);
-    int rc = 0;
-    for (size_t off = 0; !j->err && off < j->size && !rc; off += MGRM_CHUNK) {
-        size_t n = min_sz(MGRM_CHUNK, j->size - off);
-        mgrm_chunk_t ch;
-        rc = s->bk.ops->acquire(&s->bk, &ch) ||
-                     chunk_send(s, &ch, j->xfer, off, p + off, n, CL_SUCCESS, off + n >= j->size)
-                 ? -1
-                 : 0;
+    for (size_t i = 0; !j->err && i < nchunks && j->size && !rc; i++) {
+        size_t o = i * MGRM_CHUNK, k = i % (size_t)depth, n = min_sz(MGRM_CHUNK, j->size - o);
+        if (mgrm_io_wait(s, &io[k])) { /* the send out of this io's last use */
+            rc = -1;
+            break;
+        }
+        io[k].ch.p = NULL;
+        io[k].ch.slot = -1;
+        if (s->stripe[0].bk.ops->acquire(&s->stripe[0].bk, &io[k].ch)) {
+            rc = -1;
+            break;
+        }
+        io_send(&io[k], j->xfer, o, p + o, n, s->nstripes <= 1 && o + n >= j->size);
+        send_post(s, &io[k]);
+        if (s->nstripes <= 1 && io[k].rc) /* one stripe: sent at once */
+            rc = -1;
+        sent += n;
     }
-    if (j->err)
-        rc = end_chunk(s, j);
+    for (int k = 0; k < depth && !rc; k++)
+        rc = mgrm_io_wait(s, &io[k]) ? -1 : 0;
+    io_drain(s, io, depth, rc);
+    j->sent = sent;
+    j->end = !rc && s->nstripes > 1; /* the end chunk follows the gate: bulk_main */
+    if (!rc && j->err && s->nstripes <= 1)
+        rc = end_chunk(s, j, sent);
     free(p);
     return rc;
 }
@@ -514,7 +601,7 @@ static void keepalive_wait(mgrm_session_t *s)
 static void *bulk_main(void *arg)
 {
     mgrm_session_t *s = arg;
-    void *scratch = malloc(MGRM_CHUNK);
+    unsigned char *scratch = malloc((size_t)s->depth * MGRM_CHUNK);
     int broken = scratch == NULL;
     for (;;) {
         pthread_mutex_lock(&s->lock);
@@ -537,14 +624,28 @@ static void *bulk_main(void *arg)
             rc = run_read(s, j);
         else
             rc = run_rect(s, j, scratch);
-        job_settle(s); /* only opening the gate is left */
+        job_settle(s); /* only the gate (with several stripes, a read's end chunk) is left */
+        /* Several stripes: a read's chunks reach the client through other
+         * threads, later than the job ends here; were its end chunk sent
+         * before the gate is set, the client would often run on before the
+         * proxy is done with the job (PoCL 3.1 then aborts now and then in
+         * pocl_lock_events_inorder).  So the end chunk, success or error,
+         * waits for the gate. */
+        uint64_t xfer = j->xfer;
+        cl_int err = j->err;
+        size_t sent = j->sent;
+        int end = j->end && !rc && !broken;
+        if (end)
+            gate_fail_first(j); /* a failed read: see end_chunk */
+        job_free(j);
+        if (end)
+            rc = read_end(s, xfer, err, sent);
         if (rc && !broken) {
             broken = 1;
             mgrm_log("session %u (%s): bulk lane broken or out of step; closing session", s->num,
                      s->peer);
             s->t->shutdown(s->cmd); /* ends the session thread too */
         }
-        job_free(j);
     }
     free(scratch);
     return NULL;
@@ -552,13 +653,12 @@ static void *bulk_main(void *arg)
 
 int mgrm_bulk_start(mgrm_session_t *s)
 {
-    /* the lane's endpoint (the caller holds s->lock); the session thread
-     * may switch the lane to shm before the first job, under s->lock */
-    s->bk.t = s->t;
-    s->bk.ep = s->bulk;
-    s->bk.stopped = bulk_stopped;
-    s->bk.arg = s;
-    if (pthread_create(&s->bulk_thread, NULL, bulk_main, s))
+    /* the lane's endpoints (the caller holds s->lock); the session thread
+     * may switch a lane of one stripe to shm before the first job, under
+     * s->lock */
+    s->stripe[0].bk.stopped = bulk_stopped;
+    s->stripe[0].bk.arg = s;
+    if (mgrm_stripes_start(s) || pthread_create(&s->bulk_thread, NULL, bulk_main, s))
         return -1;
     s->bulk_started = 1;
     return 0;
@@ -573,6 +673,7 @@ void mgrm_bulk_stop(mgrm_session_t *s)
     pthread_mutex_unlock(&s->lock);
     if (started)
         pthread_join(s->bulk_thread, NULL);
+    mgrm_stripes_stop(s);
     while (s->jobs) {
         mgrm_job_t *j = s->jobs;
         s->jobs = j->next;

@@ -24,8 +24,8 @@ int mgrm_op_cma_open(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *reply)
 {
     if (mgrm_cur_done(c))
         return MGRM_BAD;
-    if (s->dry || (s->px && s->px->no_cma) || s->bk.ops != &mgrm_bulk_shm || s->cma_offered ||
-        !s->t->peer_is_pid)
+    if (s->dry || (s->px && s->px->no_cma) || s->stripe[0].bk.ops != &mgrm_bulk_shm ||
+        s->cma_offered || !s->t->peer_is_pid)
         return CL_INVALID_OPERATION;
     if (getrandom(s->cma_nonce, sizeof s->cma_nonce, 0) != (ssize_t)sizeof s->cma_nonce)
         return CL_OUT_OF_RESOURCES;
@@ -69,7 +69,8 @@ int mgrm_op_cma_ready(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *reply)
     s->cma_pid = (long)pid;
     mgrm_log("session %u (%s): one-copy lane (cross-memory attach), client pid %u, %s", s->num,
              s->peer, pid,
-             !s->px || s->px->cma_map < 0 ? "mapped buffers on CPU devices; else pinned regions from 4 MiB, staging below"
+             !s->px || s->px->cma_map < 0
+                 ? "mapped buffers on CPU devices; else pinned regions from 4 MiB, staging below"
              : s->px->cma_map == MGRM_CMA_MAP    ? "mapped buffers"
              : s->px->cma_map == MGRM_CMA_PINNED ? "pinned regions"
                                                  : "pinned staging");

@@ -1,5 +1,6 @@
 /*
  * mpigpu-proxy --listen HOST:PORT --key-file FILE [--device SUBSTRING[:N]]...
+ *              [--no-shm] [--no-cma] [--streams N]
  *
  * Serves local OpenCL devices to libmpigpu-vcl.so clients, one thread per
  * connection, until SIGTERM or SIGINT.
@@ -113,12 +114,13 @@ static void *conn_main(void *arg)
         mgrm_log("connection from %s refused: %s", peer, err);
         px.t->close(ep);
     } else if (lane == MGRM_LANE_BULK) {
-        uint8_t raw[MGRM_HDR_SIZE], tok[MGRM_TOKEN];
+        uint8_t raw[MGRM_HDR_SIZE], join[MGRM_TOKEN + 4], tok[MGRM_TOKEN];
         mgrm_hdr_t h;
         mgrm_session_t *s = NULL;
-        if (!px.t->recv(ep, raw, sizeof raw) && !mgrm_hdr_parse(raw, &h, MGRM_TOKEN) &&
-            h.op == MGRM_OP_JOIN && h.length == MGRM_TOKEN && !px.t->recv(ep, tok, sizeof tok) &&
-            !px.t->set_timeout(ep, 0)) {
+        uint32_t idx = UINT32_MAX;
+        if (!px.t->recv(ep, raw, sizeof raw) && !mgrm_hdr_parse(raw, &h, sizeof join) &&
+            h.op == MGRM_OP_JOIN && h.length == sizeof join && !px.t->recv(ep, join, sizeof join) &&
+            !mgrm_join_decode(join, sizeof join, tok, &idx) && !px.t->set_timeout(ep, 0)) {
             /* The command lane's thread registers its session just after
              * AUTH_OK, so a quick client's bulk lane may arrive first. */
             struct timespec until;
@@ -128,14 +130,15 @@ static void *conn_main(void *arg)
             pthread_mutex_lock(&reg_lock);
             do {
                 for (reg_t *r = regs; r && !found; r = r->next)
-                    if (!sodium_memcmp(r->token, tok, MGRM_TOKEN) && !r->s->bulk) {
+                    if (!sodium_memcmp(r->token, tok, MGRM_TOKEN)) {
                         mgrm_session_t *cand = r->s;
                         found = 1;
                         pthread_mutex_lock(&cand->lock);
-                        if (!cand->bulk_quit) {
-                            cand->bulk = ep;
+                        /* each stripe once, and only those granted */
+                        if (!cand->bulk_quit && idx < cand->nstripes && !cand->stripe[idx].ep) {
+                            cand->stripe[idx].ep = ep;
                             s = cand;
-                            if (mgrm_bulk_start(cand))
+                            if (++cand->njoined == cand->nstripes && mgrm_bulk_start(cand))
                                 cand->t->shutdown(cand->cmd);
                         }
                         pthread_mutex_unlock(&cand->lock);
@@ -145,7 +148,9 @@ static void *conn_main(void *arg)
             pthread_mutex_unlock(&reg_lock);
         }
         if (!s) {
-            mgrm_log("bulk connection from %s refused: unknown session token", peer);
+            mgrm_log("bulk connection from %s refused: unknown session token, or stripe %u not "
+                     "granted or already joined",
+                     peer, (unsigned)idx);
             px.t->close(ep);
         }
     } else {
@@ -191,8 +196,12 @@ static void *conn_main(void *arg)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: mpigpu-proxy --listen HOST:PORT --key-file FILE "
-               "[--device SUBSTRING[:N]]... [--no-shm] [--no-cma]\n");
+    fprintf(f,
+            "usage: mpigpu-proxy --listen HOST:PORT --key-file FILE "
+            "[--device SUBSTRING[:N]]... [--no-shm] [--no-cma] [--streams N]\n"
+            "  --streams N  at most N TCP connections (1-%d, default %d) in a client's bulk\n"
+            "               lane; the client asks for its own number (MPIGPU_VCL_STREAMS)\n",
+            MGRM_STREAMS_MAX, MGRM_STREAMS_MAX);
 }
 
 int main(int argc, char **argv)
@@ -205,10 +214,10 @@ int main(int argc, char **argv)
     const char *drop = getenv("MPIGPU_PROXY_TEST_DROP_CALLBACKS");
     px.drop_cb = drop && !strcmp(drop, "1");
     px.cma_map = !cma_copy || !strcmp(cma_copy, "auto") ? -1
-                 : !strcmp(cma_copy, "map")                ? MGRM_CMA_MAP
-                 : !strcmp(cma_copy, "pinned")             ? MGRM_CMA_PINNED
-                 : !strcmp(cma_copy, "staging")            ? MGRM_CMA_STAGING
-                                                           : -2;
+                 : !strcmp(cma_copy, "map")             ? MGRM_CMA_MAP
+                 : !strcmp(cma_copy, "pinned")          ? MGRM_CMA_PINNED
+                 : !strcmp(cma_copy, "staging")         ? MGRM_CMA_STAGING
+                                                        : -2;
     if (px.cma_map == -2) {
         fprintf(stderr,
                 "mpigpu-proxy: MPIGPU_PROXY_CMA_COPY=\"%s\": expected auto, map, pinned or "
@@ -223,6 +232,7 @@ int main(int argc, char **argv)
                 getenv("MPIGPU_PROXY_SPIN"));
         return 2;
     }
+    px.max_streams = MGRM_STREAMS_MAX;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
@@ -235,6 +245,15 @@ int main(int argc, char **argv)
             px.no_shm = 1;
         } else if (!strcmp(argv[i], "--no-cma")) {
             px.no_cma = 1;
+        } else if (!strcmp(argv[i], "--streams") && i + 1 < argc) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (!argv[i][0] || *end || v < 1 || v > MGRM_STREAMS_MAX) {
+                fprintf(stderr, "mpigpu-proxy: --streams %s: not a number from 1 to %d\n", argv[i],
+                        MGRM_STREAMS_MAX);
+                return 2;
+            }
+            px.max_streams = (unsigned)v;
         } else if (!strcmp(argv[i], "--device") && i + 1 < argc) {
             ndevargs++;
             if (add_devices(argv[++i])) {

@@ -39,7 +39,7 @@ mgrm_staging_t *mgrm_staging_get(mgrm_session_t *s, cl_context ctx, cl_device_id
             s->staging = st;
         }
     }
-    for (int i = 0; st && buffers && i < MGRM_STAGING_SLOTS && err == CL_SUCCESS; i++) {
+    for (int i = 0; st && buffers && i < s->depth && err == CL_SUCCESS; i++) {
         if (st->mem[i])
             continue;
         st->mem[i] =
@@ -91,7 +91,7 @@ void mgrm_staging_free(mgrm_session_t *s)
     while (s->staging) {
         mgrm_staging_t *st = s->staging;
         s->staging = st->next;
-        for (int i = 0; i < MGRM_STAGING_SLOTS; i++)
+        for (int i = 0; i < MGRM_STAGING_MAX; i++)
             unmap_free(st, st->mem[i], st->ptr[i]);
         for (int i = 0; i < 2; i++)
             unmap_free(st, st->pin[i], st->pinp[i]);
@@ -416,6 +416,7 @@ static const struct {
     [MGRM_OP_ENQ_READ_CMA] = {mgrm_op_read_cma, 0},
     [MGRM_OP_FINISH] = {mgrm_op_finish, 0},
     [MGRM_OP_RELEASE_EVENTS] = {op_release_events, 0},
+    [MGRM_OP_STREAMS] = {mgrm_op_streams, 1},
 };
 
 mgrm_handler_t mgrm_handler(int op)

@@ -17,16 +17,26 @@ void mgrm_session_init(mgrm_session_t *s, mgrm_proxy_t *px)
     pthread_cond_init(&s->cond, NULL);
     s->refs = 1;
     s->jobs_tail = &s->jobs;
-    mgrm_bulk_init(&s->bk, s->t, NULL);
+    s->nstripes = 1;
+    s->depth = MGRM_STAGING_SLOTS;
+    pthread_mutex_init(&s->io_lock, NULL);
+    pthread_cond_init(&s->io_cond, NULL);
+    for (int i = 0; i < MGRM_STREAMS_MAX; i++) {
+        mgrm_bulk_init(&s->stripe[i].bk, s->t, NULL);
+        s->stripe[i].tail = &s->stripe[i].head;
+    }
 }
 
 static void session_free(mgrm_session_t *s)
 {
     if (s->cmd)
         s->t->close(s->cmd);
-    if (s->bulk)
-        s->t->close(s->bulk);
+    for (int i = 0; i < MGRM_STREAMS_MAX; i++)
+        if (s->stripe[i].ep)
+            s->t->close(s->stripe[i].ep);
     pthread_mutex_destroy(&s->send_lock);
+    pthread_mutex_destroy(&s->io_lock);
+    pthread_cond_destroy(&s->io_cond);
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->cond);
     free(s);
@@ -106,7 +116,8 @@ static void CL_CALLBACK event_done(cl_event e, cl_int status, void *arg)
     uint64_t id = 0;
     (void)e;
     pthread_mutex_lock(&ev_lock);
-    if (i < ev_cap && ev_tab[i].s && ev_tab[i].gen == gen && !(ev_tab[i].s->px && ev_tab[i].s->px->drop_cb)) {
+    if (i < ev_cap && ev_tab[i].s && ev_tab[i].gen == gen &&
+        !(ev_tab[i].s->px && ev_tab[i].s->px->drop_cb)) {
         s = ev_tab[i].s;
         id = ev_tab[i].id;
         ev_tab[i].s = NULL;
@@ -414,8 +425,9 @@ void mgrm_session_run(mgrm_session_t *s)
     pthread_mutex_unlock(&s->send_lock);
     s->t->shutdown(s->cmd);
     pthread_mutex_lock(&s->lock);
-    if (s->bulk)
-        s->t->shutdown(s->bulk);
+    for (int i = 0; i < MGRM_STREAMS_MAX; i++)
+        if (s->stripe[i].ep)
+            s->t->shutdown(s->stripe[i].ep);
     pthread_mutex_unlock(&s->lock);
     session_teardown(s);
     if (s->cma_pid > 0)

@@ -23,7 +23,8 @@ int mgrm_op_shm_open(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *reply)
 {
     if (mgrm_cur_done(c))
         return MGRM_BAD;
-    if (s->dry || (s->px && s->px->no_shm) || s->shm_base || s->bk.base)
+    if (s->dry || (s->px && s->px->no_shm) || s->shm_base || s->stripe[0].bk.base ||
+        s->nstripes > 1)
         return CL_INVALID_OPERATION;
     if (mgrm_shm_create(s->shm_name, &s->shm_base)) {
         s->shm_name[0] = 0;
@@ -49,7 +50,7 @@ int mgrm_op_shm_ready(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *reply)
         return CL_SUCCESS;
     }
     pthread_mutex_lock(&s->lock);
-    mgrm_bulk_use_shm(&s->bk, s->shm_base, 1);
+    mgrm_bulk_use_shm(&s->stripe[0].bk, s->shm_base, 1);
     s->shm_base = NULL; /* the lane owns it now */
     pthread_mutex_unlock(&s->lock);
     mgrm_log("session %u (%s): shared-memory bulk lane", s->num, s->peer);
@@ -62,5 +63,5 @@ void mgrm_shm_session_end(mgrm_session_t *s)
     if (s->shm_base)
         munmap(s->shm_base, MGRM_SHM_SIZE);
     s->shm_base = NULL;
-    mgrm_bulk_fini(&s->bk);
+    mgrm_bulk_fini(&s->stripe[0].bk);
 }

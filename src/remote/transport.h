@@ -111,9 +111,9 @@ typedef struct mgrm_key {
 int mgrm_key_load(const char *path, mgrm_key_t *key, char *err, size_t errlen);
 /* Client side of the handshake on a fresh endpoint; lane = MGRM_LANE_*.
  * For the command lane token receives the session token; for the bulk lane
- * token is sent to join that session. */
+ * token is sent to join that session as its connection number stripe. */
 int mgrm_auth_client(const mgrm_transport_t *t, mgrm_ep_t *ep, const mgrm_key_t *key, int lane,
-                     uint8_t token[MGRM_TOKEN], char *err, size_t errlen);
+                     unsigned stripe, uint8_t token[MGRM_TOKEN], char *err, size_t errlen);
 /* Proxy side; returns the lane the client asked for (> 0) or -1 with err.
  * token gets the fresh random token sent to the client in AUTH_OK (the
  * session token when the lane is the command lane). */

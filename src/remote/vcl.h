@@ -6,7 +6,9 @@
  * holds one reference per wire ID, dropped by a RELEASE message when the
  * client object is freed.  One connection (mgrm_conn_t) per proxy carries a
  * command lane (read by a receiver thread: replies and event completions)
- * and a bulk lane (read by a second thread: read data).
+ * and a bulk lane of one or more TCP stripes (each read by a thread of its
+ * own: read data; with several, each written by a thread of its own too:
+ * write data, chunk k of all write chunks on stripe k mod nstripes).
  */
 #ifndef MGRM_VCL_H
 #define MGRM_VCL_H
@@ -135,6 +137,13 @@ struct _cl_event {
     cl_command_type type;
     cl_int status; /* under the connection lock */
     int data;      /* a read: completes when its data has arrived */
+    /* a read's chunks, under the connection lock: bytes accepted (claimed)
+     * and copied (got); the end chunk (ended) says how many bytes come in
+     * all (expect) and the status (est); busy: copies in progress, during
+     * which nothing completes the event (failst: a failure held until then) */
+    size_t claimed, got, expect;
+    int ended, busy, rdone;
+    cl_int est, failst;
     int in_table;
     struct _cl_event *hnext; /* connection's table of incomplete events */
     unsigned char *dst;      /* read destination (or packed temp for rects) */
@@ -149,13 +158,36 @@ struct _cl_event {
 /* Connections (vcl_conn.c) */
 #define VCL_HASH 1024
 #define VCL_REL_BATCH 64 /* event releases sent together (or after at most 1 s) */
+
+/* A write chunk posted to a stripe's sender thread. */
+typedef struct vcl_tx {
+    struct vcl_tx *next;
+    mgrm_chunk_t ch;
+    const void *p;
+    size_t *left; /* the posting call's chunks not sent yet (under tx_lock) */
+    int *failed;
+} vcl_tx_t;
+
+/* One TCP connection of the bulk lane. */
+typedef struct vcl_stripe {
+    mgrm_conn_t *c;
+    mgrm_ep_t *ep;
+    mgrm_bulk_t bk; /* stripe 0 of one: stream, or shm with a proxy on this host */
+    pthread_t rx, tx;
+    vcl_tx_t *head, **tail; /* under c->tx_lock */
+} vcl_stripe_t;
+
 struct mgrm_conn {
     const mgrm_transport_t *t;
-    mgrm_ep_t *cmd, *bulk;
+    mgrm_ep_t *cmd;
     char addr[128];
     pthread_mutex_t cmd_lock;  /* command-lane sends */
     pthread_mutex_t bulk_lock; /* bulk-lane sends, with the command that owns them */
-    mgrm_bulk_t bk;            /* the bulk lane: stream, or shm with a proxy on this host */
+    unsigned nstripes;         /* the bulk lane's stripes (granted by the proxy) */
+    vcl_stripe_t stripe[MGRM_STREAMS_MAX];
+    unsigned long long wnext; /* stripe of the next write chunk, mod nstripes (bulk_lock) */
+    pthread_mutex_t tx_lock;  /* the stripes' send queues */
+    pthread_cond_t tx_cond;
     uint32_t seq;
     atomic_uint_fast64_t next_id;
     int dead;
@@ -164,7 +196,7 @@ struct mgrm_conn {
     int nev; /* events in ev[]; under mgrm_vcl_lock */
     cl_uint ndev;
     struct _cl_device_id *devs;
-    pthread_t rx_cmd, rx_bulk, heartbeat;
+    pthread_t rx_cmd, heartbeat;
     atomic_llong last_rx;     /* ms, monotonic: the last message from the proxy */
     int cma;                  /* the one-copy lane is on: plain writes and reads name host ranges */
     pthread_mutex_t rel_lock; /* rel, nrel */

@@ -136,16 +136,89 @@ cl_int mgrm_vcl_send(mgrm_conn_t *c, mgrm_buf_t *b)
     return rc ? CL_DEVICE_NOT_AVAILABLE : CL_SUCCESS;
 }
 
+static int conn_stopped(void *arg)
+{
+    mgrm_conn_t *c = arg;
+    return __atomic_load_n(&c->dead, __ATOMIC_RELAXED);
+}
+
+/* A stripe's sender thread (several stripes): sends the chunks posted to
+ * it, in order.  It lives as long as the connection (never freed). */
+static void *tx_main(void *arg)
+{
+    vcl_stripe_t *sp = arg;
+    mgrm_conn_t *c = sp->c;
+    for (;;) {
+        pthread_mutex_lock(&c->tx_lock);
+        while (!sp->head)
+            pthread_cond_wait(&c->tx_cond, &c->tx_lock);
+        vcl_tx_t *t = sp->head;
+        if (!(sp->head = t->next))
+            sp->tail = &sp->head;
+        pthread_mutex_unlock(&c->tx_lock);
+        int bad = conn_stopped(c) || sp->bk.ops->send(&sp->bk, &t->ch, t->p);
+        if (bad)
+            mgrm_vcl_conn_fail(c);
+        pthread_mutex_lock(&c->tx_lock);
+        if (bad)
+            *t->failed = 1;
+        --*t->left;
+        pthread_cond_broadcast(&c->tx_cond);
+        pthread_mutex_unlock(&c->tx_lock);
+    }
+    return NULL;
+}
+
+/* Several stripes: the chunks go to the stripes' sender threads, chunk k
+ * of all write chunks to stripe k mod nstripes (the proxy expects them
+ * there), and the call returns when all are sent.  bulk_lock held. */
+static cl_int send_striped(mgrm_conn_t *c, uint64_t xfer, const char *p, size_t n)
+{
+    size_t nchunks = n ? (n + MGRM_CHUNK - 1) / MGRM_CHUNK : 1, left = nchunks;
+    int failed = 0;
+    vcl_tx_t *t = calloc(nchunks, sizeof *t);
+    if (!t)
+        return CL_OUT_OF_HOST_MEMORY; /* the command went: the lane is out of step */
+    pthread_mutex_lock(&c->tx_lock);
+    for (size_t i = 0; i < nchunks; i++) {
+        size_t off = i * MGRM_CHUNK, k = n - off < MGRM_CHUNK ? n - off : MGRM_CHUNK;
+        vcl_stripe_t *sp = &c->stripe[c->wnext++ % c->nstripes];
+        t[i].ch =
+            (mgrm_chunk_t){.xfer = xfer, .off = off, .n = k, .last = i + 1 == nchunks, .slot = -1};
+        t[i].p = p + off;
+        t[i].left = &left;
+        t[i].failed = &failed;
+        *sp->tail = &t[i];
+        sp->tail = &t[i].next;
+        mgrm_vcl_msgs++;
+        mgrm_vcl_bytes_out += MGRM_HDR_SIZE + MGRM_BULK_PREFIX + k;
+    }
+    pthread_cond_broadcast(&c->tx_cond);
+    while (left)
+        pthread_cond_wait(&c->tx_cond, &c->tx_lock);
+    pthread_mutex_unlock(&c->tx_lock);
+    free(t);
+    return failed ? CL_DEVICE_NOT_AVAILABLE : CL_SUCCESS;
+}
+
 cl_int mgrm_vcl_send_bulk(mgrm_conn_t *c, mgrm_buf_t *b, uint64_t xfer, const void *p, size_t n)
 {
     cl_int rc;
     size_t off = 0;
+    mgrm_bulk_t *bk = &c->stripe[0].bk;
     pthread_mutex_lock(&c->bulk_lock);
     rc = mgrm_vcl_send(c, b);
+    if (rc == CL_SUCCESS && c->nstripes > 1) {
+        rc = send_striped(c, xfer, p, n);
+        if (rc == CL_OUT_OF_HOST_MEMORY)
+            mgrm_vcl_conn_fail(c);
+        pthread_mutex_unlock(&c->bulk_lock);
+        return rc;
+    }
     while (rc == CL_SUCCESS) {
         size_t k = n - off < MGRM_CHUNK ? n - off : MGRM_CHUNK;
         mgrm_chunk_t ch = {.slot = -1};
-        if (k && c->bk.ops->acquire(&c->bk, &ch)) {
+        if (k && bk->ops->acquire(bk, &ch)) {
             rc = CL_DEVICE_NOT_AVAILABLE;
             break;
         }
@@ -153,7 +226,7 @@ cl_int mgrm_vcl_send_bulk(mgrm_conn_t *c, mgrm_buf_t *b, uint64_t xfer, const vo
         ch.off = off;
         ch.n = k;
         ch.last = off + k >= n;
-        if (c->bk.ops->send(&c->bk, &ch, (const char *)p + off))
+        if (bk->ops->send(bk, &ch, (const char *)p + off))
             rc = CL_DEVICE_NOT_AVAILABLE;
         mgrm_vcl_msgs++;
         mgrm_vcl_bytes_out += MGRM_HDR_SIZE + MGRM_BULK_PREFIX + k;
@@ -225,6 +298,12 @@ static void event_done(mgrm_conn_t *c, uint64_t id, cl_int st)
     cl_event e = mgrm_vcl_event_find(c, id);
     if (e && e->data && st >= 0)
         e = NULL; /* a read completes when its data is in */
+    if (e && e->data && e->busy) {
+        e->failst = st; /* a stripe is copying into it: completed when done */
+        e = NULL;
+    } else if (e && e->data) {
+        e->rdone = 1;
+    }
     if (e)
         atomic_fetch_add(&e->refs, 1);
     pthread_mutex_unlock(&mgrm_vcl_lock);
@@ -278,65 +357,104 @@ static void *rx_cmd_main(void *arg)
     return NULL;
 }
 
-/* Read data: straight into the destination (or a packed temp for rects);
- * on the shm lane, one copy out of the slot. */
+/* Accepts chunk ch of read e (under mgrm_vcl_lock): inside the read, no
+ * more bytes than the read has (or than its end chunk announced), one end
+ * chunk.  An end chunk of n bytes at off says the read has off + n bytes in
+ * all; of 0 bytes, that off bytes came before it (on any stripe). */
+static int chunk_accept(cl_event e, const mgrm_chunk_t *ch)
+{
+    size_t n = ch->n;
+    if (!e->data || e->rdone || ch->off > e->dsize || n > e->dsize - ch->off ||
+        n > e->dsize - e->claimed || (e->ended && n > e->expect - e->claimed))
+        return 0;
+    if (ch->last) {
+        size_t all = (size_t)ch->off + n;
+        if (e->ended || e->claimed + n > all)
+            return 0;
+        e->ended = 1;
+        e->expect = all;
+        e->est = ch->status;
+    }
+    e->claimed += n;
+    e->busy++;
+    return 1;
+}
+
+/* Read data of one stripe: straight into the destination (or a packed
+ * temp for rects); on the shm lane, one copy out of the slot.  A read
+ * completes when its end chunk has come and all the bytes it announced
+ * are copied, whichever stripe brings the last of them. */
 static void *rx_bulk_main(void *arg)
 {
-    mgrm_conn_t *c = arg;
-    mgrm_bulk_t *bk = &c->bk;
+    vcl_stripe_t *sp = arg;
+    mgrm_conn_t *c = sp->c;
+    mgrm_bulk_t *bk = &sp->bk;
     for (;;) {
         mgrm_chunk_t ch;
         if (bk->ops->recv_hdr(bk, &ch))
             break;
-        uint64_t id = ch.xfer, off = ch.off;
-        cl_int st = ch.status;
-        size_t n = ch.n;
+        size_t n = ch.n, off = ch.off;
         atomic_store(&c->last_rx, mgrm_now_ms());
         mgrm_vcl_bytes_in += MGRM_HDR_SIZE + MGRM_BULK_PREFIX + n;
         pthread_mutex_lock(&mgrm_vcl_lock);
-        cl_event e = mgrm_vcl_event_find(c, id);
-        if (e)
+        cl_event e = mgrm_vcl_event_find(c, ch.xfer);
+        int ok = e && chunk_accept(e, &ch);
+        /* The end of a read that failed, whose failure the command lane
+           reported first (a FINISH or a callback): its event is gone or
+           done, and the lanes do not keep each other's order. */
+        int late = !ok && n == 0 && ch.last && ch.status < 0 && (!e || (e->data && e->rdone));
+        if (ok)
             atomic_fetch_add(&e->refs, 1);
         pthread_mutex_unlock(&mgrm_vcl_lock);
-        if (!e && n == 0 && ch.last && st < 0) {
-            /* The end of a read that failed, whose failure the command lane
-               reported first (a FINISH or a callback): its event is gone,
-               and the lanes do not keep each other's order. */
+        if (late) {
             int bad = bk->ops->recv_data(bk, &ch, NULL);
             bk->ops->release(bk, &ch);
             if (bad)
                 break;
             continue;
         }
-        if (!e || !e->data || off > e->dsize || n > e->dsize - off ||
-            bk->ops->recv_data(bk, &ch, n ? e->dst + off : NULL)) {
-            bk->ops->release(bk, &ch);
-            if (e)
-                mgrm_vcl_event_unref(e);
-            break; /* out of step with the proxy, or the lane broke */
+        if (!ok && !conn_stopped(c)) {
+            fprintf(stderr,
+                    "mpigpu-vcl: %s: bulk chunk of transfer %llu at offset %zu (%zu bytes) "
+                    "matches no read in progress\n",
+                    c->addr, (unsigned long long)ch.xfer, off, n);
         }
-        if (n && ch.p != e->dst + off)
+        if (!ok) {
+            bk->ops->release(bk, &ch);
+            break; /* out of step with the proxy, or failed already */
+        }
+        int bad = bk->ops->recv_data(bk, &ch, n ? e->dst + off : NULL);
+        if (!bad && n && ch.p != e->dst + off)
             memcpy(e->dst + off, ch.p, n);
         bk->ops->release(bk, &ch);
-        if (ch.last) {
-            if (st >= 0 && e->host) { /* unpack a rect */
-                for (size_t z = 0; z < e->reg[2]; z++)
-                    for (size_t y = 0; y < e->reg[1]; y++)
-                        memcpy(e->host + z * e->hsp + y * e->hrp,
-                               e->dst + (z * e->reg[1] + y) * e->reg[0], e->reg[0]);
-            }
-            mgrm_vcl_event_complete(e, st < 0 ? st : CL_COMPLETE);
+        cl_int fin = 1; /* > 0: not complete yet */
+        pthread_mutex_lock(&mgrm_vcl_lock);
+        e->busy--;
+        e->got += n;
+        if (bad && !e->failst)
+            e->failst = CL_DEVICE_NOT_AVAILABLE;
+        if (!e->rdone && !e->busy) {
+            if (e->failst < 0)
+                fin = e->failst;
+            else if (e->ended && e->got == e->expect)
+                fin = e->est < 0 ? e->est : CL_COMPLETE;
+            e->rdone = fin <= 0;
         }
+        pthread_mutex_unlock(&mgrm_vcl_lock);
+        if (fin == CL_COMPLETE && e->host) { /* unpack a rect */
+            for (size_t z = 0; z < e->reg[2]; z++)
+                for (size_t y = 0; y < e->reg[1]; y++)
+                    memcpy(e->host + z * e->hsp + y * e->hrp,
+                           e->dst + (z * e->reg[1] + y) * e->reg[0], e->reg[0]);
+        }
+        if (fin <= 0)
+            mgrm_vcl_event_complete(e, fin);
         mgrm_vcl_event_unref(e);
+        if (bad)
+            break; /* the lane broke */
     }
     mgrm_vcl_conn_fail(c);
     return NULL;
-}
-
-static int conn_stopped(void *arg)
-{
-    mgrm_conn_t *c = arg;
-    return __atomic_load_n(&c->dead, __ATOMIC_RELAXED);
 }
 
 /* A request on the command lane before the receiver threads run: its reply
@@ -352,20 +470,27 @@ static int early_call(mgrm_conn_t *c, mgrm_buf_t *b, uint8_t **rep, size_t *cap,
                      (uint32_t)(*rep)[3] << 24);
 }
 
+/* MPIGPU_VCL_SHM is not 0 and the proxy is on this host: the shm lane will
+ * be tried. */
+static int shm_wanted(mgrm_conn_t *c)
+{
+    const char *env = getenv("MPIGPU_VCL_SHM");
+    return !(env && !strcmp(env, "0")) && c->t->is_local && c->t->is_local(c->cmd);
+}
+
 /* The shared-memory bulk lane, with a proxy on this host (unless
  * MPIGPU_VCL_SHM=0): the proxy makes a segment only this user can open; a
  * client that cannot map it stays on the stream lane.  0, or -1 when the
  * command lane broke. */
 static int shm_setup(mgrm_conn_t *c)
 {
-    const char *env = getenv("MPIGPU_VCL_SHM");
     uint8_t *rep = NULL;
     size_t cap = 0;
     mgrm_hdr_t h;
     mgrm_buf_t b;
     unsigned char *base = NULL;
     int rc = 0, r;
-    if ((env && !strcmp(env, "0")) || !c->t->is_local || !c->t->is_local(c->cmd))
+    if (!shm_wanted(c))
         return 0;
     mgrm_buf_init(&b, MGRM_OP_SHM_OPEN, 0, 2);
     r = early_call(c, &b, &rep, &cap, &h);
@@ -385,7 +510,7 @@ static int shm_setup(mgrm_conn_t *c)
     r = early_call(c, &b, &rep, &cap, &h);
     mgrm_buf_free(&b);
     if (r == 0 && mapped) {
-        mgrm_bulk_use_shm(&c->bk, base, 0);
+        mgrm_bulk_use_shm(&c->stripe[0].bk, base, 0);
         base = NULL;
     } else if (r == 1) {
         rc = -1;
@@ -429,7 +554,7 @@ static int cma_setup(mgrm_conn_t *c)
     mgrm_hdr_t h;
     mgrm_buf_t b;
     int rc = 0, r, scope = yama_scope();
-    if ((env && !strcmp(env, "0")) || c->bk.ops != &mgrm_bulk_shm || !c->t->peer_is_pid ||
+    if ((env && !strcmp(env, "0")) || c->stripe[0].bk.ops != &mgrm_bulk_shm || !c->t->peer_is_pid ||
         scope >= 2)
         return 0;
     mgrm_buf_init(&b, MGRM_OP_CMA_OPEN, 0, 4);
@@ -505,12 +630,45 @@ static void devs_parse(mgrm_conn_t *c, const uint8_t *p, size_t n)
     }
 }
 
+static unsigned vcl_streams = 1; /* MPIGPU_VCL_STREAMS, or by the online CPUs */
+
+/* STREAMS: asks the proxy for want stripes (> 1); the number granted (1 if
+ * the proxy says no).  *broken: the command lane broke, or the proxy
+ * granted what was not asked. */
+static unsigned streams_ask(mgrm_conn_t *c, unsigned want, int *broken)
+{
+    uint8_t *rep = NULL;
+    size_t cap = 0;
+    mgrm_hdr_t h;
+    mgrm_buf_t b;
+    mgrm_cur_t cur;
+    unsigned got = 1;
+    mgrm_buf_init(&b, MGRM_OP_STREAMS, 0, 1);
+    mgrm_buf_u32(&b, want);
+    int r = early_call(c, &b, &rep, &cap, &h);
+    mgrm_buf_free(&b);
+    if (r == 1) {
+        *broken = 1;
+    } else if (r == 0) {
+        mgrm_cur_init(&cur, rep + 4, h.length - 4);
+        uint32_t g = mgrm_cur_u32(&cur);
+        if (mgrm_cur_done(&cur) || g < 1 || g > want)
+            *broken = 1;
+        else
+            got = g;
+    }
+    free(rep);
+    return got;
+}
+
 static mgrm_conn_t *conn_open(const char *addr, const mgrm_key_t *key)
 {
     mgrm_conn_t *c = calloc(1, sizeof *c);
     uint8_t token[MGRM_TOKEN];
-    char err[256];
+    char err[256] = "";
     uint8_t *rep = NULL;
+    unsigned i;
+    int bad = 0;
     if (!c)
         return NULL;
     c->t = &mgrm_transport_tcp;
@@ -518,16 +676,36 @@ static mgrm_conn_t *conn_open(const char *addr, const mgrm_key_t *key)
     pthread_mutex_init(&c->cmd_lock, NULL);
     pthread_mutex_init(&c->bulk_lock, NULL);
     pthread_mutex_init(&c->rel_lock, NULL);
+    pthread_mutex_init(&c->tx_lock, NULL);
+    pthread_cond_init(&c->tx_cond, NULL);
     atomic_init(&c->next_id, 1);
     /* the handshake and the device list within 10 s each, then no limit */
     if (c->t->connect(addr, &c->cmd, err, sizeof err) || c->t->set_timeout(c->cmd, 10000) ||
-        mgrm_auth_client(c->t, c->cmd, key, MGRM_LANE_CMD, token, err, sizeof err) ||
-        c->t->connect(addr, &c->bulk, err, sizeof err) || c->t->set_timeout(c->bulk, 10000) ||
-        mgrm_auth_client(c->t, c->bulk, key, MGRM_LANE_BULK, token, err, sizeof err) ||
-        c->t->set_timeout(c->bulk, 0)) {
+        mgrm_auth_client(c->t, c->cmd, key, MGRM_LANE_CMD, 0, token, err, sizeof err)) {
         fprintf(stderr, "mpigpu-vcl: %s: %s\n", addr, err);
         goto fn_fail;
     }
+    /* a client that will try the shm lane asks for one stripe: that lane
+     * runs on stripe 0 alone */
+    c->nstripes = vcl_streams > 1 && !shm_wanted(c) ? streams_ask(c, vcl_streams, &bad) : 1;
+    if (bad) {
+        fprintf(stderr, "mpigpu-vcl: %s: no answer to the bulk stripe request\n", addr);
+        goto fn_fail;
+    }
+    for (i = 0; i < c->nstripes; i++) {
+        vcl_stripe_t *sp = &c->stripe[i];
+        sp->c = c;
+        sp->tail = &sp->head;
+        if (c->t->connect(addr, &sp->ep, err, sizeof err) || c->t->set_timeout(sp->ep, 10000) ||
+            mgrm_auth_client(c->t, sp->ep, key, MGRM_LANE_BULK, i, token, err, sizeof err) ||
+            c->t->set_timeout(sp->ep, 0)) {
+            fprintf(stderr, "mpigpu-vcl: %s: %s\n", addr, err);
+            goto fn_fail;
+        }
+        mgrm_bulk_init(&sp->bk, c->t, sp->ep);
+    }
+    c->stripe[0].bk.stopped = conn_stopped;
+    c->stripe[0].bk.arg = c;
     /* the device list, read here under the handshake's time limit; the
      * receiver threads then wait without one (keepalive finds dead peers) */
     mgrm_buf_t b;
@@ -536,40 +714,44 @@ static mgrm_conn_t *conn_open(const char *addr, const mgrm_key_t *key)
     mgrm_buf_init(&b, MGRM_OP_DEVICES, 0, 1);
     mgrm_vcl_msgs++;
     mgrm_vcl_bytes_out += MGRM_HDR_SIZE;
-    int bad = mgrm_msg_send(c->t, c->cmd, &b) ||
-              mgrm_msg_recv(c->t, c->cmd, &h, &rep, &cap, MGRM_MSG_MAX) || h.op != MGRM_OP_REPLY ||
-              h.length < 4 || rep[0] | rep[1] | rep[2] | rep[3];
+    bad = mgrm_msg_send(c->t, c->cmd, &b) ||
+          mgrm_msg_recv(c->t, c->cmd, &h, &rep, &cap, MGRM_MSG_MAX) || h.op != MGRM_OP_REPLY ||
+          h.length < 4 || rep[0] | rep[1] | rep[2] | rep[3];
     mgrm_buf_free(&b);
     if (!bad)
         devs_parse(c, rep + 4, h.length - 4);
     free(rep);
-    mgrm_bulk_init(&c->bk, c->t, c->bulk);
-    c->bk.stopped = conn_stopped;
-    c->bk.arg = c;
-    bad = bad || shm_setup(c) || cma_setup(c);
+    bad = bad || (c->nstripes == 1 && (shm_setup(c) || cma_setup(c)));
     if (bad || c->t->set_timeout(c->cmd, 0)) {
         fprintf(stderr, "mpigpu-vcl: %s: cannot list the devices\n", addr);
         goto fn_fail;
     }
     if (pthread_create(&c->rx_cmd, NULL, rx_cmd_main, c))
         goto fn_fail;
-    if (pthread_create(&c->rx_bulk, NULL, rx_bulk_main, c)) {
-        c->t->shutdown(c->cmd);
-        pthread_join(c->rx_cmd, NULL);
-        goto fn_fail;
-    }
     pthread_detach(c->rx_cmd);
-    pthread_detach(c->rx_bulk);
+    for (i = 0; i < c->nstripes; i++) {
+        vcl_stripe_t *sp = &c->stripe[i];
+        if (pthread_create(&sp->rx, NULL, rx_bulk_main, sp) ||
+            (c->nstripes > 1 && pthread_create(&sp->tx, NULL, tx_main, sp))) {
+            /* the threads started own c: it is failed, not freed */
+            mgrm_vcl_conn_fail(c);
+            return NULL;
+        }
+        pthread_detach(sp->rx);
+        if (c->nstripes > 1)
+            pthread_detach(sp->tx);
+    }
     atomic_store(&c->last_rx, mgrm_now_ms());
     if (pthread_create(&c->heartbeat, NULL, heartbeat_main, c) == 0)
         pthread_detach(c->heartbeat);
     return c; /* threads own it now; never freed */
 fn_fail:
-    mgrm_bulk_fini(&c->bk);
+    mgrm_bulk_fini(&c->stripe[0].bk);
     if (c->cmd)
         c->t->close(c->cmd);
-    if (c->bulk)
-        c->t->close(c->bulk);
+    for (i = 0; i < MGRM_STREAMS_MAX; i++)
+        if (c->stripe[i].ep)
+            c->t->close(c->stripe[i].ep);
     free(c);
     return NULL;
 }
@@ -580,9 +762,20 @@ static void init_once(void)
     const char *stats = getenv("MPIGPU_VCL_STATS");
     mgrm_key_t key;
     char err[512];
-    const char *tmo = getenv("MPIGPU_VCL_TIMEOUT");
+    const char *tmo = getenv("MPIGPU_VCL_TIMEOUT"), *streams = getenv("MPIGPU_VCL_STREAMS");
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN) / 2;
     if (stats && stats[0] == '1')
         atexit(stats_print);
+    vcl_streams = cpus < 1 ? 1 : cpus > 4 ? 4 : (unsigned)cpus;
+    if (streams && streams[0]) {
+        char *end;
+        long v = strtol(streams, &end, 10);
+        if (*end || v < 1 || v > MGRM_STREAMS_MAX)
+            fprintf(stderr, "mpigpu-vcl: MPIGPU_VCL_STREAMS=%s is not a number from 1 to %d; %u\n",
+                    streams, MGRM_STREAMS_MAX, vcl_streams);
+        else
+            vcl_streams = (unsigned)v;
+    }
     if (tmo && atoi(tmo) > 0)
         vcl_timeout_s = atoi(tmo);
     if (mgrm_spin_setup("MPIGPU_VCL_SPIN"))

@@ -112,12 +112,19 @@ void mgrm_vcl_conn_fail(mgrm_conn_t *c)
     pthread_cond_broadcast(&mgrm_vcl_cond);
     pthread_mutex_unlock(&mgrm_vcl_lock);
     c->t->shutdown(c->cmd);
-    c->t->shutdown(c->bulk);
+    for (unsigned i = 0; i < c->nstripes; i++)
+        c->t->shutdown(c->stripe[i].ep);
     for (;;) {
         cl_event e = NULL;
         pthread_mutex_lock(&mgrm_vcl_lock);
+        /* a read that a stripe is copying into is failed by that stripe's
+         * thread when its copy is done (the shutdown ends it soon) */
         for (int i = 0; i < VCL_HASH && !e; i++)
-            e = c->ev[i];
+            for (cl_event x = c->ev[i]; x && !e; x = x->hnext)
+                if (x->busy)
+                    x->failst = CL_DEVICE_NOT_AVAILABLE;
+                else if (!x->rdone) /* else its completion is under way */
+                    e = x;
         if (e)
             atomic_fetch_add(&e->refs, 1);
         pthread_mutex_unlock(&mgrm_vcl_lock);

@@ -235,3 +235,15 @@ int mgrm_cur_done(const mgrm_cur_t *c)
 {
     return c->err || c->off != c->len ? -1 : 0;
 }
+
+int mgrm_join_decode(const uint8_t *p, size_t n, uint8_t token[MGRM_TOKEN], uint32_t *stripe)
+{
+    mgrm_cur_t c;
+    mgrm_cur_init(&c, p, n);
+    const void *tok = mgrm_cur_raw(&c, MGRM_TOKEN);
+    *stripe = mgrm_cur_u32(&c);
+    if (mgrm_cur_done(&c) || !tok || *stripe >= MGRM_STREAMS_MAX)
+        return -1;
+    memcpy(token, tok, MGRM_TOKEN);
+    return 0;
+}

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MGRM_MAGIC 0x4d47520du /* "MGR" + version 13 */
+#define MGRM_MAGIC 0x4d47520eu /* "MGR" + version 14 */
 #define MGRM_HDR_SIZE 16
 #define MGRM_MSG_MAX (64u << 20)
 #define MGRM_CHUNK (1u << 20) /* bulk chunk size */
@@ -27,7 +27,8 @@
 #define MGRM_TOKEN 32
 #define MGRM_MAX_WAIT 4096 /* events in one wait list */
 #define MGRM_MAX_DEVS 256
-#define MGRM_MAX_DONE 4096 /* completions in one EVENTS_DONE */
+#define MGRM_MAX_DONE 4096  /* completions in one EVENTS_DONE */
+#define MGRM_STREAMS_MAX 16 /* TCP connections (stripes) of a session's bulk lane */
 
 /* Message flags. */
 #define MGRM_F_LAST 1u /* last bulk chunk of a transfer */
@@ -58,7 +59,7 @@ enum mgrm_op {
     MGRM_OP_CHALLENGE, /* p->c: nonce, mac(proxy) */
     MGRM_OP_RESPONSE,  /* c->p: mac(client) */
     MGRM_OP_AUTH_OK,   /* p->c: command lane: token */
-    MGRM_OP_JOIN,      /* c->p (bulk lane, after auth): token */
+    MGRM_OP_JOIN,      /* c->p (bulk lane, after auth): token, u32 stripe index */
     /* command lane, client -> proxy; (r) = answered by REPLY */
     MGRM_OP_DEVICES = 16,     /* (r) served devices and their info */
     MGRM_OP_CONTEXT_CREATE,   /* (r) */
@@ -98,6 +99,9 @@ enum mgrm_op {
     MGRM_OP_FINISH, /* u64 queue, u32 n, n x u64 event (0: the whole queue): report the queue's
                        completed events after waiting for those (EVENTS_DONE) */
     MGRM_OP_RELEASE_EVENTS, /* u32 n (<= MGRM_MAX_WAIT), n x u64 event: RELEASE of each */
+    /* before any bulk connection joins: u32 stripes wanted (1..MGRM_STREAMS_MAX);
+     * (r) reply: u32 stripes granted (the proxy's cap); not sent: 1 */
+    MGRM_OP_STREAMS,
     MGRM_OP_CMD_MAX,
     /* proxy -> client */
     MGRM_OP_REPLY = 64,  /* i32 rc, then op-specific */
@@ -165,6 +169,10 @@ char *mgrm_cur_strdup(mgrm_cur_t *c);
 uint32_t mgrm_cur_ids(mgrm_cur_t *c, uint64_t *out, uint32_t max);
 /* 0 when every read stayed in bounds and the payload was consumed exactly. */
 int mgrm_cur_done(const mgrm_cur_t *c);
+
+/* A JOIN payload of n bytes: token and u32 stripe.  0 when n is
+ * MGRM_TOKEN + 4 and stripe < MGRM_STREAMS_MAX; -1 otherwise.  (Fuzzed.) */
+int mgrm_join_decode(const uint8_t *p, size_t n, uint8_t token[MGRM_TOKEN], uint32_t *stripe);
 
 /* Parses and validates a header: magic, length <= max. 0 or -1. */
 int mgrm_hdr_parse(const uint8_t raw[MGRM_HDR_SIZE], mgrm_hdr_t *h, uint32_t max);

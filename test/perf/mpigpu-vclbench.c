@@ -13,8 +13,10 @@
  * from page-aligned, mlock()ed (where allowed) host memory, sizes MIN..MAX MiB
  * in powers of two, best of BEST_OF; the latency of a one-work-item kernel
  * launch followed by clFinish, median of LAUNCHES; the cost of one
- * clSetKernelArg call.  Prints CSV (platform,test,bytes,value,unit) and a
- * table.
+ * clSetKernelArg call.  After each size the buffer is read back untimed and
+ * checked byte for byte (all of it, and a part at offset 4097 whose length
+ * is no multiple of a chunk); wrong data fails the run.  Prints CSV
+ * (platform,test,bytes,value,unit) and a table.
  * --setarg-test sets the kernel's scalar argument COUNT times (a new value
  * each time), launches once, and checks that the kernel saw the last value:
  * with MPIGPU_VCL_STATS=1, the message count of COUNT=1000 and COUNT=1 must
@@ -254,7 +256,7 @@ int main(int argc, char **argv)
     const char *want = NULL, *csvname = NULL;
     double wbw[16], rbw[16], lat_med = 0, lat_min = 0, setarg_ns = 0, *lat = NULL;
     long sizes[16];
-    unsigned char *host = NULL;
+    unsigned char *host = NULL, *ref = NULL;
     cl_mem buf = NULL;
     FILE *csv = NULL;
     bench_t b;
@@ -308,7 +310,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "mpigpu-vclbench: cannot allocate %ld MiB\n", hi_mib);
         goto fn_exit;
     }
-    memset(host, 0x5a, hi_mib * MIB);
+    if (!(ref = malloc(hi_mib * MIB))) {
+        fprintf(stderr, "mpigpu-vclbench: cannot allocate %ld MiB\n", hi_mib);
+        goto fn_exit;
+    }
+    for (long x = 0; x < hi_mib * MIB; x++) /* differs in every byte of a MiB, and per MiB */
+        ref[x] = (unsigned char)(x ^ (x >> 8) ^ (x >> 16) ^ (x >> 24));
+    memcpy(host, ref, hi_mib * MIB);
     (void)mlock(host, hi_mib * MIB);
     buf = clCreateBuffer(b.ctx, CL_MEM_READ_WRITE, hi_mib * MIB, NULL, &err);
     CL_CHECK(err, "clCreateBuffer", fn_exit);
@@ -329,10 +337,24 @@ int main(int argc, char **argv)
             if (i >= 0 && bytes / t > rb)
                 rb = bytes / t;
         }
-        if (host[bytes - 1] != 0x5a) {
+        /* untimed: the whole buffer, and a part whose offset and length
+           are not multiples of any chunk size, checked byte for byte */
+        memset(host, 0, bytes);
+        err = clEnqueueReadBuffer(b.q, buf, CL_TRUE, 0, bytes, host, 0, NULL, NULL);
+        CL_CHECK(err, "clEnqueueReadBuffer", fn_exit);
+        if (memcmp(host, ref, bytes)) {
             fprintf(stderr, "mpigpu-vclbench: read back wrong data at %ld MiB\n", s);
             goto fn_exit;
         }
+        memset(host, 0, bytes);
+        err = clEnqueueReadBuffer(b.q, buf, CL_TRUE, 4097, bytes - 4097 - 1001, host + 4097, 0,
+                                  NULL, NULL);
+        CL_CHECK(err, "clEnqueueReadBuffer", fn_exit);
+        if (memcmp(host + 4097, ref + 4097, bytes - 4097 - 1001)) {
+            fprintf(stderr, "mpigpu-vclbench: read at offset 4097 wrong at %ld MiB\n", s);
+            goto fn_exit;
+        }
+        memcpy(host, ref, bytes);
         sizes[nsz] = bytes;
         wbw[nsz] = bw / 1e9;
         rbw[nsz] = rb / 1e9;
@@ -394,6 +416,7 @@ fn_exit:
     if (buf)
         clReleaseMemObject(buf);
     free(host);
+    free(ref);
     bench_close(&b);
     return rc;
 usage:

@@ -13,8 +13,8 @@ check_PROGRAMS += test/remote/rawclient
 test_remote_rawclient_SOURCES = test/remote/rawclient.c
 test_remote_rawclient_CFLAGS = $(AM_CFLAGS) $(SODIUM_CFLAGS)
 test_remote_rawclient_LDADD = libmgrm.la $(SODIUM_LIBS)
-TESTS += test/remote/vcl_security.sh
-EXTRA_DIST += test/remote/vcl_security.sh
+TESTS += test/remote/vcl_security.sh test/remote/vcl_streams.sh
+EXTRA_DIST += test/remote/vcl_security.sh test/remote/vcl_streams.sh
 endif
 EXTRA_DIST += test/remote/fuzz.sh
 if HAVE_FUZZ

@@ -8,6 +8,11 @@
  *              client's (PID: another process of the same user), and the
  *              client's own pid with a wrong nonce, are both refused; a
  *              second try in one session too
+ *   stripes CAP  the striped bulk lane of a proxy run with --streams CAP
+ *              (< 16): STREAMS out of bounds is malformed, more than CAP
+ *              are capped, a stripe not granted or joined twice is
+ *              refused, STREAMS after a join is refused; a chunk with the
+ *              wrong offset, and a stripe closed mid-write, end the session
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +50,7 @@ static mgrm_ep_t *session(const char *addr, const mgrm_key_t *key, int *ok)
         fprintf(stderr, "connect: %s\n", err);
         exit(1);
     }
-    *ok = !mgrm_auth_client(t, ep, key, MGRM_LANE_CMD, token, err, sizeof err);
+    *ok = !mgrm_auth_client(t, ep, key, MGRM_LANE_CMD, 0, token, err, sizeof err);
     if (!*ok)
         fprintf(stderr, "handshake refused as expected? %s\n", err);
     return ep;
@@ -418,12 +423,158 @@ static void cma(const char *addr, const mgrm_key_t *key, long victim)
     t->close(ep);
 }
 
+/* 1 when the proxy closes ep within 10 s (anything it sends first is
+ * skipped). */
+static int closed(mgrm_ep_t *ep)
+{
+    uint8_t b[4096];
+    t->set_timeout(ep, 10000);
+    for (int i = 0; i < 100000; i++)
+        if (t->recv(ep, b, 1))
+            return 1;
+    return 0;
+}
+
+static mgrm_ep_t *striped_session(const char *addr, const mgrm_key_t *key, uint32_t want,
+                                  uint32_t *granted, uint8_t tok[MGRM_TOKEN])
+{
+    mgrm_ep_t *ep;
+    char err[256];
+    int32_t rc = 0;
+    uint8_t *out;
+    size_t n = 0;
+    mgrm_buf_t m;
+    if (t->connect(addr, &ep, err, sizeof err) ||
+        mgrm_auth_client(t, ep, key, MGRM_LANE_CMD, 0, tok, err, sizeof err)) {
+        fprintf(stderr, "session: %s\n", err);
+        exit(1);
+    }
+    mgrm_buf_init(&m, MGRM_OP_STREAMS, 0, 0);
+    mgrm_buf_u32(&m, want);
+    *granted = 0;
+    if (ask(ep, &m, &rc, &out, &n) == MGRM_OP_REPLY && rc == 0 && n == 4)
+        memcpy(granted, out, 4);
+    return ep;
+}
+
+static mgrm_ep_t *join(const char *addr, const mgrm_key_t *key, uint8_t tok[MGRM_TOKEN],
+                       unsigned idx)
+{
+    mgrm_ep_t *ep;
+    char err[256];
+    if (t->connect(addr, &ep, err, sizeof err) ||
+        mgrm_auth_client(t, ep, key, MGRM_LANE_BULK, idx, tok, err, sizeof err)) {
+        fprintf(stderr, "join: %s\n", err);
+        exit(1);
+    }
+    return ep;
+}
+
+/* Context 100, queue 102, buffer 101 of 2 MiB; then an ENQ_WRITE of all of
+ * it (event and transfer 300), whose data the caller sends. */
+static void write_begin(mgrm_ep_t *ep)
+{
+    mgrm_buf_t m;
+    int32_t rc = 0;
+    mgrm_buf_init(&m, MGRM_OP_CONTEXT_CREATE, 0, 0);
+    mgrm_buf_u64(&m, 100);
+    mgrm_buf_u32(&m, 1);
+    mgrm_buf_u64(&m, 0);
+    CHECK(ask(ep, &m, &rc, NULL, NULL) == MGRM_OP_REPLY && rc == 0, "context (%d)", rc);
+    mgrm_buf_init(&m, MGRM_OP_BUFFER_CREATE, 0, 0);
+    mgrm_buf_u64(&m, 101);
+    mgrm_buf_u64(&m, 100);
+    mgrm_buf_u64(&m, 1);
+    mgrm_buf_u64(&m, 2 << 20);
+    CHECK(ask(ep, &m, &rc, NULL, NULL) == MGRM_OP_REPLY && rc == 0, "buffer (%d)", rc);
+    mgrm_buf_init(&m, MGRM_OP_QUEUE_CREATE, 0, 0);
+    mgrm_buf_u64(&m, 102);
+    mgrm_buf_u64(&m, 100);
+    mgrm_buf_u64(&m, 0);
+    mgrm_buf_u64(&m, 0);
+    CHECK(ask(ep, &m, &rc, NULL, NULL) == MGRM_OP_REPLY && rc == 0, "queue (%d)", rc);
+    mgrm_buf_init(&m, MGRM_OP_ENQ_WRITE, 0, 0);
+    mgrm_buf_u64(&m, 300); /* transfer */
+    mgrm_buf_u64(&m, 2 << 20);
+    mgrm_buf_u64(&m, 102); /* queue, event, no wait list */
+    mgrm_buf_u64(&m, 300);
+    mgrm_buf_u32(&m, 0);
+    mgrm_buf_u64(&m, 101); /* buffer, offset */
+    mgrm_buf_u64(&m, 0);
+    CHECK(mgrm_msg_send(t, ep, &m) == 0, "ENQ_WRITE sent");
+    mgrm_buf_free(&m);
+}
+
+static int chunk_send(mgrm_ep_t *ep, uint64_t off, int last)
+{
+    static uint8_t data[MGRM_CHUNK];
+    mgrm_bulk_t bk;
+    mgrm_chunk_t ch = {.xfer = 300, .off = off, .n = MGRM_CHUNK, .last = last, .slot = -1};
+    mgrm_bulk_init(&bk, t, ep);
+    return bk.ops->send(&bk, &ch, data);
+}
+
+static void stripes(const char *addr, const mgrm_key_t *key, uint32_t cap)
+{
+    uint8_t tok[MGRM_TOKEN];
+    uint32_t got;
+    int32_t rc = 0;
+    mgrm_buf_t m;
+    mgrm_ep_t *ep = striped_session(addr, key, 0, &got, tok), *s[4];
+    CHECK(got == 0, "STREAMS 0 granted %u", got);
+    mgrm_buf_init(&m, MGRM_OP_STREAMS, 0, 0);
+    mgrm_buf_u32(&m, MGRM_STREAMS_MAX + 1);
+    CHECK(ask(ep, &m, &rc, NULL, NULL) == MGRM_OP_ERROR, "STREAMS %d not refused",
+          MGRM_STREAMS_MAX + 1);
+    mgrm_buf_init(&m, MGRM_OP_STREAMS, 0, 0);
+    mgrm_buf_u32(&m, cap + 1);
+    CHECK(ask(ep, &m, &rc, NULL, NULL) == MGRM_OP_REPLY && rc == 0, "STREAMS %u: %d", cap + 1, rc);
+    t->close(ep);
+    /* a fresh session: cap + 1 asked, cap granted */
+    ep = striped_session(addr, key, cap + 1, &got, tok);
+    CHECK(got == cap, "STREAMS %u granted %u, not the cap %u", cap + 1, got, cap);
+    s[0] = join(addr, key, tok, cap); /* not granted */
+    CHECK(closed(s[0]), "stripe %u of %u accepted", cap, cap);
+    t->close(s[0]);
+    s[0] = join(addr, key, tok, 0);
+    s[2] = join(addr, key, tok, 0); /* twice */
+    CHECK(closed(s[2]), "stripe 0 joined twice");
+    t->close(s[2]);
+    for (uint32_t i = 1; i < cap && i < 4; i++)
+        s[i] = join(addr, key, tok, i);
+    mgrm_buf_init(&m, MGRM_OP_STREAMS, 0, 0);
+    mgrm_buf_u32(&m, 1);
+    CHECK(ask(ep, &m, &rc, NULL, NULL) == MGRM_OP_REPLY && rc < 0, "STREAMS after the joins: %d",
+          rc);
+    CHECK(ping(ep), "session alive");
+    /* chunk 1 of the transfer is due on stripe 1 at offset 1 MiB */
+    write_begin(ep);
+    CHECK(chunk_send(s[0], 0, 0) == 0, "chunk 0 sent");
+    CHECK(chunk_send(s[1], 12345, 1) == 0, "chunk 1 sent");
+    CHECK(closed(ep), "a chunk at the wrong offset did not end the session");
+    t->close(ep);
+    for (uint32_t i = 0; i < cap && i < 4; i++)
+        t->close(s[i]);
+    /* a stripe closed after chunk 0 */
+    ep = striped_session(addr, key, 2, &got, tok);
+    CHECK(got == 2, "STREAMS 2 granted %u", got);
+    s[0] = join(addr, key, tok, 0);
+    s[1] = join(addr, key, tok, 1);
+    write_begin(ep);
+    CHECK(chunk_send(s[0], 0, 0) == 0, "chunk 0 sent");
+    t->close(s[1]);
+    CHECK(closed(ep), "a stripe closed mid-write did not end the session");
+    t->close(ep);
+    t->close(s[0]);
+}
+
 int main(int argc, char **argv)
 {
     mgrm_key_t key;
     char err[512];
-    if (argc != 4 && !(argc == 5 && !strcmp(argv[3], "cma"))) {
-        fprintf(stderr, "usage: rawclient HOST:PORT KEYFILE foreign|malformed|auth|cma PID\n");
+    if (argc != 4 && !(argc == 5 && (!strcmp(argv[3], "cma") || !strcmp(argv[3], "stripes")))) {
+        fprintf(stderr,
+                "usage: rawclient HOST:PORT KEYFILE foreign|malformed|auth|cma PID|stripes CAP\n");
         return 2;
     }
     if (mgrm_key_load(argv[2], &key, err, sizeof err)) {
@@ -436,6 +587,11 @@ int main(int argc, char **argv)
         malformed(argv[1], &key);
     } else if (!strcmp(argv[3], "cma")) {
         cma(argv[1], &key, atol(argv[4]));
+    } else if (!strcmp(argv[3], "stripes")) {
+        uint32_t cap = (uint32_t)atol(argv[4]);
+        if (cap < 2 || cap >= MGRM_STREAMS_MAX)
+            return 2;
+        stripes(argv[1], &key, cap);
     } else {
         int ok;
         t->close(session(argv[1], &key, &ok));
