@@ -56,6 +56,17 @@ static void send_post(mgrm_session_t *s, mgrm_io_t *io)
     mgrm_io_post(s, io, s->rnext++);
 }
 
+/* Sends n bytes at offset o of a read from p (with one stripe, last marks
+ * the read's end chunk; with several, bulk_main sends one after the gate).
+ * -1 when one stripe's send, made at once, failed. */
+static int read_send(mgrm_session_t *s, mgrm_io_t *io, uint64_t xfer, size_t o, const void *p,
+                     size_t n, int last)
+{
+    io_send(io, xfer, o, p, n, s->nstripes <= 1 && last);
+    send_post(s, io);
+    return s->nstripes <= 1 && io->rc ? -1 : 0;
+}
+
 /* Ends a read with a status chunk of 0 bytes; its offset tells the client
  * how many bytes of the read were sent before it (on any stripe). */
 static int read_end(mgrm_session_t *s, uint64_t xfer, cl_int err, size_t sent)
@@ -446,10 +457,7 @@ static int run_read(mgrm_session_t *s, mgrm_job_t *j)
                 break;
             continue;
         }
-        io_send(&io[k], j->xfer, o, dst[k], n, s->nstripes <= 1 && i + 1 == nchunks);
-        send_post(s, &io[k]);
-        if (s->nstripes <= 1 && io[k].rc) /* one stripe: sent at once */
-            rc = -1;
+        rc = read_send(s, &io[k], j->xfer, o, dst[k], n, i + 1 == nchunks);
         sent += n;
     }
     for (int k = 0; k < depth && !rc; k++)
@@ -531,10 +539,7 @@ static int run_rect(mgrm_session_t *s, mgrm_job_t *j, unsigned char *scratch)
             rc = -1;
             break;
         }
-        io_send(&io[k], j->xfer, o, p + o, n, s->nstripes <= 1 && o + n >= j->size);
-        send_post(s, &io[k]);
-        if (s->nstripes <= 1 && io[k].rc) /* one stripe: sent at once */
-            rc = -1;
+        rc = read_send(s, &io[k], j->xfer, o, p + o, n, o + n >= j->size);
         sent += n;
     }
     for (int k = 0; k < depth && !rc; k++)

@@ -213,6 +213,16 @@ static int timed_sleep(long ms)
     return pthread_cond_timedwait(&mgrm_vcl_cond, &mgrm_vcl_lock, &t) == ETIMEDOUT;
 }
 
+/* Sends FINISH again (mgrm_vcl_lock held, let go meanwhile) and doubles
+ * the interval to the next one, up to FINISH_RETRY_MAX_MS. */
+static void finish_again(cl_command_queue q, cl_uint n, const cl_event *w, long *ms)
+{
+    pthread_mutex_unlock(&mgrm_vcl_lock);
+    finish_send(q, n, w);
+    pthread_mutex_lock(&mgrm_vcl_lock);
+    *ms = *ms * 2 < FINISH_RETRY_MAX_MS ? *ms * 2 : FINISH_RETRY_MAX_MS;
+}
+
 /* Waits for the events; CL_SUCCESS, or the wait-list error if one failed.
  * While one is not complete, FINISH is asked again for its queue, naming
  * the open events of that queue (a user event is set by this client). */
@@ -228,15 +238,11 @@ static cl_int wait_events(cl_uint n, const cl_event *list)
             if (!timed_sleep(ms) || list[i]->status <= 0 || !q || q->ctx->conn->dead)
                 continue;
             cl_event open[MGRM_MAX_WAIT];
-            cl_uint k = 0;
+            cl_uint k = 0; /* list[i] is one: open while its status is */
             for (cl_uint j = i; j < n && k < MGRM_MAX_WAIT; j++)
                 if (list[j]->q == q && list[j]->in_table)
                     open[k++] = list[j];
-            pthread_mutex_unlock(&mgrm_vcl_lock);
-            if (k)
-                finish_send(q, k, open);
-            pthread_mutex_lock(&mgrm_vcl_lock);
-            ms = ms * 2 < FINISH_RETRY_MAX_MS ? ms * 2 : FINISH_RETRY_MAX_MS;
+            finish_again(q, k, open, &ms);
         }
         if (list[i]->status < 0)
             rc = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
@@ -429,10 +435,7 @@ cl_int CL_API_CALL clFinish(cl_command_queue q)
     for (long ms = FINISH_RETRY_MS; q->pending > 0;) {
         if (!timed_sleep(ms) || q->pending <= 0 || q->ctx->conn->dead)
             continue;
-        pthread_mutex_unlock(&mgrm_vcl_lock);
-        finish_send(q, 0, NULL); /* again (wait_events) */
-        pthread_mutex_lock(&mgrm_vcl_lock);
-        ms = ms * 2 < FINISH_RETRY_MAX_MS ? ms * 2 : FINISH_RETRY_MAX_MS;
+        finish_again(q, 0, NULL, &ms);
     }
     int failed = q->failed;
     q->failed = 0;

@@ -47,6 +47,19 @@ stop_proxy() {
     [ $rc -eq 0 ] || fail "proxy exited with $rc after SIGTERM"
 }
 
+# sessions_freed: how many sessions the proxy (log $work/px.log) has freed.
+sessions_freed() { grep -c "all its objects released" "$work/px.log"; }
+
+# wait_freed N0 WHY: waits up to 10 s until the proxy has freed more than N0
+# sessions; fails with WHY otherwise.
+wait_freed() {
+    for _ in $(seq 100); do
+        [ "$(sessions_freed)" -gt "$1" ] && return
+        sleep 0.1
+    done
+    fail "$2"
+}
+
 # kill_mid_write SECONDS: start vcl_basic's 64 MiB write ($vb bigwrite), kill
 # it SECONDS after it reports transferring, and fail unless the proxy (log
 # $work/px.log) frees its session within 10 s.
@@ -55,13 +68,8 @@ kill_mid_write() {
     local bw=$! n0
     for _ in $(seq 100); do grep -q transferring "$work/bw.out" && break; sleep 0.1; done
     sleep "$1"
-    n0=$(grep -c "all its objects released" "$work/px.log")
+    n0=$(sessions_freed)
     kill -KILL $bw
     wait $bw 2>/dev/null
-    for _ in $(seq 100); do
-        [ "$(grep -c "all its objects released" "$work/px.log")" -gt "$n0" ] && break
-        sleep 0.1
-    done
-    [ "$(grep -c "all its objects released" "$work/px.log")" -gt "$n0" ] ||
-        fail "session of the killed client not freed"
+    wait_freed "$n0" "session of the killed client not freed"
 }

@@ -49,7 +49,7 @@ if ss -h 2>&1 | grep -q -- --kill; then
         tail -n 1)
     sport=$(ss -tnH state established "dport = :$port" | awk '{ sub(/.*:/, "", $3); print $3 }' |
         grep -vx "$cmd" | sort -n | tail -n 1)
-    n0=$(grep -c "all its objects released" "$work/px.log")
+    n0=$(sessions_freed)
     t0=$(date +%s.%N)
     if [ -n "$sport" ] && ss -tnK state established "( dport = :$port and sport = :$sport )" \
         >/dev/null 2>&1; then
@@ -60,12 +60,7 @@ if ss -h 2>&1 | grep -q -- --kill; then
         t1=$(date +%s.%N)
         [ $rc -eq 3 ] || { cat "$work/br.out"; fail "client exit $rc, expected a transfer error"; }
         grep -q "connection to the proxy lost" "$work/br.out" || fail "no message about the lost lane"
-        for _ in $(seq 100); do
-            [ "$(grep -c "all its objects released" "$work/px.log")" -gt "$n0" ] && break
-            sleep 0.1
-        done
-        [ "$(grep -c "all its objects released" "$work/px.log")" -gt "$n0" ] ||
-            fail "session of the broken stripe not freed"
+        wait_freed "$n0" "session of the broken stripe not freed"
         echo "one stripe closed mid-read: client error after $(awk "BEGIN { printf \"%.1f\", $t1 - $t0 }") s, session freed"
     else
         kill -KILL $br
