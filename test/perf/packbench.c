@@ -2,7 +2,7 @@
  * mpigpu-packbench: pack/unpack microbenchmark on one rank.
  *
  *   mpigpu-packbench [-D TYPE] [-m MIN:MAX] [-i ITERS] [--method auto|kernel|copy|host]
- *                    [--methods M1,M2,...] [--csv FILE] [--contend]
+ *                    [--methods M1,M2,...] [--csv FILE] [--contend] [--interleave]
  *   TYPE: cont | vect:STRIDE:BLOCKLEN | subarray4d | indexed:BLOCKLEN | struct[:strided]
  *         | face:[N:]xy|xz|yz  (faces of an N^3 cube of doubles; no N: 64..512)
  *
@@ -24,7 +24,9 @@
  * --method sets MPIGPU_PACK for the library rows.  Times are medians over the
  * iterations (the first call of each size is not timed); GB/s counts packed
  * bytes.  Each size is checked once: the library, hand and copy results must
- * equal host MPI_Pack.
+ * equal host MPI_Pack.  By default each method runs all its iterations in
+ * turn; --interleave runs them in rounds of one call per method instead, so
+ * that two methods compared in one run see the same clocks and load.
  *
  * Variants of the hand kernel for layouts of blocks (cont, vect, struct,
  * faces), to compare the library with the best hand kernel:
@@ -81,7 +83,7 @@ static void usage(void)
     fprintf(stderr, "usage: mpigpu-packbench [-D cont|vect:STRIDE:BLOCKLEN|subarray4d|"
                     "indexed:BLOCKLEN|struct[:strided]|face:[N:]xy|xz|yz] [-m MIN:MAX] "
                     "[-i ITERS] [--method auto|kernel|copy|host] [--methods M1,M2,...] "
-                    "[--csv FILE] [--contend]\n");
+                    "[--csv FILE] [--contend] [--interleave]\n");
     exit(2);
 }
 
@@ -325,7 +327,7 @@ int main(int argc, char **argv)
 {
     perf_spec_t spec;
     long lo = 64, hi = 4 << 20, sizes[MAXSIZES];
-    int iters = 0, on[NM], contend = 0;
+    int iters = 0, on[NM], contend = 0, interleave = 0;
     const char *csv = NULL;
     perf_spec_parse("vect:64:8", &spec);
     for (int m = 0; m < NM; m++)
@@ -334,6 +336,10 @@ int main(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--contend")) {
             contend = 1;
+            continue;
+        }
+        if (!strcmp(a, "--interleave")) {
+            interleave = 1;
             continue;
         }
         if (!v)
@@ -431,11 +437,12 @@ int main(int argc, char **argv)
         }
         int n = iters > 0 ? iters : (b.psize < (1 << 20) ? 50 : (b.psize < (16 << 20) ? 10 : 4));
         n = n > MAXIT ? MAXIT : n;
-        double med[NM];
+        double med[NM], tt[NM][MAXIT];
+        int nm[NM];
         for (int m = 0; m < NM; m++) {
-            double tt[MAXIT];
-            int k = 0, st = 0;
+            int st = 0;
             med[m] = -1;
+            nm[m] = 0;
             if (!on[m])
                 continue;
             /* The untimed first call also checks the result and caps the count
@@ -453,15 +460,28 @@ int main(int argc, char **argv)
             }
             if (st)
                 continue;
-            int nm = first > 1.0 ? 1 : (first > 0.1 && n > 3 ? 3 : n);
-            for (k = 0; k < nm; k++) {
+            nm[m] = first > 1.0 ? 1 : (first > 0.1 && n > 3 ? 3 : n);
+            for (int k = 0; !interleave && k < nm[m]; k++) {
                 t0 = perf_now();
                 bench_call(m, &spec, &b, hand);
-                tt[k] = perf_now() - t0;
+                tt[m][k] = perf_now() - t0;
             }
-            qsort(tt, (size_t)nm, sizeof(double), cmp_double);
-            med[m] = tt[nm / 2];
         }
+        /* --interleave: round k calls every method once, so that a drift of
+           the clocks during the run weighs on all methods alike. */
+        for (int k = 0; interleave && k < n; k++)
+            for (int m = 0; m < NM; m++) {
+                if (k >= nm[m])
+                    continue;
+                double t0 = perf_now();
+                bench_call(m, &spec, &b, hand);
+                tt[m][k] = perf_now() - t0;
+            }
+        for (int m = 0; m < NM; m++)
+            if (nm[m]) {
+                qsort(tt[m], (size_t)nm[m], sizeof(double), cmp_double);
+                med[m] = tt[m][nm[m] / 2];
+            }
         printf("%-12d", b.psize);
         for (int m = 0; m < NM; m++) {
             if (!on[m])
