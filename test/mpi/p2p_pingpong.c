@@ -1,12 +1,16 @@
 /* 10^4 round trips of a vector type between device buffers on 2 ranks,
    checked every iteration, with flat memory use: resident memory and the
-   staging pool's pinned bytes do not grow after a warm-up. */
+   staging pool's pinned bytes do not grow after a warm-up.
+   With the argument "long" (and a small MPIGPU_STAGING_MAX): 300 trips of
+   a message of 1 MiB, longer than the pool can stage, whose host buffers
+   must be reused (MPIGPU_STAGING_KEEP), not allocated for every message. */
 #include <unistd.h>
 
 #include "p2p_common.h"
 
 /* Test hook of the library (src/mpid/gpu/p2p.h). */
 void mgdev_staging_usage(size_t *allocated, size_t *high_water, size_t *cap);
+void mgdev_big_usage(size_t *kept, unsigned long *allocs);
 
 static long rss_kib(void)
 {
@@ -22,20 +26,26 @@ static long rss_kib(void)
 
 int main(int argc, char **argv)
 {
-    int rank, iters = 10000, warm = 200;
+    int rank, iters = 10000, warm = 200, count = 4, islong = 0;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    if (argc > 1)
+    if (argc > 1 && !strcmp(argv[1], "long")) {
+        islong = 1;
+        iters = 300;
+        warm = 20;
+        count = 2048; /* 1 MiB packed */
+    } else if (argc > 1) {
         iters = atoi(argv[1]);
+    }
     MPI_Datatype t;
     MPI_Type_vector(64, 1, 4, MPI_DOUBLE, &t); /* 512 packed bytes, 8-byte blocks */
     MPI_Type_commit(&t);
-    const int count = 4;
     size_t n = buf_size(t, count);
     unsigned char *d = buf_make(n, 1, 1), *h = malloc(n);
     long rss0 = 0;
-    size_t alloc0 = 0, hw = 0, cap = 0, alloc1 = 0;
+    size_t alloc0 = 0, hw = 0, cap = 0, alloc1 = 0, kept = 0;
+    unsigned long big0 = 0, big1 = 0;
     int peer = 1 - rank;
 
     snprintf(where, sizeof(where), "pingpong rank %d", rank);
@@ -43,6 +53,7 @@ int main(int argc, char **argv)
         if (i == warm) {
             rss0 = rss_kib();
             mgdev_staging_usage(&alloc0, NULL, NULL);
+            mgdev_big_usage(NULL, &big0);
         }
         int sender = i % 2;
         if (rank == sender) {
@@ -68,8 +79,12 @@ int main(int argc, char **argv)
     }
     long rss1 = rss_kib();
     mgdev_staging_usage(&alloc1, &hw, &cap);
+    mgdev_big_usage(&kept, &big1);
     CHECK(hw <= cap);
     CHECK(alloc1 == alloc0);
+    /* Long messages: host buffers were needed (the warm-up allocated them),
+       and every later message reused one. */
+    CHECK(!islong || (big0 > 0 && big1 == big0 && kept > 0));
     /* A leak of even 100 bytes per trip would show as ~1 MiB.  AddressSanitizer
        keeps freed memory in quarantine (up to 256 MiB), so there only the
        staging checks above apply. */
@@ -78,8 +93,9 @@ int main(int argc, char **argv)
 #endif
     if (rank == 0 || errs)
         fprintf(stderr,
-                "rank %d: rss %ld -> %ld KiB, staging %zu -> %zu B (high water %zu, cap %zu)\n",
-                rank, rss0, rss1, alloc0, alloc1, hw, cap);
+                "rank %d: rss %ld -> %ld KiB, staging %zu -> %zu B (high water %zu, cap %zu), "
+                "long-message buffers: %lu -> %lu allocated, %zu B kept\n",
+                rank, rss0, rss1, alloc0, alloc1, hw, cap, big0, big1, kept);
     MPI_Type_free(&t);
     buf_free(d, 1);
     free(h);

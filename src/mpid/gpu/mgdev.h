@@ -27,6 +27,7 @@ typedef struct mgdev_settings {
     int force_pipeline;          /* MPIGPU_FORCE_PIPELINE */
     char *cache_dir;             /* MPIGPU_CACHE_DIR resolved and created, NULL: no cache */
     size_t staging_max;          /* MPIGPU_STAGING_MAX: cap of the pinned staging pool */
+    size_t staging_keep;         /* MPIGPU_STAGING_KEEP: host buffers of long messages kept */
     mgpk_dma_t host_dma;         /* MPIGPU_HOST_DMA */
     mgpk_calib_mode_t calibrate; /* MPIGPU_CALIBRATE */
     size_t span_bytes; /* MPIGPU_SPAN: packed bytes per kernel work-item (0: per device) */
@@ -38,6 +39,7 @@ typedef struct mgdev_settings {
 #define MGDEV_CHUNK_DEFAULT ((size_t)4 << 20)
 #define MGDEV_STAGING_DEFAULT ((size_t)64 << 20)
 #define MGDEV_STAGING_MIN ((size_t)16 << 10) /* four 4 KiB buffers */
+#define MGDEV_STAGING_KEEP_DEFAULT ((size_t)256 << 20)
 
 /* Fill *s from the environment.  Returns MPI_ERR_OTHER with a message naming
    the variable and value when one is malformed. */

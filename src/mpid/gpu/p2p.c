@@ -46,7 +46,7 @@ static int seq_limit; /* MPI_TAG_UB + 1 */
 int mgdev_p2p_init(void)
 {
     int size = 0, flag = 0, *ub = NULL;
-    mgdev_stage_init(mgdev_state.settings.staging_max);
+    mgdev_stage_init(mgdev_state.settings.staging_max, mgdev_state.settings.staging_keep);
     int rc = PMPI_Comm_dup(MPI_COMM_WORLD, &shadow);
     if (rc == MPI_SUCCESS)
         rc = mgdev_progress_init();
@@ -118,7 +118,7 @@ static void op_unstage(mgdev_op_t *op)
         return;
     mgdev_stage_put(op->stage);
     op->stage = NULL;
-    free(op->big);
+    mgdev_big_put(op->big, op->big_size);
     op->big = NULL;
 }
 
@@ -127,7 +127,7 @@ void mgdev_op_unstage_all(mgdev_op_t *op)
     mgdev_stage_unpark(&op->stage);
     mgdev_stage_put(op->stage);
     op->stage = NULL;
-    free(op->big);
+    mgdev_big_put(op->big, op->big_size);
     op->big = NULL;
 }
 
@@ -139,7 +139,7 @@ static int op_buffer(mgdev_op_t *op, int64_t len, char **buf)
 {
     int rc = MPI_SUCCESS;
     *buf = NULL;
-    if (op->big) {
+    if (op->big && op->big_size >= (size_t)len) {
         *buf = op->big;
         return MPI_SUCCESS;
     }
@@ -160,9 +160,11 @@ static int op_buffer(mgdev_op_t *op, int64_t len, char **buf)
         *buf = op->stage ? op->stage->ptr : NULL;
         return rc;
     }
-    if (!(op->big = malloc((size_t)len)))
-        return mgerr_set(MPI_ERR_NO_MEM,
-                         "mpigpu: %s: out of host memory for a message of %lld bytes", op->fn,
+    mgdev_big_put(op->big, op->big_size); /* a persistent op's, too small now */
+    op->big = NULL;
+    rc = mgdev_big_get((size_t)len, &op->big, &op->big_size);
+    if (rc != MPI_SUCCESS)
+        return mgerr_set(rc, "mpigpu: %s: out of host memory for a message of %lld bytes", op->fn,
                          (long long)len);
     *buf = op->big;
     return MPI_SUCCESS;

@@ -37,7 +37,7 @@ typedef struct mgdev_stage {
 } mgdev_stage_t;
 
 /* Create the pool (nothing is allocated until first use). */
-void mgdev_stage_init(size_t cap);
+void mgdev_stage_init(size_t cap, size_t keep);
 /* Unmap and release every buffer; none may be borrowed. */
 void mgdev_stage_finalize(void);
 /* A buffer of at least want bytes (want <= mgdev_stage_chunk()), or *s = NULL
@@ -50,6 +50,16 @@ int mgdev_stage_get(size_t want, mgdev_stage_t **s);
    its own instead of waiting). */
 int mgdev_stage_get_big(size_t want, mgdev_stage_t **s);
 void mgdev_stage_put(mgdev_stage_t *s);
+/* A host buffer (pageable, not pinned) of at least want bytes for a long
+   plain message the pool cannot stage: a kept one, else a new one.  *size is
+   its capacity.  Put returns it to be kept for the next long message, within
+   MPIGPU_STAGING_KEEP bytes (the oldest go first), else frees it.  Fresh
+   pages for every long message cost more than the message's transfers (page
+   faults, design.md "Long plain messages"). */
+int mgdev_big_get(size_t want, char **buf, size_t *size);
+void mgdev_big_put(char *buf, size_t size);
+/* Bytes kept now, and buffers allocated so far (tests). */
+void mgdev_big_usage(size_t *kept, unsigned long *allocs);
 /* Park *slot (a persistent operation's buffer between starts): the pool may
    reclaim it, setting *slot to NULL, when it needs memory.  Unpark takes it
    back (or finds *slot NULL).  Both take NULL. */
@@ -102,7 +112,8 @@ typedef struct mgdev_op {
     int64_t piece;      /* payload bytes of the inflight piece */
     int pieces;         /* pieces posted */
     mgdev_stage_t *stage;
-    char *big; /* plain message above one chunk: a host buffer of its own (malloc) */
+    char *big; /* plain message above one chunk: a host buffer of its own (mgdev_big_get) */
+    size_t big_size;
     MPI_Request inner;
     mgdev_op_state_t state;
     int err;       /* MPI error class, MPI_SUCCESS */

@@ -160,6 +160,7 @@ int mgdev_settings_read(mgdev_settings_t *s)
     s->method = MGPK_METHOD_AUTO;
     s->chunk_bytes = MGDEV_CHUNK_DEFAULT;
     s->staging_max = MGDEV_STAGING_DEFAULT;
+    s->staging_keep = MGDEV_STAGING_KEEP_DEFAULT;
 
     if ((v = getenv("MPIGPU_VERBOSE")) && v[0])
         s->verbose = atoi(v);
@@ -212,6 +213,14 @@ int mgdev_settings_read(mgdev_settings_t *s)
         if (s->staging_max < MGDEV_STAGING_MIN)
             MG_FAIL(rc, fn_fail, MPI_ERR_OTHER,
                     "mpigpu: MPIGPU_STAGING_MAX=\"%s\" is below the minimum of 16K", v);
+    }
+    if ((v = getenv("MPIGPU_STAGING_KEEP")) && v[0]) {
+        if (strcmp(v, "0") == 0) {
+            s->staging_keep = 0;
+        } else {
+            rc = parse_bytes("MPIGPU_STAGING_KEEP", v, &s->staging_keep);
+            MG_CHECK(rc, fn_fail);
+        }
     }
     if ((v = getenv("MPIGPU_P2P_PROTOCOL")) && v[0]) {
         if (strcmp(v, "chunked") == 0)

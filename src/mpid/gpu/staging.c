@@ -24,7 +24,82 @@ static struct {
     mgdev_stage_t *parked; /* held by idle persistent requests */
 } pool;
 
-void mgdev_stage_init(size_t cap)
+/* Host buffers of long plain messages kept for the next ones, oldest first. */
+#define BIG_KEEP_MAX 8
+#define BIG_ROUND ((size_t)1 << 20)
+static struct {
+    size_t keep; /* MPIGPU_STAGING_KEEP, 0: none */
+    size_t bytes;
+    unsigned long allocs; /* buffers allocated, for tests */
+    int n;
+    char *ptr[BIG_KEEP_MAX];
+    size_t size[BIG_KEEP_MAX];
+} big;
+
+static void big_drop(int i)
+{
+    free(big.ptr[i]);
+    big.bytes -= big.size[i];
+    for (int j = i; j + 1 < big.n; j++) {
+        big.ptr[j] = big.ptr[j + 1];
+        big.size[j] = big.size[j + 1];
+    }
+    big.n--;
+}
+
+int mgdev_big_get(size_t want, char **buf, size_t *size)
+{
+    int best = -1;
+    for (int i = 0; i < big.n; i++)
+        if (big.size[i] >= want && (best < 0 || big.size[i] < big.size[best]))
+            best = i;
+    if (best >= 0) {
+        *buf = big.ptr[best];
+        *size = big.size[best];
+        big.bytes -= big.size[best];
+        big.size[best] = 0; /* taken: big_drop must not free it */
+        big.ptr[best] = NULL;
+        big_drop(best);
+        return MPI_SUCCESS;
+    }
+    /* Rounded up so that messages of nearby lengths share buffers. */
+    size_t sz = want <= SIZE_MAX - BIG_ROUND ? (want + BIG_ROUND - 1) & ~(BIG_ROUND - 1) : want;
+    *buf = malloc(sz);
+    big.allocs++;
+    if (!*buf && big.n) {
+        while (big.n) /* memory is short: give the kept ones back first */
+            big_drop(0);
+        *buf = malloc(sz);
+    }
+    *size = *buf ? sz : 0;
+    return *buf ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
+void mgdev_big_put(char *buf, size_t size)
+{
+    if (!buf)
+        return;
+    if (size > big.keep) {
+        free(buf);
+        return;
+    }
+    while (big.n && (big.n == BIG_KEEP_MAX || big.bytes + size > big.keep))
+        big_drop(0);
+    big.ptr[big.n] = buf;
+    big.size[big.n] = size;
+    big.bytes += size;
+    big.n++;
+}
+
+void mgdev_big_usage(size_t *kept, unsigned long *allocs)
+{
+    if (kept)
+        *kept = big.bytes;
+    if (allocs)
+        *allocs = big.allocs;
+}
+
+void mgdev_stage_init(size_t cap, size_t keep)
 {
     size_t chunk = STAGE_MIN;
     /* A quarter of the cap, so that at least four messages stage at once. */
@@ -32,6 +107,7 @@ void mgdev_stage_init(size_t cap)
         chunk *= 2;
     pool.cap = cap;
     pool.chunk = chunk;
+    big.keep = keep;
     pool.allocated = pool.high_water = 0;
     pool.free = pool.parked = NULL;
 }
@@ -190,6 +266,8 @@ void mgdev_stage_unpark(mgdev_stage_t **slot)
 
 void mgdev_stage_finalize(void)
 {
+    while (big.n)
+        big_drop(0);
     while (pool.parked) {
         mgdev_stage_t *s = pool.parked;
         pool.parked = s->next;
