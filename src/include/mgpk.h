@@ -164,6 +164,10 @@ typedef struct mgpk_calib_info {
     int64_t blocks[MGPK_CAL_NBLOCKS];
     /* [to_host][size][block][method - 1]: seconds per call, < 0 where not measured */
     double t[2][MGPK_CAL_NSIZES][MGPK_CAL_NBLOCKS][MGPK_CAL_NMETHODS];
+    /* [to_host]: seconds each further copy command adds to a call of the
+       copy method that takes one command per run (types without a vector or
+       subarray shape) */
+    double run[2];
 } mgpk_calib_info_t;
 /* Calibrates first if nothing is decided yet. */
 int mgpk_calib_get(mgpk_ctx_t *ctx, mgpk_calib_info_t *info);

@@ -14,7 +14,12 @@
  *   sizes 4096 262144 8388608
  *   blocks 8 64 512
  *   <dev|host> <size> <block> <kernel us> <copy us> <host us or ->   (18 rows)
+ *   runs <dev us> <host us>
  *   end
+ *
+ * "runs" is what each further command adds to the copy method where it
+ * takes one command per run of bytes (types without a vector or subarray
+ * shape): nine 8-byte copies against one, device to device and to host.
  *
  * Anything else (a foreign device, a bad number, a missing row) is ignored
  * and the file is rewritten after a new measurement.
@@ -30,7 +35,7 @@
 
 #include "mgpk_impl.h"
 
-#define CAL_MAGIC "mpigpu-calibration 1"
+#define CAL_MAGIC "mpigpu-calibration 2"
 #define CAL_NBLK 8 /* blocks per instance of the synthetic vector */
 #define CAL_MAX_US 1e9
 #define CAL_LINE 512
@@ -205,9 +210,15 @@ static int cal_load(mgpk_ctx_t *ctx, const char *name, const char *driver)
         if (!parse_time(fk, 0, &v[0]) || !parse_time(fc, 1, &v[1]) || !parse_time(fh, 1, &v[2]))
             goto done;
     }
+    double run[2];
+    char fd[32], fh[32], extra;
+    if (!read_line(f, buf) || sscanf(buf, "runs %31s %31s %c", fd, fh, &extra) != 2 ||
+        !parse_time(fd, 0, &run[0]) || !parse_time(fh, 0, &run[1]))
+        goto done;
     if (!read_line(f, buf) || strcmp(buf, "end") || fgetc(f) != EOF)
         goto done;
     memcpy(c->t, t, sizeof(t));
+    memcpy(c->run, run, sizeof(run));
     ok = 1;
 done:
     fclose(f);
@@ -244,7 +255,7 @@ static void cal_store(mgpk_ctx_t *ctx, const char *name, const char *driver)
                     }
                     fprintf(f, "\n");
                 }
-        fprintf(f, "end\n");
+        fprintf(f, "runs %.3f %.3f\nend\n", c->run[0] * 1e6, c->run[1] * 1e6);
         ok = !ferror(f);
         ok = fclose(f) == 0 && ok;
     }
@@ -352,6 +363,49 @@ fn_fail:
     goto fn_exit;
 }
 
+/* k copy commands of 8 bytes each (device to device, or to host), then a
+   wait: what the copy method does for a type of k runs. */
+static int cal_runs_once(mgpk_ctx_t *ctx, const cal_bufs_t *b, int to_host, int k, double *dt)
+{
+    int rc = MPI_SUCCESS;
+    double t0 = now();
+    for (int i = 0; i < k; i++) {
+        size_t src = (size_t)i * 64, dst = (size_t)i * 8;
+        if (to_host)
+            MG_CL_CHECK(clEnqueueReadBuffer(ctx->queue, b->typed, CL_FALSE, src, 8, b->host + dst,
+                                            0, NULL, NULL),
+                        "clEnqueueReadBuffer(calibration)", rc, fn_fail);
+        else
+            MG_CL_CHECK(
+                clEnqueueCopyBuffer(ctx->queue, b->typed, b->packed, src, dst, 8, 0, NULL, NULL),
+                "clEnqueueCopyBuffer(calibration)", rc, fn_fail);
+    }
+    MG_CL_CHECK(clFinish(ctx->queue), "clFinish", rc, fn_fail);
+    *dt = now() - t0;
+fn_fail:
+    return rc;
+}
+
+/* Seconds per further command: (nine commands - one) / 8, each the best of
+   five, after a warm-up. */
+static int cal_runs(mgpk_ctx_t *ctx, const cal_bufs_t *b, int to_host, double *per)
+{
+    int rc = MPI_SUCCESS;
+    double best[2] = {INFINITY, INFINITY}, dt = 0;
+    for (int r = 0; r < 6; r++)
+        for (int j = 0; j < 2; j++) {
+            rc = cal_runs_once(ctx, b, to_host, j ? 9 : 1, &dt);
+            MG_CHECK(rc, fn_exit);
+            if (r > 0 && dt < best[j])
+                best[j] = dt;
+        }
+    *per = (best[1] - best[0]) / 8;
+    if (*per < 1e-7)
+        *per = 1e-7;
+fn_exit:
+    return rc;
+}
+
 /* Best of at most 2 timed calls after a warm-up; one where the warm-up
    already took long. */
 static int cal_point(mgpk_ctx_t *ctx, const cal_bufs_t *b, const mgdt_type_t *t, int64_t count,
@@ -415,6 +469,10 @@ static int cal_measure(mgpk_ctx_t *ctx)
                     MG_CHECK(rc, fn_fail);
                 }
         }
+    }
+    for (int d = 0; d < 2; d++) {
+        rc = cal_runs(ctx, &b, d, &c->run[d]);
+        MG_CHECK(rc, fn_fail);
     }
 fn_exit:
     /* No cached wrapper may outlive the host buffer. */
@@ -559,8 +617,13 @@ mgpk_method_t mgpk_calib_choose(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_
         ctx->unified && !ctx->settings.force_pipeline ? 1.0 : cal_sparseness(type, count);
     mgpk_method_t best = MGPK_METHOD_KERNEL;
     double bt = t[0];
-    if (copy_ok && t[1] > 0 && t[1] * sparse < bt)
-        best = MGPK_METHOD_COPY, bt = t[1] * sparse;
+    /* The measured copy is one command; without a shape every run is one
+       more (c->run). */
+    double copy = rect ? t[1] * sparse
+                       : t[1] + (double)((n + bl - 1) / (bl > 0 ? bl : 1) - 1) *
+                                    ctx->calib.run[to_host ? 1 : 0];
+    if (copy_ok && t[1] > 0 && copy < bt)
+        best = MGPK_METHOD_COPY, bt = copy;
     if (allow_host && to_host && rect && !(flags & MGPK_F_EXTERNAL32) && t[2] > 0 &&
         t[2] * sparse < bt)
         best = MGPK_METHOD_HOST;

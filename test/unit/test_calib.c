@@ -233,7 +233,10 @@ START_TEST(test_corrupt)
     reject(dir, ia.path, good, "\ndevice ", "\ndevice Foreign GPU 9000 ");
     reject(dir, ia.path, good, "\nlibrary ", "\nlibrary 0.0.0-");
     reject(dir, ia.path, good, "\nend\n", "\n"); /* truncated */
-    reject(dir, ia.path, good, "mpigpu-calibration 1", "mpigpu-calibration 2");
+    reject(dir, ia.path, good, "mpigpu-calibration 2", "mpigpu-calibration 1");
+    reject(dir, ia.path, good, "\nruns ", "\nruns -");
+    reject(dir, ia.path, good, "\nruns ", "\nruns x");
+    reject(dir, ia.path, good, "\nruns ", "\nrun ");
     reject(dir, ia.path, good, "\nend\n", "\nend\ntrailing garbage\n");
     /* Binary garbage and an empty file. */
     spit(ia.path, "\x7f"
@@ -298,7 +301,7 @@ START_TEST(test_choice)
     ck_assert_int_eq(clGetDeviceInfo(g_dev, CL_DRIVER_VERSION, sizeof(driver), driver, NULL),
                      CL_SUCCESS);
     int len = snprintf(text, 1 << 16,
-                       "mpigpu-calibration 1\ndevice %s\ndriver %s\nlibrary %s\n"
+                       "mpigpu-calibration 2\ndevice %s\ndriver %s\nlibrary %s\n"
                        "sizes 4096 262144 8388608\nblocks 8 64 512\n",
                        name, driver, PACKAGE_VERSION);
     /* Winner per cell: device side, block 8 -> kernel, 64 -> copy, 512 ->
@@ -314,7 +317,7 @@ START_TEST(test_choice)
                                 t[0], t[1]);
                 len += snprintf(text + len, (1 << 16) - len, d ? "%.1f\n" : "-\n", t[2]);
             }
-    strcat(text, "end\n");
+    strcat(text, "runs 5.0 5.0\nend\n");
     spit(ia.path, text);
 
     mgpk_ctx_t *ctx = mk(MGPK_METHOD_AUTO, MGPK_CALIB_ON, dir);
