@@ -374,6 +374,24 @@ START_TEST(test_choice)
     mgpk_calib_cell((int64_t)1 << 30, 1 << 20, &si, &bi);
     ck_assert(si == 2 && bi == 2);
     ck_assert_int_eq(mgpk_calib_blocklen(&v64.t, 3, 3 * 256), 64);
+    /* Without a shape the copy method takes one command per run: 4 runs of
+       64 B cost 10 + 3 x 5 us with this table's "runs" (copy wins against
+       the kernel's 100), 10 + 3 x 50 with another (the kernel wins); the
+       shaped vector is one rectangle either way. */
+    vec_t g;
+    mk_vec(&g, 64);
+    g.t.shape.kind = MGDT_SHAPE_GENERIC;
+    ck_assert_int_eq(mgpk_method_choose(ctx, &g.t, 1, 256, 0, 1, 0), MGPK_METHOD_COPY);
+    char *runs = strstr(text, "runs 5.0 5.0\n");
+    ck_assert_ptr_nonnull(runs);
+    strcpy(runs, "runs 50.0 50.0\nend\n");
+    spit(ia.path, text);
+    mgpk_ctx_t *r = mk(MGPK_METHOD_AUTO, MGPK_CALIB_ON, dir);
+    ck_assert_int_eq(info_of(r).source, MGPK_CAL_CACHED);
+    ck_assert_int_eq(mgpk_method_choose(r, &g.t, 1, 256, 0, 1, 0), MGPK_METHOD_KERNEL);
+    ck_assert_int_eq(mgpk_method_choose(r, &v64.t, 1, 256, 0, 1, 0), MGPK_METHOD_COPY);
+    mgpk_ctx_free(r);
+    vec_free(&g);
     mgpk_ctx_free(ctx);
     mgpk_ctx_free(k);
     mgpk_ctx_free(c);
