@@ -187,6 +187,7 @@ typedef struct mgpk_stats {
     const char *last_what; /* what moved the last range ("map kernel", ...) */
     int last_grid;         /* words per work-item of the last launch when a grid
                               kernel ran, 0 for a span kernel */
+    long long choices;     /* MPIGPU_PACK=auto decisions computed (not remembered) */
 } mgpk_stats_t;
 void mgpk_ctx_stats(const mgpk_ctx_t *ctx, mgpk_stats_t *stats);
 

@@ -76,6 +76,7 @@ typedef struct mgpk_calib_memo {
     int to_host, allow_host, flags, valid;
     mgpk_method_t method;
 } mgpk_calib_memo_t;
+#define MGPK_MEMO 2
 
 typedef struct mgpk_upload mgpk_upload_t;
 typedef struct mgpk_hcopy mgpk_hcopy_t;
@@ -116,7 +117,11 @@ struct mgpk_ctx {
 
     mgpk_upload_t *uploads;  /* registry, guarded by the global upload lock */
     mgpk_calib_info_t calib; /* the AUTO decision table (pk_calib.c), ctx->lock */
-    mgpk_calib_memo_t memo;  /* the last decision taken from it, ctx->lock */
+    /* The last decisions taken from it, ctx->lock: a pack to host asks twice
+       per call (the device layer with host staging allowed, then the
+       engine without), so one entry would miss every time. */
+    mgpk_calib_memo_t memo[MGPK_MEMO];
+    int memo_next;
 };
 
 /* One call, as the methods see it. */

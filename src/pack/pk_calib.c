@@ -571,19 +571,23 @@ mgpk_method_t mgpk_calib_choose(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_
     cal_ensure(ctx);
     if (ctx->calib.source == MGPK_CAL_STATIC)
         return MGPK_METHOD_KERNEL;
-    mgpk_calib_memo_t *mo = &ctx->memo, key = {.type = type,
-                                               .size = type->size,
-                                               .extent = type->extent,
-                                               .count = count,
-                                               .n = n,
-                                               .to_host = to_host,
-                                               .allow_host = allow_host,
-                                               .flags = flags,
-                                               .valid = 1};
-    if (mo->valid && mo->type == key.type && mo->size == key.size && mo->extent == key.extent &&
-        mo->count == count && mo->n == n && mo->to_host == to_host &&
-        mo->allow_host == allow_host && mo->flags == flags)
-        return mo->method;
+    mgpk_calib_memo_t key = {.type = type,
+                             .size = type->size,
+                             .extent = type->extent,
+                             .count = count,
+                             .n = n,
+                             .to_host = to_host,
+                             .allow_host = allow_host,
+                             .flags = flags,
+                             .valid = 1};
+    for (int i = 0; i < MGPK_MEMO; i++) {
+        const mgpk_calib_memo_t *mo = &ctx->memo[i];
+        if (mo->valid && mo->type == key.type && mo->size == key.size && mo->extent == key.extent &&
+            mo->count == count && mo->n == n && mo->to_host == to_host &&
+            mo->allow_host == allow_host && mo->flags == flags)
+            return mo->method;
+    }
+    ctx->stats.choices++;
     int64_t bl = mgpk_calib_blocklen(type, count, n);
     int si, bi;
     mgpk_calib_cell(n, bl, &si, &bi);
@@ -628,7 +632,8 @@ mgpk_method_t mgpk_calib_choose(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_
         t[2] * sparse < bt)
         best = MGPK_METHOD_HOST;
     key.method = best;
-    *mo = key;
+    ctx->memo[ctx->memo_next] = key;
+    ctx->memo_next = (ctx->memo_next + 1) % MGPK_MEMO;
     return best;
 }
 

@@ -3,6 +3,8 @@
 # shared/tools/device-bundle.sh with env.sh sourced.  Output in OUT.
 #   device-s6.sh pack   on the H100: the issue-4 targets 1 to 5 with the methods timed in
 #                       rounds (mpigpu-packbench --interleave); target 3 also without
+#   device-s6.sh calib  on the H100 after the calibrated cost per copy command: the
+#                       calibration's table, target 5 again, test_calib
 #   device-s6.sh p2p    on nvidia-h200-x2: long plain messages with and without kept host
 #                       buffers (MPIGPU_STAGING_KEEP) against the chunked protocol, and
 #                       target 6
@@ -30,6 +32,16 @@ if [ $mode = pack ]; then
   pb mpigpu-packbench -D vect:64:8 -m 1M:16M -i 20 --interleave --methods pack_d2p,copy_d2h,read_d2h
   for t in vect:512:8 indexed:8 struct subarray4d; do
     pb mpigpu-packbench -D $t -m 64:4K -i 300 --interleave --methods pack_d2p,floor_d2h
+  done
+elif [ $mode = calib ]; then
+  pb test_calib
+  pb env MPIGPU_VERBOSE=1 MPIGPU_CALIBRATE=force dtoracle
+  cat $MPIGPU_CACHE_DIR/calib-*.txt >> $P
+  for t in struct struct:strided indexed:8 vect:512:8 subarray4d; do
+    pb mpigpu-packbench -D $t -m 64:4K -i 300 --interleave --methods pack_d2p,floor_d2h
+  done
+  for t in struct indexed:8; do
+    pb mpigpu-packbench -D $t -m 1M:16M -i 100 --interleave --methods pack_d2d,hand_d2d
   done
 elif [ $mode = p2p ]; then
   b=$(dirname "$(command -v mpigpu-pingpong)")/..

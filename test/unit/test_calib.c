@@ -351,6 +351,17 @@ START_TEST(test_choice)
         ck_assert_int_eq(mgpk_method_choose(ctx, &v64.t, 1024, 1024 * 256, 1, 1, MGPK_F_EXTERNAL32),
                          MGPK_METHOD_KERNEL);
     }
+    /* A pack to host asks with and without host staging allowed (the device
+       layer, then the engine): alternating, both keys stay remembered. */
+    mgpk_stats_t s0, s1;
+    mgpk_ctx_stats(ctx, &s0);
+    for (int i = 0; i < 10; i++) {
+        ck_assert_int_eq(mgpk_method_choose(ctx, &v8.t, 64, 64 * 32, 1, 1, 0),
+                         mgpk_method_choose(ctx, &v8.t, 64, 64 * 32, 1, 1, 0));
+        mgpk_method_choose(ctx, &v8.t, 64, 64 * 32, 1, 0, 0);
+    }
+    mgpk_ctx_stats(ctx, &s1);
+    ck_assert_int_eq(s1.choices - s0.choices, 2);
     /* And the packs run what was chosen, with the right bytes. */
     ck_assert_str_eq(pack_what(ctx, &v8, 4096, 0, 0), "vector kernel");
     ck_assert_str_eq(pack_what(ctx, &v64, 1024, 0, 0), "copy commands");
