@@ -130,6 +130,9 @@ int mgpk_copy(mgpk_ctx_t *ctx, mgpk_buf_t dst, mgpk_buf_t src, size_t n);
    for it. */
 int mgpk_map(mgpk_ctx_t *ctx, cl_mem mem, size_t off, size_t n, int write, void **p);
 int mgpk_unmap(mgpk_ctx_t *ctx, cl_mem mem, void *p);
+/* Wait until every command the engine enqueued is complete (before the host
+   touches a buffer's storage directly). */
+int mgpk_finish(mgpk_ctx_t *ctx);
 
 /* Build (or load from the disk cache) every program now rather than at the
    first kernel launch, e.g. at MPI_Init. */

@@ -280,6 +280,16 @@ fn_fail:
     goto fn_exit;
 }
 
+int mgpk_finish(mgpk_ctx_t *ctx)
+{
+    int rc = MPI_SUCCESS;
+    MG_CL_CHECK(clFinish(ctx->queue), "clFinish", rc, fn_fail);
+    if (ctx->copy_queue)
+        MG_CL_CHECK(clFinish(ctx->copy_queue), "clFinish", rc, fn_fail);
+fn_fail:
+    return rc;
+}
+
 int mgpk_unmap(mgpk_ctx_t *ctx, cl_mem mem, void *p)
 {
     int rc = MPI_SUCCESS;

@@ -193,9 +193,10 @@ static int pk_stage(const pk_side_t *s, void *host, int64_t off, int64_t len, in
     return to_host ? mgpk_copy(pk, h, d, (size_t)len) : mgpk_copy(pk, d, h, (size_t)len);
 }
 
-/* A device side for the host's MPI: mapped in place where the device's
-   memory is the host's (mgpk_map), else staged in a malloc'd copy (*buf; the
-   bytes are read in first when `in`). */
+/* A device side for the host's MPI: its storage itself where the buffer is
+   zero copy (e.host), mapped in place where the device's memory is the
+   host's (mgpk_map), else staged in a malloc'd copy (*buf; the bytes are
+   read in first when `in`). */
 typedef struct pk_host_side {
     mgpk_ctx_t *pk;
     cl_mem mem;
@@ -209,6 +210,14 @@ static int pk_host_open(const pk_call_t *c, const pk_side_t *s, int64_t off, int
     int rc = mgdev_ctx_get(s->e.context, &h->pk);
     MG_CHECK(rc, fn_fail);
     h->mem = s->e.mem;
+    if (s->e.host) {
+        /* The buffer's own storage (zero copy, api.c): no map needed once
+           the engine's commands are done. */
+        rc = mgpk_finish(h->pk);
+        MG_CHECK(rc, fn_fail);
+        *p = s->e.host + off;
+        goto fn_exit;
+    }
     rc = mgpk_map(h->pk, h->mem, (size_t)off, (size_t)len, write, &h->map);
     MG_CHECK(rc, fn_fail);
     if (h->map) {
@@ -357,6 +366,10 @@ static int pk_run(pk_call_t *c, int64_t *position)
         why = "host typed buffer";
     else if (c->ext && !c->type->external32_ok)
         why = "external32 changes sizes";
+    if (!why && c->method == MGPK_METHOD_AUTO && c->t.e.host && (!c->p.dev || c->p.e.host) &&
+        c->type->shape.kind == MGDT_SHAPE_CONTIG &&
+        (c->count == 1 || c->type->extent == c->type->size))
+        why = "MPIGPU_PACK=auto: contiguous bytes of a zero-copy buffer";
     if (!why && c->method == MGPK_METHOD_AUTO && !c->p.dev) {
         /* The calibrated table may find host staging fastest for this call. */
         mgpk_ctx_t *pk = NULL;

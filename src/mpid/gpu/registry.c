@@ -254,6 +254,16 @@ fn_fail:
     goto fn_exit;
 }
 
+void mgdev_reg_set_host(void *ptr, char *host)
+{
+    uintptr_t p = (uintptr_t)ptr;
+    pthread_rwlock_wrlock(&reg_lock);
+    ptrdiff_t i = find_le(p);
+    if (i >= 0 && entries[i].base == p)
+        entries[i].host = host;
+    pthread_rwlock_unlock(&reg_lock);
+}
+
 int mgdev_reg_lookup(const void *ptr, mgdev_reg_entry_t *entry, size_t *offset)
 {
     uintptr_t p = (uintptr_t)ptr;

@@ -29,6 +29,9 @@ typedef struct mgdev_reg_entry {
     cl_mem mem;         /* retained by the registry */
     cl_context context; /* CL_MEM_CONTEXT of mem */
     int owned;          /* 1: MPIX_Gpu_malloc, 0: MPIX_Gpu_register */
+    char *host;         /* zero copy: the buffer's own storage, readable and
+                           writable by the host once the device is idle (a
+                           CPU device, mgdev_zero_copy_alloc), else NULL */
 } mgdev_reg_entry_t;
 
 /* Address alignment and minimum guard gap between two sub-ranges. */
@@ -42,6 +45,8 @@ void mgdev_reg_finalize(void);
 /* Give mem (size bytes, of context) a new device address in *ptr.  mem is
    retained.  Registering one cl_mem twice yields two distinct addresses. */
 int mgdev_reg_insert(cl_mem mem, cl_context context, size_t size, int owned, void **ptr);
+/* Record the host storage of the entry whose base is ptr (see .host). */
+void mgdev_reg_set_host(void *ptr, char *host);
 /* Remove the entry whose base is exactly ptr and whose owned flag is
    expect_owned; its cl_mem is released.  *entry (may be NULL) receives a copy.
    Returns MPI_ERR_BUFFER, with a message naming ptr, otherwise. */
