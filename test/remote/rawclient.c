@@ -550,7 +550,9 @@ static void stripes(const char *addr, const mgrm_key_t *key, uint32_t cap)
     /* chunk 1 of the transfer is due on stripe 1 at offset 1 MiB */
     write_begin(ep);
     CHECK(chunk_send(s[0], 0, 0) == 0, "chunk 0 sent");
-    CHECK(chunk_send(s[1], 12345, 1) == 0, "chunk 1 sent");
+    /* The proxy may refuse the chunk from its header and close the stripe
+       before the client has written all of it: the send may fail. */
+    (void)chunk_send(s[1], 12345, 1);
     CHECK(closed(ep), "a chunk at the wrong offset did not end the session");
     t->close(ep);
     for (uint32_t i = 0; i < cap && i < 4; i++)
