@@ -121,6 +121,9 @@ int mgpk_unpack(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, mgpk_bu
 
 /* Blocking contiguous copy of n bytes between any two sides of this context. */
 int mgpk_copy(mgpk_ctx_t *ctx, mgpk_buf_t dst, mgpk_buf_t src, size_t n);
+/* Whether count instances of type are one run of bytes in memory order (a
+   contiguous shape, and one instance or no gap between instances). */
+int mgpk_contig(const mgdt_type_t *type, int64_t count);
 
 /* On a device whose memory is the host's (CL_DEVICE_HOST_UNIFIED_MEMORY, a
    CPU device; not under the setting that forces the pipeline): a blocking map

@@ -566,7 +566,7 @@ mgpk_method_t mgpk_calib_choose(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_
 {
     const mgdt_shape_t *sh = &type->shape;
     /* Contiguous types are one copy command whichever method runs. */
-    if (sh->kind == MGDT_SHAPE_CONTIG && mgpk_shape_ok(type, count))
+    if (mgpk_contig(type, count))
         return MGPK_METHOD_KERNEL;
     cal_ensure(ctx);
     if (ctx->calib.source == MGPK_CAL_STATIC)

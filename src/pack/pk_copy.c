@@ -195,7 +195,7 @@ static int copy_plan(mgpk_ctx_t *ctx, mgpk_plan_t *plan, int64_t first, int64_t 
         MG_FAIL(rc, fn_fail, MPI_ERR_UNSUPPORTED_OPERATION,
                 "mgpk: the copy method cannot byte-swap for external32");
     plan->width = 0;
-    plan->contig = type->shape.kind == MGDT_SHAPE_CONTIG && mgpk_shape_ok(type, plan->count);
+    plan->contig = mgpk_contig(type, plan->count);
     plan->what = plan->contig ? "contiguous copy" : "copy commands";
 fn_exit:
     return rc;

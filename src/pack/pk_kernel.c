@@ -41,6 +41,11 @@ int mgpk_shape_ok(const mgdt_type_t *type, int64_t count)
     }
 }
 
+int mgpk_contig(const mgdt_type_t *type, int64_t count)
+{
+    return type->shape.kind == MGDT_SHAPE_CONTIG && mgpk_shape_ok(type, count);
+}
+
 /* The basic size shared by every leaf, 0 when they differ, -1 when a leaf
    mixes sizes (no device swap possible). */
 static int64_t uniform_basic(const mgdt_type_t *type)

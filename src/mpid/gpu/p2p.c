@@ -212,9 +212,7 @@ static int op_posted(mgdev_op_t *op, int rc, const char *what)
    under MPIGPU_PACK=auto: a forced method still runs the engine. */
 static int op_contig(const mgdev_op_t *op)
 {
-    return mgdev_state.settings.method == MGPK_METHOD_AUTO &&
-           op->type->shape.kind == MGDT_SHAPE_CONTIG &&
-           (op->count == 1 || op->type->extent == op->type->size);
+    return mgdev_state.settings.method == MGPK_METHOD_AUTO && mgpk_contig(op->type, op->count);
 }
 
 /* Packed bytes [first, first + len) of op's data into host memory, or back. */

@@ -367,8 +367,7 @@ static int pk_run(pk_call_t *c, int64_t *position)
     else if (c->ext && !c->type->external32_ok)
         why = "external32 changes sizes";
     if (!why && c->method == MGPK_METHOD_AUTO && c->t.e.host && (!c->p.dev || c->p.e.host) &&
-        c->type->shape.kind == MGDT_SHAPE_CONTIG &&
-        (c->count == 1 || c->type->extent == c->type->size))
+        mgpk_contig(c->type, c->count))
         why = "MPIGPU_PACK=auto: contiguous bytes of a zero-copy buffer";
     if (!why && c->method == MGPK_METHOD_AUTO && !c->p.dev) {
         /* The calibrated table may find host staging fastest for this call. */

@@ -36,15 +36,22 @@ static struct {
     size_t size[BIG_KEEP_MAX];
 } big;
 
-static void big_drop(int i)
+/* Kept buffer i, out of the list. */
+static char *big_take(int i)
 {
-    free(big.ptr[i]);
+    char *p = big.ptr[i];
     big.bytes -= big.size[i];
     for (int j = i; j + 1 < big.n; j++) {
         big.ptr[j] = big.ptr[j + 1];
         big.size[j] = big.size[j + 1];
     }
     big.n--;
+    return p;
+}
+
+static void big_drop(int i)
+{
+    free(big_take(i));
 }
 
 int mgdev_big_get(size_t want, char **buf, size_t *size)
@@ -54,24 +61,20 @@ int mgdev_big_get(size_t want, char **buf, size_t *size)
         if (big.size[i] >= want && (best < 0 || big.size[i] < big.size[best]))
             best = i;
     if (best >= 0) {
-        *buf = big.ptr[best];
         *size = big.size[best];
-        big.bytes -= big.size[best];
-        big.size[best] = 0; /* taken: big_drop must not free it */
-        big.ptr[best] = NULL;
-        big_drop(best);
+        *buf = big_take(best);
         return MPI_SUCCESS;
     }
     /* Rounded up so that messages of nearby lengths share buffers. */
     size_t sz = want <= SIZE_MAX - BIG_ROUND ? (want + BIG_ROUND - 1) & ~(BIG_ROUND - 1) : want;
     *buf = malloc(sz);
-    big.allocs++;
     if (!*buf && big.n) {
         while (big.n) /* memory is short: give the kept ones back first */
             big_drop(0);
         *buf = malloc(sz);
     }
     *size = *buf ? sz : 0;
+    big.allocs += *buf != NULL;
     return *buf ? MPI_SUCCESS : MPI_ERR_NO_MEM;
 }
 
