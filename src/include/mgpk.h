@@ -52,6 +52,9 @@ typedef enum mgpk_dma {
 
 /* Options of one call. */
 #define MGPK_F_EXTERNAL32 0x1 /* byte-swap to/from external32 (type->external32_ok) */
+/* Method choice only: the typed side's storage is host memory the caller
+   reads in place (a zero-copy buffer), so host staging pays no map. */
+#define MGPK_F_ZERO_COPY 0x2
 /* A method for this call in place of settings.method (kernel or copy; AUTO:
    the setting): flags |= MGPK_F_METHOD(m). */
 #define MGPK_F_METHOD(m_) ((int)(m_) << 4)
@@ -174,6 +177,9 @@ typedef struct mgpk_calib_info {
        copy method that takes one command per run (types without a vector or
        subarray shape) */
     double run[2];
+    /* seconds of the map and unmap inside each host-method time (devices
+       that share the host's memory), 0 where the host method copies */
+    double map;
 } mgpk_calib_info_t;
 /* Calibrates first if nothing is decided yet. */
 int mgpk_calib_get(mgpk_ctx_t *ctx, mgpk_calib_info_t *info);

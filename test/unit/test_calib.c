@@ -233,7 +233,9 @@ START_TEST(test_corrupt)
     reject(dir, ia.path, good, "\ndevice ", "\ndevice Foreign GPU 9000 ");
     reject(dir, ia.path, good, "\nlibrary ", "\nlibrary 0.0.0-");
     reject(dir, ia.path, good, "\nend\n", "\n"); /* truncated */
-    reject(dir, ia.path, good, "mpigpu-calibration 2", "mpigpu-calibration 1");
+    reject(dir, ia.path, good, "mpigpu-calibration 3", "mpigpu-calibration 2");
+    reject(dir, ia.path, good, "\nmap ", "\nmap x");
+    reject(dir, ia.path, good, "\nmap ", "\nmaps ");
     reject(dir, ia.path, good, "\nruns ", "\nruns -");
     reject(dir, ia.path, good, "\nruns ", "\nruns x");
     reject(dir, ia.path, good, "\nruns ", "\nrun ");
@@ -301,7 +303,7 @@ START_TEST(test_choice)
     ck_assert_int_eq(clGetDeviceInfo(g_dev, CL_DRIVER_VERSION, sizeof(driver), driver, NULL),
                      CL_SUCCESS);
     int len = snprintf(text, 1 << 16,
-                       "mpigpu-calibration 2\ndevice %s\ndriver %s\nlibrary %s\n"
+                       "mpigpu-calibration 3\ndevice %s\ndriver %s\nlibrary %s\n"
                        "sizes 4096 262144 8388608\nblocks 8 64 512\n",
                        name, driver, PACKAGE_VERSION);
     /* Winner per cell: device side, block 8 -> kernel, 64 -> copy, 512 ->
@@ -317,7 +319,7 @@ START_TEST(test_choice)
                                 t[0], t[1]);
                 len += snprintf(text + len, (1 << 16) - len, d ? "%.1f\n" : "-\n", t[2]);
             }
-    strcat(text, "runs 5.0 5.0\nend\n");
+    strcat(text, "runs 5.0 5.0\nmap 95.0\nend\n");
     spit(ia.path, text);
 
     mgpk_ctx_t *ctx = mk(MGPK_METHOD_AUTO, MGPK_CALIB_ON, dir);
@@ -337,6 +339,12 @@ START_TEST(test_choice)
                      MGPK_METHOD_KERNEL);
     ck_assert_int_eq(mgpk_method_choose(ctx, &v64.t, 1 << 16, (1 << 16) * 256, 1, 1, 0),
                      MGPK_METHOD_KERNEL);
+    /* Host staging of a zero-copy buffer pays no map (the table's 95 us of
+       its 100): it beats the copy's 10 us where the map made it lose. */
+    ck_assert_int_eq(mgpk_method_choose(ctx, &v64.t, 1024, 1024 * 256, 1, 1, MGPK_F_ZERO_COPY),
+                     MGPK_METHOD_HOST);
+    ck_assert_int_eq(mgpk_method_choose(ctx, &v64.t, 1024, 1024 * 256, 1, 0, MGPK_F_ZERO_COPY),
+                     MGPK_METHOD_COPY);
     /* Repeated calls come from the last decision (ctx->memo), and a call that
        differs in any part of its key gets its own. */
     for (int rep = 0; rep < 2; rep++) {
@@ -395,7 +403,7 @@ START_TEST(test_choice)
     ck_assert_int_eq(mgpk_method_choose(ctx, &g.t, 1, 256, 0, 1, 0), MGPK_METHOD_COPY);
     char *runs = strstr(text, "runs 5.0 5.0\n");
     ck_assert_ptr_nonnull(runs);
-    strcpy(runs, "runs 50.0 50.0\nend\n");
+    strcpy(runs, "runs 50.0 50.0\nmap 95.0\nend\n");
     spit(ia.path, text);
     mgpk_ctx_t *r = mk(MGPK_METHOD_AUTO, MGPK_CALIB_ON, dir);
     ck_assert_int_eq(info_of(r).source, MGPK_CAL_CACHED);

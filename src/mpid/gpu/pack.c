@@ -374,8 +374,8 @@ static int pk_run(pk_call_t *c, int64_t *position)
         mgpk_ctx_t *pk = NULL;
         rc = mgdev_ctx_get(c->t.e.context, &pk);
         MG_CHECK(rc, fn_fail);
-        if (mgpk_method_choose(pk, c->type, c->count, c->n, 1, 1, c->ext ? MGPK_F_EXTERNAL32 : 0) ==
-            MGPK_METHOD_HOST)
+        int f = (c->ext ? MGPK_F_EXTERNAL32 : 0) | (c->t.e.host ? MGPK_F_ZERO_COPY : 0);
+        if (mgpk_method_choose(pk, c->type, c->count, c->n, 1, 1, f) == MGPK_METHOD_HOST)
             why = "MPIGPU_PACK=auto: the calibration";
     }
     if (!why) {
