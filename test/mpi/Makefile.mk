@@ -82,12 +82,18 @@ test_mpi_p2p_misc4_LDADD = $(test_mpi_p2p_misc_LDADD)
 test_mpi_p2p_misc_chunk_SOURCES = $(test_mpi_p2p_misc_SOURCES)
 test_mpi_p2p_misc_chunk_LDADD = $(test_mpi_p2p_misc_LDADD)
 TESTS += test/mpi/p2p_misc test/mpi/p2p_misc4 test/mpi/p2p_misc_chunk
-check_PROGRAMS += test/mpi/p2p_pingpong test/mpi/p2p_pingpong_long
+check_PROGRAMS += test/mpi/p2p_pingpong test/mpi/p2p_pingpong_long test/mpi/p2p_pingpong_pipe \
+	test/mpi/p2p_pingpong_pipe1
 test_mpi_p2p_pingpong_SOURCES = test/mpi/p2p_pingpong.c test/mpi/p2p_common.h
 test_mpi_p2p_pingpong_LDADD = libmpigpu.la $(OPENCL_LIBS)
 test_mpi_p2p_pingpong_long_SOURCES = $(test_mpi_p2p_pingpong_SOURCES)
 test_mpi_p2p_pingpong_long_LDADD = $(test_mpi_p2p_pingpong_LDADD)
-TESTS += test/mpi/p2p_pingpong test/mpi/p2p_pingpong_long
+test_mpi_p2p_pingpong_pipe_SOURCES = $(test_mpi_p2p_pingpong_SOURCES)
+test_mpi_p2p_pingpong_pipe_LDADD = $(test_mpi_p2p_pingpong_LDADD)
+test_mpi_p2p_pingpong_pipe1_SOURCES = $(test_mpi_p2p_pingpong_SOURCES)
+test_mpi_p2p_pingpong_pipe1_LDADD = $(test_mpi_p2p_pingpong_LDADD)
+TESTS += test/mpi/p2p_pingpong test/mpi/p2p_pingpong_long test/mpi/p2p_pingpong_pipe \
+	test/mpi/p2p_pingpong_pipe1
 check_PROGRAMS += test/mpi/p2p_persist test/mpi/p2p_persist_chunk test/mpi/p2p_persist_chunked
 test_mpi_p2p_persist_SOURCES = test/mpi/p2p_persist.c test/mpi/p2p_common.h
 test_mpi_p2p_persist_LDADD = libmpigpu.la $(OPENCL_LIBS)

@@ -11,6 +11,7 @@
 /* Test hook of the library (src/mpid/gpu/p2p.h). */
 void mgdev_staging_usage(size_t *allocated, size_t *high_water, size_t *cap);
 void mgdev_big_usage(size_t *kept, unsigned long *allocs);
+int mgdev_p2p_pipe_high(void);
 
 static long rss_kib(void)
 {
@@ -26,7 +27,7 @@ static long rss_kib(void)
 
 int main(int argc, char **argv)
 {
-    int rank, iters = 10000, warm = 200, count = 4, islong = 0;
+    int rank, iters = 10000, warm = 200, count = 4, islong = 0, pipe = 0;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -35,6 +36,13 @@ int main(int argc, char **argv)
         iters = 300;
         warm = 20;
         count = 2048; /* 1 MiB packed */
+    } else if (argc > 1 && !strcmp(argv[1], "pipe")) {
+        /* Under MPIGPU_P2P_PROTOCOL=chunked: 1 MiB in pieces of the pool's
+           chunk, MPIGPU_P2P_DEPTH of them in flight. */
+        pipe = 1;
+        iters = 300;
+        warm = 20;
+        count = 2048;
     } else if (argc > 1) {
         iters = atoi(argv[1]);
     }
@@ -85,6 +93,12 @@ int main(int argc, char **argv)
     /* Long messages: host buffers were needed (the warm-up allocated them),
        and every later message reused one. */
     CHECK(!islong || (big0 > 0 && big1 == big0 && kept > 0));
+    /* Pieces: as many in flight as MPIGPU_P2P_DEPTH says (the 64K pool has
+       four 16K chunks, so three fit beside one spare), and no long-message
+       buffer was ever needed. */
+    const char *dv = getenv("MPIGPU_P2P_DEPTH");
+    int depth = dv ? atoi(dv) : 3, high = mgdev_p2p_pipe_high();
+    CHECK(!pipe || (high == depth && big1 == 0));
     /* A leak of even 100 bytes per trip would show as ~1 MiB.  AddressSanitizer
        keeps freed memory in quarantine (up to 256 MiB), so there only the
        staging checks above apply. */
@@ -94,8 +108,8 @@ int main(int argc, char **argv)
     if (rank == 0 || errs)
         fprintf(stderr,
                 "rank %d: rss %ld -> %ld KiB, staging %zu -> %zu B (high water %zu, cap %zu), "
-                "long-message buffers: %lu -> %lu allocated, %zu B kept\n",
-                rank, rss0, rss1, alloc0, alloc1, hw, cap, big0, big1, kept);
+                "long-message buffers: %lu -> %lu allocated, %zu B kept, pieces in flight %d\n",
+                rank, rss0, rss1, alloc0, alloc1, hw, cap, big0, big1, kept, high);
     MPI_Type_free(&t);
     buf_free(d, 1);
     free(h);

@@ -10,12 +10,8 @@
 #                        staging (MPIGPU_PROXY_CMA_COPY), native in between
 set -u
 mode=${1:-probe}
-O=${OUT:-/tmp/out}; mkdir -p $O
-export MPIGPU_CACHE_DIR=/tmp/mpigpu-cache MPIGPU_ORACLE_NOEMPTY=1
-P=$O/$mode.log
-pb() { echo "== $*" >> $P; timeout 150 "$@" >> $P 2>&1; echo "rc=$?" >> $P; }
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $O/gpu.txt 2>&1
-nproc >> $O/gpu.txt; grep -m1 'model name' /proc/cpuinfo >> $O/gpu.txt
+PB_TIMEOUT=150
+. "$(dirname "$0")/device-common.sh"
 if [ $mode = probe ]; then
   pb test_pack
   pb dtoracle

@@ -10,12 +10,8 @@
 #                       target 6
 set -u
 mode=${1:-pack}
-O=${OUT:-/tmp/out}; mkdir -p $O
-export MPIGPU_CACHE_DIR=/tmp/mpigpu-cache MPIGPU_ORACLE_NOEMPTY=1
-P=$O/$mode.log
-pb() { echo "== $*" >> $P; timeout 200 "$@" >> $P 2>&1; echo "rc=$?" >> $P; }
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $O/gpu.txt 2>&1
-nproc >> $O/gpu.txt; grep -m1 'model name' /proc/cpuinfo >> $O/gpu.txt
+PB_TIMEOUT=200
+. "$(dirname "$0")/device-common.sh"
 if [ $mode = pack ]; then
   pb dtoracle
   timeout 120 mpigpu-packbench -D vect:64:8 -m 1M:1M -i 2 --methods pack_d2d > $O/warm.log 2>&1

@@ -34,12 +34,15 @@ typedef struct mgdev_settings {
     int grid_words;    /* MPIGPU_GRID: words per work-item of the grid kernels, or off (-1) */
     int local_size;    /* MPIGPU_LOCAL: work-group size on GPUs (0: the default) */
     int p2p_chunked;   /* MPIGPU_P2P_PROTOCOL=chunked: long messages in pieces */
+    int p2p_depth;     /* MPIGPU_P2P_DEPTH: pieces of one chunked message in flight */
 } mgdev_settings_t;
 
 #define MGDEV_CHUNK_DEFAULT ((size_t)4 << 20)
 #define MGDEV_STAGING_DEFAULT ((size_t)64 << 20)
 #define MGDEV_STAGING_MIN ((size_t)16 << 10) /* four 4 KiB buffers */
 #define MGDEV_STAGING_KEEP_DEFAULT ((size_t)256 << 20)
+#define MGDEV_P2P_DEPTH_DEFAULT 3
+#define MGDEV_P2P_DEPTH_MAX 8
 
 /* Fill *s from the environment.  Returns MPI_ERR_OTHER with a message naming
    the variable and value when one is malformed. */

@@ -18,6 +18,11 @@
  * addressed by world rank, with the sequence number as tag.  Sequence numbers
  * count per (sender, receiver) pair, so pieces of concurrent messages never
  * match each other.  A receiver recognizes such a first piece in either mode.
+ * Up to MPIGPU_P2P_DEPTH pieces of one message are in flight, each in a pool
+ * buffer of its own: the sender packs piece k + 1 while MPI moves piece k, and
+ * the receiver has the next pieces' receives posted while it unpacks one.
+ * MPI matches the pieces of one message in the order they were posted (same
+ * sender, communicator and tag), so each lands at its own offset.
  */
 #include "config.h"
 
@@ -40,6 +45,7 @@ typedef struct p2p_header {
 #define HDR ((int64_t)sizeof(p2p_header_t))
 
 static MPI_Comm shadow = MPI_COMM_NULL;
+static int pipe_high; /* mgdev_p2p_pipe_high() */
 static int *send_seq; /* next sequence number per world rank */
 static int seq_limit; /* MPI_TAG_UB + 1 */
 
@@ -60,6 +66,11 @@ int mgdev_p2p_init(void)
     if (!send_seq)
         return mgerr_set(MPI_ERR_NO_MEM, "mpigpu: out of host memory for p2p state");
     return MPI_SUCCESS;
+}
+
+int mgdev_p2p_pipe_high(void)
+{
+    return pipe_high;
 }
 
 void mgdev_p2p_finalize(void)
@@ -170,6 +181,27 @@ static int op_buffer(mgdev_op_t *op, int64_t len, char **buf)
     return MPI_SUCCESS;
 }
 
+/* End the pieces of a failed chunked message.  A receive is cancelled before
+   its buffer goes back to the pool; a send cannot be taken back once matched,
+   so its request is freed and its buffer, which MPI may still read, is never
+   reused (it stays counted against the pool's cap). */
+static void pipe_drop(mgdev_op_t *op)
+{
+    for (int i = 0; i < op->npipe; i++) {
+        mgdev_piece_t *p = &op->pipe[i];
+        if (p->req != MPI_REQUEST_NULL && op->kind == MGDEV_OP_RECV) {
+            PMPI_Cancel(&p->req);
+            PMPI_Wait(&p->req, MPI_STATUS_IGNORE);
+        } else if (p->req != MPI_REQUEST_NULL) {
+            PMPI_Request_free(&p->req);
+            p->stage = NULL;
+        }
+        mgdev_stage_put(p->stage);
+        p->stage = NULL;
+    }
+    op->npipe = 0;
+}
+
 /* Record an error class (detailed message already set) on op; it is done. */
 static void op_fail(mgdev_op_t *op, int err, int raised)
 {
@@ -177,6 +209,7 @@ static void op_fail(mgdev_op_t *op, int err, int raised)
         op->err = err;
         op->raised = raised;
     }
+    pipe_drop(op);
     op_unstage(op);
     op->state = MGDEV_OP_DONE;
 }
@@ -239,63 +272,153 @@ static int op_unpack(mgdev_op_t *op, char *host, int64_t first, int64_t len)
 /* A plain message goes as count instances of the type's packed twin, whose
    type signature matches the user's datatype (mgdt_type_twin); the pieces of
    a chunked one as bytes. */
-static int send_post_piece(mgdev_op_t *op, char *buf, int64_t len, int first)
+static int send_post_piece(mgdev_op_t *op, char *buf, int64_t len, int first, MPI_Request *req)
 {
     MPI_Comm comm = first ? op->comm : shadow;
     int dest = first ? op->peer : op->wpeer, tag = first ? op->tag : op->seq;
     MPI_Count n = op->chunked ? (MPI_Count)len : op->count;
     MPI_Datatype t = op->chunked ? MPI_BYTE : op->twin;
     if (op->mode == MGDEV_MODE_BUFFERED) {
-        op->inner = MPI_REQUEST_NULL;
+        *req = MPI_REQUEST_NULL;
         return PMPI_Bsend_c(buf, n, t, dest, tag, comm);
     }
     if (first && op->mode == MGDEV_MODE_SYNC)
-        return PMPI_Issend_c(buf, n, t, dest, tag, comm, &op->inner);
+        return PMPI_Issend_c(buf, n, t, dest, tag, comm, req);
     if (first && op->mode == MGDEV_MODE_READY)
-        return PMPI_Irsend_c(buf, n, t, dest, tag, comm, &op->inner);
-    return PMPI_Isend_c(buf, n, t, dest, tag, comm, &op->inner);
+        return PMPI_Irsend_c(buf, n, t, dest, tag, comm, req);
+    return PMPI_Isend_c(buf, n, t, dest, tag, comm, req);
 }
 
-/* Pack and post the next piece of a send. */
-static int send_next(mgdev_op_t *op)
-{
-    int rc = MPI_SUCCESS, first = op->pieces == 0;
-    int64_t chunk = (int64_t)mgdev_stage_chunk(), hdr = 0, len;
-    char *buf;
+/* ---- the pieces of a chunked message ---- */
 
-    if (first && !op->chunked && op->n >= chunk && mgdev_state.settings.p2p_chunked) {
-        op->chunked = 1;
-        rc = world_rank(op->comm, op->peer, &op->wpeer);
-        MG_CHECK(rc, fn_fail);
-        op->seq = send_seq[op->wpeer];
-        send_seq[op->wpeer] = (op->seq + 1) % seq_limit;
+/* A pool buffer for a piece of len bytes: the operation's own (from an
+   earlier piece, or parked by a persistent request) when own allows, else
+   one from the pool, waiting for it when no piece is in flight (the
+   operation's first claim) and only one the pool can spare otherwise. */
+static int pipe_buffer(mgdev_op_t *op, int64_t len, int own, mgdev_stage_t **s)
+{
+    *s = NULL;
+    if (own && op->stage && op->stage->size >= (size_t)len) {
+        *s = op->stage;
+        op->stage = NULL;
+        return MPI_SUCCESS;
     }
-    if (first && op->chunked)
-        hdr = HDR;
-    len = op->n - op->done;
-    if (op->chunked && len > chunk - hdr)
-        len = chunk - hdr;
-    if (op->packed && !hdr) {
-        buf = (char *)op->packed + op->done;
-    } else {
-        rc = op_buffer(op, len + hdr, &buf);
-        MG_CHECK(rc, fn_fail);
-        if (!buf)
-            goto fn_exit; /* the pool is at its cap: retry later */
+    if (op->npipe == 0)
+        return mgdev_stage_get((size_t)len, s);
+    return mgdev_stage_get_extra((size_t)len, s);
+}
+
+/* The oldest piece is complete: its buffer becomes the operation's own for
+   the next piece, or goes back to the pool. */
+static void pipe_retire(mgdev_op_t *op)
+{
+    mgdev_piece_t *p = &op->pipe[0];
+    op->done += p->len;
+    if (p->stage && !op->stage)
+        op->stage = p->stage;
+    else
+        mgdev_stage_put(p->stage);
+    op->npipe--;
+    memmove(op->pipe, op->pipe + 1, (size_t)op->npipe * sizeof(*p));
+}
+
+/* The message is complete once every piece was retired. */
+static int pipe_end(mgdev_op_t *op, int64_t total)
+{
+    if (op->done < total)
+        return 0;
+    op->state = MGDEV_OP_DONE;
+    op_unstage(op);
+    return 1;
+}
+
+/* A chunked send: retire the pieces whose sends completed, oldest first,
+   then pack and post pieces until MPIGPU_P2P_DEPTH are in flight or the pool
+   has no buffer to spare.  The first piece carries the header and goes on
+   the user's communicator, in the call's mode. */
+static void send_pipe(mgdev_op_t *op)
+{
+    int rc = MPI_SUCCESS;
+    int64_t chunk = (int64_t)mgdev_stage_chunk();
+
+    while (op->npipe > 0) {
+        int flag = 1;
+        if (op->pipe[0].req != MPI_REQUEST_NULL) {
+            rc = PMPI_Test(&op->pipe[0].req, &flag, MPI_STATUS_IGNORE);
+            if (rc != MPI_SUCCESS) {
+                op_fail_mpi(op, rc, "a send");
+                return;
+            }
+        }
+        if (!flag)
+            break;
+        pipe_retire(op);
+    }
+    if (pipe_end(op, op->n))
+        return;
+    while (op->posted < op->n && op->npipe < mgdev_state.settings.p2p_depth) {
+        int first = op->posted == 0;
+        int64_t hdr = first ? HDR : 0, len = op->n - op->posted;
+        mgdev_piece_t *p = &op->pipe[op->npipe];
+        char *buf;
+        if (len > chunk - hdr)
+            len = chunk - hdr;
+        *p = (mgdev_piece_t){.req = MPI_REQUEST_NULL, .first = op->posted, .len = len};
+        if (op->packed && !hdr) {
+            buf = (char *)op->packed + op->posted;
+        } else {
+            rc = pipe_buffer(op, len + hdr, 1, &p->stage);
+            MG_CHECK(rc, fn_fail);
+            if (!p->stage)
+                break; /* the pool is at its cap: more after progress */
+            buf = p->stage->ptr;
+        }
+        if (++op->npipe > pipe_high)
+            pipe_high = op->npipe;
         if (hdr) {
             p2p_header_t h = {
                 .magic = P2P_MAGIC, .total = (uint64_t)op->n, .seq = (uint64_t)op->seq};
             memcpy(buf, &h, sizeof(h));
         }
-        if (op->packed) {
-            memcpy(buf + hdr, op->packed + op->done, (size_t)len);
-        } else if (len > 0) {
-            rc = op_pack(op, buf + hdr, op->done, len);
+        if (op->packed && hdr)
+            memcpy(buf + hdr, op->packed, (size_t)len);
+        else if (!op->packed)
+            rc = op_pack(op, buf + hdr, op->posted, len);
+        MG_CHECK(rc, fn_fail);
+        rc = send_post_piece(op, buf, len + hdr, first, &p->req);
+        if (rc != MPI_SUCCESS) {
+            op_fail_mpi(op, rc, "posting a send");
+            return;
+        }
+        op->posted += len;
+        op->pieces++;
+    }
+    return;
+fn_fail:
+    op_fail(op, rc, 0);
+}
+
+/* Pack and post a plain message. */
+static int send_next(mgdev_op_t *op)
+{
+    int rc = MPI_SUCCESS;
+    int64_t len = op->n;
+    char *buf;
+
+    if (op->packed) {
+        buf = (char *)op->packed;
+    } else {
+        rc = op_buffer(op, len, &buf);
+        MG_CHECK(rc, fn_fail);
+        if (!buf)
+            goto fn_exit; /* the pool is at its cap: retry later */
+        if (len > 0) {
+            rc = op_pack(op, buf, 0, len);
             MG_CHECK(rc, fn_fail);
         }
     }
     op->piece = len;
-    rc = op_posted(op, send_post_piece(op, buf, len + hdr, first), "posting a send");
+    rc = op_posted(op, send_post_piece(op, buf, len, 1, &op->inner), "posting a send");
 fn_exit:
     return rc;
 fn_fail:
@@ -306,6 +429,21 @@ fn_fail:
 static void send_step(mgdev_op_t *op)
 {
     int flag = 1;
+    if (op->pieces == 0 && !op->chunked && op->n >= (int64_t)mgdev_stage_chunk() &&
+        mgdev_state.settings.p2p_chunked) {
+        int rc = world_rank(op->comm, op->peer, &op->wpeer);
+        if (rc != MPI_SUCCESS) {
+            op_fail(op, rc, 0);
+            return;
+        }
+        op->chunked = 1;
+        op->seq = send_seq[op->wpeer];
+        send_seq[op->wpeer] = (op->seq + 1) % seq_limit;
+    }
+    if (op->chunked) {
+        send_pipe(op);
+        return;
+    }
     if (op->state == MGDEV_OP_NEXT)
         send_next(op);
     if (op->state != MGDEV_OP_INFLIGHT)
@@ -331,17 +469,18 @@ static void send_step(mgdev_op_t *op)
 
 static char dummy[1]; /* buffer of empty pieces */
 
+/* Post the receive of a message's first (or only) piece. */
 static int recv_next(mgdev_op_t *op)
 {
-    int rc = MPI_SUCCESS, first = op->pieces == 0;
+    int rc = MPI_SUCCESS;
     int64_t chunk = (int64_t)mgdev_stage_chunk();
-    int64_t len = first ? op->n : op->total - op->done;
+    int64_t len = op->n;
     char *buf = dummy;
 
     /* A plain receive takes the whole message (its buffer's pages are only
        touched by the bytes that arrive); a first piece of at least one chunk
        may still turn out to start a chunked message. */
-    if ((!first || mgdev_state.settings.p2p_chunked) && len > chunk)
+    if (mgdev_state.settings.p2p_chunked && len > chunk)
         len = chunk;
     if (len > 0) {
         rc = op_buffer(op, len, &buf);
@@ -349,12 +488,10 @@ static int recv_next(mgdev_op_t *op)
         if (!buf)
             goto fn_exit; /* the pool is at its cap: retry later */
     }
-    if (first && op->matched)
+    if (op->matched)
         rc = PMPI_Imrecv_c(buf, (MPI_Count)len, MPI_BYTE, &op->message, &op->inner);
-    else if (first)
-        rc = PMPI_Irecv_c(buf, (MPI_Count)len, MPI_BYTE, op->peer, op->tag, op->comm, &op->inner);
     else
-        rc = PMPI_Irecv_c(buf, (MPI_Count)len, MPI_BYTE, op->wpeer, op->seq, shadow, &op->inner);
+        rc = PMPI_Irecv_c(buf, (MPI_Count)len, MPI_BYTE, op->peer, op->tag, op->comm, &op->inner);
     rc = op_posted(op, rc, "posting a receive");
 fn_exit:
     return rc;
@@ -363,48 +500,125 @@ fn_fail:
     goto fn_exit;
 }
 
-/* A piece arrived with status st: unpack it, and learn the protocol from the
-   first one. */
+/* Post the receives of a chunked message's next pieces, up to
+   MPIGPU_P2P_DEPTH in flight; own: the operation's buffer is free to take. */
+static int recv_pipe_post(mgdev_op_t *op, int own)
+{
+    int rc = MPI_SUCCESS;
+    int64_t chunk = (int64_t)mgdev_stage_chunk();
+    while (op->posted < op->total && op->npipe < mgdev_state.settings.p2p_depth) {
+        mgdev_piece_t *p = &op->pipe[op->npipe];
+        int64_t len = op->total - op->posted;
+        if (len > chunk)
+            len = chunk;
+        *p = (mgdev_piece_t){.req = MPI_REQUEST_NULL, .first = op->posted, .len = len};
+        rc = pipe_buffer(op, len, own, &p->stage);
+        if (rc != MPI_SUCCESS || !p->stage)
+            break;
+        if (++op->npipe > pipe_high)
+            pipe_high = op->npipe;
+        rc = PMPI_Irecv_c(p->stage->ptr, (MPI_Count)len, MPI_BYTE, op->wpeer, op->seq, shadow,
+                          &p->req);
+        if (rc != MPI_SUCCESS) {
+            op_fail_mpi(op, rc, "posting a receive");
+            return rc;
+        }
+        op->posted += len;
+        op->pieces++;
+    }
+    if (rc != MPI_SUCCESS)
+        op_fail(op, rc, 0);
+    return rc;
+}
+
+/* A chunked receive: unpack the pieces that arrived, oldest first, each
+   freeing a buffer for the receive of a later piece; the receives of the
+   pieces after it are already posted while it unpacks. */
+static void recv_pipe(mgdev_op_t *op)
+{
+    if (recv_pipe_post(op, 1) != MPI_SUCCESS)
+        return;
+    while (op->npipe > 0) {
+        int flag = 0;
+        MPI_Status st;
+        MPI_Count got = 0;
+        mgdev_piece_t *p = &op->pipe[0];
+        int rc = PMPI_Test(&p->req, &flag, &st);
+        if (rc != MPI_SUCCESS) {
+            op_fail_mpi(op, rc, "a receive");
+            return;
+        }
+        if (!flag)
+            break;
+        PMPI_Get_count_c(&st, MPI_BYTE, &got);
+        if (got != p->len) {
+            mgerr_set(MPI_ERR_OTHER,
+                      "mpigpu: %s: a piece of a chunked message has %lld bytes where %lld were "
+                      "expected (both sides must run the same mpigpu protocol)",
+                      op->fn, (long long)got, (long long)p->len);
+            op_fail(op, MPI_ERR_OTHER, 0);
+            return;
+        }
+        if (!op->discard) {
+            rc = op_unpack(op, p->stage->ptr, p->first, p->len);
+            if (rc != MPI_SUCCESS) {
+                op_fail(op, rc, 0);
+                return;
+            }
+        }
+        pipe_retire(op);
+        if (recv_pipe_post(op, 1) != MPI_SUCCESS)
+            return;
+    }
+    if (op->done >= op->total && op->discard)
+        op_fail(op, MPI_ERR_TRUNCATE, 0);
+    else
+        pipe_end(op, op->total);
+}
+
+/* The first (or only) piece arrived with status st: learn the protocol from
+   it, and unpack it. */
 static void recv_complete(mgdev_op_t *op, MPI_Status *st)
 {
     int rc = MPI_SUCCESS;
     int64_t chunk = (int64_t)mgdev_stage_chunk(), off = 0;
     MPI_Count len = 0;
     char *buf = op->big ? op->big : op->stage ? op->stage->ptr : dummy;
+    p2p_header_t h;
 
     PMPI_Get_count_c(st, MPI_BYTE, &len);
-    if (op->pieces == 1) {
-        op->source = st->MPI_SOURCE;
-        op->rtag = st->MPI_TAG;
-        op->total = len;
-        p2p_header_t h;
-        if (len == chunk && len >= HDR && (memcpy(&h, buf, sizeof(h)), h.magic == P2P_MAGIC)) {
-            op->chunked = 1;
-            op->total = (int64_t)h.total;
-            op->seq = (int)h.seq;
-            off = HDR;
-            len -= HDR;
-            rc = world_rank(op->comm, op->source, &op->wpeer);
-            MG_CHECK(rc, fn_fail);
-            if (op->total > op->n) {
-                /* Drain the pieces, so that they match nothing else. */
-                op->discard = 1;
-                mgerr_set(MPI_ERR_TRUNCATE,
-                          "mpigpu: %s: message of %lld bytes is longer than the receive buffer "
-                          "(%lld bytes of the datatype)",
-                          op->fn, (long long)op->total, (long long)op->n);
-            }
+    op->source = st->MPI_SOURCE;
+    op->rtag = st->MPI_TAG;
+    op->total = len;
+    if (len == chunk && len >= HDR && (memcpy(&h, buf, sizeof(h)), h.magic == P2P_MAGIC)) {
+        op->chunked = 1;
+        op->total = (int64_t)h.total;
+        op->seq = (int)h.seq;
+        off = HDR;
+        len -= HDR;
+        rc = world_rank(op->comm, op->source, &op->wpeer);
+        MG_CHECK(rc, fn_fail);
+        if (op->total > op->n) {
+            /* Drain the pieces, so that they match nothing else. */
+            op->discard = 1;
+            mgerr_set(MPI_ERR_TRUNCATE,
+                      "mpigpu: %s: message of %lld bytes is longer than the receive buffer "
+                      "(%lld bytes of the datatype)",
+                      op->fn, (long long)op->total, (long long)op->n);
         }
+        /* The next pieces' receives first, so that they arrive while this
+           one unpacks (its buffer is not theirs to take yet). */
+        op->posted = len;
+        if (recv_pipe_post(op, 0) != MPI_SUCCESS)
+            return;
     }
     if (!op->discard && len > 0) {
-        rc = op_unpack(op, buf + off, op->done, len);
+        rc = op_unpack(op, buf + off, 0, len);
         MG_CHECK(rc, fn_fail);
     }
-    op->done += len;
-    op->state = MGDEV_OP_NEXT;
-    if (op->done >= op->total) {
-        if (op->discard)
-            op_fail(op, MPI_ERR_TRUNCATE, 0);
+    op->done = len;
+    op->state = MGDEV_OP_NEXT; /* chunked: recv_pipe takes over */
+    if (!op->chunked) {
         op->state = MGDEV_OP_DONE;
         op_unstage(op);
     }
@@ -417,6 +631,10 @@ static void recv_step(mgdev_op_t *op)
 {
     int flag = 0;
     MPI_Status st;
+    if (op->chunked) {
+        recv_pipe(op);
+        return;
+    }
     if (op->state == MGDEV_OP_NEXT)
         recv_next(op);
     if (op->state != MGDEV_OP_INFLIGHT)

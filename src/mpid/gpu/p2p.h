@@ -60,6 +60,11 @@ int mgdev_big_get(size_t want, char **buf, size_t *size);
 void mgdev_big_put(char *buf, size_t size);
 /* Bytes kept now, and buffers allocated so far (tests). */
 void mgdev_big_usage(size_t *kept, unsigned long *allocs);
+/* A buffer of at least want bytes (want <= mgdev_stage_chunk()) for a
+   further piece of a chunked message in flight, only when the pool can still
+   give one chunk to another operation after it; else *s = NULL (the
+   operation goes on with fewer pieces in flight). */
+int mgdev_stage_get_extra(size_t want, mgdev_stage_t **s);
 /* Park *slot (a persistent operation's buffer between starts): the pool may
    reclaim it, setting *slot to NULL, when it needs memory.  Unpark takes it
    back (or finds *slot NULL).  Both take NULL. */
@@ -84,6 +89,14 @@ typedef enum mgdev_op_state {
     MGDEV_OP_INFLIGHT, /* inner PMPI request of one piece outstanding */
     MGDEV_OP_DONE
 } mgdev_op_state_t;
+
+/* A piece of a chunked message in flight (at most MPIGPU_P2P_DEPTH per
+   operation): its pool buffer and its inner request. */
+typedef struct mgdev_piece {
+    mgdev_stage_t *stage; /* NULL: sent straight from the caller's packed bytes */
+    MPI_Request req;      /* MPI_REQUEST_NULL once complete (a buffered send) */
+    int64_t first, len;   /* payload bytes [first, first + len) of the message */
+} mgdev_piece_t;
 
 typedef struct mgdev_op {
     struct mgdev_op *prev, *next; /* active list, while not DONE */
@@ -111,6 +124,9 @@ typedef struct mgdev_op {
     int seq;            /* chunked: tag of the continuation on the shadow comm */
     int64_t piece;      /* payload bytes of the inflight piece */
     int pieces;         /* pieces posted */
+    int64_t posted;     /* chunked: payload bytes of the pieces posted */
+    int npipe;          /* chunked: pieces in flight, oldest first in pipe[] */
+    mgdev_piece_t pipe[MGDEV_P2P_DEPTH_MAX];
     mgdev_stage_t *stage;
     char *big; /* plain message above one chunk: a host buffer of its own (mgdev_big_get) */
     size_t big_size;
@@ -151,6 +167,9 @@ void mgdev_op_cancel(mgdev_op_t *op);
 /* Set up and tear down p2p state: the shadow communicator, the pool. */
 int mgdev_p2p_init(void);
 void mgdev_p2p_finalize(void);
+
+/* The most pieces of one chunked message seen in flight at once (tests). */
+int mgdev_p2p_pipe_high(void);
 
 /* 1 when any byte that count instances of dt at buf touch lies in the
    reserved device range. */

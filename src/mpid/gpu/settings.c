@@ -161,6 +161,7 @@ int mgdev_settings_read(mgdev_settings_t *s)
     s->chunk_bytes = MGDEV_CHUNK_DEFAULT;
     s->staging_max = MGDEV_STAGING_DEFAULT;
     s->staging_keep = MGDEV_STAGING_KEEP_DEFAULT;
+    s->p2p_depth = MGDEV_P2P_DEPTH_DEFAULT;
 
     if ((v = getenv("MPIGPU_VERBOSE")) && v[0])
         s->verbose = atoi(v);
@@ -228,6 +229,15 @@ int mgdev_settings_read(mgdev_settings_t *s)
         else if (strcmp(v, "plain") != 0)
             MG_FAIL(rc, fn_fail, MPI_ERR_OTHER,
                     "mpigpu: MPIGPU_P2P_PROTOCOL=\"%s\": expected plain or chunked", v);
+    }
+    if ((v = getenv("MPIGPU_P2P_DEPTH")) && v[0]) {
+        char *end = NULL;
+        long n = strtol(v, &end, 10);
+        if (end == v || *end || n < 1 || n > MGDEV_P2P_DEPTH_MAX)
+            MG_FAIL(rc, fn_fail, MPI_ERR_OTHER,
+                    "mpigpu: MPIGPU_P2P_DEPTH=\"%s\": expected a number of pieces from 1 to %d", v,
+                    MGDEV_P2P_DEPTH_MAX);
+        s->p2p_depth = (int)n;
     }
     resolve_cache_dir(s);
 

@@ -224,6 +224,20 @@ int mgdev_stage_get(size_t want, mgdev_stage_t **out)
     return stage_take(size, out);
 }
 
+int mgdev_stage_get_extra(size_t want, mgdev_stage_t **out)
+{
+    size_t size = STAGE_MIN, room = pool.cap - pool.allocated;
+    *out = NULL;
+    while (size < want && size < pool.chunk)
+        size *= 2;
+    for (mgdev_stage_t *s = pool.free; s; s = s->next)
+        room += s->size;
+    /* Parked buffers do not count: taking them is for a first piece. */
+    if (room < size + pool.chunk)
+        return MPI_SUCCESS;
+    return stage_take(size, out);
+}
+
 int mgdev_stage_get_big(size_t want, mgdev_stage_t **out)
 {
     size_t size = pool.chunk;
