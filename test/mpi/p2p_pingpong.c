@@ -12,6 +12,7 @@
 void mgdev_staging_usage(size_t *allocated, size_t *high_water, size_t *cap);
 void mgdev_big_usage(size_t *kept, unsigned long *allocs);
 int mgdev_p2p_pipe_high(void);
+unsigned long mgdev_worker_jobs(void);
 
 static long rss_kib(void)
 {
@@ -94,11 +95,14 @@ int main(int argc, char **argv)
        and every later message reused one. */
     CHECK(!islong || (big0 > 0 && big1 == big0 && kept > 0));
     /* Pieces: as many in flight as MPIGPU_P2P_DEPTH says (the 64K pool has
-       four 16K chunks, so three fit beside one spare), and no long-message
-       buffer was ever needed. */
+       four 16K chunks, so three fit beside one spare), no long-message
+       buffer was ever needed, and with more than one piece in flight the
+       worker thread packed or unpacked pieces while MPI moved others. */
     const char *dv = getenv("MPIGPU_P2P_DEPTH");
     int depth = dv ? atoi(dv) : 3, high = mgdev_p2p_pipe_high();
+    unsigned long jobs = mgdev_worker_jobs();
     CHECK(!pipe || (high == depth && big1 == 0));
+    CHECK(!pipe || (depth > 1 ? jobs > 0 : jobs == 0));
     /* A leak of even 100 bytes per trip would show as ~1 MiB.  AddressSanitizer
        keeps freed memory in quarantine (up to 256 MiB), so there only the
        staging checks above apply. */
@@ -108,8 +112,8 @@ int main(int argc, char **argv)
     if (rank == 0 || errs)
         fprintf(stderr,
                 "rank %d: rss %ld -> %ld KiB, staging %zu -> %zu B (high water %zu, cap %zu), "
-                "long-message buffers: %lu -> %lu allocated, %zu B kept, pieces in flight %d\n",
-                rank, rss0, rss1, alloc0, alloc1, hw, cap, big0, big1, kept, high);
+                "long-message buffers: %lu -> %lu allocated, %zu B kept, pieces in flight %d, worker jobs %lu\n",
+                rank, rss0, rss1, alloc0, alloc1, hw, cap, big0, big1, kept, high, jobs);
     MPI_Type_free(&t);
     buf_free(d, 1);
     free(h);

@@ -26,6 +26,7 @@
  */
 #include "config.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +77,7 @@ int mgdev_p2p_pipe_high(void)
 void mgdev_p2p_finalize(void)
 {
     mgdev_progress_finalize();
+    mgdev_worker_finalize();
     mgdev_stage_finalize();
     if (shadow != MPI_COMM_NULL)
         PMPI_Comm_free(&shadow);
@@ -187,6 +189,8 @@ static int op_buffer(mgdev_op_t *op, int64_t len, char **buf)
    reused (it stays counted against the pool's cap). */
 static void pipe_drop(mgdev_op_t *op)
 {
+    if (__atomic_load_n(&op->job.state, __ATOMIC_ACQUIRE) != MGDEV_JOB_IDLE)
+        mgdev_job_end(&op->job); /* the worker must be done with its buffer */
     for (int i = 0; i < op->npipe; i++) {
         mgdev_piece_t *p = &op->pipe[i];
         if (p->req != MPI_REQUEST_NULL && op->kind == MGDEV_OP_RECV) {
@@ -303,9 +307,12 @@ static int pipe_buffer(mgdev_op_t *op, int64_t len, int own, mgdev_stage_t **s)
         op->stage = NULL;
         return MPI_SUCCESS;
     }
+    /* Always the chunk class, even for a short last piece: a buffer of
+       another class would make the pool release and allocate pinned memory
+       back and forth. */
     if (op->npipe == 0)
-        return mgdev_stage_get((size_t)len, s);
-    return mgdev_stage_get_extra((size_t)len, s);
+        return mgdev_stage_get(mgdev_stage_chunk(), s);
+    return mgdev_stage_get_extra(mgdev_stage_chunk(), s);
 }
 
 /* The oldest piece is complete: its buffer becomes the operation's own for
@@ -332,16 +339,66 @@ static int pipe_end(mgdev_op_t *op, int64_t total)
     return 1;
 }
 
+/* The worker's job: the pack (send) or unpack (receive) of op's piece. */
+static int piece_run(mgdev_job_t *job)
+{
+    mgdev_op_t *op = (mgdev_op_t *)(void *)((char *)job - offsetof(mgdev_op_t, job));
+    if (op->kind == MGDEV_OP_SEND)
+        return op_pack(op, op->jhost, op->jfirst, op->jlen);
+    return op_unpack(op, op->jhost, op->jfirst, op->jlen);
+}
+
+/* Pack or unpack [first, first + len) of the message at host: on the worker
+   when another piece is in flight, so that MPI keeps moving it (*queued =
+   1; the caller polls op->job), else here. */
+static int piece_work(mgdev_op_t *op, char *host, int64_t first, int64_t len, int *queued)
+{
+    int busy = 0;
+    *queued = 0;
+    for (int i = 0; i < op->npipe; i++)
+        busy += op->pipe[i].state == MGDEV_PIECE_FLIGHT && op->pipe[i].req != MPI_REQUEST_NULL &&
+                !op->pipe[i].arrived;
+    if (busy && mgdev_state.settings.p2p_depth > 1) {
+        op->jhost = host;
+        op->jfirst = first;
+        op->jlen = len;
+        op->job.run = piece_run;
+        if (mgdev_job_submit(&op->job) == MPI_SUCCESS) {
+            *queued = 1;
+            return MPI_SUCCESS;
+        }
+    }
+    return op->kind == MGDEV_OP_SEND ? op_pack(op, host, first, len)
+                                     : op_unpack(op, host, first, len);
+}
+
+/* Post the send of piece p, packed. */
+static int send_piece_post(mgdev_op_t *op, mgdev_piece_t *p)
+{
+    int64_t hdr = p->first_piece ? HDR : 0;
+    char *buf = p->stage ? p->stage->ptr : (char *)op->packed + p->first;
+    int rc = send_post_piece(op, buf, p->len + hdr, p->first_piece, &p->req);
+    p->state = MGDEV_PIECE_FLIGHT;
+    if (rc != MPI_SUCCESS) {
+        op_fail_mpi(op, rc, "posting a send");
+        return rc;
+    }
+    op->pieces++;
+    return MPI_SUCCESS;
+}
+
 /* A chunked send: retire the pieces whose sends completed, oldest first,
    then pack and post pieces until MPIGPU_P2P_DEPTH are in flight or the pool
-   has no buffer to spare.  The first piece carries the header and goes on
-   the user's communicator, in the call's mode. */
+   has no buffer to spare; a piece packs on the worker while others are in
+   flight, and is posted once packed (pieces are posted in order).  The first
+   piece carries the header and goes on the user's communicator, in the
+   call's mode. */
 static void send_pipe(mgdev_op_t *op)
 {
-    int rc = MPI_SUCCESS;
+    int rc = MPI_SUCCESS, queued = 0;
     int64_t chunk = (int64_t)mgdev_stage_chunk();
 
-    while (op->npipe > 0) {
+    while (op->npipe > 0 && op->pipe[0].state == MGDEV_PIECE_FLIGHT) {
         int flag = 1;
         if (op->pipe[0].req != MPI_REQUEST_NULL) {
             rc = PMPI_Test(&op->pipe[0].req, &flag, MPI_STATUS_IGNORE);
@@ -356,42 +413,48 @@ static void send_pipe(mgdev_op_t *op)
     }
     if (pipe_end(op, op->n))
         return;
+    if (op->npipe > 0 && op->pipe[op->npipe - 1].state == MGDEV_PIECE_PACKING) {
+        if (!mgdev_job_done(&op->job))
+            return;
+        rc = mgdev_job_end(&op->job);
+        MG_CHECK(rc, fn_fail);
+        if (send_piece_post(op, &op->pipe[op->npipe - 1]) != MPI_SUCCESS)
+            return;
+    }
     while (op->posted < op->n && op->npipe < mgdev_state.settings.p2p_depth) {
         int first = op->posted == 0;
         int64_t hdr = first ? HDR : 0, len = op->n - op->posted;
         mgdev_piece_t *p = &op->pipe[op->npipe];
-        char *buf;
         if (len > chunk - hdr)
             len = chunk - hdr;
-        *p = (mgdev_piece_t){.req = MPI_REQUEST_NULL, .first = op->posted, .len = len};
-        if (op->packed && !hdr) {
-            buf = (char *)op->packed + op->posted;
-        } else {
+        *p = (mgdev_piece_t){
+            .req = MPI_REQUEST_NULL, .first_piece = first, .first = op->posted, .len = len};
+        if (!op->packed || hdr) {
             rc = pipe_buffer(op, len + hdr, 1, &p->stage);
             MG_CHECK(rc, fn_fail);
             if (!p->stage)
                 break; /* the pool is at its cap: more after progress */
-            buf = p->stage->ptr;
         }
         if (++op->npipe > pipe_high)
             pipe_high = op->npipe;
+        op->posted += len;
         if (hdr) {
             p2p_header_t h = {
                 .magic = P2P_MAGIC, .total = (uint64_t)op->n, .seq = (uint64_t)op->seq};
-            memcpy(buf, &h, sizeof(h));
+            memcpy(p->stage->ptr, &h, sizeof(h));
+            if (op->packed)
+                memcpy(p->stage->ptr + hdr, op->packed, (size_t)len);
         }
-        if (op->packed && hdr)
-            memcpy(buf + hdr, op->packed, (size_t)len);
-        else if (!op->packed)
-            rc = op_pack(op, buf + hdr, op->posted, len);
-        MG_CHECK(rc, fn_fail);
-        rc = send_post_piece(op, buf, len + hdr, first, &p->req);
-        if (rc != MPI_SUCCESS) {
-            op_fail_mpi(op, rc, "posting a send");
+        if (!op->packed) {
+            rc = piece_work(op, p->stage->ptr + hdr, p->first, len, &queued);
+            MG_CHECK(rc, fn_fail);
+            if (queued) {
+                p->state = MGDEV_PIECE_PACKING;
+                return;
+            }
+        }
+        if (send_piece_post(op, p) != MPI_SUCCESS)
             return;
-        }
-        op->posted += len;
-        op->pieces++;
     }
     return;
 fn_fail:
@@ -531,39 +594,67 @@ static int recv_pipe_post(mgdev_op_t *op, int own)
     return rc;
 }
 
-/* A chunked receive: unpack the pieces that arrived, oldest first, each
-   freeing a buffer for the receive of a later piece; the receives of the
-   pieces after it are already posted while it unpacks. */
-static void recv_pipe(mgdev_op_t *op)
+/* Test the receives of pieces not yet arrived, oldest first, up to the first
+   still pending: it records arrivals, and it is what makes MPI move the
+   pieces while the worker unpacks an older one. */
+static int recv_pipe_poll(mgdev_op_t *op)
 {
-    if (recv_pipe_post(op, 1) != MPI_SUCCESS)
-        return;
-    while (op->npipe > 0) {
+    for (int i = 0; i < op->npipe; i++) {
+        mgdev_piece_t *p = &op->pipe[i];
         int flag = 0;
         MPI_Status st;
         MPI_Count got = 0;
-        mgdev_piece_t *p = &op->pipe[0];
+        if (p->state != MGDEV_PIECE_FLIGHT || p->arrived)
+            continue;
         int rc = PMPI_Test(&p->req, &flag, &st);
         if (rc != MPI_SUCCESS) {
             op_fail_mpi(op, rc, "a receive");
-            return;
+            return rc;
         }
         if (!flag)
             break;
         PMPI_Get_count_c(&st, MPI_BYTE, &got);
-        if (got != p->len) {
-            mgerr_set(MPI_ERR_OTHER,
-                      "mpigpu: %s: a piece of a chunked message has %lld bytes where %lld were "
-                      "expected (both sides must run the same mpigpu protocol)",
-                      op->fn, (long long)got, (long long)p->len);
-            op_fail(op, MPI_ERR_OTHER, 0);
+        p->got = got;
+        p->arrived = 1;
+    }
+    return MPI_SUCCESS;
+}
+
+/* A chunked receive: unpack the pieces that arrived, oldest first (on the
+   worker while later pieces are in flight, so that MPI keeps moving them),
+   each freeing a buffer for the receive of a later piece. */
+static void recv_pipe(mgdev_op_t *op)
+{
+    int rc = MPI_SUCCESS, queued = 0;
+    if (recv_pipe_post(op, 1) != MPI_SUCCESS)
+        return;
+    while (op->npipe > 0) {
+        mgdev_piece_t *p = &op->pipe[0];
+        if (recv_pipe_poll(op) != MPI_SUCCESS)
             return;
-        }
-        if (!op->discard) {
-            rc = op_unpack(op, p->stage->ptr, p->first, p->len);
-            if (rc != MPI_SUCCESS) {
-                op_fail(op, rc, 0);
+        if (p->state == MGDEV_PIECE_UNPACKING) {
+            if (!mgdev_job_done(&op->job))
+                break;
+            rc = mgdev_job_end(&op->job);
+            MG_CHECK(rc, fn_fail);
+            pipe_retire(op);
+            if (recv_pipe_post(op, 1) != MPI_SUCCESS)
                 return;
+            continue;
+        }
+        if (!p->arrived)
+            break;
+        if (p->got != p->len)
+            MG_FAIL(rc, fn_fail, MPI_ERR_OTHER,
+                    "mpigpu: %s: a piece of a chunked message has %lld bytes where %lld were "
+                    "expected (both sides must run the same mpigpu protocol)",
+                    op->fn, (long long)p->got, (long long)p->len);
+        if (!op->discard) {
+            rc = piece_work(op, p->stage->ptr, p->first, p->len, &queued);
+            MG_CHECK(rc, fn_fail);
+            if (queued) {
+                p->state = MGDEV_PIECE_UNPACKING;
+                continue; /* poll the later pieces */
             }
         }
         pipe_retire(op);
@@ -574,6 +665,9 @@ static void recv_pipe(mgdev_op_t *op)
         op_fail(op, MPI_ERR_TRUNCATE, 0);
     else
         pipe_end(op, op->total);
+    return;
+fn_fail:
+    op_fail(op, rc, 0);
 }
 
 /* The first (or only) piece arrived with status st: learn the protocol from

@@ -90,12 +90,46 @@ typedef enum mgdev_op_state {
     MGDEV_OP_DONE
 } mgdev_op_state_t;
 
+/* ---- the piece worker (worker.c) ---- */
+
+enum { MGDEV_JOB_IDLE = 0, MGDEV_JOB_QUEUED, MGDEV_JOB_DONE };
+typedef struct mgdev_job {
+    struct mgdev_job *next;
+    int (*run)(struct mgdev_job *job); /* on the worker; returns an MPI error code */
+    int rc;
+    char *msg; /* rc's message, carried from the worker's thread */
+    int state; /* MGDEV_JOB_*, atomic */
+} mgdev_job_t;
+
+/* Queue job->run on the worker thread (started at the first job).  An error
+   means the job was not queued: run it in the caller instead. */
+int mgdev_job_submit(mgdev_job_t *job);
+/* 1 once the worker finished job (no lock). */
+int mgdev_job_done(mgdev_job_t *job);
+/* Wait until job is done, record its error message in this thread, make it
+   idle again, and return its result. */
+int mgdev_job_end(mgdev_job_t *job);
+/* Jobs the worker ran so far (tests). */
+unsigned long mgdev_worker_jobs(void);
+/* Stop the worker (MPI_Finalize, after every operation ended). */
+void mgdev_worker_finalize(void);
+
 /* A piece of a chunked message in flight (at most MPIGPU_P2P_DEPTH per
    operation): its pool buffer and its inner request. */
+typedef enum mgdev_piece_state {
+    MGDEV_PIECE_FLIGHT = 0, /* its send or receive is posted */
+    MGDEV_PIECE_PACKING,    /* send: the worker packs it, then it is posted */
+    MGDEV_PIECE_UNPACKING   /* receive: arrived, the worker unpacks it */
+} mgdev_piece_state_t;
+
 typedef struct mgdev_piece {
+    mgdev_piece_state_t state;
+    int first_piece;      /* send: carries the header, goes on the user's comm */
     mgdev_stage_t *stage; /* NULL: sent straight from the caller's packed bytes */
     MPI_Request req;      /* MPI_REQUEST_NULL once complete (a buffered send) */
     int64_t first, len;   /* payload bytes [first, first + len) of the message */
+    int arrived;          /* receive: complete, with got bytes */
+    int64_t got;
 } mgdev_piece_t;
 
 typedef struct mgdev_op {
@@ -127,6 +161,10 @@ typedef struct mgdev_op {
     int64_t posted;     /* chunked: payload bytes of the pieces posted */
     int npipe;          /* chunked: pieces in flight, oldest first in pipe[] */
     mgdev_piece_t pipe[MGDEV_P2P_DEPTH_MAX];
+    mgdev_job_t job; /* chunked: the pack or unpack of one piece on the worker (the
+                        newest for a send, the oldest for a receive) */
+    char *jhost;     /* the job's piece: host bytes and payload range */
+    int64_t jfirst, jlen;
     mgdev_stage_t *stage;
     char *big; /* plain message above one chunk: a host buffer of its own (mgdev_big_get) */
     size_t big_size;
