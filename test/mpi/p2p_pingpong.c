@@ -112,7 +112,8 @@ int main(int argc, char **argv)
     if (rank == 0 || errs)
         fprintf(stderr,
                 "rank %d: rss %ld -> %ld KiB, staging %zu -> %zu B (high water %zu, cap %zu), "
-                "long-message buffers: %lu -> %lu allocated, %zu B kept, pieces in flight %d, worker jobs %lu\n",
+                "long-message buffers: %lu -> %lu allocated, %zu B kept, pieces in flight %d, "
+                "worker jobs %lu\n",
                 rank, rss0, rss1, alloc0, alloc1, hw, cap, big0, big1, kept, high, jobs);
     MPI_Type_free(&t);
     buf_free(d, 1);
