@@ -375,9 +375,10 @@ static int piece_work(mgdev_op_t *op, char *host, int64_t first, int64_t len, in
 /* Post the send of piece p, packed. */
 static int send_piece_post(mgdev_op_t *op, mgdev_piece_t *p)
 {
-    int64_t hdr = p->first_piece ? HDR : 0;
+    int first = p->first == 0; /* the piece with the header */
+    int64_t hdr = first ? HDR : 0;
     char *buf = p->stage ? p->stage->ptr : (char *)op->packed + p->first;
-    int rc = send_post_piece(op, buf, p->len + hdr, p->first_piece, &p->req);
+    int rc = send_post_piece(op, buf, p->len + hdr, first, &p->req);
     p->state = MGDEV_PIECE_FLIGHT;
     if (rc != MPI_SUCCESS) {
         op_fail_mpi(op, rc, "posting a send");
@@ -427,8 +428,7 @@ static void send_pipe(mgdev_op_t *op)
         mgdev_piece_t *p = &op->pipe[op->npipe];
         if (len > chunk - hdr)
             len = chunk - hdr;
-        *p = (mgdev_piece_t){
-            .req = MPI_REQUEST_NULL, .first_piece = first, .first = op->posted, .len = len};
+        *p = (mgdev_piece_t){.req = MPI_REQUEST_NULL, .first = op->posted, .len = len};
         if (!op->packed || hdr) {
             rc = pipe_buffer(op, len + hdr, 1, &p->stage);
             MG_CHECK(rc, fn_fail);
@@ -480,7 +480,6 @@ static int send_next(mgdev_op_t *op)
             MG_CHECK(rc, fn_fail);
         }
     }
-    op->piece = len;
     rc = op_posted(op, send_post_piece(op, buf, len, 1, &op->inner), "posting a send");
 fn_exit:
     return rc;
@@ -521,13 +520,9 @@ static void send_step(mgdev_op_t *op)
     }
     if (!flag)
         return;
-    op->done += op->piece;
-    op->piece = 0;
-    op->state = MGDEV_OP_NEXT;
-    if (op->done >= op->n) {
-        op->state = MGDEV_OP_DONE;
-        op_unstage(op);
-    }
+    op->done = op->n; /* a plain message is one piece */
+    op->state = MGDEV_OP_DONE;
+    op_unstage(op);
 }
 
 static char dummy[1]; /* buffer of empty pieces */

@@ -124,7 +124,6 @@ typedef enum mgdev_piece_state {
 
 typedef struct mgdev_piece {
     mgdev_piece_state_t state;
-    int first_piece;      /* send: carries the header, goes on the user's comm */
     mgdev_stage_t *stage; /* NULL: sent straight from the caller's packed bytes */
     MPI_Request req;      /* MPI_REQUEST_NULL once complete (a buffered send) */
     int64_t first, len;   /* payload bytes [first, first + len) of the message */
@@ -156,7 +155,6 @@ typedef struct mgdev_op {
     int discard;        /* receive: truncated, drain the pieces */
     int wpeer;          /* chunked: peer's rank in MPI_COMM_WORLD */
     int seq;            /* chunked: tag of the continuation on the shadow comm */
-    int64_t piece;      /* payload bytes of the inflight piece */
     int pieces;         /* pieces posted */
     int64_t posted;     /* chunked: payload bytes of the pieces posted */
     int npipe;          /* chunked: pieces in flight, oldest first in pipe[] */

@@ -217,7 +217,7 @@ int mgdev_op_restart(mgdev_op_t *op)
     mgdev_stage_unpark(&op->stage);
     op->err = MPI_SUCCESS;
     op->raised = op->cancelled = op->discard = op->chunked = op->pieces = 0;
-    op->done = op->total = op->piece = op->posted = 0;
+    op->done = op->total = op->posted = 0;
     op->npipe = 0;
     op->inner = MPI_REQUEST_NULL;
     op->source = MPI_ANY_SOURCE;

@@ -216,20 +216,24 @@ static int stage_take(size_t size, mgdev_stage_t **out)
     return stage_alloc(size, out);
 }
 
-int mgdev_stage_get(size_t want, mgdev_stage_t **out)
+/* The pool's class (a power of two, up to the chunk) for want bytes. */
+static size_t stage_class(size_t want)
 {
     size_t size = STAGE_MIN;
     while (size < want && size < pool.chunk)
         size *= 2;
-    return stage_take(size, out);
+    return size;
+}
+
+int mgdev_stage_get(size_t want, mgdev_stage_t **out)
+{
+    return stage_take(stage_class(want), out);
 }
 
 int mgdev_stage_get_extra(size_t want, mgdev_stage_t **out)
 {
-    size_t size = STAGE_MIN, room = pool.cap - pool.allocated;
+    size_t size = stage_class(want), room = pool.cap - pool.allocated;
     *out = NULL;
-    while (size < want && size < pool.chunk)
-        size *= 2;
     for (mgdev_stage_t *s = pool.free; s; s = s->next)
         room += s->size;
     /* Parked buffers do not count: taking them is for a first piece. */
