@@ -74,14 +74,17 @@ check_PROGRAMS += test/mpi/p2p_basic_dma
 test_mpi_p2p_basic_dma_SOURCES = $(test_mpi_p2p_basic_SOURCES)
 test_mpi_p2p_basic_dma_LDADD = $(test_mpi_p2p_basic_LDADD)
 TESTS += test/mpi/p2p_basic test/mpi/p2p_chunk test/mpi/p2p_chunked test/mpi/p2p_basic_dma
-check_PROGRAMS += test/mpi/p2p_misc test/mpi/p2p_misc4 test/mpi/p2p_misc_chunk
+check_PROGRAMS += test/mpi/p2p_misc test/mpi/p2p_misc4 test/mpi/p2p_misc_chunk \
+	test/mpi/p2p_misc_chunked
 test_mpi_p2p_misc_SOURCES = test/mpi/p2p_misc.c test/mpi/p2p_common.h
 test_mpi_p2p_misc_LDADD = libmpigpu.la $(OPENCL_LIBS)
 test_mpi_p2p_misc4_SOURCES = $(test_mpi_p2p_misc_SOURCES)
 test_mpi_p2p_misc4_LDADD = $(test_mpi_p2p_misc_LDADD)
 test_mpi_p2p_misc_chunk_SOURCES = $(test_mpi_p2p_misc_SOURCES)
 test_mpi_p2p_misc_chunk_LDADD = $(test_mpi_p2p_misc_LDADD)
-TESTS += test/mpi/p2p_misc test/mpi/p2p_misc4 test/mpi/p2p_misc_chunk
+test_mpi_p2p_misc_chunked_SOURCES = $(test_mpi_p2p_misc_SOURCES)
+test_mpi_p2p_misc_chunked_LDADD = $(test_mpi_p2p_misc_LDADD)
+TESTS += test/mpi/p2p_misc test/mpi/p2p_misc4 test/mpi/p2p_misc_chunk test/mpi/p2p_misc_chunked
 check_PROGRAMS += test/mpi/p2p_pingpong test/mpi/p2p_pingpong_long test/mpi/p2p_pingpong_pipe \
 	test/mpi/p2p_pingpong_pipe1
 test_mpi_p2p_pingpong_SOURCES = test/mpi/p2p_pingpong.c test/mpi/p2p_common.h

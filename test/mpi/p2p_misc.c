@@ -22,6 +22,11 @@ static void sync_token(int from, int to)
 static void test_interop(void)
 {
     static const int counts[2] = {3, 4000};
+    /* A chunked message's pieces need mpigpu on the receiving side: under
+       MPIGPU_P2P_PROTOCOL=chunked a device send goes to MPI_Recv on a host
+       buffer (test_host_recv has the other receive calls). */
+    const char *proto = getenv("MPIGPU_P2P_PROTOCOL");
+    int chunked = proto && !strcmp(proto, "chunked");
     for (int ti = 0; ti < NTYPES; ti++) {
         MPI_Datatype t = types[ti];
         for (int ci = 0; ci < 2; ci++)
@@ -30,7 +35,9 @@ static void test_interop(void)
                     int count = counts[ci], rcount = count * (1 + extra);
                     size_t n = buf_size(t, rcount);
                     snprintf(where, sizeof(where), "interop %s count %d recv %d %s", tnames[ti],
-                             count, rcount, dir ? "device->PMPI_Recv" : "PMPI_Send->device");
+                             count, rcount,
+                             dir ? chunked ? "device->MPI_Recv(host)" : "device->PMPI_Recv"
+                                 : "PMPI_Send->device");
                     if (rank == 0) {
                         unsigned char *s = buf_make(n, 11, dir);
                         if (dir)
@@ -50,7 +57,10 @@ static void test_interop(void)
                         unsigned char *w = malloc(n);
                         fill(w, n, 99);
                         memcpy(w, want, buf_size(t, count) < n ? buf_size(t, count) : n);
-                        if (dir)
+                        if (dir && chunked)
+                            CHECK(MPI_Recv(r + ORIGIN, rcount, t, 0, 7, MPI_COMM_WORLD, &st) ==
+                                  MPI_SUCCESS);
+                        else if (dir)
                             CHECK(PMPI_Recv(r + ORIGIN, rcount, t, 0, 7, MPI_COMM_WORLD, &st) ==
                                   MPI_SUCCESS);
                         else
@@ -65,6 +75,137 @@ static void test_interop(void)
                     }
                 }
     }
+}
+
+/* A device send received into host memory through every receive call, with
+   a dense and two strided host datatypes, 4000 instances (above one chunk of
+   a 64K pool: under MPIGPU_P2P_PROTOCOL=chunked a chunked message, which the
+   host receive takes whole), then a truncated one, and a plain host message
+   of exactly one chunk (16K) that must not be taken for a chunked one. */
+static void test_host_recv(void)
+{
+    static const int tis[3] = {0, 1, 4};
+    static const char *const calls[7] = {"Recv",      "Irecv+Test", "Mprobe+Mrecv",
+                                         "Recv_init", "Sendrecv",   "Sendrecv_replace",
+                                         "Recv(ANY)"};
+    const int count = 4000;
+    for (int i = 0; i < 3; i++)
+        for (int k = 0; k < 7; k++) {
+            MPI_Datatype t = types[tis[i]];
+            size_t n = buf_size(t, count);
+            /* MPICH 4.0.2's own MPI_Sendrecv_replace sends more bytes than
+               the padded struct holds (MPI_ERR_TRUNCATE on a receive of the
+               same count), so that case runs only where mpigpu does it. */
+            if (k == 5 && tis[i] == 4 && !getenv("MPIGPU_P2P_PROTOCOL"))
+                continue;
+            unsigned data = 20 + (unsigned)k, poison = 30 + (unsigned)k;
+            snprintf(where, sizeof(where), "host receive %s %s", tnames[tis[i]], calls[k]);
+            if (rank == 0) {
+                unsigned char *s = buf_make(n, data, 1);
+                CHECK(MPI_Send(s + ORIGIN, count, t, 1, 8, MPI_COMM_WORLD) == MPI_SUCCESS);
+                if (k == 4 || k == 5) {
+                    /* What rank 1 sent back: one int, or its whole buffer
+                       before the receive replaced it. */
+                    unsigned char *back = buf_make(n, 0, 0);
+                    MPI_Status st;
+                    int got = -1;
+                    CHECK(MPI_Recv(back + ORIGIN, k == 4 ? 1 : count, k == 4 ? MPI_INT : t, 1, 9,
+                                   MPI_COMM_WORLD, &st) == MPI_SUCCESS);
+                    MPI_Get_count(&st, k == 4 ? MPI_INT : t, &got);
+                    CHECK(got == (k == 4 ? 1 : count));
+                    if (k == 5) {
+                        unsigned char *w = expected(t, count, poison, 0);
+                        CHECK(buf_equal(back, w, n, 0));
+                        free(w);
+                    }
+                    buf_free(back, 0);
+                }
+                buf_free(s, 1);
+            } else if (rank == 1) {
+                unsigned char *want = expected(t, count, data, poison);
+                unsigned char *r = buf_make(n, poison, 0);
+                MPI_Status st;
+                MPI_Request q;
+                MPI_Message m;
+                int got = -1, flag = 0, one = 5;
+                void *rb = r + ORIGIN;
+                switch (k) {
+                case 0:
+                    CHECK(MPI_Recv(rb, count, t, 0, 8, MPI_COMM_WORLD, &st) == MPI_SUCCESS);
+                    break;
+                case 1:
+                    CHECK(MPI_Irecv(rb, count, t, 0, 8, MPI_COMM_WORLD, &q) == MPI_SUCCESS);
+                    while (!flag)
+                        CHECK(MPI_Test(&q, &flag, &st) == MPI_SUCCESS);
+                    break;
+                case 2:
+                    CHECK(MPI_Mprobe(0, 8, MPI_COMM_WORLD, &m, &st) == MPI_SUCCESS);
+                    CHECK(MPI_Mrecv(rb, count, t, &m, &st) == MPI_SUCCESS);
+                    break;
+                case 3:
+                    CHECK(MPI_Recv_init(rb, count, t, 0, 8, MPI_COMM_WORLD, &q) == MPI_SUCCESS);
+                    CHECK(MPI_Start(&q) == MPI_SUCCESS);
+                    CHECK(MPI_Wait(&q, &st) == MPI_SUCCESS);
+                    CHECK(MPI_Request_free(&q) == MPI_SUCCESS);
+                    break;
+                case 4:
+                    CHECK(MPI_Sendrecv(&one, 1, MPI_INT, 0, 9, rb, count, t, 0, 8, MPI_COMM_WORLD,
+                                       &st) == MPI_SUCCESS);
+                    break;
+                case 5:
+                    CHECK(MPI_Sendrecv_replace(rb, count, t, 0, 9, 0, 8, MPI_COMM_WORLD, &st) ==
+                          MPI_SUCCESS);
+                    break;
+                default:
+                    CHECK(MPI_Recv(rb, count, t, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD,
+                                   &st) == MPI_SUCCESS);
+                    break;
+                }
+                MPI_Get_count(&st, t, &got);
+                CHECK(got == count && st.MPI_SOURCE == 0 && st.MPI_TAG == 8);
+                CHECK(buf_equal(r, want, n, 0));
+                buf_free(r, 0);
+                free(want);
+            }
+        }
+
+    /* Truncated: a receive of half the instances (still above one chunk)
+       fails with MPI_ERR_TRUNCATE and writes nothing outside its buffer. */
+    MPI_Datatype t = types[1];
+    snprintf(where, sizeof(where), "host receive truncated");
+    if (rank == 0) {
+        unsigned char *s = buf_make(buf_size(t, count), 3, 1);
+        CHECK(MPI_Send(s + ORIGIN, count, t, 1, 10, MPI_COMM_WORLD) == MPI_SUCCESS);
+        buf_free(s, 1);
+    } else if (rank == 1) {
+        size_t half = buf_size(t, count / 2);
+        unsigned char *r = buf_make(half, 4, 0);
+        int rc = MPI_Recv(r + ORIGIN, count / 2, t, 0, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+            cls = -1;
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_TRUNCATE);
+        buf_free(r, 0);
+    }
+
+    /* Exactly one chunk of a host send, bytes that are not a header. */
+    snprintf(where, sizeof(where), "host receive one chunk");
+    const int chunk = 16384;
+    unsigned char *b = malloc(chunk);
+    if (rank == 0) {
+        fill(b, chunk, 5);
+        CHECK(MPI_Send(b, chunk, MPI_BYTE, 1, 11, MPI_COMM_WORLD) == MPI_SUCCESS);
+    } else if (rank == 1) {
+        unsigned char *w = malloc(chunk);
+        MPI_Status st;
+        int got = -1;
+        fill(w, chunk, 5);
+        memset(b, 0, chunk);
+        CHECK(MPI_Recv(b, chunk, MPI_BYTE, 0, 11, MPI_COMM_WORLD, &st) == MPI_SUCCESS);
+        MPI_Get_count(&st, MPI_BYTE, &got);
+        CHECK(got == chunk && memcmp(b, w, chunk) == 0);
+        free(w);
+    }
+    free(b);
 }
 
 static void test_wildcard_probe(void)
@@ -364,6 +505,7 @@ int main(int argc, char **argv)
     types_create();
     if (size >= 2) {
         test_interop();
+        test_host_recv();
         test_wildcard_probe();
         test_truncate();
         test_order();

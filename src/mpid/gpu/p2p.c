@@ -69,6 +69,16 @@ int mgdev_p2p_init(void)
     return MPI_SUCCESS;
 }
 
+int mgdev_host_watch(int count, MPI_Datatype dt, int peer)
+{
+    MPI_Count size = 0;
+    if (!mgdev_state.settings.p2p_chunked || shadow == MPI_COMM_NULL || count <= 0 ||
+        peer == MPI_PROC_NULL || dt == MPI_DATATYPE_NULL ||
+        PMPI_Type_size_x(dt, &size) != MPI_SUCCESS || size <= 0)
+        return 0; /* PMPI reports what is wrong */
+    return (int64_t)count * size >= (int64_t)mgdev_stage_chunk();
+}
+
 int mgdev_p2p_pipe_high(void)
 {
     return pipe_high;
@@ -226,7 +236,8 @@ static void op_fail_mpi(mgdev_op_t *op, int code, const char *what)
     char msg[MPI_MAX_ERROR_STRING] = "";
     int len = 0;
     PMPI_Error_string(code, msg, &len);
-    mgerr_set(cls, "mpigpu: %s: %s of a device buffer failed: %s", op->fn, what, msg);
+    mgerr_set(cls, "mpigpu: %s: %s of a %s buffer failed: %s", op->fn, what,
+              op->host ? "host" : "device", msg);
     op_fail(op, cls, 1);
 }
 
@@ -263,8 +274,28 @@ static int op_pack(mgdev_op_t *op, char *host, int64_t first, int64_t len)
     return mgpk_copy(op->pk, h, d, (size_t)len);
 }
 
+/* A host receive with a dense layout (one run) receives in place: its packed
+   byte first lives at host_at(op, first). */
+static int in_place(const mgdev_op_t *op)
+{
+    return op->host && op->dense;
+}
+
+static char *host_at(const mgdev_op_t *op, int64_t first)
+{
+    return op->host + op->type->shape.offset + first;
+}
+
 static int op_unpack(mgdev_op_t *op, char *host, int64_t first, int64_t len)
 {
+    if (op->host) {
+        /* A host receive: a dense piece may have been received in place. */
+        if (!op->dense)
+            mgdt_ref_unpack(op->type, host, op->count, op->host, first, len);
+        else if (host != host_at(op, first))
+            memcpy(host_at(op, first), host, (size_t)len);
+        return MPI_SUCCESS;
+    }
     mgpk_buf_t h = {.host = host, .pinned = mgdev_pinned(host, (size_t)len)},
                d = {.mem = op->mem, .offset = op->origin};
     if (!op_contig(op))
@@ -535,12 +566,38 @@ static int recv_next(mgdev_op_t *op)
     int64_t len = op->n;
     char *buf = dummy;
 
-    /* A plain receive takes the whole message (its buffer's pages are only
-       touched by the bytes that arrive); a first piece of at least one chunk
-       may still turn out to start a chunked message. */
-    if (mgdev_state.settings.p2p_chunked && len > chunk)
-        len = chunk;
-    if (len > 0) {
+    /* A host receive with a dense layout takes the message straight into
+       the caller's buffer, as PMPI would; only a message of exactly one chunk
+       that starts with the header is then treated as chunked.  Any other
+       host receive lands in bytes and is unpacked on the CPU, as a device
+       receive is on the device: MPICH 4.0.2 (ch4:ucx) fails some typed
+       receives of bytes, e.g. MPI_ERR_TRUNCATE for a padded struct of 13 in
+       24 bytes whatever the message's length. */
+    if (in_place(op)) {
+        if (op->matched)
+            rc = PMPI_Imrecv(op->host, op->count, op->dt, &op->message, &op->inner);
+        else
+            rc = PMPI_Irecv(op->host, op->count, op->dt, op->peer, op->tag, op->comm, &op->inner);
+        return op_posted(op, rc, "posting a receive");
+    }
+    /* A receive takes the whole message (its buffer's pages are only
+       touched by the bytes that arrive); a first piece of one chunk may still
+       turn out to start a chunked message.  Under the chunked protocol a
+       receive above one chunk lands in host memory of its own, outside the
+       pool, so that the pieces of a chunked message find pool buffers while
+       it holds it, and a plain message of any length still fits. */
+    if (mgdev_state.settings.p2p_chunked && len > chunk) {
+        if (!op->big || op->big_size < (size_t)len) {
+            mgdev_big_put(op->big, op->big_size);
+            op->big = NULL;
+            rc = mgdev_big_get((size_t)len, &op->big, &op->big_size);
+            if (rc != MPI_SUCCESS)
+                MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM,
+                        "mpigpu: %s: out of host memory for a receive of %lld bytes", op->fn,
+                        (long long)len);
+        }
+        buf = op->big;
+    } else if (len > 0) {
         rc = op_buffer(op, len, &buf);
         MG_CHECK(rc, fn_fail);
         if (!buf)
@@ -558,6 +615,18 @@ fn_fail:
     goto fn_exit;
 }
 
+/* A piece of a host receive with a dense layout goes straight to its place
+   in the caller's buffer (never while draining a truncated message). */
+static int piece_in_place(const mgdev_op_t *op)
+{
+    return in_place(op) && !op->discard;
+}
+
+static char *piece_ptr(mgdev_op_t *op, const mgdev_piece_t *p)
+{
+    return p->stage ? p->stage->ptr : host_at(op, p->first);
+}
+
 /* Post the receives of a chunked message's next pieces, up to
    MPIGPU_P2P_DEPTH in flight; own: the operation's buffer is free to take. */
 static int recv_pipe_post(mgdev_op_t *op, int own)
@@ -570,12 +639,14 @@ static int recv_pipe_post(mgdev_op_t *op, int own)
         if (len > chunk)
             len = chunk;
         *p = (mgdev_piece_t){.req = MPI_REQUEST_NULL, .first = op->posted, .len = len};
-        rc = pipe_buffer(op, len, own, &p->stage);
-        if (rc != MPI_SUCCESS || !p->stage)
-            break;
+        if (!piece_in_place(op)) {
+            rc = pipe_buffer(op, len, own, &p->stage);
+            if (rc != MPI_SUCCESS || !p->stage)
+                break;
+        }
         if (++op->npipe > pipe_high)
             pipe_high = op->npipe;
-        rc = PMPI_Irecv_c(p->stage->ptr, (MPI_Count)len, MPI_BYTE, op->wpeer, op->seq, shadow,
+        rc = PMPI_Irecv_c(piece_ptr(op, p), (MPI_Count)len, MPI_BYTE, op->wpeer, op->seq, shadow,
                           &p->req);
         if (rc != MPI_SUCCESS) {
             op_fail_mpi(op, rc, "posting a receive");
@@ -644,8 +715,8 @@ static void recv_pipe(mgdev_op_t *op)
                     "mpigpu: %s: a piece of a chunked message has %lld bytes where %lld were "
                     "expected (both sides must run the same mpigpu protocol)",
                     op->fn, (long long)p->got, (long long)p->len);
-        if (!op->discard) {
-            rc = piece_work(op, p->stage->ptr, p->first, p->len, &queued);
+        if (!op->discard && !piece_in_place(op)) {
+            rc = piece_work(op, piece_ptr(op, p), p->first, p->len, &queued);
             MG_CHECK(rc, fn_fail);
             if (queued) {
                 p->state = MGDEV_PIECE_UNPACKING;
@@ -665,6 +736,14 @@ fn_fail:
     op_fail(op, rc, 0);
 }
 
+/* Whether the first piece at buf (received in place: in the caller's
+   buffer) starts with the header of a chunked message; *h is it then. */
+static int header_read(const mgdev_op_t *op, const char *buf, p2p_header_t *h)
+{
+    memcpy(h, in_place(op) ? host_at(op, 0) : buf, sizeof(*h));
+    return h->magic == P2P_MAGIC;
+}
+
 /* The first (or only) piece arrived with status st: learn the protocol from
    it, and unpack it. */
 static void recv_complete(mgdev_op_t *op, MPI_Status *st)
@@ -679,7 +758,7 @@ static void recv_complete(mgdev_op_t *op, MPI_Status *st)
     op->source = st->MPI_SOURCE;
     op->rtag = st->MPI_TAG;
     op->total = len;
-    if (len == chunk && len >= HDR && (memcpy(&h, buf, sizeof(h)), h.magic == P2P_MAGIC)) {
+    if (len == chunk && len >= HDR && header_read(op, buf, &h)) {
         op->chunked = 1;
         op->total = (int64_t)h.total;
         op->seq = (int)h.seq;
@@ -695,13 +774,17 @@ static void recv_complete(mgdev_op_t *op, MPI_Status *st)
                       "(%lld bytes of the datatype)",
                       op->fn, (long long)op->total, (long long)op->n);
         }
+        /* A payload received in place moves down over the header before
+           pieces that land in place can overwrite its end. */
+        if (in_place(op) && !op->discard)
+            memmove(host_at(op, 0), host_at(op, HDR), (size_t)len);
         /* The next pieces' receives first, so that they arrive while this
            one unpacks (its buffer is not theirs to take yet). */
         op->posted = len;
         if (recv_pipe_post(op, 0) != MPI_SUCCESS)
             return;
     }
-    if (!op->discard && len > 0) {
+    if (!in_place(op) && !op->discard && len > 0) {
         rc = op_unpack(op, buf + off, 0, len);
         MG_CHECK(rc, fn_fail);
     }

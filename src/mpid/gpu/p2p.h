@@ -145,6 +145,9 @@ typedef struct mgdev_op {
     MPI_Datatype twin; /* send: what a plain message is sent as (mgdt_type_twin) */
     mgpk_ctx_t *pk;
     int pk_flags;       /* the datatype's method attribute, as mgpk flags */
+    char *host;         /* a host receive (mgdev_host_watch): the caller's buffer */
+    MPI_Datatype dt;    /* host receive: the caller's datatype */
+    int dense;          /* host receive: the packed bytes are one run in memory */
     cl_mem mem;         /* device buffer */
     int64_t origin;     /* offset of the datatype origin in mem */
     const char *packed; /* send from these packed host bytes instead (borrowed) */
@@ -185,6 +188,13 @@ typedef struct mgdev_op {
    an error class with the message recorded, nothing raised. */
 int mgdev_op_init(mgdev_op_t *op, mgdev_op_kind_t kind, const char *fn, const void *buf, int count,
                   MPI_Datatype dt, int peer, int tag, MPI_Comm comm);
+/* Under the chunked protocol, whether a receive into host memory could
+   match a chunked message (its capacity is at least one chunk): it then
+   becomes an operation too (mgdev_op_init_host), which takes such a message
+   whole, and any other message straight into buf as PMPI would. */
+int mgdev_host_watch(int count, MPI_Datatype dt, int peer);
+int mgdev_op_init_host(mgdev_op_t *op, const char *fn, void *buf, int count, MPI_Datatype dt,
+                       int peer, int tag, MPI_Comm comm);
 /* Nothing to move (count 0, a type of size 0, MPI_PROC_NULL): MPI does the
    matching and the status on a host stand-in. */
 int mgdev_op_trivial(const mgdev_op_t *op);

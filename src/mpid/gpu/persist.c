@@ -35,12 +35,14 @@ static int init_common(const char *fn, mgdev_op_kind_t kind, mgdev_send_mode_t m
                        const void *buf, int count, MPI_Datatype dt, int peer, int tag,
                        MPI_Comm comm, MPI_Request *req)
 {
-    if (!mgdev_buf_is_device(buf, count, dt))
+    int dev = mgdev_buf_is_device(buf, count, dt);
+    if (!dev && (kind == MGDEV_OP_SEND || !mgdev_host_watch(count, dt, peer)))
         return init_pmpi(kind, mode, buf, count, dt, peer, tag, comm, req);
     mgdev_op_t *op = calloc(1, sizeof(*op));
     if (!op)
         return mgdev_error(comm, mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", fn));
-    int rc = mgdev_op_init(op, kind, fn, buf, count, dt, peer, tag, comm);
+    int rc = dev ? mgdev_op_init(op, kind, fn, buf, count, dt, peer, tag, comm)
+                 : mgdev_op_init_host(op, fn, (void *)buf, count, dt, peer, tag, comm);
     if (rc != MPI_SUCCESS) {
         rc = mgdev_error(comm, rc);
         goto free_op;

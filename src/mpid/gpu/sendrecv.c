@@ -12,6 +12,10 @@
 
 static char empty[1]; /* stands for a device buffer of which nothing moves */
 
+#define DEV(buf_, count_, dt_) mgdev_buf_is_device((buf_), (count_), (dt_))
+/* A host receive that a chunked message could match (mgdev_host_watch). */
+#define WATCH(count_, dt_, peer_) mgdev_host_watch((count_), (dt_), (peer_))
+
 /* Classify buf for op and check that every byte the datatype touches lies in
    one live device allocation. */
 int mgdev_op_init(mgdev_op_t *op, mgdev_op_kind_t kind, const char *fn, const void *buf, int count,
@@ -60,6 +64,28 @@ int mgdev_op_init(mgdev_op_t *op, mgdev_op_kind_t kind, const char *fn, const vo
 fn_exit:
 fn_fail:
     return rc;
+}
+
+int mgdev_op_init_host(mgdev_op_t *op, const char *fn, void *buf, int count, MPI_Datatype dt,
+                       int peer, int tag, MPI_Comm comm)
+{
+    op->kind = MGDEV_OP_RECV;
+    op->fn = fn;
+    op->comm = comm;
+    op->peer = peer;
+    op->tag = tag;
+    op->count = count;
+    op->inner = MPI_REQUEST_NULL;
+    op->source = MPI_ANY_SOURCE;
+    op->rtag = MPI_ANY_TAG;
+    op->host = buf;
+    op->dt = dt;
+    int rc = mgdt_type_get(dt, &op->type);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    op->n = count * op->type->size;
+    op->dense = mgpk_contig(op->type, count);
+    return MPI_SUCCESS;
 }
 
 int mgdev_op_trivial(const mgdev_op_t *op)
@@ -137,7 +163,9 @@ static int recv_common(const char *fn, void *buf, int count, MPI_Datatype dt, in
     mgdev_op_t local = {0}, *op = &local;
     if (req && !(op = calloc(1, sizeof(*op))))
         return mgdev_error(comm, mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", fn));
-    int rc = mgdev_op_init(op, MGDEV_OP_RECV, fn, buf, count, dt, source, tag, comm);
+    int rc = DEV(buf, count, dt)
+                 ? mgdev_op_init(op, MGDEV_OP_RECV, fn, buf, count, dt, source, tag, comm)
+                 : mgdev_op_init_host(op, fn, buf, count, dt, source, tag, comm);
     if (rc == MPI_SUCCESS && mgdev_op_trivial(op)) {
         if (message)
             rc = req ? PMPI_Imrecv(empty, count, dt, message, req)
@@ -165,8 +193,6 @@ fn_free:
         free(op);
     return rc;
 }
-
-#define DEV(buf_, count_, dt_) mgdev_buf_is_device((buf_), (count_), (dt_))
 
 /* The eight send calls: a host buffer goes to PMPI unchanged. */
 #define SEND_BLOCKING(name_, mode_)                                                                \
@@ -200,7 +226,7 @@ SEND_NONBLOCKING(Ibsend, MGDEV_MODE_BUFFERED)
 int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
              MPI_Status *status)
 {
-    if (!DEV(buf, count, datatype)) {
+    if (!DEV(buf, count, datatype) && !WATCH(count, datatype, source)) {
         if (!mgdev_progress_busy())
             return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
         /* Device operations may need progress for this message to come. */
@@ -214,7 +240,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
 int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
               MPI_Request *request)
 {
-    if (!DEV(buf, count, datatype))
+    if (!DEV(buf, count, datatype) && !WATCH(count, datatype, source))
         return PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
     return recv_common("MPI_Irecv", buf, count, datatype, source, tag, comm, NULL, NULL, request);
 }
@@ -226,7 +252,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     MPI_Status st[2];
     if (!DEV(sendbuf, sendcount, sendtype) && !DEV(recvbuf, recvcount, recvtype) &&
-        !mgdev_progress_busy())
+        !WATCH(recvcount, recvtype, source) && !mgdev_progress_busy())
         return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                              recvtype, source, recvtag, comm, status);
     int rc = MPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &r[0]);
@@ -255,24 +281,37 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, 
     MPI_Status st[2];
     char *packed = NULL;
 
-    if (!DEV(buf, count, datatype))
+    int dev = DEV(buf, count, datatype);
+    if (!dev && !WATCH(count, datatype, source))
         return PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm,
                                      status);
     /* The packed copy of what goes out is taken before anything comes in. */
-    int rc = mgdev_op_init(&op, MGDEV_OP_SEND, fn, buf, count, datatype, dest, sendtag, comm);
+    int rc = dev ? mgdev_op_init(&op, MGDEV_OP_SEND, fn, buf, count, datatype, dest, sendtag, comm)
+                 : mgdev_op_init_host(&op, fn, buf, count, datatype, source, recvtag, comm);
     MG_CHECK(rc, fn_fail);
     if (!mgdev_op_trivial(&op)) {
         if (!(packed = malloc((size_t)op.n)))
             MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory (%lld bytes)", fn,
                     (long long)op.n);
         mgpk_buf_t src = {.mem = op.mem, .offset = op.origin}, dst = {.host = packed};
-        rc = mgpk_pack(op.pk, op.type, count, src, dst, 0, op.n, op.pk_flags);
+        if (dev)
+            rc = mgpk_pack(op.pk, op.type, count, src, dst, 0, op.n, op.pk_flags);
+        else
+            mgdt_ref_pack(op.type, buf, count, packed, 0, op.n);
+        MG_CHECK(rc, fn_fail);
+    }
+    if (!dev) {
+        rc = mgdt_type_twin(op.type, datatype, &op.twin);
         MG_CHECK(rc, fn_fail);
     }
     rc = recv_common(fn, buf, count, datatype, source, recvtag, comm, NULL, NULL, &r[0]);
     if (rc != MPI_SUCCESS)
         goto fn_exit; /* raised */
-    rc = send_common(fn, MGDEV_MODE_STD, buf, count, datatype, dest, sendtag, comm, &r[1], packed);
+    if (dev)
+        rc = send_common(fn, MGDEV_MODE_STD, buf, count, datatype, dest, sendtag, comm, &r[1],
+                         packed);
+    else
+        rc = PMPI_Isend(packed, count, op.twin, dest, sendtag, comm, &r[1]);
     if (rc != MPI_SUCCESS) {
         MPI_Cancel(&r[0]);
         MPI_Wait(&r[0], MPI_STATUS_IGNORE);
@@ -396,14 +435,14 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mess
 int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
     MPI_Comm comm = message_take(*message);
-    if (!DEV(buf, count, datatype)) {
+    int peer = *message == MPI_MESSAGE_NO_PROC ? MPI_PROC_NULL : MPI_ANY_SOURCE;
+    if (!DEV(buf, count, datatype) && !WATCH(count, datatype, peer)) {
         if (!mgdev_progress_busy())
             return PMPI_Mrecv(buf, count, datatype, message, status);
         MPI_Request r;
         int rc = PMPI_Imrecv(buf, count, datatype, message, &r);
         return rc != MPI_SUCCESS ? rc : MPI_Wait(&r, status);
     }
-    int peer = *message == MPI_MESSAGE_NO_PROC ? MPI_PROC_NULL : MPI_ANY_SOURCE;
     return recv_common("MPI_Mrecv", buf, count, datatype, peer, MPI_ANY_TAG, comm, message, status,
                        NULL);
 }
@@ -412,9 +451,9 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message
                MPI_Request *request)
 {
     MPI_Comm comm = message_take(*message);
-    if (!DEV(buf, count, datatype))
-        return PMPI_Imrecv(buf, count, datatype, message, request);
     int peer = *message == MPI_MESSAGE_NO_PROC ? MPI_PROC_NULL : MPI_ANY_SOURCE;
+    if (!DEV(buf, count, datatype) && !WATCH(count, datatype, peer))
+        return PMPI_Imrecv(buf, count, datatype, message, request);
     return recv_common("MPI_Imrecv", buf, count, datatype, peer, MPI_ANY_TAG, comm, message, NULL,
                        request);
 }
