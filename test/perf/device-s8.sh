@@ -1,0 +1,25 @@
+#!/bin/bash
+# device-s8.sh: session 8's runs (doc/performance.md, "Session 8"), from a bundle of
+# shared/tools/device-bundle.sh (with device-common.sh beside it) with env.sh sourced.
+#   device-s8.sh p2p    on nvidia-h200-x2: the chunked protocol against a host receive
+#                       (device:host, whose return trip is a plain host message into a
+#                       device receive), against plain messages; host:host under both
+#                       protocols (what a host receive of one chunk or more pays for
+#                       being watched); device:device again
+set -u
+mode=${1:-p2p}
+PB_TIMEOUT=200
+. "$(dirname "$0")/device-common.sh"
+if [ $mode = p2p ]; then
+  b=$(dirname "$(command -v mpigpu-pingpong)")/..
+  export HWLOC_PLUGINS_PATH=$b/lib
+  pb mpiexec -n 2 env MPIGPU_STAGING_MAX=64K MPIGPU_P2P_PROTOCOL=chunked p2p_misc
+  pb mpiexec -n 2 env MPIGPU_STAGING_MAX=64K MPIGPU_P2P_PROTOCOL=chunked p2p_pingpong_pipe pipe
+  PP="mpigpu-pingpong -D vect:64:8 -m 1M:64M -W 4"
+  for r in 1 2; do
+    for s in device:host host:host device:device; do
+      pb mpiexec -n 2 env MPIGPU_STAGING_MAX=16M $PP -d $s
+      pb mpiexec -n 2 env MPIGPU_STAGING_MAX=16M MPIGPU_P2P_PROTOCOL=chunked $PP -d $s
+    done
+  done
+fi
