@@ -286,16 +286,32 @@ static char *host_at(const mgdev_op_t *op, int64_t first)
     return op->host + op->type->shape.offset + first;
 }
 
+/* A host receive that landed in bytes: unpack len packed bytes at src (the
+   whole message) into the caller's buffer.  MPI unpacks the whole instances
+   (its own engine is much faster than the reference traversal on short
+   runs), the traversal a partial last one. */
+static int host_unpack(mgdev_op_t *op, const char *src, int64_t len)
+{
+    MPI_Count pos = 0;
+    int64_t whole = op->type->size > 0 ? len / op->type->size : 0;
+    if (whole > 0) {
+        int rc =
+            PMPI_Unpack_c(src, (MPI_Count)len, &pos, op->host, (MPI_Count)whole, op->dt, op->comm);
+        if (rc != MPI_SUCCESS) {
+            int cls = MPI_ERR_OTHER;
+            PMPI_Error_class(rc, &cls);
+            return mgerr_set(cls, "mpigpu: %s: unpacking a message into a host buffer failed",
+                             op->fn);
+        }
+    }
+    int64_t done = whole * op->type->size;
+    if (len > done)
+        mgdt_ref_unpack(op->type, src + done, op->count, op->host, done, len - done);
+    return MPI_SUCCESS;
+}
+
 static int op_unpack(mgdev_op_t *op, char *host, int64_t first, int64_t len)
 {
-    if (op->host) {
-        /* A host receive: a dense piece may have been received in place. */
-        if (!op->dense)
-            mgdt_ref_unpack(op->type, host, op->count, op->host, first, len);
-        else if (host != host_at(op, first))
-            memcpy(host_at(op, first), host, (size_t)len);
-        return MPI_SUCCESS;
-    }
     mgpk_buf_t h = {.host = host, .pinned = mgdev_pinned(host, (size_t)len)},
                d = {.mem = op->mem, .offset = op->origin};
     if (!op_contig(op))
@@ -569,10 +585,10 @@ static int recv_next(mgdev_op_t *op)
     /* A host receive with a dense layout takes the message straight into
        the caller's buffer, as PMPI would; only a message of exactly one chunk
        that starts with the header is then treated as chunked.  Any other
-       host receive lands in bytes and is unpacked on the CPU, as a device
-       receive is on the device: MPICH 4.0.2 (ch4:ucx) fails some typed
-       receives of bytes, e.g. MPI_ERR_TRUNCATE for a padded struct of 13 in
-       24 bytes whatever the message's length. */
+       host receive lands in bytes, as a device receive does, and MPI unpacks
+       the whole message at the end (host_unpack): MPICH 4.0.2 (ch4:ucx) fails
+       some typed receives of bytes, e.g. MPI_ERR_TRUNCATE for a padded struct
+       of 13 in 24 bytes whatever the message's length. */
     if (in_place(op)) {
         if (op->matched)
             rc = PMPI_Imrecv(op->host, op->count, op->dt, &op->message, &op->inner);
@@ -586,11 +602,14 @@ static int recv_next(mgdev_op_t *op)
        receive above one chunk lands in host memory of its own, outside the
        pool, so that the pieces of a chunked message find pool buffers while
        it holds it, and a plain message of any length still fits. */
-    if (mgdev_state.settings.p2p_chunked && len > chunk) {
-        if (!op->big || op->big_size < (size_t)len) {
+    if (op->host || (mgdev_state.settings.p2p_chunked && len > chunk)) {
+        /* A host receive's landing buffer takes a chunked message's whole
+           payload after its header. */
+        size_t want = (size_t)len + (op->host ? (size_t)HDR : 0);
+        if (!op->big || op->big_size < want) {
             mgdev_big_put(op->big, op->big_size);
             op->big = NULL;
-            rc = mgdev_big_get((size_t)len, &op->big, &op->big_size);
+            rc = mgdev_big_get(want, &op->big, &op->big_size);
             if (rc != MPI_SUCCESS)
                 MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM,
                         "mpigpu: %s: out of host memory for a receive of %lld bytes", op->fn,
@@ -615,16 +634,20 @@ fn_fail:
     goto fn_exit;
 }
 
-/* A piece of a host receive with a dense layout goes straight to its place
-   in the caller's buffer (never while draining a truncated message). */
+/* A piece of a host receive goes straight to its place: in the caller's
+   buffer for a dense layout, else in the landing buffer after the first
+   piece's header, unpacked whole at the end (never while draining a
+   truncated message, whose pieces take pool buffers). */
 static int piece_in_place(const mgdev_op_t *op)
 {
-    return in_place(op) && !op->discard;
+    return op->host && !op->discard;
 }
 
 static char *piece_ptr(mgdev_op_t *op, const mgdev_piece_t *p)
 {
-    return p->stage ? p->stage->ptr : host_at(op, p->first);
+    if (p->stage)
+        return p->stage->ptr;
+    return op->dense ? host_at(op, p->first) : op->big + HDR + p->first;
 }
 
 /* Post the receives of a chunked message's next pieces, up to
@@ -727,10 +750,15 @@ static void recv_pipe(mgdev_op_t *op)
         if (recv_pipe_post(op, 1) != MPI_SUCCESS)
             return;
     }
-    if (op->done >= op->total && op->discard)
+    if (op->done >= op->total && op->discard) {
         op_fail(op, MPI_ERR_TRUNCATE, 0);
-    else
-        pipe_end(op, op->total);
+        return;
+    }
+    if (op->done >= op->total && op->host && !op->dense) {
+        rc = host_unpack(op, op->big + HDR, op->total);
+        MG_CHECK(rc, fn_fail);
+    }
+    pipe_end(op, op->total);
     return;
 fn_fail:
     op_fail(op, rc, 0);
@@ -784,7 +812,10 @@ static void recv_complete(mgdev_op_t *op, MPI_Status *st)
         if (recv_pipe_post(op, 0) != MPI_SUCCESS)
             return;
     }
-    if (!in_place(op) && !op->discard && len > 0) {
+    if (op->host && !op->dense && !op->chunked && len > 0) {
+        rc = host_unpack(op, buf, len);
+        MG_CHECK(rc, fn_fail);
+    } else if (!op->host && !op->discard && len > 0) {
         rc = op_unpack(op, buf + off, 0, len);
         MG_CHECK(rc, fn_fail);
     }
