@@ -274,25 +274,17 @@ static int op_pack(mgdev_op_t *op, char *host, int64_t first, int64_t len)
     return mgpk_copy(op->pk, h, d, (size_t)len);
 }
 
-/* A host receive with a dense layout (one run) receives in place: its packed
-   byte first lives at host_at(op, first). */
-static int in_place(const mgdev_op_t *op)
-{
-    return op->host && op->dense;
-}
-
-static char *host_at(const mgdev_op_t *op, int64_t first)
-{
-    return op->host + op->type->shape.offset + first;
-}
-
-/* A host receive that landed in bytes: unpack len packed bytes at src (the
-   whole message) into the caller's buffer.  MPI unpacks the whole instances
-   (its own engine is much faster than the reference traversal on short
-   runs), the traversal a partial last one. */
+/* A host receive landed in bytes: unpack len packed bytes at src (the whole
+   message) into the caller's buffer.  A dense layout is one memcpy; else MPI
+   unpacks the whole instances (its own engine is much faster than the
+   reference traversal on short runs), the traversal a partial last one. */
 static int host_unpack(mgdev_op_t *op, const char *src, int64_t len)
 {
     MPI_Count pos = 0;
+    if (op->dense) {
+        memcpy(op->host + op->type->shape.offset, src, (size_t)len);
+        return MPI_SUCCESS;
+    }
     int64_t whole = op->type->size > 0 ? len / op->type->size : 0;
     if (whole > 0) {
         int rc =
@@ -582,20 +574,15 @@ static int recv_next(mgdev_op_t *op)
     int64_t len = op->n;
     char *buf = dummy;
 
-    /* A host receive with a dense layout takes the message straight into
-       the caller's buffer, as PMPI would; only a message of exactly one chunk
-       that starts with the header is then treated as chunked.  Any other
-       host receive lands in bytes, as a device receive does, and MPI unpacks
-       the whole message at the end (host_unpack): MPICH 4.0.2 (ch4:ucx) fails
-       some typed receives of bytes, e.g. MPI_ERR_TRUNCATE for a padded struct
-       of 13 in 24 bytes whatever the message's length. */
-    if (in_place(op)) {
-        if (op->matched)
-            rc = PMPI_Imrecv(op->host, op->count, op->dt, &op->message, &op->inner);
-        else
-            rc = PMPI_Irecv(op->host, op->count, op->dt, op->peer, op->tag, op->comm, &op->inner);
-        return op_posted(op, rc, "posting a receive");
-    }
+    /* A host receive lands in bytes too, in host memory of its own, and is
+       copied (dense layout) or unpacked by MPI (host_unpack) once the whole
+       message is there.  Receiving in place, in the caller's datatype, would
+       save that copy, but the header of a first piece in the caller's buffer
+       can be overwritten before it is read by another receive pending on the
+       same buffer (osu_bw's window does that; the pieces of such a message
+       then never found a receive and both sides hung), and MPICH 4.0.2
+       (ch4:ucx) fails some typed receives of bytes, e.g. MPI_ERR_TRUNCATE for
+       a padded struct of 13 in 24 bytes whatever the message's length. */
     /* A receive takes the whole message (its buffer's pages are only
        touched by the bytes that arrive); a first piece of one chunk may still
        turn out to start a chunked message.  Under the chunked protocol a
@@ -634,10 +621,9 @@ fn_fail:
     goto fn_exit;
 }
 
-/* A piece of a host receive goes straight to its place: in the caller's
-   buffer for a dense layout, else in the landing buffer after the first
-   piece's header, unpacked whole at the end (never while draining a
-   truncated message, whose pieces take pool buffers). */
+/* A piece of a host receive goes straight to its place in the landing
+   buffer, after the first piece's header, for host_unpack at the end (never
+   while draining a truncated message, whose pieces take pool buffers). */
 static int piece_in_place(const mgdev_op_t *op)
 {
     return op->host && !op->discard;
@@ -645,9 +631,7 @@ static int piece_in_place(const mgdev_op_t *op)
 
 static char *piece_ptr(mgdev_op_t *op, const mgdev_piece_t *p)
 {
-    if (p->stage)
-        return p->stage->ptr;
-    return op->dense ? host_at(op, p->first) : op->big + HDR + p->first;
+    return p->stage ? p->stage->ptr : op->big + HDR + p->first;
 }
 
 /* Post the receives of a chunked message's next pieces, up to
@@ -754,7 +738,7 @@ static void recv_pipe(mgdev_op_t *op)
         op_fail(op, MPI_ERR_TRUNCATE, 0);
         return;
     }
-    if (op->done >= op->total && op->host && !op->dense) {
+    if (op->done >= op->total && op->host) {
         rc = host_unpack(op, op->big + HDR, op->total);
         MG_CHECK(rc, fn_fail);
     }
@@ -764,11 +748,11 @@ fn_fail:
     op_fail(op, rc, 0);
 }
 
-/* Whether the first piece at buf (received in place: in the caller's
-   buffer) starts with the header of a chunked message; *h is it then. */
-static int header_read(const mgdev_op_t *op, const char *buf, p2p_header_t *h)
+/* Whether the first piece at buf starts with the header of a chunked
+   message; *h is it then. */
+static int header_read(const char *buf, p2p_header_t *h)
 {
-    memcpy(h, in_place(op) ? host_at(op, 0) : buf, sizeof(*h));
+    memcpy(h, buf, sizeof(*h));
     return h->magic == P2P_MAGIC;
 }
 
@@ -786,7 +770,7 @@ static void recv_complete(mgdev_op_t *op, MPI_Status *st)
     op->source = st->MPI_SOURCE;
     op->rtag = st->MPI_TAG;
     op->total = len;
-    if (len == chunk && len >= HDR && header_read(op, buf, &h)) {
+    if (len == chunk && len >= HDR && header_read(buf, &h)) {
         op->chunked = 1;
         op->total = (int64_t)h.total;
         op->seq = (int)h.seq;
@@ -802,17 +786,13 @@ static void recv_complete(mgdev_op_t *op, MPI_Status *st)
                       "(%lld bytes of the datatype)",
                       op->fn, (long long)op->total, (long long)op->n);
         }
-        /* A payload received in place moves down over the header before
-           pieces that land in place can overwrite its end. */
-        if (in_place(op) && !op->discard)
-            memmove(host_at(op, 0), host_at(op, HDR), (size_t)len);
         /* The next pieces' receives first, so that they arrive while this
            one unpacks (its buffer is not theirs to take yet). */
         op->posted = len;
         if (recv_pipe_post(op, 0) != MPI_SUCCESS)
             return;
     }
-    if (op->host && !op->dense && !op->chunked && len > 0) {
+    if (op->host && !op->chunked && len > 0) {
         rc = host_unpack(op, buf, len);
         MG_CHECK(rc, fn_fail);
     } else if (!op->host && !op->discard && len > 0) {
