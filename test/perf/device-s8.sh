@@ -42,3 +42,13 @@ if [ $mode = ab ]; then
     done
   done
 fi
+if [ $mode = host ]; then
+  # After the fix of 3279908: every host receive lands in host memory of its own
+  for p in plain chunked; do
+    pb mpiexec -n 2 env MPIGPU_STAGING_MAX=16M MPIGPU_P2P_PROTOCOL=$p \
+      mpigpu-pingpong -D cont -m 1M:64M -W 4 -d device:host
+  done
+  pb mpiexec -n 2 env $C mpigpu-pingpong -D vect:64:8 -m 1M:16M -W 4 -d device:host
+  pb mpiexec -n 2 env $C LD_LIBRARY_PATH=$S7LIB:$LD_LIBRARY_PATH mpigpu-pingpong -D vect:64:8 -m 4M:64M -W 4
+  pb mpiexec -n 2 env $C mpigpu-pingpong -D vect:64:8 -m 4M:64M -W 4
+fi
