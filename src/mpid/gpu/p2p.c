@@ -582,8 +582,9 @@ static int recv_next(mgdev_op_t *op)
        same buffer (osu_bw's window does that; the pieces of such a message
        then never found a receive and both sides hung), and MPICH 4.0.2
        (ch4:ucx) fails some typed receives of bytes, e.g. MPI_ERR_TRUNCATE for
-       a padded struct of 13 in 24 bytes whatever the message's length. */
-    /* A receive takes the whole message (its buffer's pages are only
+       a padded struct of 13 in 24 bytes whatever the message's length.
+
+       A receive takes the whole message (its buffer's pages are only
        touched by the bytes that arrive); a first piece of one chunk may still
        turn out to start a chunked message.  Under the chunked protocol a
        receive above one chunk lands in host memory of its own, outside the

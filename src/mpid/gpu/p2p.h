@@ -190,8 +190,9 @@ int mgdev_op_init(mgdev_op_t *op, mgdev_op_kind_t kind, const char *fn, const vo
                   MPI_Datatype dt, int peer, int tag, MPI_Comm comm);
 /* Under the chunked protocol, whether a receive into host memory could
    match a chunked message (its capacity is at least one chunk): it then
-   becomes an operation too (mgdev_op_init_host), which takes such a message
-   whole, and any other message straight into buf as PMPI would. */
+   becomes an operation too (mgdev_op_init_host), which lands any message in
+   host memory of its own, the pieces of a chunked one included, and copies or
+   unpacks it into buf at the end. */
 int mgdev_host_watch(int count, MPI_Datatype dt, int peer);
 int mgdev_op_init_host(mgdev_op_t *op, const char *fn, void *buf, int count, MPI_Datatype dt,
                        int peer, int tag, MPI_Comm comm);
