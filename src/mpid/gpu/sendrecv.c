@@ -16,15 +16,10 @@ static char empty[1]; /* stands for a device buffer of which nothing moves */
 /* A host receive that a chunked message could match (mgdev_host_watch). */
 #define WATCH(count_, dt_, peer_) mgdev_host_watch((count_), (dt_), (peer_))
 
-/* Classify buf for op and check that every byte the datatype touches lies in
-   one live device allocation. */
-int mgdev_op_init(mgdev_op_t *op, mgdev_op_kind_t kind, const char *fn, const void *buf, int count,
-                  MPI_Datatype dt, int peer, int tag, MPI_Comm comm)
+/* The call's own fields, device and host operations alike. */
+static void op_call(mgdev_op_t *op, mgdev_op_kind_t kind, const char *fn, int count, int peer,
+                    int tag, MPI_Comm comm)
 {
-    int rc = MPI_SUCCESS;
-    mgdev_reg_entry_t e;
-    size_t off = 0;
-
     op->kind = kind;
     op->fn = fn;
     op->comm = comm;
@@ -34,6 +29,18 @@ int mgdev_op_init(mgdev_op_t *op, mgdev_op_kind_t kind, const char *fn, const vo
     op->inner = MPI_REQUEST_NULL;
     op->source = MPI_ANY_SOURCE;
     op->rtag = MPI_ANY_TAG;
+}
+
+/* Classify buf for op and check that every byte the datatype touches lies in
+   one live device allocation. */
+int mgdev_op_init(mgdev_op_t *op, mgdev_op_kind_t kind, const char *fn, const void *buf, int count,
+                  MPI_Datatype dt, int peer, int tag, MPI_Comm comm)
+{
+    int rc = MPI_SUCCESS;
+    mgdev_reg_entry_t e;
+    size_t off = 0;
+
+    op_call(op, kind, fn, count, peer, tag, comm);
     rc = mgdev_require_device(fn);
     MG_CHECK(rc, fn_fail);
     if (count < 0)
@@ -69,15 +76,7 @@ fn_fail:
 int mgdev_op_init_host(mgdev_op_t *op, const char *fn, void *buf, int count, MPI_Datatype dt,
                        int peer, int tag, MPI_Comm comm)
 {
-    op->kind = MGDEV_OP_RECV;
-    op->fn = fn;
-    op->comm = comm;
-    op->peer = peer;
-    op->tag = tag;
-    op->count = count;
-    op->inner = MPI_REQUEST_NULL;
-    op->source = MPI_ANY_SOURCE;
-    op->rtag = MPI_ANY_TAG;
+    op_call(op, MGDEV_OP_RECV, fn, count, peer, tag, comm);
     op->host = buf;
     op->dt = dt;
     int rc = mgdt_type_get(dt, &op->type);
