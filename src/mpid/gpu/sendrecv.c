@@ -154,16 +154,18 @@ fn_free:
     return rc;
 }
 
-/* A receive; message is the matched message of MPI_Mrecv/MPI_Imrecv (taken
-   over and set to MPI_MESSAGE_NULL) or NULL. */
-static int recv_common(const char *fn, void *buf, int count, MPI_Datatype dt, int source, int tag,
-                       MPI_Comm comm, MPI_Message *message, MPI_Status *status, MPI_Request *req)
+/* A receive into device memory (dev, as the caller classified buf) or into
+   host memory that a chunked message could match; message is the matched
+   message of MPI_Mrecv/MPI_Imrecv (taken over and set to MPI_MESSAGE_NULL) or
+   NULL. */
+static int recv_common(const char *fn, int dev, void *buf, int count, MPI_Datatype dt, int source,
+                       int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status,
+                       MPI_Request *req)
 {
     mgdev_op_t local = {0}, *op = &local;
     if (req && !(op = calloc(1, sizeof(*op))))
         return mgdev_error(comm, mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", fn));
-    int rc = DEV(buf, count, dt)
-                 ? mgdev_op_init(op, MGDEV_OP_RECV, fn, buf, count, dt, source, tag, comm)
+    int rc = dev ? mgdev_op_init(op, MGDEV_OP_RECV, fn, buf, count, dt, source, tag, comm)
                  : mgdev_op_init_host(op, fn, buf, count, dt, source, tag, comm);
     if (rc == MPI_SUCCESS && mgdev_op_trivial(op)) {
         if (message)
@@ -225,7 +227,8 @@ SEND_NONBLOCKING(Ibsend, MGDEV_MODE_BUFFERED)
 int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
              MPI_Status *status)
 {
-    if (!DEV(buf, count, datatype) && !WATCH(count, datatype, source)) {
+    int dev = DEV(buf, count, datatype);
+    if (!dev && !WATCH(count, datatype, source)) {
         if (!mgdev_progress_busy())
             return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
         /* Device operations may need progress for this message to come. */
@@ -233,15 +236,18 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
         int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, &r);
         return rc != MPI_SUCCESS ? rc : MPI_Wait(&r, status);
     }
-    return recv_common("MPI_Recv", buf, count, datatype, source, tag, comm, NULL, status, NULL);
+    return recv_common("MPI_Recv", dev, buf, count, datatype, source, tag, comm, NULL, status,
+                       NULL);
 }
 
 int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
               MPI_Request *request)
 {
-    if (!DEV(buf, count, datatype) && !WATCH(count, datatype, source))
+    int dev = DEV(buf, count, datatype);
+    if (!dev && !WATCH(count, datatype, source))
         return PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
-    return recv_common("MPI_Irecv", buf, count, datatype, source, tag, comm, NULL, NULL, request);
+    return recv_common("MPI_Irecv", dev, buf, count, datatype, source, tag, comm, NULL, NULL,
+                       request);
 }
 
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
@@ -303,7 +309,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, 
         rc = mgdt_type_twin(op.type, datatype, &op.twin);
         MG_CHECK(rc, fn_fail);
     }
-    rc = recv_common(fn, buf, count, datatype, source, recvtag, comm, NULL, NULL, &r[0]);
+    rc = recv_common(fn, dev, buf, count, datatype, source, recvtag, comm, NULL, NULL, &r[0]);
     if (rc != MPI_SUCCESS)
         goto fn_exit; /* raised */
     if (dev)
@@ -435,15 +441,16 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
 {
     MPI_Comm comm = message_take(*message);
     int peer = *message == MPI_MESSAGE_NO_PROC ? MPI_PROC_NULL : MPI_ANY_SOURCE;
-    if (!DEV(buf, count, datatype) && !WATCH(count, datatype, peer)) {
+    int dev = DEV(buf, count, datatype);
+    if (!dev && !WATCH(count, datatype, peer)) {
         if (!mgdev_progress_busy())
             return PMPI_Mrecv(buf, count, datatype, message, status);
         MPI_Request r;
         int rc = PMPI_Imrecv(buf, count, datatype, message, &r);
         return rc != MPI_SUCCESS ? rc : MPI_Wait(&r, status);
     }
-    return recv_common("MPI_Mrecv", buf, count, datatype, peer, MPI_ANY_TAG, comm, message, status,
-                       NULL);
+    return recv_common("MPI_Mrecv", dev, buf, count, datatype, peer, MPI_ANY_TAG, comm, message,
+                       status, NULL);
 }
 
 int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
@@ -451,8 +458,9 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message
 {
     MPI_Comm comm = message_take(*message);
     int peer = *message == MPI_MESSAGE_NO_PROC ? MPI_PROC_NULL : MPI_ANY_SOURCE;
-    if (!DEV(buf, count, datatype) && !WATCH(count, datatype, peer))
+    int dev = DEV(buf, count, datatype);
+    if (!dev && !WATCH(count, datatype, peer))
         return PMPI_Imrecv(buf, count, datatype, message, request);
-    return recv_common("MPI_Imrecv", buf, count, datatype, peer, MPI_ANY_TAG, comm, message, NULL,
-                       request);
+    return recv_common("MPI_Imrecv", dev, buf, count, datatype, peer, MPI_ANY_TAG, comm, message,
+                       NULL, request);
 }
