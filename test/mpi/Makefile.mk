@@ -74,6 +74,14 @@ check_PROGRAMS += test/mpi/p2p_basic_dma
 test_mpi_p2p_basic_dma_SOURCES = $(test_mpi_p2p_basic_SOURCES)
 test_mpi_p2p_basic_dma_LDADD = $(test_mpi_p2p_basic_LDADD)
 TESTS += test/mpi/p2p_basic test/mpi/p2p_chunk test/mpi/p2p_chunked test/mpi/p2p_basic_dma
+# The chunked protocol's pieces by MPI (node lanes off), and through a lane of
+# two 4 KiB slots (many pieces, the ring wraps and fills).
+check_PROGRAMS += test/mpi/p2p_chunked_mpi test/mpi/p2p_chunked_lane4k
+test_mpi_p2p_chunked_mpi_SOURCES = $(test_mpi_p2p_basic_SOURCES)
+test_mpi_p2p_chunked_mpi_LDADD = $(test_mpi_p2p_basic_LDADD)
+test_mpi_p2p_chunked_lane4k_SOURCES = $(test_mpi_p2p_basic_SOURCES)
+test_mpi_p2p_chunked_lane4k_LDADD = $(test_mpi_p2p_basic_LDADD)
+TESTS += test/mpi/p2p_chunked_mpi test/mpi/p2p_chunked_lane4k
 check_PROGRAMS += test/mpi/p2p_misc test/mpi/p2p_misc4 test/mpi/p2p_misc_chunk \
 	test/mpi/p2p_misc_chunked
 test_mpi_p2p_misc_SOURCES = test/mpi/p2p_misc.c test/mpi/p2p_common.h
@@ -85,6 +93,10 @@ test_mpi_p2p_misc_chunk_LDADD = $(test_mpi_p2p_misc_LDADD)
 test_mpi_p2p_misc_chunked_SOURCES = $(test_mpi_p2p_misc_SOURCES)
 test_mpi_p2p_misc_chunked_LDADD = $(test_mpi_p2p_misc_LDADD)
 TESTS += test/mpi/p2p_misc test/mpi/p2p_misc4 test/mpi/p2p_misc_chunk test/mpi/p2p_misc_chunked
+check_PROGRAMS += test/mpi/p2p_misc_chunked_mpi
+test_mpi_p2p_misc_chunked_mpi_SOURCES = $(test_mpi_p2p_misc_SOURCES)
+test_mpi_p2p_misc_chunked_mpi_LDADD = $(test_mpi_p2p_misc_LDADD)
+TESTS += test/mpi/p2p_misc_chunked_mpi
 check_PROGRAMS += test/mpi/p2p_pingpong test/mpi/p2p_pingpong_long test/mpi/p2p_pingpong_pipe \
 	test/mpi/p2p_pingpong_pipe1
 test_mpi_p2p_pingpong_SOURCES = test/mpi/p2p_pingpong.c test/mpi/p2p_common.h
@@ -97,6 +109,10 @@ test_mpi_p2p_pingpong_pipe1_SOURCES = $(test_mpi_p2p_pingpong_SOURCES)
 test_mpi_p2p_pingpong_pipe1_LDADD = $(test_mpi_p2p_pingpong_LDADD)
 TESTS += test/mpi/p2p_pingpong test/mpi/p2p_pingpong_long test/mpi/p2p_pingpong_pipe \
 	test/mpi/p2p_pingpong_pipe1
+check_PROGRAMS += test/mpi/p2p_pingpong_lane
+test_mpi_p2p_pingpong_lane_SOURCES = $(test_mpi_p2p_pingpong_SOURCES)
+test_mpi_p2p_pingpong_lane_LDADD = $(test_mpi_p2p_pingpong_LDADD)
+TESTS += test/mpi/p2p_pingpong_lane
 check_PROGRAMS += test/mpi/p2p_persist test/mpi/p2p_persist_chunk test/mpi/p2p_persist_chunked
 test_mpi_p2p_persist_SOURCES = test/mpi/p2p_persist.c test/mpi/p2p_common.h
 test_mpi_p2p_persist_LDADD = libmpigpu.la $(OPENCL_LIBS)

@@ -3,7 +3,11 @@
    staging pool's pinned bytes do not grow after a warm-up.
    With the argument "long" (and a small MPIGPU_STAGING_MAX): 300 trips of
    a message of 1 MiB, longer than the pool can stage, whose host buffers
-   must be reused (MPIGPU_STAGING_KEEP), not allocated for every message. */
+   must be reused (MPIGPU_STAGING_KEEP), not allocated for every message.
+   With "pipe" (under MPIGPU_P2P_PROTOCOL=chunked, node lanes off): 300
+   trips of 1 MiB in pieces by MPI, MPIGPU_P2P_DEPTH of them in flight.
+   With "lane" (chunked, MPIGPU_P2P_SHM_PIECE set): the same through the node
+   lane, every piece after the first of each message through its ring. */
 #include <unistd.h>
 
 #include "p2p_common.h"
@@ -13,6 +17,18 @@ void mgdev_staging_usage(size_t *allocated, size_t *high_water, size_t *cap);
 void mgdev_big_usage(size_t *kept, unsigned long *allocs);
 int mgdev_p2p_pipe_high(void);
 unsigned long mgdev_worker_jobs(void);
+void mgdev_p2p_lane_pieces(unsigned long *sent, unsigned long *received);
+
+/* A size as the library's settings take it: N, NK or NM. */
+static long env_bytes(const char *name, long dflt)
+{
+    const char *v = getenv(name);
+    char *end = NULL;
+    if (!v)
+        return dflt;
+    long n = strtol(v, &end, 10);
+    return *end == 'K' ? n << 10 : *end == 'M' ? n << 20 : n;
+}
 
 static long rss_kib(void)
 {
@@ -28,7 +44,7 @@ static long rss_kib(void)
 
 int main(int argc, char **argv)
 {
-    int rank, iters = 10000, warm = 200, count = 4, islong = 0, pipe = 0;
+    int rank, iters = 10000, warm = 200, count = 4, islong = 0, pipe = 0, lane = 0;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -41,6 +57,11 @@ int main(int argc, char **argv)
         /* Under MPIGPU_P2P_PROTOCOL=chunked: 1 MiB in pieces of the pool's
            chunk, MPIGPU_P2P_DEPTH of them in flight. */
         pipe = 1;
+        iters = 300;
+        warm = 20;
+        count = 2048;
+    } else if (argc > 1 && !strcmp(argv[1], "lane")) {
+        lane = 1;
         iters = 300;
         warm = 20;
         count = 2048;
@@ -104,6 +125,18 @@ int main(int argc, char **argv)
     unsigned long jobs = mgdev_worker_jobs();
     CHECK(!pipe || (high == depth && big1 == big0));
     CHECK(!pipe || (depth > 1 ? jobs > 0 : jobs == 0));
+    /* Lane: each rank sent and received (iters + warm) / 2 messages, each a
+       first piece of one chunk (the pool's quarter, less the 32-byte header)
+       by MPI and the rest in pieces of one slot through the ring. */
+    unsigned long lsent = 0, lrecv = 0;
+    mgdev_p2p_lane_pieces(&lsent, &lrecv);
+    long chunk = env_bytes("MPIGPU_STAGING_MAX", 64 << 20) / 4,
+         slot = env_bytes("MPIGPU_P2P_SHM_PIECE", 1 << 20),
+         rest = (long)(count * 512) - (chunk - 32);
+    unsigned long want =
+        (unsigned long)((iters + warm) / 2) * (unsigned long)((rest + slot - 1) / slot);
+    CHECK(!lane || (lsent == want && lrecv == want && high == 1 && big1 == big0));
+    CHECK(lane || (lsent == 0 && lrecv == 0) || !pipe);
     /* A leak of even 100 bytes per trip would show as ~1 MiB.  AddressSanitizer
        keeps freed memory in quarantine (up to 256 MiB), so there only the
        staging checks above apply. */
@@ -114,8 +147,9 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "rank %d: rss %ld -> %ld KiB, staging %zu -> %zu B (high water %zu, cap %zu), "
                 "long-message buffers: %lu -> %lu allocated, %zu B kept, pieces in flight %d, "
-                "worker jobs %lu\n",
-                rank, rss0, rss1, alloc0, alloc1, hw, cap, big0, big1, kept, high, jobs);
+                "worker jobs %lu, lane pieces sent %lu received %lu\n",
+                rank, rss0, rss1, alloc0, alloc1, hw, cap, big0, big1, kept, high, jobs, lsent,
+                lrecv);
     MPI_Type_free(&t);
     buf_free(d, 1);
     free(h);

@@ -130,6 +130,8 @@ static struct {
     int bind_reported;
     cl_device_id chosen; /* NULL: none chosen */
     char why[256];
+    char *on_node; /* per world rank: 1 on this node (mgdev_loc_on_node, built lazily) */
+    int world_size;
 } loc = {.node = MPI_COMM_NULL, .local_size = 1};
 
 static int world_rank(void)
@@ -371,8 +373,40 @@ void mgdev_loc_local(int *local_rank, int *local_size)
     *local_size = loc.local_size;
 }
 
+int mgdev_loc_on_node(int wrank)
+{
+    if (loc.node == MPI_COMM_NULL)
+        return 0;
+    if (!loc.on_node) {
+        MPI_Group g = MPI_GROUP_NULL, wg = MPI_GROUP_NULL;
+        int n = loc.local_size, ok = 0;
+        int *in = malloc((size_t)n * 2 * sizeof(int));
+        PMPI_Comm_size(MPI_COMM_WORLD, &loc.world_size);
+        loc.on_node = calloc((size_t)loc.world_size, 1);
+        if (in && loc.on_node && PMPI_Comm_group(loc.node, &g) == MPI_SUCCESS &&
+            PMPI_Comm_group(MPI_COMM_WORLD, &wg) == MPI_SUCCESS) {
+            for (int i = 0; i < n; i++)
+                in[i] = i;
+            ok = PMPI_Group_translate_ranks(g, n, in, wg, in + n) == MPI_SUCCESS;
+        }
+        for (int i = 0; ok && i < n; i++)
+            if (in[n + i] >= 0 && in[n + i] < loc.world_size)
+                loc.on_node[in[n + i]] = 1;
+        if (g != MPI_GROUP_NULL)
+            PMPI_Group_free(&g);
+        if (wg != MPI_GROUP_NULL)
+            PMPI_Group_free(&wg);
+        free(in);
+        if (!loc.on_node)
+            return 0;
+    }
+    return wrank >= 0 && wrank < loc.world_size && loc.on_node[wrank];
+}
+
 void mgdev_loc_finalize(void)
 {
+    free(loc.on_node);
+    loc.on_node = NULL;
     hwloc_bitmap_free(loc.nodes);
     loc.nodes = NULL;
     if (loc.topo)

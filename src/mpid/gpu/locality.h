@@ -71,6 +71,9 @@ cl_device_id mgdev_loc_chosen(char *why, size_t why_len);
 void mgdev_loc_use(cl_device_id dev);
 /* This rank's place on its node, for messages. */
 void mgdev_loc_local(int *local_rank, int *local_size);
+/* 1 when the process of MPI_COMM_WORLD rank wrank shares this node (MPI's
+   MPI_COMM_TYPE_SHARED split of mgdev_loc_init); 0 when unknown. */
+int mgdev_loc_on_node(int wrank);
 void mgdev_loc_finalize(void);
 
 /* Bind [ptr, ptr + len) to the NUMA node of the device in use; a failure is

@@ -30,11 +30,15 @@ typedef struct mgdev_settings {
     size_t staging_keep;         /* MPIGPU_STAGING_KEEP: host buffers of long messages kept */
     mgpk_dma_t host_dma;         /* MPIGPU_HOST_DMA */
     mgpk_calib_mode_t calibrate; /* MPIGPU_CALIBRATE */
-    size_t span_bytes; /* MPIGPU_SPAN: packed bytes per kernel work-item (0: per device) */
-    int grid_words;    /* MPIGPU_GRID: words per work-item of the grid kernels, or off (-1) */
-    int local_size;    /* MPIGPU_LOCAL: work-group size on GPUs (0: the default) */
-    int p2p_chunked;   /* MPIGPU_P2P_PROTOCOL=chunked: long messages in pieces */
-    int p2p_depth;     /* MPIGPU_P2P_DEPTH: pieces of one chunked message in flight */
+    size_t span_bytes;    /* MPIGPU_SPAN: packed bytes per kernel work-item (0: per device) */
+    int grid_words;       /* MPIGPU_GRID: words per work-item of the grid kernels, or off (-1) */
+    int local_size;       /* MPIGPU_LOCAL: work-group size on GPUs (0: the default) */
+    int p2p_chunked;      /* MPIGPU_P2P_PROTOCOL=chunked: long messages in pieces */
+    int p2p_depth;        /* MPIGPU_P2P_DEPTH: pieces of one chunked message in flight */
+    int p2p_shm;          /* MPIGPU_P2P_SHM: chunked messages between processes of one node
+                             through rings of shared memory (on by default) */
+    size_t p2p_shm_piece; /* MPIGPU_P2P_SHM_PIECE: bytes of one slot of such a ring */
+    int p2p_shm_slots;    /* MPIGPU_P2P_SHM_SLOTS: slots of one ring */
 } mgdev_settings_t;
 
 #define MGDEV_CHUNK_DEFAULT ((size_t)4 << 20)
@@ -43,6 +47,9 @@ typedef struct mgdev_settings {
 #define MGDEV_STAGING_KEEP_DEFAULT ((size_t)256 << 20)
 #define MGDEV_P2P_DEPTH_DEFAULT 3
 #define MGDEV_P2P_DEPTH_MAX 8
+#define MGDEV_P2P_SHM_PIECE_DEFAULT ((size_t)1 << 20)
+#define MGDEV_P2P_SHM_SLOTS_DEFAULT 4
+#define MGDEV_P2P_SHM_SLOTS_MAX 64
 
 /* Fill *s from the environment.  Returns MPI_ERR_OTHER with a message naming
    the variable and value when one is malformed. */

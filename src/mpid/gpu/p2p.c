@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mgerr.h"
 #include "p2p.h"
@@ -40,13 +41,22 @@ typedef struct p2p_header {
     uint64_t magic;
     uint64_t total; /* payload bytes of the whole message */
     uint64_t seq;   /* tag of the continuation pieces */
-    uint64_t reserved;
+    uint32_t flags; /* P2P_OFFER_LANE */
+    uint32_t pid;   /* the sender's process id (its lane's name) */
 } p2p_header_t;
+
+/* The sender offers the pieces after the first through its node lane to
+   the receiver, and waits for the answer (an int, 1: accepted) on the
+   control communicator, with the sequence number as tag. */
+#define P2P_OFFER_LANE 1u
 
 #define HDR ((int64_t)sizeof(p2p_header_t))
 
 static MPI_Comm shadow = MPI_COMM_NULL;
-static int pipe_high; /* mgdev_p2p_pipe_high() */
+static MPI_Comm ctrl = MPI_COMM_NULL; /* answers to lane offers */
+static int pipe_high;                 /* mgdev_p2p_pipe_high() */
+static unsigned long lane_sent, lane_received;
+static const int lane_yes = 1, lane_no = 0;
 static int *send_seq; /* next sequence number per world rank */
 static int seq_limit; /* MPI_TAG_UB + 1 */
 
@@ -56,10 +66,15 @@ int mgdev_p2p_init(void)
     mgdev_stage_init(mgdev_state.settings.staging_max, mgdev_state.settings.staging_keep);
     int rc = PMPI_Comm_dup(MPI_COMM_WORLD, &shadow);
     if (rc == MPI_SUCCESS)
+        rc = PMPI_Comm_dup(MPI_COMM_WORLD, &ctrl);
+    if (rc == MPI_SUCCESS)
         rc = mgdev_progress_init();
+    if (rc == MPI_SUCCESS)
+        rc = mgdev_lane_init();
     if (rc != MPI_SUCCESS)
         return rc;
     PMPI_Comm_set_errhandler(shadow, MPI_ERRORS_RETURN);
+    PMPI_Comm_set_errhandler(ctrl, MPI_ERRORS_RETURN);
     PMPI_Comm_size(MPI_COMM_WORLD, &size);
     PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
     seq_limit = flag && ub ? *ub : 32767;
@@ -84,13 +99,22 @@ int mgdev_p2p_pipe_high(void)
     return pipe_high;
 }
 
+void mgdev_p2p_lane_pieces(unsigned long *sent, unsigned long *received)
+{
+    *sent = lane_sent;
+    *received = lane_received;
+}
+
 void mgdev_p2p_finalize(void)
 {
     mgdev_progress_finalize();
     mgdev_worker_finalize();
     mgdev_stage_finalize();
+    mgdev_lane_finalize();
     if (shadow != MPI_COMM_NULL)
         PMPI_Comm_free(&shadow);
+    if (ctrl != MPI_COMM_NULL)
+        PMPI_Comm_free(&ctrl);
     free(send_seq);
     send_seq = NULL;
 }
@@ -214,6 +238,16 @@ static void pipe_drop(mgdev_op_t *op)
         p->stage = NULL;
     }
     op->npipe = 0;
+    if (op->lane_req != MPI_REQUEST_NULL) {
+        PMPI_Cancel(&op->lane_req);
+        PMPI_Wait(&op->lane_req, MPI_STATUS_IGNORE);
+    }
+    if (op->lane_state == MGDEV_LANE_ON && op->kind == MGDEV_OP_SEND && op->posted < op->n &&
+        mgdev_lane_slot(op->lane))
+        mgdev_lane_publish(op->lane, op->seq, op->posted, -1); /* the receiver fails too */
+    else if (op->lane_state == MGDEV_LANE_ON && op->kind == MGDEV_OP_RECV)
+        mgdev_lane_drop(op->lane, op->seq, op->total - op->done);
+    op->lane_state = MGDEV_LANE_NONE;
 }
 
 /* Record an error class (detailed message already set) on op; it is done. */
@@ -427,6 +461,48 @@ static int send_piece_post(mgdev_op_t *op, mgdev_piece_t *p)
     return MPI_SUCCESS;
 }
 
+/* The receiver's answer to a lane offer: 1 once it came (lane_state is then
+   ON or NONE), 0 while it has not, or when op failed. */
+static int lane_answer(mgdev_op_t *op)
+{
+    int flag = 0;
+    int rc = PMPI_Test(&op->lane_req, &flag, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) {
+        op_fail_mpi(op, rc, "the answer to a node lane offer");
+        return 0;
+    }
+    if (flag)
+        op->lane_state = op->lane_reply == lane_yes ? MGDEV_LANE_ON : MGDEV_LANE_NONE;
+    return flag;
+}
+
+/* The pieces after the first through the node lane: pack each straight into
+   a free slot (DMA into the registered slot on a device) and publish it;
+   stop when the ring is full, the receiver frees slots as it unpacks. */
+static void send_lane(mgdev_op_t *op)
+{
+    int rc = MPI_SUCCESS;
+    int64_t piece = (int64_t)mgdev_lane_piece(op->lane);
+    char *slot;
+    while (op->posted < op->n && (slot = mgdev_lane_slot(op->lane))) {
+        int64_t len = op->n - op->posted;
+        if (len > piece)
+            len = piece;
+        if (op->packed)
+            memcpy(slot, op->packed + op->posted, (size_t)len);
+        else if ((rc = op_pack(op, slot, op->posted, len)) != MPI_SUCCESS)
+            break;
+        mgdev_lane_publish(op->lane, op->seq, op->posted, len);
+        op->posted += len;
+        op->done += len;
+        lane_sent++;
+    }
+    if (rc != MPI_SUCCESS)
+        op_fail(op, rc, 0);
+    else
+        pipe_end(op, op->n);
+}
+
 /* A chunked send: retire the pieces whose sends completed, oldest first,
    then pack and post pieces until MPIGPU_P2P_DEPTH are in flight or the pool
    has no buffer to spare; a piece packs on the worker while others are in
@@ -461,7 +537,14 @@ static void send_pipe(mgdev_op_t *op)
         if (send_piece_post(op, &op->pipe[op->npipe - 1]) != MPI_SUCCESS)
             return;
     }
-    while (op->posted < op->n && op->npipe < mgdev_state.settings.p2p_depth) {
+    if (op->lane_state == MGDEV_LANE_OFFERED && op->posted > 0 && !lane_answer(op))
+        return;
+    if (op->lane_state == MGDEV_LANE_ON) {
+        send_lane(op);
+        return;
+    }
+    while (op->posted < op->n && op->npipe < mgdev_state.settings.p2p_depth &&
+           (op->posted == 0 || op->lane_state == MGDEV_LANE_NONE)) {
         int first = op->posted == 0;
         int64_t hdr = first ? HDR : 0, len = op->n - op->posted;
         mgdev_piece_t *p = &op->pipe[op->npipe];
@@ -478,8 +561,11 @@ static void send_pipe(mgdev_op_t *op)
             pipe_high = op->npipe;
         op->posted += len;
         if (hdr) {
-            p2p_header_t h = {
-                .magic = P2P_MAGIC, .total = (uint64_t)op->n, .seq = (uint64_t)op->seq};
+            p2p_header_t h = {.magic = P2P_MAGIC,
+                              .total = (uint64_t)op->n,
+                              .seq = (uint64_t)op->seq,
+                              .flags = op->lane_state == MGDEV_LANE_OFFERED ? P2P_OFFER_LANE : 0,
+                              .pid = (uint32_t)getpid()};
             memcpy(p->stage->ptr, &h, sizeof(h));
             if (op->packed)
                 memcpy(p->stage->ptr + hdr, op->packed, (size_t)len);
@@ -540,6 +626,15 @@ static void send_step(mgdev_op_t *op)
         op->chunked = 1;
         op->seq = send_seq[op->wpeer];
         send_seq[op->wpeer] = (op->seq + 1) % seq_limit;
+        /* Offer the node lane: its answer's receive first. */
+        if ((op->lane = mgdev_lane_tx(op->wpeer))) {
+            rc = PMPI_Irecv(&op->lane_reply, 1, MPI_INT, op->wpeer, op->seq, ctrl, &op->lane_req);
+            if (rc != MPI_SUCCESS) {
+                op_fail_mpi(op, rc, "posting the receive of a node lane answer");
+                return;
+            }
+            op->lane_state = MGDEV_LANE_OFFERED;
+        }
     }
     if (op->chunked) {
         send_pipe(op);
@@ -694,12 +789,56 @@ static int recv_pipe_poll(mgdev_op_t *op)
     return MPI_SUCCESS;
 }
 
+/* A chunked receive through the node lane: unpack (or, for a host receive,
+   copy to their place in the landing buffer) the ring's head entries while
+   they belong to this message, freeing each slot once done.  The head may be
+   another message's of the same sender: its own operation takes it. */
+static void recv_lane(mgdev_op_t *op)
+{
+    int rc = MPI_SUCCESS;
+    int64_t seq, first, len;
+    char *src;
+    while (op->done < op->total && (src = mgdev_lane_peek(op->lane, &seq, &first, &len)) &&
+           seq == op->seq) {
+        if (len < 0)
+            MG_FAIL(rc, fn_fail, MPI_ERR_OTHER,
+                    "mpigpu: %s: the sender of a message of %lld bytes failed after %lld bytes "
+                    "(its own error says why)",
+                    op->fn, (long long)op->total, (long long)op->done);
+        if (first != op->done || len == 0 || len > op->total - op->done)
+            MG_FAIL(rc, fn_fail, MPI_ERR_OTHER,
+                    "mpigpu: %s: a node lane piece of bytes [%lld, +%lld) where byte %lld of "
+                    "%lld was expected (both sides must run the same mpigpu)",
+                    op->fn, (long long)first, (long long)len, (long long)op->done,
+                    (long long)op->total);
+        if (op->host)
+            memcpy(op->big + HDR + first, src, (size_t)len);
+        else if ((rc = op_unpack(op, src, first, len)) != MPI_SUCCESS)
+            goto fn_fail;
+        mgdev_lane_consume(op->lane);
+        op->done += len;
+        lane_received++;
+    }
+    if (op->done >= op->total && op->host) {
+        rc = host_unpack(op, op->big + HDR, op->total);
+        MG_CHECK(rc, fn_fail);
+    }
+    pipe_end(op, op->total);
+    return;
+fn_fail:
+    op_fail(op, rc, 0);
+}
+
 /* A chunked receive: unpack the pieces that arrived, oldest first (on the
    worker while later pieces are in flight, so that MPI keeps moving them),
    each freeing a buffer for the receive of a later piece. */
 static void recv_pipe(mgdev_op_t *op)
 {
     int rc = MPI_SUCCESS, queued = 0;
+    if (op->lane_state == MGDEV_LANE_ON) {
+        recv_lane(op);
+        return;
+    }
     if (recv_pipe_post(op, 1) != MPI_SUCCESS)
         return;
     while (op->npipe > 0) {
@@ -787,10 +926,26 @@ static void recv_complete(mgdev_op_t *op, MPI_Status *st)
                       "(%lld bytes of the datatype)",
                       op->fn, (long long)op->total, (long long)op->n);
         }
+        /* Answer a lane offer: yes when the lane opens here and the message
+           fits (a truncated one is drained by MPI). */
+        if (h.flags & P2P_OFFER_LANE) {
+            mgdev_lane_t *l = op->discard ? NULL : mgdev_lane_rx(op->wpeer, (long)h.pid);
+            MPI_Request r = MPI_REQUEST_NULL;
+            rc = PMPI_Isend(l ? &lane_yes : &lane_no, 1, MPI_INT, op->wpeer, op->seq, ctrl, &r);
+            if (rc != MPI_SUCCESS) {
+                op_fail_mpi(op, rc, "answering a node lane offer");
+                return;
+            }
+            PMPI_Request_free(&r);
+            if (l) {
+                op->lane = l;
+                op->lane_state = MGDEV_LANE_ON;
+            }
+        }
         /* The next pieces' receives first, so that they arrive while this
            one unpacks (its buffer is not theirs to take yet). */
         op->posted = len;
-        if (recv_pipe_post(op, 0) != MPI_SUCCESS)
+        if (op->lane_state != MGDEV_LANE_ON && recv_pipe_post(op, 0) != MPI_SUCCESS)
             return;
     }
     if (op->host && !op->chunked && len > 0) {

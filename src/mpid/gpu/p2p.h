@@ -75,6 +75,36 @@ size_t mgdev_stage_chunk(void);
 /* Pinned bytes allocated now, their high-water mark, and the cap (tests). */
 void mgdev_staging_usage(size_t *allocated, size_t *high_water, size_t *cap);
 
+/* ---- node lanes (lane.c) ---- */
+
+/* A ring of slots in memory shared by two processes of one node, for the
+   pieces of chunked messages from one to the other. */
+typedef struct mgdev_lane mgdev_lane_t;
+
+int mgdev_lane_init(void);
+void mgdev_lane_finalize(void);
+/* Sender: the lane to world rank w, created at the first call; NULL when w
+   is not on this node, MPIGPU_P2P_SHM=off, or it could not be made (pieces
+   then go by MPI). */
+mgdev_lane_t *mgdev_lane_tx(int w);
+/* Receiver: the lane from world rank w, whose process id is pid, opened at
+   the first call; NULL when it cannot be. */
+mgdev_lane_t *mgdev_lane_rx(int w, long pid);
+/* Bytes of one slot. */
+size_t mgdev_lane_piece(const mgdev_lane_t *l);
+/* Sender: the next slot to fill, or NULL while the ring is full. */
+char *mgdev_lane_slot(mgdev_lane_t *l);
+/* Sender: publish that slot as payload [first, first + len) of message seq
+   (len -1: the message failed on the sender and ends there). */
+void mgdev_lane_publish(mgdev_lane_t *l, int seq, int64_t first, int64_t len);
+/* Receiver: the oldest entry not consumed (its slot), or NULL. */
+char *mgdev_lane_peek(mgdev_lane_t *l, int64_t *seq, int64_t *first, int64_t *len);
+/* Receiver: free the oldest entry's slot. */
+void mgdev_lane_consume(mgdev_lane_t *l);
+/* Receiver: message seq failed here with left payload bytes still to come:
+   drop them as they arrive, so that later messages find the ring moving. */
+void mgdev_lane_drop(mgdev_lane_t *l, int seq, int64_t left);
+
 /* ---- operations (p2p.c) ---- */
 
 typedef enum mgdev_op_kind { MGDEV_OP_SEND, MGDEV_OP_RECV } mgdev_op_kind_t;
@@ -131,6 +161,12 @@ typedef struct mgdev_piece {
     int64_t got;
 } mgdev_piece_t;
 
+enum {
+    MGDEV_LANE_NONE = 0, /* pieces after the first go by MPI */
+    MGDEV_LANE_OFFERED,  /* send: the header offered the lane, no answer yet */
+    MGDEV_LANE_ON        /* the pieces after the first go through the lane */
+};
+
 typedef struct mgdev_op {
     struct mgdev_op *prev, *next; /* active list, while not DONE */
     struct mgdev_op *hnext;       /* request table chain */
@@ -167,6 +203,10 @@ typedef struct mgdev_op {
     char *jhost;     /* the job's piece: host bytes and payload range */
     int64_t jfirst, jlen;
     mgdev_stage_t *stage;
+    mgdev_lane_t *lane;   /* chunked: the node lane offered (send) or accepted */
+    int lane_state;       /* MGDEV_LANE_* */
+    int lane_reply;       /* send: the receiver's answer to the offer */
+    MPI_Request lane_req; /* send: its receive */
     char *big; /* plain message above one chunk: a host buffer of its own (mgdev_big_get) */
     size_t big_size;
     MPI_Request inner;
@@ -217,6 +257,8 @@ void mgdev_p2p_finalize(void);
 
 /* The most pieces of one chunked message seen in flight at once (tests). */
 int mgdev_p2p_pipe_high(void);
+/* Pieces sent and received through node lanes so far (tests). */
+void mgdev_p2p_lane_pieces(unsigned long *sent, unsigned long *received);
 
 /* 1 when any byte that count instances of dt at buf touch lies in the
    reserved device range. */

@@ -219,7 +219,9 @@ int mgdev_op_restart(mgdev_op_t *op)
     op->raised = op->cancelled = op->discard = op->chunked = op->pieces = 0;
     op->done = op->total = op->posted = 0;
     op->npipe = 0;
+    op->lane_state = MGDEV_LANE_NONE;
     op->inner = MPI_REQUEST_NULL;
+    op->lane_req = MPI_REQUEST_NULL;
     op->source = MPI_ANY_SOURCE;
     op->rtag = MPI_ANY_TAG;
     op->state = MGDEV_OP_NEXT;

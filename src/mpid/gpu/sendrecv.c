@@ -27,6 +27,7 @@ static void op_call(mgdev_op_t *op, mgdev_op_kind_t kind, const char *fn, int co
     op->tag = tag;
     op->count = count;
     op->inner = MPI_REQUEST_NULL;
+    op->lane_req = MPI_REQUEST_NULL;
     op->source = MPI_ANY_SOURCE;
     op->rtag = MPI_ANY_TAG;
 }

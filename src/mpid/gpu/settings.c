@@ -162,6 +162,9 @@ int mgdev_settings_read(mgdev_settings_t *s)
     s->staging_max = MGDEV_STAGING_DEFAULT;
     s->staging_keep = MGDEV_STAGING_KEEP_DEFAULT;
     s->p2p_depth = MGDEV_P2P_DEPTH_DEFAULT;
+    s->p2p_shm = 1;
+    s->p2p_shm_piece = MGDEV_P2P_SHM_PIECE_DEFAULT;
+    s->p2p_shm_slots = MGDEV_P2P_SHM_SLOTS_DEFAULT;
 
     if ((v = getenv("MPIGPU_VERBOSE")) && v[0])
         s->verbose = atoi(v);
@@ -238,6 +241,30 @@ int mgdev_settings_read(mgdev_settings_t *s)
                     "mpigpu: MPIGPU_P2P_DEPTH=\"%s\": expected a number of pieces from 1 to %d", v,
                     MGDEV_P2P_DEPTH_MAX);
         s->p2p_depth = (int)n;
+    }
+    if ((v = getenv("MPIGPU_P2P_SHM")) && v[0]) {
+        if (strcmp(v, "off") == 0 || strcmp(v, "0") == 0)
+            s->p2p_shm = 0;
+        else if (strcmp(v, "on") != 0 && strcmp(v, "1") != 0)
+            MG_FAIL(rc, fn_fail, MPI_ERR_OTHER, "mpigpu: MPIGPU_P2P_SHM=\"%s\": expected on or off",
+                    v);
+    }
+    if ((v = getenv("MPIGPU_P2P_SHM_PIECE")) && v[0]) {
+        rc = parse_bytes("MPIGPU_P2P_SHM_PIECE", v, &s->p2p_shm_piece);
+        MG_CHECK(rc, fn_fail);
+        if (s->p2p_shm_piece < ((size_t)4 << 10) || s->p2p_shm_piece > ((size_t)1 << 30))
+            MG_FAIL(rc, fn_fail, MPI_ERR_OTHER,
+                    "mpigpu: MPIGPU_P2P_SHM_PIECE=\"%s\": expected from 4K to 1G", v);
+    }
+    if ((v = getenv("MPIGPU_P2P_SHM_SLOTS")) && v[0]) {
+        char *end = NULL;
+        long n = strtol(v, &end, 10);
+        if (end == v || *end || n < 2 || n > MGDEV_P2P_SHM_SLOTS_MAX)
+            MG_FAIL(rc, fn_fail, MPI_ERR_OTHER,
+                    "mpigpu: MPIGPU_P2P_SHM_SLOTS=\"%s\": expected a number of slots from 2 "
+                    "to %d",
+                    v, MGDEV_P2P_SHM_SLOTS_MAX);
+        s->p2p_shm_slots = (int)n;
     }
     resolve_cache_dir(s);
 
