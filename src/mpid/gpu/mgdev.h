@@ -47,7 +47,7 @@ typedef struct mgdev_settings {
 #define MGDEV_STAGING_KEEP_DEFAULT ((size_t)256 << 20)
 #define MGDEV_P2P_DEPTH_DEFAULT 3
 #define MGDEV_P2P_DEPTH_MAX 8
-#define MGDEV_P2P_SHM_PIECE_DEFAULT ((size_t)1 << 20)
+#define MGDEV_P2P_SHM_PIECE_DEFAULT ((size_t)2 << 20)
 #define MGDEV_P2P_SHM_SLOTS_DEFAULT 4
 #define MGDEV_P2P_SHM_SLOTS_MAX 64
 
