@@ -131,7 +131,7 @@ int main(int argc, char **argv)
     unsigned long lsent = 0, lrecv = 0;
     mgdev_p2p_lane_pieces(&lsent, &lrecv);
     long chunk = env_bytes("MPIGPU_STAGING_MAX", 64 << 20) / 4,
-         slot = env_bytes("MPIGPU_P2P_SHM_PIECE", 2 << 20),
+         slot = env_bytes("MPIGPU_P2P_SHM_PIECE", 8 << 20),
          rest = (long)(count * 512) - (chunk - 32);
     unsigned long want =
         (unsigned long)((iters + warm) / 2) * (unsigned long)((rest + slot - 1) / slot);

@@ -79,8 +79,8 @@ int main(int argc, char **argv)
     char *pageable = malloc(max);
     cl_mem pin = clCreateBuffer(ctx, CL_MEM_ALLOC_HOST_PTR, max, NULL, &e);
     check(e, "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)");
-    char *pinned = clEnqueueMapBuffer(q, pin, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, max, 0,
-                                      NULL, NULL, &e);
+    char *pinned =
+        clEnqueueMapBuffer(q, pin, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, max, 0, NULL, NULL, &e);
     check(e, "clEnqueueMapBuffer");
     char shname[64];
     snprintf(shname, sizeof(shname), "/dmaprobe.%ld", (long)getpid());
@@ -100,8 +100,8 @@ int main(int argc, char **argv)
     memset(pinned, 1, max);
     memset(shared, 1, max);
 
-    printf("%-10s %8s %8s %8s %8s %8s %8s %8s %8s\n", "bytes", "page_r", "page_w", "pin_r",
-           "pin_w", "shm_r", "shm_w", "shmreg_r", "shmreg_w");
+    printf("%-10s %8s %8s %8s %8s %8s %8s %8s %8s\n", "bytes", "page_r", "page_w", "pin_r", "pin_w",
+           "shm_r", "shm_w", "shmreg_r", "shmreg_w");
     double res[32][6];
     int rows = 0;
     for (size_t n = (size_t)1 << 20; n <= max && rows < 32; n *= 4, rows++) {

@@ -47,8 +47,8 @@ typedef struct mgdev_settings {
 #define MGDEV_STAGING_KEEP_DEFAULT ((size_t)256 << 20)
 #define MGDEV_P2P_DEPTH_DEFAULT 3
 #define MGDEV_P2P_DEPTH_MAX 8
-#define MGDEV_P2P_SHM_PIECE_DEFAULT ((size_t)2 << 20)
-#define MGDEV_P2P_SHM_SLOTS_DEFAULT 4
+#define MGDEV_P2P_SHM_PIECE_DEFAULT ((size_t)8 << 20)
+#define MGDEV_P2P_SHM_SLOTS_DEFAULT 2
 #define MGDEV_P2P_SHM_SLOTS_MAX 64
 
 /* Fill *s from the environment.  Returns MPI_ERR_OTHER with a message naming
