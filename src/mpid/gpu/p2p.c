@@ -789,6 +789,17 @@ static int recv_pipe_poll(mgdev_op_t *op)
     return MPI_SUCCESS;
 }
 
+/* A chunked receive ends once its whole payload arrived: a host receive
+   copies or unpacks its landing buffer into the caller's buffer first. */
+static void recv_end(mgdev_op_t *op)
+{
+    int rc = MPI_SUCCESS;
+    if (op->done >= op->total && op->host && (rc = host_unpack(op, op->big + HDR, op->total)))
+        op_fail(op, rc, 0);
+    else
+        pipe_end(op, op->total);
+}
+
 /* A chunked receive through the node lane: unpack (or, for a host receive,
    copy to their place in the landing buffer) the ring's head entries while
    they belong to this message, freeing each slot once done.  The head may be
@@ -819,11 +830,7 @@ static void recv_lane(mgdev_op_t *op)
         op->done += len;
         lane_received++;
     }
-    if (op->done >= op->total && op->host) {
-        rc = host_unpack(op, op->big + HDR, op->total);
-        MG_CHECK(rc, fn_fail);
-    }
-    pipe_end(op, op->total);
+    recv_end(op);
     return;
 fn_fail:
     op_fail(op, rc, 0);
@@ -878,11 +885,7 @@ static void recv_pipe(mgdev_op_t *op)
         op_fail(op, MPI_ERR_TRUNCATE, 0);
         return;
     }
-    if (op->done >= op->total && op->host) {
-        rc = host_unpack(op, op->big + HDR, op->total);
-        MG_CHECK(rc, fn_fail);
-    }
-    pipe_end(op, op->total);
+    recv_end(op);
     return;
 fn_fail:
     op_fail(op, rc, 0);
