@@ -86,6 +86,20 @@ static int parse_grid(const char *v, int *g)
     return MPI_SUCCESS;
 }
 
+/* A whole number from lo to hi; what names it in the error ("a number of
+   pieces"). */
+static int parse_count(const char *name, const char *v, long lo, long hi, const char *what,
+                       int *out)
+{
+    char *end = NULL;
+    long n = strtol(v, &end, 10);
+    if (end == v || *end || n < lo || n > hi)
+        return mgerr_set(MPI_ERR_OTHER, "mpigpu: %s=\"%s\": expected %s from %ld to %ld", name, v,
+                         what, lo, hi);
+    *out = (int)n;
+    return MPI_SUCCESS;
+}
+
 static int parse_bytes(const char *name, const char *v, size_t *out)
 {
     char *end = NULL;
@@ -200,12 +214,8 @@ int mgdev_settings_read(mgdev_settings_t *s)
         MG_CHECK(rc, fn_fail);
     }
     if ((v = getenv("MPIGPU_LOCAL")) && v[0]) {
-        char *end = NULL;
-        long n = strtol(v, &end, 10);
-        if (end == v || *end || n < 1 || n > 1024)
-            MG_FAIL(rc, fn_fail, MPI_ERR_OTHER,
-                    "mpigpu: MPIGPU_LOCAL=\"%s\": expected a work-group size from 1 to 1024", v);
-        s->local_size = (int)n;
+        rc = parse_count("MPIGPU_LOCAL", v, 1, 1024, "a work-group size", &s->local_size);
+        MG_CHECK(rc, fn_fail);
     }
     if ((v = getenv("MPIGPU_CHUNK")) && v[0]) {
         rc = parse_bytes("MPIGPU_CHUNK", v, &s->chunk_bytes);
@@ -234,13 +244,9 @@ int mgdev_settings_read(mgdev_settings_t *s)
                     "mpigpu: MPIGPU_P2P_PROTOCOL=\"%s\": expected plain or chunked", v);
     }
     if ((v = getenv("MPIGPU_P2P_DEPTH")) && v[0]) {
-        char *end = NULL;
-        long n = strtol(v, &end, 10);
-        if (end == v || *end || n < 1 || n > MGDEV_P2P_DEPTH_MAX)
-            MG_FAIL(rc, fn_fail, MPI_ERR_OTHER,
-                    "mpigpu: MPIGPU_P2P_DEPTH=\"%s\": expected a number of pieces from 1 to %d", v,
-                    MGDEV_P2P_DEPTH_MAX);
-        s->p2p_depth = (int)n;
+        rc = parse_count("MPIGPU_P2P_DEPTH", v, 1, MGDEV_P2P_DEPTH_MAX, "a number of pieces",
+                         &s->p2p_depth);
+        MG_CHECK(rc, fn_fail);
     }
     if ((v = getenv("MPIGPU_P2P_SHM")) && v[0]) {
         if (strcmp(v, "off") == 0 || strcmp(v, "0") == 0)
@@ -257,14 +263,9 @@ int mgdev_settings_read(mgdev_settings_t *s)
                     "mpigpu: MPIGPU_P2P_SHM_PIECE=\"%s\": expected from 4K to 1G", v);
     }
     if ((v = getenv("MPIGPU_P2P_SHM_SLOTS")) && v[0]) {
-        char *end = NULL;
-        long n = strtol(v, &end, 10);
-        if (end == v || *end || n < 2 || n > MGDEV_P2P_SHM_SLOTS_MAX)
-            MG_FAIL(rc, fn_fail, MPI_ERR_OTHER,
-                    "mpigpu: MPIGPU_P2P_SHM_SLOTS=\"%s\": expected a number of slots from 2 "
-                    "to %d",
-                    v, MGDEV_P2P_SHM_SLOTS_MAX);
-        s->p2p_shm_slots = (int)n;
+        rc = parse_count("MPIGPU_P2P_SHM_SLOTS", v, 2, MGDEV_P2P_SHM_SLOTS_MAX, "a number of slots",
+                         &s->p2p_shm_slots);
+        MG_CHECK(rc, fn_fail);
     }
     resolve_cache_dir(s);
 
