@@ -127,6 +127,12 @@ test_mpi_p2p_mprobe_LDADD = libmpigpu.la $(OPENCL_LIBS)
 test_mpi_p2p_mprobe_chunked_SOURCES = $(test_mpi_p2p_mprobe_SOURCES)
 test_mpi_p2p_mprobe_chunked_LDADD = $(test_mpi_p2p_mprobe_LDADD)
 TESTS += test/mpi/p2p_mprobe test/mpi/p2p_mprobe_chunked
+check_PROGRAMS += test/mpi/p2p_probe test/mpi/p2p_probe_chunked
+test_mpi_p2p_probe_SOURCES = test/mpi/p2p_probe.c test/mpi/p2p_common.h
+test_mpi_p2p_probe_LDADD = libmpigpu.la $(OPENCL_LIBS)
+test_mpi_p2p_probe_chunked_SOURCES = $(test_mpi_p2p_probe_SOURCES)
+test_mpi_p2p_probe_chunked_LDADD = $(test_mpi_p2p_probe_LDADD)
+TESTS += test/mpi/p2p_probe test/mpi/p2p_probe_chunked
 # LD_PRELOAD of an unmodified binary: a plain MPI program (no libmpigpu)
 # run by a script, twice.
 check_PROGRAMS += test/mpi/p2p_preload

@@ -1,6 +1,7 @@
 /*
  * The large-count (MPI-4 "_c") forms of the point-to-point calls.  A host
- * buffer goes to PMPI_*_c unchanged.  A device buffer goes to the int form
+ * send goes to PMPI_*_c unchanged, a host receive whose count fits an int to
+ * the int form (which may have to run it, sendrecv.c).  A device buffer goes to the int form
  * (so the same operation, protocol and request handling) when the count fits
  * an int; a larger count is refused with MPI_ERR_COUNT, before anything
  * moves, instead of letting MPI fault on the device address.  (The packed
@@ -45,14 +46,18 @@ static int too_big(MPI_Comm comm, const char *fn, MPI_Count count)
         return FITS(count) ? MPI_##name_(buf, (int)count, datatype, dest, tag, comm, request)      \
                            : too_big(comm, "MPI_" #name_ "_c", count);                             \
     }
+/* Receive-side calls go to the int form whenever the count fits, host
+   buffers too: a host receive may have to take a chunked message or one that
+   a probe received early (sendrecv.c). */
 #define LC_RECV_REQ(name_)                                                                         \
     int MPI_##name_##_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,    \
                         MPI_Comm comm, MPI_Request *request)                                       \
     {                                                                                              \
+        if (FITS(count))                                                                           \
+            return MPI_##name_(buf, (int)count, datatype, source, tag, comm, request);             \
         if (!DEV(buf, count, datatype))                                                            \
             return PMPI_##name_##_c(buf, count, datatype, source, tag, comm, request);             \
-        return FITS(count) ? MPI_##name_(buf, (int)count, datatype, source, tag, comm, request)    \
-                           : too_big(comm, "MPI_" #name_ "_c", count);                             \
+        return too_big(comm, "MPI_" #name_ "_c", count);                                           \
     }
 
 LC_SEND(Send)
@@ -73,50 +78,54 @@ LC_RECV_REQ(Recv_init)
 int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
                MPI_Comm comm, MPI_Status *status)
 {
+    if (FITS(count))
+        return MPI_Recv(buf, (int)count, datatype, source, tag, comm, status);
     if (!DEV(buf, count, datatype))
         return PMPI_Recv_c(buf, count, datatype, source, tag, comm, status);
-    return FITS(count) ? MPI_Recv(buf, (int)count, datatype, source, tag, comm, status)
-                       : too_big(comm, "MPI_Recv_c", count);
+    return too_big(comm, "MPI_Recv_c", count);
 }
 
 int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
                 MPI_Status *status)
 {
+    if (FITS(count))
+        return MPI_Mrecv(buf, (int)count, datatype, message, status);
     if (!DEV(buf, count, datatype))
         return PMPI_Mrecv_c(buf, count, datatype, message, status);
-    return FITS(count) ? MPI_Mrecv(buf, (int)count, datatype, message, status)
-                       : too_big(MPI_COMM_WORLD, "MPI_Mrecv_c", count);
+    return too_big(MPI_COMM_WORLD, "MPI_Mrecv_c", count);
 }
 
 int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
                  MPI_Request *request)
 {
+    if (FITS(count))
+        return MPI_Imrecv(buf, (int)count, datatype, message, request);
     if (!DEV(buf, count, datatype))
         return PMPI_Imrecv_c(buf, count, datatype, message, request);
-    return FITS(count) ? MPI_Imrecv(buf, (int)count, datatype, message, request)
-                       : too_big(MPI_COMM_WORLD, "MPI_Imrecv_c", count);
+    return too_big(MPI_COMM_WORLD, "MPI_Imrecv_c", count);
 }
 
 int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
                    int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                    int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
+    if (FITS(sendcount) && FITS(recvcount))
+        return MPI_Sendrecv(sendbuf, (int)sendcount, sendtype, dest, sendtag, recvbuf,
+                            (int)recvcount, recvtype, source, recvtag, comm, status);
     if (!DEV(sendbuf, sendcount, sendtype) && !DEV(recvbuf, recvcount, recvtype))
         return PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                                recvtype, source, recvtag, comm, status);
-    if (!FITS(sendcount) || !FITS(recvcount))
-        return too_big(comm, "MPI_Sendrecv_c", FITS(sendcount) ? recvcount : sendcount);
-    return MPI_Sendrecv(sendbuf, (int)sendcount, sendtype, dest, sendtag, recvbuf, (int)recvcount,
-                        recvtype, source, recvtag, comm, status);
+    return too_big(comm, "MPI_Sendrecv_c", FITS(sendcount) ? recvcount : sendcount);
 }
 
 int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag,
                            int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
+    if (FITS(count))
+        return MPI_Sendrecv_replace(buf, (int)count, datatype, dest, sendtag, source, recvtag, comm,
+                                    status);
     if (!DEV(buf, count, datatype))
         return PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm,
                                        status);
-    return FITS(count) ? MPI_Sendrecv_replace(buf, (int)count, datatype, dest, sendtag, source,
-                                              recvtag, comm, status)
-                       : too_big(comm, "MPI_Sendrecv_replace_c", count);
+    return too_big(comm, "MPI_Sendrecv_replace_c", count);
 }

@@ -30,6 +30,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mgerr.h"
@@ -39,6 +41,7 @@
 
 typedef struct p2p_header {
     uint64_t magic;
+    uint64_t nonce; /* the job's (rank 0's at MPI_Init, broadcast) */
     uint64_t total; /* payload bytes of the whole message */
     uint64_t seq;   /* tag of the continuation pieces */
     uint32_t flags; /* P2P_OFFER_LANE */
@@ -59,6 +62,10 @@ static unsigned long lane_sent, lane_received;
 static const int lane_yes = 1, lane_no = 0;
 static int *send_seq; /* next sequence number per world rank */
 static int seq_limit; /* MPI_TAG_UB + 1 */
+/* A random number the job's processes agree on at MPI_Init: a plain message
+   of one chunk is taken for a chunked message's first piece only if it
+   starts with the magic and this. */
+static uint64_t job_nonce;
 
 int mgdev_p2p_init(void)
 {
@@ -78,6 +85,18 @@ int mgdev_p2p_init(void)
     PMPI_Comm_size(MPI_COMM_WORLD, &size);
     PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
     seq_limit = flag && ub ? *ub : 32767;
+    int rank = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0 &&
+        getrandom(&job_nonce, sizeof(job_nonce), GRND_NONBLOCK) != (ssize_t)sizeof(job_nonce)) {
+        struct timespec ts; /* no entropy yet: time and process id */
+        clock_gettime(CLOCK_REALTIME, &ts);
+        job_nonce = ((uint64_t)ts.tv_sec << 32 ^ (uint64_t)ts.tv_nsec) * 0x9e3779b97f4a7c15ULL ^
+                    (uint64_t)getpid();
+    }
+    rc = PMPI_Bcast(&job_nonce, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS)
+        return rc;
     send_seq = calloc((size_t)size, sizeof(int));
     if (!send_seq)
         return mgerr_set(MPI_ERR_NO_MEM, "mpigpu: out of host memory for p2p state");
@@ -111,6 +130,7 @@ void mgdev_p2p_finalize(void)
     mgdev_worker_finalize();
     mgdev_stage_finalize();
     mgdev_lane_finalize();
+    mgdev_early_finalize();
     if (shadow != MPI_COMM_NULL)
         PMPI_Comm_free(&shadow);
     if (ctrl != MPI_COMM_NULL)
@@ -178,10 +198,10 @@ void mgdev_op_unstage_all(mgdev_op_t *op)
     op->big = NULL;
 }
 
-/* The host buffer of a piece of len bytes: a pool buffer (pinned, reused), up
-   to one chunk by waiting for one, above that if the cap allows one now; else
-   op's own (kept by a persistent op for its next start).  NULL with
-   MPI_SUCCESS when the pool is at its cap: retry after progress. */
+/* The host buffer of a message of len bytes (a plain message or a chunked
+   one's first piece): a pool buffer (pinned, reused) when the pool has one
+   now, else op's own (kept by a persistent op for its next start), so that
+   every operation posts its message as soon as it starts. */
 static int op_buffer(mgdev_op_t *op, int64_t len, char **buf)
 {
     int rc = MPI_SUCCESS;
@@ -196,16 +216,21 @@ static int op_buffer(mgdev_op_t *op, int64_t len, char **buf)
     }
     if (len <= (int64_t)mgdev_stage_chunk()) {
         rc = mgdev_stage_get((size_t)len, &op->stage);
-        if (op->stage)
-            *buf = op->stage->ptr;
-        return rc;
-    }
-    mgdev_stage_put(op->stage); /* a persistent op's parked buffer, too small now */
-    op->stage = NULL;
-    rc = mgdev_stage_get_big((size_t)len, &op->stage);
-    if (rc != MPI_SUCCESS || op->stage) {
-        *buf = op->stage ? op->stage->ptr : NULL;
-        return rc;
+        if (rc != MPI_SUCCESS || op->stage) {
+            *buf = op->stage ? op->stage->ptr : NULL;
+            return rc;
+        }
+        /* The pool is at its cap: host memory of op's own.  Waiting for a
+           pool buffer would let a later operation post its message first,
+           and MPI's order between two processes is the order of the calls. */
+    } else {
+        mgdev_stage_put(op->stage); /* a persistent op's parked buffer, too small now */
+        op->stage = NULL;
+        rc = mgdev_stage_get_big((size_t)len, &op->stage);
+        if (rc != MPI_SUCCESS || op->stage) {
+            *buf = op->stage ? op->stage->ptr : NULL;
+            return rc;
+        }
     }
     mgdev_big_put(op->big, op->big_size); /* a persistent op's, too small now */
     op->big = NULL;
@@ -450,7 +475,9 @@ static int send_piece_post(mgdev_op_t *op, mgdev_piece_t *p)
 {
     int first = p->first == 0; /* the piece with the header */
     int64_t hdr = first ? HDR : 0;
-    char *buf = p->stage ? p->stage->ptr : (char *)op->packed + p->first;
+    /* Without a pool buffer: the first piece in op's own (op_buffer), a later
+       one straight from the caller's packed bytes. */
+    char *buf = p->stage ? p->stage->ptr : first ? op->big : (char *)op->packed + p->first;
     int rc = send_post_piece(op, buf, p->len + hdr, first, &p->req);
     p->state = MGDEV_PIECE_FLIGHT;
     if (rc != MPI_SUCCESS) {
@@ -513,6 +540,7 @@ static void send_pipe(mgdev_op_t *op)
 {
     int rc = MPI_SUCCESS, queued = 0;
     int64_t chunk = (int64_t)mgdev_stage_chunk();
+    char *pbuf = NULL;
 
     while (op->npipe > 0 && op->pipe[0].state == MGDEV_PIECE_FLIGHT) {
         int flag = 1;
@@ -554,24 +582,41 @@ static void send_pipe(mgdev_op_t *op)
         if (!op->packed || hdr) {
             rc = pipe_buffer(op, len + hdr, 1, &p->stage);
             MG_CHECK(rc, fn_fail);
-            if (!p->stage)
+            if (!p->stage && hdr) {
+                /* The first piece goes now, in host memory of op's own when
+                   the pool is at its cap (op_buffer says why). */
+                if (!op->big || op->big_size < (size_t)chunk) {
+                    mgdev_big_put(op->big, op->big_size);
+                    op->big = NULL;
+                    rc = mgdev_big_get((size_t)chunk, &op->big, &op->big_size);
+                    if (rc != MPI_SUCCESS)
+                        MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM,
+                                "mpigpu: %s: out of host memory for a message of %lld bytes",
+                                op->fn, (long long)op->n);
+                }
+                pbuf = op->big;
+            } else if (!p->stage) {
                 break; /* the pool is at its cap: more after progress */
+            }
         }
+        if (p->stage)
+            pbuf = p->stage->ptr;
         if (++op->npipe > pipe_high)
             pipe_high = op->npipe;
         op->posted += len;
         if (hdr) {
             p2p_header_t h = {.magic = P2P_MAGIC,
+                              .nonce = job_nonce,
                               .total = (uint64_t)op->n,
                               .seq = (uint64_t)op->seq,
                               .flags = op->lane_state == MGDEV_LANE_OFFERED ? P2P_OFFER_LANE : 0,
                               .pid = (uint32_t)getpid()};
-            memcpy(p->stage->ptr, &h, sizeof(h));
+            memcpy(pbuf, &h, sizeof(h));
             if (op->packed)
-                memcpy(p->stage->ptr + hdr, op->packed, (size_t)len);
+                memcpy(pbuf + hdr, op->packed, (size_t)len);
         }
         if (!op->packed) {
-            rc = piece_work(op, p->stage->ptr + hdr, p->first, len, &queued);
+            rc = piece_work(op, pbuf + hdr, p->first, len, &queued);
             MG_CHECK(rc, fn_fail);
             if (queued) {
                 p->state = MGDEV_PIECE_PACKING;
@@ -896,17 +941,24 @@ fn_fail:
 static int header_read(const char *buf, p2p_header_t *h)
 {
     memcpy(h, buf, sizeof(*h));
-    return h->magic == P2P_MAGIC;
+    return h->magic == P2P_MAGIC && h->nonce == job_nonce;
+}
+
+int64_t mgdev_p2p_first_total(const char *buf, int64_t len)
+{
+    p2p_header_t h;
+    if (len == (int64_t)mgdev_stage_chunk() && len >= HDR && header_read(buf, &h))
+        return (int64_t)h.total;
+    return len;
 }
 
 /* The first (or only) piece arrived with status st: learn the protocol from
    it, and unpack it. */
-static void recv_complete(mgdev_op_t *op, MPI_Status *st)
+static void recv_complete_at(mgdev_op_t *op, MPI_Status *st, char *buf)
 {
     int rc = MPI_SUCCESS;
     int64_t chunk = (int64_t)mgdev_stage_chunk(), off = 0;
     MPI_Count len = 0;
-    char *buf = op->big ? op->big : op->stage ? op->stage->ptr : dummy;
     p2p_header_t h;
 
     PMPI_Get_count_c(st, MPI_BYTE, &len);
@@ -969,6 +1021,45 @@ fn_fail:
     op_fail(op, rc, 0);
 }
 
+static void recv_complete(mgdev_op_t *op, MPI_Status *st)
+{
+    recv_complete_at(op, st, op->big ? op->big : op->stage ? op->stage->ptr : dummy);
+}
+
+/* The receive takes e, a message that a probe received early (early.c):
+   as if its first piece had just arrived. */
+static void recv_early(mgdev_op_t *op, mgdev_early_t *e)
+{
+    MPI_Status st = {.MPI_SOURCE = e->source, .MPI_TAG = e->tag, .MPI_ERROR = MPI_SUCCESS};
+    PMPI_Status_set_elements_x(&st, MPI_BYTE, (MPI_Count)e->len);
+    op->pieces = 1;
+    op->source = e->source;
+    op->rtag = e->tag;
+    if (e->total == e->len && e->len > op->n) {
+        mgerr_set(MPI_ERR_TRUNCATE,
+                  "mpigpu: %s: message of %lld bytes is longer than the receive buffer (%lld "
+                  "bytes of the datatype)",
+                  op->fn, (long long)e->len, (long long)op->n);
+        op_fail(op, MPI_ERR_TRUNCATE, 0);
+    } else if (op->host && e->total != e->len) {
+        /* A host receive's pieces land after the header in a buffer of its
+           capacity (recv_next); a truncated message needs only the header. */
+        size_t want = (size_t)op->n + (size_t)HDR;
+        int rc = mgdev_big_get(want, &op->big, &op->big_size);
+        if (rc != MPI_SUCCESS) {
+            mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory for a receive of %lld bytes",
+                      op->fn, (long long)op->n);
+            op_fail(op, MPI_ERR_NO_MEM, 0);
+        } else {
+            memcpy(op->big, e->buf, (size_t)e->len < want ? (size_t)e->len : want);
+            recv_complete(op, &st);
+        }
+    } else {
+        recv_complete_at(op, &st, e->buf);
+    }
+    mgdev_early_free(e);
+}
+
 static void recv_step(mgdev_op_t *op)
 {
     int flag = 0;
@@ -976,6 +1067,17 @@ static void recv_step(mgdev_op_t *op)
     if (op->chunked) {
         recv_pipe(op);
         return;
+    }
+    if (op->state == MGDEV_OP_NEXT && op->pieces == 0) {
+        /* A message a probe took early comes first (early.c). */
+        mgdev_early_t *e =
+            mgdev_early_take(op->peer, op->tag, op->comm, op->matched ? &op->message : NULL);
+        if (e) {
+            if (op->matched)
+                op->message = MPI_MESSAGE_NULL;
+            recv_early(op, e);
+            return;
+        }
     }
     if (op->state == MGDEV_OP_NEXT)
         recv_next(op);
@@ -1072,7 +1174,8 @@ int mgdev_op_blocking(mgdev_op_t *op)
     int rc = MPI_SUCCESS;
     mgdev_stage_t *s = NULL;
 
-    if (op->n >= (int64_t)mgdev_stage_chunk() || op->packed)
+    if (op->n >= (int64_t)mgdev_stage_chunk() || op->packed ||
+        (op->kind == MGDEV_OP_RECV && mgdev_early_any()))
         return 0;
     /* With another device operation active, a blocking PMPI call could wait
        for a message that only this process's progress of it sends. */

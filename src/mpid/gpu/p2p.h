@@ -105,6 +105,44 @@ void mgdev_lane_consume(mgdev_lane_t *l);
    drop them as they arrive, so that later messages find the ring moving. */
 void mgdev_lane_drop(mgdev_lane_t *l, int seq, int64_t left);
 
+/* ---- messages a probe received early (early.c) ---- */
+
+/* A message that a probe received before any receive took it, because its
+   length (exactly one chunk) says it may be a chunked message's first piece,
+   whose header holds the length the probe must report. */
+typedef struct mgdev_early {
+    struct mgdev_early *next;
+    MPI_Comm comm;
+    int source, tag;
+    char *buf; /* the message's bytes (mgdev_big_get, capacity size) */
+    size_t size;
+    int64_t len;        /* bytes received */
+    int64_t total;      /* the whole message's payload bytes (chunked) or len */
+    MPI_Message handle; /* mpigpu's handle once MPI_Mprobe matched it, else MPI_MESSAGE_NULL */
+} mgdev_early_t;
+
+/* The interposed probes: MPI_Probe (wait, message NULL), MPI_Iprobe,
+   MPI_Mprobe (wait) and MPI_Improbe.  A message of exactly one chunk is
+   received into the list, and the status gives its whole length. */
+int mgdev_probe(int source, int tag, MPI_Comm comm, int wait, int *flag, MPI_Message *message,
+                MPI_Status *status);
+/* 1 while the list holds any message (no lock needed). */
+int mgdev_early_any(void);
+/* Whether a receive (source, tag, comm), or of *message when message is not
+   NULL, would take a message from the list: it must then run as an
+   operation (mgdev_op_init_host for a host buffer). */
+int mgdev_early_waiting(int source, int tag, MPI_Comm comm, const MPI_Message *message);
+/* Whether m is a handle that MPI_Mprobe gave for a message in the list. */
+int mgdev_early_is_handle(MPI_Message m);
+/* Take the oldest message that the receive matches (or the one of
+ *message) out of the list, or NULL. */
+mgdev_early_t *mgdev_early_take(int source, int tag, MPI_Comm comm, const MPI_Message *message);
+void mgdev_early_free(mgdev_early_t *e);
+/* Free every message still in the list (MPI_Finalize). */
+void mgdev_early_finalize(void);
+/* Remember the communicator of a message MPI matched (sendrecv.c). */
+void mgdev_message_note(MPI_Message message, MPI_Comm comm);
+
 /* ---- operations (p2p.c) ---- */
 
 typedef enum mgdev_op_kind { MGDEV_OP_SEND, MGDEV_OP_RECV } mgdev_op_kind_t;
@@ -251,6 +289,10 @@ int mgdev_op_blocking(mgdev_op_t *op);
 void mgdev_op_unstage_all(mgdev_op_t *op);
 /* Cancel a receive still waiting for its first piece (MPI_Cancel). */
 void mgdev_op_cancel(mgdev_op_t *op);
+/* The payload length of the message whose first (or only) piece is the len
+   bytes at buf: the header's total for a chunked message's first piece,
+   else len. */
+int64_t mgdev_p2p_first_total(const char *buf, int64_t len);
 /* Set up and tear down p2p state: the shadow communicator, the pool. */
 int mgdev_p2p_init(void);
 void mgdev_p2p_finalize(void);

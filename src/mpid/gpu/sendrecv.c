@@ -15,6 +15,8 @@ static char empty[1]; /* stands for a device buffer of which nothing moves */
 #define DEV(buf_, count_, dt_) mgdev_buf_is_device((buf_), (count_), (dt_))
 /* A host receive that a chunked message could match (mgdev_host_watch). */
 #define WATCH(count_, dt_, peer_) mgdev_host_watch((count_), (dt_), (peer_))
+/* A host receive that would take a message a probe received early. */
+#define EARLY(peer_, tag_, comm_) mgdev_early_waiting((peer_), (tag_), (comm_), NULL)
 
 /* The call's own fields, device and host operations alike. */
 static void op_call(mgdev_op_t *op, mgdev_op_kind_t kind, const char *fn, int count, int peer,
@@ -168,7 +170,10 @@ static int recv_common(const char *fn, int dev, void *buf, int count, MPI_Dataty
         return mgdev_error(comm, mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", fn));
     int rc = dev ? mgdev_op_init(op, MGDEV_OP_RECV, fn, buf, count, dt, source, tag, comm)
                  : mgdev_op_init_host(op, fn, buf, count, dt, source, tag, comm);
-    if (rc == MPI_SUCCESS && mgdev_op_trivial(op)) {
+    /* A receive of nothing still takes a message a probe received early
+       (a truncation, whose pieces the operation drains). */
+    if (rc == MPI_SUCCESS && mgdev_op_trivial(op) &&
+        (source == MPI_PROC_NULL || !mgdev_early_waiting(source, tag, comm, message))) {
         if (message)
             rc = req ? PMPI_Imrecv(empty, count, dt, message, req)
                      : PMPI_Mrecv(empty, count, dt, message, status);
@@ -229,7 +234,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
              MPI_Status *status)
 {
     int dev = DEV(buf, count, datatype);
-    if (!dev && !WATCH(count, datatype, source)) {
+    if (!dev && !WATCH(count, datatype, source) && !EARLY(source, tag, comm)) {
         if (!mgdev_progress_busy())
             return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
         /* Device operations may need progress for this message to come. */
@@ -245,7 +250,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
               MPI_Request *request)
 {
     int dev = DEV(buf, count, datatype);
-    if (!dev && !WATCH(count, datatype, source))
+    if (!dev && !WATCH(count, datatype, source) && !EARLY(source, tag, comm))
         return PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
     return recv_common("MPI_Irecv", dev, buf, count, datatype, source, tag, comm, NULL, NULL,
                        request);
@@ -258,7 +263,8 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     MPI_Status st[2];
     if (!DEV(sendbuf, sendcount, sendtype) && !DEV(recvbuf, recvcount, recvtype) &&
-        !WATCH(recvcount, recvtype, source) && !mgdev_progress_busy())
+        !WATCH(recvcount, recvtype, source) && !EARLY(source, recvtag, comm) &&
+        !mgdev_progress_busy())
         return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                              recvtype, source, recvtag, comm, status);
     int rc = MPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &r[0]);
@@ -288,7 +294,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, 
     char *packed = NULL;
 
     int dev = DEV(buf, count, datatype);
-    if (!dev && !WATCH(count, datatype, source))
+    if (!dev && !WATCH(count, datatype, source) && !EARLY(source, recvtag, comm))
         return PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm,
                                      status);
     /* The packed copy of what goes out is taken before anything comes in. */
@@ -338,20 +344,13 @@ fn_fail:
 
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
-    int flag = 0, rc;
-    if (!mgdev_progress_busy())
-        return PMPI_Probe(source, tag, comm, status);
-    do {
-        mgdev_progress();
-        rc = PMPI_Iprobe(source, tag, comm, &flag, status);
-    } while (rc == MPI_SUCCESS && !flag);
-    return rc;
+    int flag = 0;
+    return mgdev_probe(source, tag, comm, 1, &flag, NULL, status);
 }
 
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
-    mgdev_progress();
-    return PMPI_Iprobe(source, tag, comm, flag, status);
+    return mgdev_probe(source, tag, comm, 0, flag, NULL, status);
 }
 
 /* Matched messages and their communicators: MPI has no call that maps a
@@ -364,7 +363,7 @@ static struct {
     size_t n, cap;
 } matched;
 
-static void message_note(MPI_Message message, MPI_Comm comm)
+void mgdev_message_note(MPI_Message message, MPI_Comm comm)
 {
     if (message == MPI_MESSAGE_NULL || message == MPI_MESSAGE_NO_PROC)
         return;
@@ -414,28 +413,14 @@ static MPI_Comm message_take(MPI_Message message)
 
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
-    int flag = 0, rc;
-    if (!mgdev_progress_busy()) {
-        rc = PMPI_Mprobe(source, tag, comm, message, status);
-    } else {
-        do {
-            mgdev_progress();
-            rc = PMPI_Improbe(source, tag, comm, &flag, message, status);
-        } while (rc == MPI_SUCCESS && !flag);
-    }
-    if (rc == MPI_SUCCESS)
-        message_note(*message, comm);
-    return rc;
+    int flag = 0;
+    return mgdev_probe(source, tag, comm, 1, &flag, message, status);
 }
 
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
                 MPI_Status *status)
 {
-    mgdev_progress();
-    int rc = PMPI_Improbe(source, tag, comm, flag, message, status);
-    if (rc == MPI_SUCCESS && *flag)
-        message_note(*message, comm);
-    return rc;
+    return mgdev_probe(source, tag, comm, 0, flag, message, status);
 }
 
 int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
@@ -443,7 +428,7 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
     MPI_Comm comm = message_take(*message);
     int peer = *message == MPI_MESSAGE_NO_PROC ? MPI_PROC_NULL : MPI_ANY_SOURCE;
     int dev = DEV(buf, count, datatype);
-    if (!dev && !WATCH(count, datatype, peer)) {
+    if (!dev && !WATCH(count, datatype, peer) && !mgdev_early_is_handle(*message)) {
         if (!mgdev_progress_busy())
             return PMPI_Mrecv(buf, count, datatype, message, status);
         MPI_Request r;
@@ -460,7 +445,7 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message
     MPI_Comm comm = message_take(*message);
     int peer = *message == MPI_MESSAGE_NO_PROC ? MPI_PROC_NULL : MPI_ANY_SOURCE;
     int dev = DEV(buf, count, datatype);
-    if (!dev && !WATCH(count, datatype, peer))
+    if (!dev && !WATCH(count, datatype, peer) && !mgdev_early_is_handle(*message))
         return PMPI_Imrecv(buf, count, datatype, message, request);
     return recv_common("MPI_Imrecv", dev, buf, count, datatype, peer, MPI_ANY_TAG, comm, message,
                        NULL, request);

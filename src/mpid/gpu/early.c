@@ -1,0 +1,282 @@
+/*
+ * Messages that a probe received early (doc/design.md, "Probes of chunked
+ * messages").
+ *
+ * A chunked message's first piece is exactly one chunk long and starts with
+ * a header that holds the whole message's length.  MPI cannot show a probe
+ * those bytes without receiving them, so a probe that finds a message of
+ * exactly one chunk receives it here, reads the header, and reports the
+ * message's full length.  The message then waits in this list until a
+ * receive (or MPI_Mrecv of the handle an MPI_Mprobe gave) takes it.  Every
+ * receive through mpigpu looks here first while the list is not empty.
+ *
+ * Order: MPI_Probe and MPI_Iprobe match nothing, so before taking the
+ * message they saw, they take every older message of the same sender on the
+ * communicator (take_through).  The list then holds a prefix of each
+ * sender's messages in the order they were sent, older than anything MPI
+ * still holds from it, and looking here first keeps MPI's order between two
+ * processes.  MPI_Mprobe and MPI_Improbe match, as a receive would, so they
+ * take only the message they saw.  A plain message taken this way is
+ * delivered from here just the same.  Entries and the handles of matched ones are guarded by the
+ * p2p lock; mgdev_early_any() reads a counter without it.
+ */
+#include "config.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mgerr.h"
+#include "p2p.h"
+
+/* MPI_Mprobe of an early message gives a handle of mpigpu's own.  MPICH's
+   handles are ints whose two top bits give the handle's kind, 00 being
+   invalid: such a value is never one of MPICH's messages. */
+_Static_assert(sizeof(MPI_Message) == sizeof(int) && __builtin_types_compatible_p(MPI_Message, int),
+               "mpigpu's message handles assume MPICH's int MPI_Message");
+#define EARLY_HANDLE_BASE 0x0e000000
+#define EARLY_HANDLE_MASK 0x00ffffff
+
+static mgdev_early_t *head, **tail = &head;
+static atomic_int nearly;
+static unsigned next_handle;
+
+int mgdev_early_any(void)
+{
+    return atomic_load_explicit(&nearly, memory_order_relaxed) > 0;
+}
+
+int mgdev_early_is_handle(MPI_Message m)
+{
+    return (m & ~EARLY_HANDLE_MASK) == EARLY_HANDLE_BASE;
+}
+
+static int matches(const mgdev_early_t *e, int source, int tag, MPI_Comm comm)
+{
+    return e->handle == MPI_MESSAGE_NULL && e->comm == comm &&
+           (source == MPI_ANY_SOURCE || source == e->source) &&
+           (tag == MPI_ANY_TAG || tag == e->tag);
+}
+
+/* The oldest unclaimed entry that a receive (source, tag, comm) matches, or
+   NULL (lock held). */
+static mgdev_early_t *find(int source, int tag, MPI_Comm comm)
+{
+    for (mgdev_early_t *e = head; e; e = e->next)
+        if (matches(e, source, tag, comm))
+            return e;
+    return NULL;
+}
+
+static void unlink_entry(mgdev_early_t *e)
+{
+    mgdev_early_t **p = &head;
+    while (*p != e)
+        p = &(*p)->next;
+    *p = e->next;
+    if (tail == &e->next)
+        tail = p;
+    e->next = NULL;
+    atomic_fetch_sub(&nearly, 1);
+}
+
+int mgdev_early_waiting(int source, int tag, MPI_Comm comm, const MPI_Message *message)
+{
+    if (message)
+        return mgdev_early_is_handle(*message);
+    if (!mgdev_early_any() || source == MPI_PROC_NULL)
+        return 0;
+    mgdev_p2p_lock();
+    int found = find(source, tag, comm) != NULL;
+    mgdev_p2p_unlock();
+    return found;
+}
+
+mgdev_early_t *mgdev_early_take(int source, int tag, MPI_Comm comm, const MPI_Message *message)
+{
+    mgdev_early_t *e = NULL;
+    if (!mgdev_early_any() || (!message && source == MPI_PROC_NULL))
+        return NULL;
+    mgdev_p2p_lock();
+    if (message) {
+        for (e = head; e && e->handle != *message; e = e->next)
+            ;
+    } else {
+        e = find(source, tag, comm);
+    }
+    if (e)
+        unlink_entry(e);
+    mgdev_p2p_unlock();
+    return e;
+}
+
+void mgdev_early_free(mgdev_early_t *e)
+{
+    if (!e)
+        return;
+    mgdev_big_put(e->buf, e->size);
+    free(e);
+}
+
+/* The status a probe reports for e: its sender, its tag and the length of
+   the whole message. */
+static void early_status(const mgdev_early_t *e, MPI_Status *status)
+{
+    if (status == MPI_STATUS_IGNORE)
+        return;
+    status->MPI_SOURCE = e->source;
+    status->MPI_TAG = e->tag;
+    status->MPI_ERROR = MPI_SUCCESS;
+    PMPI_Status_set_elements_x(status, MPI_BYTE, (MPI_Count)e->total);
+    PMPI_Status_set_cancelled(status, 0);
+}
+
+/* Receive the message matched as *m (of len bytes, from source with tag)
+   into a new entry at the list's tail.  Returns an MPI error code (raised by
+   PMPI where it came from there). */
+static int early_add(MPI_Message *m, int64_t len, MPI_Comm comm, mgdev_early_t **out)
+{
+    MPI_Status st;
+    mgdev_early_t *e = calloc(1, sizeof(*e));
+    char *buf = NULL;
+    size_t size = 0;
+    int rc = e ? mgdev_big_get(len > 0 ? (size_t)len : 1, &buf, &size) : MPI_ERR_NO_MEM;
+    if (rc != MPI_SUCCESS) {
+        free(e);
+        /* The message is matched: receive it anyway, so that it does not
+           stay matched to nothing, and report the error. */
+        char one;
+        PMPI_Mrecv(&one, 0, MPI_BYTE, m, MPI_STATUS_IGNORE);
+        return mgerr_set(MPI_ERR_NO_MEM,
+                         "mpigpu: out of host memory for a probed message of %lld bytes",
+                         (long long)len);
+    }
+    rc = PMPI_Mrecv_c(buf, (MPI_Count)len, MPI_BYTE, m, &st);
+    if (rc != MPI_SUCCESS) {
+        mgdev_big_put(buf, size);
+        free(e);
+        return rc;
+    }
+    e->comm = comm;
+    e->source = st.MPI_SOURCE;
+    e->tag = st.MPI_TAG;
+    e->buf = buf;
+    e->size = size;
+    e->len = len;
+    e->total = mgdev_p2p_first_total(buf, len);
+    e->handle = MPI_MESSAGE_NULL;
+    mgdev_p2p_lock();
+    *tail = e;
+    tail = &e->next;
+    atomic_fetch_add(&nearly, 1);
+    mgdev_p2p_unlock();
+    *out = e;
+    return MPI_SUCCESS;
+}
+
+/* A probe found a message of one chunk from source with tag.  A probe does
+   not match: a later receive of any tag must still get the older messages
+   of the same sender first.  So every message of source on comm is taken,
+   oldest first (MPI gives them in the order they were sent), up to and
+   including the first of that tag, the one the probe saw. */
+static int take_through(int source, int tag, MPI_Comm comm)
+{
+    for (;;) {
+        MPI_Message m = MPI_MESSAGE_NULL;
+        MPI_Status st;
+        MPI_Count len = 0;
+        int f = 0;
+        mgdev_early_t *e = NULL;
+        int rc = PMPI_Improbe(source, MPI_ANY_TAG, comm, &f, &m, &st);
+        if (rc != MPI_SUCCESS || !f)
+            return rc; /* (not found: another thread received it) */
+        PMPI_Get_count_c(&st, MPI_BYTE, &len);
+        rc = early_add(&m, (int64_t)len, comm, &e);
+        if (rc != MPI_SUCCESS || st.MPI_TAG == tag)
+            return rc;
+    }
+}
+
+/* Give e (in the list) a handle of its own for MPI_Mrecv (lock held). */
+static MPI_Message claim(mgdev_early_t *e)
+{
+    e->handle = (MPI_Message)(EARLY_HANDLE_BASE | (next_handle++ & EARLY_HANDLE_MASK));
+    mgdev_message_note(e->handle, e->comm);
+    return e->handle;
+}
+
+int mgdev_probe(int source, int tag, MPI_Comm comm, int wait, int *flag, MPI_Message *message,
+                MPI_Status *status)
+{
+    MPI_Status st;
+    MPI_Count len = 0;
+    int rc = MPI_SUCCESS, f = 0;
+    mgdev_early_t *e = NULL;
+
+    *flag = 0;
+    for (;;) {
+        if (mgdev_early_any() && source != MPI_PROC_NULL) {
+            mgdev_p2p_lock();
+            if ((e = find(source, tag, comm))) {
+                early_status(e, status);
+                if (message)
+                    *message = claim(e);
+                *flag = 1;
+            }
+            mgdev_p2p_unlock();
+            if (e)
+                return MPI_SUCCESS;
+        }
+        if (wait && !mgdev_progress_busy() && !mgdev_early_any()) {
+            /* Nothing else needs this process: MPI may block. */
+            rc = message ? PMPI_Mprobe(source, tag, comm, message, &st)
+                         : PMPI_Probe(source, tag, comm, &st);
+            f = 1;
+        } else {
+            mgdev_progress();
+            rc = message ? PMPI_Improbe(source, tag, comm, &f, message, &st)
+                         : PMPI_Iprobe(source, tag, comm, &f, &st);
+        }
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (!f) {
+            if (wait)
+                continue;
+            return MPI_SUCCESS;
+        }
+        PMPI_Get_count_c(&st, MPI_BYTE, &len);
+        if (source == MPI_PROC_NULL || st.MPI_SOURCE == MPI_PROC_NULL ||
+            (int64_t)len != (int64_t)mgdev_stage_chunk()) {
+            /* Not a first piece: MPI's own answer. */
+            if (status != MPI_STATUS_IGNORE)
+                *status = st;
+            *flag = 1;
+            if (message)
+                mgdev_message_note(*message, comm);
+            return MPI_SUCCESS;
+        }
+        /* One chunk: maybe a chunked message's first piece.  Take it. */
+        if (message) {
+            /* MPI matched it: a later receive can no longer take it, and the
+               handle now stands for the list's entry. */
+            rc = early_add(message, (int64_t)len, comm, &e);
+            *message = MPI_MESSAGE_NULL;
+        } else {
+            rc = take_through(st.MPI_SOURCE, st.MPI_TAG, comm);
+        }
+        if (rc != MPI_SUCCESS)
+            return rc;
+        /* Report from the list (another thread may have added an older
+           match first). */
+    }
+}
+
+void mgdev_early_finalize(void)
+{
+    mgdev_early_t *e;
+    while ((e = head)) {
+        unlink_entry(e);
+        mgdev_early_free(e);
+    }
+    tail = &head;
+}
