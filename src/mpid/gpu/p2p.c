@@ -128,9 +128,9 @@ void mgdev_p2p_finalize(void)
 {
     mgdev_progress_finalize();
     mgdev_worker_finalize();
+    mgdev_early_finalize(); /* its buffers go back to the kept list, freed next */
     mgdev_stage_finalize();
     mgdev_lane_finalize();
-    mgdev_early_finalize();
     if (shadow != MPI_COMM_NULL)
         PMPI_Comm_free(&shadow);
     if (ctrl != MPI_COMM_NULL)
