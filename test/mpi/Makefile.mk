@@ -133,6 +133,44 @@ test_mpi_p2p_probe_LDADD = libmpigpu.la $(OPENCL_LIBS)
 test_mpi_p2p_probe_chunked_SOURCES = $(test_mpi_p2p_probe_SOURCES)
 test_mpi_p2p_probe_chunked_LDADD = $(test_mpi_p2p_probe_LDADD)
 TESTS += test/mpi/p2p_probe test/mpi/p2p_probe_chunked
+# The default protocol (auto) made to send pieces from 16K on (*_auto), a
+# first piece shorter than the pool's chunk (*_first), and the plain protocol.
+check_PROGRAMS += test/mpi/p2p_auto
+test_mpi_p2p_auto_SOURCES = $(test_mpi_p2p_basic_SOURCES)
+test_mpi_p2p_auto_LDADD = $(test_mpi_p2p_basic_LDADD)
+TESTS += test/mpi/p2p_auto
+check_PROGRAMS += test/mpi/p2p_first
+test_mpi_p2p_first_SOURCES = $(test_mpi_p2p_basic_SOURCES)
+test_mpi_p2p_first_LDADD = $(test_mpi_p2p_basic_LDADD)
+TESTS += test/mpi/p2p_first
+check_PROGRAMS += test/mpi/p2p_misc_auto
+test_mpi_p2p_misc_auto_SOURCES = $(test_mpi_p2p_misc_SOURCES)
+test_mpi_p2p_misc_auto_LDADD = $(test_mpi_p2p_misc_LDADD)
+TESTS += test/mpi/p2p_misc_auto
+check_PROGRAMS += test/mpi/p2p_misc_first
+test_mpi_p2p_misc_first_SOURCES = $(test_mpi_p2p_misc_SOURCES)
+test_mpi_p2p_misc_first_LDADD = $(test_mpi_p2p_misc_LDADD)
+TESTS += test/mpi/p2p_misc_first
+check_PROGRAMS += test/mpi/p2p_misc_plain
+test_mpi_p2p_misc_plain_SOURCES = $(test_mpi_p2p_misc_SOURCES)
+test_mpi_p2p_misc_plain_LDADD = $(test_mpi_p2p_misc_LDADD)
+TESTS += test/mpi/p2p_misc_plain
+check_PROGRAMS += test/mpi/p2p_persist_auto
+test_mpi_p2p_persist_auto_SOURCES = $(test_mpi_p2p_persist_SOURCES)
+test_mpi_p2p_persist_auto_LDADD = $(test_mpi_p2p_persist_LDADD)
+TESTS += test/mpi/p2p_persist_auto
+check_PROGRAMS += test/mpi/p2p_mprobe_auto
+test_mpi_p2p_mprobe_auto_SOURCES = $(test_mpi_p2p_mprobe_SOURCES)
+test_mpi_p2p_mprobe_auto_LDADD = $(test_mpi_p2p_mprobe_LDADD)
+TESTS += test/mpi/p2p_mprobe_auto
+check_PROGRAMS += test/mpi/p2p_pingpong_auto
+test_mpi_p2p_pingpong_auto_SOURCES = $(test_mpi_p2p_pingpong_SOURCES)
+test_mpi_p2p_pingpong_auto_LDADD = $(test_mpi_p2p_pingpong_LDADD)
+TESTS += test/mpi/p2p_pingpong_auto
+check_PROGRAMS += test/mpi/p2p_probe_auto
+test_mpi_p2p_probe_auto_SOURCES = $(test_mpi_p2p_probe_SOURCES)
+test_mpi_p2p_probe_auto_LDADD = $(test_mpi_p2p_probe_LDADD)
+TESTS += test/mpi/p2p_probe_auto
 # LD_PRELOAD of an unmodified binary: a plain MPI program (no libmpigpu)
 # run by a script, twice.
 check_PROGRAMS += test/mpi/p2p_preload

@@ -28,6 +28,49 @@ static MPI_Datatype types[NTYPES];
 
 #define ORIGIN 64 /* byte offset of the datatype origin in every buffer */
 
+/* A byte count from the environment, as mpigpu reads it (K, M, G). */
+static inline long long env_bytes(const char *name, long long dflt)
+{
+    const char *v = getenv(name);
+    char *end = NULL;
+    if (!v || !v[0])
+        return dflt;
+    long long n = strtoll(v, &end, 10);
+    if (*end == 'K' || *end == 'k')
+        n <<= 10;
+    else if (*end == 'M' || *end == 'm')
+        n <<= 20;
+    else if (*end == 'G' || *end == 'g')
+        n <<= 30;
+    return n;
+}
+
+/* What mpigpu's settings make of a device message between two processes of
+   one node with node lanes on (doc/user-guide.md, "Point-to-point"): the
+   length of a chunked message's first piece (0 under the plain protocol),
+   and whether a message of n bytes goes in pieces, which a raw PMPI receive
+   cannot take. */
+__attribute__((unused)) static long long p2p_first_len(void)
+{
+    const char *proto = getenv("MPIGPU_P2P_PROTOCOL");
+    long long cap = env_bytes("MPIGPU_STAGING_MAX", 64LL << 20), chunk = 4096;
+    long long first = env_bytes("MPIGPU_P2P_FIRST", 64LL << 10);
+    if (proto && !strcmp(proto, "plain"))
+        return 0;
+    while (chunk * 2 <= cap / 4)
+        chunk *= 2;
+    return first < chunk ? first : chunk;
+}
+
+__attribute__((unused)) static int p2p_in_pieces(long long n)
+{
+    const char *proto = getenv("MPIGPU_P2P_PROTOCOL");
+    long long f = p2p_first_len();
+    if (!f || n < f)
+        return 0;
+    return (proto && !strcmp(proto, "chunked")) || n >= env_bytes("MPIGPU_P2P_AUTO_MIN", 1LL << 20);
+}
+
 static inline void types_create(void)
 {
     MPI_Type_contiguous(5, MPI_INT, &types[0]);

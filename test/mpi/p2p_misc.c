@@ -5,6 +5,9 @@
    and refusal of calls that do not take device buffers yet. */
 #include "p2p_common.h"
 
+/* Test hook of the library (src/mpid/gpu/p2p.h). */
+void mgdev_p2p_host_receives(unsigned long *inplace, unsigned long *landed);
+
 static int rank, size;
 
 static void sync_token(int from, int to)
@@ -25,14 +28,15 @@ static void test_interop(void)
     /* A chunked message's pieces need mpigpu on the receiving side: under
        MPIGPU_P2P_PROTOCOL=chunked a device send goes to MPI_Recv on a host
        buffer (test_host_recv has the other receive calls). */
-    const char *proto = getenv("MPIGPU_P2P_PROTOCOL");
-    int chunked = proto && !strcmp(proto, "chunked");
     for (int ti = 0; ti < NTYPES; ti++) {
         MPI_Datatype t = types[ti];
+        int tsize = 0;
+        MPI_Type_size(t, &tsize);
         for (int ci = 0; ci < 2; ci++)
             for (int dir = 0; dir < 2; dir++)
                 for (int extra = 0; extra < 2; extra++) {
                     int count = counts[ci], rcount = count * (1 + extra);
+                    int chunked = p2p_in_pieces((long long)count * tsize);
                     size_t n = buf_size(t, rcount);
                     snprintf(where, sizeof(where), "interop %s count %d recv %d %s", tnames[ti],
                              count, rcount,
@@ -96,7 +100,10 @@ static void test_host_recv(void)
             /* MPICH 4.0.2's own MPI_Sendrecv_replace sends more bytes than
                the padded struct holds (MPI_ERR_TRUNCATE on a receive of the
                same count), so that case runs only where mpigpu does it. */
-            if (k == 5 && tis[i] == 4 && !getenv("MPIGPU_P2P_PROTOCOL"))
+            int tsize = 0;
+            MPI_Type_size(t, &tsize);
+            if (k == 5 && tis[i] == 4 &&
+                !(p2p_first_len() && (long long)count * tsize >= p2p_first_len()))
                 continue;
             unsigned data = 20 + (unsigned)k, poison = 30 + (unsigned)k;
             snprintf(where, sizeof(where), "host receive %s %s", tnames[tis[i]], calls[k]);
@@ -191,9 +198,21 @@ static void test_host_recv(void)
             unsigned char *want = expected(t, count, 40, 41), *r = buf_make(n, 41, 0);
             MPI_Request q[4];
             MPI_Status st[4];
+            unsigned long in0, land0, in1, land1;
+            int tsize = 0;
+            MPI_Type_size(t, &tsize);
+            mgdev_p2p_host_receives(&in0, &land0);
             for (int w = 0; w < 4; w++)
                 CHECK(MPI_Irecv(r + ORIGIN, count, t, 0, 14, MPI_COMM_WORLD, &q[w]) == MPI_SUCCESS);
             CHECK(MPI_Waitall(4, q, st) == MPI_SUCCESS);
+            /* Where mpigpu takes them: a dense layout's first receive in
+               place, the others in place only once no other overlaps. */
+            mgdev_p2p_host_receives(&in1, &land1);
+            if (p2p_first_len() && (long long)count * tsize >= p2p_first_len())
+                CHECK(in1 - in0 + land1 - land0 == 4 &&
+                      (tis[i % 2] == 0 ? in1 - in0 >= 1 : in1 == in0));
+            else
+                CHECK(in1 == in0 && land1 == land0);
             for (int w = 0; w < 4; w++) {
                 int got = -1;
                 MPI_Get_count(&st[w], t, &got);
@@ -227,15 +246,15 @@ static void test_host_recv(void)
        where mpigpu takes it: MPICH 4.0.2 itself fails such a receive).  The
        whole instances unpack as PMPI_Unpack does; the 3 bytes left go to the
        start of the next instance's first double. */
-    const char *proto = getenv("MPIGPU_P2P_PROTOCOL");
     int whole = count / 2, len = whole * 32 + 3; /* types[1]: 32 packed bytes, extent 80 */
+    int taken = p2p_first_len() && count * 32 >= p2p_first_len();
     snprintf(where, sizeof(where), "host receive partial instance");
-    if (rank == 0 && proto && !strcmp(proto, "chunked")) {
+    if (rank == 0 && taken) {
         unsigned char *b = malloc(len);
         fill(b, len, 6);
         CHECK(MPI_Send(b, len, MPI_BYTE, 1, 12, MPI_COMM_WORLD) == MPI_SUCCESS);
         free(b);
-    } else if (rank == 1 && proto && !strcmp(proto, "chunked")) {
+    } else if (rank == 1 && taken) {
         size_t n = buf_size(t, count);
         unsigned char *r = buf_make(n, 7, 0), *w = buf_make(n, 7, 0), *b = malloc(len);
         MPI_Status st;
@@ -252,9 +271,10 @@ static void test_host_recv(void)
         free(b);
     }
 
-    /* Exactly one chunk of a host send, bytes that are not a header. */
+    /* Exactly a first piece's length of a host send, bytes that are not a
+       header. */
     snprintf(where, sizeof(where), "host receive one chunk");
-    const int chunk = 16384;
+    const int chunk = p2p_first_len() ? (int)p2p_first_len() : 16384;
     unsigned char *b = malloc(chunk);
     if (rank == 0) {
         fill(b, chunk, 5);

@@ -19,17 +19,6 @@ int mgdev_p2p_pipe_high(void);
 unsigned long mgdev_worker_jobs(void);
 void mgdev_p2p_lane_pieces(unsigned long *sent, unsigned long *received);
 
-/* A size as the library's settings take it: N, NK or NM. */
-static long env_bytes(const char *name, long dflt)
-{
-    const char *v = getenv(name);
-    char *end = NULL;
-    if (!v)
-        return dflt;
-    long n = strtol(v, &end, 10);
-    return *end == 'K' ? n << 10 : *end == 'M' ? n << 20 : n;
-}
-
 static long rss_kib(void)
 {
     long pages = 0, res = 0;
@@ -126,13 +115,13 @@ int main(int argc, char **argv)
     CHECK(!pipe || (high == depth && big1 == big0));
     CHECK(!pipe || (depth > 1 ? jobs > 0 : jobs == 0));
     /* Lane: each rank sent and received (iters + warm) / 2 messages, each a
-       first piece of one chunk (the pool's quarter, less the 32-byte header)
+       first piece (MPIGPU_P2P_FIRST or the pool's quarter, less the 32-byte
+       header)
        by MPI and the rest in pieces of one slot through the ring. */
     unsigned long lsent = 0, lrecv = 0;
     mgdev_p2p_lane_pieces(&lsent, &lrecv);
-    long chunk = env_bytes("MPIGPU_STAGING_MAX", 64 << 20) / 4,
-         slot = env_bytes("MPIGPU_P2P_SHM_PIECE", 8 << 20),
-         rest = (long)(count * 512) - (chunk - 32);
+    long slot = env_bytes("MPIGPU_P2P_SHM_PIECE", 8 << 20),
+         rest = (long)(count * 512) - ((long)p2p_first_len() - 32);
     unsigned long want =
         (unsigned long)((iters + warm) / 2) * (unsigned long)((rest + slot - 1) / slot);
     CHECK(!lane || (lsent == want && lrecv == want && high == 1 && big1 == big0));

@@ -2,10 +2,10 @@
  * Messages that a probe received early (doc/design.md, "Probes of chunked
  * messages").
  *
- * A chunked message's first piece is exactly one chunk long and starts with
- * a header that holds the whole message's length.  MPI cannot show a probe
- * those bytes without receiving them, so a probe that finds a message of
- * exactly one chunk receives it here, reads the header, and reports the
+ * A chunked message's first piece is exactly mgdev_p2p_first_len() bytes
+ * long and starts with a header that holds the whole message's length.  MPI
+ * cannot show a probe those bytes without receiving them, so a probe that
+ * finds a message of exactly that length receives it here, reads the header, and reports the
  * message's full length.  The message then waits in this list until a
  * receive (or MPI_Mrecv of the handle an MPI_Mprobe gave) takes it.  Every
  * receive through mpigpu looks here first while the list is not empty.
@@ -245,8 +245,8 @@ int mgdev_probe(int source, int tag, MPI_Comm comm, int wait, int *flag, MPI_Mes
             return MPI_SUCCESS;
         }
         PMPI_Get_count_c(&st, MPI_BYTE, &len);
-        if (source == MPI_PROC_NULL || st.MPI_SOURCE == MPI_PROC_NULL ||
-            (int64_t)len != (int64_t)mgdev_stage_chunk()) {
+        if (source == MPI_PROC_NULL || st.MPI_SOURCE == MPI_PROC_NULL || !mgdev_p2p_first_len() ||
+            (int64_t)len != mgdev_p2p_first_len()) {
             /* Not a first piece: MPI's own answer. */
             if (status != MPI_STATUS_IGNORE)
                 *status = st;
@@ -255,7 +255,7 @@ int mgdev_probe(int source, int tag, MPI_Comm comm, int wait, int *flag, MPI_Mes
                 mgdev_message_note(*message, comm);
             return MPI_SUCCESS;
         }
-        /* One chunk: maybe a chunked message's first piece.  Take it. */
+        /* A first piece's length: maybe a chunked message's.  Take it. */
         if (message) {
             /* MPI matched it: a later receive can no longer take it, and the
                handle now stands for the list's entry. */

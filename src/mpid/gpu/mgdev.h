@@ -33,7 +33,9 @@ typedef struct mgdev_settings {
     size_t span_bytes;    /* MPIGPU_SPAN: packed bytes per kernel work-item (0: per device) */
     int grid_words;       /* MPIGPU_GRID: words per work-item of the grid kernels, or off (-1) */
     int local_size;       /* MPIGPU_LOCAL: work-group size on GPUs (0: the default) */
-    int p2p_chunked;      /* MPIGPU_P2P_PROTOCOL=chunked: long messages in pieces */
+    int p2p_protocol;     /* MPIGPU_P2P_PROTOCOL: MGDEV_P2P_* */
+    size_t p2p_first;     /* MPIGPU_P2P_FIRST: bytes of a chunked message's first piece */
+    size_t p2p_auto_min;  /* MPIGPU_P2P_AUTO_MIN: auto sends chunked from this many bytes */
     int p2p_depth;        /* MPIGPU_P2P_DEPTH: pieces of one chunked message in flight */
     int p2p_shm;          /* MPIGPU_P2P_SHM: chunked messages between processes of one node
                              through rings of shared memory (on by default) */
@@ -41,12 +43,21 @@ typedef struct mgdev_settings {
     int p2p_shm_slots;    /* MPIGPU_P2P_SHM_SLOTS: slots of one ring */
 } mgdev_settings_t;
 
+/* MPIGPU_P2P_PROTOCOL (doc/design.md, "Point-to-point"). */
+enum {
+    MGDEV_P2P_PLAIN = 0, /* every device message is one MPI message */
+    MGDEV_P2P_CHUNKED,   /* from the first piece's length up: in pieces */
+    MGDEV_P2P_AUTO       /* in pieces from MPIGPU_P2P_AUTO_MIN up, to a node lane's peer */
+};
+
 #define MGDEV_CHUNK_DEFAULT ((size_t)4 << 20)
 #define MGDEV_STAGING_DEFAULT ((size_t)64 << 20)
 #define MGDEV_STAGING_MIN ((size_t)16 << 10) /* four 4 KiB buffers */
 #define MGDEV_STAGING_KEEP_DEFAULT ((size_t)256 << 20)
 #define MGDEV_P2P_DEPTH_DEFAULT 3
 #define MGDEV_P2P_DEPTH_MAX 8
+#define MGDEV_P2P_FIRST_DEFAULT ((size_t)64 << 10)
+#define MGDEV_P2P_AUTO_MIN_DEFAULT ((size_t)1 << 20)
 #define MGDEV_P2P_SHM_PIECE_DEFAULT ((size_t)8 << 20)
 #define MGDEV_P2P_SHM_SLOTS_DEFAULT 2
 #define MGDEV_P2P_SHM_SLOTS_MAX 64

@@ -59,6 +59,7 @@ static MPI_Comm shadow = MPI_COMM_NULL;
 static MPI_Comm ctrl = MPI_COMM_NULL; /* answers to lane offers */
 static int pipe_high;                 /* mgdev_p2p_pipe_high() */
 static unsigned long lane_sent, lane_received;
+static unsigned long host_inplace, host_landed; /* mgdev_p2p_host_receives() */
 static const int lane_yes = 1, lane_no = 0;
 static int *send_seq; /* next sequence number per world rank */
 static int seq_limit; /* MPI_TAG_UB + 1 */
@@ -66,6 +67,7 @@ static int seq_limit; /* MPI_TAG_UB + 1 */
    of one chunk is taken for a chunked message's first piece only if it
    starts with the magic and this. */
 static uint64_t job_nonce;
+static const char *const protocol_names[] = {"plain", "chunked", "auto"};
 
 int mgdev_p2p_init(void)
 {
@@ -97,20 +99,54 @@ int mgdev_p2p_init(void)
     rc = PMPI_Bcast(&job_nonce, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
     if (rc != MPI_SUCCESS)
         return rc;
+    /* Every process must split messages alike: one that expects no pieces
+       would take a first piece for a whole message. */
+    int64_t f = mgdev_p2p_first_len();
+    long v[6] = {mgdev_state.settings.p2p_protocol, (long)f, f ? (long)mgdev_stage_chunk() : 0};
+    for (int i = 0; i < 3; i++)
+        v[3 + i] = -v[i];
+    rc = PMPI_Allreduce(MPI_IN_PLACE, v, 6, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (v[0] != -v[3] || v[1] != -v[4] || v[2] != -v[5])
+        return mgerr_set(MPI_ERR_OTHER,
+                         "mpigpu: MPIGPU_P2P_PROTOCOL, MPIGPU_P2P_FIRST or MPIGPU_STAGING_MAX "
+                         "differs between processes (this one: protocol %s, first pieces of "
+                         "%lld bytes, pieces of %lld bytes); set them alike on every process",
+                         protocol_names[mgdev_state.settings.p2p_protocol], (long long)f,
+                         (long long)(f ? mgdev_stage_chunk() : 0));
     send_seq = calloc((size_t)size, sizeof(int));
     if (!send_seq)
         return mgerr_set(MPI_ERR_NO_MEM, "mpigpu: out of host memory for p2p state");
     return MPI_SUCCESS;
 }
 
+int64_t mgdev_p2p_first_len(void)
+{
+    size_t f = mgdev_state.settings.p2p_first, chunk = mgdev_stage_chunk();
+    if (mgdev_state.settings.p2p_protocol == MGDEV_P2P_PLAIN || shadow == MPI_COMM_NULL)
+        return 0;
+    return (int64_t)(f < chunk ? f : chunk);
+}
+
+/* Whether a device message of n bytes may go in pieces (the peer decides
+   the rest under auto: only to a node lane's peer). */
+static int may_chunk(int64_t n)
+{
+    int64_t f = mgdev_p2p_first_len(), min = (int64_t)mgdev_state.settings.p2p_auto_min;
+    if (!f || n < f)
+        return 0;
+    return mgdev_state.settings.p2p_protocol == MGDEV_P2P_CHUNKED || n >= min;
+}
+
 int mgdev_host_watch(int count, MPI_Datatype dt, int peer)
 {
     MPI_Count size = 0;
-    if (!mgdev_state.settings.p2p_chunked || shadow == MPI_COMM_NULL || count <= 0 ||
-        peer == MPI_PROC_NULL || dt == MPI_DATATYPE_NULL ||
+    int64_t f = mgdev_p2p_first_len();
+    if (!f || count <= 0 || peer == MPI_PROC_NULL || dt == MPI_DATATYPE_NULL ||
         PMPI_Type_size_x(dt, &size) != MPI_SUCCESS || size <= 0)
         return 0; /* PMPI reports what is wrong */
-    return (int64_t)count * size >= (int64_t)mgdev_stage_chunk();
+    return (int64_t)count * size >= f;
 }
 
 int mgdev_p2p_pipe_high(void)
@@ -122,6 +158,12 @@ void mgdev_p2p_lane_pieces(unsigned long *sent, unsigned long *received)
 {
     *sent = lane_sent;
     *received = lane_received;
+}
+
+void mgdev_p2p_host_receives(unsigned long *inplace, unsigned long *landed)
+{
+    *inplace = host_inplace;
+    *landed = host_landed;
 }
 
 void mgdev_p2p_finalize(void)
@@ -407,10 +449,12 @@ static int pipe_buffer(mgdev_op_t *op, int64_t len, int own, mgdev_stage_t **s)
     }
     /* Always the chunk class, even for a short last piece: a buffer of
        another class would make the pool release and allocate pinned memory
-       back and forth. */
+       back and forth.  A first piece is shorter (MPIGPU_P2P_FIRST), and
+       under auto it is a send's only piece by MPI. */
+    size_t want = op->posted == 0 ? (size_t)len : mgdev_stage_chunk();
     if (op->npipe == 0)
-        return mgdev_stage_get(mgdev_stage_chunk(), s);
-    return mgdev_stage_get_extra(mgdev_stage_chunk(), s);
+        return mgdev_stage_get(want, s);
+    return mgdev_stage_get_extra(want, s);
 }
 
 /* The oldest piece is complete: its buffer becomes the operation's own for
@@ -539,7 +583,7 @@ static void send_lane(mgdev_op_t *op)
 static void send_pipe(mgdev_op_t *op)
 {
     int rc = MPI_SUCCESS, queued = 0;
-    int64_t chunk = (int64_t)mgdev_stage_chunk();
+    int64_t chunk = (int64_t)mgdev_stage_chunk(), flen = mgdev_p2p_first_len();
     char *pbuf = NULL;
 
     while (op->npipe > 0 && op->pipe[0].state == MGDEV_PIECE_FLIGHT) {
@@ -576,8 +620,8 @@ static void send_pipe(mgdev_op_t *op)
         int first = op->posted == 0;
         int64_t hdr = first ? HDR : 0, len = op->n - op->posted;
         mgdev_piece_t *p = &op->pipe[op->npipe];
-        if (len > chunk - hdr)
-            len = chunk - hdr;
+        if (len > (first ? flen - hdr : chunk))
+            len = first ? flen - hdr : chunk;
         *p = (mgdev_piece_t){.req = MPI_REQUEST_NULL, .first = op->posted, .len = len};
         if (!op->packed || hdr) {
             rc = pipe_buffer(op, len + hdr, 1, &p->stage);
@@ -585,10 +629,10 @@ static void send_pipe(mgdev_op_t *op)
             if (!p->stage && hdr) {
                 /* The first piece goes now, in host memory of op's own when
                    the pool is at its cap (op_buffer says why). */
-                if (!op->big || op->big_size < (size_t)chunk) {
+                if (!op->big || op->big_size < (size_t)flen) {
                     mgdev_big_put(op->big, op->big_size);
                     op->big = NULL;
-                    rc = mgdev_big_get((size_t)chunk, &op->big, &op->big_size);
+                    rc = mgdev_big_get((size_t)flen, &op->big, &op->big_size);
                     if (rc != MPI_SUCCESS)
                         MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM,
                                 "mpigpu: %s: out of host memory for a message of %lld bytes",
@@ -661,18 +705,23 @@ fn_fail:
 static void send_step(mgdev_op_t *op)
 {
     int flag = 1;
-    if (op->pieces == 0 && !op->chunked && op->n >= (int64_t)mgdev_stage_chunk() &&
-        mgdev_state.settings.p2p_chunked) {
+    if (op->pieces == 0 && !op->chunked && may_chunk(op->n)) {
         int rc = world_rank(op->comm, op->peer, &op->wpeer);
         if (rc != MPI_SUCCESS) {
             op_fail(op, rc, 0);
             return;
         }
-        op->chunked = 1;
-        op->seq = send_seq[op->wpeer];
-        send_seq[op->wpeer] = (op->seq + 1) % seq_limit;
+        /* Under auto only a node lane's peer gets pieces: between two
+           processes of one node they skip MPI, and elsewhere pieces by MPI
+           measured little faster than one message (doc/performance.md). */
+        mgdev_lane_t *lane = mgdev_lane_tx(op->wpeer);
+        if (lane || mgdev_state.settings.p2p_protocol == MGDEV_P2P_CHUNKED) {
+            op->chunked = 1;
+            op->seq = send_seq[op->wpeer];
+            send_seq[op->wpeer] = (op->seq + 1) % seq_limit;
+        }
         /* Offer the node lane: its answer's receive first. */
-        if ((op->lane = mgdev_lane_tx(op->wpeer))) {
+        if ((op->lane = lane)) {
             rc = PMPI_Irecv(&op->lane_reply, 1, MPI_INT, op->wpeer, op->seq, ctrl, &op->lane_req);
             if (rc != MPI_SUCCESS) {
                 op_fail_mpi(op, rc, "posting the receive of a node lane answer");
@@ -730,10 +779,21 @@ static int recv_next(mgdev_op_t *op)
        receive above one chunk lands in host memory of its own, outside the
        pool, so that the pieces of a chunked message find pool buffers while
        it holds it, and a plain message of any length still fits. */
-    if (op->host || (mgdev_state.settings.p2p_chunked && len > chunk)) {
+    op->inplace = 0;
+    if (op->host && op->dense && !mgdev_host_overlap(op)) {
+        /* A dense host receive takes the message in place: a plain one
+           needs nothing more, a chunked one's header is read and its first
+           piece moved down over it before anything else arrives.  Not
+           while another active host receive overlaps the buffer: it could
+           write over the header before it is read. */
+        op->inplace = 1;
+        host_inplace++;
+        buf = op->host + op->type->shape.offset;
+    } else if (op->host || (mgdev_p2p_first_len() && len > chunk)) {
         /* A host receive's landing buffer takes a chunked message's whole
            payload after its header. */
         size_t want = (size_t)len + (op->host ? (size_t)HDR : 0);
+        host_landed += op->host != NULL;
         if (!op->big || op->big_size < want) {
             mgdev_big_put(op->big, op->big_size);
             op->big = NULL;
@@ -770,9 +830,16 @@ static int piece_in_place(const mgdev_op_t *op)
     return op->host && !op->discard;
 }
 
+/* Where payload byte 0 of a host receive goes: the caller's buffer when it
+   took the message in place, else after the header in the landing buffer. */
+static char *host_payload(mgdev_op_t *op)
+{
+    return op->inplace ? op->host + op->type->shape.offset : op->big + HDR;
+}
+
 static char *piece_ptr(mgdev_op_t *op, const mgdev_piece_t *p)
 {
-    return p->stage ? p->stage->ptr : op->big + HDR + p->first;
+    return p->stage ? p->stage->ptr : host_payload(op) + p->first;
 }
 
 /* Post the receives of a chunked message's next pieces, up to
@@ -839,7 +906,8 @@ static int recv_pipe_poll(mgdev_op_t *op)
 static void recv_end(mgdev_op_t *op)
 {
     int rc = MPI_SUCCESS;
-    if (op->done >= op->total && op->host && (rc = host_unpack(op, op->big + HDR, op->total)))
+    if (op->done >= op->total && op->host && !op->inplace &&
+        (rc = host_unpack(op, op->big + HDR, op->total)))
         op_fail(op, rc, 0);
     else
         pipe_end(op, op->total);
@@ -868,7 +936,7 @@ static void recv_lane(mgdev_op_t *op)
                     op->fn, (long long)first, (long long)len, (long long)op->done,
                     (long long)op->total);
         if (op->host)
-            memcpy(op->big + HDR + first, src, (size_t)len);
+            memcpy(host_payload(op) + first, src, (size_t)len);
         else if ((rc = op_unpack(op, src, first, len)) != MPI_SUCCESS)
             goto fn_fail;
         mgdev_lane_consume(op->lane);
@@ -947,7 +1015,8 @@ static int header_read(const char *buf, p2p_header_t *h)
 int64_t mgdev_p2p_first_total(const char *buf, int64_t len)
 {
     p2p_header_t h;
-    if (len == (int64_t)mgdev_stage_chunk() && len >= HDR && header_read(buf, &h))
+    int64_t f = mgdev_p2p_first_len();
+    if (f && len == f && header_read(buf, &h))
         return (int64_t)h.total;
     return len;
 }
@@ -957,7 +1026,7 @@ int64_t mgdev_p2p_first_total(const char *buf, int64_t len)
 static void recv_complete_at(mgdev_op_t *op, MPI_Status *st, char *buf)
 {
     int rc = MPI_SUCCESS;
-    int64_t chunk = (int64_t)mgdev_stage_chunk(), off = 0;
+    int64_t f = mgdev_p2p_first_len(), off = 0;
     MPI_Count len = 0;
     p2p_header_t h;
 
@@ -965,12 +1034,16 @@ static void recv_complete_at(mgdev_op_t *op, MPI_Status *st, char *buf)
     op->source = st->MPI_SOURCE;
     op->rtag = st->MPI_TAG;
     op->total = len;
-    if (len == chunk && len >= HDR && header_read(buf, &h)) {
+    if (f && len == f && header_read(buf, &h)) {
         op->chunked = 1;
         op->total = (int64_t)h.total;
         op->seq = (int)h.seq;
         off = HDR;
         len -= HDR;
+        /* In place: the payload down over the header, before the next
+           pieces (which follow it) can arrive. */
+        if (op->inplace && h.total <= (uint64_t)op->n)
+            memmove(buf, buf + HDR, (size_t)len);
         rc = world_rank(op->comm, op->source, &op->wpeer);
         MG_CHECK(rc, fn_fail);
         if (op->total > op->n) {
@@ -1003,7 +1076,7 @@ static void recv_complete_at(mgdev_op_t *op, MPI_Status *st, char *buf)
         if (op->lane_state != MGDEV_LANE_ON && recv_pipe_post(op, 0) != MPI_SUCCESS)
             return;
     }
-    if (op->host && !op->chunked && len > 0) {
+    if (op->host && !op->inplace && !op->chunked && len > 0) {
         rc = host_unpack(op, buf, len);
         MG_CHECK(rc, fn_fail);
     } else if (!op->host && !op->discard && len > 0) {
@@ -1023,7 +1096,11 @@ fn_fail:
 
 static void recv_complete(mgdev_op_t *op, MPI_Status *st)
 {
-    recv_complete_at(op, st, op->big ? op->big : op->stage ? op->stage->ptr : dummy);
+    recv_complete_at(op, st,
+                     op->inplace ? op->host + op->type->shape.offset
+                     : op->big   ? op->big
+                     : op->stage ? op->stage->ptr
+                                 : dummy);
 }
 
 /* The receive takes e, a message that a probe received early (early.c):
@@ -1035,6 +1112,7 @@ static void recv_early(mgdev_op_t *op, mgdev_early_t *e)
     op->pieces = 1;
     op->source = e->source;
     op->rtag = e->tag;
+    op->inplace = 0;
     if (e->total == e->len && e->len > op->n) {
         mgerr_set(MPI_ERR_TRUNCATE,
                   "mpigpu: %s: message of %lld bytes is longer than the receive buffer (%lld "
@@ -1174,8 +1252,12 @@ int mgdev_op_blocking(mgdev_op_t *op)
     int rc = MPI_SUCCESS;
     mgdev_stage_t *s = NULL;
 
+    /* Not for a message that may go in pieces (a receive: that may be one),
+       nor for a receive while probes hold messages. */
+    int64_t f = mgdev_p2p_first_len();
     if (op->n >= (int64_t)mgdev_stage_chunk() || op->packed ||
-        (op->kind == MGDEV_OP_RECV && mgdev_early_any()))
+        (op->kind == MGDEV_OP_RECV && ((f && op->n >= f) || mgdev_early_any())) ||
+        (op->kind == MGDEV_OP_SEND && may_chunk(op->n)))
         return 0;
     /* With another device operation active, a blocking PMPI call could wait
        for a message that only this process's progress of it sends. */

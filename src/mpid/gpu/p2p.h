@@ -222,6 +222,7 @@ typedef struct mgdev_op {
     char *host;         /* a host receive (mgdev_host_watch): the caller's buffer */
     MPI_Datatype dt;    /* host receive: the caller's datatype */
     int dense;          /* host receive: the packed bytes are one run in memory */
+    int inplace;        /* host receive: the message lands in the caller's buffer */
     cl_mem mem;         /* device buffer */
     int64_t origin;     /* offset of the datatype origin in mem */
     const char *packed; /* send from these packed host bytes instead (borrowed) */
@@ -272,6 +273,11 @@ int mgdev_op_init(mgdev_op_t *op, mgdev_op_kind_t kind, const char *fn, const vo
    host memory of its own, the pieces of a chunked one included, and copies or
    unpacks it into buf at the end. */
 int mgdev_host_watch(int count, MPI_Datatype dt, int peer);
+/* Whether another active host receive's buffer overlaps op's (lock held). */
+int mgdev_host_overlap(const mgdev_op_t *op);
+/* The length of a chunked message's first piece, 0 under the plain protocol
+   (no message is chunked). */
+int64_t mgdev_p2p_first_len(void);
 int mgdev_op_init_host(mgdev_op_t *op, const char *fn, void *buf, int count, MPI_Datatype dt,
                        int peer, int tag, MPI_Comm comm);
 /* Nothing to move (count 0, a type of size 0, MPI_PROC_NULL): MPI does the
@@ -301,6 +307,9 @@ void mgdev_p2p_finalize(void);
 int mgdev_p2p_pipe_high(void);
 /* Pieces sent and received through node lanes so far (tests). */
 void mgdev_p2p_lane_pieces(unsigned long *sent, unsigned long *received);
+/* Host receives that took their message in place, and those that landed it
+   in host memory of their own first (tests). */
+void mgdev_p2p_host_receives(unsigned long *inplace, unsigned long *landed);
 
 /* 1 when any byte that count instances of dt at buf touch lies in the
    reserved device range. */

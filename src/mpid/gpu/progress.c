@@ -387,3 +387,25 @@ void mgdev_progress_finalize(void)
     if (selfcomm != MPI_COMM_NULL)
         PMPI_Comm_free(&selfcomm);
 }
+
+/* The bytes a host receive may write: [*lo, *hi). */
+static void host_span(const mgdev_op_t *op, const char **lo, const char **hi)
+{
+    int64_t span = (int64_t)(op->count - 1) * op->type->extent;
+    *lo = op->host + (span < 0 ? span : 0) + op->type->true_lb;
+    *hi = op->host + (span > 0 ? span : 0) + op->type->true_ub;
+}
+
+int mgdev_host_overlap(const mgdev_op_t *op)
+{
+    const char *lo, *hi, *olo, *ohi;
+    host_span(op, &lo, &hi);
+    for (mgdev_op_t *o = active; o; o = o->next) {
+        if (o == op || !o->host || o->state == MGDEV_OP_DONE || o->count <= 0)
+            continue;
+        host_span(o, &olo, &ohi);
+        if (olo < hi && lo < ohi)
+            return 1;
+    }
+    return 0;
+}

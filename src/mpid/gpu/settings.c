@@ -175,6 +175,9 @@ int mgdev_settings_read(mgdev_settings_t *s)
     s->chunk_bytes = MGDEV_CHUNK_DEFAULT;
     s->staging_max = MGDEV_STAGING_DEFAULT;
     s->staging_keep = MGDEV_STAGING_KEEP_DEFAULT;
+    s->p2p_protocol = MGDEV_P2P_AUTO;
+    s->p2p_first = MGDEV_P2P_FIRST_DEFAULT;
+    s->p2p_auto_min = MGDEV_P2P_AUTO_MIN_DEFAULT;
     s->p2p_depth = MGDEV_P2P_DEPTH_DEFAULT;
     s->p2p_shm = 1;
     s->p2p_shm_piece = MGDEV_P2P_SHM_PIECE_DEFAULT;
@@ -238,10 +241,23 @@ int mgdev_settings_read(mgdev_settings_t *s)
     }
     if ((v = getenv("MPIGPU_P2P_PROTOCOL")) && v[0]) {
         if (strcmp(v, "chunked") == 0)
-            s->p2p_chunked = 1;
-        else if (strcmp(v, "plain") != 0)
+            s->p2p_protocol = MGDEV_P2P_CHUNKED;
+        else if (strcmp(v, "plain") == 0)
+            s->p2p_protocol = MGDEV_P2P_PLAIN;
+        else if (strcmp(v, "auto") != 0)
             MG_FAIL(rc, fn_fail, MPI_ERR_OTHER,
-                    "mpigpu: MPIGPU_P2P_PROTOCOL=\"%s\": expected plain or chunked", v);
+                    "mpigpu: MPIGPU_P2P_PROTOCOL=\"%s\": expected auto, plain or chunked", v);
+    }
+    if ((v = getenv("MPIGPU_P2P_FIRST")) && v[0]) {
+        rc = parse_bytes("MPIGPU_P2P_FIRST", v, &s->p2p_first);
+        MG_CHECK(rc, fn_fail);
+        if (s->p2p_first < ((size_t)4 << 10) || s->p2p_first > ((size_t)1 << 30))
+            MG_FAIL(rc, fn_fail, MPI_ERR_OTHER,
+                    "mpigpu: MPIGPU_P2P_FIRST=\"%s\": expected from 4K to 1G", v);
+    }
+    if ((v = getenv("MPIGPU_P2P_AUTO_MIN")) && v[0]) {
+        rc = parse_bytes("MPIGPU_P2P_AUTO_MIN", v, &s->p2p_auto_min);
+        MG_CHECK(rc, fn_fail);
     }
     if ((v = getenv("MPIGPU_P2P_DEPTH")) && v[0]) {
         rc = parse_count("MPIGPU_P2P_DEPTH", v, 1, MGDEV_P2P_DEPTH_MAX, "a number of pieces",
