@@ -115,13 +115,13 @@ int main(int argc, char **argv)
     CHECK(!pipe || (high == depth && big1 == big0));
     CHECK(!pipe || (depth > 1 ? jobs > 0 : jobs == 0));
     /* Lane: each rank sent and received (iters + warm) / 2 messages, each a
-       first piece (MPIGPU_P2P_FIRST or the pool's quarter, less the 32-byte
+       first piece (MPIGPU_P2P_FIRST or the pool's quarter, less the 40-byte
        header)
        by MPI and the rest in pieces of one slot through the ring. */
     unsigned long lsent = 0, lrecv = 0;
     mgdev_p2p_lane_pieces(&lsent, &lrecv);
     long slot = env_bytes("MPIGPU_P2P_SHM_PIECE", 8 << 20),
-         rest = (long)(count * 512) - ((long)p2p_first_len() - 32);
+         rest = (long)(count * 512) - ((long)p2p_first_len() - 40);
     unsigned long want =
         (unsigned long)((iters + warm) / 2) * (unsigned long)((rest + slot - 1) / slot);
     CHECK(!lane || (lsent == want && lrecv == want && high == 1 && big1 == big0));

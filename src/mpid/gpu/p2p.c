@@ -10,14 +10,19 @@
  * time of the operation, so the pool's cap holds whatever the messages'
  * sizes.
  *
- * Under MPIGPU_P2P_PROTOCOL=chunked, which both sides must set, a longer
- * message goes in pieces of one chunk instead, so it never needs more than
- * one pool buffer: the first is exactly chunk bytes on the user's
- * communicator and tag and starts with a header (magic, total length,
- * sequence number); the others go on a shadow duplicate of MPI_COMM_WORLD,
- * addressed by world rank, with the sequence number as tag.  Sequence numbers
- * count per (sender, receiver) pair, so pieces of concurrent messages never
- * match each other.  A receiver recognizes such a first piece in either mode.
+ * Under MPIGPU_P2P_PROTOCOL=chunked a message of at least MPIGPU_P2P_FIRST
+ * bytes goes in pieces instead, so it never needs more than a few pool
+ * buffers; under auto (the default) only one of MPIGPU_P2P_AUTO_MIN bytes to a
+ * process of the same node does, whose pieces then skip MPI through the node
+ * lane (lane.c).  Every process must use the same settings (checked at
+ * MPI_Init).  The first piece is exactly MPIGPU_P2P_FIRST bytes on the user's
+ * communicator and tag and starts with a header (magic, the job's number,
+ * total length, sequence number, lane offer); the others go through the lane
+ * or on a shadow duplicate of MPI_COMM_WORLD, addressed by world rank, with
+ * the sequence number as tag.  Sequence numbers count per (sender, receiver)
+ * pair, so pieces of concurrent messages never match each other.  A receiver
+ * recognizes such a first piece by its length, magic and number; a dense
+ * host receive takes it in place (doc/design.md, "Host receives in place").
  * Up to MPIGPU_P2P_DEPTH pieces of one message are in flight, each in a pool
  * buffer of its own: the sender packs piece k + 1 while MPI moves piece k, and
  * the receiver has the next pieces' receives posted while it unpacks one.
