@@ -121,6 +121,15 @@ static int parse_bytes(const char *name, const char *v, size_t *out)
     return MPI_SUCCESS;
 }
 
+/* The bytes of a piece of a message: 4K to 1G. */
+static int parse_piece(const char *name, const char *v, size_t *out)
+{
+    int rc = parse_bytes(name, v, out);
+    if (rc == MPI_SUCCESS && (*out < ((size_t)4 << 10) || *out > ((size_t)1 << 30)))
+        rc = mgerr_set(MPI_ERR_OTHER, "mpigpu: %s=\"%s\": expected from 4K to 1G", name, v);
+    return rc;
+}
+
 /* mkdir -p; returns 0 on success. */
 static int make_dirs(char *path)
 {
@@ -249,11 +258,8 @@ int mgdev_settings_read(mgdev_settings_t *s)
                     "mpigpu: MPIGPU_P2P_PROTOCOL=\"%s\": expected auto, plain or chunked", v);
     }
     if ((v = getenv("MPIGPU_P2P_FIRST")) && v[0]) {
-        rc = parse_bytes("MPIGPU_P2P_FIRST", v, &s->p2p_first);
+        rc = parse_piece("MPIGPU_P2P_FIRST", v, &s->p2p_first);
         MG_CHECK(rc, fn_fail);
-        if (s->p2p_first < ((size_t)4 << 10) || s->p2p_first > ((size_t)1 << 30))
-            MG_FAIL(rc, fn_fail, MPI_ERR_OTHER,
-                    "mpigpu: MPIGPU_P2P_FIRST=\"%s\": expected from 4K to 1G", v);
     }
     if ((v = getenv("MPIGPU_P2P_AUTO_MIN")) && v[0]) {
         rc = parse_bytes("MPIGPU_P2P_AUTO_MIN", v, &s->p2p_auto_min);
@@ -272,11 +278,8 @@ int mgdev_settings_read(mgdev_settings_t *s)
                     v);
     }
     if ((v = getenv("MPIGPU_P2P_SHM_PIECE")) && v[0]) {
-        rc = parse_bytes("MPIGPU_P2P_SHM_PIECE", v, &s->p2p_shm_piece);
+        rc = parse_piece("MPIGPU_P2P_SHM_PIECE", v, &s->p2p_shm_piece);
         MG_CHECK(rc, fn_fail);
-        if (s->p2p_shm_piece < ((size_t)4 << 10) || s->p2p_shm_piece > ((size_t)1 << 30))
-            MG_FAIL(rc, fn_fail, MPI_ERR_OTHER,
-                    "mpigpu: MPIGPU_P2P_SHM_PIECE=\"%s\": expected from 4K to 1G", v);
     }
     if ((v = getenv("MPIGPU_P2P_SHM_SLOTS")) && v[0]) {
         rc = parse_count("MPIGPU_P2P_SHM_SLOTS", v, 2, MGDEV_P2P_SHM_SLOTS_MAX, "a number of slots",
