@@ -62,6 +62,14 @@ __attribute__((unused)) static long long p2p_first_len(void)
     return first < chunk ? first : chunk;
 }
 
+/* Whether a host receive of that many packed bytes runs through mpigpu (it
+   could meet a message in pieces). */
+__attribute__((unused)) static int p2p_host_watched(long long capacity)
+{
+    long long f = p2p_first_len();
+    return f && capacity >= f;
+}
+
 __attribute__((unused)) static int p2p_in_pieces(long long n)
 {
     const char *proto = getenv("MPIGPU_P2P_PROTOCOL");

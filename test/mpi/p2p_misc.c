@@ -102,8 +102,7 @@ static void test_host_recv(void)
                same count), so that case runs only where mpigpu does it. */
             int tsize = 0;
             MPI_Type_size(t, &tsize);
-            if (k == 5 && tis[i] == 4 &&
-                !(p2p_first_len() && (long long)count * tsize >= p2p_first_len()))
+            if (k == 5 && tis[i] == 4 && !p2p_host_watched((long long)count * tsize))
                 continue;
             unsigned data = 20 + (unsigned)k, poison = 30 + (unsigned)k;
             snprintf(where, sizeof(where), "host receive %s %s", tnames[tis[i]], calls[k]);
@@ -208,7 +207,7 @@ static void test_host_recv(void)
             /* Where mpigpu takes them: a dense layout's first receive in
                place, the others in place only once no other overlaps. */
             mgdev_p2p_host_receives(&in1, &land1);
-            if (p2p_first_len() && (long long)count * tsize >= p2p_first_len())
+            if (p2p_host_watched((long long)count * tsize))
                 CHECK(in1 - in0 + land1 - land0 == 4 &&
                       (tis[i % 2] == 0 ? in1 - in0 >= 1 : in1 == in0));
             else
@@ -247,7 +246,7 @@ static void test_host_recv(void)
        whole instances unpack as PMPI_Unpack does; the 3 bytes left go to the
        start of the next instance's first double. */
     int whole = count / 2, len = whole * 32 + 3; /* types[1]: 32 packed bytes, extent 80 */
-    int taken = p2p_first_len() && count * 32 >= p2p_first_len();
+    int taken = p2p_host_watched((long long)count * 32);
     snprintf(where, sizeof(where), "host receive partial instance");
     if (rank == 0 && taken) {
         unsigned char *b = malloc(len);

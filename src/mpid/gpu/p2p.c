@@ -380,6 +380,12 @@ static int op_pack(mgdev_op_t *op, char *host, int64_t first, int64_t len)
     return mgpk_copy(op->pk, h, d, (size_t)len);
 }
 
+/* Where a dense host receive's packed bytes lie in the caller's buffer. */
+static char *host_run(const mgdev_op_t *op)
+{
+    return op->host + op->type->shape.offset;
+}
+
 /* A host receive landed in bytes: unpack len packed bytes at src (the whole
    message) into the caller's buffer.  A dense layout is one memcpy; else MPI
    unpacks the whole instances (its own engine is much faster than the
@@ -388,7 +394,7 @@ static int host_unpack(mgdev_op_t *op, const char *src, int64_t len)
 {
     MPI_Count pos = 0;
     if (op->dense) {
-        memcpy(op->host + op->type->shape.offset, src, (size_t)len);
+        memcpy(host_run(op), src, (size_t)len);
         return MPI_SUCCESS;
     }
     int64_t whole = op->type->size > 0 ? len / op->type->size : 0;
@@ -793,7 +799,7 @@ static int recv_next(mgdev_op_t *op)
            write over the header before it is read. */
         op->inplace = 1;
         host_inplace++;
-        buf = op->host + op->type->shape.offset;
+        buf = host_run(op);
     } else if (op->host || (mgdev_p2p_first_len() && len > chunk)) {
         /* A host receive's landing buffer takes a chunked message's whole
            payload after its header. */
@@ -839,7 +845,7 @@ static int piece_in_place(const mgdev_op_t *op)
    took the message in place, else after the header in the landing buffer. */
 static char *host_payload(mgdev_op_t *op)
 {
-    return op->inplace ? op->host + op->type->shape.offset : op->big + HDR;
+    return op->inplace ? host_run(op) : op->big + HDR;
 }
 
 static char *piece_ptr(mgdev_op_t *op, const mgdev_piece_t *p)
@@ -1102,7 +1108,7 @@ fn_fail:
 static void recv_complete(mgdev_op_t *op, MPI_Status *st)
 {
     recv_complete_at(op, st,
-                     op->inplace ? op->host + op->type->shape.offset
+                     op->inplace ? host_run(op)
                      : op->big   ? op->big
                      : op->stage ? op->stage->ptr
                                  : dummy);

@@ -263,6 +263,15 @@ typedef struct mgdev_op {
     int gfreed;          /* MPI freed the generalized request (atomic) */
 } mgdev_op_t;
 
+/* The bytes that count instances of t touch, as offsets from the buffer:
+   [*lo, *hi). */
+static inline void mgdev_type_span(const mgdt_type_t *t, int count, int64_t *lo, int64_t *hi)
+{
+    int64_t span = (int64_t)(count - 1) * t->extent;
+    *lo = (span < 0 ? span : 0) + t->true_lb;
+    *hi = (span > 0 ? span : 0) + t->true_ub;
+}
+
 /* Fill op for a call on buf (kind, checks, device buffer, engine).  Returns
    an error class with the message recorded, nothing raised. */
 int mgdev_op_init(mgdev_op_t *op, mgdev_op_kind_t kind, const char *fn, const void *buf, int count,

@@ -388,23 +388,15 @@ void mgdev_progress_finalize(void)
         PMPI_Comm_free(&selfcomm);
 }
 
-/* The bytes a host receive may write: [*lo, *hi). */
-static void host_span(const mgdev_op_t *op, const char **lo, const char **hi)
-{
-    int64_t span = (int64_t)(op->count - 1) * op->type->extent;
-    *lo = op->host + (span < 0 ? span : 0) + op->type->true_lb;
-    *hi = op->host + (span > 0 ? span : 0) + op->type->true_ub;
-}
-
 int mgdev_host_overlap(const mgdev_op_t *op)
 {
-    const char *lo, *hi, *olo, *ohi;
-    host_span(op, &lo, &hi);
+    int64_t lo, hi, olo, ohi;
+    mgdev_type_span(op->type, op->count, &lo, &hi);
     for (mgdev_op_t *o = active; o; o = o->next) {
         if (o == op || !o->host || o->state == MGDEV_OP_DONE || o->count <= 0)
             continue;
-        host_span(o, &olo, &ohi);
-        if (olo < hi && lo < ohi)
+        mgdev_type_span(o->type, o->count, &olo, &ohi);
+        if (o->host + olo < op->host + hi && op->host + lo < o->host + ohi)
             return 1;
     }
     return 0;

@@ -59,9 +59,8 @@ int mgdev_op_init(mgdev_op_t *op, mgdev_op_kind_t kind, const char *fn, const vo
         rc = mgdt_type_twin(op->type, dt, &op->twin);
         MG_CHECK(rc, fn_fail);
     }
-    int64_t span = (int64_t)(count - 1) * op->type->extent;
-    int64_t lo = (span < 0 ? span : 0) + op->type->true_lb;
-    int64_t hi = (span > 0 ? span : 0) + op->type->true_ub;
+    int64_t lo, hi;
+    mgdev_type_span(op->type, count, &lo, &hi);
     const char *first = (const char *)buf + lo;
     if (!mgdev_reg_lookup(first, &e, &off) || (size_t)(hi - lo) > e.size - off)
         MG_FAIL(rc, fn_fail, MPI_ERR_BUFFER,
