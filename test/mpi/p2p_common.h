@@ -79,6 +79,14 @@ __attribute__((unused)) static int p2p_in_pieces(long long n)
     return (proto && !strcmp(proto, "chunked")) || n >= env_bytes("MPIGPU_P2P_AUTO_MIN", 1LL << 20);
 }
 
+/* Whether a host receive of a message in pieces asks for its rest as one
+   MPI message (MPIGPU_P2P_HOST_RECV=message, node lanes on). */
+__attribute__((unused)) static int p2p_host_rest(void)
+{
+    const char *v = getenv("MPIGPU_P2P_HOST_RECV"), *shm = getenv("MPIGPU_P2P_SHM");
+    return v && !strcmp(v, "message") && !(shm && (!strcmp(shm, "off") || !strcmp(shm, "0")));
+}
+
 static inline void types_create(void)
 {
     MPI_Type_contiguous(5, MPI_INT, &types[0]);

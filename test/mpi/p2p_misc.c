@@ -7,6 +7,7 @@
 
 /* Test hook of the library (src/mpid/gpu/p2p.h). */
 void mgdev_p2p_host_receives(unsigned long *inplace, unsigned long *landed);
+void mgdev_p2p_rest_messages(unsigned long *sent, unsigned long *received);
 
 static int rank, size;
 
@@ -134,7 +135,9 @@ static void test_host_recv(void)
                 MPI_Request q;
                 MPI_Message m;
                 int got = -1, flag = 0, one = 5;
+                unsigned long rs0, rr0, rs1, rr1;
                 void *rb = r + ORIGIN;
+                mgdev_p2p_rest_messages(&rs0, &rr0);
                 switch (k) {
                 case 0:
                     CHECK(MPI_Recv(rb, count, t, 0, 8, MPI_COMM_WORLD, &st) == MPI_SUCCESS);
@@ -170,6 +173,11 @@ static void test_host_recv(void)
                 MPI_Get_count(&st, t, &got);
                 CHECK(got == count && st.MPI_SOURCE == 0 && st.MPI_TAG == 8);
                 CHECK(buf_equal(r, want, n, 0));
+                /* The rest of a message in pieces came as one message when
+                   the host receive asked for it. */
+                mgdev_p2p_rest_messages(&rs1, &rr1);
+                CHECK(rs1 == rs0 &&
+                      rr1 - rr0 == (p2p_host_rest() && p2p_in_pieces((long long)count * tsize)));
                 buf_free(r, 0);
                 free(want);
             }
@@ -189,9 +197,16 @@ static void test_host_recv(void)
             unsigned char *s = buf_make(n, 40, 1);
             MPI_Request q[4];
             MPI_Status st[4];
+            unsigned long rs0, rr0, rs1, rr1;
+            int tsize = 0;
+            MPI_Type_size(t, &tsize);
+            mgdev_p2p_rest_messages(&rs0, &rr0);
             for (int w = 0; w < 4; w++)
                 CHECK(MPI_Isend(s + ORIGIN, count, t, 1, 14, MPI_COMM_WORLD, &q[w]) == MPI_SUCCESS);
             CHECK(MPI_Waitall(4, q, st) == MPI_SUCCESS);
+            mgdev_p2p_rest_messages(&rs1, &rr1);
+            CHECK(rr1 == rr0 &&
+                  rs1 - rs0 == 4u * (p2p_host_rest() && p2p_in_pieces((long long)count * tsize)));
             buf_free(s, 1);
         } else if (rank == 1) {
             unsigned char *want = expected(t, count, 40, 41), *r = buf_make(n, 41, 0);

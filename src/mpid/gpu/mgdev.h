@@ -36,6 +36,8 @@ typedef struct mgdev_settings {
     int p2p_protocol;     /* MPIGPU_P2P_PROTOCOL: MGDEV_P2P_* */
     size_t p2p_first;     /* MPIGPU_P2P_FIRST: bytes of a chunked message's first piece */
     size_t p2p_auto_min;  /* MPIGPU_P2P_AUTO_MIN: auto sends chunked from this many bytes */
+    int p2p_host_recv;    /* MPIGPU_P2P_HOST_RECV: how a host receive takes the rest of a
+                             message in pieces, MGDEV_HOST_RECV_* */
     int p2p_depth;        /* MPIGPU_P2P_DEPTH: pieces of one chunked message in flight */
     int p2p_shm;          /* MPIGPU_P2P_SHM: chunked messages between processes of one node
                              through rings of shared memory (on by default) */
@@ -48,6 +50,12 @@ enum {
     MGDEV_P2P_PLAIN = 0, /* every device message is one MPI message */
     MGDEV_P2P_CHUNKED,   /* from the first piece's length up: in pieces */
     MGDEV_P2P_AUTO       /* in pieces from MPIGPU_P2P_AUTO_MIN up, to a node lane's peer */
+};
+
+/* MPIGPU_P2P_HOST_RECV: what a host receive answers to a node lane offer. */
+enum {
+    MGDEV_HOST_RECV_PIECES = 0, /* yes: the rest of the message in pieces through the lane */
+    MGDEV_HOST_RECV_MESSAGE     /* the rest as one MPI message, received in place */
 };
 
 #define MGDEV_CHUNK_DEFAULT ((size_t)4 << 20)

@@ -54,7 +54,8 @@ typedef struct p2p_header {
 } p2p_header_t;
 
 /* The sender offers the pieces after the first through its node lane to
-   the receiver, and waits for the answer (an int, 1: accepted) on the
+   the receiver, and waits for the answer (an int: lane_yes, lane_no, or
+   lane_rest from a host receive under MPIGPU_P2P_HOST_RECV=message) on the
    control communicator, with the sequence number as tag. */
 #define P2P_OFFER_LANE 1u
 
@@ -65,7 +66,10 @@ static MPI_Comm ctrl = MPI_COMM_NULL; /* answers to lane offers */
 static int pipe_high;                 /* mgdev_p2p_pipe_high() */
 static unsigned long lane_sent, lane_received;
 static unsigned long host_inplace, host_landed; /* mgdev_p2p_host_receives() */
-static const int lane_yes = 1, lane_no = 0;
+static unsigned long rest_sent, rest_received;  /* mgdev_p2p_rest_messages() */
+/* Answers to a lane offer: the rest through the lane, in pieces by MPI, or
+   as one MPI message (into a host receive's place). */
+static const int lane_yes = 1, lane_no = 0, lane_rest = 2;
 static int *send_seq; /* next sequence number per world rank */
 static int seq_limit; /* MPI_TAG_UB + 1 */
 /* A random number the job's processes agree on at MPI_Init: a plain message
@@ -169,6 +173,12 @@ void mgdev_p2p_host_receives(unsigned long *inplace, unsigned long *landed)
 {
     *inplace = host_inplace;
     *landed = host_landed;
+}
+
+void mgdev_p2p_rest_messages(unsigned long *sent, unsigned long *received)
+{
+    *sent = rest_sent;
+    *received = rest_received;
 }
 
 void mgdev_p2p_finalize(void)
@@ -532,7 +542,9 @@ static int send_piece_post(mgdev_op_t *op, mgdev_piece_t *p)
     int64_t hdr = first ? HDR : 0;
     /* Without a pool buffer: the first piece in op's own (op_buffer), a later
        one straight from the caller's packed bytes. */
-    char *buf = p->stage ? p->stage->ptr : first ? op->big : (char *)op->packed + p->first;
+    char *buf = p->stage               ? p->stage->ptr
+                : first || !op->packed ? op->big
+                                       : (char *)op->packed + p->first;
     int rc = send_post_piece(op, buf, p->len + hdr, first, &p->req);
     p->state = MGDEV_PIECE_FLIGHT;
     if (rc != MPI_SUCCESS) {
@@ -554,7 +566,9 @@ static int lane_answer(mgdev_op_t *op)
         return 0;
     }
     if (flag)
-        op->lane_state = op->lane_reply == lane_yes ? MGDEV_LANE_ON : MGDEV_LANE_NONE;
+        op->lane_state = op->lane_reply == lane_yes    ? MGDEV_LANE_ON
+                         : op->lane_reply == lane_rest ? MGDEV_LANE_REST
+                                                       : MGDEV_LANE_NONE;
     return flag;
 }
 
@@ -583,6 +597,45 @@ static void send_lane(mgdev_op_t *op)
         op_fail(op, rc, 0);
     else
         pipe_end(op, op->n);
+}
+
+/* The rest of the message after the first piece as one MPI message, which
+   the receiver (a host receive) asked for: once the first piece went, packed
+   whole into a buffer of its own (a pool buffer, else op's own host memory).
+   The receiver has it land in place. */
+static void send_rest(mgdev_op_t *op)
+{
+    int rc = MPI_SUCCESS;
+    int64_t len = op->n - op->posted, chunk = (int64_t)mgdev_stage_chunk();
+    mgdev_piece_t *p = &op->pipe[0];
+
+    *p = (mgdev_piece_t){.req = MPI_REQUEST_NULL, .first = op->posted, .len = len};
+    if (!op->packed) {
+        /* The first piece's buffer, now op's own, is too short. */
+        mgdev_stage_put(op->stage);
+        op->stage = NULL;
+        rc = len <= chunk ? mgdev_stage_get((size_t)chunk, &p->stage)
+                          : mgdev_stage_get_big((size_t)len, &p->stage);
+        MG_CHECK(rc, fn_fail);
+        if (!p->stage && (!op->big || op->big_size < (size_t)len)) {
+            mgdev_big_put(op->big, op->big_size);
+            op->big = NULL;
+            rc = mgdev_big_get((size_t)len, &op->big, &op->big_size);
+            if (rc != MPI_SUCCESS)
+                MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM,
+                        "mpigpu: %s: out of host memory for a message of %lld bytes", op->fn,
+                        (long long)op->n);
+        }
+        rc = op_pack(op, p->stage ? p->stage->ptr : op->big, p->first, len);
+        MG_CHECK(rc, fn_fail);
+    }
+    op->npipe = 1;
+    op->posted = op->n;
+    if (send_piece_post(op, p) == MPI_SUCCESS)
+        rest_sent++;
+    return;
+fn_fail:
+    op_fail(op, rc, 0);
 }
 
 /* A chunked send: retire the pieces whose sends completed, oldest first,
@@ -624,6 +677,11 @@ static void send_pipe(mgdev_op_t *op)
         return;
     if (op->lane_state == MGDEV_LANE_ON) {
         send_lane(op);
+        return;
+    }
+    if (op->lane_state == MGDEV_LANE_REST) {
+        if (op->npipe == 0 && op->posted < op->n)
+            send_rest(op);
         return;
     }
     while (op->posted < op->n && op->npipe < mgdev_state.settings.p2p_depth &&
@@ -862,7 +920,7 @@ static int recv_pipe_post(mgdev_op_t *op, int own)
     while (op->posted < op->total && op->npipe < mgdev_state.settings.p2p_depth) {
         mgdev_piece_t *p = &op->pipe[op->npipe];
         int64_t len = op->total - op->posted;
-        if (len > chunk)
+        if (len > chunk && op->lane_state != MGDEV_LANE_REST)
             len = chunk;
         *p = (mgdev_piece_t){.req = MPI_REQUEST_NULL, .first = op->posted, .len = len};
         if (!piece_in_place(op)) {
@@ -1066,11 +1124,17 @@ static void recv_complete_at(mgdev_op_t *op, MPI_Status *st, char *buf)
                       op->fn, (long long)op->total, (long long)op->n);
         }
         /* Answer a lane offer: yes when the lane opens here and the message
-           fits (a truncated one is drained by MPI). */
+           fits (a truncated one is drained by MPI); a host receive asks for
+           the rest as one message under MPIGPU_P2P_HOST_RECV=message. */
         if (h.flags & P2P_OFFER_LANE) {
-            mgdev_lane_t *l = op->discard ? NULL : mgdev_lane_rx(op->wpeer, (long)h.pid);
+            int rest = op->host && !op->discard &&
+                       mgdev_state.settings.p2p_host_recv == MGDEV_HOST_RECV_MESSAGE;
+            mgdev_lane_t *l = op->discard || rest ? NULL : mgdev_lane_rx(op->wpeer, (long)h.pid);
             MPI_Request r = MPI_REQUEST_NULL;
-            rc = PMPI_Isend(l ? &lane_yes : &lane_no, 1, MPI_INT, op->wpeer, op->seq, ctrl, &r);
+            rc = PMPI_Isend(l      ? &lane_yes
+                            : rest ? &lane_rest
+                                   : &lane_no,
+                            1, MPI_INT, op->wpeer, op->seq, ctrl, &r);
             if (rc != MPI_SUCCESS) {
                 op_fail_mpi(op, rc, "answering a node lane offer");
                 return;
@@ -1079,6 +1143,9 @@ static void recv_complete_at(mgdev_op_t *op, MPI_Status *st, char *buf)
             if (l) {
                 op->lane = l;
                 op->lane_state = MGDEV_LANE_ON;
+            } else if (rest) {
+                op->lane_state = MGDEV_LANE_REST;
+                rest_received++;
             }
         }
         /* The next pieces' receives first, so that they arrive while this

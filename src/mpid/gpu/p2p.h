@@ -202,7 +202,9 @@ typedef struct mgdev_piece {
 enum {
     MGDEV_LANE_NONE = 0, /* pieces after the first go by MPI */
     MGDEV_LANE_OFFERED,  /* send: the header offered the lane, no answer yet */
-    MGDEV_LANE_ON        /* the pieces after the first go through the lane */
+    MGDEV_LANE_ON,       /* the pieces after the first go through the lane */
+    MGDEV_LANE_REST      /* the receiver (a host receive) asked for the rest as one MPI
+                            message on the shadow communicator */
 };
 
 typedef struct mgdev_op {
@@ -319,6 +321,9 @@ void mgdev_p2p_lane_pieces(unsigned long *sent, unsigned long *received);
 /* Host receives that took their message in place, and those that landed it
    in host memory of their own first (tests). */
 void mgdev_p2p_host_receives(unsigned long *inplace, unsigned long *landed);
+/* Rests of messages sent as one MPI message, and asked for by host
+   receives (MPIGPU_P2P_HOST_RECV=message; tests). */
+void mgdev_p2p_rest_messages(unsigned long *sent, unsigned long *received);
 
 /* 1 when any byte that count instances of dt at buf touch lies in the
    reserved device range. */

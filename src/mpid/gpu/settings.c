@@ -265,6 +265,13 @@ int mgdev_settings_read(mgdev_settings_t *s)
         rc = parse_bytes("MPIGPU_P2P_AUTO_MIN", v, &s->p2p_auto_min);
         MG_CHECK(rc, fn_fail);
     }
+    if ((v = getenv("MPIGPU_P2P_HOST_RECV")) && v[0]) {
+        if (strcmp(v, "message") == 0)
+            s->p2p_host_recv = MGDEV_HOST_RECV_MESSAGE;
+        else if (strcmp(v, "pieces") != 0)
+            MG_FAIL(rc, fn_fail, MPI_ERR_OTHER,
+                    "mpigpu: MPIGPU_P2P_HOST_RECV=\"%s\": expected pieces or message", v);
+    }
     if ((v = getenv("MPIGPU_P2P_DEPTH")) && v[0]) {
         rc = parse_count("MPIGPU_P2P_DEPTH", v, 1, MGDEV_P2P_DEPTH_MAX, "a number of pieces",
                          &s->p2p_depth);
