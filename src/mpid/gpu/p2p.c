@@ -60,7 +60,6 @@ typedef struct p2p_header {
 #define P2P_OFFER_LANE 1u
 
 #define HDR ((int64_t)sizeof(p2p_header_t))
-_Static_assert(sizeof(p2p_header_t) == MGDEV_P2P_HDR, "MGDEV_P2P_HDR is the header's size");
 
 static MPI_Comm shadow = MPI_COMM_NULL;
 static MPI_Comm ctrl = MPI_COMM_NULL; /* answers to lane offers */
@@ -825,28 +824,6 @@ static void send_step(mgdev_op_t *op)
 
 static char dummy[1]; /* buffer of empty pieces */
 
-/* Post the receive of len bytes whose first HDR go to op->hdr, the others to
-   buf + HDR (an overlapped dense host receive). */
-static int recv_post_split(mgdev_op_t *op, char *buf, int64_t len)
-{
-    MPI_Count bl[2] = {HDR, len - HDR};
-    MPI_Aint a[2];
-    MPI_Datatype t = MPI_DATATYPE_NULL;
-    PMPI_Get_address(op->hdr, &a[0]);
-    PMPI_Get_address(buf + HDR, &a[1]);
-    MPI_Count disp[2] = {(MPI_Count)a[0], (MPI_Count)a[1]};
-    int rc = PMPI_Type_create_hindexed_c(2, bl, disp, MPI_BYTE, &t);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Type_commit(&t);
-    if (rc == MPI_SUCCESS && op->matched)
-        rc = PMPI_Imrecv_c(MPI_BOTTOM, 1, t, &op->message, &op->inner);
-    else if (rc == MPI_SUCCESS)
-        rc = PMPI_Irecv_c(MPI_BOTTOM, 1, t, op->peer, op->tag, op->comm, &op->inner);
-    if (t != MPI_DATATYPE_NULL)
-        PMPI_Type_free(&t); /* the posted receive keeps its own reference */
-    return rc;
-}
-
 /* Post the receive of a message's first (or only) piece. */
 static int recv_next(mgdev_op_t *op)
 {
@@ -872,18 +849,15 @@ static int recv_next(mgdev_op_t *op)
        pool, so that the pieces of a chunked message find pool buffers while
        it holds it, and a plain message of any length still fits. */
     op->inplace = 0;
-    op->hdr_private = 0;
-    if (op->host && op->dense) {
+    if (op->host && op->dense && !mgdev_host_overlap(op)) {
         /* A dense host receive takes the message in place: a plain one
            needs nothing more, a chunked one's header is read and its first
-           piece moved down over it before anything else arrives.  While
-           another active host receive overlaps the buffer, that one could
-           write over the header before it is read: the first bytes then
-           land in op's own hdr (a receive of two blocks). */
+           piece moved down over it before anything else arrives.  Not
+           while another active host receive overlaps the buffer: it could
+           write over the header before it is read. */
         op->inplace = 1;
         host_inplace++;
         buf = host_run(op);
-        op->hdr_private = len > HDR && mgdev_host_overlap(op);
     } else if (op->host || (mgdev_p2p_first_len() && len > chunk)) {
         /* A host receive's landing buffer takes a chunked message's whole
            payload after its header. */
@@ -905,13 +879,10 @@ static int recv_next(mgdev_op_t *op)
         if (!buf)
             goto fn_exit; /* the pool is at its cap: retry later */
     }
-    if (op->hdr_private) {
-        rc = recv_post_split(op, buf, len);
-    } else if (op->matched) {
+    if (op->matched)
         rc = PMPI_Imrecv_c(buf, (MPI_Count)len, MPI_BYTE, &op->message, &op->inner);
-    } else {
+    else
         rc = PMPI_Irecv_c(buf, (MPI_Count)len, MPI_BYTE, op->peer, op->tag, op->comm, &op->inner);
-    }
     rc = op_posted(op, rc, "posting a receive");
 fn_exit:
     return rc;
@@ -1132,7 +1103,7 @@ static void recv_complete_at(mgdev_op_t *op, MPI_Status *st, char *buf)
     op->source = st->MPI_SOURCE;
     op->rtag = st->MPI_TAG;
     op->total = len;
-    if (f && len == f && header_read(op->hdr_private ? (const char *)op->hdr : buf, &h)) {
+    if (f && len == f && header_read(buf, &h)) {
         op->chunked = 1;
         op->total = (int64_t)h.total;
         op->seq = (int)h.seq;
@@ -1182,8 +1153,6 @@ static void recv_complete_at(mgdev_op_t *op, MPI_Status *st, char *buf)
         op->posted = len;
         if (op->lane_state != MGDEV_LANE_ON && recv_pipe_post(op, 0) != MPI_SUCCESS)
             return;
-    } else if (op->hdr_private) {
-        memcpy(buf, op->hdr, (size_t)(len < HDR ? len : HDR));
     }
     if (op->host && !op->inplace && !op->chunked && len > 0) {
         rc = host_unpack(op, buf, len);
@@ -1222,7 +1191,6 @@ static void recv_early(mgdev_op_t *op, mgdev_early_t *e)
     op->source = e->source;
     op->rtag = e->tag;
     op->inplace = 0;
-    op->hdr_private = 0;
     if (e->total == e->len && e->len > op->n) {
         mgerr_set(MPI_ERR_TRUNCATE,
                   "mpigpu: %s: message of %lld bytes is longer than the receive buffer (%lld "

@@ -199,9 +199,6 @@ typedef struct mgdev_piece {
     int64_t got;
 } mgdev_piece_t;
 
-/* Bytes of the header that starts a chunked message's first piece. */
-#define MGDEV_P2P_HDR 40
-
 enum {
     MGDEV_LANE_NONE = 0, /* pieces after the first go by MPI */
     MGDEV_LANE_OFFERED,  /* send: the header offered the lane, no answer yet */
@@ -223,14 +220,11 @@ typedef struct mgdev_op {
     const mgdt_type_t *type;
     MPI_Datatype twin; /* send: what a plain message is sent as (mgdt_type_twin) */
     mgpk_ctx_t *pk;
-    int pk_flags;    /* the datatype's method attribute, as mgpk flags */
-    char *host;      /* a host receive (mgdev_host_watch): the caller's buffer */
-    MPI_Datatype dt; /* host receive: the caller's datatype */
-    int dense;       /* host receive: the packed bytes are one run in memory */
-    int inplace;     /* host receive: the message lands in the caller's buffer */
-    int hdr_private; /* in place while another host receive overlaps the buffer: the
-                        message's first MGDEV_P2P_HDR bytes land in hdr */
-    unsigned char hdr[MGDEV_P2P_HDR];
+    int pk_flags;       /* the datatype's method attribute, as mgpk flags */
+    char *host;         /* a host receive (mgdev_host_watch): the caller's buffer */
+    MPI_Datatype dt;    /* host receive: the caller's datatype */
+    int dense;          /* host receive: the packed bytes are one run in memory */
+    int inplace;        /* host receive: the message lands in the caller's buffer */
     cl_mem mem;         /* device buffer */
     int64_t origin;     /* offset of the datatype origin in mem */
     const char *packed; /* send from these packed host bytes instead (borrowed) */
