@@ -186,6 +186,9 @@ TEST_EXTENSIONS = .sh
 SH_LOG_COMPILER = $(SHELL)
 TESTS += test/mpi/p2p_preload.sh
 EXTRA_DIST += test/mpi/p2p_preload.sh
+# Settings that differ between processes (MPMD runs of test/mpi/api).
+TESTS += test/mpi/p2p_settings.sh
+EXTRA_DIST += test/mpi/p2p_settings.sh
 check_PROGRAMS += test/mpi/p2p_threads
 test_mpi_p2p_threads_SOURCES = test/mpi/p2p_threads.c test/mpi/p2p_common.h
 test_mpi_p2p_threads_LDADD = libmpigpu.la $(OPENCL_LIBS)
