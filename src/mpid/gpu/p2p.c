@@ -540,8 +540,9 @@ static int send_piece_post(mgdev_op_t *op, mgdev_piece_t *p)
 {
     int first = p->first == 0; /* the piece with the header */
     int64_t hdr = first ? HDR : 0;
-    /* Without a pool buffer: the first piece in op's own (op_buffer), a later
-       one straight from the caller's packed bytes. */
+    /* Without a pool buffer: the first piece, or a rest packed by send_rest,
+       in op's own host memory; a later piece straight from the caller's
+       packed bytes. */
     char *buf = p->stage               ? p->stage->ptr
                 : first || !op->packed ? op->big
                                        : (char *)op->packed + p->first;
