@@ -255,6 +255,21 @@ void mgdev_op_unstage_all(mgdev_op_t *op)
     op->big = NULL;
 }
 
+/* op's own host memory (op->big) of at least want bytes, the one it holds
+   when large enough (a persistent op keeps it for the next start); the error
+   names what of len bytes it was for ("a message", "a receive"). */
+static int op_big(mgdev_op_t *op, size_t want, const char *what, int64_t len)
+{
+    if (op->big && op->big_size >= want)
+        return MPI_SUCCESS;
+    mgdev_big_put(op->big, op->big_size);
+    op->big = NULL;
+    if (mgdev_big_get(want, &op->big, &op->big_size) != MPI_SUCCESS)
+        return mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory for %s of %lld bytes",
+                         op->fn, what, (long long)len);
+    return MPI_SUCCESS;
+}
+
 /* The host buffer of a message of len bytes (a plain message or a chunked
    one's first piece): a pool buffer (pinned, reused) when the pool has one
    now, else op's own (kept by a persistent op for its next start), so that
@@ -289,14 +304,9 @@ static int op_buffer(mgdev_op_t *op, int64_t len, char **buf)
             return rc;
         }
     }
-    mgdev_big_put(op->big, op->big_size); /* a persistent op's, too small now */
-    op->big = NULL;
-    rc = mgdev_big_get((size_t)len, &op->big, &op->big_size);
-    if (rc != MPI_SUCCESS)
-        return mgerr_set(rc, "mpigpu: %s: out of host memory for a message of %lld bytes", op->fn,
-                         (long long)len);
-    *buf = op->big;
-    return MPI_SUCCESS;
+    rc = op_big(op, (size_t)len, "a message", len);
+    *buf = rc == MPI_SUCCESS ? op->big : NULL;
+    return rc;
 }
 
 /* End the pieces of a failed chunked message.  A receive is cancelled before
@@ -618,15 +628,9 @@ static void send_rest(mgdev_op_t *op)
         rc = len <= chunk ? mgdev_stage_get((size_t)chunk, &p->stage)
                           : mgdev_stage_get_big((size_t)len, &p->stage);
         MG_CHECK(rc, fn_fail);
-        if (!p->stage && (!op->big || op->big_size < (size_t)len)) {
-            mgdev_big_put(op->big, op->big_size);
-            op->big = NULL;
-            rc = mgdev_big_get((size_t)len, &op->big, &op->big_size);
-            if (rc != MPI_SUCCESS)
-                MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM,
-                        "mpigpu: %s: out of host memory for a message of %lld bytes", op->fn,
-                        (long long)op->n);
-        }
+        if (!p->stage)
+            rc = op_big(op, (size_t)len, "a message", op->n);
+        MG_CHECK(rc, fn_fail);
         rc = op_pack(op, p->stage ? p->stage->ptr : op->big, p->first, len);
         MG_CHECK(rc, fn_fail);
     }
@@ -699,15 +703,8 @@ static void send_pipe(mgdev_op_t *op)
             if (!p->stage && hdr) {
                 /* The first piece goes now, in host memory of op's own when
                    the pool is at its cap (op_buffer says why). */
-                if (!op->big || op->big_size < (size_t)flen) {
-                    mgdev_big_put(op->big, op->big_size);
-                    op->big = NULL;
-                    rc = mgdev_big_get((size_t)flen, &op->big, &op->big_size);
-                    if (rc != MPI_SUCCESS)
-                        MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM,
-                                "mpigpu: %s: out of host memory for a message of %lld bytes",
-                                op->fn, (long long)op->n);
-                }
+                rc = op_big(op, (size_t)flen, "a message", op->n);
+                MG_CHECK(rc, fn_fail);
                 pbuf = op->big;
             } else if (!p->stage) {
                 break; /* the pool is at its cap: more after progress */
@@ -864,15 +861,8 @@ static int recv_next(mgdev_op_t *op)
            payload after its header. */
         size_t want = (size_t)len + (op->host ? (size_t)HDR : 0);
         host_landed += op->host != NULL;
-        if (!op->big || op->big_size < want) {
-            mgdev_big_put(op->big, op->big_size);
-            op->big = NULL;
-            rc = mgdev_big_get(want, &op->big, &op->big_size);
-            if (rc != MPI_SUCCESS)
-                MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM,
-                        "mpigpu: %s: out of host memory for a receive of %lld bytes", op->fn,
-                        (long long)len);
-        }
+        rc = op_big(op, want, "a receive", len);
+        MG_CHECK(rc, fn_fail);
         buf = op->big;
     } else if (len > 0) {
         rc = op_buffer(op, len, &buf);
@@ -1202,10 +1192,7 @@ static void recv_early(mgdev_op_t *op, mgdev_early_t *e)
         /* A host receive's pieces land after the header in a buffer of its
            capacity (recv_next); a truncated message needs only the header. */
         size_t want = (size_t)op->n + (size_t)HDR;
-        int rc = mgdev_big_get(want, &op->big, &op->big_size);
-        if (rc != MPI_SUCCESS) {
-            mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory for a receive of %lld bytes",
-                      op->fn, (long long)op->n);
+        if (op_big(op, want, "a receive", op->n) != MPI_SUCCESS) {
             op_fail(op, MPI_ERR_NO_MEM, 0);
         } else {
             memcpy(op->big, e->buf, (size_t)e->len < want ? (size_t)e->len : want);
