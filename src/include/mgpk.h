@@ -122,6 +122,14 @@ int mgpk_pack(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, mgpk_buf_
 int mgpk_unpack(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, mgpk_buf_t src,
                 mgpk_buf_t dst, int64_t first, int64_t n, int flags);
 
+/* Pack (or, with unpack, unpack) bytes [first, first + n) of the native
+   packed stream of instances of type whose origin is typed, both in host
+   memory, on the CPU: the datatype engine's walk, split over ctx's copy
+   threads from 2 MiB (ctx may be NULL: the caller's thread alone).  packed
+   points at byte `first`.  The bytes are MPI_Pack's. */
+int mgpk_host_pack(mgpk_ctx_t *ctx, const mgdt_type_t *type, void *typed, void *packed,
+                   int64_t first, int64_t n, int unpack);
+
 /* Blocking contiguous copy of n bytes between any two sides of this context. */
 int mgpk_copy(mgpk_ctx_t *ctx, mgpk_buf_t dst, mgpk_buf_t src, size_t n);
 /* Whether count instances of type are one run of bytes in memory order (a
@@ -177,9 +185,12 @@ typedef struct mgpk_calib_info {
        copy method that takes one command per run (types without a vector or
        subarray shape) */
     double run[2];
-    /* seconds of the map and unmap inside each host-method time (devices
-       that share the host's memory), 0 where the host method copies */
-    double map;
+    /* [size]: seconds of a map and an unmap of the extent of each size's
+       calibration vector (devices that share the host's memory), which the
+       host method pays on top of the host times where the typed side is not
+       zero copy; 0 where the host method reads the extent instead (the host
+       times include that read) */
+    double map[MGPK_CAL_NSIZES];
 } mgpk_calib_info_t;
 /* Calibrates first if nothing is decided yet. */
 int mgpk_calib_get(mgpk_ctx_t *ctx, mgpk_calib_info_t *info);

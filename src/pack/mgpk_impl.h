@@ -161,12 +161,20 @@ int mgpk_ctx_stage(mgpk_ctx_t *ctx);
 int mgpk_ctx_wrap(mgpk_ctx_t *ctx, void *ptr, size_t len, cl_mem *mem);
 
 /* pk_hcopy.c: a pool of nthreads - 1 helper threads (nthreads <= 0: chosen
-   from the CPUs the process may use) and the memcpy it splits among them and
-   the caller.  One job at a time (ctx->lock). */
+   from the CPUs the process may use), the memcpy it splits among them and
+   the caller, and any job of parts.  One job at a time (ctx->lock). */
 int mgpk_hcopy_create(int nthreads, mgpk_hcopy_t **h);
 void mgpk_hcopy_free(mgpk_hcopy_t *h);
 int mgpk_hcopy_threads(const mgpk_hcopy_t *h);
 void mgpk_hcopy_run(mgpk_hcopy_t *h, void *dst, const void *src, size_t n);
+/* The CPUs this process may run on. */
+int mgpk_hcopy_cpus(void);
+/* pk_host.c: mgpk_host_pack with ctx->lock held (ctx NULL: no threads). */
+int mgpk_host_pack_locked(mgpk_ctx_t *ctx, const mgdt_type_t *type, void *typed, void *packed,
+                          int64_t first, int64_t n, int unpack);
+/* Run fn(arg, 0 .. nparts - 1) over the caller and the helpers; returns once
+   every part is done. */
+void mgpk_hcopy_parts(mgpk_hcopy_t *h, int nparts, void (*fn)(void *arg, int part), void *arg);
 
 /* pk_prog.c: build (or load) every program and kernel once; ctx->lock held. */
 int mgpk_prog_ensure(mgpk_ctx_t *ctx);

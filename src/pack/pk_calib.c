@@ -7,7 +7,7 @@
  * on disk next to the program binaries, keyed by device, driver and library
  * version, in a text format (doc/design.md, "Method choice"):
  *
- *   mpigpu-calibration 1
+ *   mpigpu-calibration 4
  *   device <CL_DEVICE_NAME>
  *   driver <CL_DRIVER_VERSION>
  *   library <PACKAGE_VERSION>
@@ -15,14 +15,17 @@
  *   blocks 8 64 512
  *   <dev|host> <size> <block> <kernel us> <copy us> <host us or ->   (18 rows)
  *   runs <dev us> <host us>
- *   map <us, or - where the host method copies instead>
+ *   map <us at each size, or - where the host method copies instead>
  *   end
  *
  * "runs" is what each further command adds to the copy method where it
  * takes one command per run of bytes (types without a vector or subarray
  * shape): nine 8-byte copies against one, device to device and to host.
- * "map" is the part of each host time that maps and unmaps the buffer, which
- * a zero-copy buffer (MGPK_F_ZERO_COPY) does without.
+ * The host times are the CPU's walk (mgpk_host_pack) over the extent: in host
+ * memory where the device shares it, after a read of the extent elsewhere.
+ * "map" is what a map and an unmap of that extent add on a device that shares
+ * the host's memory, at each size; a zero-copy buffer (MGPK_F_ZERO_COPY) does
+ * without.
  *
  * Anything else (a foreign device, a bad number, a missing row) is ignored
  * and the file is rewritten after a new measurement.
@@ -38,7 +41,7 @@
 
 #include "mgpk_impl.h"
 
-#define CAL_MAGIC "mpigpu-calibration 3"
+#define CAL_MAGIC "mpigpu-calibration 4"
 #define CAL_NBLK 8 /* blocks per instance of the synthetic vector */
 #define CAL_MAX_US 1e9
 #define CAL_LINE 512
@@ -218,15 +221,20 @@ static int cal_load(mgpk_ctx_t *ctx, const char *name, const char *driver)
     if (!read_line(f, buf) || sscanf(buf, "runs %31s %31s %c", fd, fh, &extra) != 2 ||
         !parse_time(fd, 0, &run[0]) || !parse_time(fh, 0, &run[1]))
         goto done;
-    double map;
-    if (!read_line(f, buf) || sscanf(buf, "map %31s %c", fd, &extra) != 1 ||
-        !parse_time(fd, 1, &map))
+    double map[MGPK_CAL_NSIZES] = {0};
+    char fm[MGPK_CAL_NSIZES][32];
+    if (!read_line(f, buf))
+        goto done;
+    if (strcmp(buf, "map -") &&
+        (sscanf(buf, "map %31s %31s %31s %c", fm[0], fm[1], fm[2], &extra) != MGPK_CAL_NSIZES ||
+         !parse_time(fm[0], 0, &map[0]) || !parse_time(fm[1], 0, &map[1]) ||
+         !parse_time(fm[2], 0, &map[2])))
         goto done;
     if (!read_line(f, buf) || strcmp(buf, "end") || fgetc(f) != EOF)
         goto done;
     memcpy(c->t, t, sizeof(t));
     memcpy(c->run, run, sizeof(run));
-    c->map = map > 0 ? map : 0;
+    memcpy(c->map, map, sizeof(map));
     ok = 1;
 done:
     fclose(f);
@@ -264,8 +272,9 @@ static void cal_store(mgpk_ctx_t *ctx, const char *name, const char *driver)
                     fprintf(f, "\n");
                 }
         fprintf(f, "runs %.3f %.3f\n", c->run[0] * 1e6, c->run[1] * 1e6);
-        if (c->map > 0)
-            fprintf(f, "map %.3f\nend\n", c->map * 1e6);
+        if (c->map[0] > 0)
+            fprintf(f, "map %.3f %.3f %.3f\nend\n", c->map[0] * 1e6, c->map[1] * 1e6,
+                    c->map[2] * 1e6);
         else
             fprintf(f, "map -\nend\n");
         ok = !ferror(f);
@@ -333,32 +342,18 @@ static int cal_once(mgpk_ctx_t *ctx, const cal_bufs_t *b, const mgdt_type_t *t, 
     int rc = MPI_SUCCESS;
     int64_t n = count * t->size;
     if (m == MGPK_METHOD_HOST) {
-        /* What the device layer does: map the whole extent in place on a
-           device that shares the host's memory, else read it; pack on the
-           CPU. */
-        int64_t ext = count * t->extent, bl = t->shape.blocklen;
-        void *map = NULL;
-        rc = mgpk_map(ctx, b->typed, 0, (size_t)ext, 0, &map);
-        MG_CHECK(rc, fn_fail);
-        const char *from = map;
-        if (!map) {
+        /* What the device layer does: on a device that shares the host's
+           memory, walk the extent in place (cal_map times the map that a
+           buffer other than a zero-copy one adds); elsewhere read the extent
+           first. */
+        int64_t ext = count * t->extent;
+        const char *from = b->scratch;
+        if (!ctx->unified || ctx->settings.force_pipeline)
             MG_CL_CHECK(clEnqueueReadBuffer(ctx->queue, b->typed, CL_TRUE, 0, (size_t)ext,
                                             b->scratch, 0, NULL, NULL),
                         "clEnqueueReadBuffer(calibration)", rc, fn_fail);
-            from = b->scratch;
-        }
-        /* Constant-size copies, as an optimized host MPI_Pack does them. */
-        int64_t st = t->shape.stride;
-        if (bl == 8)
-            for (int64_t i = 0, o = 0; i < n; i += 8, o += st)
-                memcpy(b->host + i, from + o, 8);
-        else if (bl == 64)
-            for (int64_t i = 0, o = 0; i < n; i += 64, o += st)
-                memcpy(b->host + i, from + o, 64);
-        else
-            for (int64_t i = 0, o = 0; i < n; i += bl, o += st)
-                memcpy(b->host + i, from + o, (size_t)bl);
-        rc = mgpk_unmap(ctx, b->typed, map);
+        /* The host method's own walk (mgpk_host_pack), with its threads. */
+        rc = mgpk_host_pack_locked(ctx, t, (void *)(uintptr_t)from, b->host, 0, n, 0);
         goto fn_exit;
     }
     mgpk_plan_t plan = {.type = t,
@@ -418,27 +413,30 @@ fn_exit:
     return rc;
 }
 
-/* Seconds of a map and an unmap of 4 KiB of the calibration buffer, best of
-   five after a warm-up; 0 where the host method does not map. */
-static int cal_map(mgpk_ctx_t *ctx, const cal_bufs_t *b, double *map)
+/* Seconds of a map and an unmap of the extent of each calibration size (the
+   vector's span is twice its packed bytes), best of five after a warm-up;
+   0 where the host method does not map. */
+static int cal_map(mgpk_ctx_t *ctx, const cal_bufs_t *b, double map[MGPK_CAL_NSIZES])
 {
     int rc = MPI_SUCCESS;
-    double best = INFINITY;
-    *map = 0;
-    for (int r = 0; r < 6; r++) {
-        void *p = NULL;
-        double t0 = now();
-        rc = mgpk_map(ctx, b->typed, 0, 4096, 0, &p);
-        MG_CHECK(rc, fn_exit);
-        if (!p)
-            goto fn_exit;
-        rc = mgpk_unmap(ctx, b->typed, p);
-        MG_CHECK(rc, fn_exit);
-        double dt = now() - t0;
-        if (r > 0 && dt < best)
-            best = dt;
+    for (int si = 0; si < MGPK_CAL_NSIZES; si++) {
+        double best = INFINITY;
+        map[si] = 0;
+        for (int r = 0; r < 6; r++) {
+            void *p = NULL;
+            double t0 = now();
+            rc = mgpk_map(ctx, b->typed, 0, 2 * (size_t)cal_sizes[si], 0, &p);
+            MG_CHECK(rc, fn_exit);
+            if (!p)
+                goto fn_exit;
+            rc = mgpk_unmap(ctx, b->typed, p);
+            MG_CHECK(rc, fn_exit);
+            double dt = now() - t0;
+            if (r > 0 && dt < best)
+                best = dt;
+        }
+        map[si] = best > 1e-7 ? best : 1e-7;
     }
-    *map = best > 1e-7 ? best : 1e-7;
 fn_exit:
     return rc;
 }
@@ -511,7 +509,7 @@ static int cal_measure(mgpk_ctx_t *ctx)
         rc = cal_runs(ctx, &b, d, &c->run[d]);
         MG_CHECK(rc, fn_fail);
     }
-    rc = cal_map(ctx, &b, &c->map);
+    rc = cal_map(ctx, &b, c->map);
     MG_CHECK(rc, fn_fail);
 fn_exit:
     /* No cached wrapper may outlive the host buffer. */
@@ -668,9 +666,7 @@ mgpk_method_t mgpk_calib_choose(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_
     if (copy_ok && t[1] > 0 && copy < bt)
         best = MGPK_METHOD_COPY, bt = copy;
     /* A zero-copy typed side is read in place: no map and unmap. */
-    double host = t[2] - (flags & MGPK_F_ZERO_COPY ? ctx->calib.map : 0);
-    if (host < 1e-7)
-        host = 1e-7;
+    double host = t[2] + (flags & MGPK_F_ZERO_COPY ? 0 : ctx->calib.map[si]);
     if (allow_host && to_host && rect && !(flags & MGPK_F_EXTERNAL32) && t[2] > 0 &&
         host * sparse < bt)
         best = MGPK_METHOD_HOST;

@@ -1,12 +1,12 @@
 /*
- * Host copies of the pipelined path, split over a small persistent thread
- * pool.  One thread's memcpy between pinned staging and the caller's buffer
+ * Host copies of the pipelined path, and host packs (mgpk_host_pack), split
+ * over a small persistent thread pool.  One thread's memcpy between pinned staging and the caller's buffer
  * runs near 10 GB/s, a fifth of what a pinned device-to-host read delivers.
  * The pool starts with the staging ring (unified devices, which never stage,
  * start no thread) and is joined by mgpk_ctx_free.
  *
  * A job is cut into parts; the caller and the helpers claim parts under the
- * lock until none is left, and the caller returns once every part is copied.
+ * lock until none is left, and the caller returns once every part is done.
  * The job's fields change only while no part is unfinished.
  */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
@@ -31,23 +31,19 @@ struct mgpk_hcopy {
     int nhelpers;
     int quit;
     uint64_t gen; /* job number */
-    char *dst;
-    const char *src;
-    size_t n, part;
+    void (*fn)(void *arg, int part);
+    void *arg;
     int nparts, next; /* parts of the job, next one to claim */
-    int unfinished;   /* parts claimed or not, not yet copied */
+    int unfinished;   /* parts claimed or not, not yet done */
 };
 
-/* Claim and copy parts until none is left; lock held on entry and exit. */
+/* Claim and run parts until none is left; lock held on entry and exit. */
 static void claim_parts(mgpk_hcopy_t *h)
 {
     while (h->next < h->nparts) {
-        size_t off = (size_t)h->next++ * h->part;
-        size_t len = h->n - off < h->part ? h->n - off : h->part;
-        char *dst = h->dst + off;
-        const char *src = h->src + off;
+        int part = h->next++;
         pthread_mutex_unlock(&h->lock);
-        memcpy(dst, src, len);
+        h->fn(h->arg, part);
         pthread_mutex_lock(&h->lock);
         if (--h->unfinished == 0)
             pthread_cond_signal(&h->done);
@@ -73,7 +69,7 @@ static void *helper_main(void *arg)
 
 /* CPUs this process may run on: under an MPI launcher that binds ranks, the
    pool stays within the rank's own cores. */
-static int cpus_allowed(void)
+int mgpk_hcopy_cpus(void)
 {
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof(set), &set) == 0)
@@ -87,7 +83,7 @@ int mgpk_hcopy_create(int nthreads, mgpk_hcopy_t **out)
     int rc = MPI_SUCCESS;
     mgpk_hcopy_t *h = calloc(1, sizeof(*h));
     if (nthreads <= 0)
-        nthreads = cpus_allowed() / 2;
+        nthreads = mgpk_hcopy_cpus() / 2;
     if (nthreads > MGPK_HCOPY_MAX_THREADS)
         nthreads = MGPK_HCOPY_MAX_THREADS;
     if (nthreads < 1)
@@ -139,6 +135,40 @@ int mgpk_hcopy_threads(const mgpk_hcopy_t *h)
     return h->nhelpers + 1;
 }
 
+void mgpk_hcopy_parts(mgpk_hcopy_t *h, int nparts, void (*fn)(void *arg, int part), void *arg)
+{
+    if (nparts < 2 || h->nhelpers == 0) {
+        for (int i = 0; i < nparts; i++)
+            fn(arg, i);
+        return;
+    }
+    pthread_mutex_lock(&h->lock);
+    h->fn = fn;
+    h->arg = arg;
+    h->nparts = nparts;
+    h->next = 0;
+    h->unfinished = nparts;
+    h->gen++;
+    pthread_cond_broadcast(&h->go);
+    claim_parts(h);
+    while (h->unfinished > 0)
+        pthread_cond_wait(&h->done, &h->lock);
+    pthread_mutex_unlock(&h->lock);
+}
+
+typedef struct hcopy_job {
+    char *dst;
+    const char *src;
+    size_t n, part;
+} hcopy_job_t;
+
+static void copy_part(void *arg, int part)
+{
+    const hcopy_job_t *j = arg;
+    size_t off = (size_t)part * j->part;
+    memcpy(j->dst + off, j->src + off, j->n - off < j->part ? j->n - off : j->part);
+}
+
 void mgpk_hcopy_run(mgpk_hcopy_t *h, void *dst, const void *src, size_t n)
 {
     size_t nparts = n / MGPK_HCOPY_MIN_PART;
@@ -148,19 +178,8 @@ void mgpk_hcopy_run(mgpk_hcopy_t *h, void *dst, const void *src, size_t n)
         memcpy(dst, src, n);
         return;
     }
-    pthread_mutex_lock(&h->lock);
-    h->dst = dst;
-    h->src = src;
-    h->n = n;
     /* Parts of whole cache lines, so that no two threads write one line. */
-    h->part = ((n + nparts - 1) / nparts + 63) & ~(size_t)63;
-    h->nparts = (int)((n + h->part - 1) / h->part);
-    h->next = 0;
-    h->unfinished = h->nparts;
-    h->gen++;
-    pthread_cond_broadcast(&h->go);
-    claim_parts(h);
-    while (h->unfinished > 0)
-        pthread_cond_wait(&h->done, &h->lock);
-    pthread_mutex_unlock(&h->lock);
+    hcopy_job_t j = {.dst = dst, .src = src, .n = n};
+    j.part = ((n + nparts - 1) / nparts + 63) & ~(size_t)63;
+    mgpk_hcopy_parts(h, (int)((n + j.part - 1) / j.part), copy_part, &j);
 }

@@ -407,31 +407,15 @@ static char *host_run(const mgdev_op_t *op)
 }
 
 /* A host receive landed in bytes: unpack len packed bytes at src (the whole
-   message) into the caller's buffer.  A dense layout is one memcpy; else MPI
-   unpacks the whole instances (its own engine is much faster than the
-   reference traversal on short runs), the traversal a partial last one. */
+   message) into the caller's buffer.  A dense layout is one memcpy; else
+   the pack engine's host walk (the bytes MPI_Unpack would write). */
 static int host_unpack(mgdev_op_t *op, const char *src, int64_t len)
 {
-    MPI_Count pos = 0;
     if (op->dense) {
         memcpy(host_run(op), src, (size_t)len);
         return MPI_SUCCESS;
     }
-    int64_t whole = op->type->size > 0 ? len / op->type->size : 0;
-    if (whole > 0) {
-        int rc =
-            PMPI_Unpack_c(src, (MPI_Count)len, &pos, op->host, (MPI_Count)whole, op->dt, op->comm);
-        if (rc != MPI_SUCCESS) {
-            int cls = MPI_ERR_OTHER;
-            PMPI_Error_class(rc, &cls);
-            return mgerr_set(cls, "mpigpu: %s: unpacking a message into a host buffer failed",
-                             op->fn);
-        }
-    }
-    int64_t done = whole * op->type->size;
-    if (len > done)
-        mgdt_ref_unpack(op->type, src + done, op->count, op->host, done, len - done);
-    return MPI_SUCCESS;
+    return mgpk_host_pack(op->pk, op->type, op->host, (void *)(uintptr_t)src, 0, len, 1);
 }
 
 static int op_unpack(mgdev_op_t *op, char *host, int64_t first, int64_t len)

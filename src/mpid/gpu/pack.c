@@ -252,8 +252,9 @@ static int pk_host_close(const pk_side_t *s, int64_t off, int64_t len, int out, 
     return rc != MPI_SUCCESS ? rc : rc2;
 }
 
-/* MPI does the (un)packing on the host: MPIGPU_PACK=host, external32 of types
-   with size changes, and host typed buffers with a device packed one.  Device
+/* The (un)packing on the host: MPIGPU_PACK=host, external32 of types with
+   size changes, and host typed buffers with a device packed one.  Native
+   streams take the pack engine's walk (mgpk_host_pack), external32 MPI.  Device
    sides are mapped in place on devices that share the host's memory, else
    staged through host copies. */
 static int pk_host(pk_call_t *c)
@@ -277,14 +278,16 @@ static int pk_host(pk_call_t *c)
         size = c->n;
         pos = 0;
     }
-    if (!c->unpack && c->ext)
+    if (!c->ext) {
+        /* Native: the engine's walk, MPI's bytes (pk_check sized both sides). */
+        rc = mgpk_host_pack(th.pk ? th.pk : ph.pk, c->type, origin, packed + pos, 0, c->n,
+                            c->unpack);
+        MG_CHECK(rc, fn_fail);
+    } else if (!c->unpack) {
         rc = PMPI_Pack_external_c("external32", origin, c->count, c->dt, packed, size, &pos);
-    else if (!c->unpack)
-        rc = PMPI_Pack_c(origin, c->count, c->dt, packed, size, &pos, c->comm);
-    else if (c->ext)
+    } else {
         rc = PMPI_Unpack_external_c("external32", packed, size, &pos, origin, c->count, c->dt);
-    else
-        rc = PMPI_Unpack_c(packed, size, &pos, origin, c->count, c->dt, c->comm);
+    }
     c->raised = rc != MPI_SUCCESS;
 fn_exit:
     if (c->p.dev)

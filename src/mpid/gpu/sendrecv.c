@@ -308,7 +308,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, 
         if (dev)
             rc = mgpk_pack(op.pk, op.type, count, src, dst, 0, op.n, op.pk_flags);
         else
-            mgdt_ref_pack(op.type, buf, count, packed, 0, op.n);
+            rc = mgpk_host_pack(op.pk, op.type, buf, packed, 0, op.n, 0);
         MG_CHECK(rc, fn_fail);
     }
     if (!dev) {
