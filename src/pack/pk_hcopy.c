@@ -1,8 +1,9 @@
 /*
  * Host copies of the pipelined path, and host packs (mgpk_host_pack), split
- * over a small persistent thread pool.  One thread's memcpy between pinned staging and the caller's
- * buffer runs near 10 GB/s, a fifth of what a pinned device-to-host read delivers. The pool starts
- * with the staging ring (unified devices, which never stage, start no thread) and is joined by
+ * over a small persistent thread pool.  One thread's memcpy between pinned
+ * staging and the caller's buffer runs near 10 GB/s, a fifth of what a
+ * pinned device-to-host read delivers.  The pool starts with the staging
+ * ring or the first host pack long enough to split, and is joined by
  * mgpk_ctx_free.
  *
  * A job is cut into parts; the caller and the helpers claim parts under the
