@@ -356,6 +356,53 @@ START_TEST(test_pipeline_threads)
 }
 END_TEST
 
+/* The host walk split over the copy pool (mgpk_host_pack from 2 MiB): every
+   hand-built type, whole and as a slice, against the reference traversal;
+   unpacks into poisoned buffers, whose bytes outside the type must stay. */
+START_TEST(test_host_walk)
+{
+    mgpk_ctx_t *ctx = mk_ctx_full(MGPK_METHOD_AUTO, 0, 0, 0, 3);
+    int64_t want = g_small ? (int64_t)5 << 19 : (int64_t)5 << 20;
+    for (int c = 0; c < NCASES; c++) {
+        const mgdt_type_t *t = types[c];
+        if (t->size <= 0 || !case_used(c))
+            continue;
+        int64_t count = want / t->size + 1, total = count * t->size;
+        int64_t ext = t->extent > 0 ? t->extent : -t->extent, lo = t->true_lb < 0 ? t->true_lb : 0;
+        int64_t span = (count + 1) * (ext > t->true_ub ? ext : t->true_ub) - lo;
+        int64_t origin = (t->extent < 0 ? (count - 1) * ext : 0) - lo;
+        char *typed = malloc((size_t)span), *u1 = malloc((size_t)span), *u2 = malloc((size_t)span);
+        char *p1 = malloc((size_t)total + 1), *p2 = malloc((size_t)total + 1);
+        ck_assert(typed && u1 && u2 && p1 && p2);
+        for (int64_t i = 0; i < span; i++)
+            typed[i] = (char)(i * 131 + c);
+        const int64_t slice[2][2] = {{0, total}, {4099, total - 4099 - 77}};
+        for (int k = 0; k < 2; k++) {
+            int64_t first = slice[k][0], n = slice[k][1];
+            memset(p1, 0x5a, (size_t)total + 1);
+            memset(p2, 0x5a, (size_t)total + 1);
+            mgdt_ref_pack(t, typed + origin, count, p1, first, n);
+            ck_assert_int_eq(mgpk_host_pack(ctx, t, typed + origin, p2, first, n, 0), MPI_SUCCESS);
+            ck_assert_msg(memcmp(p1, p2, (size_t)total + 1) == 0, "pack: case %d slice %d", c, k);
+            memset(u1, 0xa5, (size_t)span);
+            memset(u2, 0xa5, (size_t)span);
+            mgdt_ref_unpack(t, p1, count, u1 + origin, first, n);
+            ck_assert_int_eq(mgpk_host_pack(ctx, t, u2 + origin, p1, first, n, 1), MPI_SUCCESS);
+            ck_assert_msg(memcmp(u1, u2, (size_t)span) == 0, "unpack: case %d slice %d", c, k);
+        }
+        free(typed);
+        free(u1);
+        free(u2);
+        free(p1);
+        free(p2);
+    }
+    mgpk_stats_t st;
+    mgpk_ctx_stats(ctx, &st);
+    ck_assert_int_eq(st.copy_threads, 3);
+    mgpk_ctx_free(ctx);
+}
+END_TEST
+
 static mgpk_ctx_t *mk_ctx_dma(mgpk_method_t method, size_t chunk, mgpk_dma_t dma)
 {
     mgpk_settings_t s = {.method = method,
@@ -869,6 +916,7 @@ int main(void)
     tcase_add_test(tc, test_external32);
     tcase_add_test(tc, test_pipeline);
     tcase_add_test(tc, test_pipeline_threads);
+    tcase_add_test(tc, test_host_walk);
     tcase_add_test(tc, test_dma);
     tcase_add_test(tc, test_map);
     tcase_add_test(tc, test_grid);
