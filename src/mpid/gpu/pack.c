@@ -13,6 +13,7 @@
 #include "mpigpu.h"
 #include "mgdev.h"
 #include "mgerr.h"
+#include "p2p.h"
 
 /* One side of a call after classification. */
 typedef struct pk_side {
@@ -201,7 +202,8 @@ typedef struct pk_host_side {
     mgpk_ctx_t *pk;
     cl_mem mem;
     void *map; /* mapped pointer, or NULL */
-    char *buf; /* staged copy, or NULL */
+    char *buf;  /* staged copy (mgdev_big_get: kept pages, no faults per call), or NULL */
+    size_t cap; /* its capacity */
 } pk_host_side_t;
 
 static int pk_host_open(const pk_call_t *c, const pk_side_t *s, int64_t off, int64_t len, int in,
@@ -224,7 +226,13 @@ static int pk_host_open(const pk_call_t *c, const pk_side_t *s, int64_t off, int
         *p = h->map;
         goto fn_exit;
     }
-    if (!(h->buf = malloc((size_t)len)))
+    /* A kept buffer: a fresh one of 32 MiB or more is mapped anew by malloc
+       on every call, and its page faults took 20 to 45 ms on the H100's host
+       (performance.md, session 13). */
+    mgdev_p2p_lock();
+    rc = mgdev_big_get((size_t)len, &h->buf, &h->cap);
+    mgdev_p2p_unlock();
+    if (rc != MPI_SUCCESS)
         MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory (%lld bytes)", c->fn,
                 (long long)len);
     if (in) {
@@ -247,7 +255,11 @@ static int pk_host_close(const pk_side_t *s, int64_t off, int64_t len, int out, 
         rc2 = mgpk_unmap(h->pk, h->mem, h->map);
     else if (h->buf && out && rc == MPI_SUCCESS)
         rc2 = pk_stage(s, h->buf, off, len, 0);
-    free(h->buf);
+    if (h->buf) {
+        mgdev_p2p_lock();
+        mgdev_big_put(h->buf, h->cap);
+        mgdev_p2p_unlock();
+    }
     h->map = h->buf = NULL;
     return rc != MPI_SUCCESS ? rc : rc2;
 }
