@@ -201,7 +201,7 @@ static int pk_stage(const pk_side_t *s, void *host, int64_t off, int64_t len, in
 typedef struct pk_host_side {
     mgpk_ctx_t *pk;
     cl_mem mem;
-    void *map; /* mapped pointer, or NULL */
+    void *map;  /* mapped pointer, or NULL */
     char *buf;  /* staged copy (mgdev_big_get: kept pages, no faults per call), or NULL */
     size_t cap; /* its capacity */
 } pk_host_side_t;
