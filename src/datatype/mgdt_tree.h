@@ -41,6 +41,10 @@ typedef struct mgdt_tree {
     int64_t dense_off;
 } mgdt_tree_t;
 
+/* ref.c: the largest h in [0, count) with pfx[h] <= p (pfx non-decreasing),
+   the block of an indexed or struct node that packed byte p falls in. */
+int64_t mgdt_block_search(const int64_t *pfx, int64_t count, int64_t p);
+
 mgdt_tree_t *mgdt_tree_new(int kind);
 void mgdt_tree_free(mgdt_tree_t *t);
 /* A LEAF of size bytes of basic elements (swap unit basic). */

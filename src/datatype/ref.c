@@ -6,10 +6,9 @@
  */
 #include <string.h>
 
-#include "mgdt.h"
+#include "mgdt_tree.h"
 
-/* Largest h in [0, count) with pfx[h] <= p (pfx is non-decreasing). */
-static int64_t block_search(const int64_t *pfx, int64_t count, int64_t p)
+int64_t mgdt_block_search(const int64_t *pfx, int64_t count, int64_t p)
 {
     int64_t lo = 0, hi = count - 1;
     while (lo < hi) {
@@ -62,7 +61,7 @@ static void locate(const mgdt_type_t *ty, int64_t p, run_t *r)
             break;
         case MGDT_K_INDEXED:
         case MGDT_K_STRUCT:
-            h = block_search(a, n->count, p);
+            h = mgdt_block_search(a, n->count, p);
             q = p - a[h];
             if (n->kind == MGDT_K_STRUCT) {
                 i = a[2 * n->count + 1 + h];

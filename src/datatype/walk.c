@@ -11,7 +11,7 @@
  */
 #include <string.h>
 
-#include "mgdt.h"
+#include "mgdt_tree.h"
 
 typedef struct walk {
     const mgdt_node_t *nodes;
@@ -187,20 +187,6 @@ static void walk_subarray(walk_t *w, const mgdt_node_t *n, int64_t c, int64_t of
     }
 }
 
-/* Largest h in [0, count) with pfx[h] <= p. */
-static int64_t walk_search(const int64_t *pfx, int64_t count, int64_t p)
-{
-    int64_t lo = 0, hi = count - 1;
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo + 1) / 2;
-        if (pfx[mid] <= p)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return lo;
-}
-
 /* Packed bytes [p0, p1) of one instance of node i at user offset off
    (0 <= p0 < p1 <= its size). */
 static void walk_node(walk_t *w, int64_t i, int64_t off, int64_t p0, int64_t p1)
@@ -240,7 +226,7 @@ static void walk_node(walk_t *w, int64_t i, int64_t off, int64_t p0, int64_t p1)
     }
     case MGDT_K_INDEXED:
     case MGDT_K_STRUCT:
-        for (int64_t h = walk_search(a, n->count, p0); h < n->count && a[h] < p1; h++) {
+        for (int64_t h = mgdt_block_search(a, n->count, p0); h < n->count && a[h] < p1; h++) {
             int64_t c = i + 1, bs = a[h + 1] - a[h];
             if (bs == 0)
                 continue;
