@@ -227,7 +227,7 @@ static int pk_host_open(const pk_call_t *c, const pk_side_t *s, int64_t off, int
         goto fn_exit;
     }
     /* A kept buffer: a fresh one of 32 MiB or more is mapped anew by malloc
-       on every call, and its page faults took 20 to 45 ms on the H100's host
+       on every call, and its page faults took 20 to 110 ms on the H100's host
        (performance.md, session 13). */
     mgdev_p2p_lock();
     rc = mgdev_big_get((size_t)len, &h->buf, &h->cap);
