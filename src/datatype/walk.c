@@ -102,20 +102,22 @@ static void walk_runs_at(walk_t *w, int64_t off, const int64_t *d, int64_t len, 
     w->packed += len * m;
 }
 
-/* m whole instances of node c, the first at off, step bytes apart. */
-static void walk_whole(walk_t *w, int64_t c, int64_t off, int64_t step, int64_t m)
+/* m whole instances of node c (cs bytes each), the first at off, step bytes
+   apart. */
+static void walk_whole(walk_t *w, int64_t c, int64_t off, int64_t step, int64_t cs, int64_t m)
 {
-    const mgdt_node_t *n = &w->nodes[c];
-    if (n->kind == MGDT_K_LEAF) {
-        walk_runs(w, off, step, n->size, m);
+    if (w->nodes[c].kind == MGDT_K_LEAF) {
+        walk_runs(w, off, step, cs, m);
         return;
     }
     for (int64_t t = 0; t < m; t++)
-        walk_node(w, c, off + t * step, 0, n->size);
+        walk_node(w, c, off + t * step, 0, cs);
 }
 
-/* Packed bytes [q0, q1) of a row of instances of node c (size cs), the
-   first at off, step bytes apart. */
+/* Packed bytes [q0, q1) of a row of instances of node c (cs bytes each),
+   the first at off, step bytes apart.  A leaf's instance may be longer than
+   the leaf (cs a multiple of its size): a block of leaves that abut is one
+   contiguous run. */
 static void walk_row(walk_t *w, int64_t c, int64_t off, int64_t step, int64_t cs, int64_t q0,
                      int64_t q1)
 {
@@ -130,7 +132,7 @@ static void walk_row(walk_t *w, int64_t c, int64_t off, int64_t step, int64_t cs
         walk_node(w, c, off + k0 * step, q0 - k0 * cs, cs);
         k0++;
     }
-    walk_whole(w, c, off + k0 * step, step, k1 - k0);
+    walk_whole(w, c, off + k0 * step, step, cs, k1 - k0);
     if (q1 > k1 * cs)
         walk_node(w, c, off + k1 * step, 0, q1 - k1 * cs);
 }
@@ -141,20 +143,12 @@ static void walk_vector(walk_t *w, const mgdt_node_t *n, int64_t c, int64_t off,
                         int64_t p1)
 {
     int64_t cs = n->child_size, ce = n->child_extent, bs = n->blocklen * cs;
-    const mgdt_node_t *ch = &w->nodes[c];
-    int64_t b0 = p0 / bs, b1 = p1 / bs;
-    if (ch->kind == MGDT_K_LEAF && ce == cs && b1 > b0 + 1) {
-        /* Each block one contiguous run: the partial ends, then the whole
-           blocks in one loop. */
-        if (p0 > b0 * bs) {
-            walk_runs(w, off + b0 * n->stride + (p0 - b0 * bs), 0, (b0 + 1) * bs - p0, 1);
-            b0++;
-        }
-        walk_runs(w, off + b0 * n->stride, n->stride, bs, b1 - b0);
-        if (p1 > b1 * bs)
-            walk_runs(w, off + b1 * n->stride, 0, p1 - b1 * bs, 1);
+    if (w->nodes[c].kind == MGDT_K_LEAF && ce == cs) {
+        /* Each block one contiguous run: a row of blocks, stride apart. */
+        walk_row(w, c, off, n->stride, bs, p0, p1);
         return;
     }
+    int64_t b0 = p0 / bs, b1 = p1 / bs;
     for (int64_t b = b0; b <= b1 && b * bs < p1; b++) {
         int64_t q0 = p0 > b * bs ? p0 - b * bs : 0, q1 = p1 < (b + 1) * bs ? p1 - b * bs : bs;
         walk_row(w, c, off + b * n->stride, ce, cs, q0, q1);
