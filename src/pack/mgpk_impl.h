@@ -158,6 +158,11 @@ extern const mgpk_method_ops_t mgpk_copy_ops;
 /* pk_ctx.c: the device and pinned staging chunks (allocated once) and a cached
    CL_MEM_USE_HOST_PTR wrapper of [ptr, ptr + len); ctx->lock held. */
 int mgpk_ctx_stage(mgpk_ctx_t *ctx);
+/* The host copy pool, started at the first need (the staging, or a host pack
+   long enough to split): ctx->settings.copy_threads threads, else every CPU
+   the process may use on a CPU device and half of them elsewhere; ctx->lock
+   held. */
+int mgpk_ctx_hcopy(mgpk_ctx_t *ctx);
 int mgpk_ctx_wrap(mgpk_ctx_t *ctx, void *ptr, size_t len, cl_mem *mem);
 
 /* pk_hcopy.c: a pool of nthreads - 1 helper threads (nthreads <= 0: chosen

@@ -152,6 +152,21 @@ void mgpk_ctx_stats(const mgpk_ctx_t *ctx, mgpk_stats_t *stats)
     pthread_mutex_unlock(&c->lock);
 }
 
+int mgpk_ctx_hcopy(mgpk_ctx_t *ctx)
+{
+    if (ctx->hcopy)
+        return MPI_SUCCESS;
+    /* On a CPU device the cores are the device's compute units, idle while
+       the host packs: all of them, as the kernels would use. */
+    int nt = ctx->settings.copy_threads;
+    if (nt <= 0 && ctx->cpu)
+        nt = mgpk_hcopy_cpus();
+    int rc = mgpk_hcopy_create(nt, &ctx->hcopy);
+    if (rc == MPI_SUCCESS)
+        ctx->stats.copy_threads = mgpk_hcopy_threads(ctx->hcopy);
+    return rc;
+}
+
 int mgpk_ctx_stage(mgpk_ctx_t *ctx)
 {
     int rc = MPI_SUCCESS;
@@ -159,11 +174,8 @@ int mgpk_ctx_stage(mgpk_ctx_t *ctx)
     size_t len = ctx->settings.chunk_bytes;
     if (ctx->stage[0])
         goto fn_exit;
-    if (!ctx->hcopy) {
-        rc = mgpk_hcopy_create(ctx->settings.copy_threads, &ctx->hcopy);
-        MG_CHECK(rc, fn_exit);
-        ctx->stats.copy_threads = mgpk_hcopy_threads(ctx->hcopy);
-    }
+    rc = mgpk_ctx_hcopy(ctx);
+    MG_CHECK(rc, fn_exit);
     for (int i = 0; i < MGPK_NSTAGE; i++) {
         ctx->stage[i] = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, len, NULL, &err);
         MG_CL_CHECK(err, "clCreateBuffer(staging)", rc, fn_fail);

@@ -54,16 +54,8 @@ int mgpk_host_pack_locked(mgpk_ctx_t *ctx, const mgdt_type_t *type, void *typed,
         host_part(&j, 0);
         goto fn_exit;
     }
-    if (!ctx->hcopy) {
-        /* On a CPU device the cores are the device's compute units, idle
-           while the host packs: all of them, as the kernels would use. */
-        int nt = ctx->settings.copy_threads;
-        if (nt <= 0 && ctx->cpu)
-            nt = mgpk_hcopy_cpus();
-        rc = mgpk_hcopy_create(nt, &ctx->hcopy);
-        MG_CHECK(rc, fn_exit);
-        ctx->stats.copy_threads = mgpk_hcopy_threads(ctx->hcopy);
-    }
+    rc = mgpk_ctx_hcopy(ctx);
+    MG_CHECK(rc, fn_exit);
     if (nparts > mgpk_hcopy_threads(ctx->hcopy))
         nparts = mgpk_hcopy_threads(ctx->hcopy);
     /* Parts of whole cache lines of the packed side. */
