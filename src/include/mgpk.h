@@ -164,9 +164,10 @@ mgpk_method_t mgpk_method_choose(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64
                                  int to_host, int allow_host, int flags);
 
 /* The calibration grid and table (a copy, for tests and diagnostics). */
-#define MGPK_CAL_NSIZES 3   /* packed sizes 4 KiB, 256 KiB, 8 MiB */
+#define MGPK_CAL_NSIZES 4   /* packed sizes 4 KiB, 256 KiB, 1 MiB, 8 MiB */
 #define MGPK_CAL_NBLOCKS 3  /* block lengths 8, 64, 512 B */
 #define MGPK_CAL_NMETHODS 3 /* kernel, copy, host (index = method - 1) */
+#define MGPK_CAL_NSTRIDES 2 /* block strides of 2 and 8 block lengths */
 typedef enum mgpk_calib_source {
     MGPK_CAL_NONE = 0, /* not decided yet */
     MGPK_CAL_STATIC,   /* MPIGPU_CALIBRATE=0, or the measurement failed */
@@ -179,18 +180,20 @@ typedef struct mgpk_calib_info {
     char path[4096]; /* cache file, "" when there is no cache directory */
     int64_t sizes[MGPK_CAL_NSIZES];
     int64_t blocks[MGPK_CAL_NBLOCKS];
-    /* [to_host][size][block][method - 1]: seconds per call, < 0 where not measured */
-    double t[2][MGPK_CAL_NSIZES][MGPK_CAL_NBLOCKS][MGPK_CAL_NMETHODS];
+    int64_t strides[MGPK_CAL_NSTRIDES]; /* block stride over block length */
+    /* [to_host][stride][size][block][method - 1]: seconds per call, < 0
+       where not measured */
+    double t[2][MGPK_CAL_NSTRIDES][MGPK_CAL_NSIZES][MGPK_CAL_NBLOCKS][MGPK_CAL_NMETHODS];
     /* [to_host]: seconds each further copy command adds to a call of the
        copy method that takes one command per run (types without a vector or
        subarray shape) */
     double run[2];
-    /* [size]: seconds of a map and an unmap of the extent of each size's
+    /* [stride][size]: seconds of a map and an unmap of the extent of each
        calibration vector (devices that share the host's memory), which the
        host method pays on top of the host times where the typed side is not
        zero copy; 0 where the host method reads the extent instead (the host
        times include that read) */
-    double map[MGPK_CAL_NSIZES];
+    double map[MGPK_CAL_NSTRIDES][MGPK_CAL_NSIZES];
 } mgpk_calib_info_t;
 /* Calibrates first if nothing is decided yet. */
 int mgpk_calib_get(mgpk_ctx_t *ctx, mgpk_calib_info_t *info);

@@ -1,22 +1,26 @@
 /*
  * Method choice for MPIGPU_PACK=auto.  At the first AUTO decision on a
  * context, the engine times the kernel, copy and host methods over a small
- * grid of (packed size, block length) points, packing a vector of 8 blocks
- * per instance (block stride 2 x block length) into device memory and into
- * host memory, and keeps the fastest method per cell.  The table is cached
- * on disk next to the program binaries, keyed by device, driver and library
- * version, in a text format (doc/design.md, "Method choice"):
+ * grid of (block stride, packed size, block length) points, packing a vector
+ * of 8 blocks per instance (block stride 2 or 8 block lengths: half or an
+ * eighth of the span packed) into device memory and into host memory.  A
+ * call's estimate per method interpolates between the two strides by how
+ * sparse its data lies.  The table is cached on disk next to the program
+ * binaries, keyed by device, driver and library version, in a text format
+ * (doc/design.md, "Method choice"):
  *
- *   mpigpu-calibration 4
+ *   mpigpu-calibration 5
  *   device <CL_DEVICE_NAME>
  *   driver <CL_DRIVER_VERSION>
  *   library <PACKAGE_VERSION>
- *   sizes 4096 262144 8388608
+ *   sizes 4096 262144 1048576 8388608
  *   blocks 8 64 512
- *   <dev|host> <size> <block> <kernel us> <copy us> <host us or ->   (18 rows)
+ *   strides 2 8
+ *   <dev|host> <stride> <size> <block> <kernel us> <copy us> <host us or ->
+ *   ... (48 rows)
  *   runs <dev us> <host us>
- *   map <us at each size, or - where the host method copies instead>
- *   end
+ *   map <stride> <us at each size>      (one line per stride)
+ *   end                                 ("map -" alone where nothing maps)
  *
  * "runs" is what each further command adds to the copy method where it
  * takes one command per run of bytes (types without a vector or subarray
@@ -24,8 +28,8 @@
  * The host times are the CPU's walk (mgpk_host_pack) over the extent: in host
  * memory where the device shares it, after a read of the extent elsewhere.
  * "map" is what a map and an unmap of that extent add on a device that shares
- * the host's memory, at each size; a zero-copy buffer (MGPK_F_ZERO_COPY) does
- * without.
+ * the host's memory, at each stride and size; a zero-copy buffer
+ * (MGPK_F_ZERO_COPY) does without.
  *
  * Anything else (a foreign device, a bad number, a missing row) is ignored
  * and the file is rewritten after a new measurement.
@@ -41,14 +45,16 @@
 
 #include "mgpk_impl.h"
 
-#define CAL_MAGIC "mpigpu-calibration 4"
+#define CAL_MAGIC "mpigpu-calibration 5"
 #define CAL_NBLK 8 /* blocks per instance of the synthetic vector */
 #define CAL_MAX_US 1e9
 #define CAL_LINE 512
 
-static const int64_t cal_sizes[MGPK_CAL_NSIZES] = {4096, 256 << 10, 8 << 20};
+static const int64_t cal_sizes[MGPK_CAL_NSIZES] = {4096, 256 << 10, 1 << 20, 8 << 20};
 static const int64_t cal_blocks[MGPK_CAL_NBLOCKS] = {8, 64, 512};
+static const int64_t cal_strides[MGPK_CAL_NSTRIDES] = {2, 8};
 #define CAL_MAXSIZE ((int64_t)8 << 20)
+#define CAL_MAXSPAN (8 * CAL_MAXSIZE) /* the sparse vector's extent */
 
 static double now(void)
 {
@@ -172,33 +178,57 @@ static int expect(FILE *f, char *buf, const char *key, const char *value)
            !strcmp(buf + kl + 1, value);
 }
 
+/* "key g[0] g[1] ..." for a grid of n. */
+static void grid_line(char *buf, size_t len, const char *key, const int64_t *g, int n)
+{
+    size_t at = (size_t)snprintf(buf, len, "%s", key);
+    for (int i = 0; i < n && at < len; i++)
+        at += (size_t)snprintf(buf + at, len - at, " %lld", (long long)g[i]);
+}
+
+/* "map <stride> <time at each size>": the times of one stride, or 0 where
+   the line is not exactly that. */
+static int parse_map(char *buf, int64_t stride, double map[MGPK_CAL_NSIZES])
+{
+    char want[32], *save = NULL, *tok;
+    snprintf(want, sizeof(want), "map %lld ", (long long)stride);
+    if (strncmp(buf, want, strlen(want)))
+        return 0;
+    tok = strtok_r(buf + strlen(want), " ", &save);
+    for (int si = 0; si < MGPK_CAL_NSIZES; si++, tok = strtok_r(NULL, " ", &save))
+        if (!tok || !parse_time(tok, 0, &map[si]))
+            return 0;
+    return tok == NULL;
+}
+
 /* The table of the file at c->path if it is whole and ours. */
 static int cal_load(mgpk_ctx_t *ctx, const char *name, const char *driver)
 {
     mgpk_calib_info_t *c = &ctx->calib;
     char buf[CAL_LINE], grid[128];
-    int seen[2][MGPK_CAL_NSIZES][MGPK_CAL_NBLOCKS] = {{{0}}}, ok = 0;
-    double t[2][MGPK_CAL_NSIZES][MGPK_CAL_NBLOCKS][MGPK_CAL_NMETHODS];
+    int seen[2][MGPK_CAL_NSTRIDES][MGPK_CAL_NSIZES][MGPK_CAL_NBLOCKS] = {{{{0}}}}, ok = 0;
+    double t[2][MGPK_CAL_NSTRIDES][MGPK_CAL_NSIZES][MGPK_CAL_NBLOCKS][MGPK_CAL_NMETHODS];
     FILE *f = c->path[0] ? fopen(c->path, "r") : NULL;
     if (!f)
         return 0;
     if (!read_line(f, buf) || strcmp(buf, CAL_MAGIC) || !expect(f, buf, "device", name) ||
         !expect(f, buf, "driver", driver) || !expect(f, buf, "library", PACKAGE_VERSION))
         goto done;
-    snprintf(grid, sizeof(grid), "%lld %lld %lld", (long long)cal_sizes[0], (long long)cal_sizes[1],
-             (long long)cal_sizes[2]);
-    if (!expect(f, buf, "sizes", grid))
+    grid_line(grid, sizeof(grid), "sizes", cal_sizes, MGPK_CAL_NSIZES);
+    if (!read_line(f, buf) || strcmp(buf, grid))
         goto done;
-    snprintf(grid, sizeof(grid), "%lld %lld %lld", (long long)cal_blocks[0],
-             (long long)cal_blocks[1], (long long)cal_blocks[2]);
-    if (!expect(f, buf, "blocks", grid))
+    grid_line(grid, sizeof(grid), "blocks", cal_blocks, MGPK_CAL_NBLOCKS);
+    if (!read_line(f, buf) || strcmp(buf, grid))
         goto done;
-    for (int row = 0; row < 2 * MGPK_CAL_NSIZES * MGPK_CAL_NBLOCKS; row++) {
+    grid_line(grid, sizeof(grid), "strides", cal_strides, MGPK_CAL_NSTRIDES);
+    if (!read_line(f, buf) || strcmp(buf, grid))
+        goto done;
+    for (int row = 0; row < 2 * MGPK_CAL_NSTRIDES * MGPK_CAL_NSIZES * MGPK_CAL_NBLOCKS; row++) {
         char dir[8], fk[32], fc[32], fh[32], extra;
-        long long size, blk;
-        int d, si, bi;
-        if (!read_line(f, buf) || sscanf(buf, "%7s %lld %lld %31s %31s %31s %c", dir, &size, &blk,
-                                         fk, fc, fh, &extra) != 6)
+        long long stride, size, blk;
+        int d, k, si, bi;
+        if (!read_line(f, buf) || sscanf(buf, "%7s %lld %lld %lld %31s %31s %31s %c", dir, &stride,
+                                         &size, &blk, fk, fc, fh, &extra) != 7)
             goto done;
         if (!strcmp(dir, "dev"))
             d = 0;
@@ -206,13 +236,16 @@ static int cal_load(mgpk_ctx_t *ctx, const char *name, const char *driver)
             d = 1;
         else
             goto done;
+        for (k = 0; k < MGPK_CAL_NSTRIDES && cal_strides[k] != stride; k++)
+            ;
         for (si = 0; si < MGPK_CAL_NSIZES && cal_sizes[si] != size; si++)
             ;
         for (bi = 0; bi < MGPK_CAL_NBLOCKS && cal_blocks[bi] != blk; bi++)
             ;
-        if (si == MGPK_CAL_NSIZES || bi == MGPK_CAL_NBLOCKS || seen[d][si][bi]++)
+        if (k == MGPK_CAL_NSTRIDES || si == MGPK_CAL_NSIZES || bi == MGPK_CAL_NBLOCKS ||
+            seen[d][k][si][bi]++)
             goto done;
-        double *v = t[d][si][bi];
+        double *v = t[d][k][si][bi];
         if (!parse_time(fk, 0, &v[0]) || !parse_time(fc, 1, &v[1]) || !parse_time(fh, 1, &v[2]))
             goto done;
     }
@@ -221,15 +254,15 @@ static int cal_load(mgpk_ctx_t *ctx, const char *name, const char *driver)
     if (!read_line(f, buf) || sscanf(buf, "runs %31s %31s %c", fd, fh, &extra) != 2 ||
         !parse_time(fd, 0, &run[0]) || !parse_time(fh, 0, &run[1]))
         goto done;
-    double map[MGPK_CAL_NSIZES] = {0};
-    char fm[MGPK_CAL_NSIZES][32];
+    double map[MGPK_CAL_NSTRIDES][MGPK_CAL_NSIZES] = {{0}};
     if (!read_line(f, buf))
         goto done;
-    if (strcmp(buf, "map -") &&
-        (sscanf(buf, "map %31s %31s %31s %c", fm[0], fm[1], fm[2], &extra) != MGPK_CAL_NSIZES ||
-         !parse_time(fm[0], 0, &map[0]) || !parse_time(fm[1], 0, &map[1]) ||
-         !parse_time(fm[2], 0, &map[2])))
-        goto done;
+    if (strcmp(buf, "map -")) {
+        /* One line per stride, in the grid's order. */
+        for (int k = 0; k < MGPK_CAL_NSTRIDES; k++)
+            if ((k > 0 && !read_line(f, buf)) || !parse_map(buf, cal_strides[k], map[k]))
+                goto done;
+    }
     if (!read_line(f, buf) || strcmp(buf, "end") || fgetc(f) != EOF)
         goto done;
     memcpy(c->t, t, sizeof(t));
@@ -245,7 +278,7 @@ done:
 static void cal_store(mgpk_ctx_t *ctx, const char *name, const char *driver)
 {
     mgpk_calib_info_t *c = &ctx->calib;
-    char tmp[4200];
+    char tmp[4200], grid[128];
     int ok = 0;
     if (!c->path[0])
         return;
@@ -254,29 +287,39 @@ static void cal_store(mgpk_ctx_t *ctx, const char *name, const char *driver)
     if (f) {
         fprintf(f, "%s\ndevice %s\ndriver %s\nlibrary %s\n", CAL_MAGIC, name, driver,
                 PACKAGE_VERSION);
-        fprintf(f, "sizes %lld %lld %lld\nblocks %lld %lld %lld\n", (long long)cal_sizes[0],
-                (long long)cal_sizes[1], (long long)cal_sizes[2], (long long)cal_blocks[0],
-                (long long)cal_blocks[1], (long long)cal_blocks[2]);
+        grid_line(grid, sizeof(grid), "sizes", cal_sizes, MGPK_CAL_NSIZES);
+        fprintf(f, "%s\n", grid);
+        grid_line(grid, sizeof(grid), "blocks", cal_blocks, MGPK_CAL_NBLOCKS);
+        fprintf(f, "%s\n", grid);
+        grid_line(grid, sizeof(grid), "strides", cal_strides, MGPK_CAL_NSTRIDES);
+        fprintf(f, "%s\n", grid);
         for (int d = 0; d < 2; d++)
-            for (int si = 0; si < MGPK_CAL_NSIZES; si++)
-                for (int bi = 0; bi < MGPK_CAL_NBLOCKS; bi++) {
-                    fprintf(f, "%s %lld %lld", d ? "host" : "dev", (long long)cal_sizes[si],
-                            (long long)cal_blocks[bi]);
-                    for (int m = 0; m < MGPK_CAL_NMETHODS; m++) {
-                        double v = c->t[d][si][bi][m];
-                        if (v > 0)
-                            fprintf(f, " %.3f", v * 1e6 < CAL_MAX_US ? v * 1e6 : CAL_MAX_US);
-                        else
-                            fprintf(f, " -");
+            for (int k = 0; k < MGPK_CAL_NSTRIDES; k++)
+                for (int si = 0; si < MGPK_CAL_NSIZES; si++)
+                    for (int bi = 0; bi < MGPK_CAL_NBLOCKS; bi++) {
+                        fprintf(f, "%s %lld %lld %lld", d ? "host" : "dev",
+                                (long long)cal_strides[k], (long long)cal_sizes[si],
+                                (long long)cal_blocks[bi]);
+                        for (int m = 0; m < MGPK_CAL_NMETHODS; m++) {
+                            double v = c->t[d][k][si][bi][m];
+                            if (v > 0)
+                                fprintf(f, " %.3f", v * 1e6 < CAL_MAX_US ? v * 1e6 : CAL_MAX_US);
+                            else
+                                fprintf(f, " -");
+                        }
+                        fprintf(f, "\n");
                     }
-                    fprintf(f, "\n");
-                }
         fprintf(f, "runs %.3f %.3f\n", c->run[0] * 1e6, c->run[1] * 1e6);
-        if (c->map[0] > 0)
-            fprintf(f, "map %.3f %.3f %.3f\nend\n", c->map[0] * 1e6, c->map[1] * 1e6,
-                    c->map[2] * 1e6);
+        if (c->map[0][0] > 0)
+            for (int k = 0; k < MGPK_CAL_NSTRIDES; k++) {
+                fprintf(f, "map %lld", (long long)cal_strides[k]);
+                for (int si = 0; si < MGPK_CAL_NSIZES; si++)
+                    fprintf(f, " %.3f", c->map[k][si] * 1e6);
+                fprintf(f, "\n");
+            }
         else
-            fprintf(f, "map -\nend\n");
+            fprintf(f, "map -\n");
+        fprintf(f, "end\n");
         ok = !ferror(f);
         ok = fclose(f) == 0 && ok;
     }
@@ -290,9 +333,9 @@ static void cal_store(mgpk_ctx_t *ctx, const char *name, const char *driver)
 
 /* ---------------------------------------------------------- measurement */
 
-/* A vector of CAL_NBLK blocks of bl bytes, 2 bl apart, extent 16 bl: the
-   vector kernel's shape and one rectangle for the copy method. */
-static void cal_type(mgdt_type_t *t, mgdt_node_t nodes[2], int64_t bl)
+/* A vector of CAL_NBLK blocks of bl bytes, sm bl apart, extent CAL_NBLK sm
+   bl: the vector kernel's shape and one rectangle for the copy method. */
+static void cal_type(mgdt_type_t *t, mgdt_node_t nodes[2], int64_t bl, int64_t sm)
 {
     int64_t basic = bl % 8 == 0 ? 8 : 1, align = bl % 16 == 0 ? 16 : bl % 8 == 0 ? 8 : 1;
     memset(t, 0, sizeof(*t));
@@ -308,10 +351,10 @@ static void cal_type(mgdt_type_t *t, mgdt_node_t nodes[2], int64_t bl)
     nodes[0] = (mgdt_node_t){.kind = MGDT_K_VECTOR,
                              .count = CAL_NBLK,
                              .blocklen = 1,
-                             .stride = 2 * bl,
+                             .stride = sm * bl,
                              .size = CAL_NBLK * bl,
-                             .extent = 2 * CAL_NBLK * bl,
-                             .true_ub = (2 * CAL_NBLK - 1) * bl,
+                             .extent = CAL_NBLK * sm * bl,
+                             .true_ub = (CAL_NBLK - 1) * sm * bl + bl,
                              .child_size = bl,
                              .child_extent = bl,
                              .la = -1,
@@ -327,7 +370,7 @@ static void cal_type(mgdt_type_t *t, mgdt_node_t nodes[2], int64_t bl)
     t->depth = 2;
     t->twin = MPI_DATATYPE_NULL;
     t->shape = (mgdt_shape_t){
-        .kind = MGDT_SHAPE_VECTOR, .blocklen = bl, .count = CAL_NBLK, .stride = 2 * bl};
+        .kind = MGDT_SHAPE_VECTOR, .blocklen = bl, .count = CAL_NBLK, .stride = sm * bl};
 }
 
 typedef struct cal_bufs {
@@ -413,10 +456,10 @@ fn_exit:
     return rc;
 }
 
-/* Seconds of a map and an unmap of the extent of each calibration size (the
-   vector's span is twice its packed bytes), best of five after a warm-up;
-   0 where the host method does not map. */
-static int cal_map(mgpk_ctx_t *ctx, const cal_bufs_t *b, double map[MGPK_CAL_NSIZES])
+/* Seconds of a map and an unmap of the extent of each calibration vector
+   (its span is sm times its packed bytes), best of five after a warm-up; 0
+   where the host method does not map. */
+static int cal_map(mgpk_ctx_t *ctx, const cal_bufs_t *b, int64_t sm, double map[MGPK_CAL_NSIZES])
 {
     int rc = MPI_SUCCESS;
     for (int si = 0; si < MGPK_CAL_NSIZES; si++) {
@@ -425,7 +468,7 @@ static int cal_map(mgpk_ctx_t *ctx, const cal_bufs_t *b, double map[MGPK_CAL_NSI
         for (int r = 0; r < 6; r++) {
             void *p = NULL;
             double t0 = now();
-            rc = mgpk_map(ctx, b->typed, 0, 2 * (size_t)cal_sizes[si], 0, &p);
+            rc = mgpk_map(ctx, b->typed, 0, (size_t)(sm * cal_sizes[si]), 0, &p);
             MG_CHECK(rc, fn_exit);
             if (!p)
                 goto fn_exit;
@@ -476,41 +519,44 @@ static int cal_measure(mgpk_ctx_t *ctx)
 
     rc = mgpk_prog_ensure(ctx);
     MG_CHECK(rc, fn_fail);
-    b.typed = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, 2 * CAL_MAXSIZE, NULL, &err);
+    b.typed = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, CAL_MAXSPAN, NULL, &err);
     MG_CL_CHECK(err, "clCreateBuffer(calibration)", rc, fn_fail);
     b.packed = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, CAL_MAXSIZE, NULL, &err);
     MG_CL_CHECK(err, "clCreateBuffer(calibration)", rc, fn_fail);
     b.host = malloc(CAL_MAXSIZE);
-    b.scratch = malloc(2 * CAL_MAXSIZE);
+    b.scratch = malloc(CAL_MAXSPAN);
     if (!b.host || !b.scratch)
         MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mgpk: no host memory for the calibration");
-    memset(b.scratch, 0, 2 * CAL_MAXSIZE);
-    MG_CL_CHECK(clEnqueueWriteBuffer(ctx->queue, b.typed, CL_TRUE, 0, 2 * CAL_MAXSIZE, b.scratch, 0,
+    memset(b.scratch, 0, CAL_MAXSPAN);
+    MG_CL_CHECK(clEnqueueWriteBuffer(ctx->queue, b.typed, CL_TRUE, 0, CAL_MAXSPAN, b.scratch, 0,
                                      NULL, NULL),
                 "clEnqueueWriteBuffer(calibration)", rc, fn_fail);
-    for (int bi = 0; bi < MGPK_CAL_NBLOCKS; bi++) {
-        mgdt_type_t t;
-        mgdt_node_t nodes[2];
-        cal_type(&t, nodes, cal_blocks[bi]);
-        for (int si = 0; si < MGPK_CAL_NSIZES; si++) {
-            int64_t count = cal_sizes[si] / t.size;
-            for (int d = 0; d < 2; d++)
-                for (int m = 0; m < MGPK_CAL_NMETHODS; m++) {
-                    double *v = &c->t[d][si][bi][m];
-                    *v = -1;
-                    if (m + 1 == MGPK_METHOD_HOST && !d)
-                        continue;
-                    rc = cal_point(ctx, &b, &t, count, d, (mgpk_method_t)(m + 1), v);
-                    MG_CHECK(rc, fn_fail);
-                }
+    for (int k = 0; k < MGPK_CAL_NSTRIDES; k++)
+        for (int bi = 0; bi < MGPK_CAL_NBLOCKS; bi++) {
+            mgdt_type_t t;
+            mgdt_node_t nodes[2];
+            cal_type(&t, nodes, cal_blocks[bi], cal_strides[k]);
+            for (int si = 0; si < MGPK_CAL_NSIZES; si++) {
+                int64_t count = cal_sizes[si] / t.size;
+                for (int d = 0; d < 2; d++)
+                    for (int m = 0; m < MGPK_CAL_NMETHODS; m++) {
+                        double *v = &c->t[d][k][si][bi][m];
+                        *v = -1;
+                        if (m + 1 == MGPK_METHOD_HOST && !d)
+                            continue;
+                        rc = cal_point(ctx, &b, &t, count, d, (mgpk_method_t)(m + 1), v);
+                        MG_CHECK(rc, fn_fail);
+                    }
+            }
         }
-    }
     for (int d = 0; d < 2; d++) {
         rc = cal_runs(ctx, &b, d, &c->run[d]);
         MG_CHECK(rc, fn_fail);
     }
-    rc = cal_map(ctx, &b, c->map);
-    MG_CHECK(rc, fn_fail);
+    for (int k = 0; k < MGPK_CAL_NSTRIDES; k++) {
+        rc = cal_map(ctx, &b, cal_strides[k], c->map[k]);
+        MG_CHECK(rc, fn_fail);
+    }
 fn_exit:
     /* No cached wrapper may outlive the host buffer. */
     for (int i = 0; i < MGPK_NWRAP; i++)
@@ -546,6 +592,7 @@ static int cal_ensure(mgpk_ctx_t *ctx)
         return MPI_SUCCESS;
     memcpy(c->sizes, cal_sizes, sizeof(cal_sizes));
     memcpy(c->blocks, cal_blocks, sizeof(cal_blocks));
+    memcpy(c->strides, cal_strides, sizeof(cal_strides));
     if (ctx->settings.calibrate == MGPK_CALIB_OFF) {
         c->source = MGPK_CAL_STATIC;
         return MPI_SUCCESS;
@@ -584,10 +631,10 @@ fn_fail:
     goto fn_exit;
 }
 
-/* How much sparser than the calibration's vector (packed bytes half of the
-   span) the type's data lies: 1 for as dense or denser, else 0.5 / density,
-   where density is the packed bytes over the bytes from the first to the
-   last one the message touches. */
+/* How much sparser than the calibration's dense vector (packed bytes half of
+   the span) the type's data lies: 1 for as dense or denser, else 0.5 /
+   density, where density is the packed bytes over the bytes from the first
+   to the last one the message touches. */
 static double cal_sparseness(const mgdt_type_t *type, int64_t count)
 {
     double span = (double)(count - 1) * (double)(type->extent < 0 ? -type->extent : type->extent) +
@@ -596,6 +643,24 @@ static double cal_sparseness(const mgdt_type_t *type, int64_t count)
     if (packed <= 0 || span <= 2 * packed)
         return 1.0;
     return span / (2 * packed);
+}
+
+/* The time of method m in a cell at sparseness x: the dense vector's up to
+   x = 1, the sparse one's from x = strides[1] / strides[0], geometric
+   interpolation between.  Beyond the sparse vector, what moves the whole
+   span (`grows`: host staging that reads the extent, a rectangle copy whose
+   time follows its pitch) grows in proportion; the rest stays. */
+static double cal_at(const mgpk_calib_info_t *c, int d, int si, int bi, int m, double x, int grows)
+{
+    double t0 = c->t[d][0][si][bi][m], t1 = c->t[d][1][si][bi][m];
+    double x1 = (double)c->strides[1] / (double)c->strides[0];
+    if (t0 <= 0 || t1 <= 0)
+        return -1;
+    if (x <= 1)
+        return t0;
+    if (x >= x1)
+        return grows ? t1 * x / x1 : t1;
+    return t0 * pow(t1 / t0, log(x) / log(x1));
 }
 
 mgpk_method_t mgpk_calib_choose(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, int64_t n,
@@ -625,10 +690,10 @@ mgpk_method_t mgpk_calib_choose(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_
             return mo->method;
     }
     ctx->stats.choices++;
+    const mgpk_calib_info_t *c = &ctx->calib;
     int64_t bl = mgpk_calib_blocklen(type, count, n);
-    int si, bi;
+    int si, bi, d = to_host ? 1 : 0;
     mgpk_calib_cell(n, bl, &si, &bi);
-    const double *t = ctx->calib.t[to_host ? 1 : 0][si][bi];
     /* The measurement's copy method is one rectangle; a type without a
        vector or subarray shape takes one command per run, so it is only a
        candidate when its runs are few. */
@@ -639,36 +704,38 @@ mgpk_method_t mgpk_calib_choose(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_
        the rectangles for one command per run (seen on the H100: 0.5 s for a
        16 MiB subarray), so whole instances must fit the pieces. */
     int64_t chunk = (int64_t)ctx->settings.chunk_bytes;
-    int one_piece = !to_host || (ctx->unified && !ctx->settings.force_pipeline) ||
-                    (n < MGPK_SPLIT_MIN && n <= chunk);
+    int shared = ctx->unified && !ctx->settings.force_pipeline;
+    int one_piece = !to_host || shared || (n < MGPK_SPLIT_MIN && n <= chunk);
     int aligned = one_piece || (4096 % type->size == 0 && chunk % type->size == 0);
     int copy_ok =
         !(flags & MGPK_F_EXTERNAL32) && ((rect && aligned) || n / (bl > 0 ? bl : 1) <= 16);
-    /* The measured vector is dense: half of its span is packed.  Host
-       staging moves the whole span, and a rectangle copy's time grows with
-       its pitch (H100: 512 rows of 8 B took 20 us 64 B apart and 58 us 512 B
-       apart, performance.md, session 4), so both estimates grow by the
-       ratio of this type's sparseness to the measurement's.  Host staging
-       also packs with the host MPI_Pack, which the measurement timed on that
-       vector: a type of another shape (a struct, field by field) packs far
-       slower there, so only shaped types may stage.  Where the device's
-       memory is the host's, nothing is copied (mgpk_map) and every method
-       touches the same lines: no scaling. */
-    double sparse =
-        ctx->unified && !ctx->settings.force_pipeline ? 1.0 : cal_sparseness(type, count);
+    /* Each method's time at this call's sparseness, between the table's
+       dense and sparse vectors.  Past the sparse one, host staging and a
+       rectangle copy grow with the span on a discrete device (H100: 512 rows
+       of 8 B took 20 us 64 B apart and 58 us 512 B apart, performance.md,
+       session 4); where the device's memory is the host's, nothing is
+       copied (mgpk_map) and every method touches the same lines. */
+    double x = cal_sparseness(type, count);
     mgpk_method_t best = MGPK_METHOD_KERNEL;
-    double bt = t[0];
+    double bt = cal_at(c, d, si, bi, 0, x, 0);
     /* The measured copy is one command; without a shape every run is one
        more (c->run). */
-    double copy = rect ? t[1] * sparse
-                       : t[1] + (double)((n + bl - 1) / (bl > 0 ? bl : 1) - 1) *
-                                    ctx->calib.run[to_host ? 1 : 0];
-    if (copy_ok && t[1] > 0 && copy < bt)
+    double copy = cal_at(c, d, si, bi, 1, x, rect && !shared);
+    if (!rect && copy > 0)
+        copy += (double)((n + bl - 1) / (bl > 0 ? bl : 1) - 1) * c->run[d];
+    if (copy_ok && copy > 0 && copy < bt)
         best = MGPK_METHOD_COPY, bt = copy;
-    /* A zero-copy typed side is read in place: no map and unmap. */
-    double host = t[2] + (flags & MGPK_F_ZERO_COPY ? 0 : ctx->calib.map[si]);
-    if (allow_host && to_host && rect && !(flags & MGPK_F_EXTERNAL32) && t[2] > 0 &&
-        host * sparse < bt)
+    /* Host staging walks the type with the library's own walk
+       (mgpk_host_pack), whose time follows the run length as the
+       measurement's does, whatever the type's shape.  A zero-copy typed
+       side is read in place: no map and unmap. */
+    double host = cal_at(c, d, si, bi, 2, x, !shared);
+    if (host > 0 && !(flags & MGPK_F_ZERO_COPY)) {
+        double x1 = (double)c->strides[1] / (double)c->strides[0];
+        double m0 = c->map[0][si], m1 = c->map[1][si];
+        host += x <= 1 ? m0 : x >= x1 ? m1 * x / x1 : m0 + (m1 - m0) * (x - 1) / (x1 - 1);
+    }
+    if (allow_host && to_host && !(flags & MGPK_F_EXTERNAL32) && host > 0 && host < bt)
         best = MGPK_METHOD_HOST;
     key.method = best;
     ctx->memo[ctx->memo_next] = key;

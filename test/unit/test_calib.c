@@ -57,13 +57,13 @@ static mgpk_calib_info_t info_of(mgpk_ctx_t *ctx)
     return info;
 }
 
-/* A vector of 4 blocks of bl bytes at stride 3 bl (extent 12 bl). */
+/* A vector of 4 blocks of bl bytes at stride sm bl (extent 4 sm bl). */
 typedef struct vec {
     mgdt_type_t t;
     mgdt_node_t nodes[2];
 } vec_t;
 
-static void mk_vec(vec_t *v, int64_t bl)
+static void mk_vec_s(vec_t *v, int64_t bl, int64_t sm)
 {
     memset(v, 0, sizeof(*v));
     v->nodes[1] = (mgdt_node_t){.kind = MGDT_K_LEAF,
@@ -77,10 +77,10 @@ static void mk_vec(vec_t *v, int64_t bl)
     v->nodes[0] = (mgdt_node_t){.kind = MGDT_K_VECTOR,
                                 .count = 4,
                                 .blocklen = 1,
-                                .stride = 3 * bl,
+                                .stride = sm * bl,
                                 .size = 4 * bl,
-                                .extent = 12 * bl,
-                                .true_ub = 10 * bl,
+                                .extent = 4 * sm * bl,
+                                .true_ub = (3 * sm + 1) * bl,
                                 .child_size = bl,
                                 .child_extent = bl,
                                 .la = -1,
@@ -89,14 +89,19 @@ static void mk_vec(vec_t *v, int64_t bl)
     v->t.nodes = v->nodes;
     v->t.nnodes = 2;
     v->t.size = 4 * bl;
-    v->t.extent = 12 * bl;
-    v->t.true_ub = 10 * bl;
+    v->t.extent = 4 * sm * bl;
+    v->t.true_ub = (3 * sm + 1) * bl;
     v->t.elements = 4 * bl;
     v->t.align = 8;
     v->t.depth = 2;
     v->t.twin = MPI_DATATYPE_NULL;
     v->t.shape =
-        (mgdt_shape_t){.kind = MGDT_SHAPE_VECTOR, .blocklen = bl, .count = 4, .stride = 3 * bl};
+        (mgdt_shape_t){.kind = MGDT_SHAPE_VECTOR, .blocklen = bl, .count = 4, .stride = sm * bl};
+}
+
+static void mk_vec(vec_t *v, int64_t bl)
+{
+    mk_vec_s(v, bl, 3);
 }
 
 static void vec_free(vec_t *v)
@@ -129,23 +134,30 @@ START_TEST(test_measure_and_cache)
     printf("test_calib: calibration took %.3f s\n", ia.seconds);
     ck_assert_msg(file_exists(ia.path), "no cache file %s", ia.path);
     ck_assert_ptr_nonnull(strstr(ia.path, dir));
-    for (int s = 0; s < MGPK_CAL_NSIZES; s++)
-        for (int b = 0; b < MGPK_CAL_NBLOCKS; b++) {
-            ck_assert(ia.t[0][s][b][0] > 0 && ia.t[0][s][b][1] > 0 && ia.t[1][s][b][0] > 0);
-            ck_assert(ia.t[0][s][b][2] < 0 && ia.t[1][s][b][2] > 0);
-        }
+    ck_assert(ia.strides[0] == 2 && ia.strides[1] == 8);
+    for (int k = 0; k < MGPK_CAL_NSTRIDES; k++)
+        for (int s = 0; s < MGPK_CAL_NSIZES; s++)
+            for (int b = 0; b < MGPK_CAL_NBLOCKS; b++) {
+                const double *dv = ia.t[0][k][s][b], *hv = ia.t[1][k][s][b];
+                ck_assert(dv[0] > 0 && dv[1] > 0 && hv[0] > 0);
+                ck_assert(dv[2] < 0 && hv[2] > 0);
+            }
     /* Read back: the same table. */
     mgpk_ctx_t *b = mk(MGPK_METHOD_AUTO, MGPK_CALIB_ON, dir);
     mgpk_calib_info_t ib = info_of(b);
     ck_assert_int_eq(ib.source, MGPK_CAL_CACHED);
     ck_assert_str_eq(ib.path, ia.path);
     for (int d = 0; d < 2; d++)
+        for (int k = 0; k < MGPK_CAL_NSTRIDES; k++)
+            for (int s = 0; s < MGPK_CAL_NSIZES; s++)
+                for (int bl = 0; bl < MGPK_CAL_NBLOCKS; bl++)
+                    for (int m = 0; m < MGPK_CAL_NMETHODS; m++)
+                        ck_assert_msg(dabs(ia.t[d][k][s][bl][m] - ib.t[d][k][s][bl][m]) < 2e-9,
+                                      "cell %d %d %d %d %d: %g vs %g", d, k, s, bl, m,
+                                      ia.t[d][k][s][bl][m], ib.t[d][k][s][bl][m]);
+    for (int k = 0; k < MGPK_CAL_NSTRIDES; k++)
         for (int s = 0; s < MGPK_CAL_NSIZES; s++)
-            for (int k = 0; k < MGPK_CAL_NBLOCKS; k++)
-                for (int m = 0; m < MGPK_CAL_NMETHODS; m++)
-                    ck_assert_msg(dabs(ia.t[d][s][k][m] - ib.t[d][s][k][m]) < 2e-9,
-                                  "cell %d %d %d %d: %g vs %g", d, s, k, m, ia.t[d][s][k][m],
-                                  ib.t[d][s][k][m]);
+            ck_assert(dabs(ia.map[k][s] - ib.map[k][s]) < 2e-9);
     /* force measures although the cache is valid. */
     mgpk_ctx_t *c = mk(MGPK_METHOD_AUTO, MGPK_CALIB_FORCE, dir);
     ck_assert_int_eq(info_of(c).source, MGPK_CAL_MEASURED);
@@ -226,17 +238,31 @@ START_TEST(test_corrupt)
     mgpk_calib_info_t ia = info_of(a);
     mgpk_ctx_free(a);
     char *good = slurp(ia.path);
-    reject(dir, ia.path, good, "\ndev 4096 8 ", "\ndev 4096 8 nan ");
-    reject(dir, ia.path, good, "\ndev 4096 8 ", "\ndev 4096 8 -5 ");
-    reject(dir, ia.path, good, "\ndev 4096 8 ", "\ndev 4096 9 ");
-    reject(dir, ia.path, good, "\nhost 8388608 512 ", "\nhost 8388608 64 "); /* row twice */
+    reject(dir, ia.path, good, "\ndev 2 4096 8 ", "\ndev 2 4096 8 nan ");
+    reject(dir, ia.path, good, "\ndev 2 4096 8 ", "\ndev 2 4096 8 -5 ");
+    reject(dir, ia.path, good, "\ndev 2 4096 8 ", "\ndev 2 4096 9 ");
+    reject(dir, ia.path, good, "\ndev 8 4096 8 ", "\ndev 4 4096 8 ");
+    reject(dir, ia.path, good, "\nhost 8 8388608 512 ", "\nhost 8 8388608 64 "); /* row twice */
+    reject(dir, ia.path, good, "\nsizes 4096 262144 1048576 ", "\nsizes 4096 262144 ");
+    reject(dir, ia.path, good, "\nhost 8 8388608 512 ", "\nhost 2 8388608 512 ");
+    reject(dir, ia.path, good, "\ndev 2 4096 8 ", "\ndev 4096 8 "); /* a row of format 4 */
+    reject(dir, ia.path, good, "\nstrides 2 8\n", "\nstrides 2 16\n");
+    reject(dir, ia.path, good, "\nstrides 2 8\n", "\n");
     reject(dir, ia.path, good, "\ndevice ", "\ndevice Foreign GPU 9000 ");
     reject(dir, ia.path, good, "\nlibrary ", "\nlibrary 0.0.0-");
     reject(dir, ia.path, good, "\nend\n", "\n"); /* truncated */
-    reject(dir, ia.path, good, "mpigpu-calibration 4", "mpigpu-calibration 3");
+    reject(dir, ia.path, good, "mpigpu-calibration 5", "mpigpu-calibration 4");
     reject(dir, ia.path, good, "\nmap ", "\nmap x");
     reject(dir, ia.path, good, "\nmap ", "\nmaps ");
     reject(dir, ia.path, good, "\nmap ", "\nmap 7.0\nend\nmap "); /* one value: format 3 */
+    if (strstr(good, "\nmap -\n")) {
+        reject(dir, ia.path, good, "\nmap -\n", "\nmap 2 1.0 2.0 3.0 4.0\n"); /* one stride */
+    } else {
+        reject(dir, ia.path, good, "\nmap 2 ", "\nmap 8 "); /* strides out of order */
+        reject(dir, ia.path, good, "\nmap 8 ", "\nmap 2.0 "); /* a stride not the grid's */
+        reject(dir, ia.path, good, "\nmap 8 ", "\nmap 8 1.0 "); /* four values */
+        reject(dir, ia.path, good, "\nmap 2 ", "\nmap "); /* format 4's line */
+    }
     reject(dir, ia.path, good, "\nruns ", "\nruns -");
     reject(dir, ia.path, good, "\nruns ", "\nruns x");
     reject(dir, ia.path, good, "\nruns ", "\nrun ");
@@ -304,25 +330,27 @@ START_TEST(test_choice)
     ck_assert_int_eq(clGetDeviceInfo(g_dev, CL_DRIVER_VERSION, sizeof(driver), driver, NULL),
                      CL_SUCCESS);
     int len = snprintf(text, 1 << 16,
-                       "mpigpu-calibration 4\ndevice %s\ndriver %s\nlibrary %s\n"
-                       "sizes 4096 262144 8388608\nblocks 8 64 512\n",
+                       "mpigpu-calibration 5\ndevice %s\ndriver %s\nlibrary %s\n"
+                       "sizes 4096 262144 1048576 8388608\nblocks 8 64 512\nstrides 2 8\n",
                        name, driver, PACKAGE_VERSION);
     /* Winner per cell: device side, block 8 -> kernel, 64 -> copy, 512 ->
-       copy; host side, 4 KiB -> host, 256 KiB -> copy, 8 MiB -> kernel. */
+       copy; host side, 4 KiB -> host, 256 KiB -> copy, 8 MiB -> kernel.
+       Both strides alike: no sparseness changes a choice. */
     for (int d = 0; d < 2; d++)
-        for (int s = 0; s < 3; s++)
-            for (int b = 0; b < 3; b++) {
-                int win = d == 0 ? (b == 0 ? 0 : 1) : (s == 0 ? 2 : s == 1 ? 1 : 0);
-                double t[3] = {100, 100, 100};
-                t[win] = 10;
-                if (d == 1 && s == 1)
-                    t[2] = 5; /* the walk alone; a map adds 95 */
-                len += snprintf(text + len, (1 << 16) - len, "%s %lld %lld %.1f %.1f ",
-                                d ? "host" : "dev", (long long)ia.sizes[s], (long long)ia.blocks[b],
-                                t[0], t[1]);
-                len += snprintf(text + len, (1 << 16) - len, d ? "%.1f\n" : "-\n", t[2]);
-            }
-    strcat(text, "runs 5.0 5.0\nmap 5.0 95.0 95.0\nend\n");
+        for (int k = 0; k < 2; k++)
+            for (int s = 0; s < MGPK_CAL_NSIZES; s++)
+                for (int b = 0; b < 3; b++) {
+                    int win = d == 0 ? (b == 0 ? 0 : 1) : (s == 0 ? 2 : s == 1 ? 1 : 0);
+                    double t[3] = {100, 100, 100};
+                    t[win] = 10;
+                    if (d == 1 && s == 1)
+                        t[2] = 5; /* the walk alone; a map adds 95 */
+                    len += snprintf(text + len, (1 << 16) - len, "%s %lld %lld %lld %.1f %.1f ",
+                                    d ? "host" : "dev", (long long)ia.strides[k],
+                                    (long long)ia.sizes[s], (long long)ia.blocks[b], t[0], t[1]);
+                    len += snprintf(text + len, (1 << 16) - len, d ? "%.1f\n" : "-\n", t[2]);
+                }
+    strcat(text, "runs 5.0 5.0\nmap 2 5.0 95.0 95.0 95.0\nmap 8 5.0 95.0 95.0 95.0\nend\n");
     spit(ia.path, text);
 
     mgpk_ctx_t *ctx = mk(MGPK_METHOD_AUTO, MGPK_CALIB_ON, dir);
@@ -392,10 +420,12 @@ START_TEST(test_choice)
     int si, bi;
     mgpk_calib_cell(100, 3, &si, &bi);
     ck_assert(si == 0 && bi == 0);
-    mgpk_calib_cell(1 << 20, 128, &si, &bi);
+    mgpk_calib_cell(1 << 19, 128, &si, &bi);
     ck_assert(si == 1 && bi == 1);
+    mgpk_calib_cell(2 << 20, 16, &si, &bi);
+    ck_assert(si == 2 && bi == 0);
     mgpk_calib_cell((int64_t)1 << 30, 1 << 20, &si, &bi);
-    ck_assert(si == 2 && bi == 2);
+    ck_assert(si == 3 && bi == 2);
     ck_assert_int_eq(mgpk_calib_blocklen(&v64.t, 3, 3 * 256), 64);
     /* Without a shape the copy method takes one command per run: 4 runs of
        64 B cost 10 + 3 x 5 us with this table's "runs" (copy wins against
@@ -407,7 +437,7 @@ START_TEST(test_choice)
     ck_assert_int_eq(mgpk_method_choose(ctx, &g.t, 1, 256, 0, 1, 0), MGPK_METHOD_COPY);
     char *runs = strstr(text, "runs 5.0 5.0\n");
     ck_assert_ptr_nonnull(runs);
-    strcpy(runs, "runs 50.0 50.0\nmap 5.0 95.0 95.0\nend\n");
+    strcpy(runs, "runs 50.0 50.0\nmap 2 5.0 95.0 95.0 95.0\nmap 8 5.0 95.0 95.0 95.0\nend\n");
     spit(ia.path, text);
     mgpk_ctx_t *r = mk(MGPK_METHOD_AUTO, MGPK_CALIB_ON, dir);
     ck_assert_int_eq(info_of(r).source, MGPK_CAL_CACHED);
@@ -421,6 +451,69 @@ START_TEST(test_choice)
     vec_free(&v8);
     vec_free(&v64);
     vec_free(&v512);
+    free(text);
+}
+END_TEST
+
+/* The sparseness axis: a crafted table where the kernel wins on the dense
+   vector and host staging on the sparse one (host side, every cell: kernel
+   10 us dense and 60 us sparse, copy 100, host 20 and no map).  A call's
+   estimate interpolates in log scale between the two by how sparse its data
+   lies: half of the span packed (x = 1) to an eighth (x = 4). */
+START_TEST(test_sparse)
+{
+    char dir[300], name[256], driver[256], *text = calloc(1, 1 << 16);
+    snprintf(dir, sizeof(dir), "%s/d", g_dir);
+    mkdir(g_dir, 0700);
+    mkdir(dir, 0700);
+    mgpk_ctx_t *a = mk(MGPK_METHOD_AUTO, MGPK_CALIB_ON, dir);
+    mgpk_calib_info_t ia = info_of(a);
+    mgpk_ctx_free(a);
+    ck_assert_int_eq(clGetDeviceInfo(g_dev, CL_DEVICE_NAME, sizeof(name), name, NULL), CL_SUCCESS);
+    ck_assert_int_eq(clGetDeviceInfo(g_dev, CL_DRIVER_VERSION, sizeof(driver), driver, NULL),
+                     CL_SUCCESS);
+    int len = snprintf(text, 1 << 16,
+                       "mpigpu-calibration 5\ndevice %s\ndriver %s\nlibrary %s\n"
+                       "sizes 4096 262144 1048576 8388608\nblocks 8 64 512\nstrides 2 8\n",
+                       name, driver, PACKAGE_VERSION);
+    for (int d = 0; d < 2; d++)
+        for (int k = 0; k < 2; k++)
+            for (int s = 0; s < MGPK_CAL_NSIZES; s++)
+                for (int b = 0; b < 3; b++)
+                    len += snprintf(text + len, (1 << 16) - len, "%s %lld %lld %lld %.1f 100.0 %s\n",
+                                    d ? "host" : "dev", (long long)ia.strides[k],
+                                    (long long)ia.sizes[s], (long long)ia.blocks[b],
+                                    k ? 60.0 : 10.0, d ? "20.0" : "-");
+    strcat(text, "runs 5.0 5.0\nmap -\nend\n");
+    spit(ia.path, text);
+    mgpk_ctx_t *ctx = mk(MGPK_METHOD_AUTO, MGPK_CALIB_ON, dir);
+    ck_assert_int_eq(info_of(ctx).source, MGPK_CAL_CACHED);
+    /* Block stride over block length 2, 3, 5 and 16: x = 1, 1.5, 2.5 and 8.
+       The kernel's estimate is 10, 16.9, 32.7 and 60 us against host
+       staging's 20 (40 at x = 8 on a discrete device, where staging reads
+       the whole span). */
+    static const int64_t sm[4] = {2, 3, 5, 16};
+    static const mgpk_method_t want[4] = {MGPK_METHOD_KERNEL, MGPK_METHOD_KERNEL,
+                                          MGPK_METHOD_HOST, MGPK_METHOD_HOST};
+    for (int i = 0; i < 4; i++) {
+        vec_t v;
+        mk_vec_s(&v, 64, sm[i]);
+        ck_assert_msg(mgpk_method_choose(ctx, &v.t, 1024, 1024 * 256, 1, 1, 0) == want[i],
+                      "stride %lld block lengths", (long long)sm[i]);
+        /* Without host staging allowed, and device to device: the kernel. */
+        ck_assert_int_eq(mgpk_method_choose(ctx, &v.t, 1024, 1024 * 256, 1, 0, 0),
+                         MGPK_METHOD_KERNEL);
+        ck_assert_int_eq(mgpk_method_choose(ctx, &v.t, 1024, 1024 * 256, 0, 1, 0),
+                         MGPK_METHOD_KERNEL);
+        /* A type without a shape stages on the host alike (the library's
+           walk, whatever the shape), but never in external32. */
+        v.t.shape.kind = MGDT_SHAPE_GENERIC;
+        ck_assert_int_eq(mgpk_method_choose(ctx, &v.t, 1024, 1024 * 256, 1, 1, 0), want[i]);
+        ck_assert_int_eq(mgpk_method_choose(ctx, &v.t, 1024, 1024 * 256, 1, 1, MGPK_F_EXTERNAL32),
+                         MGPK_METHOD_KERNEL);
+        vec_free(&v);
+    }
+    mgpk_ctx_free(ctx);
     free(text);
 }
 END_TEST
@@ -443,6 +536,7 @@ int main(void)
     tcase_add_test(tc, test_measure_and_cache);
     tcase_add_test(tc, test_corrupt);
     tcase_add_test(tc, test_choice);
+    tcase_add_test(tc, test_sparse);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     /* The OpenCL context was made before the fork check would do. */
