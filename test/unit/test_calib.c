@@ -258,10 +258,10 @@ START_TEST(test_corrupt)
     if (strstr(good, "\nmap -\n")) {
         reject(dir, ia.path, good, "\nmap -\n", "\nmap 2 1.0 2.0 3.0 4.0\n"); /* one stride */
     } else {
-        reject(dir, ia.path, good, "\nmap 2 ", "\nmap 8 "); /* strides out of order */
-        reject(dir, ia.path, good, "\nmap 8 ", "\nmap 2.0 "); /* a stride not the grid's */
+        reject(dir, ia.path, good, "\nmap 2 ", "\nmap 8 ");     /* strides out of order */
+        reject(dir, ia.path, good, "\nmap 8 ", "\nmap 2.0 ");   /* a stride not the grid's */
         reject(dir, ia.path, good, "\nmap 8 ", "\nmap 8 1.0 "); /* four values */
-        reject(dir, ia.path, good, "\nmap 2 ", "\nmap "); /* format 4's line */
+        reject(dir, ia.path, good, "\nmap 2 ", "\nmap ");       /* format 4's line */
     }
     reject(dir, ia.path, good, "\nruns ", "\nruns -");
     reject(dir, ia.path, good, "\nruns ", "\nruns x");
@@ -480,10 +480,10 @@ START_TEST(test_sparse)
         for (int k = 0; k < 2; k++)
             for (int s = 0; s < MGPK_CAL_NSIZES; s++)
                 for (int b = 0; b < 3; b++)
-                    len += snprintf(text + len, (1 << 16) - len, "%s %lld %lld %lld %.1f 100.0 %s\n",
-                                    d ? "host" : "dev", (long long)ia.strides[k],
-                                    (long long)ia.sizes[s], (long long)ia.blocks[b],
-                                    k ? 60.0 : 10.0, d ? "20.0" : "-");
+                    len += snprintf(text + len, (1 << 16) - len,
+                                    "%s %lld %lld %lld %.1f 100.0 %s\n", d ? "host" : "dev",
+                                    (long long)ia.strides[k], (long long)ia.sizes[s],
+                                    (long long)ia.blocks[b], k ? 60.0 : 10.0, d ? "20.0" : "-");
     strcat(text, "runs 5.0 5.0\nmap -\nend\n");
     spit(ia.path, text);
     mgpk_ctx_t *ctx = mk(MGPK_METHOD_AUTO, MGPK_CALIB_ON, dir);
@@ -493,8 +493,8 @@ START_TEST(test_sparse)
        staging's 20 (40 at x = 8 on a discrete device, where staging reads
        the whole span). */
     static const int64_t sm[4] = {2, 3, 5, 16};
-    static const mgpk_method_t want[4] = {MGPK_METHOD_KERNEL, MGPK_METHOD_KERNEL,
-                                          MGPK_METHOD_HOST, MGPK_METHOD_HOST};
+    static const mgpk_method_t want[4] = {MGPK_METHOD_KERNEL, MGPK_METHOD_KERNEL, MGPK_METHOD_HOST,
+                                          MGPK_METHOD_HOST};
     for (int i = 0; i < 4; i++) {
         vec_t v;
         mk_vec_s(&v, 64, sm[i]);
