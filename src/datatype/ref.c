@@ -120,6 +120,23 @@ int64_t mgdt_ref_run(const mgdt_type_t *ty, int64_t pos, int64_t *left)
     return r.off;
 }
 
+int64_t mgdt_ref_mean_run(const mgdt_type_t *ty, int64_t first, int64_t n, int maxruns)
+{
+    int64_t pos = first, end = first + n, runs = 0, prev_end = -1;
+    while (pos < end && runs < maxruns) {
+        int64_t left, off = mgdt_ref_run(ty, pos, &left);
+        if (left <= 0)
+            break;
+        if (left > end - pos)
+            left = end - pos;
+        if (off != prev_end)
+            runs++;
+        prev_end = off + left;
+        pos += left;
+    }
+    return runs ? (pos - first + runs - 1) / runs : n;
+}
+
 static void ref_copy(const mgdt_type_t *ty, char *user, char *packed, int64_t first, int64_t n,
                      int to_packed)
 {

@@ -106,6 +106,10 @@ int64_t mgdt_ref_offset(const mgdt_type_t *type, int64_t pos);
 /* The same, plus the bytes left in pos's contiguous leaf run (pos included):
    the run walk of the copy method and of the tests. */
 int64_t mgdt_ref_run(const mgdt_type_t *type, int64_t pos, int64_t *left);
+/* The mean length of the first (at most) maxruns runs of packed bytes
+   [first, first + n), runs that abut in the user buffer counted as one; n
+   where there is none.  Cost: one mgdt_ref_run per run. */
+int64_t mgdt_ref_mean_run(const mgdt_type_t *type, int64_t first, int64_t n, int maxruns);
 
 /*
  * Host pack and unpack, fast (walk.c): the same bytes as mgdt_ref_pack and

@@ -92,19 +92,7 @@ int64_t mgpk_calib_blocklen(const mgdt_type_t *type, int64_t count, int64_t n)
     if ((sh->kind == MGDT_SHAPE_VECTOR || sh->kind == MGDT_SHAPE_SUBARRAY) &&
         mgpk_shape_ok(type, count))
         return sh->blocklen;
-    int64_t pos = 0, runs = 0, prev_end = -1;
-    while (pos < n && runs < 16) {
-        int64_t left, off = mgdt_ref_run(type, pos, &left);
-        if (left <= 0)
-            break;
-        if (left > n - pos)
-            left = n - pos;
-        if (off != prev_end)
-            runs++;
-        prev_end = off + left;
-        pos += left;
-    }
-    return runs ? (pos + runs - 1) / runs : n;
+    return mgdt_ref_mean_run(type, 0, n, 16);
 }
 
 /* ---------------------------------------------------------------- cache */

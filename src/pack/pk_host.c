@@ -27,19 +27,7 @@ static int64_t host_work(const mgdt_type_t *type, int64_t first, int64_t n)
 {
     if (n < 2 * MGPK_HOST_MIN_PART / 9)
         return n;
-    int64_t pos = first, end = first + n, runs = 0, prev_end = -1;
-    while (pos < end && runs < 16) {
-        int64_t left, off = mgdt_ref_run(type, pos, &left);
-        if (left <= 0)
-            break;
-        if (left > end - pos)
-            left = end - pos;
-        if (off != prev_end)
-            runs++;
-        prev_end = off + left;
-        pos += left;
-    }
-    int64_t bl = runs ? (pos - first + runs - 1) / runs : n;
+    int64_t bl = mgdt_ref_mean_run(type, first, n, 16);
     if (bl < MGPK_HOST_RUN_COST / 8)
         bl = MGPK_HOST_RUN_COST / 8;
     return n + n / bl * MGPK_HOST_RUN_COST;

@@ -315,24 +315,34 @@ static const char *pack_what(mgpk_ctx_t *ctx, vec_t *v, int64_t count, int to_ho
     return st.last_what;
 }
 
-/* A crafted table in the cache: auto takes each cell's fastest method, a
-   forced method (context or call) wins over it. */
-START_TEST(test_choice)
+/* A cache directory g_dir/sub with this device's measured table in it
+   (its path in *ia), and in text the header lines of a crafted table for
+   this device; returns the length written. */
+static int crafted_start(char *dir, size_t dlen, const char *sub, char *text, mgpk_calib_info_t *ia)
 {
-    char dir[300], name[256], driver[256], *text = calloc(1, 1 << 16);
-    snprintf(dir, sizeof(dir), "%s/c", g_dir);
+    char name[256], driver[256];
+    snprintf(dir, dlen, "%s/%s", g_dir, sub);
     mkdir(g_dir, 0700);
     mkdir(dir, 0700);
     mgpk_ctx_t *a = mk(MGPK_METHOD_AUTO, MGPK_CALIB_ON, dir);
-    mgpk_calib_info_t ia = info_of(a);
+    *ia = info_of(a);
     mgpk_ctx_free(a);
     ck_assert_int_eq(clGetDeviceInfo(g_dev, CL_DEVICE_NAME, sizeof(name), name, NULL), CL_SUCCESS);
     ck_assert_int_eq(clGetDeviceInfo(g_dev, CL_DRIVER_VERSION, sizeof(driver), driver, NULL),
                      CL_SUCCESS);
-    int len = snprintf(text, 1 << 16,
-                       "mpigpu-calibration 5\ndevice %s\ndriver %s\nlibrary %s\n"
-                       "sizes 4096 262144 1048576 8388608\nblocks 8 64 512\nstrides 2 8\n",
-                       name, driver, PACKAGE_VERSION);
+    return snprintf(text, 1 << 16,
+                    "mpigpu-calibration 5\ndevice %s\ndriver %s\nlibrary %s\n"
+                    "sizes 4096 262144 1048576 8388608\nblocks 8 64 512\nstrides 2 8\n",
+                    name, driver, PACKAGE_VERSION);
+}
+
+/* A crafted table in the cache: auto takes each cell's fastest method, a
+   forced method (context or call) wins over it. */
+START_TEST(test_choice)
+{
+    char dir[300], *text = calloc(1, 1 << 16);
+    mgpk_calib_info_t ia;
+    int len = crafted_start(dir, sizeof(dir), "c", text, &ia);
     /* Winner per cell: device side, block 8 -> kernel, 64 -> copy, 512 ->
        copy; host side, 4 KiB -> host, 256 KiB -> copy, 8 MiB -> kernel.
        Both strides alike: no sparseness changes a choice. */
@@ -462,20 +472,9 @@ END_TEST
    lies: half of the span packed (x = 1) to an eighth (x = 4). */
 START_TEST(test_sparse)
 {
-    char dir[300], name[256], driver[256], *text = calloc(1, 1 << 16);
-    snprintf(dir, sizeof(dir), "%s/d", g_dir);
-    mkdir(g_dir, 0700);
-    mkdir(dir, 0700);
-    mgpk_ctx_t *a = mk(MGPK_METHOD_AUTO, MGPK_CALIB_ON, dir);
-    mgpk_calib_info_t ia = info_of(a);
-    mgpk_ctx_free(a);
-    ck_assert_int_eq(clGetDeviceInfo(g_dev, CL_DEVICE_NAME, sizeof(name), name, NULL), CL_SUCCESS);
-    ck_assert_int_eq(clGetDeviceInfo(g_dev, CL_DRIVER_VERSION, sizeof(driver), driver, NULL),
-                     CL_SUCCESS);
-    int len = snprintf(text, 1 << 16,
-                       "mpigpu-calibration 5\ndevice %s\ndriver %s\nlibrary %s\n"
-                       "sizes 4096 262144 1048576 8388608\nblocks 8 64 512\nstrides 2 8\n",
-                       name, driver, PACKAGE_VERSION);
+    char dir[300], *text = calloc(1, 1 << 16);
+    mgpk_calib_info_t ia;
+    int len = crafted_start(dir, sizeof(dir), "d", text, &ia);
     for (int d = 0; d < 2; d++)
         for (int k = 0; k < 2; k++)
             for (int s = 0; s < MGPK_CAL_NSIZES; s++)
