@@ -23,16 +23,23 @@ typedef struct walk {
 
 static void walk_node(walk_t *w, int64_t i, int64_t off, int64_t p0, int64_t p1);
 
-/* Copy runs of a constant length L, a case label per common L so that the
-   compiler moves each with a few loads and stores. */
-#define RUNS_CASE(L)                                                                               \
-    case L:                                                                                        \
+/* Copy m runs of L bytes between the packed cursor p and the user side u +
+   AT(t), one loop per direction.  With a constant L, a case label per common
+   length, the compiler moves each run with a few loads and stores. */
+#define RUNS_LOOP(L, AT)                                                                           \
+    do {                                                                                           \
         if (w->to_packed)                                                                          \
             for (int64_t t = 0; t < m; t++)                                                        \
-                memcpy(p + t * (L), u + t * stride, (L));                                          \
+                memcpy(p + t * (L), u + AT(t), (size_t)(L));                                       \
         else                                                                                       \
             for (int64_t t = 0; t < m; t++)                                                        \
-                memcpy(u + t * stride, p + t * (L), (L));                                          \
+                memcpy(u + AT(t), p + t * (L), (size_t)(L));                                       \
+    } while (0)
+#define AT_STRIDE(t) ((t)*stride)
+#define AT_DISPL(t) (d[t])
+#define RUNS_CASE(L, AT)                                                                           \
+    case L:                                                                                        \
+        RUNS_LOOP(L, AT);                                                                          \
         break
 
 /* m runs of len bytes, the first at user offset off, stride bytes apart. */
@@ -48,56 +55,36 @@ static void walk_runs(walk_t *w, int64_t off, int64_t stride, int64_t len, int64
             memcpy(u, p, (size_t)(len * m));
     } else {
         switch (len) {
-            RUNS_CASE(1);
-            RUNS_CASE(2);
-            RUNS_CASE(4);
-            RUNS_CASE(8);
-            RUNS_CASE(12);
-            RUNS_CASE(16);
-            RUNS_CASE(24);
-            RUNS_CASE(32);
-            RUNS_CASE(64);
-            RUNS_CASE(128);
+            RUNS_CASE(1, AT_STRIDE);
+            RUNS_CASE(2, AT_STRIDE);
+            RUNS_CASE(4, AT_STRIDE);
+            RUNS_CASE(8, AT_STRIDE);
+            RUNS_CASE(12, AT_STRIDE);
+            RUNS_CASE(16, AT_STRIDE);
+            RUNS_CASE(24, AT_STRIDE);
+            RUNS_CASE(32, AT_STRIDE);
+            RUNS_CASE(64, AT_STRIDE);
+            RUNS_CASE(128, AT_STRIDE);
         default:
-            if (w->to_packed)
-                for (int64_t t = 0; t < m; t++)
-                    memcpy(p + t * len, u + t * stride, (size_t)len);
-            else
-                for (int64_t t = 0; t < m; t++)
-                    memcpy(u + t * stride, p + t * len, (size_t)len);
+            RUNS_LOOP(len, AT_STRIDE);
         }
     }
     w->packed += len * m;
 }
 
 /* Blocks of len bytes at user offsets off + d[0..m), one run each. */
-#define RUNS_AT_CASE(L)                                                                            \
-    case L:                                                                                        \
-        if (w->to_packed)                                                                          \
-            for (int64_t t = 0; t < m; t++)                                                        \
-                memcpy(p + t * (L), u + d[t], (L));                                                \
-        else                                                                                       \
-            for (int64_t t = 0; t < m; t++)                                                        \
-                memcpy(u + d[t], p + t * (L), (L));                                                \
-        break
-
 static void walk_runs_at(walk_t *w, int64_t off, const int64_t *d, int64_t len, int64_t m)
 {
     char *u = w->user + off, *p = w->packed;
     switch (len) {
-        RUNS_AT_CASE(4);
-        RUNS_AT_CASE(8);
-        RUNS_AT_CASE(16);
-        RUNS_AT_CASE(32);
-        RUNS_AT_CASE(64);
-        RUNS_AT_CASE(128);
+        RUNS_CASE(4, AT_DISPL);
+        RUNS_CASE(8, AT_DISPL);
+        RUNS_CASE(16, AT_DISPL);
+        RUNS_CASE(32, AT_DISPL);
+        RUNS_CASE(64, AT_DISPL);
+        RUNS_CASE(128, AT_DISPL);
     default:
-        if (w->to_packed)
-            for (int64_t t = 0; t < m; t++)
-                memcpy(p + t * len, u + d[t], (size_t)len);
-        else
-            for (int64_t t = 0; t < m; t++)
-                memcpy(u + d[t], p + t * len, (size_t)len);
+        RUNS_LOOP(len, AT_DISPL);
     }
     w->packed += len * m;
 }

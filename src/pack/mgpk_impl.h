@@ -177,9 +177,12 @@ int mgpk_hcopy_cpus(void);
 /* pk_host.c: mgpk_host_pack with ctx->lock held (ctx NULL: no threads). */
 int mgpk_host_pack_locked(mgpk_ctx_t *ctx, const mgdt_type_t *type, void *typed, void *packed,
                           int64_t first, int64_t n, int unpack);
-/* Run fn(arg, 0 .. nparts - 1) over the caller and the helpers; returns once
-   every part is done. */
-void mgpk_hcopy_parts(mgpk_hcopy_t *h, int nparts, void (*fn)(void *arg, int part), void *arg);
+/* Cut [0, n) into at most nparts ranges of whole 64-byte lines (no more
+   than the pool has threads) and run fn(arg, off, len) on each, over the
+   caller and the helpers; returns once every range is done.  With fewer
+   than two parts, one call on the caller's thread. */
+void mgpk_hcopy_ranges(mgpk_hcopy_t *h, size_t n, size_t nparts,
+                       void (*fn)(void *arg, size_t off, size_t len), void *arg);
 
 /* pk_prog.c: build (or load) every program and kernel once; ctx->lock held. */
 int mgpk_prog_ensure(mgpk_ctx_t *ctx);

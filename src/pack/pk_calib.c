@@ -174,6 +174,15 @@ static void grid_line(char *buf, size_t len, const char *key, const int64_t *g, 
         at += (size_t)snprintf(buf + at, len - at, " %lld", (long long)g[i]);
 }
 
+/* The index of v in grid g of n points, n where it is none of them. */
+static int grid_at(const int64_t *g, int n, long long v)
+{
+    int i = 0;
+    while (i < n && g[i] != v)
+        i++;
+    return i;
+}
+
 /* "map <stride> <time at each size>": the times of one stride, or 0 where
    the line is not exactly that. */
 static int parse_map(char *buf, int64_t stride, double map[MGPK_CAL_NSIZES])
@@ -224,12 +233,9 @@ static int cal_load(mgpk_ctx_t *ctx, const char *name, const char *driver)
             d = 1;
         else
             goto done;
-        for (k = 0; k < MGPK_CAL_NSTRIDES && cal_strides[k] != stride; k++)
-            ;
-        for (si = 0; si < MGPK_CAL_NSIZES && cal_sizes[si] != size; si++)
-            ;
-        for (bi = 0; bi < MGPK_CAL_NBLOCKS && cal_blocks[bi] != blk; bi++)
-            ;
+        k = grid_at(cal_strides, MGPK_CAL_NSTRIDES, stride);
+        si = grid_at(cal_sizes, MGPK_CAL_NSIZES, size);
+        bi = grid_at(cal_blocks, MGPK_CAL_NBLOCKS, blk);
         if (k == MGPK_CAL_NSTRIDES || si == MGPK_CAL_NSIZES || bi == MGPK_CAL_NBLOCKS ||
             seen[d][k][si][bi]++)
             goto done;

@@ -32,8 +32,9 @@ struct mgpk_hcopy {
     int nhelpers;
     int quit;
     uint64_t gen; /* job number */
-    void (*fn)(void *arg, int part);
+    void (*fn)(void *arg, size_t off, size_t len);
     void *arg;
+    size_t n, part;   /* the job's range [0, n), in parts of part bytes */
     int nparts, next; /* parts of the job, next one to claim */
     int unfinished;   /* parts claimed or not, not yet done */
 };
@@ -42,9 +43,10 @@ struct mgpk_hcopy {
 static void claim_parts(mgpk_hcopy_t *h)
 {
     while (h->next < h->nparts) {
-        int part = h->next++;
+        size_t off = (size_t)h->next++ * h->part;
+        size_t len = h->n - off < h->part ? h->n - off : h->part;
         pthread_mutex_unlock(&h->lock);
-        h->fn(h->arg, part);
+        h->fn(h->arg, off, len);
         pthread_mutex_lock(&h->lock);
         if (--h->unfinished == 0)
             pthread_cond_signal(&h->done);
@@ -136,19 +138,25 @@ int mgpk_hcopy_threads(const mgpk_hcopy_t *h)
     return h->nhelpers + 1;
 }
 
-void mgpk_hcopy_parts(mgpk_hcopy_t *h, int nparts, void (*fn)(void *arg, int part), void *arg)
+void mgpk_hcopy_ranges(mgpk_hcopy_t *h, size_t n, size_t nparts,
+                       void (*fn)(void *arg, size_t off, size_t len), void *arg)
 {
-    if (nparts < 2 || h->nhelpers == 0) {
-        for (int i = 0; i < nparts; i++)
-            fn(arg, i);
+    if (nparts > (size_t)h->nhelpers + 1)
+        nparts = (size_t)h->nhelpers + 1;
+    if (nparts < 2) {
+        if (n > 0)
+            fn(arg, 0, n);
         return;
     }
     pthread_mutex_lock(&h->lock);
     h->fn = fn;
     h->arg = arg;
-    h->nparts = nparts;
+    h->n = n;
+    /* Parts of whole cache lines, so that no two threads write one line. */
+    h->part = ((n + nparts - 1) / nparts + 63) & ~(size_t)63;
+    h->nparts = (int)((n + h->part - 1) / h->part);
     h->next = 0;
-    h->unfinished = nparts;
+    h->unfinished = h->nparts;
     h->gen++;
     pthread_cond_broadcast(&h->go);
     claim_parts(h);
@@ -160,27 +168,16 @@ void mgpk_hcopy_parts(mgpk_hcopy_t *h, int nparts, void (*fn)(void *arg, int par
 typedef struct hcopy_job {
     char *dst;
     const char *src;
-    size_t n, part;
 } hcopy_job_t;
 
-static void copy_part(void *arg, int part)
+static void copy_range(void *arg, size_t off, size_t len)
 {
     const hcopy_job_t *j = arg;
-    size_t off = (size_t)part * j->part;
-    memcpy(j->dst + off, j->src + off, j->n - off < j->part ? j->n - off : j->part);
+    memcpy(j->dst + off, j->src + off, len);
 }
 
 void mgpk_hcopy_run(mgpk_hcopy_t *h, void *dst, const void *src, size_t n)
 {
-    size_t nparts = n / MGPK_HCOPY_MIN_PART;
-    if (nparts > (size_t)h->nhelpers + 1)
-        nparts = (size_t)h->nhelpers + 1;
-    if (nparts < 2) {
-        memcpy(dst, src, n);
-        return;
-    }
-    /* Parts of whole cache lines, so that no two threads write one line. */
-    hcopy_job_t j = {.dst = dst, .src = src, .n = n};
-    j.part = ((n + nparts - 1) / nparts + 63) & ~(size_t)63;
-    mgpk_hcopy_parts(h, (int)((n + j.part - 1) / j.part), copy_part, &j);
+    hcopy_job_t j = {.dst = dst, .src = src};
+    mgpk_hcopy_ranges(h, n, n / MGPK_HCOPY_MIN_PART, copy_range, &j);
 }

@@ -36,59 +36,66 @@ static int64_t host_work(const mgdt_type_t *type, int64_t first, int64_t n)
 typedef struct host_job {
     const mgdt_type_t *type;
     char *typed, *packed;
-    int64_t first, n, part;
+    int64_t first;
     int unpack;
 } host_job_t;
 
-static void host_part(void *arg, int part)
+static void host_range(void *arg, size_t off, size_t len)
 {
     const host_job_t *j = arg;
-    int64_t off = (int64_t)part * j->part;
-    int64_t len = j->n - off < j->part ? j->n - off : j->part;
+    int64_t o = (int64_t)off, l = (int64_t)len;
     if (j->unpack)
-        mgdt_host_unpack(j->type, j->packed + off, j->typed, j->first + off, len);
+        mgdt_host_unpack(j->type, j->packed + o, j->typed, j->first + o, l);
     else
-        mgdt_host_pack(j->type, j->typed, j->packed + off, j->first + off, len);
+        mgdt_host_pack(j->type, j->typed, j->packed + o, j->first + o, l);
+}
+
+/* n packed bytes of job j, of the given work (host_work): on the caller's
+   thread, or split over ctx's pool (ctx->lock held; NULL: no threads). */
+static int host_run(mgpk_ctx_t *ctx, host_job_t *j, int64_t n, int64_t work)
+{
+    int rc = MPI_SUCCESS;
+    int64_t nparts = work / MGPK_HOST_MIN_PART;
+    /* One run of bytes is one memcpy, which one thread already moves at
+       the memory's speed: split in two it took 1.8x as long at 2 MiB on the
+       VM (performance.md, session 13). */
+    int one_run = j->type->nodes[0].kind == MGDT_K_LEAF && j->type->extent == j->type->size;
+    if (nparts < 2 || !ctx || one_run) {
+        if (n > 0)
+            host_range(j, 0, (size_t)n);
+        goto fn_exit;
+    }
+    rc = mgpk_ctx_hcopy(ctx);
+    MG_CHECK(rc, fn_exit);
+    mgpk_hcopy_ranges(ctx->hcopy, (size_t)n, (size_t)nparts, host_range, j);
+fn_exit:
+    return rc;
 }
 
 int mgpk_host_pack_locked(mgpk_ctx_t *ctx, const mgdt_type_t *type, void *typed, void *packed,
                           int64_t first, int64_t n, int unpack)
 {
-    int rc = MPI_SUCCESS;
     host_job_t j = {.type = type->bytes ? type->bytes : type,
                     .typed = typed,
                     .packed = packed,
                     .first = first,
-                    .n = n,
-                    .part = n,
                     .unpack = unpack};
-    int64_t nparts = host_work(j.type, first, n) / MGPK_HOST_MIN_PART;
-    /* One run of bytes is one memcpy, which one thread already moves at
-       the memory's speed: split in two it took 1.8x as long at 2 MiB on the
-       VM (performance.md, session 13). */
-    int one_run = j.type->nodes[0].kind == MGDT_K_LEAF && j.type->extent == j.type->size;
-    if (nparts < 2 || !ctx || one_run) {
-        host_part(&j, 0);
-        goto fn_exit;
-    }
-    rc = mgpk_ctx_hcopy(ctx);
-    MG_CHECK(rc, fn_exit);
-    if (nparts > mgpk_hcopy_threads(ctx->hcopy))
-        nparts = mgpk_hcopy_threads(ctx->hcopy);
-    /* Parts of whole cache lines of the packed side. */
-    j.part = ((n + nparts - 1) / nparts + 63) & ~(int64_t)63;
-    mgpk_hcopy_parts(ctx->hcopy, (int)((n + j.part - 1) / j.part), host_part, &j);
-fn_exit:
-    return rc;
+    return host_run(ctx, &j, n, ctx ? host_work(j.type, first, n) : 0);
 }
 
 int mgpk_host_pack(mgpk_ctx_t *ctx, const mgdt_type_t *type, void *typed, void *packed,
                    int64_t first, int64_t n, int unpack)
 {
-    if (!ctx || host_work(type->bytes ? type->bytes : type, first, n) < 2 * MGPK_HOST_MIN_PART)
-        return mgpk_host_pack_locked(NULL, type, typed, packed, first, n, unpack);
+    host_job_t j = {.type = type->bytes ? type->bytes : type,
+                    .typed = typed,
+                    .packed = packed,
+                    .first = first,
+                    .unpack = unpack};
+    int64_t work = ctx ? host_work(j.type, first, n) : 0;
+    if (work < 2 * MGPK_HOST_MIN_PART)
+        return host_run(NULL, &j, n, work);
     pthread_mutex_lock(&ctx->lock);
-    int rc = mgpk_host_pack_locked(ctx, type, typed, packed, first, n, unpack);
+    int rc = host_run(ctx, &j, n, work);
     pthread_mutex_unlock(&ctx->lock);
     return rc;
 }

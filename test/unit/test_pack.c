@@ -356,7 +356,7 @@ START_TEST(test_pipeline_threads)
 }
 END_TEST
 
-/* The host walk split over the copy pool (mgpk_host_pack from 2 MiB): every
+/* The host walk split over the copy pool (mgpk_host_pack from 2 MiB of work): every
    hand-built type, whole and as a slice, against the reference traversal;
    unpacks into poisoned buffers, whose bytes outside the type must stay. */
 START_TEST(test_host_walk)
