@@ -215,6 +215,7 @@ typedef struct mgpk_stats {
     int last_grid;         /* words per work-item of the last launch when a grid
                               kernel ran, 0 for a span kernel */
     long long choices;     /* MPIGPU_PACK=auto decisions computed (not remembered) */
+    long long host_splits; /* host walks split over the copy pool */
 } mgpk_stats_t;
 void mgpk_ctx_stats(const mgpk_ctx_t *ctx, mgpk_stats_t *stats);
 

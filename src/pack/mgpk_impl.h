@@ -171,6 +171,11 @@ int mgpk_ctx_wrap(mgpk_ctx_t *ctx, void *ptr, size_t len, cl_mem *mem);
 int mgpk_hcopy_create(int nthreads, mgpk_hcopy_t **h);
 void mgpk_hcopy_free(mgpk_hcopy_t *h);
 int mgpk_hcopy_threads(const mgpk_hcopy_t *h);
+/* Helpers still watching for a job after their last one (a job handed to
+   them starts at once; a sleeping one takes tens of microseconds to wake). */
+int mgpk_hcopy_awake(const mgpk_hcopy_t *h);
+/* Wake the sleeping helpers without a job, to watch for the next one. */
+void mgpk_hcopy_poke(mgpk_hcopy_t *h);
 void mgpk_hcopy_run(mgpk_hcopy_t *h, void *dst, const void *src, size_t n);
 /* The CPUs this process may run on. */
 int mgpk_hcopy_cpus(void);
@@ -178,7 +183,7 @@ int mgpk_hcopy_cpus(void);
 int mgpk_host_pack_locked(mgpk_ctx_t *ctx, const mgdt_type_t *type, void *typed, void *packed,
                           int64_t first, int64_t n, int unpack);
 /* Cut [0, n) into at most nparts ranges of whole 64-byte lines (no more
-   than the pool has threads) and run fn(arg, off, len) on each, over the
+   than 4 per thread of the pool) and run fn(arg, off, len) on each, over the
    caller and the helpers; returns once every range is done.  With fewer
    than two parts, one call on the caller's thread. */
 void mgpk_hcopy_ranges(mgpk_hcopy_t *h, size_t n, size_t nparts,

@@ -8,7 +8,9 @@
  *
  * A job is cut into parts; the caller and the helpers claim parts under the
  * lock until none is left, and the caller returns once every part is done.
- * The job's fields change only while no part is unfinished.
+ * The job's fields change only while no part is unfinished.  A helper
+ * watches for the next job a while before it sleeps, and the caller for
+ * the last part: a loop of packs hands each one to helpers already awake.
  */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "config.h"
@@ -16,6 +18,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mgpk_impl.h"
@@ -23,6 +26,14 @@
 /* Parts smaller than this cost more to hand out than they save. */
 #define MGPK_HCOPY_MIN_PART ((size_t)32 << 10)
 #define MGPK_HCOPY_MAX_THREADS 8
+/* A job has up to this many parts per thread, so that the caller takes
+   more of them while a helper is still waking up. */
+#define MGPK_HCOPY_PARTS_PER_THREAD 4
+/* After a job, a helper watches for the next one, and the caller for the
+   last part, this long before sleeping on a condition variable: waking a
+   sleeper took tens of microseconds on a shared VM, as long as a part of
+   1 MiB of 8-byte runs takes (doc/performance.md, session 15). */
+#define MGPK_HCOPY_SPIN_NS 100000L
 
 struct mgpk_hcopy {
     pthread_mutex_t lock;
@@ -31,12 +42,14 @@ struct mgpk_hcopy {
     pthread_t *helpers;
     int nhelpers;
     int quit;
-    uint64_t gen; /* job number */
+    unsigned gen; /* job number (wraps) */
     void (*fn)(void *arg, size_t off, size_t len);
     void *arg;
-    size_t n, part;   /* the job's range [0, n), in parts of part bytes */
-    int nparts, next; /* parts of the job, next one to claim */
-    int unfinished;   /* parts claimed or not, not yet done */
+    size_t n, part;      /* the job's range [0, n), in parts of part bytes */
+    int nparts, next;    /* parts of the job, next one to claim */
+    unsigned unfinished; /* parts claimed or not, not yet done */
+    unsigned pokes;      /* wake-ups without a job (mgpk_hcopy_poke) */
+    int awake;           /* helpers watching for a job (still), not asleep */
 };
 
 /* Claim and run parts until none is left; lock held on entry and exit. */
@@ -48,21 +61,56 @@ static void claim_parts(mgpk_hcopy_t *h)
         pthread_mutex_unlock(&h->lock);
         h->fn(h->arg, off, len);
         pthread_mutex_lock(&h->lock);
-        if (--h->unfinished == 0)
+        if (__atomic_sub_fetch(&h->unfinished, 1, __ATOMIC_RELEASE) == 0)
             pthread_cond_signal(&h->done);
+    }
+}
+
+static long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long)ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+/* Whether *v still equals `was` after watching it without the lock for up
+   to MGPK_HCOPY_SPIN_NS (lock not held). */
+static int still(const unsigned *v, unsigned was)
+{
+    long until = now_ns() + MGPK_HCOPY_SPIN_NS;
+    for (;;) {
+        if (__atomic_load_n(v, __ATOMIC_ACQUIRE) != was)
+            return 0;
+        if (now_ns() > until)
+            return 1;
+        for (int i = 0; i < 64; i++) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+        }
     }
 }
 
 static void *helper_main(void *arg)
 {
     mgpk_hcopy_t *h = arg;
-    uint64_t seen = 0;
+    unsigned seen = 0;
     pthread_mutex_lock(&h->lock);
     for (;;) {
-        while (h->gen == seen && !h->quit)
+        if (h->gen == seen && !h->quit) {
+            __atomic_add_fetch(&h->awake, 1, __ATOMIC_RELAXED);
+            pthread_mutex_unlock(&h->lock);
+            still(&h->gen, seen);
+            pthread_mutex_lock(&h->lock);
+            __atomic_sub_fetch(&h->awake, 1, __ATOMIC_RELAXED);
+        }
+        unsigned pokes = h->pokes;
+        while (h->gen == seen && !h->quit && h->pokes == pokes)
             pthread_cond_wait(&h->go, &h->lock);
         if (h->quit)
             break;
+        if (h->gen == seen)
+            continue; /* poked: watch again */
         seen = h->gen;
         claim_parts(h);
     }
@@ -122,6 +170,8 @@ void mgpk_hcopy_free(mgpk_hcopy_t *h)
         return;
     pthread_mutex_lock(&h->lock);
     h->quit = 1;
+    /* A helper watching gen (still) sees the change at once. */
+    __atomic_store_n(&h->gen, h->gen + 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&h->go);
     pthread_mutex_unlock(&h->lock);
     for (int i = 0; i < h->nhelpers; i++)
@@ -138,11 +188,27 @@ int mgpk_hcopy_threads(const mgpk_hcopy_t *h)
     return h->nhelpers + 1;
 }
 
+int mgpk_hcopy_awake(const mgpk_hcopy_t *h)
+{
+    return __atomic_load_n(&h->awake, __ATOMIC_RELAXED);
+}
+
+void mgpk_hcopy_poke(mgpk_hcopy_t *h)
+{
+    pthread_mutex_lock(&h->lock);
+    if (!h->awake && h->nhelpers > 0) {
+        h->pokes++;
+        pthread_cond_broadcast(&h->go);
+    }
+    pthread_mutex_unlock(&h->lock);
+}
+
 void mgpk_hcopy_ranges(mgpk_hcopy_t *h, size_t n, size_t nparts,
                        void (*fn)(void *arg, size_t off, size_t len), void *arg)
 {
-    if (nparts > (size_t)h->nhelpers + 1)
-        nparts = (size_t)h->nhelpers + 1;
+    size_t most = ((size_t)h->nhelpers + 1) * MGPK_HCOPY_PARTS_PER_THREAD;
+    if (nparts > most)
+        nparts = most;
     if (nparts < 2) {
         if (n > 0)
             fn(arg, 0, n);
@@ -157,9 +223,16 @@ void mgpk_hcopy_ranges(mgpk_hcopy_t *h, size_t n, size_t nparts,
     h->nparts = (int)((n + h->part - 1) / h->part);
     h->next = 0;
     h->unfinished = h->nparts;
-    h->gen++;
+    __atomic_store_n(&h->gen, h->gen + 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&h->go);
     claim_parts(h);
+    if (h->unfinished > 0) {
+        unsigned left = h->unfinished;
+        pthread_mutex_unlock(&h->lock);
+        while (left > 0 && !still(&h->unfinished, left))
+            left = __atomic_load_n(&h->unfinished, __ATOMIC_ACQUIRE);
+        pthread_mutex_lock(&h->lock);
+    }
     while (h->unfinished > 0)
         pthread_cond_wait(&h->done, &h->lock);
     pthread_mutex_unlock(&h->lock);

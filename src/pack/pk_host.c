@@ -12,10 +12,23 @@
 
 #include "mgpk_impl.h"
 
-/* Parts of less work than this cost more to hand out than they save:
-   waking a helper took tens of microseconds on a shared VM.  The work of a
-   range counts its packed bytes plus MGPK_HOST_RUN_COST per run. */
-#define MGPK_HOST_MIN_PART ((int64_t)1 << 20)
+/* Parts of less work than this cost more to hand out than they save.  The
+   pool's helpers watch for work a while before they sleep (pk_hcopy.c), so
+   a part may be short: 256 KiB split 1 MiB of contiguous bytes 1.2 to 1.4x
+   faster than one memcpy on the VM, where 1 MiB parts left it whole
+   (doc/performance.md, session 15).  The work of a range counts its packed
+   bytes plus MGPK_HOST_RUN_COST per run. */
+#define MGPK_HOST_MIN_PART ((int64_t)256 << 10)
+/* Below this much work a job is split only while a helper is awake: waking
+   a sleeping one cost 10 to 20 us on the VM, more than a split of less
+   saves (session 15, helpers that never watch: 1 MiB of contiguous bytes
+   took 23 to 39 us split against 16 to 19 us on one thread; 2 MiB of
+   8-byte runs 252 to 280 us split against 387 to 421). */
+#define MGPK_HOST_WAKE_MIN ((int64_t)4 << 20)
+/* A split job is cut finer, into parts of this much work (the pool allows
+   a few per thread), so that a helper that wakes late holds up the caller
+   for one small part, not half the job. */
+#define MGPK_HOST_GRAIN ((int64_t)64 << 10)
 #define MGPK_HOST_RUN_COST 64
 
 /* The walk's cost of n packed bytes from `first`, in bytes of memcpy: each
@@ -55,19 +68,22 @@ static void host_range(void *arg, size_t off, size_t len)
 static int host_run(mgpk_ctx_t *ctx, host_job_t *j, int64_t n, int64_t work)
 {
     int rc = MPI_SUCCESS;
-    int64_t nparts = work / MGPK_HOST_MIN_PART;
-    /* One run of bytes is one memcpy, which one thread already moves at
-       the memory's speed: split in two it took 1.8x as long at 2 MiB on the
-       VM (performance.md, session 13). */
-    int one_run = j->type->nodes[0].kind == MGDT_K_LEAF && j->type->extent == j->type->size;
-    if (nparts < 2 || !ctx || one_run) {
+    if (work < 2 * MGPK_HOST_MIN_PART || !ctx) {
         if (n > 0)
             host_range(j, 0, (size_t)n);
         goto fn_exit;
     }
     rc = mgpk_ctx_hcopy(ctx);
     MG_CHECK(rc, fn_exit);
-    mgpk_hcopy_ranges(ctx->hcopy, (size_t)n, (size_t)nparts, host_range, j);
+    if (work < MGPK_HOST_WAKE_MIN && !mgpk_hcopy_awake(ctx->hcopy)) {
+        /* This one runs alone; the next, in a loop of packs, finds the
+           helpers awake. */
+        mgpk_hcopy_poke(ctx->hcopy);
+        host_range(j, 0, (size_t)n);
+        goto fn_exit;
+    }
+    ctx->stats.host_splits++;
+    mgpk_hcopy_ranges(ctx->hcopy, (size_t)n, (size_t)(work / MGPK_HOST_GRAIN), host_range, j);
 fn_exit:
     return rc;
 }

@@ -356,17 +356,21 @@ START_TEST(test_pipeline_threads)
 }
 END_TEST
 
-/* The host walk split over the copy pool (mgpk_host_pack from 2 MiB of work): every
-   hand-built type, whole and as a slice, against the reference traversal;
-   unpacks into poisoned buffers, whose bytes outside the type must stay. */
+/* The host walk split over the copy pool (mgpk_host_pack from 4 MiB of work, or
+   512 KiB while a helper is awake): every hand-built type, whole and as a slice,
+   against the reference traversal; unpacks into poisoned buffers, whose bytes
+   outside the type must stay.  Each type is walked long (always split) and
+   short (split only when a helper still watches from the long one). */
 START_TEST(test_host_walk)
 {
     mgpk_ctx_t *ctx = mk_ctx_full(MGPK_METHOD_AUTO, 0, 0, 0, 3);
-    int64_t want = g_small ? (int64_t)5 << 19 : (int64_t)5 << 20;
-    for (int c = 0; c < NCASES; c++) {
-        const mgdt_type_t *t = types[c];
-        if (t->size <= 0 || !case_used(c))
+    int splits = 0;
+    for (int c = 0; c < 2 * NCASES; c++) {
+        const mgdt_type_t *t = types[c / 2];
+        if (t->size <= 0 || !case_used(c / 2))
             continue;
+        int64_t want = c % 2 ? (int64_t)600 << 10 : (int64_t)9 << 19;
+        splits += c % 2 == 0;
         int64_t count = want / t->size + 1, total = count * t->size;
         int64_t ext = t->extent > 0 ? t->extent : -t->extent, lo = t->true_lb < 0 ? t->true_lb : 0;
         int64_t span = (count + 1) * (ext > t->true_ub ? ext : t->true_ub) - lo;
@@ -383,12 +387,14 @@ START_TEST(test_host_walk)
             memset(p2, 0x5a, (size_t)total + 1);
             mgdt_ref_pack(t, typed + origin, count, p1, first, n);
             ck_assert_int_eq(mgpk_host_pack(ctx, t, typed + origin, p2, first, n, 0), MPI_SUCCESS);
-            ck_assert_msg(memcmp(p1, p2, (size_t)total + 1) == 0, "pack: case %d slice %d", c, k);
+            ck_assert_msg(memcmp(p1, p2, (size_t)total + 1) == 0, "pack: case %d (%s) slice %d",
+                          c / 2, c % 2 ? "short" : "long", k);
             memset(u1, 0xa5, (size_t)span);
             memset(u2, 0xa5, (size_t)span);
             mgdt_ref_unpack(t, p1, count, u1 + origin, first, n);
             ck_assert_int_eq(mgpk_host_pack(ctx, t, u2 + origin, p1, first, n, 1), MPI_SUCCESS);
-            ck_assert_msg(memcmp(u1, u2, (size_t)span) == 0, "unpack: case %d slice %d", c, k);
+            ck_assert_msg(memcmp(u1, u2, (size_t)span) == 0, "unpack: case %d (%s) slice %d", c / 2,
+                          c % 2 ? "short" : "long", k);
         }
         free(typed);
         free(u1);
@@ -399,6 +405,8 @@ START_TEST(test_host_walk)
     mgpk_stats_t st;
     mgpk_ctx_stats(ctx, &st);
     ck_assert_int_eq(st.copy_threads, 3);
+    /* Each long walk splits, once per slice and direction. */
+    ck_assert_int_ge(st.host_splits, 4 * splits);
     mgpk_ctx_free(ctx);
 }
 END_TEST
