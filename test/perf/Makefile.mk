@@ -28,6 +28,6 @@ EXTRA_DIST += test/perf/hand.cl build-aux/embed-text.sh test/perf/plot.sh test/p
 	test/perf/device-p2p.sh test/perf/device-vcl.sh test/perf/device-cma.sh \
 	test/perf/device-final.sh test/perf/device-s4.sh test/perf/device-s5.sh \
 	test/perf/device-vcl-lib.sh test/perf/device-s6.sh test/perf/device-s7.sh test/perf/device-s8.sh \
-	test/perf/device-s9.sh test/perf/device-s10.sh test/perf/device-s11.sh test/perf/device-s12.sh test/perf/device-s13.sh test/perf/device-s14.sh 	test/perf/device-common.sh
+	test/perf/device-s9.sh test/perf/device-s10.sh test/perf/device-s11.sh test/perf/device-s12.sh test/perf/device-s13.sh test/perf/device-s14.sh test/perf/device-s15.sh 	test/perf/device-common.sh
 # A short ping-pong on 2 ranks in make check (arguments in test/mpi/testlist).
 TESTS += mpigpu-pingpong
