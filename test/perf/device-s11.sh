@@ -10,8 +10,6 @@ set -u
 mode=${1:-check}
 PB_TIMEOUT=${PB_TIMEOUT:-200}
 . "$(dirname "$0")/device-common.sh"
-b=$(dirname "$(command -v mpigpu-pingpong)")/..
-export HWLOC_PLUGINS_PATH=$b/lib
 A="MPIGPU_STAGING_MAX=64K MPIGPU_P2P_AUTO_MIN=16K"
 PL="MPIGPU_P2P_PROTOCOL=plain"
 if [ $mode = check ] || [ $mode = all ]; then

@@ -12,8 +12,6 @@ set -u
 mode=${1:-check}
 PB_TIMEOUT=${PB_TIMEOUT:-200}
 . "$(dirname "$0")/device-common.sh"
-b=$(dirname "$(command -v mpigpu-packbench)")/..
-export HWLOC_PLUGINS_PATH=$b/lib
 if [ $mode = check ] || [ $mode = all ]; then
   pb test_pack
   pb test_calib

@@ -12,8 +12,6 @@ set -u
 mode=${1:-p2p}
 PB_TIMEOUT=200
 . "$(dirname "$0")/device-common.sh"
-b=$(dirname "$(command -v mpigpu-pingpong)")/..
-export HWLOC_PLUGINS_PATH=$b/lib
 C="MPIGPU_STAGING_MAX=16M MPIGPU_P2P_PROTOCOL=chunked"
 if [ $mode = p2p ]; then
   pb mpiexec -n 2 env MPIGPU_STAGING_MAX=64K MPIGPU_P2P_PROTOCOL=chunked p2p_misc

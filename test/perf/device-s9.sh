@@ -12,8 +12,6 @@ set -u
 mode=${1:-lane}
 PB_TIMEOUT=${PB_TIMEOUT:-200}
 . "$(dirname "$0")/device-common.sh"
-b=$(dirname "$(command -v mpigpu-pingpong)")/..
-export HWLOC_PLUGINS_PATH=$b/lib
 C="MPIGPU_P2P_PROTOCOL=chunked"
 if [ $mode = check ]; then
   pb mpiexec -n 2 env MPIGPU_STAGING_MAX=64K $C MPIGPU_P2P_SHM_PIECE=64K p2p_pingpong lane
