@@ -265,6 +265,31 @@ static void test_set_queue(void)
     /* The old context's addresses stay valid. */
     CHECK(MPIX_Gpu_memcpy(nu, old, sizeof(h)) == MPI_SUCCESS);
     CHECK(MPIX_Gpu_memcpy(g, nu, sizeof(g)) == MPI_SUCCESS && memcmp(g, h, sizeof(h)) == 0);
+    /* MPI_Pack and MPI_Unpack between buffers of the two contexts (through a
+       host buffer), twice each, against the host's MPI_Pack of the same bytes. */
+    MPI_Datatype v;
+    MPI_Type_vector(100, 2, 5, MPI_BYTE, &v);
+    MPI_Type_commit(&v);
+    unsigned char want[200], zero[1000] = {0}, back[1000] = {0};
+    int pos = 0;
+    MPI_Pack(h, 1, v, want, sizeof(want), &pos, MPI_COMM_WORLD);
+    pos = 0;
+    MPI_Unpack(want, sizeof(want), &pos, back, 1, v, MPI_COMM_WORLD);
+    for (int r = 0; r < 2; r++) {
+        pos = 0;
+        CHECK(MPIX_Gpu_memcpy(nu, zero, sizeof(zero)) == MPI_SUCCESS);
+        CHECK(MPI_Pack(old, 1, v, nu, sizeof(h), &pos, MPI_COMM_WORLD) == MPI_SUCCESS &&
+              pos == 200);
+        CHECK(MPIX_Gpu_memcpy(g, nu, sizeof(g)) == MPI_SUCCESS && memcmp(g, want, 200) == 0 &&
+              memcmp(g + 200, zero, sizeof(g) - 200) == 0);
+        pos = 0;
+        CHECK(MPIX_Gpu_memcpy(old, zero, sizeof(zero)) == MPI_SUCCESS);
+        CHECK(MPI_Unpack(nu, 200, &pos, old, 1, v, MPI_COMM_WORLD) == MPI_SUCCESS && pos == 200);
+        CHECK(MPIX_Gpu_memcpy(g, old, sizeof(g)) == MPI_SUCCESS &&
+              memcmp(g, back, sizeof(back)) == 0);
+        CHECK(MPIX_Gpu_memcpy(old, h, sizeof(h)) == MPI_SUCCESS);
+    }
+    MPI_Type_free(&v);
     CHECK(MPIX_Gpu_free(old) == MPI_SUCCESS && MPIX_Gpu_free(nu) == MPI_SUCCESS);
     CHECK_ERR(MPIX_Gpu_set_queue(NULL), MPI_ERR_ARG, NULL);
     /* The library retained the queue; the application may drop its own. */

@@ -318,6 +318,7 @@ static int pk_device(pk_call_t *c)
     int rc = MPI_SUCCESS;
     mgpk_ctx_t *pk = NULL;
     char *bounce = NULL;
+    size_t bounce_cap = 0;
     int flags = (c->ext ? MGPK_F_EXTERNAL32 : 0) |
                 (c->method == MGPK_METHOD_HOST ? 0 : MGPK_F_METHOD(c->method));
     int cross = c->p.dev && c->p.e.context != c->t.e.context;
@@ -327,7 +328,11 @@ static int pk_device(pk_call_t *c)
     rc = mgdev_ctx_get(c->t.e.context, &pk);
     MG_CHECK(rc, fn_fail);
     if (cross) {
-        if (!(bounce = malloc((size_t)c->n)))
+        /* A kept host buffer, as for pk_host_open: no allocation per call. */
+        mgdev_p2p_lock();
+        rc = mgdev_big_get((size_t)c->n, &bounce, &bounce_cap);
+        mgdev_p2p_unlock();
+        if (rc != MPI_SUCCESS)
             MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory (%lld bytes)",
                     c->fn, (long long)c->n);
         pb.host = bounce;
@@ -354,7 +359,11 @@ static int pk_device(pk_call_t *c)
         }
     }
 fn_exit:
-    free(bounce);
+    if (bounce) {
+        mgdev_p2p_lock();
+        mgdev_big_put(bounce, bounce_cap);
+        mgdev_p2p_unlock();
+    }
     return rc;
 fn_fail:
     goto fn_exit;
