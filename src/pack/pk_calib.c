@@ -478,9 +478,9 @@ fn_exit:
     return rc;
 }
 
-/* The methods of one cell (v[m] of method m + 1; -1 for those that skip
-   says not to run), each the best of up to 4 timed calls after a warm-up:
-   4 below 2 ms, 2 below 20 ms, else 1.  The methods take turns, so that a
+/* The times of one cell's methods into v (v[m] for method m + 1; -1 where
+   skip[m] says not to run it), each the best of up to 4 timed calls after a
+   warm-up: 4 below 2 ms, 2 below 20 ms, else 1.  The methods take turns, so that a
    stretch where the VM's scheduler held the process up (session 15: 130 to
    240 us for a 20 us cell) slows all of them, not one method's calls. */
 static int cal_cell(mgpk_ctx_t *ctx, const cal_bufs_t *b, const mgdt_type_t *t, int64_t count,
