@@ -125,8 +125,8 @@ int mgpk_unpack(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, mgpk_bu
 /* Pack (or, with unpack, unpack) bytes [first, first + n) of the native
    packed stream of instances of type whose origin is typed, both in host
    memory, on the CPU: the datatype engine's walk, split over ctx's copy
-   threads from 2 MiB of work, each run counted as 64 bytes (ctx may be
-   NULL: the caller's thread alone).  packed
+   threads from 4 MiB of work, or 512 KiB while they are awake, each run
+   counted as 64 bytes (ctx may be NULL: the caller's thread alone).  packed
    points at byte `first`.  The bytes are MPI_Pack's. */
 int mgpk_host_pack(mgpk_ctx_t *ctx, const mgdt_type_t *type, void *typed, void *packed,
                    int64_t first, int64_t n, int unpack);

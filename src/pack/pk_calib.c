@@ -174,6 +174,16 @@ static void grid_line(char *buf, size_t len, const char *key, const int64_t *g, 
         at += (size_t)snprintf(buf + at, len - at, " %lld", (long long)g[i]);
 }
 
+/* The grid lines of the file, in its order. */
+static const struct {
+    const char *key;
+    const int64_t *g;
+    int n;
+} cal_grids[] = {{"sizes", cal_sizes, MGPK_CAL_NSIZES},
+                 {"blocks", cal_blocks, MGPK_CAL_NBLOCKS},
+                 {"strides", cal_strides, MGPK_CAL_NSTRIDES}};
+#define CAL_NGRIDS ((int)(sizeof(cal_grids) / sizeof(cal_grids[0])))
+
 /* The index of v in grid g of n points, n where it is none of them. */
 static int grid_at(const int64_t *g, int n, long long v)
 {
@@ -211,15 +221,11 @@ static int cal_load(mgpk_ctx_t *ctx, const char *name, const char *driver)
     if (!read_line(f, buf) || strcmp(buf, CAL_MAGIC) || !expect(f, buf, "device", name) ||
         !expect(f, buf, "driver", driver) || !expect(f, buf, "library", PACKAGE_VERSION))
         goto done;
-    grid_line(grid, sizeof(grid), "sizes", cal_sizes, MGPK_CAL_NSIZES);
-    if (!read_line(f, buf) || strcmp(buf, grid))
-        goto done;
-    grid_line(grid, sizeof(grid), "blocks", cal_blocks, MGPK_CAL_NBLOCKS);
-    if (!read_line(f, buf) || strcmp(buf, grid))
-        goto done;
-    grid_line(grid, sizeof(grid), "strides", cal_strides, MGPK_CAL_NSTRIDES);
-    if (!read_line(f, buf) || strcmp(buf, grid))
-        goto done;
+    for (int i = 0; i < CAL_NGRIDS; i++) {
+        grid_line(grid, sizeof(grid), cal_grids[i].key, cal_grids[i].g, cal_grids[i].n);
+        if (!read_line(f, buf) || strcmp(buf, grid))
+            goto done;
+    }
     for (int row = 0; row < 2 * MGPK_CAL_NSTRIDES * MGPK_CAL_NSIZES * MGPK_CAL_NBLOCKS; row++) {
         char dir[8], fk[32], fc[32], fh[32], extra;
         long long stride, size, blk;
@@ -281,12 +287,10 @@ static void cal_store(mgpk_ctx_t *ctx, const char *name, const char *driver)
     if (f) {
         fprintf(f, "%s\ndevice %s\ndriver %s\nlibrary %s\n", CAL_MAGIC, name, driver,
                 PACKAGE_VERSION);
-        grid_line(grid, sizeof(grid), "sizes", cal_sizes, MGPK_CAL_NSIZES);
-        fprintf(f, "%s\n", grid);
-        grid_line(grid, sizeof(grid), "blocks", cal_blocks, MGPK_CAL_NBLOCKS);
-        fprintf(f, "%s\n", grid);
-        grid_line(grid, sizeof(grid), "strides", cal_strides, MGPK_CAL_NSTRIDES);
-        fprintf(f, "%s\n", grid);
+        for (int i = 0; i < CAL_NGRIDS; i++) {
+            grid_line(grid, sizeof(grid), cal_grids[i].key, cal_grids[i].g, cal_grids[i].n);
+            fprintf(f, "%s\n", grid);
+        }
         for (int d = 0; d < 2; d++)
             for (int k = 0; k < MGPK_CAL_NSTRIDES; k++)
                 for (int si = 0; si < MGPK_CAL_NSIZES; si++)

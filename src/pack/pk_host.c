@@ -12,13 +12,14 @@
 
 #include "mgpk_impl.h"
 
-/* Parts of less work than this cost more to hand out than they save.  The
-   pool's helpers watch for work a while before they sleep (pk_hcopy.c), so
-   a part may be short: 256 KiB split 1 MiB of contiguous bytes 1.2 to 1.4x
-   faster than one memcpy on the VM, where 1 MiB parts left it whole
-   (doc/performance.md, session 15).  The work of a range counts its packed
-   bytes plus MGPK_HOST_RUN_COST per run. */
-#define MGPK_HOST_MIN_PART ((int64_t)256 << 10)
+/* Jobs of less work than this stay on the caller's thread: handing out
+   parts costs more than it saves.  The pool's helpers watch for work a
+   while before they sleep (pk_hcopy.c), so the bound can be low: split in
+   parts of 256 KiB, 1 MiB of contiguous bytes packed 1.2 to 1.4x faster than
+   one memcpy on the VM, where 1 MiB parts left it whole (doc/performance.md,
+   session 15).  The work of a range counts its packed bytes plus
+   MGPK_HOST_RUN_COST per run. */
+#define MGPK_HOST_SPLIT_MIN ((int64_t)512 << 10)
 /* Below this much work a job is split only while a helper is awake: waking
    a sleeping one cost 10 to 20 us on the VM, more than a split of less
    saves (session 15, helpers that never watch: 1 MiB of contiguous bytes
@@ -38,7 +39,7 @@
    most 9 times n in all. */
 static int64_t host_work(const mgdt_type_t *type, int64_t first, int64_t n)
 {
-    if (n < 2 * MGPK_HOST_MIN_PART / 9)
+    if (n < MGPK_HOST_SPLIT_MIN / 9)
         return n;
     int64_t bl = mgdt_ref_mean_run(type, first, n, 16);
     if (bl < MGPK_HOST_RUN_COST / 8)
@@ -68,7 +69,7 @@ static void host_range(void *arg, size_t off, size_t len)
 static int host_run(mgpk_ctx_t *ctx, host_job_t *j, int64_t n, int64_t work)
 {
     int rc = MPI_SUCCESS;
-    if (work < 2 * MGPK_HOST_MIN_PART || !ctx) {
+    if (work < MGPK_HOST_SPLIT_MIN || !ctx) {
         if (n > 0)
             host_range(j, 0, (size_t)n);
         goto fn_exit;
@@ -88,19 +89,10 @@ fn_exit:
     return rc;
 }
 
-int mgpk_host_pack_locked(mgpk_ctx_t *ctx, const mgdt_type_t *type, void *typed, void *packed,
-                          int64_t first, int64_t n, int unpack)
-{
-    host_job_t j = {.type = type->bytes ? type->bytes : type,
-                    .typed = typed,
-                    .packed = packed,
-                    .first = first,
-                    .unpack = unpack};
-    return host_run(ctx, &j, n, ctx ? host_work(j.type, first, n) : 0);
-}
-
-int mgpk_host_pack(mgpk_ctx_t *ctx, const mgdt_type_t *type, void *typed, void *packed,
-                   int64_t first, int64_t n, int unpack)
+/* Both entry points: `lock` takes ctx->lock for a job long enough to split
+   (a shorter one never touches ctx). */
+static int host_pack(mgpk_ctx_t *ctx, int lock, const mgdt_type_t *type, void *typed, void *packed,
+                     int64_t first, int64_t n, int unpack)
 {
     host_job_t j = {.type = type->bytes ? type->bytes : type,
                     .typed = typed,
@@ -108,10 +100,23 @@ int mgpk_host_pack(mgpk_ctx_t *ctx, const mgdt_type_t *type, void *typed, void *
                     .first = first,
                     .unpack = unpack};
     int64_t work = ctx ? host_work(j.type, first, n) : 0;
-    if (work < 2 * MGPK_HOST_MIN_PART)
-        return host_run(NULL, &j, n, work);
-    pthread_mutex_lock(&ctx->lock);
+    lock = lock && work >= MGPK_HOST_SPLIT_MIN;
+    if (lock)
+        pthread_mutex_lock(&ctx->lock);
     int rc = host_run(ctx, &j, n, work);
-    pthread_mutex_unlock(&ctx->lock);
+    if (lock)
+        pthread_mutex_unlock(&ctx->lock);
     return rc;
+}
+
+int mgpk_host_pack_locked(mgpk_ctx_t *ctx, const mgdt_type_t *type, void *typed, void *packed,
+                          int64_t first, int64_t n, int unpack)
+{
+    return host_pack(ctx, 0, type, typed, packed, first, n, unpack);
+}
+
+int mgpk_host_pack(mgpk_ctx_t *ctx, const mgdt_type_t *type, void *typed, void *packed,
+                   int64_t first, int64_t n, int unpack)
+{
+    return host_pack(ctx, 1, type, typed, packed, first, n, unpack);
 }

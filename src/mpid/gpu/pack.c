@@ -196,8 +196,8 @@ static int pk_stage(const pk_side_t *s, void *host, int64_t off, int64_t len, in
 
 /* A device side for the host's MPI: its storage itself where the buffer is
    zero copy (e.host), mapped in place where the device's memory is the
-   host's (mgpk_map), else staged in a malloc'd copy (*buf; the bytes are
-   read in first when `in`). */
+   host's (mgpk_map), else staged in a kept copy (*buf, pk_kept_get; the
+   bytes are read in first when `in`). */
 typedef struct pk_host_side {
     mgpk_ctx_t *pk;
     cl_mem mem;
@@ -205,6 +205,30 @@ typedef struct pk_host_side {
     char *buf;  /* staged copy (mgdev_big_get: kept pages, no faults per call), or NULL */
     size_t cap; /* its capacity */
 } pk_host_side_t;
+
+/* A kept host buffer of at least len bytes for call c (*cap its capacity),
+   and its return: a fresh one of 32 MiB or more is mapped anew by malloc on
+   every call, and its page faults took 20 to 110 ms on the H100's host
+   (performance.md, session 13). */
+static int pk_kept_get(const pk_call_t *c, int64_t len, char **buf, size_t *cap)
+{
+    mgdev_p2p_lock();
+    int rc = mgdev_big_get((size_t)len, buf, cap);
+    mgdev_p2p_unlock();
+    if (rc != MPI_SUCCESS)
+        rc = mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory (%lld bytes)", c->fn,
+                       (long long)len);
+    return rc;
+}
+
+static void pk_kept_put(char *buf, size_t cap)
+{
+    if (!buf)
+        return;
+    mgdev_p2p_lock();
+    mgdev_big_put(buf, cap);
+    mgdev_p2p_unlock();
+}
 
 static int pk_host_open(const pk_call_t *c, const pk_side_t *s, int64_t off, int64_t len, int in,
                         int write, pk_host_side_t *h, char **p)
@@ -226,15 +250,8 @@ static int pk_host_open(const pk_call_t *c, const pk_side_t *s, int64_t off, int
         *p = h->map;
         goto fn_exit;
     }
-    /* A kept buffer: a fresh one of 32 MiB or more is mapped anew by malloc
-       on every call, and its page faults took 20 to 110 ms on the H100's host
-       (performance.md, session 13). */
-    mgdev_p2p_lock();
-    rc = mgdev_big_get((size_t)len, &h->buf, &h->cap);
-    mgdev_p2p_unlock();
-    if (rc != MPI_SUCCESS)
-        MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory (%lld bytes)", c->fn,
-                (long long)len);
+    rc = pk_kept_get(c, len, &h->buf, &h->cap);
+    MG_CHECK(rc, fn_fail);
     if (in) {
         rc = pk_stage(s, h->buf, off, len, 1);
         MG_CHECK(rc, fn_fail);
@@ -255,11 +272,7 @@ static int pk_host_close(const pk_side_t *s, int64_t off, int64_t len, int out, 
         rc2 = mgpk_unmap(h->pk, h->mem, h->map);
     else if (h->buf && out && rc == MPI_SUCCESS)
         rc2 = pk_stage(s, h->buf, off, len, 0);
-    if (h->buf) {
-        mgdev_p2p_lock();
-        mgdev_big_put(h->buf, h->cap);
-        mgdev_p2p_unlock();
-    }
+    pk_kept_put(h->buf, h->cap);
     h->map = h->buf = NULL;
     return rc != MPI_SUCCESS ? rc : rc2;
 }
@@ -328,13 +341,8 @@ static int pk_device(pk_call_t *c)
     rc = mgdev_ctx_get(c->t.e.context, &pk);
     MG_CHECK(rc, fn_fail);
     if (cross) {
-        /* A kept host buffer, as for pk_host_open: no allocation per call. */
-        mgdev_p2p_lock();
-        rc = mgdev_big_get((size_t)c->n, &bounce, &bounce_cap);
-        mgdev_p2p_unlock();
-        if (rc != MPI_SUCCESS)
-            MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory (%lld bytes)",
-                    c->fn, (long long)c->n);
+        rc = pk_kept_get(c, c->n, &bounce, &bounce_cap);
+        MG_CHECK(rc, fn_fail);
         pb.host = bounce;
     } else if (c->p.dev) {
         pb.host = NULL;
@@ -359,11 +367,7 @@ static int pk_device(pk_call_t *c)
         }
     }
 fn_exit:
-    if (bounce) {
-        mgdev_p2p_lock();
-        mgdev_big_put(bounce, bounce_cap);
-        mgdev_p2p_unlock();
-    }
+    pk_kept_put(bounce, bounce_cap);
     return rc;
 fn_fail:
     goto fn_exit;
