@@ -1,3 +1,7 @@
-# Shared helpers used by every layer (error codes).
+# src/common: what every layer shares (error codes and messages).  Its face:
+# mgerr.h.  It includes no other folder.
 noinst_LTLIBRARIES += libmgcommon.la
+MG_COMMON_INC = -I$(top_srcdir)/src/common
+libmgcommon_la_CPPFLAGS = $(MG_BASE_CPPFLAGS) $(MG_COMMON_INC)
 libmgcommon_la_SOURCES = src/common/mgerr.c
+noinst_HEADERS += src/common/mgerr.h

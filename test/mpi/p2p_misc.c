@@ -5,9 +5,9 @@
    and refusal of calls that do not take device buffers yet. */
 #include "p2p_common.h"
 
-/* Test hook of the library (src/mpid/gpu/p2p.h). */
-void mgdev_p2p_host_receives(unsigned long *inplace, unsigned long *landed);
-void mgdev_p2p_rest_messages(unsigned long *sent, unsigned long *received);
+/* Test hook of the library (src/p2p/p2p.h). */
+void mgp2p_host_receives(unsigned long *inplace, unsigned long *landed);
+void mgp2p_rest_messages(unsigned long *sent, unsigned long *received);
 
 static int rank, size;
 
@@ -137,7 +137,7 @@ static void test_host_recv(void)
                 int got = -1, flag = 0, one = 5;
                 unsigned long rs0, rr0, rs1, rr1;
                 void *rb = r + ORIGIN;
-                mgdev_p2p_rest_messages(&rs0, &rr0);
+                mgp2p_rest_messages(&rs0, &rr0);
                 switch (k) {
                 case 0:
                     CHECK(MPI_Recv(rb, count, t, 0, 8, MPI_COMM_WORLD, &st) == MPI_SUCCESS);
@@ -175,7 +175,7 @@ static void test_host_recv(void)
                 CHECK(buf_equal(r, want, n, 0));
                 /* The rest of a message in pieces came as one message when
                    the host receive asked for it. */
-                mgdev_p2p_rest_messages(&rs1, &rr1);
+                mgp2p_rest_messages(&rs1, &rr1);
                 CHECK(rs1 == rs0 &&
                       rr1 - rr0 == (p2p_host_rest() && p2p_in_pieces((long long)count * tsize)));
                 buf_free(r, 0);
@@ -200,11 +200,11 @@ static void test_host_recv(void)
             unsigned long rs0, rr0, rs1, rr1;
             int tsize = 0;
             MPI_Type_size(t, &tsize);
-            mgdev_p2p_rest_messages(&rs0, &rr0);
+            mgp2p_rest_messages(&rs0, &rr0);
             for (int w = 0; w < 4; w++)
                 CHECK(MPI_Isend(s + ORIGIN, count, t, 1, 14, MPI_COMM_WORLD, &q[w]) == MPI_SUCCESS);
             CHECK(MPI_Waitall(4, q, st) == MPI_SUCCESS);
-            mgdev_p2p_rest_messages(&rs1, &rr1);
+            mgp2p_rest_messages(&rs1, &rr1);
             CHECK(rr1 == rr0 &&
                   rs1 - rs0 == 4u * (p2p_host_rest() && p2p_in_pieces((long long)count * tsize)));
             buf_free(s, 1);
@@ -215,13 +215,13 @@ static void test_host_recv(void)
             unsigned long in0, land0, in1, land1;
             int tsize = 0;
             MPI_Type_size(t, &tsize);
-            mgdev_p2p_host_receives(&in0, &land0);
+            mgp2p_host_receives(&in0, &land0);
             for (int w = 0; w < 4; w++)
                 CHECK(MPI_Irecv(r + ORIGIN, count, t, 0, 14, MPI_COMM_WORLD, &q[w]) == MPI_SUCCESS);
             CHECK(MPI_Waitall(4, q, st) == MPI_SUCCESS);
             /* Where mpigpu takes them: a dense layout's first receive in
                place, the others in place only once no other overlaps. */
-            mgdev_p2p_host_receives(&in1, &land1);
+            mgp2p_host_receives(&in1, &land1);
             if (p2p_host_watched((long long)count * tsize))
                 CHECK(in1 - in0 + land1 - land0 == 4 &&
                       (tis[i % 2] == 0 ? in1 - in0 >= 1 : in1 == in0));

@@ -12,12 +12,12 @@
 
 #include "p2p_common.h"
 
-/* Test hook of the library (src/mpid/gpu/p2p.h). */
+/* Test hook of the library (src/p2p/p2p.h). */
 void mgdev_staging_usage(size_t *allocated, size_t *high_water, size_t *cap);
 void mgdev_big_usage(size_t *kept, unsigned long *allocs);
-int mgdev_p2p_pipe_high(void);
-unsigned long mgdev_worker_jobs(void);
-void mgdev_p2p_lane_pieces(unsigned long *sent, unsigned long *received);
+int mgp2p_pipe_high(void);
+unsigned long mgp2p_worker_jobs(void);
+void mgp2p_lane_pieces(unsigned long *sent, unsigned long *received);
 
 static long rss_kib(void)
 {
@@ -110,8 +110,8 @@ int main(int argc, char **argv)
        is kept), and with more than one piece in flight the worker thread
        packed or unpacked pieces while MPI moved others. */
     const char *dv = getenv("MPIGPU_P2P_DEPTH");
-    int depth = dv ? atoi(dv) : 3, high = mgdev_p2p_pipe_high();
-    unsigned long jobs = mgdev_worker_jobs();
+    int depth = dv ? atoi(dv) : 3, high = mgp2p_pipe_high();
+    unsigned long jobs = mgp2p_worker_jobs();
     CHECK(!pipe || (high == depth && big1 == big0));
     CHECK(!pipe || (depth > 1 ? jobs > 0 : jobs == 0));
     /* Lane: each rank sent and received (iters + warm) / 2 messages, each a
@@ -119,7 +119,7 @@ int main(int argc, char **argv)
        header)
        by MPI and the rest in pieces of one slot through the ring. */
     unsigned long lsent = 0, lrecv = 0;
-    mgdev_p2p_lane_pieces(&lsent, &lrecv);
+    mgp2p_lane_pieces(&lsent, &lrecv);
     long slot = env_bytes("MPIGPU_P2P_SHM_PIECE", 8 << 20),
          rest = (long)(count * 512) - ((long)p2p_first_len() - 40);
     unsigned long want =

@@ -44,6 +44,6 @@ clean-remote-tests:
 
 # Write/read bandwidth, launch latency and clSetKernelArg cost of any OpenCL
 # platform (plain OpenCL, no MPI): run by test/remote/vclbench.sh.
-check_PROGRAMS += test/perf/mpigpu-vclbench
-test_perf_mpigpu_vclbench_SOURCES = test/perf/mpigpu-vclbench.c
-test_perf_mpigpu_vclbench_LDADD = $(OPENCL_LIBS)
+check_PROGRAMS += test/remote/mpigpu-vclbench
+test_remote_mpigpu_vclbench_SOURCES = test/remote/mpigpu-vclbench.c
+test_remote_mpigpu_vclbench_LDADD = $(OPENCL_LIBS)

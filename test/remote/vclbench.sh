@@ -25,7 +25,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 mode=virtual
 case ${1:-} in virtual | native) mode=$1; shift ;; esac
 [ "$mode" = native ] || { mgvcl_skip_unless_built || exit 77; }
-bench=$MGVCL_BUILDDIR/test/perf/mpigpu-vclbench
+bench=$MGVCL_BUILDDIR/test/remote/mpigpu-vclbench
 [ -x "$bench" ] || { echo "vclbench: $bench not built (make check builds it)" >&2; exit 1; }
 out=$(mktemp -d "${TMPDIR:-/tmp}/vclbench.XXXXXX") || exit 1
 MGVCL_EXIT_HOOK='rm -rf "$out"'

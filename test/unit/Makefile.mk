@@ -2,8 +2,8 @@
 check_PROGRAMS += test/unit/test_registry
 TESTS += test/unit/test_registry
 VALGRIND_TESTS += test/unit/test_registry
-test_unit_test_registry_SOURCES = test/unit/test_registry.c src/mpid/gpu/registry.c
-test_unit_test_registry_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/mpid/gpu
+test_unit_test_registry_SOURCES = test/unit/test_registry.c src/device/registry.c
+test_unit_test_registry_CPPFLAGS = $(AM_CPPFLAGS)
 test_unit_test_registry_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 test_unit_test_registry_LDADD = libmgcommon.la $(CHECK_LIBS) $(OPENCL_LIBS) -lpthread
 
@@ -32,7 +32,7 @@ test_unit_test_calib_LDADD = libmgpk.la libmgdt.la libmgcommon.la $(OPENCL_LIBS)
 check_PROGRAMS += test/unit/test_locality
 TESTS += test/unit/test_locality
 VALGRIND_TESTS += test/unit/test_locality
-test_unit_test_locality_SOURCES = test/unit/test_locality.c src/mpid/gpu/locality.c
-test_unit_test_locality_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/mpid/gpu
+test_unit_test_locality_SOURCES = test/unit/test_locality.c src/device/locality.c
+test_unit_test_locality_CPPFLAGS = $(AM_CPPFLAGS)
 test_unit_test_locality_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 test_unit_test_locality_LDADD = $(CHECK_LIBS) $(HWLOC_LIBS) $(OPENCL_LIBS)

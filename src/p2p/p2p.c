@@ -63,10 +63,10 @@ typedef struct p2p_header {
 
 static MPI_Comm shadow = MPI_COMM_NULL;
 static MPI_Comm ctrl = MPI_COMM_NULL; /* answers to lane offers */
-static int pipe_high;                 /* mgdev_p2p_pipe_high() */
+static int pipe_high;                 /* mgp2p_pipe_high() */
 static unsigned long lane_sent, lane_received;
-static unsigned long host_inplace, host_landed; /* mgdev_p2p_host_receives() */
-static unsigned long rest_sent, rest_received;  /* mgdev_p2p_rest_messages() */
+static unsigned long host_inplace, host_landed; /* mgp2p_host_receives() */
+static unsigned long rest_sent, rest_received;  /* mgp2p_rest_messages() */
 /* Answers to a lane offer: the rest through the lane, in pieces by MPI, or
    as one MPI message (into a host receive's place). */
 static const int lane_yes = 1, lane_no = 0, lane_rest = 2;
@@ -78,7 +78,7 @@ static int seq_limit; /* MPI_TAG_UB + 1 */
 static uint64_t job_nonce;
 static const char *const protocol_names[] = {"plain", "chunked", "auto"};
 
-int mgdev_p2p_init(void)
+int mgp2p_init(void)
 {
     int size = 0, flag = 0, *ub = NULL;
     mgdev_stage_init(mgdev_state.settings.staging_max, mgdev_state.settings.staging_keep);
@@ -86,9 +86,9 @@ int mgdev_p2p_init(void)
     if (rc == MPI_SUCCESS)
         rc = PMPI_Comm_dup(MPI_COMM_WORLD, &ctrl);
     if (rc == MPI_SUCCESS)
-        rc = mgdev_progress_init();
+        rc = mgp2p_progress_init();
     if (rc == MPI_SUCCESS)
-        rc = mgdev_lane_init();
+        rc = mgp2p_lane_init();
     if (rc != MPI_SUCCESS)
         return rc;
     PMPI_Comm_set_errhandler(shadow, MPI_ERRORS_RETURN);
@@ -110,7 +110,7 @@ int mgdev_p2p_init(void)
         return rc;
     /* Every process must split messages alike: one that expects no pieces
        would take a first piece for a whole message. */
-    int64_t f = mgdev_p2p_first_len();
+    int64_t f = mgp2p_first_len();
     long v[6] = {mgdev_state.settings.p2p_protocol, (long)f, f ? (long)mgdev_stage_chunk() : 0};
     for (int i = 0; i < 3; i++)
         v[3 + i] = -v[i];
@@ -130,7 +130,7 @@ int mgdev_p2p_init(void)
     return MPI_SUCCESS;
 }
 
-int64_t mgdev_p2p_first_len(void)
+int64_t mgp2p_first_len(void)
 {
     size_t f = mgdev_state.settings.p2p_first, chunk = mgdev_stage_chunk();
     if (mgdev_state.settings.p2p_protocol == MGDEV_P2P_PLAIN || shadow == MPI_COMM_NULL)
@@ -142,74 +142,58 @@ int64_t mgdev_p2p_first_len(void)
    the rest under auto: only to a node lane's peer). */
 static int may_chunk(int64_t n)
 {
-    int64_t f = mgdev_p2p_first_len(), min = (int64_t)mgdev_state.settings.p2p_auto_min;
+    int64_t f = mgp2p_first_len(), min = (int64_t)mgdev_state.settings.p2p_auto_min;
     if (!f || n < f)
         return 0;
     return mgdev_state.settings.p2p_protocol == MGDEV_P2P_CHUNKED || n >= min;
 }
 
-int mgdev_host_watch(int count, MPI_Datatype dt, int peer)
+int mgp2p_host_watch(int count, MPI_Datatype dt, int peer)
 {
     MPI_Count size = 0;
-    int64_t f = mgdev_p2p_first_len();
+    int64_t f = mgp2p_first_len();
     if (!f || count <= 0 || peer == MPI_PROC_NULL || dt == MPI_DATATYPE_NULL ||
         PMPI_Type_size_x(dt, &size) != MPI_SUCCESS || size <= 0)
         return 0; /* PMPI reports what is wrong */
     return (int64_t)count * size >= f;
 }
 
-int mgdev_p2p_pipe_high(void)
+int mgp2p_pipe_high(void)
 {
     return pipe_high;
 }
 
-void mgdev_p2p_lane_pieces(unsigned long *sent, unsigned long *received)
+void mgp2p_lane_pieces(unsigned long *sent, unsigned long *received)
 {
     *sent = lane_sent;
     *received = lane_received;
 }
 
-void mgdev_p2p_host_receives(unsigned long *inplace, unsigned long *landed)
+void mgp2p_host_receives(unsigned long *inplace, unsigned long *landed)
 {
     *inplace = host_inplace;
     *landed = host_landed;
 }
 
-void mgdev_p2p_rest_messages(unsigned long *sent, unsigned long *received)
+void mgp2p_rest_messages(unsigned long *sent, unsigned long *received)
 {
     *sent = rest_sent;
     *received = rest_received;
 }
 
-void mgdev_p2p_finalize(void)
+void mgp2p_finalize(void)
 {
-    mgdev_progress_finalize();
-    mgdev_worker_finalize();
-    mgdev_early_finalize(); /* its buffers go back to the kept list, freed next */
+    mgp2p_progress_finalize();
+    mgp2p_worker_finalize();
+    mgp2p_early_finalize(); /* its buffers go back to the kept list, freed next */
     mgdev_stage_finalize();
-    mgdev_lane_finalize();
+    mgp2p_lane_finalize();
     if (shadow != MPI_COMM_NULL)
         PMPI_Comm_free(&shadow);
     if (ctrl != MPI_COMM_NULL)
         PMPI_Comm_free(&ctrl);
     free(send_seq);
     send_seq = NULL;
-}
-
-int mgdev_buf_is_device(const void *buf, MPI_Count count, MPI_Datatype dt)
-{
-    MPI_Count tlb, tex, lb, ext;
-    if (buf == MPI_IN_PLACE)
-        return 0;
-    if (count <= 0 || dt == MPI_DATATYPE_NULL ||
-        PMPI_Type_get_true_extent_x(dt, &tlb, &tex) != MPI_SUCCESS ||
-        PMPI_Type_get_extent_x(dt, &lb, &ext) != MPI_SUCCESS)
-        return mgdev_reg_in_range(buf, 1);
-    MPI_Count span = (count - 1) * ext;
-    MPI_Count lo = (span < 0 ? span : 0) + tlb, hi = (span > 0 ? span : 0) + tlb + tex;
-    if (hi <= lo)
-        return mgdev_reg_in_range(buf, 1);
-    return mgdev_reg_in_range((const char *)buf + lo, (size_t)(hi - lo));
 }
 
 static int world_rank(MPI_Comm comm, int rank, int *w)
@@ -235,8 +219,8 @@ static int world_rank(MPI_Comm comm, int rank, int *w)
 }
 
 /* op is done with its staging: back to the pool, unless op is persistent
-   (mgdev_op_finish parks it for the next start). */
-static void op_unstage(mgdev_op_t *op)
+   (mgp2p_op_finish parks it for the next start). */
+static void op_unstage(mgp2p_op_t *op)
 {
     if (op->persistent)
         return;
@@ -246,7 +230,7 @@ static void op_unstage(mgdev_op_t *op)
     op->big = NULL;
 }
 
-void mgdev_op_unstage_all(mgdev_op_t *op)
+void mgp2p_op_unstage_all(mgp2p_op_t *op)
 {
     mgdev_stage_unpark(&op->stage);
     mgdev_stage_put(op->stage);
@@ -258,7 +242,7 @@ void mgdev_op_unstage_all(mgdev_op_t *op)
 /* op's own host memory (op->big) of at least want bytes, the one it holds
    when large enough (a persistent op keeps it for the next start); the error
    names what of len bytes it was for ("a message", "a receive"). */
-static int op_big(mgdev_op_t *op, size_t want, const char *what, int64_t len)
+static int op_big(mgp2p_op_t *op, size_t want, const char *what, int64_t len)
 {
     if (op->big && op->big_size >= want)
         return MPI_SUCCESS;
@@ -274,7 +258,7 @@ static int op_big(mgdev_op_t *op, size_t want, const char *what, int64_t len)
    one's first piece): a pool buffer (pinned, reused) when the pool has one
    now, else op's own (kept by a persistent op for its next start), so that
    every operation posts its message as soon as it starts. */
-static int op_buffer(mgdev_op_t *op, int64_t len, char **buf)
+static int op_buffer(mgp2p_op_t *op, int64_t len, char **buf)
 {
     int rc = MPI_SUCCESS;
     *buf = NULL;
@@ -313,13 +297,13 @@ static int op_buffer(mgdev_op_t *op, int64_t len, char **buf)
    its buffer goes back to the pool; a send cannot be taken back once matched,
    so its request is freed and its buffer, which MPI may still read, is never
    reused (it stays counted against the pool's cap). */
-static void pipe_drop(mgdev_op_t *op)
+static void pipe_drop(mgp2p_op_t *op)
 {
-    if (__atomic_load_n(&op->job.state, __ATOMIC_ACQUIRE) != MGDEV_JOB_IDLE)
-        mgdev_job_end(&op->job); /* the worker must be done with its buffer */
+    if (__atomic_load_n(&op->job.state, __ATOMIC_ACQUIRE) != MGP2P_JOB_IDLE)
+        mgp2p_job_end(&op->job); /* the worker must be done with its buffer */
     for (int i = 0; i < op->npipe; i++) {
-        mgdev_piece_t *p = &op->pipe[i];
-        if (p->req != MPI_REQUEST_NULL && op->kind == MGDEV_OP_RECV) {
+        mgp2p_piece_t *p = &op->pipe[i];
+        if (p->req != MPI_REQUEST_NULL && op->kind == MGP2P_OP_RECV) {
             PMPI_Cancel(&p->req);
             PMPI_Wait(&p->req, MPI_STATUS_IGNORE);
         } else if (p->req != MPI_REQUEST_NULL) {
@@ -334,16 +318,16 @@ static void pipe_drop(mgdev_op_t *op)
         PMPI_Cancel(&op->lane_req);
         PMPI_Wait(&op->lane_req, MPI_STATUS_IGNORE);
     }
-    if (op->lane_state == MGDEV_LANE_ON && op->kind == MGDEV_OP_SEND && op->posted < op->n &&
-        mgdev_lane_slot(op->lane))
-        mgdev_lane_publish(op->lane, op->seq, op->posted, -1); /* the receiver fails too */
-    else if (op->lane_state == MGDEV_LANE_ON && op->kind == MGDEV_OP_RECV)
-        mgdev_lane_drop(op->lane, op->seq, op->total - op->done);
-    op->lane_state = MGDEV_LANE_NONE;
+    if (op->lane_state == MGP2P_LANE_ON && op->kind == MGP2P_OP_SEND && op->posted < op->n &&
+        mgp2p_lane_slot(op->lane))
+        mgp2p_lane_publish(op->lane, op->seq, op->posted, -1); /* the receiver fails too */
+    else if (op->lane_state == MGP2P_LANE_ON && op->kind == MGP2P_OP_RECV)
+        mgp2p_lane_drop(op->lane, op->seq, op->total - op->done);
+    op->lane_state = MGP2P_LANE_NONE;
 }
 
 /* Record an error class (detailed message already set) on op; it is done. */
-static void op_fail(mgdev_op_t *op, int err, int raised)
+static void op_fail(mgp2p_op_t *op, int err, int raised)
 {
     if (op->err == MPI_SUCCESS) {
         op->err = err;
@@ -351,11 +335,11 @@ static void op_fail(mgdev_op_t *op, int err, int raised)
     }
     pipe_drop(op);
     op_unstage(op);
-    op->state = MGDEV_OP_DONE;
+    op->state = MGP2P_OP_DONE;
 }
 
 /* An error code from PMPI (already raised on the communicator's handler). */
-static void op_fail_mpi(mgdev_op_t *op, int code, const char *what)
+static void op_fail_mpi(mgp2p_op_t *op, int code, const char *what)
 {
     int cls = MPI_ERR_OTHER;
     PMPI_Error_class(code, &cls);
@@ -368,14 +352,14 @@ static void op_fail_mpi(mgdev_op_t *op, int code, const char *what)
 }
 
 /* A piece was posted with PMPI result rc: in flight, or op failed. */
-static int op_posted(mgdev_op_t *op, int rc, const char *what)
+static int op_posted(mgp2p_op_t *op, int rc, const char *what)
 {
     if (rc != MPI_SUCCESS) {
         op_fail_mpi(op, rc, what);
         return rc;
     }
     op->pieces++;
-    op->state = MGDEV_OP_INFLIGHT;
+    op->state = MGP2P_OP_INFLIGHT;
     return MPI_SUCCESS;
 }
 
@@ -384,13 +368,13 @@ static int op_posted(mgdev_op_t *op, int rc, const char *what)
    staging is pinned, so it would bounce them through its own buffers, and on
    a GPU that ranks share its copy or kernel costs a context switch.  Only
    under MPIGPU_PACK=auto: a forced method still runs the engine. */
-static int op_contig(const mgdev_op_t *op)
+static int op_contig(const mgp2p_op_t *op)
 {
     return mgdev_state.settings.method == MGPK_METHOD_AUTO && mgpk_contig(op->type, op->count);
 }
 
 /* Packed bytes [first, first + len) of op's data into host memory, or back. */
-static int op_pack(mgdev_op_t *op, char *host, int64_t first, int64_t len)
+static int op_pack(mgp2p_op_t *op, char *host, int64_t first, int64_t len)
 {
     mgpk_buf_t h = {.host = host, .pinned = mgdev_pinned(host, (size_t)len)},
                d = {.mem = op->mem, .offset = op->origin};
@@ -401,7 +385,7 @@ static int op_pack(mgdev_op_t *op, char *host, int64_t first, int64_t len)
 }
 
 /* Where a dense host receive's packed bytes lie in the caller's buffer. */
-static char *host_run(const mgdev_op_t *op)
+static char *host_run(const mgp2p_op_t *op)
 {
     return op->host + op->type->shape.offset;
 }
@@ -409,7 +393,7 @@ static char *host_run(const mgdev_op_t *op)
 /* A host receive landed in bytes: unpack len packed bytes at src (the whole
    message) into the caller's buffer.  A dense layout is one memcpy; else
    the pack engine's host walk (the bytes MPI_Unpack would write). */
-static int host_unpack(mgdev_op_t *op, const char *src, int64_t len)
+static int host_unpack(mgp2p_op_t *op, const char *src, int64_t len)
 {
     if (op->dense) {
         memcpy(host_run(op), src, (size_t)len);
@@ -418,7 +402,7 @@ static int host_unpack(mgdev_op_t *op, const char *src, int64_t len)
     return mgpk_host_pack(op->pk, op->type, op->host, (void *)(uintptr_t)src, 0, len, 1);
 }
 
-static int op_unpack(mgdev_op_t *op, char *host, int64_t first, int64_t len)
+static int op_unpack(mgp2p_op_t *op, char *host, int64_t first, int64_t len)
 {
     mgpk_buf_t h = {.host = host, .pinned = mgdev_pinned(host, (size_t)len)},
                d = {.mem = op->mem, .offset = op->origin};
@@ -431,19 +415,19 @@ static int op_unpack(mgdev_op_t *op, char *host, int64_t first, int64_t len)
 /* A plain message goes as count instances of the type's packed twin, whose
    type signature matches the user's datatype (mgdt_type_twin); the pieces of
    a chunked one as bytes. */
-static int send_post_piece(mgdev_op_t *op, char *buf, int64_t len, int first, MPI_Request *req)
+static int send_post_piece(mgp2p_op_t *op, char *buf, int64_t len, int first, MPI_Request *req)
 {
     MPI_Comm comm = first ? op->comm : shadow;
     int dest = first ? op->peer : op->wpeer, tag = first ? op->tag : op->seq;
     MPI_Count n = op->chunked ? (MPI_Count)len : op->count;
     MPI_Datatype t = op->chunked ? MPI_BYTE : op->twin;
-    if (op->mode == MGDEV_MODE_BUFFERED) {
+    if (op->mode == MGP2P_MODE_BUFFERED) {
         *req = MPI_REQUEST_NULL;
         return PMPI_Bsend_c(buf, n, t, dest, tag, comm);
     }
-    if (first && op->mode == MGDEV_MODE_SYNC)
+    if (first && op->mode == MGP2P_MODE_SYNC)
         return PMPI_Issend_c(buf, n, t, dest, tag, comm, req);
-    if (first && op->mode == MGDEV_MODE_READY)
+    if (first && op->mode == MGP2P_MODE_READY)
         return PMPI_Irsend_c(buf, n, t, dest, tag, comm, req);
     return PMPI_Isend_c(buf, n, t, dest, tag, comm, req);
 }
@@ -454,7 +438,7 @@ static int send_post_piece(mgdev_op_t *op, char *buf, int64_t len, int first, MP
    earlier piece, or parked by a persistent request) when own allows, else
    one from the pool, waiting for it when no piece is in flight (the
    operation's first claim) and only one the pool can spare otherwise. */
-static int pipe_buffer(mgdev_op_t *op, int64_t len, int own, mgdev_stage_t **s)
+static int pipe_buffer(mgp2p_op_t *op, int64_t len, int own, mgdev_stage_t **s)
 {
     *s = NULL;
     if (own && op->stage && op->stage->size >= (size_t)len) {
@@ -474,9 +458,9 @@ static int pipe_buffer(mgdev_op_t *op, int64_t len, int own, mgdev_stage_t **s)
 
 /* The oldest piece is complete: its buffer becomes the operation's own for
    the next piece, or goes back to the pool. */
-static void pipe_retire(mgdev_op_t *op)
+static void pipe_retire(mgp2p_op_t *op)
 {
-    mgdev_piece_t *p = &op->pipe[0];
+    mgp2p_piece_t *p = &op->pipe[0];
     op->done += p->len;
     if (p->stage && !op->stage)
         op->stage = p->stage;
@@ -487,20 +471,20 @@ static void pipe_retire(mgdev_op_t *op)
 }
 
 /* The message is complete once every piece was retired. */
-static int pipe_end(mgdev_op_t *op, int64_t total)
+static int pipe_end(mgp2p_op_t *op, int64_t total)
 {
     if (op->done < total)
         return 0;
-    op->state = MGDEV_OP_DONE;
+    op->state = MGP2P_OP_DONE;
     op_unstage(op);
     return 1;
 }
 
 /* The worker's job: the pack (send) or unpack (receive) of op's piece. */
-static int piece_run(mgdev_job_t *job)
+static int piece_run(mgp2p_job_t *job)
 {
-    mgdev_op_t *op = (mgdev_op_t *)(void *)((char *)job - offsetof(mgdev_op_t, job));
-    if (op->kind == MGDEV_OP_SEND)
+    mgp2p_op_t *op = (mgp2p_op_t *)(void *)((char *)job - offsetof(mgp2p_op_t, job));
+    if (op->kind == MGP2P_OP_SEND)
         return op_pack(op, op->jhost, op->jfirst, op->jlen);
     return op_unpack(op, op->jhost, op->jfirst, op->jlen);
 }
@@ -508,29 +492,29 @@ static int piece_run(mgdev_job_t *job)
 /* Pack or unpack [first, first + len) of the message at host: on the worker
    when another piece is in flight, so that MPI keeps moving it (*queued =
    1; the caller polls op->job), else here. */
-static int piece_work(mgdev_op_t *op, char *host, int64_t first, int64_t len, int *queued)
+static int piece_work(mgp2p_op_t *op, char *host, int64_t first, int64_t len, int *queued)
 {
     int busy = 0;
     *queued = 0;
     for (int i = 0; i < op->npipe; i++)
-        busy += op->pipe[i].state == MGDEV_PIECE_FLIGHT && op->pipe[i].req != MPI_REQUEST_NULL &&
+        busy += op->pipe[i].state == MGP2P_PIECE_FLIGHT && op->pipe[i].req != MPI_REQUEST_NULL &&
                 !op->pipe[i].arrived;
     if (busy && mgdev_state.settings.p2p_depth > 1) {
         op->jhost = host;
         op->jfirst = first;
         op->jlen = len;
         op->job.run = piece_run;
-        if (mgdev_job_submit(&op->job) == MPI_SUCCESS) {
+        if (mgp2p_job_submit(&op->job) == MPI_SUCCESS) {
             *queued = 1;
             return MPI_SUCCESS;
         }
     }
-    return op->kind == MGDEV_OP_SEND ? op_pack(op, host, first, len)
+    return op->kind == MGP2P_OP_SEND ? op_pack(op, host, first, len)
                                      : op_unpack(op, host, first, len);
 }
 
 /* Post the send of piece p, packed. */
-static int send_piece_post(mgdev_op_t *op, mgdev_piece_t *p)
+static int send_piece_post(mgp2p_op_t *op, mgp2p_piece_t *p)
 {
     int first = p->first == 0; /* the piece with the header */
     int64_t hdr = first ? HDR : 0;
@@ -541,7 +525,7 @@ static int send_piece_post(mgdev_op_t *op, mgdev_piece_t *p)
                 : first || !op->packed ? op->big
                                        : (char *)op->packed + p->first;
     int rc = send_post_piece(op, buf, p->len + hdr, first, &p->req);
-    p->state = MGDEV_PIECE_FLIGHT;
+    p->state = MGP2P_PIECE_FLIGHT;
     if (rc != MPI_SUCCESS) {
         op_fail_mpi(op, rc, "posting a send");
         return rc;
@@ -552,7 +536,7 @@ static int send_piece_post(mgdev_op_t *op, mgdev_piece_t *p)
 
 /* The receiver's answer to a lane offer: 1 once it came (lane_state is then
    ON or NONE), 0 while it has not, or when op failed. */
-static int lane_answer(mgdev_op_t *op)
+static int lane_answer(mgp2p_op_t *op)
 {
     int flag = 0;
     int rc = PMPI_Test(&op->lane_req, &flag, MPI_STATUS_IGNORE);
@@ -561,21 +545,21 @@ static int lane_answer(mgdev_op_t *op)
         return 0;
     }
     if (flag)
-        op->lane_state = op->lane_reply == lane_yes    ? MGDEV_LANE_ON
-                         : op->lane_reply == lane_rest ? MGDEV_LANE_REST
-                                                       : MGDEV_LANE_NONE;
+        op->lane_state = op->lane_reply == lane_yes    ? MGP2P_LANE_ON
+                         : op->lane_reply == lane_rest ? MGP2P_LANE_REST
+                                                       : MGP2P_LANE_NONE;
     return flag;
 }
 
 /* The pieces after the first through the node lane: pack each straight into
    a free slot (DMA into the registered slot on a device) and publish it;
    stop when the ring is full, the receiver frees slots as it unpacks. */
-static void send_lane(mgdev_op_t *op)
+static void send_lane(mgp2p_op_t *op)
 {
     int rc = MPI_SUCCESS;
-    int64_t piece = (int64_t)mgdev_lane_piece(op->lane);
+    int64_t piece = (int64_t)mgp2p_lane_piece(op->lane);
     char *slot;
-    while (op->posted < op->n && (slot = mgdev_lane_slot(op->lane))) {
+    while (op->posted < op->n && (slot = mgp2p_lane_slot(op->lane))) {
         int64_t len = op->n - op->posted;
         if (len > piece)
             len = piece;
@@ -583,7 +567,7 @@ static void send_lane(mgdev_op_t *op)
             memcpy(slot, op->packed + op->posted, (size_t)len);
         else if ((rc = op_pack(op, slot, op->posted, len)) != MPI_SUCCESS)
             break;
-        mgdev_lane_publish(op->lane, op->seq, op->posted, len);
+        mgp2p_lane_publish(op->lane, op->seq, op->posted, len);
         op->posted += len;
         op->done += len;
         lane_sent++;
@@ -598,13 +582,13 @@ static void send_lane(mgdev_op_t *op)
    the receiver (a host receive) asked for: once the first piece went, packed
    whole into a buffer of its own (a pool buffer, else op's own host memory).
    The receiver has it land in place. */
-static void send_rest(mgdev_op_t *op)
+static void send_rest(mgp2p_op_t *op)
 {
     int rc = MPI_SUCCESS;
     int64_t len = op->n - op->posted, chunk = (int64_t)mgdev_stage_chunk();
-    mgdev_piece_t *p = &op->pipe[0];
+    mgp2p_piece_t *p = &op->pipe[0];
 
-    *p = (mgdev_piece_t){.req = MPI_REQUEST_NULL, .first = op->posted, .len = len};
+    *p = (mgp2p_piece_t){.req = MPI_REQUEST_NULL, .first = op->posted, .len = len};
     if (!op->packed) {
         /* The first piece's buffer, now op's own, is too short. */
         mgdev_stage_put(op->stage);
@@ -633,13 +617,13 @@ fn_fail:
    flight, and is posted once packed (pieces are posted in order).  The first
    piece carries the header and goes on the user's communicator, in the
    call's mode. */
-static void send_pipe(mgdev_op_t *op)
+static void send_pipe(mgp2p_op_t *op)
 {
     int rc = MPI_SUCCESS, queued = 0;
-    int64_t chunk = (int64_t)mgdev_stage_chunk(), flen = mgdev_p2p_first_len();
+    int64_t chunk = (int64_t)mgdev_stage_chunk(), flen = mgp2p_first_len();
     char *pbuf = NULL;
 
-    while (op->npipe > 0 && op->pipe[0].state == MGDEV_PIECE_FLIGHT) {
+    while (op->npipe > 0 && op->pipe[0].state == MGP2P_PIECE_FLIGHT) {
         int flag = 1;
         if (op->pipe[0].req != MPI_REQUEST_NULL) {
             rc = PMPI_Test(&op->pipe[0].req, &flag, MPI_STATUS_IGNORE);
@@ -654,33 +638,33 @@ static void send_pipe(mgdev_op_t *op)
     }
     if (pipe_end(op, op->n))
         return;
-    if (op->npipe > 0 && op->pipe[op->npipe - 1].state == MGDEV_PIECE_PACKING) {
-        if (!mgdev_job_done(&op->job))
+    if (op->npipe > 0 && op->pipe[op->npipe - 1].state == MGP2P_PIECE_PACKING) {
+        if (!mgp2p_job_done(&op->job))
             return;
-        rc = mgdev_job_end(&op->job);
+        rc = mgp2p_job_end(&op->job);
         MG_CHECK(rc, fn_fail);
         if (send_piece_post(op, &op->pipe[op->npipe - 1]) != MPI_SUCCESS)
             return;
     }
-    if (op->lane_state == MGDEV_LANE_OFFERED && op->posted > 0 && !lane_answer(op))
+    if (op->lane_state == MGP2P_LANE_OFFERED && op->posted > 0 && !lane_answer(op))
         return;
-    if (op->lane_state == MGDEV_LANE_ON) {
+    if (op->lane_state == MGP2P_LANE_ON) {
         send_lane(op);
         return;
     }
-    if (op->lane_state == MGDEV_LANE_REST) {
+    if (op->lane_state == MGP2P_LANE_REST) {
         if (op->npipe == 0 && op->posted < op->n)
             send_rest(op);
         return;
     }
     while (op->posted < op->n && op->npipe < mgdev_state.settings.p2p_depth &&
-           (op->posted == 0 || op->lane_state == MGDEV_LANE_NONE)) {
+           (op->posted == 0 || op->lane_state == MGP2P_LANE_NONE)) {
         int first = op->posted == 0;
         int64_t hdr = first ? HDR : 0, len = op->n - op->posted;
-        mgdev_piece_t *p = &op->pipe[op->npipe];
+        mgp2p_piece_t *p = &op->pipe[op->npipe];
         if (len > (first ? flen - hdr : chunk))
             len = first ? flen - hdr : chunk;
-        *p = (mgdev_piece_t){.req = MPI_REQUEST_NULL, .first = op->posted, .len = len};
+        *p = (mgp2p_piece_t){.req = MPI_REQUEST_NULL, .first = op->posted, .len = len};
         if (!op->packed || hdr) {
             rc = pipe_buffer(op, len + hdr, 1, &p->stage);
             MG_CHECK(rc, fn_fail);
@@ -704,7 +688,7 @@ static void send_pipe(mgdev_op_t *op)
                               .nonce = job_nonce,
                               .total = (uint64_t)op->n,
                               .seq = (uint64_t)op->seq,
-                              .flags = op->lane_state == MGDEV_LANE_OFFERED ? P2P_OFFER_LANE : 0,
+                              .flags = op->lane_state == MGP2P_LANE_OFFERED ? P2P_OFFER_LANE : 0,
                               .pid = (uint32_t)getpid()};
             memcpy(pbuf, &h, sizeof(h));
             if (op->packed)
@@ -714,7 +698,7 @@ static void send_pipe(mgdev_op_t *op)
             rc = piece_work(op, pbuf + hdr, p->first, len, &queued);
             MG_CHECK(rc, fn_fail);
             if (queued) {
-                p->state = MGDEV_PIECE_PACKING;
+                p->state = MGP2P_PIECE_PACKING;
                 return;
             }
         }
@@ -727,7 +711,7 @@ fn_fail:
 }
 
 /* Pack and post a plain message. */
-static int send_next(mgdev_op_t *op)
+static int send_next(mgp2p_op_t *op)
 {
     int rc = MPI_SUCCESS;
     int64_t len = op->n;
@@ -753,7 +737,7 @@ fn_fail:
     goto fn_exit;
 }
 
-static void send_step(mgdev_op_t *op)
+static void send_step(mgp2p_op_t *op)
 {
     int flag = 1;
     if (op->pieces == 0 && !op->chunked && may_chunk(op->n)) {
@@ -765,7 +749,7 @@ static void send_step(mgdev_op_t *op)
         /* Under auto only a node lane's peer gets pieces: between two
            processes of one node they skip MPI, and elsewhere pieces by MPI
            measured little faster than one message (doc/performance.md). */
-        mgdev_lane_t *lane = mgdev_lane_tx(op->wpeer);
+        mgp2p_lane_t *lane = mgp2p_lane_tx(op->wpeer);
         if (lane || mgdev_state.settings.p2p_protocol == MGDEV_P2P_CHUNKED) {
             op->chunked = 1;
             op->seq = send_seq[op->wpeer];
@@ -778,16 +762,16 @@ static void send_step(mgdev_op_t *op)
                 op_fail_mpi(op, rc, "posting the receive of a node lane answer");
                 return;
             }
-            op->lane_state = MGDEV_LANE_OFFERED;
+            op->lane_state = MGP2P_LANE_OFFERED;
         }
     }
     if (op->chunked) {
         send_pipe(op);
         return;
     }
-    if (op->state == MGDEV_OP_NEXT)
+    if (op->state == MGP2P_OP_NEXT)
         send_next(op);
-    if (op->state != MGDEV_OP_INFLIGHT)
+    if (op->state != MGP2P_OP_INFLIGHT)
         return;
     /* A buffered piece is complete once PMPI_Bsend returned. */
     if (op->inner != MPI_REQUEST_NULL) {
@@ -800,14 +784,14 @@ static void send_step(mgdev_op_t *op)
     if (!flag)
         return;
     op->done = op->n; /* a plain message is one piece */
-    op->state = MGDEV_OP_DONE;
+    op->state = MGP2P_OP_DONE;
     op_unstage(op);
 }
 
 static char dummy[1]; /* buffer of empty pieces */
 
 /* Post the receive of a message's first (or only) piece. */
-static int recv_next(mgdev_op_t *op)
+static int recv_next(mgp2p_op_t *op)
 {
     int rc = MPI_SUCCESS;
     int64_t chunk = (int64_t)mgdev_stage_chunk();
@@ -831,7 +815,7 @@ static int recv_next(mgdev_op_t *op)
        pool, so that the pieces of a chunked message find pool buffers while
        it holds it, and a plain message of any length still fits. */
     op->inplace = 0;
-    if (op->host && op->dense && !mgdev_host_overlap(op)) {
+    if (op->host && op->dense && !mgp2p_host_overlap(op)) {
         /* A dense host receive takes the message in place: a plain one
            needs nothing more, a chunked one's header is read and its first
            piece moved down over it before anything else arrives.  Not
@@ -840,7 +824,7 @@ static int recv_next(mgdev_op_t *op)
         op->inplace = 1;
         host_inplace++;
         buf = host_run(op);
-    } else if (op->host || (mgdev_p2p_first_len() && len > chunk)) {
+    } else if (op->host || (mgp2p_first_len() && len > chunk)) {
         /* A host receive's landing buffer takes a chunked message's whole
            payload after its header. */
         size_t want = (size_t)len + (op->host ? (size_t)HDR : 0);
@@ -869,35 +853,35 @@ fn_fail:
 /* A piece of a host receive goes straight to its place in the landing
    buffer, after the first piece's header, for host_unpack at the end (never
    while draining a truncated message, whose pieces take pool buffers). */
-static int piece_in_place(const mgdev_op_t *op)
+static int piece_in_place(const mgp2p_op_t *op)
 {
     return op->host && !op->discard;
 }
 
 /* Where payload byte 0 of a host receive goes: the caller's buffer when it
    took the message in place, else after the header in the landing buffer. */
-static char *host_payload(mgdev_op_t *op)
+static char *host_payload(mgp2p_op_t *op)
 {
     return op->inplace ? host_run(op) : op->big + HDR;
 }
 
-static char *piece_ptr(mgdev_op_t *op, const mgdev_piece_t *p)
+static char *piece_ptr(mgp2p_op_t *op, const mgp2p_piece_t *p)
 {
     return p->stage ? p->stage->ptr : host_payload(op) + p->first;
 }
 
 /* Post the receives of a chunked message's next pieces, up to
    MPIGPU_P2P_DEPTH in flight; own: the operation's buffer is free to take. */
-static int recv_pipe_post(mgdev_op_t *op, int own)
+static int recv_pipe_post(mgp2p_op_t *op, int own)
 {
     int rc = MPI_SUCCESS;
     int64_t chunk = (int64_t)mgdev_stage_chunk();
     while (op->posted < op->total && op->npipe < mgdev_state.settings.p2p_depth) {
-        mgdev_piece_t *p = &op->pipe[op->npipe];
+        mgp2p_piece_t *p = &op->pipe[op->npipe];
         int64_t len = op->total - op->posted;
-        if (len > chunk && op->lane_state != MGDEV_LANE_REST)
+        if (len > chunk && op->lane_state != MGP2P_LANE_REST)
             len = chunk;
-        *p = (mgdev_piece_t){.req = MPI_REQUEST_NULL, .first = op->posted, .len = len};
+        *p = (mgp2p_piece_t){.req = MPI_REQUEST_NULL, .first = op->posted, .len = len};
         if (!piece_in_place(op)) {
             rc = pipe_buffer(op, len, own, &p->stage);
             if (rc != MPI_SUCCESS || !p->stage)
@@ -922,14 +906,14 @@ static int recv_pipe_post(mgdev_op_t *op, int own)
 /* Test the receives of pieces not yet arrived, oldest first, up to the first
    still pending: it records arrivals, and it is what makes MPI move the
    pieces while the worker unpacks an older one. */
-static int recv_pipe_poll(mgdev_op_t *op)
+static int recv_pipe_poll(mgp2p_op_t *op)
 {
     for (int i = 0; i < op->npipe; i++) {
-        mgdev_piece_t *p = &op->pipe[i];
+        mgp2p_piece_t *p = &op->pipe[i];
         int flag = 0;
         MPI_Status st;
         MPI_Count got = 0;
-        if (p->state != MGDEV_PIECE_FLIGHT || p->arrived)
+        if (p->state != MGP2P_PIECE_FLIGHT || p->arrived)
             continue;
         int rc = PMPI_Test(&p->req, &flag, &st);
         if (rc != MPI_SUCCESS) {
@@ -947,7 +931,7 @@ static int recv_pipe_poll(mgdev_op_t *op)
 
 /* A chunked receive ends once its whole payload arrived: a host receive
    copies or unpacks its landing buffer into the caller's buffer first. */
-static void recv_end(mgdev_op_t *op)
+static void recv_end(mgp2p_op_t *op)
 {
     int rc = MPI_SUCCESS;
     if (op->done >= op->total && op->host && !op->inplace &&
@@ -961,12 +945,12 @@ static void recv_end(mgdev_op_t *op)
    copy to their place in the landing buffer) the ring's head entries while
    they belong to this message, freeing each slot once done.  The head may be
    another message's of the same sender: its own operation takes it. */
-static void recv_lane(mgdev_op_t *op)
+static void recv_lane(mgp2p_op_t *op)
 {
     int rc = MPI_SUCCESS;
     int64_t seq, first, len;
     char *src;
-    while (op->done < op->total && (src = mgdev_lane_peek(op->lane, &seq, &first, &len)) &&
+    while (op->done < op->total && (src = mgp2p_lane_peek(op->lane, &seq, &first, &len)) &&
            seq == op->seq) {
         if (len < 0)
             MG_FAIL(rc, fn_fail, MPI_ERR_OTHER,
@@ -983,7 +967,7 @@ static void recv_lane(mgdev_op_t *op)
             memcpy(host_payload(op) + first, src, (size_t)len);
         else if ((rc = op_unpack(op, src, first, len)) != MPI_SUCCESS)
             goto fn_fail;
-        mgdev_lane_consume(op->lane);
+        mgp2p_lane_consume(op->lane);
         op->done += len;
         lane_received++;
     }
@@ -996,23 +980,23 @@ fn_fail:
 /* A chunked receive: unpack the pieces that arrived, oldest first (on the
    worker while later pieces are in flight, so that MPI keeps moving them),
    each freeing a buffer for the receive of a later piece. */
-static void recv_pipe(mgdev_op_t *op)
+static void recv_pipe(mgp2p_op_t *op)
 {
     int rc = MPI_SUCCESS, queued = 0;
-    if (op->lane_state == MGDEV_LANE_ON) {
+    if (op->lane_state == MGP2P_LANE_ON) {
         recv_lane(op);
         return;
     }
     if (recv_pipe_post(op, 1) != MPI_SUCCESS)
         return;
     while (op->npipe > 0) {
-        mgdev_piece_t *p = &op->pipe[0];
+        mgp2p_piece_t *p = &op->pipe[0];
         if (recv_pipe_poll(op) != MPI_SUCCESS)
             return;
-        if (p->state == MGDEV_PIECE_UNPACKING) {
-            if (!mgdev_job_done(&op->job))
+        if (p->state == MGP2P_PIECE_UNPACKING) {
+            if (!mgp2p_job_done(&op->job))
                 break;
-            rc = mgdev_job_end(&op->job);
+            rc = mgp2p_job_end(&op->job);
             MG_CHECK(rc, fn_fail);
             pipe_retire(op);
             if (recv_pipe_post(op, 1) != MPI_SUCCESS)
@@ -1030,7 +1014,7 @@ static void recv_pipe(mgdev_op_t *op)
             rc = piece_work(op, piece_ptr(op, p), p->first, p->len, &queued);
             MG_CHECK(rc, fn_fail);
             if (queued) {
-                p->state = MGDEV_PIECE_UNPACKING;
+                p->state = MGP2P_PIECE_UNPACKING;
                 continue; /* poll the later pieces */
             }
         }
@@ -1056,10 +1040,10 @@ static int header_read(const char *buf, p2p_header_t *h)
     return h->magic == P2P_MAGIC && h->nonce == job_nonce;
 }
 
-int64_t mgdev_p2p_first_total(const char *buf, int64_t len)
+int64_t mgp2p_first_total(const char *buf, int64_t len)
 {
     p2p_header_t h;
-    int64_t f = mgdev_p2p_first_len();
+    int64_t f = mgp2p_first_len();
     if (f && len == f && header_read(buf, &h))
         return (int64_t)h.total;
     return len;
@@ -1067,10 +1051,10 @@ int64_t mgdev_p2p_first_total(const char *buf, int64_t len)
 
 /* The first (or only) piece arrived with status st: learn the protocol from
    it, and unpack it. */
-static void recv_complete_at(mgdev_op_t *op, MPI_Status *st, char *buf)
+static void recv_complete_at(mgp2p_op_t *op, MPI_Status *st, char *buf)
 {
     int rc = MPI_SUCCESS;
-    int64_t f = mgdev_p2p_first_len(), off = 0;
+    int64_t f = mgp2p_first_len(), off = 0;
     MPI_Count len = 0;
     p2p_header_t h;
 
@@ -1104,7 +1088,7 @@ static void recv_complete_at(mgdev_op_t *op, MPI_Status *st, char *buf)
         if (h.flags & P2P_OFFER_LANE) {
             int rest = op->host && !op->discard &&
                        mgdev_state.settings.p2p_host_recv == MGDEV_HOST_RECV_MESSAGE;
-            mgdev_lane_t *l = op->discard || rest ? NULL : mgdev_lane_rx(op->wpeer, (long)h.pid);
+            mgp2p_lane_t *l = op->discard || rest ? NULL : mgp2p_lane_rx(op->wpeer, (long)h.pid);
             MPI_Request r = MPI_REQUEST_NULL;
             rc = PMPI_Isend(l      ? &lane_yes
                             : rest ? &lane_rest
@@ -1117,16 +1101,16 @@ static void recv_complete_at(mgdev_op_t *op, MPI_Status *st, char *buf)
             PMPI_Request_free(&r);
             if (l) {
                 op->lane = l;
-                op->lane_state = MGDEV_LANE_ON;
+                op->lane_state = MGP2P_LANE_ON;
             } else if (rest) {
-                op->lane_state = MGDEV_LANE_REST;
+                op->lane_state = MGP2P_LANE_REST;
                 rest_received++;
             }
         }
         /* The next pieces' receives first, so that they arrive while this
            one unpacks (its buffer is not theirs to take yet). */
         op->posted = len;
-        if (op->lane_state != MGDEV_LANE_ON && recv_pipe_post(op, 0) != MPI_SUCCESS)
+        if (op->lane_state != MGP2P_LANE_ON && recv_pipe_post(op, 0) != MPI_SUCCESS)
             return;
     }
     if (op->host && !op->inplace && !op->chunked && len > 0) {
@@ -1137,9 +1121,9 @@ static void recv_complete_at(mgdev_op_t *op, MPI_Status *st, char *buf)
         MG_CHECK(rc, fn_fail);
     }
     op->done = len;
-    op->state = MGDEV_OP_NEXT; /* chunked: recv_pipe takes over */
+    op->state = MGP2P_OP_NEXT; /* chunked: recv_pipe takes over */
     if (!op->chunked) {
-        op->state = MGDEV_OP_DONE;
+        op->state = MGP2P_OP_DONE;
         op_unstage(op);
     }
     return;
@@ -1147,7 +1131,7 @@ fn_fail:
     op_fail(op, rc, 0);
 }
 
-static void recv_complete(mgdev_op_t *op, MPI_Status *st)
+static void recv_complete(mgp2p_op_t *op, MPI_Status *st)
 {
     recv_complete_at(op, st,
                      op->inplace ? host_run(op)
@@ -1158,7 +1142,7 @@ static void recv_complete(mgdev_op_t *op, MPI_Status *st)
 
 /* The receive takes e, a message that a probe received early (early.c):
    as if its first piece had just arrived. */
-static void recv_early(mgdev_op_t *op, mgdev_early_t *e)
+static void recv_early(mgp2p_op_t *op, mgp2p_early_t *e)
 {
     MPI_Status st = {.MPI_SOURCE = e->source, .MPI_TAG = e->tag, .MPI_ERROR = MPI_SUCCESS};
     PMPI_Status_set_elements_x(&st, MPI_BYTE, (MPI_Count)e->len);
@@ -1185,10 +1169,10 @@ static void recv_early(mgdev_op_t *op, mgdev_early_t *e)
     } else {
         recv_complete_at(op, &st, e->buf);
     }
-    mgdev_early_free(e);
+    mgp2p_early_free(e);
 }
 
-static void recv_step(mgdev_op_t *op)
+static void recv_step(mgp2p_op_t *op)
 {
     int flag = 0;
     MPI_Status st;
@@ -1196,10 +1180,10 @@ static void recv_step(mgdev_op_t *op)
         recv_pipe(op);
         return;
     }
-    if (op->state == MGDEV_OP_NEXT && op->pieces == 0) {
+    if (op->state == MGP2P_OP_NEXT && op->pieces == 0) {
         /* A message a probe took early comes first (early.c). */
-        mgdev_early_t *e =
-            mgdev_early_take(op->peer, op->tag, op->comm, op->matched ? &op->message : NULL);
+        mgp2p_early_t *e =
+            mgp2p_early_take(op->peer, op->tag, op->comm, op->matched ? &op->message : NULL);
         if (e) {
             if (op->matched)
                 op->message = MPI_MESSAGE_NULL;
@@ -1207,9 +1191,9 @@ static void recv_step(mgdev_op_t *op)
             return;
         }
     }
-    if (op->state == MGDEV_OP_NEXT)
+    if (op->state == MGP2P_OP_NEXT)
         recv_next(op);
-    if (op->state != MGDEV_OP_INFLIGHT)
+    if (op->state != MGP2P_OP_INFLIGHT)
         return;
     int rc = PMPI_Test(&op->inner, &flag, &st);
     if (rc != MPI_SUCCESS) {
@@ -1224,10 +1208,10 @@ static void recv_step(mgdev_op_t *op)
         recv_complete(op, &st);
 }
 
-int mgdev_op_step(mgdev_op_t *op)
+int mgp2p_op_step(mgp2p_op_t *op)
 {
-    if (op->state != MGDEV_OP_DONE) {
-        if (op->kind == MGDEV_OP_SEND)
+    if (op->state != MGP2P_OP_DONE) {
+        if (op->kind == MGP2P_OP_SEND)
             send_step(op);
         else
             recv_step(op);
@@ -1235,12 +1219,12 @@ int mgdev_op_step(mgdev_op_t *op)
     return op->err;
 }
 
-void mgdev_op_cancel(mgdev_op_t *op)
+void mgp2p_op_cancel(mgp2p_op_t *op)
 {
     MPI_Status st;
     int cancelled = 0;
     /* Only a receive that has not matched yet can be taken back. */
-    if (op->kind != MGDEV_OP_RECV || op->matched || op->state != MGDEV_OP_INFLIGHT ||
+    if (op->kind != MGP2P_OP_RECV || op->matched || op->state != MGP2P_OP_INFLIGHT ||
         op->pieces != 1)
         return;
     PMPI_Cancel(&op->inner);
@@ -1252,28 +1236,28 @@ void mgdev_op_cancel(mgdev_op_t *op)
         return;
     }
     op->cancelled = 1;
-    op->state = MGDEV_OP_DONE;
+    op->state = MGP2P_OP_DONE;
     op_unstage(op);
 }
 
 /* The blocking call of a message below one chunk, whose bytes need no
    progress from anyone: one PMPI call on the packed bytes. */
-static int send_blocking(mgdev_op_t *op, char *buf)
+static int send_blocking(mgp2p_op_t *op, char *buf)
 {
     int n = op->count;
     switch (op->mode) {
-    case MGDEV_MODE_SYNC:
+    case MGP2P_MODE_SYNC:
         return PMPI_Ssend(buf, n, op->twin, op->peer, op->tag, op->comm);
-    case MGDEV_MODE_READY:
+    case MGP2P_MODE_READY:
         return PMPI_Rsend(buf, n, op->twin, op->peer, op->tag, op->comm);
-    case MGDEV_MODE_BUFFERED:
+    case MGP2P_MODE_BUFFERED:
         return PMPI_Bsend(buf, n, op->twin, op->peer, op->tag, op->comm);
     default:
         return PMPI_Send(buf, n, op->twin, op->peer, op->tag, op->comm);
     }
 }
 
-static void recv_blocking(mgdev_op_t *op, char *buf)
+static void recv_blocking(mgp2p_op_t *op, char *buf)
 {
     MPI_Status st = {.MPI_SOURCE = MPI_ANY_SOURCE, .MPI_TAG = MPI_ANY_TAG};
     MPI_Count len = 0;
@@ -1297,31 +1281,31 @@ static void recv_blocking(mgdev_op_t *op, char *buf)
     op->done = len;
 }
 
-int mgdev_op_blocking(mgdev_op_t *op)
+int mgp2p_op_blocking(mgp2p_op_t *op)
 {
     int rc = MPI_SUCCESS;
     mgdev_stage_t *s = NULL;
 
     /* Not for a message that may go in pieces (a receive: that may be one),
        nor for a receive while probes hold messages. */
-    int64_t f = mgdev_p2p_first_len();
+    int64_t f = mgp2p_first_len();
     if (op->n >= (int64_t)mgdev_stage_chunk() || op->packed ||
-        (op->kind == MGDEV_OP_RECV && ((f && op->n >= f) || mgdev_early_any())) ||
-        (op->kind == MGDEV_OP_SEND && may_chunk(op->n)))
+        (op->kind == MGP2P_OP_RECV && ((f && op->n >= f) || mgp2p_early_any())) ||
+        (op->kind == MGP2P_OP_SEND && may_chunk(op->n)))
         return 0;
     /* With another device operation active, a blocking PMPI call could wait
        for a message that only this process's progress of it sends. */
-    mgdev_p2p_lock();
-    if (!mgdev_progress_busy())
+    mgp2p_lock();
+    if (!mgp2p_progress_busy())
         rc = mgdev_stage_get((size_t)op->n, &s);
-    mgdev_p2p_unlock();
+    mgp2p_unlock();
     if (rc != MPI_SUCCESS) {
         op_fail(op, rc, 0);
         return 1;
     }
     if (!s)
         return 0;
-    if (op->kind == MGDEV_OP_SEND) {
+    if (op->kind == MGP2P_OP_SEND) {
         rc = op_pack(op, s->ptr, 0, op->n);
         if (rc != MPI_SUCCESS)
             op_fail(op, rc, 0);
@@ -1332,9 +1316,9 @@ int mgdev_op_blocking(mgdev_op_t *op)
     } else {
         recv_blocking(op, s->ptr);
     }
-    mgdev_p2p_lock();
+    mgp2p_lock();
     mgdev_stage_put(s);
-    mgdev_p2p_unlock();
-    op->state = MGDEV_OP_DONE;
+    mgp2p_unlock();
+    op->state = MGP2P_OP_DONE;
     return 1;
 }

@@ -2,7 +2,7 @@
  * Messages that a probe received early (doc/design.md, "Probes of chunked
  * messages").
  *
- * A chunked message's first piece is exactly mgdev_p2p_first_len() bytes
+ * A chunked message's first piece is exactly mgp2p_first_len() bytes
  * long and starts with a header that holds the whole message's length.  MPI
  * cannot show a probe those bytes without receiving them, so a probe that
  * finds a message of exactly that length receives it here, reads the header, and reports the
@@ -18,7 +18,7 @@
  * processes.  MPI_Mprobe and MPI_Improbe match, as a receive would, so they
  * take only the message they saw.  A plain message taken this way is
  * delivered from here just the same.  Entries and the handles of matched ones are guarded by the
- * p2p lock; mgdev_early_any() reads a counter without it.
+ * p2p lock; mgp2p_early_any() reads a counter without it.
  */
 #include "config.h"
 
@@ -37,21 +37,21 @@ _Static_assert(sizeof(MPI_Message) == sizeof(int) && __builtin_types_compatible_
 #define EARLY_HANDLE_BASE 0x0e000000
 #define EARLY_HANDLE_MASK 0x00ffffff
 
-static mgdev_early_t *head, **tail = &head;
+static mgp2p_early_t *head, **tail = &head;
 static atomic_int nearly;
 static unsigned next_handle;
 
-int mgdev_early_any(void)
+int mgp2p_early_any(void)
 {
     return atomic_load_explicit(&nearly, memory_order_relaxed) > 0;
 }
 
-int mgdev_early_is_handle(MPI_Message m)
+int mgp2p_early_is_handle(MPI_Message m)
 {
     return (m & ~EARLY_HANDLE_MASK) == EARLY_HANDLE_BASE;
 }
 
-static int matches(const mgdev_early_t *e, int source, int tag, MPI_Comm comm)
+static int matches(const mgp2p_early_t *e, int source, int tag, MPI_Comm comm)
 {
     return e->handle == MPI_MESSAGE_NULL && e->comm == comm &&
            (source == MPI_ANY_SOURCE || source == e->source) &&
@@ -60,17 +60,17 @@ static int matches(const mgdev_early_t *e, int source, int tag, MPI_Comm comm)
 
 /* The oldest unclaimed entry that a receive (source, tag, comm) matches, or
    NULL (lock held). */
-static mgdev_early_t *find(int source, int tag, MPI_Comm comm)
+static mgp2p_early_t *find(int source, int tag, MPI_Comm comm)
 {
-    for (mgdev_early_t *e = head; e; e = e->next)
+    for (mgp2p_early_t *e = head; e; e = e->next)
         if (matches(e, source, tag, comm))
             return e;
     return NULL;
 }
 
-static void unlink_entry(mgdev_early_t *e)
+static void unlink_entry(mgp2p_early_t *e)
 {
-    mgdev_early_t **p = &head;
+    mgp2p_early_t **p = &head;
     while (*p != e)
         p = &(*p)->next;
     *p = e->next;
@@ -80,24 +80,24 @@ static void unlink_entry(mgdev_early_t *e)
     atomic_fetch_sub(&nearly, 1);
 }
 
-int mgdev_early_waiting(int source, int tag, MPI_Comm comm, const MPI_Message *message)
+int mgp2p_early_waiting(int source, int tag, MPI_Comm comm, const MPI_Message *message)
 {
     if (message)
-        return mgdev_early_is_handle(*message);
-    if (!mgdev_early_any() || source == MPI_PROC_NULL)
+        return mgp2p_early_is_handle(*message);
+    if (!mgp2p_early_any() || source == MPI_PROC_NULL)
         return 0;
-    mgdev_p2p_lock();
+    mgp2p_lock();
     int found = find(source, tag, comm) != NULL;
-    mgdev_p2p_unlock();
+    mgp2p_unlock();
     return found;
 }
 
-mgdev_early_t *mgdev_early_take(int source, int tag, MPI_Comm comm, const MPI_Message *message)
+mgp2p_early_t *mgp2p_early_take(int source, int tag, MPI_Comm comm, const MPI_Message *message)
 {
-    mgdev_early_t *e = NULL;
-    if (!mgdev_early_any() || (!message && source == MPI_PROC_NULL))
+    mgp2p_early_t *e = NULL;
+    if (!mgp2p_early_any() || (!message && source == MPI_PROC_NULL))
         return NULL;
-    mgdev_p2p_lock();
+    mgp2p_lock();
     if (message) {
         for (e = head; e && e->handle != *message; e = e->next)
             ;
@@ -106,11 +106,11 @@ mgdev_early_t *mgdev_early_take(int source, int tag, MPI_Comm comm, const MPI_Me
     }
     if (e)
         unlink_entry(e);
-    mgdev_p2p_unlock();
+    mgp2p_unlock();
     return e;
 }
 
-void mgdev_early_free(mgdev_early_t *e)
+void mgp2p_early_free(mgp2p_early_t *e)
 {
     if (!e)
         return;
@@ -120,7 +120,7 @@ void mgdev_early_free(mgdev_early_t *e)
 
 /* The status a probe reports for e: its sender, its tag and the length of
    the whole message. */
-static void early_status(const mgdev_early_t *e, MPI_Status *status)
+static void early_status(const mgp2p_early_t *e, MPI_Status *status)
 {
     if (status == MPI_STATUS_IGNORE)
         return;
@@ -134,10 +134,10 @@ static void early_status(const mgdev_early_t *e, MPI_Status *status)
 /* Receive the message matched as *m (of len bytes, from source with tag)
    into a new entry at the list's tail.  Returns an MPI error code (raised by
    PMPI where it came from there). */
-static int early_add(MPI_Message *m, int64_t len, MPI_Comm comm, mgdev_early_t **out)
+static int early_add(MPI_Message *m, int64_t len, MPI_Comm comm, mgp2p_early_t **out)
 {
     MPI_Status st;
-    mgdev_early_t *e = calloc(1, sizeof(*e));
+    mgp2p_early_t *e = calloc(1, sizeof(*e));
     char *buf = NULL;
     size_t size = 0;
     int rc = e ? mgdev_big_get(len > 0 ? (size_t)len : 1, &buf, &size) : MPI_ERR_NO_MEM;
@@ -163,13 +163,13 @@ static int early_add(MPI_Message *m, int64_t len, MPI_Comm comm, mgdev_early_t *
     e->buf = buf;
     e->size = size;
     e->len = len;
-    e->total = mgdev_p2p_first_total(buf, len);
+    e->total = mgp2p_first_total(buf, len);
     e->handle = MPI_MESSAGE_NULL;
-    mgdev_p2p_lock();
+    mgp2p_lock();
     *tail = e;
     tail = &e->next;
     atomic_fetch_add(&nearly, 1);
-    mgdev_p2p_unlock();
+    mgp2p_unlock();
     *out = e;
     return MPI_SUCCESS;
 }
@@ -186,7 +186,7 @@ static int take_through(int source, int tag, MPI_Comm comm)
         MPI_Status st;
         MPI_Count len = 0;
         int f = 0;
-        mgdev_early_t *e = NULL;
+        mgp2p_early_t *e = NULL;
         int rc = PMPI_Improbe(source, MPI_ANY_TAG, comm, &f, &m, &st);
         if (rc != MPI_SUCCESS || !f)
             return rc; /* (not found: another thread received it) */
@@ -198,42 +198,42 @@ static int take_through(int source, int tag, MPI_Comm comm)
 }
 
 /* Give e (in the list) a handle of its own for MPI_Mrecv (lock held). */
-static MPI_Message claim(mgdev_early_t *e)
+static MPI_Message claim(mgp2p_early_t *e)
 {
     e->handle = (MPI_Message)(EARLY_HANDLE_BASE | (next_handle++ & EARLY_HANDLE_MASK));
-    mgdev_message_note(e->handle, e->comm);
+    mgp2p_message_note(e->handle, e->comm);
     return e->handle;
 }
 
-int mgdev_probe(int source, int tag, MPI_Comm comm, int wait, int *flag, MPI_Message *message,
+int mgp2p_probe(int source, int tag, MPI_Comm comm, int wait, int *flag, MPI_Message *message,
                 MPI_Status *status)
 {
     MPI_Status st;
     MPI_Count len = 0;
     int rc = MPI_SUCCESS, f = 0;
-    mgdev_early_t *e = NULL;
+    mgp2p_early_t *e = NULL;
 
     *flag = 0;
     for (;;) {
-        if (mgdev_early_any() && source != MPI_PROC_NULL) {
-            mgdev_p2p_lock();
+        if (mgp2p_early_any() && source != MPI_PROC_NULL) {
+            mgp2p_lock();
             if ((e = find(source, tag, comm))) {
                 early_status(e, status);
                 if (message)
                     *message = claim(e);
                 *flag = 1;
             }
-            mgdev_p2p_unlock();
+            mgp2p_unlock();
             if (e)
                 return MPI_SUCCESS;
         }
-        if (wait && !mgdev_progress_busy() && !mgdev_early_any()) {
+        if (wait && !mgp2p_progress_busy() && !mgp2p_early_any()) {
             /* Nothing else needs this process: MPI may block. */
             rc = message ? PMPI_Mprobe(source, tag, comm, message, &st)
                          : PMPI_Probe(source, tag, comm, &st);
             f = 1;
         } else {
-            mgdev_progress();
+            mgp2p_progress();
             rc = message ? PMPI_Improbe(source, tag, comm, &f, message, &st)
                          : PMPI_Iprobe(source, tag, comm, &f, &st);
         }
@@ -245,14 +245,14 @@ int mgdev_probe(int source, int tag, MPI_Comm comm, int wait, int *flag, MPI_Mes
             return MPI_SUCCESS;
         }
         PMPI_Get_count_c(&st, MPI_BYTE, &len);
-        if (source == MPI_PROC_NULL || st.MPI_SOURCE == MPI_PROC_NULL || !mgdev_p2p_first_len() ||
-            (int64_t)len != mgdev_p2p_first_len()) {
+        if (source == MPI_PROC_NULL || st.MPI_SOURCE == MPI_PROC_NULL || !mgp2p_first_len() ||
+            (int64_t)len != mgp2p_first_len()) {
             /* Not a first piece: MPI's own answer. */
             if (status != MPI_STATUS_IGNORE)
                 *status = st;
             *flag = 1;
             if (message)
-                mgdev_message_note(*message, comm);
+                mgp2p_message_note(*message, comm);
             return MPI_SUCCESS;
         }
         /* A first piece's length: maybe a chunked message's.  Take it. */
@@ -271,12 +271,70 @@ int mgdev_probe(int source, int tag, MPI_Comm comm, int wait, int *flag, MPI_Mes
     }
 }
 
-void mgdev_early_finalize(void)
+void mgp2p_early_finalize(void)
 {
-    mgdev_early_t *e;
+    mgp2p_early_t *e;
     while ((e = head)) {
         unlink_entry(e);
-        mgdev_early_free(e);
+        mgp2p_early_free(e);
     }
     tail = &head;
+}
+
+/* Matched messages and their communicators: MPI has no call that maps a
+   message to its communicator, which a device receive needs for errors and
+   for the world rank of a chunked message's sender.  Filled by the probes,
+   emptied by the receives; guarded by the p2p lock. */
+static struct {
+    MPI_Message *msg;
+    MPI_Comm *comm;
+    size_t n, cap;
+} matched;
+
+void mgp2p_message_note(MPI_Message message, MPI_Comm comm)
+{
+    if (message == MPI_MESSAGE_NULL || message == MPI_MESSAGE_NO_PROC)
+        return;
+    mgp2p_lock();
+    if (matched.n == matched.cap) {
+        size_t cap = matched.cap ? 2 * matched.cap : 16;
+        MPI_Message *m = realloc(matched.msg, cap * sizeof(*m));
+        if (m)
+            matched.msg = m;
+        MPI_Comm *c = realloc(matched.comm, cap * sizeof(*c));
+        if (c)
+            matched.comm = c;
+        if (m && c)
+            matched.cap = cap;
+    }
+    if (matched.n < matched.cap) {
+        matched.msg[matched.n] = message;
+        matched.comm[matched.n++] = comm;
+    }
+    mgp2p_unlock();
+}
+
+/* The communicator of a matched message, forgotten, or MPI_COMM_WORLD for
+   one not seen. */
+MPI_Comm mgp2p_message_take(MPI_Message message)
+{
+    MPI_Comm comm = MPI_COMM_WORLD;
+    mgp2p_lock();
+    for (size_t i = 0; i < matched.n; i++) {
+        if (matched.msg[i] == message) {
+            comm = matched.comm[i];
+            matched.msg[i] = matched.msg[--matched.n];
+            matched.comm[i] = matched.comm[matched.n];
+            break;
+        }
+    }
+    if (matched.n == 0) {
+        free(matched.msg);
+        free(matched.comm);
+        matched.msg = NULL;
+        matched.comm = NULL;
+        matched.cap = 0;
+    }
+    mgp2p_unlock();
+    return comm;
 }

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "mgerr.h"
+#include "mgmpi.h"
 #include "p2p.h"
 
 /* What a pass needs of the device requests in reqs[0..n), taken under the
@@ -34,7 +35,7 @@ typedef struct req_errs {
     int err_small[16], *err;
     MPI_Comm comm_small[16], *comm;
     int raised_small[16], *raised;
-    mgdev_op_t *pop_small[16], **pop;
+    mgp2p_op_t *pop_small[16], **pop;
 } req_errs_t;
 
 /* Take (or, later in the call, refresh) the errors; lock held. */
@@ -42,7 +43,7 @@ static void errs_refresh(req_errs_t *e, const MPI_Request reqs[])
 {
     e->any_dev = 0;
     for (int i = 0; i < e->n; i++) {
-        mgdev_op_t *op = mgdev_req_lookup(reqs[i]);
+        mgp2p_op_t *op = mgp2p_req_lookup(reqs[i]);
         int live = op && (!op->persistent || op->started);
         e->err[i] = live ? op->err : MPI_SUCCESS;
         e->comm[i] = op ? op->comm : MPI_COMM_NULL;
@@ -64,13 +65,13 @@ static int errs_take(req_errs_t *e, int n, const MPI_Request reqs[])
         e->err = calloc((size_t)n, sizeof(int));
         e->comm = calloc((size_t)n, sizeof(MPI_Comm));
         e->raised = calloc((size_t)n, sizeof(int));
-        e->pop = calloc((size_t)n, sizeof(mgdev_op_t *));
+        e->pop = calloc((size_t)n, sizeof(mgp2p_op_t *));
         if (!e->err || !e->comm || !e->raised || !e->pop)
             return mgerr_set(MPI_ERR_NO_MEM, "mpigpu: out of host memory in a completion call");
     }
-    mgdev_p2p_lock();
+    mgp2p_lock();
     errs_refresh(e, reqs);
-    mgdev_p2p_unlock();
+    mgp2p_unlock();
     return MPI_SUCCESS;
 }
 
@@ -88,7 +89,7 @@ static void errs_free(req_errs_t *e)
 
 static int errs_raise(const req_errs_t *e, int i)
 {
-    return e->raised[i] ? e->err[i] : mgdev_error(e->comm[i], e->err[i]);
+    return e->raised[i] ? e->err[i] : mgmpi_error(e->comm[i], e->err[i]);
 }
 
 /* Record index i's error in status (for the _all/_some forms). */
@@ -106,10 +107,10 @@ static int errs_mark(const req_errs_t *e, int i, MPI_Status *statuses, int k)
    operation's status and becomes startable again.  Lock held. */
 static void errs_complete(const req_errs_t *e, int i, MPI_Status *status)
 {
-    mgdev_op_t *op = e->pop[i];
+    mgp2p_op_t *op = e->pop[i];
     if (!op)
         return;
-    mgdev_op_status(op, status);
+    mgp2p_op_status(op, status);
     op->started = 0;
 }
 
@@ -121,13 +122,13 @@ static MPI_Status *status_at(MPI_Status statuses[], int k)
 /* One pass of MPI_Test on one request; *err gets the device error to raise. */
 static int test_pass(MPI_Request *request, int *flag, MPI_Status *status, req_errs_t *e)
 {
-    mgdev_p2p_lock();
-    mgdev_progress_locked();
+    mgp2p_lock();
+    mgp2p_progress_locked();
     errs_refresh(e, request);
     int rc = PMPI_Test(request, flag, status);
     if (rc == MPI_SUCCESS && *flag)
         errs_complete(e, 0, status);
-    mgdev_p2p_unlock();
+    mgp2p_unlock();
     return rc;
 }
 
@@ -137,13 +138,13 @@ static int one_common(MPI_Request *request, int *flag, MPI_Status *status, int b
     int f = 0, rc = errs_take(&e, 1, request);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (!e.any_dev && !mgdev_progress_busy())
+    if (!e.any_dev && !mgp2p_progress_busy())
         return block ? PMPI_Wait(request, status) : PMPI_Test(request, flag, status);
     for (;;) {
         rc = test_pass(request, &f, status, &e);
         if (rc != MPI_SUCCESS || f || !block)
             break;
-        mgdev_progress_relax();
+        mgp2p_progress_relax();
     }
     if (flag)
         *flag = f;
@@ -168,24 +169,24 @@ static int all_common(int count, MPI_Request reqs[], int *flag, MPI_Status statu
     int rc = errs_take(&e, count, reqs);
     if (rc != MPI_SUCCESS)
         goto fn_exit;
-    if (!e.any_dev && !mgdev_progress_busy()) {
+    if (!e.any_dev && !mgp2p_progress_busy()) {
         rc =
             block ? PMPI_Waitall(count, reqs, statuses) : PMPI_Testall(count, reqs, flag, statuses);
         goto fn_exit;
     }
     int f = 0;
     for (;;) {
-        mgdev_p2p_lock();
-        mgdev_progress_locked();
+        mgp2p_lock();
+        mgp2p_progress_locked();
         errs_refresh(&e, reqs);
         rc = PMPI_Testall(count, reqs, &f, statuses);
         if (rc == MPI_SUCCESS && f)
             for (int i = 0; i < count; i++)
                 errs_complete(&e, i, status_at(statuses, i));
-        mgdev_p2p_unlock();
+        mgp2p_unlock();
         if (rc != MPI_SUCCESS || f || !block)
             break;
-        mgdev_progress_relax();
+        mgp2p_progress_relax();
     }
     if (flag)
         *flag = f;
@@ -219,23 +220,23 @@ static int any_common(int count, MPI_Request reqs[], int *index, int *flag, MPI_
     int rc = errs_take(&e, count, reqs);
     if (rc != MPI_SUCCESS)
         goto fn_exit;
-    if (!e.any_dev && !mgdev_progress_busy()) {
+    if (!e.any_dev && !mgp2p_progress_busy()) {
         rc = block ? PMPI_Waitany(count, reqs, index, status)
                    : PMPI_Testany(count, reqs, index, flag, status);
         goto fn_exit;
     }
     int f = 0;
     for (;;) {
-        mgdev_p2p_lock();
-        mgdev_progress_locked();
+        mgp2p_lock();
+        mgp2p_progress_locked();
         errs_refresh(&e, reqs);
         rc = PMPI_Testany(count, reqs, index, &f, status);
         if (rc == MPI_SUCCESS && f && *index != MPI_UNDEFINED)
             errs_complete(&e, *index, status);
-        mgdev_p2p_unlock();
+        mgp2p_unlock();
         if (rc != MPI_SUCCESS || f || !block)
             break;
-        mgdev_progress_relax();
+        mgp2p_progress_relax();
     }
     if (flag)
         *flag = f;
@@ -264,23 +265,23 @@ static int some_common(int incount, MPI_Request reqs[], int *outcount, int indic
     int rc = errs_take(&e, incount, reqs);
     if (rc != MPI_SUCCESS)
         goto fn_exit;
-    if (!e.any_dev && !mgdev_progress_busy()) {
+    if (!e.any_dev && !mgp2p_progress_busy()) {
         rc = block ? PMPI_Waitsome(incount, reqs, outcount, indices, statuses)
                    : PMPI_Testsome(incount, reqs, outcount, indices, statuses);
         goto fn_exit;
     }
     for (;;) {
-        mgdev_p2p_lock();
-        mgdev_progress_locked();
+        mgp2p_lock();
+        mgp2p_progress_locked();
         errs_refresh(&e, reqs);
         rc = PMPI_Testsome(incount, reqs, outcount, indices, statuses);
         if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED)
             for (int k = 0; k < *outcount; k++)
                 errs_complete(&e, indices[k], status_at(statuses, k));
-        mgdev_p2p_unlock();
+        mgp2p_unlock();
         if (rc != MPI_SUCCESS || *outcount != 0 || !block)
             break;
-        mgdev_progress_relax();
+        mgp2p_progress_relax();
     }
     if (rc != MPI_SUCCESS || *outcount == MPI_UNDEFINED)
         goto fn_exit;
@@ -310,40 +311,40 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
 
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
-    mgdev_p2p_lock();
-    mgdev_op_t *op = mgdev_req_lookup(request);
+    mgp2p_lock();
+    mgp2p_op_t *op = mgp2p_req_lookup(request);
     if (!op) {
-        mgdev_p2p_unlock();
+        mgp2p_unlock();
         return PMPI_Request_get_status(request, flag, status);
     }
-    mgdev_progress_locked();
+    mgp2p_progress_locked();
     int rc = PMPI_Request_get_status(request, flag, status);
     if (rc == MPI_SUCCESS && *flag && op->persistent && op->started)
-        mgdev_op_status(op, status);
-    mgdev_p2p_unlock();
+        mgp2p_op_status(op, status);
+    mgp2p_unlock();
     return rc;
 }
 
 int MPI_Request_free(MPI_Request *request)
 {
-    mgdev_p2p_lock();
-    mgdev_op_t *op = request ? mgdev_req_lookup(*request) : NULL;
+    mgp2p_lock();
+    mgp2p_op_t *op = request ? mgp2p_req_lookup(*request) : NULL;
     if (!op) {
-        mgdev_p2p_unlock();
+        mgp2p_unlock();
         return PMPI_Request_free(request);
     }
-    if (op->state != MGDEV_OP_DONE) {
+    if (op->state != MGP2P_OP_DONE) {
         /* Still active: it completes in a later progress pass (at the latest
            in MPI_Finalize), which frees the request then. */
         op->freed = 1;
         *request = MPI_REQUEST_NULL;
-        mgdev_p2p_unlock();
+        mgp2p_unlock();
         return MPI_SUCCESS;
     }
     if (op->persistent)
-        mgdev_op_unpersist(op);
+        mgp2p_op_unpersist(op);
     int rc = PMPI_Request_free(request);
-    mgdev_p2p_unlock();
+    mgp2p_unlock();
     if (op->persistent)
         free(op);
     return rc;
@@ -351,17 +352,17 @@ int MPI_Request_free(MPI_Request *request)
 
 int MPI_Cancel(MPI_Request *request)
 {
-    mgdev_p2p_lock();
-    mgdev_op_t *op = request ? mgdev_req_lookup(*request) : NULL;
+    mgp2p_lock();
+    mgp2p_op_t *op = request ? mgp2p_req_lookup(*request) : NULL;
     if (!op) {
-        mgdev_p2p_unlock();
+        mgp2p_unlock();
         return PMPI_Cancel(request);
     }
-    if (op->state != MGDEV_OP_DONE) {
-        mgdev_op_cancel(op);
-        if (op->state == MGDEV_OP_DONE)
-            mgdev_op_finish(op);
+    if (op->state != MGP2P_OP_DONE) {
+        mgp2p_op_cancel(op);
+        if (op->state == MGP2P_OP_DONE)
+            mgp2p_op_finish(op);
     }
-    mgdev_p2p_unlock();
+    mgp2p_unlock();
     return MPI_SUCCESS;
 }

@@ -10,51 +10,52 @@
 #include <stdlib.h>
 
 #include "mgerr.h"
+#include "mgmpi.h"
 #include "p2p.h"
 
 static char empty[1]; /* stands for a device buffer of which nothing moves */
 
-static int init_pmpi(mgdev_op_kind_t kind, mgdev_send_mode_t mode, const void *buf, int count,
+static int init_pmpi(mgp2p_op_kind_t kind, mgp2p_send_mode_t mode, const void *buf, int count,
                      MPI_Datatype dt, int peer, int tag, MPI_Comm comm, MPI_Request *req)
 {
-    if (kind == MGDEV_OP_RECV)
+    if (kind == MGP2P_OP_RECV)
         return PMPI_Recv_init((void *)buf, count, dt, peer, tag, comm, req);
     switch (mode) {
-    case MGDEV_MODE_SYNC:
+    case MGP2P_MODE_SYNC:
         return PMPI_Ssend_init(buf, count, dt, peer, tag, comm, req);
-    case MGDEV_MODE_READY:
+    case MGP2P_MODE_READY:
         return PMPI_Rsend_init(buf, count, dt, peer, tag, comm, req);
-    case MGDEV_MODE_BUFFERED:
+    case MGP2P_MODE_BUFFERED:
         return PMPI_Bsend_init(buf, count, dt, peer, tag, comm, req);
     default:
         return PMPI_Send_init(buf, count, dt, peer, tag, comm, req);
     }
 }
 
-static int init_common(const char *fn, mgdev_op_kind_t kind, mgdev_send_mode_t mode,
+static int init_common(const char *fn, mgp2p_op_kind_t kind, mgp2p_send_mode_t mode,
                        const void *buf, int count, MPI_Datatype dt, int peer, int tag,
                        MPI_Comm comm, MPI_Request *req)
 {
     int dev = mgdev_buf_is_device(buf, count, dt);
-    if (!dev && (kind == MGDEV_OP_SEND || !mgdev_host_watch(count, dt, peer)))
+    if (!dev && (kind == MGP2P_OP_SEND || !mgp2p_host_watch(count, dt, peer)))
         return init_pmpi(kind, mode, buf, count, dt, peer, tag, comm, req);
-    mgdev_op_t *op = calloc(1, sizeof(*op));
+    mgp2p_op_t *op = calloc(1, sizeof(*op));
     if (!op)
-        return mgdev_error(comm, mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", fn));
-    int rc = dev ? mgdev_op_init(op, kind, fn, buf, count, dt, peer, tag, comm)
-                 : mgdev_op_init_host(op, fn, (void *)buf, count, dt, peer, tag, comm);
+        return mgmpi_error(comm, mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", fn));
+    int rc = dev ? mgp2p_op_init(op, kind, fn, buf, count, dt, peer, tag, comm)
+                 : mgp2p_op_init_host(op, fn, (void *)buf, count, dt, peer, tag, comm);
     if (rc != MPI_SUCCESS) {
-        rc = mgdev_error(comm, rc);
+        rc = mgmpi_error(comm, rc);
         goto free_op;
     }
-    if (mgdev_op_trivial(op)) {
+    if (mgp2p_op_trivial(op)) {
         rc = init_pmpi(kind, mode, empty, count, dt, peer, tag, comm, req);
         goto free_op;
     }
     op->mode = mode;
-    mgdev_p2p_lock();
-    rc = mgdev_op_persist(op, req);
-    mgdev_p2p_unlock();
+    mgp2p_lock();
+    rc = mgp2p_op_persist(op, req);
+    mgp2p_unlock();
     if (rc != MPI_SUCCESS)
         goto free_op;
     return MPI_SUCCESS;
@@ -66,50 +67,50 @@ free_op:
 int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                   MPI_Comm comm, MPI_Request *request)
 {
-    return init_common("MPI_Send_init", MGDEV_OP_SEND, MGDEV_MODE_STD, buf, count, datatype, dest,
+    return init_common("MPI_Send_init", MGP2P_OP_SEND, MGP2P_MODE_STD, buf, count, datatype, dest,
                        tag, comm, request);
 }
 
 int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                    MPI_Comm comm, MPI_Request *request)
 {
-    return init_common("MPI_Ssend_init", MGDEV_OP_SEND, MGDEV_MODE_SYNC, buf, count, datatype, dest,
+    return init_common("MPI_Ssend_init", MGP2P_OP_SEND, MGP2P_MODE_SYNC, buf, count, datatype, dest,
                        tag, comm, request);
 }
 
 int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                    MPI_Comm comm, MPI_Request *request)
 {
-    return init_common("MPI_Rsend_init", MGDEV_OP_SEND, MGDEV_MODE_READY, buf, count, datatype,
+    return init_common("MPI_Rsend_init", MGP2P_OP_SEND, MGP2P_MODE_READY, buf, count, datatype,
                        dest, tag, comm, request);
 }
 
 int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                    MPI_Comm comm, MPI_Request *request)
 {
-    return init_common("MPI_Bsend_init", MGDEV_OP_SEND, MGDEV_MODE_BUFFERED, buf, count, datatype,
+    return init_common("MPI_Bsend_init", MGP2P_OP_SEND, MGP2P_MODE_BUFFERED, buf, count, datatype,
                        dest, tag, comm, request);
 }
 
 int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                   MPI_Request *request)
 {
-    return init_common("MPI_Recv_init", MGDEV_OP_RECV, MGDEV_MODE_STD, buf, count, datatype, source,
+    return init_common("MPI_Recv_init", MGP2P_OP_RECV, MGP2P_MODE_STD, buf, count, datatype, source,
                        tag, comm, request);
 }
 
 int MPI_Start(MPI_Request *request)
 {
-    mgdev_p2p_lock();
-    mgdev_op_t *op = request ? mgdev_req_lookup(*request) : NULL;
+    mgp2p_lock();
+    mgp2p_op_t *op = request ? mgp2p_req_lookup(*request) : NULL;
     if (!op) {
-        mgdev_p2p_unlock();
+        mgp2p_unlock();
         return PMPI_Start(request);
     }
     MPI_Comm comm = op->comm;
-    int rc = mgdev_op_restart(op);
-    mgdev_p2p_unlock();
-    return rc == MPI_SUCCESS ? rc : mgdev_error(comm, rc);
+    int rc = mgp2p_op_restart(op);
+    mgp2p_unlock();
+    return rc == MPI_SUCCESS ? rc : mgmpi_error(comm, rc);
 }
 
 int MPI_Startall(int count, MPI_Request array_of_requests[])

@@ -13,7 +13,8 @@
 
 #include "locality.h"
 #include "mgerr.h"
-#include "p2p.h"
+#include "mgdev.h"
+#include "staging.h"
 
 #define STAGE_MIN ((size_t)4096)
 

@@ -219,7 +219,7 @@ typedef struct mgpk_stats {
 } mgpk_stats_t;
 void mgpk_ctx_stats(const mgpk_ctx_t *ctx, mgpk_stats_t *stats);
 
-/* Embedded kernel sources (generated at build time, see src/kernels). */
+/* Embedded kernel sources (generated at build time, see src/pack/kernels). */
 typedef struct mgpk_source {
     const char *name;
     const char *text;

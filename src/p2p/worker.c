@@ -5,7 +5,7 @@
  *
  * It starts at the first job and stops at MPI_Finalize.  Jobs queue in
  * submission order; each is owned by its submitter, which polls
- * mgdev_job_done() and must not free or move the job before it is done.
+ * mgp2p_job_done() and must not free or move the job before it is done.
  * The worker never calls MPI and takes no lock of the device layer but its
  * own queue lock (the engine serializes calls on one context itself).
  */
@@ -22,7 +22,7 @@
 static struct {
     pthread_mutex_t lock;
     pthread_cond_t wake;
-    mgdev_job_t *head, *tail;
+    mgp2p_job_t *head, *tail;
     pthread_t tid;
     int on, stop;
     unsigned long jobs; /* run so far (tests) */
@@ -37,7 +37,7 @@ static void *worker_main(void *arg)
             pthread_cond_wait(&w.wake, &w.lock);
         if (!w.head)
             break;
-        mgdev_job_t *job = w.head;
+        mgp2p_job_t *job = w.head;
         w.jobs++;
         w.head = job->next;
         if (!w.head)
@@ -50,20 +50,20 @@ static void *worker_main(void *arg)
             const char *m = mgerr_get(rc);
             job->msg = m ? strdup(m) : NULL;
         }
-        __atomic_store_n(&job->state, MGDEV_JOB_DONE, __ATOMIC_RELEASE);
+        __atomic_store_n(&job->state, MGP2P_JOB_DONE, __ATOMIC_RELEASE);
         pthread_mutex_lock(&w.lock);
     }
     pthread_mutex_unlock(&w.lock);
     return NULL;
 }
 
-int mgdev_job_submit(mgdev_job_t *job)
+int mgp2p_job_submit(mgp2p_job_t *job)
 {
     int rc = MPI_SUCCESS;
     job->next = NULL;
     job->rc = MPI_SUCCESS;
     job->msg = NULL;
-    job->state = MGDEV_JOB_QUEUED;
+    job->state = MGP2P_JOB_QUEUED;
     pthread_mutex_lock(&w.lock);
     if (!w.on) {
         w.stop = 0;
@@ -80,31 +80,31 @@ int mgdev_job_submit(mgdev_job_t *job)
         w.tail = job;
         pthread_cond_signal(&w.wake);
     } else {
-        job->state = MGDEV_JOB_IDLE;
+        job->state = MGP2P_JOB_IDLE;
     }
     pthread_mutex_unlock(&w.lock);
     return rc;
 }
 
-int mgdev_job_done(mgdev_job_t *job)
+int mgp2p_job_done(mgp2p_job_t *job)
 {
-    return __atomic_load_n(&job->state, __ATOMIC_ACQUIRE) == MGDEV_JOB_DONE;
+    return __atomic_load_n(&job->state, __ATOMIC_ACQUIRE) == MGP2P_JOB_DONE;
 }
 
-int mgdev_job_end(mgdev_job_t *job)
+int mgp2p_job_end(mgp2p_job_t *job)
 {
-    while (__atomic_load_n(&job->state, __ATOMIC_ACQUIRE) == MGDEV_JOB_QUEUED)
+    while (__atomic_load_n(&job->state, __ATOMIC_ACQUIRE) == MGP2P_JOB_QUEUED)
         sched_yield();
     int rc = job->rc;
     if (rc != MPI_SUCCESS)
         mgerr_set(rc, "%s", job->msg ? job->msg : "mpigpu: a piece's pack or unpack failed");
     free(job->msg);
     job->msg = NULL;
-    job->state = MGDEV_JOB_IDLE;
+    job->state = MGP2P_JOB_IDLE;
     return rc;
 }
 
-unsigned long mgdev_worker_jobs(void)
+unsigned long mgp2p_worker_jobs(void)
 {
     pthread_mutex_lock(&w.lock);
     unsigned long n = w.jobs;
@@ -112,7 +112,7 @@ unsigned long mgdev_worker_jobs(void)
     return n;
 }
 
-void mgdev_worker_finalize(void)
+void mgp2p_worker_finalize(void)
 {
     pthread_mutex_lock(&w.lock);
     if (!w.on) {

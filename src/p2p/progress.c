@@ -35,8 +35,8 @@
 
 static pthread_mutex_t lock;
 static pthread_once_t lock_once = PTHREAD_ONCE_INIT;
-static mgdev_op_t *active;             /* ops not yet DONE */
-static mgdev_op_t *table[REQ_BUCKETS]; /* ops with a live user request */
+static mgp2p_op_t *active;             /* ops not yet DONE */
+static mgp2p_op_t *table[REQ_BUCKETS]; /* ops with a live user request */
 static int zombies;                    /* ops marked by greq_free, not reaped */
 static MPI_Comm selfcomm = MPI_COMM_NULL;
 static int stand_tag, tag_limit;
@@ -59,13 +59,13 @@ static void lock_create(void)
     pthread_mutexattr_destroy(&a);
 }
 
-void mgdev_p2p_lock(void)
+void mgp2p_lock(void)
 {
     pthread_once(&lock_once, lock_create);
     pthread_mutex_lock(&lock);
 }
 
-void mgdev_p2p_unlock(void)
+void mgp2p_unlock(void)
 {
     pthread_mutex_unlock(&lock);
 }
@@ -75,26 +75,26 @@ static unsigned req_hash(MPI_Request r)
     return ((unsigned)r * 2654435761u) % REQ_BUCKETS;
 }
 
-mgdev_op_t *mgdev_req_lookup(MPI_Request req)
+mgp2p_op_t *mgp2p_req_lookup(MPI_Request req)
 {
     if (req == MPI_REQUEST_NULL)
         return NULL;
-    for (mgdev_op_t *op = table[req_hash(req)]; op; op = op->hnext)
+    for (mgp2p_op_t *op = table[req_hash(req)]; op; op = op->hnext)
         if (op->greq == req && !__atomic_load_n(&op->gfreed, __ATOMIC_ACQUIRE))
             return op;
     return NULL;
 }
 
-static void table_add(mgdev_op_t *op)
+static void table_add(mgp2p_op_t *op)
 {
     unsigned h = req_hash(op->greq);
     op->hnext = table[h];
     table[h] = op;
 }
 
-static void table_remove(mgdev_op_t *op)
+static void table_remove(mgp2p_op_t *op)
 {
-    for (mgdev_op_t **p = &table[req_hash(op->greq)]; *p; p = &(*p)->hnext) {
+    for (mgp2p_op_t **p = &table[req_hash(op->greq)]; *p; p = &(*p)->hnext) {
         if (*p == op) {
             *p = op->hnext;
             return;
@@ -109,8 +109,8 @@ static void reap(void)
     if (n == 0)
         return;
     for (int b = 0; b < REQ_BUCKETS; b++) {
-        for (mgdev_op_t **p = &table[b]; *p;) {
-            mgdev_op_t *op = *p;
+        for (mgp2p_op_t **p = &table[b]; *p;) {
+            mgp2p_op_t *op = *p;
             if (__atomic_load_n(&op->gfreed, __ATOMIC_ACQUIRE)) {
                 *p = op->hnext;
                 free(op);
@@ -122,28 +122,28 @@ static void reap(void)
     }
 }
 
-void mgdev_op_status(const mgdev_op_t *op, MPI_Status *status)
+void mgp2p_op_status(const mgp2p_op_t *op, MPI_Status *status)
 {
     if (status == MPI_STATUS_IGNORE)
         return;
-    status->MPI_SOURCE = op->kind == MGDEV_OP_RECV ? op->source : MPI_ANY_SOURCE;
-    status->MPI_TAG = op->kind == MGDEV_OP_RECV ? op->rtag : MPI_ANY_TAG;
+    status->MPI_SOURCE = op->kind == MGP2P_OP_RECV ? op->source : MPI_ANY_SOURCE;
+    status->MPI_TAG = op->kind == MGP2P_OP_RECV ? op->rtag : MPI_ANY_TAG;
     /* Bytes received: MPI_Get_count and MPI_Get_elements derive the counts in
        the user's datatype from them. */
     PMPI_Status_set_elements_x(status, MPI_BYTE,
-                               op->kind == MGDEV_OP_RECV && !op->cancelled ? op->done : 0);
+                               op->kind == MGP2P_OP_RECV && !op->cancelled ? op->done : 0);
     PMPI_Status_set_cancelled(status, op->cancelled);
 }
 
 static int greq_query(void *extra, MPI_Status *status)
 {
-    mgdev_op_status(extra, status); /* op is DONE: its fields are final */
+    mgp2p_op_status(extra, status); /* op is DONE: its fields are final */
     return MPI_SUCCESS;
 }
 
 static int greq_free(void *extra)
 {
-    mgdev_op_t *op = extra;
+    mgp2p_op_t *op = extra;
     __atomic_add_fetch(&zombies, 1, __ATOMIC_ACQ_REL);
     __atomic_store_n(&op->gfreed, 1, __ATOMIC_RELEASE);
     return MPI_SUCCESS;
@@ -156,7 +156,7 @@ static int greq_cancel(void *extra, int complete)
     return MPI_SUCCESS; /* MPI_Cancel is interposed (request.c) */
 }
 
-static void active_link(mgdev_op_t *op)
+static void active_link(mgp2p_op_t *op)
 {
     op->prev = NULL;
     op->next = active;
@@ -167,7 +167,7 @@ static void active_link(mgdev_op_t *op)
         pthread_cond_signal(&pth.wake);
 }
 
-static void active_unlink(mgdev_op_t *op)
+static void active_unlink(mgp2p_op_t *op)
 {
     if (op->prev)
         op->prev->next = op->next;
@@ -178,11 +178,11 @@ static void active_unlink(mgdev_op_t *op)
     op->prev = op->next = NULL;
 }
 
-int mgdev_op_start(mgdev_op_t *op, int nonblocking)
+int mgp2p_op_start(mgp2p_op_t *op, int nonblocking)
 {
     int rc = MPI_SUCCESS;
     op->greq = MPI_REQUEST_NULL;
-    mgdev_p2p_lock();
+    mgp2p_lock();
     if (nonblocking) {
         rc = PMPI_Grequest_start(greq_query, greq_free, greq_cancel, op, &op->greq);
         if (rc != MPI_SUCCESS)
@@ -191,14 +191,14 @@ int mgdev_op_start(mgdev_op_t *op, int nonblocking)
     }
     active_link(op);
 fn_exit:
-    mgdev_p2p_unlock();
+    mgp2p_unlock();
     return rc;
 }
 
-int mgdev_op_persist(mgdev_op_t *op, MPI_Request *req)
+int mgp2p_op_persist(mgp2p_op_t *op, MPI_Request *req)
 {
     op->persistent = 1;
-    op->state = MGDEV_OP_DONE;
+    op->state = MGP2P_OP_DONE;
     op->stag = stand_tag;
     stand_tag = (stand_tag + 1) % tag_limit;
     int rc = PMPI_Recv_init(stand_buf, 0, MPI_BYTE, 0, op->stag, selfcomm, &op->greq);
@@ -209,7 +209,7 @@ int mgdev_op_persist(mgdev_op_t *op, MPI_Request *req)
     return MPI_SUCCESS;
 }
 
-int mgdev_op_restart(mgdev_op_t *op)
+int mgp2p_op_restart(mgp2p_op_t *op)
 {
     if (op->started)
         return mgerr_set(MPI_ERR_REQUEST,
@@ -219,31 +219,31 @@ int mgdev_op_restart(mgdev_op_t *op)
     op->raised = op->cancelled = op->discard = op->chunked = op->pieces = 0;
     op->done = op->total = op->posted = 0;
     op->npipe = 0;
-    op->lane_state = MGDEV_LANE_NONE;
+    op->lane_state = MGP2P_LANE_NONE;
     op->inner = MPI_REQUEST_NULL;
     op->lane_req = MPI_REQUEST_NULL;
     op->source = MPI_ANY_SOURCE;
     op->rtag = MPI_ANY_TAG;
-    op->state = MGDEV_OP_NEXT;
+    op->state = MGP2P_OP_NEXT;
     int rc = PMPI_Start(&op->greq);
     if (rc != MPI_SUCCESS) {
-        op->state = MGDEV_OP_DONE;
+        op->state = MGP2P_OP_DONE;
         mgdev_stage_park(&op->stage);
         return rc;
     }
     op->started = 1;
     active_link(op);
-    mgdev_progress_locked(); /* launch the first piece now */
+    mgp2p_progress_locked(); /* launch the first piece now */
     return MPI_SUCCESS;
 }
 
-void mgdev_op_unpersist(mgdev_op_t *op)
+void mgp2p_op_unpersist(mgp2p_op_t *op)
 {
     table_remove(op);
-    mgdev_op_unstage_all(op);
+    mgp2p_op_unstage_all(op);
 }
 
-void mgdev_op_finish(mgdev_op_t *op)
+void mgp2p_op_finish(mgp2p_op_t *op)
 {
     active_unlink(op);
     if (op->persistent) {
@@ -252,7 +252,7 @@ void mgdev_op_finish(mgdev_op_t *op)
         PMPI_Send(stand_buf, 0, MPI_BYTE, 0, op->stag, selfcomm);
         if (op->freed) {
             MPI_Request r = op->greq;
-            mgdev_op_unpersist(op);
+            mgp2p_op_unpersist(op);
             PMPI_Request_free(&r);
             free(op);
         }
@@ -267,54 +267,54 @@ void mgdev_op_finish(mgdev_op_t *op)
     }
 }
 
-void mgdev_progress_locked(void)
+void mgp2p_progress_locked(void)
 {
-    mgdev_op_t *op = active;
+    mgp2p_op_t *op = active;
     while (op) {
-        mgdev_op_t *next = op->next;
-        mgdev_op_step(op);
-        if (op->state == MGDEV_OP_DONE)
-            mgdev_op_finish(op);
+        mgp2p_op_t *next = op->next;
+        mgp2p_op_step(op);
+        if (op->state == MGP2P_OP_DONE)
+            mgp2p_op_finish(op);
         op = next;
     }
     reap();
 }
 
-void mgdev_progress(void)
+void mgp2p_progress(void)
 {
-    mgdev_p2p_lock();
-    mgdev_progress_locked();
-    mgdev_p2p_unlock();
+    mgp2p_lock();
+    mgp2p_progress_locked();
+    mgp2p_unlock();
 }
 
-int mgdev_progress_busy(void)
+int mgp2p_progress_busy(void)
 {
     return __atomic_load_n(&active, __ATOMIC_ACQUIRE) != NULL;
 }
 
-void mgdev_progress_relax(void)
+void mgp2p_progress_relax(void)
 {
     if (pth.on)
         sched_yield();
 }
 
-void mgdev_op_wait(mgdev_op_t *op)
+void mgp2p_op_wait(mgp2p_op_t *op)
 {
     for (;;) {
-        mgdev_p2p_lock();
-        mgdev_progress_locked();
-        int done = op->state == MGDEV_OP_DONE;
-        mgdev_p2p_unlock();
+        mgp2p_lock();
+        mgp2p_progress_locked();
+        int done = op->state == MGP2P_OP_DONE;
+        mgp2p_unlock();
         if (done)
             return;
-        mgdev_progress_relax();
+        mgp2p_progress_relax();
     }
 }
 
-void mgdev_progress_drain(void)
+void mgp2p_progress_drain(void)
 {
-    while (mgdev_progress_busy())
-        mgdev_progress();
+    while (mgp2p_progress_busy())
+        mgp2p_progress();
 }
 
 /* The progress thread (MPI_THREAD_MULTIPLE only): steps active operations
@@ -324,22 +324,22 @@ static void *progress_main(void *arg)
 {
     (void)arg;
     struct timespec nap = {0, PROGRESS_THREAD_NAP_NS};
-    mgdev_p2p_lock();
+    mgp2p_lock();
     while (!pth.stop) {
         if (!active) {
             pthread_cond_wait(&pth.wake, &lock);
             continue;
         }
-        mgdev_progress_locked();
-        mgdev_p2p_unlock();
+        mgp2p_progress_locked();
+        mgp2p_unlock();
         nanosleep(&nap, NULL);
-        mgdev_p2p_lock();
+        mgp2p_lock();
     }
-    mgdev_p2p_unlock();
+    mgp2p_unlock();
     return NULL;
 }
 
-int mgdev_progress_init(void)
+int mgp2p_progress_init(void)
 {
     int flag = 0, *ub = NULL, level = MPI_THREAD_SINGLE;
     pthread_once(&lock_once, lock_create);
@@ -360,25 +360,25 @@ int mgdev_progress_init(void)
     return MPI_SUCCESS;
 }
 
-void mgdev_progress_finalize(void)
+void mgp2p_progress_finalize(void)
 {
     if (pth.on) {
-        mgdev_p2p_lock();
+        mgp2p_lock();
         pth.stop = 1;
         pthread_cond_signal(&pth.wake);
-        mgdev_p2p_unlock();
+        mgp2p_unlock();
         pthread_join(pth.tid, NULL);
         pth.on = 0;
     }
-    mgdev_progress_drain();
+    mgp2p_progress_drain();
     /* Persistent requests the application never freed: MPI frees their
        stand-ins at MPI_Finalize; their operations go here. */
     for (int b = 0; b < REQ_BUCKETS; b++) {
         while (table[b]) {
-            mgdev_op_t *op = table[b];
+            mgp2p_op_t *op = table[b];
             table[b] = op->hnext;
             if (op->persistent)
-                mgdev_op_unstage_all(op);
+                mgp2p_op_unstage_all(op);
             if (op->persistent || __atomic_load_n(&op->gfreed, __ATOMIC_ACQUIRE))
                 free(op);
         }
@@ -388,14 +388,14 @@ void mgdev_progress_finalize(void)
         PMPI_Comm_free(&selfcomm);
 }
 
-int mgdev_host_overlap(const mgdev_op_t *op)
+int mgp2p_host_overlap(const mgp2p_op_t *op)
 {
     int64_t lo, hi, olo, ohi;
-    mgdev_type_span(op->type, op->count, &lo, &hi);
-    for (mgdev_op_t *o = active; o; o = o->next) {
-        if (o == op || !o->host || o->state == MGDEV_OP_DONE || o->count <= 0)
+    mgp2p_type_span(op->type, op->count, &lo, &hi);
+    for (mgp2p_op_t *o = active; o; o = o->next) {
+        if (o == op || !o->host || o->state == MGP2P_OP_DONE || o->count <= 0)
             continue;
-        mgdev_type_span(o->type, o->count, &olo, &ohi);
+        mgp2p_type_span(o->type, o->count, &olo, &ohi);
         if (o->host + olo < op->host + hi && op->host + lo < o->host + ohi)
             return 1;
     }

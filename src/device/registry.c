@@ -305,3 +305,19 @@ void mgdev_reg_usage(size_t *in_use, size_t *hw, size_t *reserved)
         *reserved = res_size;
     pthread_rwlock_unlock(&reg_lock);
 }
+
+int mgdev_buf_is_device(const void *buf, MPI_Count count, MPI_Datatype dt)
+{
+    MPI_Count tlb, tex, lb, ext;
+    if (buf == MPI_IN_PLACE)
+        return 0;
+    if (count <= 0 || dt == MPI_DATATYPE_NULL ||
+        PMPI_Type_get_true_extent_x(dt, &tlb, &tex) != MPI_SUCCESS ||
+        PMPI_Type_get_extent_x(dt, &lb, &ext) != MPI_SUCCESS)
+        return mgdev_reg_in_range(buf, 1);
+    MPI_Count span = (count - 1) * ext;
+    MPI_Count lo = (span < 0 ? span : 0) + tlb, hi = (span > 0 ? span : 0) + tlb + tex;
+    if (hi <= lo)
+        return mgdev_reg_in_range(buf, 1);
+    return mgdev_reg_in_range((const char *)buf + lo, (size_t)(hi - lo));
+}

@@ -13,6 +13,7 @@
 #include "mpigpu.h"
 #include "mgdev.h"
 #include "mgerr.h"
+#include "mgmpi.h"
 #include "p2p.h"
 
 /* One side of a call after classification. */
@@ -41,52 +42,6 @@ typedef struct pk_call {
     int raised;           /* PMPI already ran the error handler */
     mgpk_method_t method; /* MPIGPU_PACK, or the datatype's attribute */
 } pk_call_t;
-
-/* The per-datatype method attribute (MPIX_Gpu_pack_keyval), created at its
-   first request and freed at teardown.  Its values are the engine's. */
-_Static_assert(MPIX_GPU_PACK_AUTO == MGPK_METHOD_AUTO &&
-                   MPIX_GPU_PACK_KERNEL == MGPK_METHOD_KERNEL &&
-                   MPIX_GPU_PACK_COPY == MGPK_METHOD_COPY && MPIX_GPU_PACK_HOST == MGPK_METHOD_HOST,
-               "MPIX_GPU_PACK_* must equal mgpk_method_t");
-static pthread_mutex_t keyval_lock = PTHREAD_MUTEX_INITIALIZER;
-static int pack_keyval = MPI_KEYVAL_INVALID;
-
-int mgdev_pack_keyval(int *keyval)
-{
-    int rc = MPI_SUCCESS;
-    pthread_mutex_lock(&keyval_lock);
-    if (pack_keyval == MPI_KEYVAL_INVALID)
-        rc = PMPI_Type_create_keyval(MPI_TYPE_DUP_FN, MPI_TYPE_NULL_DELETE_FN, &pack_keyval, NULL);
-    *keyval = pack_keyval;
-    pthread_mutex_unlock(&keyval_lock);
-    return rc;
-}
-
-void mgdev_pack_keyval_free(void)
-{
-    pthread_mutex_lock(&keyval_lock);
-    if (pack_keyval != MPI_KEYVAL_INVALID)
-        PMPI_Type_free_keyval(&pack_keyval);
-    pack_keyval = MPI_KEYVAL_INVALID;
-    pthread_mutex_unlock(&keyval_lock);
-}
-
-mgpk_method_t mgdev_type_method(MPI_Datatype dt)
-{
-    mgpk_method_t m = mgdev_state.settings.method;
-    int kv, flag = 0;
-    void *v = NULL;
-    pthread_mutex_lock(&keyval_lock);
-    kv = pack_keyval;
-    pthread_mutex_unlock(&keyval_lock);
-    if (kv != MPI_KEYVAL_INVALID && dt != MPI_DATATYPE_NULL &&
-        PMPI_Type_get_attr(dt, kv, &v, &flag) == MPI_SUCCESS && flag) {
-        intptr_t a = (intptr_t)v;
-        if (a >= MPIX_GPU_PACK_KERNEL && a <= MPIX_GPU_PACK_HOST)
-            m = (mgpk_method_t)a;
-    }
-    return m;
-}
 
 /* Whether any byte the call may touch lies in the reserved device range.  The
    typed side is judged by the bytes its instances touch, not by its origin: a
@@ -212,9 +167,9 @@ typedef struct pk_host_side {
    (performance.md, session 13). */
 static int pk_kept_get(const pk_call_t *c, int64_t len, char **buf, size_t *cap)
 {
-    mgdev_p2p_lock();
+    mgp2p_lock();
     int rc = mgdev_big_get((size_t)len, buf, cap);
-    mgdev_p2p_unlock();
+    mgp2p_unlock();
     if (rc != MPI_SUCCESS)
         rc = mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory (%lld bytes)", c->fn,
                        (long long)len);
@@ -225,9 +180,9 @@ static void pk_kept_put(char *buf, size_t cap)
 {
     if (!buf)
         return;
-    mgdev_p2p_lock();
+    mgp2p_lock();
     mgdev_big_put(buf, cap);
-    mgdev_p2p_unlock();
+    mgp2p_unlock();
 }
 
 static int pk_host_open(const pk_call_t *c, const pk_side_t *s, int64_t off, int64_t len, int in,
@@ -429,7 +384,7 @@ fn_fail:
 
 static int pk_raise(const pk_call_t *c, int rc)
 {
-    return c->raised ? rc : mgdev_error(c->comm, rc);
+    return c->raised ? rc : mgmpi_error(c->comm, rc);
 }
 
 static int pk_datarep(pk_call_t *c, const char *datarep)

@@ -19,6 +19,7 @@
 #define MGDEV_REGISTRY_H
 
 #include <CL/cl.h>
+#include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -61,5 +62,9 @@ int mgdev_reg_in_range(const void *ptr, size_t len);
 /* Statistics for tests: bytes of the reserved range in use (spans of live
    entries) and the highest offset ever handed out. */
 void mgdev_reg_usage(size_t *in_use, size_t *high_water, size_t *reserved);
+
+/* 1 when any byte that count instances of dt at buf touch lies in the
+   reserved device range. */
+int mgdev_buf_is_device(const void *buf, MPI_Count count, MPI_Datatype dt);
 
 #endif /* MGDEV_REGISTRY_H */

@@ -12,7 +12,6 @@
 #include "locality.h"
 #include "mgdev.h"
 #include "mgerr.h"
-#include "p2p.h"
 
 mgdev_state_t mgdev_state = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -204,13 +203,9 @@ int mgdev_setup(void)
     MG_CHECK(rc, fin_dt);
     rc = device_open();
     MG_CHECK(rc, fin_reg);
-    rc = mgdev_p2p_init();
-    MG_CHECK(rc, fin_p2p);
     st->ready = 1;
 fn_exit:
     return rc;
-fin_p2p:
-    mgdev_p2p_finalize();
 fin_reg:
     mgdev_reg_finalize();
 fin_dt:
@@ -226,9 +221,6 @@ void mgdev_teardown(void)
     mgdev_state_t *st = &mgdev_state;
     if (!st->ready)
         return;
-    /* Operations still active (freed requests) finish while the device and
-       the registry are there; the pool goes before the contexts. */
-    mgdev_p2p_finalize();
     mgdev_pack_keyval_free();
     /* Registry first: its entries hold cl_mem references into contexts that
        the engines below may hold the last reference to. */
@@ -245,9 +237,16 @@ void mgdev_teardown(void)
     mgdev_loc_finalize();
     mgdev_pinned_finalize();
     mgdev_settings_free(&st->settings);
-    pthread_mutex_t lock = st->lock;
-    memset(st, 0, sizeof(*st));
-    st->lock = lock;
+    /* Field by field: the lock stays as it is (a mutex is never copied). */
+    st->ready = 0;
+    st->has_device = 0;
+    memset(&st->settings, 0, sizeof(st->settings));
+    st->context = NULL;
+    st->device = NULL;
+    st->queue = NULL;
+    st->pk = NULL;
+    st->slots = NULL;
+    st->nslots = st->slots_cap = 0;
 }
 
 int mgdev_require_device(const char *fn)
@@ -345,37 +344,4 @@ fn_exit:
     return rc;
 fn_fail:
     goto fn_exit;
-}
-
-/* After PMPI_Init succeeded a setup failure (a bad MPIGPU_DEVICE or
-   MPIGPU_PACK) is returned as MPI_ERR_OTHER with MPI left initialized: the
-   message goes to stderr because no error handler can be relied on yet, and
-   the program should call MPI_Abort or MPI_Finalize. */
-static int setup_or_report(void)
-{
-    int rc = mgdev_setup();
-    if (rc != MPI_SUCCESS) {
-        const char *msg = mgerr_get(rc);
-        fprintf(stderr, "%s\n", msg ? msg : "mpigpu: initialization failed");
-    }
-    return rc;
-}
-
-int MPI_Init(int *argc, char ***argv)
-{
-    int rc = PMPI_Init(argc, argv);
-    return rc == MPI_SUCCESS ? setup_or_report() : rc;
-}
-
-int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
-{
-    int rc = PMPI_Init_thread(argc, argv, required, provided);
-    return rc == MPI_SUCCESS ? setup_or_report() : rc;
-}
-
-int MPI_Finalize(void)
-{
-    /* Before PMPI_Finalize: mgdt frees its attribute keyval through MPI. */
-    mgdev_teardown();
-    return PMPI_Finalize();
 }

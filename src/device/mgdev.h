@@ -120,16 +120,11 @@ int mgdev_pinned_remove(const void *ptr);
 int mgdev_pinned(const void *ptr, size_t len);
 void mgdev_pinned_finalize(void);
 
-/* The per-datatype method attribute (pack.c): its keyval, created on first
+/* The per-datatype method attribute (method.c): its keyval, created on first
    request; the method for dt (the attribute where set to kernel, copy or
    host, else MPIGPU_PACK); freed at teardown. */
 int mgdev_pack_keyval(int *keyval);
 mgpk_method_t mgdev_type_method(MPI_Datatype dt);
 void mgdev_pack_keyval_free(void);
-
-/* Raise rc (an error class) on comm's error handler and return it.  With
-   MPI_ERRORS_ARE_FATAL the recorded message is printed first, so that the
-   abort says why.  MPI_SUCCESS passes through. */
-int mgdev_error(MPI_Comm comm, int rc);
 
 #endif /* MGDEV_H */

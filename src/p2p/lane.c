@@ -68,7 +68,7 @@ typedef struct lane_ctl {
 
 _Static_assert(sizeof(lane_ctl_t) <= LANE_CTL, "lane control page");
 
-struct mgdev_lane {
+struct mgp2p_lane {
     int tx;   /* 1: this process sends on it */
     int peer; /* world rank of the other side */
     char name[64];
@@ -81,11 +81,11 @@ struct mgdev_lane {
     int64_t drain_left; /* its payload bytes still to come */
 };
 
-static mgdev_lane_t **tx_lanes, **rx_lanes; /* per world rank, NULL until opened */
+static mgp2p_lane_t **tx_lanes, **rx_lanes; /* per world rank, NULL until opened */
 static char *tx_refused;                    /* per world rank: do not offer again */
 static int nworld, myrank;
 
-int mgdev_lane_init(void)
+int mgp2p_lane_init(void)
 {
     PMPI_Comm_size(MPI_COMM_WORLD, &nworld);
     PMPI_Comm_rank(MPI_COMM_WORLD, &myrank);
@@ -97,7 +97,7 @@ int mgdev_lane_init(void)
     return MPI_SUCCESS;
 }
 
-static void lane_close(mgdev_lane_t *l)
+static void lane_close(mgp2p_lane_t *l)
 {
     if (!l)
         return;
@@ -111,7 +111,7 @@ static void lane_close(mgdev_lane_t *l)
     free(l);
 }
 
-void mgdev_lane_finalize(void)
+void mgp2p_lane_finalize(void)
 {
     for (int i = 0; i < nworld; i++) {
         if (tx_lanes)
@@ -129,7 +129,7 @@ void mgdev_lane_finalize(void)
 
 /* Register the slots for DMA; without it the lane still works, through the
    pack engine's own staging. */
-static void lane_register(mgdev_lane_t *l)
+static void lane_register(mgp2p_lane_t *l)
 {
     cl_int err = CL_SUCCESS;
     cl_context ctx = NULL;
@@ -153,9 +153,9 @@ static void lane_name(char *name, size_t len, long pid, int sender, int receiver
     snprintf(name, len, "/mpigpu.%ld.%d.%d", pid, sender, receiver);
 }
 
-static mgdev_lane_t *lane_map(int fd, size_t map_len, const char *name, int tx, int peer)
+static mgp2p_lane_t *lane_map(int fd, size_t map_len, const char *name, int tx, int peer)
 {
-    mgdev_lane_t *l = calloc(1, sizeof(*l));
+    mgp2p_lane_t *l = calloc(1, sizeof(*l));
     void *p = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (!l || p == MAP_FAILED) {
         free(l);
@@ -173,7 +173,7 @@ static mgdev_lane_t *lane_map(int fd, size_t map_len, const char *name, int tx, 
     return l;
 }
 
-static void lane_verbose(const mgdev_lane_t *l)
+static void lane_verbose(const mgp2p_lane_t *l)
 {
     if (mgdev_state.settings.verbose)
         fprintf(stderr, "mpigpu: rank %d: node lane %s rank %d: %zu slots of %zu bytes%s\n", myrank,
@@ -181,7 +181,7 @@ static void lane_verbose(const mgdev_lane_t *l)
                 l->reg ? ", registered for DMA" : "");
 }
 
-mgdev_lane_t *mgdev_lane_tx(int w)
+mgp2p_lane_t *mgp2p_lane_tx(int w)
 {
     char name[64];
     if (!mgdev_state.settings.p2p_shm || !tx_lanes || w < 0 || w >= nworld || w == myrank ||
@@ -202,7 +202,7 @@ mgdev_lane_t *mgdev_lane_tx(int w)
         shm_unlink(name);
         fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
     }
-    mgdev_lane_t *l = NULL;
+    mgp2p_lane_t *l = NULL;
     if (fd >= 0 && ftruncate(fd, (off_t)map_len) == 0)
         l = lane_map(fd, map_len, name, 1, w);
     if (fd >= 0)
@@ -230,7 +230,7 @@ mgdev_lane_t *mgdev_lane_tx(int w)
     return l;
 }
 
-mgdev_lane_t *mgdev_lane_rx(int w, long pid)
+mgp2p_lane_t *mgp2p_lane_rx(int w, long pid)
 {
     char name[64];
     struct stat st;
@@ -244,7 +244,7 @@ mgdev_lane_t *mgdev_lane_rx(int w, long pid)
     int fd = shm_open(name, O_RDWR, 0);
     if (fd < 0)
         return NULL;
-    mgdev_lane_t *l = NULL;
+    mgp2p_lane_t *l = NULL;
     if (fstat(fd, &st) == 0 && st.st_size > LANE_CTL)
         l = lane_map(fd, (size_t)st.st_size, name, 0, w);
     close(fd);
@@ -267,12 +267,12 @@ mgdev_lane_t *mgdev_lane_rx(int w, long pid)
     return l;
 }
 
-size_t mgdev_lane_piece(const mgdev_lane_t *l)
+size_t mgp2p_lane_piece(const mgp2p_lane_t *l)
 {
     return l->slot;
 }
 
-char *mgdev_lane_slot(mgdev_lane_t *l)
+char *mgp2p_lane_slot(mgp2p_lane_t *l)
 {
     uint64_t consumed = __atomic_load_n(&l->ctl->consumed, __ATOMIC_ACQUIRE);
     if (l->head - consumed >= l->nslots)
@@ -280,7 +280,7 @@ char *mgdev_lane_slot(mgdev_lane_t *l)
     return l->slots + (l->head % l->nslots) * l->slot;
 }
 
-void mgdev_lane_publish(mgdev_lane_t *l, int seq, int64_t first, int64_t len)
+void mgp2p_lane_publish(mgp2p_lane_t *l, int seq, int64_t first, int64_t len)
 {
     l->ctl->ent[l->head % l->nslots] = (lane_entry_t){.seq = seq, .first = first, .len = len};
     l->head++;
@@ -288,7 +288,7 @@ void mgdev_lane_publish(mgdev_lane_t *l, int seq, int64_t first, int64_t len)
 }
 
 /* The head entry, if the sender published one. */
-static char *lane_head(mgdev_lane_t *l, lane_entry_t *e)
+static char *lane_head(mgp2p_lane_t *l, lane_entry_t *e)
 {
     uint64_t produced = __atomic_load_n(&l->ctl->produced, __ATOMIC_ACQUIRE);
     if (produced == l->head)
@@ -298,18 +298,18 @@ static char *lane_head(mgdev_lane_t *l, lane_entry_t *e)
 }
 
 /* Drop the head entries of a message whose receive failed here. */
-static void lane_drain(mgdev_lane_t *l)
+static void lane_drain(mgp2p_lane_t *l)
 {
     lane_entry_t e;
     while (l->drain_seq >= 0 && lane_head(l, &e) && e.seq == l->drain_seq) {
-        mgdev_lane_consume(l);
+        mgp2p_lane_consume(l);
         l->drain_left -= e.len > 0 ? e.len : 0;
         if (e.len < 0 || l->drain_left <= 0)
             l->drain_seq = -1;
     }
 }
 
-char *mgdev_lane_peek(mgdev_lane_t *l, int64_t *seq, int64_t *first, int64_t *len)
+char *mgp2p_lane_peek(mgp2p_lane_t *l, int64_t *seq, int64_t *first, int64_t *len)
 {
     lane_entry_t e;
     lane_drain(l);
@@ -322,13 +322,13 @@ char *mgdev_lane_peek(mgdev_lane_t *l, int64_t *seq, int64_t *first, int64_t *le
     return p;
 }
 
-void mgdev_lane_consume(mgdev_lane_t *l)
+void mgp2p_lane_consume(mgp2p_lane_t *l)
 {
     l->head++;
     __atomic_store_n(&l->ctl->consumed, l->head, __ATOMIC_RELEASE);
 }
 
-void mgdev_lane_drop(mgdev_lane_t *l, int seq, int64_t left)
+void mgp2p_lane_drop(mgp2p_lane_t *l, int seq, int64_t left)
 {
     if (left <= 0)
         return;

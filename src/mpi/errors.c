@@ -6,8 +6,9 @@
 
 #include "mgdev.h"
 #include "mgerr.h"
+#include "mgmpi.h"
 
-int mgdev_error(MPI_Comm comm, int rc)
+int mgmpi_error(MPI_Comm comm, int rc)
 {
     int init = 0, fin = 0;
     MPI_Errhandler eh = MPI_ERRHANDLER_NULL;

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include "mgerr.h"
+#include "mgmpi.h"
 #include "p2p.h"
 
 #define DEV(buf_, count_, dt_) mgdev_buf_is_device((buf_), (count_), (dt_))
@@ -17,7 +18,7 @@ static int refuse(const char *fn)
 
 static int refuse_comm(MPI_Comm comm, const char *fn)
 {
-    return mgdev_error(comm, refuse(fn));
+    return mgmpi_error(comm, refuse(fn));
 }
 
 /* Receive sizes of rooted and all-to-all collectives: the bytes of one

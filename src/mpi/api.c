@@ -9,6 +9,7 @@
 #include "mpigpu.h"
 #include "mgdev.h"
 #include "mgerr.h"
+#include "mgmpi.h"
 
 int MPIX_Query_opencl_support(void)
 {
@@ -20,7 +21,7 @@ int MPIX_Gpu_get_device(cl_context *context, cl_device_id *device, cl_command_qu
     int rc = mgdev_require_device("MPIX_Gpu_get_device");
     if (rc == MPI_SUCCESS)
         mgdev_default_get(context, device, queue, NULL);
-    return mgdev_error(MPI_COMM_WORLD, rc);
+    return mgmpi_error(MPI_COMM_WORLD, rc);
 }
 
 int MPIX_Gpu_set_queue(cl_command_queue queue)
@@ -33,7 +34,7 @@ int MPIX_Gpu_set_queue(cl_command_queue queue)
         MG_FAIL(rc, fn_fail, MPI_ERR_ARG, "mpigpu: MPIX_Gpu_set_queue: queue is NULL");
     rc = mgdev_queue_adopt(queue);
 fn_exit:
-    return mgdev_error(MPI_COMM_WORLD, rc);
+    return mgmpi_error(MPI_COMM_WORLD, rc);
 fn_fail:
     goto fn_exit;
 }
@@ -160,7 +161,7 @@ int MPIX_Gpu_malloc(size_t size, void **devptr)
         mgdev_reg_set_host(*devptr, host);
     clReleaseMemObject(mem); /* the registry holds the buffer now */
 fn_exit:
-    return mgdev_error(MPI_COMM_WORLD, rc);
+    return mgmpi_error(MPI_COMM_WORLD, rc);
 fn_fail:
     goto fn_exit;
 }
@@ -170,7 +171,7 @@ int MPIX_Gpu_free(void *devptr)
     int rc = MPI_SUCCESS;
     if (devptr)
         rc = mgdev_reg_remove(devptr, 1, NULL);
-    return mgdev_error(MPI_COMM_WORLD, rc);
+    return mgmpi_error(MPI_COMM_WORLD, rc);
 }
 
 int MPIX_Gpu_register(cl_mem mem, void **devptr)
@@ -188,7 +189,7 @@ int MPIX_Gpu_register(cl_mem mem, void **devptr)
                 "clGetMemObjectInfo(CL_MEM_CONTEXT)", rc, fn_fail);
     rc = mgdev_reg_insert(mem, context, size, 0, devptr);
 fn_exit:
-    return mgdev_error(MPI_COMM_WORLD, rc);
+    return mgmpi_error(MPI_COMM_WORLD, rc);
 fn_fail:
     goto fn_exit;
 }
@@ -198,7 +199,7 @@ int MPIX_Gpu_deregister(void *devptr)
     int rc = MPI_SUCCESS;
     if (devptr)
         rc = mgdev_reg_remove(devptr, 0, NULL);
-    return mgdev_error(MPI_COMM_WORLD, rc);
+    return mgmpi_error(MPI_COMM_WORLD, rc);
 }
 
 int MPIX_Gpu_host_register(void *ptr, size_t size)
@@ -212,7 +213,7 @@ int MPIX_Gpu_host_register(void *ptr, size_t size)
                 ptr);
     rc = mgdev_pinned_add(ptr, size);
 fn_exit:
-    return mgdev_error(MPI_COMM_WORLD, rc);
+    return mgmpi_error(MPI_COMM_WORLD, rc);
 fn_fail:
     goto fn_exit;
 }
@@ -224,7 +225,7 @@ int MPIX_Gpu_host_deregister(void *ptr)
         MG_FAIL(rc, fn_fail, MPI_ERR_ARG, "mpigpu: MPIX_Gpu_host_deregister: %p was not registered",
                 ptr);
 fn_exit:
-    return mgdev_error(MPI_COMM_WORLD, rc);
+    return mgmpi_error(MPI_COMM_WORLD, rc);
 fn_fail:
     goto fn_exit;
 }
@@ -239,7 +240,7 @@ int MPIX_Gpu_pack_keyval(int *keyval)
         MG_FAIL(rc, fn_fail, MPI_ERR_OTHER,
                 "mpigpu: MPIX_Gpu_pack_keyval: MPI_Type_create_keyval failed");
 fn_exit:
-    return mgdev_error(MPI_COMM_WORLD, rc);
+    return mgmpi_error(MPI_COMM_WORLD, rc);
 fn_fail:
     goto fn_exit;
 }
@@ -257,7 +258,7 @@ int MPIX_Gpu_query(const void *ptr, int *is_device, cl_mem *mem, size_t *offset)
     if (*is_device && offset)
         *offset = off;
 fn_exit:
-    return mgdev_error(MPI_COMM_WORLD, rc);
+    return mgmpi_error(MPI_COMM_WORLD, rc);
 fn_fail:
     goto fn_exit;
 }
@@ -364,7 +365,7 @@ int MPIX_Gpu_memcpy(void *dst, const void *src, size_t bytes)
     MG_CHECK(rc, fn_fail);
     rc = mgpk_copy(pk, copy_buf(&d, dst), copy_buf(&s, srcp), bytes);
 fn_exit:
-    return mgdev_error(MPI_COMM_WORLD, rc);
+    return mgmpi_error(MPI_COMM_WORLD, rc);
 fn_fail:
     goto fn_exit;
 }
@@ -372,7 +373,7 @@ fn_fail:
 static int not_yet(MPI_Comm comm, const char *fn)
 {
     int rc = mgerr_set(MPI_ERR_UNSUPPORTED_OPERATION, "mpigpu: %s: not implemented yet", fn);
-    return mgdev_error(comm, rc);
+    return mgmpi_error(comm, rc);
 }
 
 int MPIX_Enqueue_send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,

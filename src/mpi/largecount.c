@@ -13,13 +13,14 @@
 #include <limits.h>
 
 #include "mgerr.h"
+#include "mgmpi.h"
 #include "p2p.h"
 
 #define DEV(buf_, count_, dt_) mgdev_buf_is_device((buf_), (count_), (dt_))
 
 static int too_big(MPI_Comm comm, const char *fn, MPI_Count count)
 {
-    return mgdev_error(comm, mgerr_set(MPI_ERR_COUNT,
+    return mgmpi_error(comm, mgerr_set(MPI_ERR_COUNT,
                                        "mpigpu: %s: count %lld of a device buffer is larger than "
                                        "an int; nothing was sent or received",
                                        fn, (long long)count));

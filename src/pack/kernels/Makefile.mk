@@ -1,11 +1,11 @@
 # OpenCL C kernels, embedded into the library at build time.
-MGPK_KERNELS = src/kernels/generic.cl src/kernels/shape.cl
+MGPK_KERNELS = src/pack/kernels/generic.cl src/pack/kernels/shape.cl
 EXTRA_DIST += $(MGPK_KERNELS) build-aux/embed-kernels.sh
-src/kernels/mgpk_sources.c: $(MGPK_KERNELS) $(top_srcdir)/src/include/mgdt_format.h $(top_srcdir)/build-aux/embed-kernels.sh
-	@mkdir -p src/kernels
-	$(AM_V_GEN)$(SHELL) $(top_srcdir)/build-aux/embed-kernels.sh $@ $(top_srcdir)/src/include/mgdt_format.h $(addprefix $(top_srcdir)/,$(MGPK_KERNELS))
-BUILT_SOURCES += src/kernels/mgpk_sources.c
-CLEANFILES += src/kernels/mgpk_sources.c
+src/pack/kernels/mgpk_sources.c: $(MGPK_KERNELS) $(top_srcdir)/src/datatype/mgdt_format.h $(top_srcdir)/build-aux/embed-kernels.sh
+	@mkdir -p src/pack/kernels
+	$(AM_V_GEN)$(SHELL) $(top_srcdir)/build-aux/embed-kernels.sh $@ $(top_srcdir)/src/datatype/mgdt_format.h $(addprefix $(top_srcdir)/,$(MGPK_KERNELS))
+BUILT_SOURCES += src/pack/kernels/mgpk_sources.c
+CLEANFILES += src/pack/kernels/mgpk_sources.c
 
 # Every kernel once under Oclgrind (API misuse, data races, uninitialized
 # reads); any diagnostic fails the target.  Not -q: that is --quick (first and
