@@ -9,8 +9,5 @@ test_perf_launchprobe_LDADD = libmgpk.la libmgcommon.la $(OPENCL_LIBS)
 noinst_PROGRAMS += test/perf/dmaprobe
 test_perf_dmaprobe_SOURCES = test/perf/dmaprobe.c
 test_perf_dmaprobe_LDADD = $(OPENCL_LIBS)
-EXTRA_DIST += test/perf/device-run.sh \
-	test/perf/device-p2p.sh test/perf/device-vcl.sh test/perf/device-cma.sh \
-	test/perf/device-final.sh test/perf/device-s4.sh test/perf/device-s5.sh \
-	test/perf/device-vcl-lib.sh test/perf/device-s6.sh test/perf/device-s7.sh test/perf/device-s8.sh \
-	test/perf/device-s9.sh test/perf/device-s10.sh test/perf/device-s11.sh test/perf/device-s12.sh test/perf/device-s13.sh test/perf/device-s14.sh test/perf/device-s15.sh 	test/perf/device-common.sh
+# The runner of the device suites and its guide (test/perf/README.md).
+EXTRA_DIST += test/perf/device-run.sh test/perf/README.md
