@@ -6,6 +6,7 @@ noinst_LTLIBRARIES += libmgdevice.la
 MG_DEVICE_INC = -I$(top_srcdir)/src/device $(MG_PACK_INC)
 libmgdevice_la_CPPFLAGS = $(MG_BASE_CPPFLAGS) $(MG_DEVICE_INC)
 libmgdevice_la_SOURCES = src/device/settings.c src/device/device.c src/device/method.c \
-	src/device/registry.c src/device/locality.c src/device/pinned.c src/device/staging.c
+	src/device/registry.c src/device/locality.c src/device/pinned.c src/device/staging.c \
+	src/device/stats.c
 noinst_HEADERS += src/device/mgdev.h src/device/registry.h src/device/locality.h \
 	src/device/staging.h

@@ -127,4 +127,8 @@ int mgdev_pack_keyval(int *keyval);
 mgpk_method_t mgdev_type_method(MPI_Datatype dt);
 void mgdev_pack_keyval_free(void);
 
+/* The counters of every pack engine made so far, summed (the fields that
+   add up; the last_* fields stay zero).  Zeros before MPI_Init. */
+void mgdev_pack_stats(mgpk_stats_t *sum);
+
 #endif /* MGDEV_H */

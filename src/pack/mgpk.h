@@ -216,6 +216,12 @@ typedef struct mgpk_stats {
                               kernel ran, 0 for a span kernel */
     long long choices;     /* MPIGPU_PACK=auto decisions computed (not remembered) */
     long long host_splits; /* host walks split over the copy pool */
+    /* Calls of mgpk_pack, mgpk_unpack and mgpk_host_pack that moved bytes
+       (calibration runs not counted): packed bytes by direction (0 pack,
+       1 unpack), and calls by the method that ran (mgpk_method_t; AUTO
+       counts nothing, as auto resolves to one of the others). */
+    long long bytes[2];
+    long long calls[4];
 } mgpk_stats_t;
 void mgpk_ctx_stats(const mgpk_ctx_t *ctx, mgpk_stats_t *stats);
 

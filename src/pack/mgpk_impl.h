@@ -11,6 +11,7 @@
 #define MGPK_IMPL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "mgerr.h"
 #include "mgpk.h"
@@ -105,6 +106,10 @@ struct mgpk_ctx {
     cl_kernel kernels[MGPK_FAM_COUNT][2][MGPK_NWIDTHS];
     mgpk_kargs_t kargs[MGPK_FAM_COUNT][2][MGPK_NWIDTHS]; /* cleared with the kernels */
     mgpk_stats_t stats;
+    /* The counters of stats.bytes and stats.calls, kept apart because the
+       host walk counts them without ctx->lock. */
+    atomic_llong bytes[2];
+    atomic_llong calls[4];
 
     int in_order;              /* ctx->queue executes in order: no events needed on it */
     cl_mem stage[MGPK_NSTAGE]; /* device staging chunks */
@@ -221,5 +226,13 @@ int mgpk_width(uint64_t mix);
 int mgpk_shape_ok(const mgdt_type_t *type, int64_t count);
 /* The form of type that native packing runs on this device (pk_kernel.c). */
 const mgdt_type_t *mgpk_native_view(const mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count);
+
+/* Count a call that moved n packed bytes with method m (dir 0 pack, 1
+   unpack); no lock needed. */
+static inline void mgpk_count_call(mgpk_ctx_t *ctx, int dir, mgpk_method_t m, int64_t n)
+{
+    atomic_fetch_add_explicit(&ctx->bytes[dir ? 1 : 0], n, memory_order_relaxed);
+    atomic_fetch_add_explicit(&ctx->calls[m & 3], 1, memory_order_relaxed);
+}
 
 #endif /* MGPK_IMPL_H */

@@ -150,6 +150,10 @@ void mgpk_ctx_stats(const mgpk_ctx_t *ctx, mgpk_stats_t *stats)
     pthread_mutex_lock(&c->lock);
     *stats = ctx->stats;
     pthread_mutex_unlock(&c->lock);
+    for (int i = 0; i < 2; i++)
+        stats->bytes[i] = atomic_load_explicit(&c->bytes[i], memory_order_relaxed);
+    for (int i = 0; i < 4; i++)
+        stats->calls[i] = atomic_load_explicit(&c->calls[i], memory_order_relaxed);
 }
 
 int mgpk_ctx_hcopy(mgpk_ctx_t *ctx)

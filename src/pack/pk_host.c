@@ -118,5 +118,8 @@ int mgpk_host_pack_locked(mgpk_ctx_t *ctx, const mgdt_type_t *type, void *typed,
 int mgpk_host_pack(mgpk_ctx_t *ctx, const mgdt_type_t *type, void *typed, void *packed,
                    int64_t first, int64_t n, int unpack)
 {
-    return host_pack(ctx, 1, type, typed, packed, first, n, unpack);
+    int rc = host_pack(ctx, 1, type, typed, packed, first, n, unpack);
+    if (rc == MPI_SUCCESS && ctx && n > 0)
+        mgpk_count_call(ctx, unpack, MGPK_METHOD_HOST, n);
+    return rc;
 }

@@ -469,6 +469,8 @@ static int transfer(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, mgp
     pthread_mutex_lock(&ctx->lock);
     rc = mgpk_transfer_locked(ctx, &plan, packed, first, n);
     pthread_mutex_unlock(&ctx->lock);
+    if (rc == MPI_SUCCESS)
+        mgpk_count_call(ctx, dir == MGPK_DIR_UNPACK, MGPK_F_METHOD_OF(plan.flags), n);
 fn_exit:
     return rc;
 }

@@ -200,3 +200,8 @@ test_mpi_locality_LDADD = libmpigpu.la $(OPENCL_LIBS)
 test_mpi_locality_named_SOURCES = $(test_mpi_locality_SOURCES)
 test_mpi_locality_named_LDADD = $(test_mpi_locality_LDADD)
 TESTS += test/mpi/locality test/mpi/locality_named
+# The library's MPI_T performance variables and category, read as a tool would.
+check_PROGRAMS += test/mpi/mpit
+test_mpi_mpit_SOURCES = test/mpi/mpit.c
+test_mpi_mpit_LDADD = libmpigpu.la $(OPENCL_LIBS)
+TESTS += test/mpi/mpit
