@@ -29,50 +29,26 @@
 #include "mgerr.h"
 #include "p2p_impl.h"
 
-/* MPI_Mprobe of a message in the list must give a handle that no call of
-   MPI's can confuse with another message.  It is a real one: MPI_Mprobe of a
-   0-byte stand-in message that this process sends itself on a private
-   duplicate of MPI_COMM_SELF.  MPI owns the value, so it never collides with
-   a live message of MPI's, whatever MPI's handle encoding; the entry is found
-   by comparing handles; taking the entry receives the stand-in, which frees
-   MPI's message.  A handle in a table keyed by values of mpigpu's own would
-   have to guess at values MPI never hands out. */
-static MPI_Comm standin = MPI_COMM_NULL;
-static char standin_buf[1];
+/* MPI_Mprobe of an early message gives a handle of mpigpu's own.  MPICH's
+   handles are ints whose two top bits give the handle's kind, 00 being
+   invalid: such a value is never one of MPICH's messages. */
+_Static_assert(sizeof(MPI_Message) == sizeof(int) && __builtin_types_compatible_p(MPI_Message, int),
+               "mpigpu's message handles assume MPICH's int MPI_Message");
+#define EARLY_HANDLE_BASE 0x0e000000
+#define EARLY_HANDLE_MASK 0x00ffffff
 
 static mgp2p_early_t *head, **tail = &head;
 static atomic_int nearly;
-
-int mgp2p_early_init(void)
-{
-    int rc = PMPI_Comm_dup(MPI_COMM_SELF, &standin);
-    if (rc == MPI_SUCCESS)
-        PMPI_Comm_set_errhandler(standin, MPI_ERRORS_RETURN);
-    return rc;
-}
+static unsigned next_handle;
 
 int mgp2p_early_any(void)
 {
     return atomic_load_explicit(&nearly, memory_order_relaxed) > 0;
 }
 
-/* The entry whose stand-in is m, or NULL (lock held). */
-static mgp2p_early_t *find_handle(MPI_Message m)
-{
-    mgp2p_early_t *e = head;
-    while (e && e->handle != m)
-        e = e->next;
-    return e;
-}
-
 int mgp2p_early_is_handle(MPI_Message m)
 {
-    if (!mgp2p_early_any() || m == MPI_MESSAGE_NULL || m == MPI_MESSAGE_NO_PROC)
-        return 0;
-    mgp2p_lock();
-    int found = find_handle(m) != NULL;
-    mgp2p_unlock();
-    return found;
+    return (m & ~EARLY_HANDLE_MASK) == EARLY_HANDLE_BASE;
 }
 
 static int matches(const mgp2p_early_t *e, int source, int tag, MPI_Comm comm)
@@ -104,14 +80,6 @@ static void unlink_entry(mgp2p_early_t *e)
     atomic_fetch_sub(&nearly, 1);
 }
 
-/* Receive e's stand-in, if MPI_Mprobe gave one: MPI frees its message. */
-static void standin_free(mgp2p_early_t *e)
-{
-    if (e->handle != MPI_MESSAGE_NULL)
-        PMPI_Mrecv(standin_buf, 0, MPI_BYTE, &e->handle, MPI_STATUS_IGNORE);
-    e->handle = MPI_MESSAGE_NULL;
-}
-
 int mgp2p_early_waiting(int source, int tag, MPI_Comm comm, const MPI_Message *message)
 {
     if (message)
@@ -130,11 +98,14 @@ mgp2p_early_t *mgp2p_early_take(int source, int tag, MPI_Comm comm, const MPI_Me
     if (!mgp2p_early_any() || (!message && source == MPI_PROC_NULL))
         return NULL;
     mgp2p_lock();
-    e = message ? find_handle(*message) : find(source, tag, comm);
-    if (e) {
-        unlink_entry(e);
-        standin_free(e);
+    if (message) {
+        for (e = head; e && e->handle != *message; e = e->next)
+            ;
+    } else {
+        e = find(source, tag, comm);
     }
+    if (e)
+        unlink_entry(e);
     mgp2p_unlock();
     return e;
 }
@@ -226,25 +197,12 @@ static int take_through(int source, int tag, MPI_Comm comm)
     }
 }
 
-/* Give e (in the list) a stand-in's handle for MPI_Mrecv (lock held).  The
-   stand-in is matched at once: the private communicator carries no other
-   unmatched message, and a send to self needs no other process or thread.
-   Its send completes only when the stand-in is received (MPICH keeps a send
-   to self until then), so its request is freed, not waited for. */
-static int claim(mgp2p_early_t *e, MPI_Message *handle)
+/* Give e (in the list) a handle of its own for MPI_Mrecv (lock held). */
+static MPI_Message claim(mgp2p_early_t *e)
 {
-    MPI_Request r = MPI_REQUEST_NULL;
-    int f = 0;
-    int rc = PMPI_Isend(standin_buf, 0, MPI_BYTE, 0, 0, standin, &r);
-    if (rc == MPI_SUCCESS)
-        PMPI_Request_free(&r);
-    while (rc == MPI_SUCCESS && !f)
-        rc = PMPI_Improbe(0, 0, standin, &f, &e->handle, MPI_STATUS_IGNORE);
-    if (rc != MPI_SUCCESS)
-        return rc;
+    e->handle = (MPI_Message)(EARLY_HANDLE_BASE | (next_handle++ & EARLY_HANDLE_MASK));
     mgp2p_message_note(e->handle, e->comm);
-    *handle = e->handle;
-    return MPI_SUCCESS;
+    return e->handle;
 }
 
 int mgp2p_probe(int source, int tag, MPI_Comm comm, int wait, int *flag, MPI_Message *message,
@@ -260,15 +218,14 @@ int mgp2p_probe(int source, int tag, MPI_Comm comm, int wait, int *flag, MPI_Mes
         if (mgp2p_early_any() && source != MPI_PROC_NULL) {
             mgp2p_lock();
             if ((e = find(source, tag, comm))) {
-                rc = message ? claim(e, message) : MPI_SUCCESS;
-                if (rc == MPI_SUCCESS) {
-                    early_status(e, status);
-                    *flag = 1;
-                }
+                early_status(e, status);
+                if (message)
+                    *message = claim(e);
+                *flag = 1;
             }
             mgp2p_unlock();
             if (e)
-                return rc;
+                return MPI_SUCCESS;
         }
         if (wait && !mgp2p_progress_busy() && !mgp2p_early_any()) {
             /* Nothing else needs this process: MPI may block. */
@@ -319,12 +276,9 @@ void mgp2p_early_finalize(void)
     mgp2p_early_t *e;
     while ((e = head)) {
         unlink_entry(e);
-        standin_free(e);
         mgp2p_early_free(e);
     }
     tail = &head;
-    if (standin != MPI_COMM_NULL)
-        PMPI_Comm_free(&standin);
 }
 
 /* Matched messages and their communicators: MPI has no call that maps a

@@ -86,8 +86,6 @@ int mgp2p_init(void)
     MG_CHECK(rc, fn_fail);
     rc = mgp2p_lane_init();
     MG_CHECK(rc, fn_fail);
-    rc = mgp2p_early_init();
-    MG_CHECK(rc, fn_fail);
     PMPI_Comm_set_errhandler(g->shadow, MPI_ERRORS_RETURN);
     PMPI_Comm_set_errhandler(g->ctrl, MPI_ERRORS_RETURN);
     PMPI_Comm_size(MPI_COMM_WORLD, &size);

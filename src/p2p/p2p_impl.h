@@ -234,12 +234,10 @@ typedef struct mgp2p_early {
     size_t size;
     int64_t len;        /* bytes received */
     int64_t total;      /* the whole message's payload bytes (chunked) or len */
-    MPI_Message handle; /* the stand-in MPI_Mprobe gave for it, else MPI_MESSAGE_NULL */
+    MPI_Message handle; /* mpigpu's handle once MPI_Mprobe matched it, else MPI_MESSAGE_NULL */
 } mgp2p_early_t;
 
-/* The private communicator of the stand-in messages (MPI_Init, MPI_Finalize). */
-int mgp2p_early_init(void);
-/* Free every message still in the list and its stand-in. */
+/* Free every message still in the list (MPI_Finalize). */
 void mgp2p_early_finalize(void);
 /* 1 while the list holds any message (no lock needed). */
 int mgp2p_early_any(void);
