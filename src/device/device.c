@@ -103,14 +103,33 @@ static int slot_add(cl_context context, mgpk_ctx_t *pk)
     return MPI_SUCCESS;
 }
 
+/* A new engine for context, its AUTO table decided now: the first pack of
+   an operation must not load or measure it inside the engine's progress. */
+static int engine_create(cl_context context, cl_device_id device, cl_command_queue queue,
+                         mgpk_ctx_t **pk)
+{
+    mgpk_settings_t ps = mgdev_settings_pack(&mgdev_state.settings);
+    int rc = mgpk_ctx_create(context, device, queue, &ps, pk);
+    MG_CHECK(rc, fn_fail);
+    if (ps.method == MGPK_METHOD_AUTO)
+        rc = mgpk_calib_load(*pk);
+    MG_CHECK(rc, free_pk);
+fn_exit:
+    return rc;
+free_pk:
+    mgpk_ctx_free(*pk);
+    *pk = NULL;
+fn_fail:
+    goto fn_exit;
+}
+
 /* Make (context, device, queue) the default with a new engine.  Takes over
    one reference to each handle. */
 static int default_set(cl_context context, cl_device_id device, cl_command_queue queue)
 {
     mgdev_state_t *st = &mgdev_state;
-    mgpk_settings_t ps = mgdev_settings_pack(&st->settings);
     mgpk_ctx_t *pk = NULL;
-    int rc = mgpk_ctx_create(context, device, queue, &ps, &pk);
+    int rc = engine_create(context, device, queue, &pk);
     MG_CHECK(rc, fn_fail);
     rc = slot_add(context, pk);
     MG_CHECK(rc, free_pk);
@@ -264,39 +283,54 @@ int mgdev_require_device(const char *fn)
                      fn);
 }
 
-int mgdev_ctx_get(cl_context context, mgpk_ctx_t **pk)
+/* The engine of context in the table, or NULL (st->lock held). */
+static mgpk_ctx_t *engine_find(cl_context context)
+{
+    mgdev_state_t *st = &mgdev_state;
+    if (context == st->context)
+        return st->pk;
+    for (size_t i = st->nslots; i-- > 0;)
+        if (st->slots[i].context == context)
+            return st->slots[i].pk;
+    return NULL;
+}
+
+int mgdev_ctx_add(cl_context context)
 {
     mgdev_state_t *st = &mgdev_state;
     int rc = MPI_SUCCESS;
     cl_device_id dev = NULL;
+    mgpk_ctx_t *pk = NULL;
 
     pthread_mutex_lock(&st->lock);
-    *pk = NULL;
-    if (context == st->context) {
-        *pk = st->pk;
+    if (engine_find(context))
         goto fn_exit;
-    }
-    for (size_t i = st->nslots; i-- > 0;) {
-        if (st->slots[i].context == context) {
-            *pk = st->slots[i].pk;
-            goto fn_exit;
-        }
-    }
     MG_CL_CHECK(clGetContextInfo(context, CL_CONTEXT_DEVICES, sizeof(dev), &dev, NULL),
                 "clGetContextInfo(CL_CONTEXT_DEVICES)", rc, fn_fail);
-    mgpk_settings_t ps = mgdev_settings_pack(&st->settings);
-    rc = mgpk_ctx_create(context, dev, NULL, &ps, pk);
+    rc = engine_create(context, dev, NULL, &pk);
     MG_CHECK(rc, fn_fail);
-    rc = slot_add(context, *pk);
-    if (rc != MPI_SUCCESS) {
-        mgpk_ctx_free(*pk);
-        *pk = NULL;
-    }
+    rc = slot_add(context, pk);
+    if (rc != MPI_SUCCESS)
+        mgpk_ctx_free(pk);
 fn_exit:
     pthread_mutex_unlock(&st->lock);
     return rc;
 fn_fail:
     goto fn_exit;
+}
+
+int mgdev_ctx_get(cl_context context, mgpk_ctx_t **pk)
+{
+    mgdev_state_t *st = &mgdev_state;
+    int rc = MPI_SUCCESS;
+    pthread_mutex_lock(&st->lock);
+    *pk = engine_find(context);
+    if (!*pk)
+        rc = mgerr_set(MPI_ERR_OTHER,
+                       "mpigpu: no pack engine for an OpenCL context that was never made known "
+                       "(MPIX_Gpu_register, MPIX_Gpu_set_queue or the default device)");
+    pthread_mutex_unlock(&st->lock);
+    return rc;
 }
 
 void mgdev_default_get(cl_context *context, cl_device_id *device, cl_command_queue *queue,

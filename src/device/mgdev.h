@@ -5,7 +5,9 @@
  *
  * Ownership: mgdev_state holds one reference to the default context, device
  * and queue, and owns every mgpk_ctx_t it hands out through mgdev_ctx_get();
- * callers borrow them until MPI_Finalize.
+ * callers borrow them until MPI_Finalize.  Engines are created only when a
+ * context becomes known (mgdev_setup, mgdev_queue_adopt, mgdev_ctx_add),
+ * under mgdev_state.lock, never by an operation.
  */
 #ifndef MGDEV_H
 #define MGDEV_H
@@ -103,8 +105,15 @@ int mgdev_setup(void);
 void mgdev_teardown(void);
 /* MPI_ERR_OTHER with a message when no OpenCL device is in use. */
 int mgdev_require_device(const char *fn);
-/* The pack engine for a context: the default one, or one created lazily on
-   the context's first device with a queue of its own. */
+/* Make context known: create its pack engine (on the context's first
+   device, with a queue of its own) unless it has one, and decide the
+   engine's MPIGPU_PACK=auto table (mgpk_calib_load).  The default device and
+   MPIX_Gpu_set_queue make theirs in mgdev_setup and mgdev_queue_adopt;
+   MPIX_Gpu_register calls this before it hands out an address.  Not under
+   the p2p lock. */
+int mgdev_ctx_add(cl_context context);
+/* The pack engine of a known context (a lookup: every device address's
+   context was made known when the address was made). */
 int mgdev_ctx_get(cl_context context, mgpk_ctx_t **pk);
 /* A consistent snapshot of the defaults (any argument may be NULL). */
 void mgdev_default_get(cl_context *context, cl_device_id *device, cl_command_queue *queue,

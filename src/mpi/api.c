@@ -187,6 +187,8 @@ int MPIX_Gpu_register(cl_mem mem, void **devptr)
                 "clGetMemObjectInfo(CL_MEM_SIZE)", rc, fn_fail);
     MG_CL_CHECK(clGetMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof(context), &context, NULL),
                 "clGetMemObjectInfo(CL_MEM_CONTEXT)", rc, fn_fail);
+    rc = mgdev_ctx_add(context);
+    MG_CHECK(rc, fn_fail);
     rc = mgdev_reg_insert(mem, context, size, 0, devptr);
 fn_exit:
     return mgmpi_error(MPI_COMM_WORLD, rc);

@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "mgerr.h"
-#include "p2p.h"
+#include "p2p_impl.h"
 
 /* MPI_Mprobe of an early message gives a handle of mpigpu's own.  MPICH's
    handles are ints whose two top bits give the handle's kind, 00 being

@@ -41,7 +41,7 @@
 
 #include "locality.h"
 #include "mgerr.h"
-#include "p2p.h"
+#include "p2p_impl.h"
 
 #define LANE_MAGIC 0x6d70696c616e6531ULL /* "mpilane1" */
 #define LANE_CTL 4096                    /* the control page */

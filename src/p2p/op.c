@@ -1,15 +1,15 @@
 /*
  * Building an operation from a call's arguments: the call's own fields, the
- * device buffer's allocation and pack engine, or a host receive's buffer.
+ * device buffer's allocation and pack engine (a host receive's buffer:
+ * host_recv.c).  The protocol is chosen later, at the first step.
  */
 #include "config.h"
 
 #include "mgerr.h"
-#include "p2p.h"
+#include "p2p_impl.h"
 
-/* The call's own fields, device and host operations alike. */
-static void op_call(mgp2p_op_t *op, mgp2p_op_kind_t kind, const char *fn, int count, int peer,
-                    int tag, MPI_Comm comm)
+void mgp2p_op_call(mgp2p_op_t *op, mgp2p_op_kind_t kind, const char *fn, int count, int peer,
+                   int tag, MPI_Comm comm)
 {
     op->kind = kind;
     op->fn = fn;
@@ -17,8 +17,6 @@ static void op_call(mgp2p_op_t *op, mgp2p_op_kind_t kind, const char *fn, int co
     op->peer = peer;
     op->tag = tag;
     op->count = count;
-    op->inner = MPI_REQUEST_NULL;
-    op->lane_req = MPI_REQUEST_NULL;
     op->source = MPI_ANY_SOURCE;
     op->rtag = MPI_ANY_TAG;
 }
@@ -32,7 +30,7 @@ int mgp2p_op_init(mgp2p_op_t *op, mgp2p_op_kind_t kind, const char *fn, const vo
     mgdev_reg_entry_t e;
     size_t off = 0;
 
-    op_call(op, kind, fn, count, peer, tag, comm);
+    mgp2p_op_call(op, kind, fn, count, peer, tag, comm);
     rc = mgdev_require_device(fn);
     MG_CHECK(rc, fn_fail);
     if (count < 0)
@@ -62,20 +60,6 @@ int mgp2p_op_init(mgp2p_op_t *op, mgp2p_op_kind_t kind, const char *fn, const vo
 fn_exit:
 fn_fail:
     return rc;
-}
-
-int mgp2p_op_init_host(mgp2p_op_t *op, const char *fn, void *buf, int count, MPI_Datatype dt,
-                       int peer, int tag, MPI_Comm comm)
-{
-    op_call(op, MGP2P_OP_RECV, fn, count, peer, tag, comm);
-    op->host = buf;
-    op->dt = dt;
-    int rc = mgdt_type_get(dt, &op->type);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    op->n = count * op->type->size;
-    op->dense = mgpk_contig(op->type, count);
-    return MPI_SUCCESS;
 }
 
 int mgp2p_op_trivial(const mgp2p_op_t *op)

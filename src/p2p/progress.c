@@ -26,7 +26,7 @@
 #include <time.h>
 
 #include "mgerr.h"
-#include "p2p.h"
+#include "p2p_impl.h"
 
 #define REQ_BUCKETS 256
 /* Sleep of the progress thread between passes over active operations: short
@@ -216,12 +216,9 @@ int mgp2p_op_restart(mgp2p_op_t *op)
                          "mpigpu: MPI_Start: the persistent request of %s is still active", op->fn);
     mgdev_stage_unpark(&op->stage);
     op->err = MPI_SUCCESS;
-    op->raised = op->cancelled = op->discard = op->chunked = op->pieces = 0;
-    op->done = op->total = op->posted = 0;
-    op->npipe = 0;
-    op->lane_state = MGP2P_LANE_NONE;
-    op->inner = MPI_REQUEST_NULL;
-    op->lane_req = MPI_REQUEST_NULL;
+    op->raised = op->cancelled = op->pieces = 0;
+    op->done = op->total = 0;
+    op->proto = NULL; /* chosen again at the first step */
     op->source = MPI_ANY_SOURCE;
     op->rtag = MPI_ANY_TAG;
     op->state = MGP2P_OP_NEXT;
@@ -388,15 +385,14 @@ void mgp2p_progress_finalize(void)
         PMPI_Comm_free(&selfcomm);
 }
 
-int mgp2p_host_overlap(const mgp2p_op_t *op)
+int mgp2p_active_overlap(const mgp2p_op_t *op, const char *lo, const char *hi)
 {
-    int64_t lo, hi, olo, ohi;
-    mgp2p_type_span(op->type, op->count, &lo, &hi);
+    int64_t olo, ohi;
     for (mgp2p_op_t *o = active; o; o = o->next) {
         if (o == op || !o->host || o->state == MGP2P_OP_DONE || o->count <= 0)
             continue;
         mgp2p_type_span(o->type, o->count, &olo, &ohi);
-        if (o->host + olo < op->host + hi && op->host + lo < o->host + ohi)
+        if (o->host + olo < hi && lo < o->host + ohi)
             return 1;
     }
     return 0;

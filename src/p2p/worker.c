@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "mgerr.h"
-#include "p2p.h"
+#include "p2p_impl.h"
 
 static struct {
     pthread_mutex_t lock;

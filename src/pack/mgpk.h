@@ -198,6 +198,10 @@ typedef struct mgpk_calib_info {
 } mgpk_calib_info_t;
 /* Calibrates first if nothing is decided yet. */
 int mgpk_calib_get(mgpk_ctx_t *ctx, mgpk_calib_info_t *info);
+/* Decide the AUTO table now, as the first AUTO decision would (the cache, a
+   measurement or the static rule, per MPIGPU_CALIBRATE), so that no pack
+   call pays for it.  A failed measurement leaves the static rule. */
+int mgpk_calib_load(mgpk_ctx_t *ctx);
 /* Grid cell nearest (in log scale) to a call of n packed bytes whose runs are
    blocklen bytes long; and the block length the engine assumes for a call. */
 void mgpk_calib_cell(int64_t n, int64_t blocklen, int *si, int *bi);

@@ -769,3 +769,11 @@ int mgpk_calib_get(mgpk_ctx_t *ctx, mgpk_calib_info_t *info)
     pthread_mutex_unlock(&ctx->lock);
     return rc;
 }
+
+int mgpk_calib_load(mgpk_ctx_t *ctx)
+{
+    pthread_mutex_lock(&ctx->lock);
+    int rc = cal_ensure(ctx);
+    pthread_mutex_unlock(&ctx->lock);
+    return rc;
+}
