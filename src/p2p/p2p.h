@@ -221,6 +221,8 @@ void mgp2p_finalize(void);
 
 /* The most pieces of one chunked message seen in flight at once (tests). */
 int mgp2p_pipe_high(void);
+/* Jobs the piece worker ran so far. */
+unsigned long mgp2p_worker_jobs(void);
 /* Pieces sent and received through node lanes so far (tests). */
 void mgp2p_lane_pieces(unsigned long *sent, unsigned long *received);
 /* Host receives that took their message in place, and those that landed it

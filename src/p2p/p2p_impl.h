@@ -216,8 +216,6 @@ int mgp2p_job_done(mgp2p_job_t *job);
 /* Wait until job is done, record its error message in this thread, make it
    idle again, and return its result. */
 int mgp2p_job_end(mgp2p_job_t *job);
-/* Jobs the worker ran so far (tests). */
-unsigned long mgp2p_worker_jobs(void);
 /* Stop the worker (MPI_Finalize, after every operation ended). */
 void mgp2p_worker_finalize(void);
 
