@@ -42,6 +42,7 @@
 #include "locality.h"
 #include "mgerr.h"
 #include "p2p.h"
+#include "mglog.h"
 
 #define LANE_MAGIC 0x6d70696c616e6531ULL /* "mpilane1" */
 #define LANE_CTL 4096                    /* the control page */
@@ -175,10 +176,9 @@ static mgp2p_lane_t *lane_map(int fd, size_t map_len, const char *name, int tx, 
 
 static void lane_verbose(const mgp2p_lane_t *l)
 {
-    if (mgdev_state.settings.verbose)
-        fprintf(stderr, "mpigpu: rank %d: node lane %s rank %d: %zu slots of %zu bytes%s\n", myrank,
-                l->tx ? "to" : "from", l->peer, l->nslots, l->slot,
-                l->reg ? ", registered for DMA" : "");
+    MGLOG_INFO(MGLOG_P2P, "rank %d: node lane %s rank %d: %zu slots of %zu bytes%s", myrank,
+               l->tx ? "to" : "from", l->peer, l->nslots, l->slot,
+               l->reg ? ", registered for DMA" : "");
 }
 
 mgp2p_lane_t *mgp2p_lane_tx(int w)
@@ -210,9 +210,8 @@ mgp2p_lane_t *mgp2p_lane_tx(int w)
     if (!l) {
         if (fd >= 0)
             shm_unlink(name);
-        if (mgdev_state.settings.verbose)
-            fprintf(stderr, "mpigpu: rank %d: no node lane to rank %d (%s): pieces go by MPI\n",
-                    myrank, w, strerror(errno));
+        MGLOG_INFO(MGLOG_P2P, "rank %d: no node lane to rank %d (%s): pieces go by MPI", myrank, w,
+                   strerror(errno));
         tx_refused[w] = 1;
         return NULL;
     }

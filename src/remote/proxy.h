@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "bulk.h"
+#include "mglog.h"
 #include "transport.h"
 
 #define MGRM_STAGING_SLOTS 4             /* bulk chunks in flight per transfer (one stripe) */
@@ -138,7 +139,9 @@ typedef struct mgrm_session {
     _Atomic unsigned long long cma_in, cma_out; /* bytes copied from / to the client */
 } mgrm_session_t;
 
-void mgrm_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The proxy's session log: the logger's proxy subsystem, at info (which the
+   proxy shows by default). */
+#define mgrm_log(...) MGLOG_INFO(MGLOG_PROXY, __VA_ARGS__)
 
 /* ID map (proxy_map.c) */
 int mgrm_map_put(mgrm_map_t *m, uint64_t id, int kind, void *h, void *aux);

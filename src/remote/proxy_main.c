@@ -7,12 +7,9 @@
  */
 #include <signal.h>
 #include <sodium.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "proxy.h"
@@ -31,21 +28,6 @@ typedef struct reg {
     uint8_t token[MGRM_TOKEN];
 } reg_t;
 static reg_t *regs;
-
-void mgrm_log(const char *fmt, ...)
-{
-    struct timeval tv;
-    struct tm tm;
-    char ts[32], line[1024];
-    va_list ap;
-    gettimeofday(&tv, NULL);
-    gmtime_r(&tv.tv_sec, &tm);
-    strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "%s.%03ldZ mpigpu-proxy: %s\n", ts, (long)(tv.tv_usec / 1000), line);
-}
 
 static void on_signal(int sig)
 {
@@ -211,6 +193,7 @@ int main(int argc, char **argv)
     int ndevargs = 0;
     const char *cma_copy = getenv("MPIGPU_PROXY_CMA_COPY");
     px.t = &mgrm_transport_tcp;
+    mglog_level_raise(MGLOG_LEVEL_INFO); /* a daemon logs its sessions */
     const char *drop = getenv("MPIGPU_PROXY_TEST_DROP_CALLBACKS");
     px.drop_cb = drop && !strcmp(drop, "1");
     px.cma_map = !cma_copy || !strcmp(cma_copy, "auto") ? -1
@@ -270,19 +253,19 @@ int main(int argc, char **argv)
         return 2;
     }
     if (sodium_init() < 0) {
-        fprintf(stderr, "mpigpu-proxy: libsodium initialization failed\n");
+        MGLOG_ERROR(MGLOG_PROXY, "libsodium initialization failed");
         return 1;
     }
     if (mgrm_key_load(keyfile, &px.key, err, sizeof err)) {
-        fprintf(stderr, "mpigpu-proxy: %s\n", err);
+        MGLOG_ERROR(MGLOG_PROXY, "%s", err);
         return 1;
     }
     if (!ndevargs && add_devices("")) {
-        fprintf(stderr, "mpigpu-proxy: cannot list OpenCL devices\n");
+        MGLOG_ERROR(MGLOG_PROXY, "cannot list OpenCL devices");
         return 1;
     }
     if (!px.ndev) {
-        fprintf(stderr, "mpigpu-proxy: no OpenCL device to serve\n");
+        MGLOG_ERROR(MGLOG_PROXY, "no OpenCL device to serve");
         return 1;
     }
     struct sigaction sa = {0};
@@ -291,7 +274,7 @@ int main(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     if (px.t->listen(listen_addr, &listener, bound, sizeof bound, err, sizeof err)) {
-        fprintf(stderr, "mpigpu-proxy: %s\n", err);
+        MGLOG_ERROR(MGLOG_PROXY, "%s", err);
         return 1;
     }
     for (cl_uint d = 0; d < px.ndev; d++) {
@@ -299,6 +282,7 @@ int main(int argc, char **argv)
         clGetDeviceInfo(px.dev[d], CL_DEVICE_NAME, sizeof name, name, NULL);
         mgrm_log("serving device %u: %s", d, name);
     }
+    /* The program's answer, not a log line: scripts read the address. */
     fprintf(stderr, "mpigpu-proxy: listening on %s\n", bound);
     fflush(stderr);
     while (!stopping) {

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "bulk.h"
+#include "mglog.h"
 #include "transport.h"
 
 #define VCL_EXPORT __attribute__((visibility("default")))

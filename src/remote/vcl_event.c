@@ -104,10 +104,9 @@ void mgrm_vcl_conn_fail(mgrm_conn_t *c)
     /* Said before dead is set: a thread that sees dead may fail its call and
        end the program at once. */
     if (!c->dead)
-        fprintf(stderr,
-                "mpigpu-vcl: %s: connection to the proxy lost; its devices are no "
-                "longer available\n",
-                c->addr);
+        MGLOG_ERROR(MGLOG_VCL,
+                    "%s: connection to the proxy lost; its devices are no longer available",
+                    c->addr);
     c->dead = 1;
     pthread_cond_broadcast(&mgrm_vcl_cond);
     pthread_mutex_unlock(&mgrm_vcl_lock);
