@@ -299,7 +299,7 @@ static int op_buffer(mgp2p_op_t *op, int64_t len, char **buf)
    reused (it stays counted against the pool's cap). */
 static void pipe_drop(mgp2p_op_t *op)
 {
-    if (__atomic_load_n(&op->job.state, __ATOMIC_ACQUIRE) != MGP2P_JOB_IDLE)
+    if (atomic_load_explicit(&op->job.state, memory_order_acquire) != MGP2P_JOB_IDLE)
         mgp2p_job_end(&op->job); /* the worker must be done with its buffer */
     for (int i = 0; i < op->npipe; i++) {
         mgp2p_piece_t *p = &op->pipe[i];

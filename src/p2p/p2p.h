@@ -22,6 +22,7 @@
 #define MGDEV_P2P_H
 
 #include <mpi.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "mgdev.h"
@@ -120,8 +121,8 @@ typedef struct mgp2p_job {
     struct mgp2p_job *next;
     int (*run)(struct mgp2p_job *job); /* on the worker; returns an MPI error code */
     int rc;
-    char *msg; /* rc's message, carried from the worker's thread */
-    int state; /* MGDEV_JOB_*, atomic */
+    char *msg;        /* rc's message, carried from the worker's thread */
+    atomic_int state; /* MGP2P_JOB_*: release by the worker, acquire by the owner */
 } mgp2p_job_t;
 
 /* Queue job->run on the worker thread (started at the first job).  An error
@@ -217,7 +218,7 @@ typedef struct mgp2p_op {
     int persistent;      /* *_init: greq is a stand-in that outlives completions */
     int started;         /* persistent: started, completion not yet reported */
     int stag;            /* persistent: tag of the stand-in on the private comm */
-    int gfreed;          /* MPI freed the generalized request (atomic) */
+    atomic_int gfreed;   /* MPI freed the generalized request */
 } mgp2p_op_t;
 
 /* The bytes that count instances of t touch, as offsets from the buffer:

@@ -101,8 +101,8 @@ typedef struct mgrm_session {
     pthread_mutex_t send_lock; /* command-lane sends: replies and event callbacks */
     pthread_mutex_t lock;      /* refs, dead, job queue */
     pthread_cond_t cond;
-    int refs; /* the session thread + callbacks sending (atomic: callbacks run on the
-                 OpenCL runtime's threads and must never wait for lock) */
+    atomic_int refs; /* the session thread + callbacks sending (atomic: callbacks run on
+                        the OpenCL runtime's threads and must never wait for lock) */
     int dead;
     int dry; /* fuzzing: decode and validate, call no OpenCL */
     mgrm_map_t map;

@@ -6,6 +6,7 @@
  * connection, until SIGTERM or SIGINT.
  */
 #include <signal.h>
+#include <stdatomic.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,10 @@
 
 static mgrm_proxy_t px;
 static mgrm_listener_t *listener;
-static volatile sig_atomic_t stopping;
+/* Set by the signal handler, which may run on any thread: a lock-free
+   atomic, which C11 allows a handler to write. */
+static atomic_int stopping;
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "stopping is written by a signal handler");
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t reg_cond = PTHREAD_COND_INITIALIZER;
 static unsigned nthreads, nsessions;
@@ -31,7 +35,7 @@ static reg_t *regs;
 
 static void on_signal(int sig)
 {
-    stopping = 1;
+    atomic_store_explicit(&stopping, 1, memory_order_relaxed);
     if (listener)
         px.t->listener_shutdown(listener);
 }
@@ -125,7 +129,7 @@ static void *conn_main(void *arg)
                         }
                         pthread_mutex_unlock(&cand->lock);
                     }
-            } while (!found && !stopping &&
+            } while (!found && !atomic_load_explicit(&stopping, memory_order_relaxed) &&
                      pthread_cond_timedwait(&reg_cond, &reg_lock, &until) == 0);
             pthread_mutex_unlock(&reg_lock);
         }
@@ -285,7 +289,7 @@ int main(int argc, char **argv)
     /* The program's answer, not a log line: scripts read the address. */
     fprintf(stderr, "mpigpu-proxy: listening on %s\n", bound);
     fflush(stderr);
-    while (!stopping) {
+    while (!atomic_load_explicit(&stopping, memory_order_relaxed)) {
         mgrm_ep_t *ep;
         char peer[96];
         if (px.t->accept(listener, &ep, peer, sizeof peer))

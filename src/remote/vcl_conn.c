@@ -76,7 +76,8 @@ static void *heartbeat_main(void *arg)
     for (;;) {
         sleep(1);
         pthread_mutex_lock(&mgrm_vcl_lock);
-        int dead = c->dead, busy = c->nev > 0 || c->pend != NULL;
+        int dead = atomic_load_explicit(&c->dead, memory_order_relaxed),
+            busy = c->nev > 0 || c->pend != NULL;
         pthread_mutex_unlock(&mgrm_vcl_lock);
         if (dead)
             return NULL;
@@ -133,7 +134,7 @@ cl_int mgrm_vcl_send(mgrm_conn_t *c, mgrm_buf_t *b)
         for (int i = 0; i < 4; i++)
             b->p[12 + i] = (uint8_t)(seq >> (8 * i));
     }
-    rc = c->dead ? -1 : send_msg(c, c->cmd, b);
+    rc = atomic_load_explicit(&c->dead, memory_order_relaxed) ? -1 : send_msg(c, c->cmd, b);
     pthread_mutex_unlock(&c->cmd_lock);
     return rc ? CL_DEVICE_NOT_AVAILABLE : CL_SUCCESS;
 }
@@ -141,7 +142,7 @@ cl_int mgrm_vcl_send(mgrm_conn_t *c, mgrm_buf_t *b)
 static int conn_stopped(void *arg)
 {
     mgrm_conn_t *c = arg;
-    return __atomic_load_n(&c->dead, __ATOMIC_RELAXED);
+    return atomic_load_explicit(&c->dead, memory_order_relaxed);
 }
 
 /* A stripe's sender thread (several stripes): sends the chunks posted to
@@ -251,10 +252,11 @@ cl_int mgrm_vcl_call(mgrm_conn_t *c, mgrm_buf_t *b, uint8_t **reply, size_t *len
     p.next = c->pend;
     c->pend = &p;
     pthread_mutex_unlock(&mgrm_vcl_lock);
-    int bad = c->dead || send_msg(c, c->cmd, b);
+    int bad = atomic_load_explicit(&c->dead, memory_order_relaxed) || send_msg(c, c->cmd, b);
     pthread_mutex_unlock(&c->cmd_lock);
     pthread_mutex_lock(&mgrm_vcl_lock);
-    MGRM_WAIT_WHILE(!p.done && !c->dead && !bad, &mgrm_vcl_lock, &mgrm_vcl_cond);
+    MGRM_WAIT_WHILE(!p.done && !atomic_load_explicit(&c->dead, memory_order_relaxed) && !bad,
+                    &mgrm_vcl_lock, &mgrm_vcl_cond);
     for (struct pend **pp = &c->pend; *pp; pp = &(*pp)->next)
         if (*pp == &p) {
             *pp = p.next;
