@@ -12,6 +12,7 @@
 
 #include <pthread.h>
 
+#include "mgclock.h"
 #include "mgerr.h"
 #include "mglog.h"
 #include "mgpk.h"

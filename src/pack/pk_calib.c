@@ -40,7 +40,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "mgpk_impl.h"
@@ -58,9 +57,7 @@ static const int64_t cal_strides[MGPK_CAL_NSTRIDES] = {2, 8};
 
 static double now(void)
 {
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (double)tv.tv_sec + 1e-6 * (double)tv.tv_usec;
+    return mg_clock_s();
 }
 
 static int nearest(int64_t v, const int64_t *grid, int n)

@@ -82,9 +82,7 @@ static void claim_parts(mgpk_hcopy_t *h)
 
 static long now_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long)ts.tv_sec * 1000000000L + ts.tv_nsec;
+    return (long)mg_clock_ns();
 }
 
 /* Whether *v still equals `was` after watching it without the lock for up

@@ -65,7 +65,7 @@ extern long mgrm_spin_ns;
  * thread it waits for needs.  -1 (nothing set) when the variable holds
  * anything else. */
 int mgrm_spin_setup(const char *var);
-/* CLOCK_MONOTONIC in ns, and in ms. */
+/* mg_clock_ns (mgclock.h) in ns, and in ms. */
 double mgrm_now_ns(void);
 long long mgrm_now_ms(void);
 /* With *LOCKP (a pthread mutex) held: while COND (read under the lock)
