@@ -19,10 +19,10 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "mgpk_impl.h"
+#include "mgspin.h"
 
 /* Parts smaller than this cost more to hand out than they save. */
 #define MGPK_HCOPY_MIN_PART ((size_t)32 << 10)
@@ -80,27 +80,13 @@ static void claim_parts(mgpk_hcopy_t *h)
     }
 }
 
-static long now_ns(void)
-{
-    return (long)mg_clock_ns();
-}
-
 /* Whether *v still equals `was` after watching it without the lock for up
    to MGPK_HCOPY_SPIN_NS (lock not held). */
 static int still(const atomic_uint *v, unsigned was)
 {
-    long until = now_ns() + MGPK_HCOPY_SPIN_NS;
-    for (;;) {
-        if (atomic_load_explicit(v, memory_order_acquire) != was)
-            return 0;
-        if (now_ns() > until)
-            return 1;
-        for (int i = 0; i < 64; i++) {
-#if defined(__x86_64__) || defined(__i386__)
-            __builtin_ia32_pause();
-#endif
-        }
-    }
+    MG_SPIN_WHILE(atomic_load_explicit(v, memory_order_acquire) == was, MGPK_HCOPY_SPIN_NS,
+                  for (int i = 0; i < 64; i++) mg_cpu_relax());
+    return atomic_load_explicit(v, memory_order_acquire) == was;
 }
 
 static void *helper_main(void *arg)

@@ -47,7 +47,8 @@ FUZZ_TIME = 60
 .PHONY: fuzz
 if HAVE_FUZZ
 fuzz/mgrm-fuzz: $(FUZZ_SRC) src/remote/proxy.h src/remote/wire.h src/remote/transport.h \
-		src/remote/bulk.h src/common/mglog.h src/common/mgclock.h
+		src/remote/bulk.h src/common/mglog.h src/common/mgclock.h \
+		src/common/mgspin.h
 	@$(MKDIR_P) fuzz
 	$(AM_V_CCLD)$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined \
 	  -fno-sanitize-recover=undefined -I$(top_srcdir)/src/remote -I$(top_srcdir)/src/common \
