@@ -26,6 +26,12 @@
  * on NVIDIA's driver) and in the pinned registry, so the pack engine moves
  * bytes between device memory and a slot by DMA.
  *
+ * Not the remote shm bulk lane's ring (src/remote/bulk_shm.c), on purpose:
+ * that one sleeps on per-slot 32-bit futex words and announces each slot by
+ * a descriptor on its TCP stream; this one is polled by the progress engine,
+ * needs no wake-up, and carries its entries (sequence, offset, length) in
+ * the shared control page.
+ *
  * Thread safety: called under the p2p lock only.
  */
 #include "config.h"
