@@ -1,5 +1,6 @@
 /* Datatypes and OpenCL baselines shared by the benchmarks (see perf_common.h). */
 #include "perf_common.h"
+#include "mgclock.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -14,9 +15,7 @@ extern const char perf_hand_src[]; /* hand.cl, embedded at build time */
 
 double perf_now(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+    return mg_clock_s();
 }
 
 long perf_parse_size(const char *s)

@@ -12,6 +12,7 @@
 #include "locality.h"
 #include "mgdev.h"
 #include "mgerr.h"
+#include "mglog.h"
 
 mgdev_state_t mgdev_state = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -161,11 +162,11 @@ static void verbose_device(cl_device_id dev, cl_platform_id plat, const char *wh
     platform_name(plat, pname);
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     mgdev_loc_local(&local_rank, &local_size);
-    fprintf(stderr,
-            "mpigpu: rank %d (local %d of %d): device \"%s\" of platform \"%s\" (%s), pack "
-            "method %s\n",
-            rank, local_rank, local_size, dname, pname, why,
-            mgdev_method_name(mgdev_state.settings.method));
+    mglog_write(MGLOG_LEVEL_INFO, MGLOG_DEVICE,
+                "rank %d (local %d of %d): device \"%s\" of platform \"%s\" (%s), pack "
+                "method %s\n",
+                rank, local_rank, local_size, dname, pname, why,
+                mgdev_method_name(mgdev_state.settings.method));
 }
 
 static int device_open(void)
@@ -199,7 +200,7 @@ static int device_open(void)
     rc = default_set(context, dev, queue);
     MG_CHECK(rc, fn_fail);
     mgdev_loc_use(dev);
-    if (st->settings.verbose)
+    if (mglog_enabled(MGLOG_LEVEL_INFO))
         verbose_device(dev, plat, why);
 
 fn_exit:
@@ -214,7 +215,7 @@ int mgdev_setup(void)
     mgdev_state_t *st = &mgdev_state;
     int rc = mgdev_settings_read(&st->settings);
     /* Collective over the node: a rank with bad settings takes part too. */
-    mgdev_loc_init(rc == MPI_SUCCESS && !st->settings.device, st->settings.verbose);
+    mgdev_loc_init(rc == MPI_SUCCESS && !st->settings.device);
     MG_CHECK(rc, fin_loc);
     rc = mgdt_init();
     MG_CHECK(rc, fin_loc);
@@ -368,7 +369,7 @@ int mgdev_queue_adopt(cl_command_queue queue)
     rc = default_set(context, dev, queue);
     if (rc == MPI_SUCCESS)
         mgdev_loc_use(dev);
-    if (rc == MPI_SUCCESS && st->settings.verbose) {
+    if (rc == MPI_SUCCESS && mglog_enabled(MGLOG_LEVEL_INFO)) {
         cl_platform_id plat = NULL;
         clGetDeviceInfo(dev, CL_DEVICE_PLATFORM, sizeof(plat), &plat, NULL);
         verbose_device(dev, plat, "MPIX_Gpu_set_queue");

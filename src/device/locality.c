@@ -25,6 +25,7 @@
 #include <mpi.h>
 
 #include "locality.h"
+#include "mglog.h"
 
 /* ------------------------------------------------------------------------ */
 /* Pure selection                                                           */
@@ -126,7 +127,6 @@ static struct {
     hwloc_nodeset_t nodes; /* staging binding, NULL: none */
     MPI_Comm node;         /* the ranks sharing this node */
     int local_rank, local_size;
-    int verbose;
     int bind_reported;
     cl_device_id chosen; /* NULL: none chosen */
     char why[256];
@@ -141,7 +141,7 @@ static int world_rank(void)
     return r;
 }
 
-static void topology_load(int verbose)
+static void topology_load(void)
 {
     /* Components that would initialize GPU runtimes (or open X displays)
        while the PCI objects already say where devices sit. */
@@ -162,9 +162,8 @@ static void topology_load(int verbose)
     }
     return;
 no_topology:
-    if (verbose)
-        fprintf(stderr, "mpigpu: rank %d: hwloc topology not loaded (%s): no device locality\n",
-                world_rank(), strerror(errno));
+    MGLOG_INFO(MGLOG_DEVICE, "rank %d: hwloc topology not loaded (%s): no device locality",
+               world_rank(), strerror(errno));
 }
 
 static uint64_t pci_pack(unsigned domain, unsigned bus, unsigned dev, unsigned func)
@@ -294,14 +293,13 @@ static void device_choose(cl_device_id *ids, mgdev_loc_dev_t *devs, int *cand,
     hwloc_bitmap_free(binding);
 }
 
-void mgdev_loc_init(int want, int verbose)
+void mgdev_loc_init(int want)
 {
     cl_device_id ids[MGDEV_LOC_MAX_DEVICES];
     mgdev_loc_dev_t devs[MGDEV_LOC_MAX_DEVICES];
     int cand[MGDEV_LOC_MAX_DEVICES];
     mgdev_loc_choice_t c = {.index = -1, .why = MGDEV_LOC_NO_DEVICE, .key = MGDEV_LOC_PCI_NONE};
 
-    loc.verbose = verbose;
     loc.bind_reported = 0;
     loc.chosen = NULL;
     loc.why[0] = '\0';
@@ -313,7 +311,7 @@ void mgdev_loc_init(int want, int verbose)
         PMPI_Comm_size(loc.node, &loc.local_size);
     } else
         loc.node = MPI_COMM_NULL;
-    topology_load(verbose); /* staging binding needs it whoever chose the device */
+    topology_load(); /* staging binding needs it whoever chose the device */
     if (want)
         device_choose(ids, devs, cand, &c);
     /* Collective: every rank of the node, wanting or not. */
@@ -357,14 +355,15 @@ void mgdev_staging_bind(void *ptr, size_t len)
         return;
     if (hwloc_set_area_membind(loc.topo, ptr, len, loc.nodes, HWLOC_MEMBIND_BIND,
                                HWLOC_MEMBIND_BYNODESET) == 0 ||
-        !loc.verbose || loc.bind_reported)
+        !mglog_enabled(MGLOG_LEVEL_INFO) || loc.bind_reported)
         return;
     char nodes[64];
     int err = errno;
     loc.bind_reported = 1;
     hwloc_bitmap_list_snprintf(nodes, sizeof(nodes), loc.nodes);
-    fprintf(stderr, "mpigpu: rank %d: staging memory not bound to NUMA node %s: %s\n", world_rank(),
-            nodes, strerror(err));
+    mglog_write(MGLOG_LEVEL_INFO, MGLOG_DEVICE,
+                "rank %d: staging memory not bound to NUMA node %s: %s", world_rank(), nodes,
+                strerror(err));
 }
 
 void mgdev_loc_local(int *local_rank, int *local_size)

@@ -62,7 +62,7 @@ mgdev_loc_choice_t mgdev_loc_select(const mgdev_loc_dev_t *devs, int ndevs,
    for another.  Learns the node's ranks, loads the topology and, with want
    (MPIGPU_DEVICE unset), chooses the default device.  Never fails: without
    hwloc the choice falls back to spreading over the GPUs by local rank. */
-void mgdev_loc_init(int want, int verbose);
+void mgdev_loc_init(int want);
 /* The device mgdev_loc_init chose (NULL: none, or not wanted) and, in why,
    the reason for MPIGPU_VERBOSE.  OpenCL device ids need no release. */
 cl_device_id mgdev_loc_chosen(char *why, size_t why_len);

@@ -10,6 +10,7 @@
 
 #include "mgdev.h"
 #include "mgerr.h"
+#include "mglog.h"
 
 static int parse_device(const char *v, mgdev_settings_t *s)
 {
@@ -165,9 +166,9 @@ static void resolve_cache_dir(mgdev_settings_t *s)
             dir = NULL;
     }
     if (dir && make_dirs(dir) != 0) {
-        if (s->verbose)
-            fprintf(stderr, "mpigpu: cannot create cache directory %s (%s): cache disabled\n", dir,
-                    strerror(errno));
+        /* The cache only saves time: said under MPIGPU_VERBOSE, not a warning. */
+        MGLOG_INFO(MGLOG_DEVICE, "cannot create cache directory %s (%s): cache disabled", dir,
+                   strerror(errno));
         free(dir);
         dir = NULL;
     }

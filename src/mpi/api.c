@@ -10,6 +10,7 @@
 #include "mgdev.h"
 #include "mgerr.h"
 #include "mgmpi.h"
+#include "mglog.h"
 
 int MPIX_Query_opencl_support(void)
 {
@@ -128,10 +129,9 @@ static cl_mem zero_copy_alloc(cl_context context, cl_device_id dev, size_t size,
     if (zc_context != context) {
         zc_align = zc_probe(context, dev);
         zc_context = context;
-        if (mgdev_state.settings.verbose)
-            fprintf(stderr, "mpigpu: device buffers %s\n",
-                    zc_align ? "over host memory of their own (CPU device, zero copy)"
-                             : "allocated by the device");
+        MGLOG_INFO(MGLOG_MPI, "device buffers %s",
+                   zc_align ? "over host memory of their own (CPU device, zero copy)"
+                            : "allocated by the device");
     }
     size_t align = zc_align;
     pthread_mutex_unlock(&zc_lock);

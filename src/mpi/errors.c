@@ -7,6 +7,7 @@
 #include "mgdev.h"
 #include "mgerr.h"
 #include "mgmpi.h"
+#include "mglog.h"
 
 int mgmpi_error(MPI_Comm comm, int rc)
 {
@@ -26,7 +27,7 @@ int mgmpi_error(MPI_Comm comm, int rc)
         if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_ABORT) {
             const char *msg = mgerr_get(rc);
             if (msg)
-                fprintf(stderr, "%s\n", msg);
+                MGLOG_ERROR(MGLOG_MPI, "%s", msg);
         }
         PMPI_Errhandler_free(&eh);
     }

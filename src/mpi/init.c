@@ -10,6 +10,7 @@
 #include "mgerr.h"
 #include "mgmpi.h"
 #include "p2p.h"
+#include "mglog.h"
 
 typedef struct mgmpi_module {
     const char *name;
@@ -56,7 +57,7 @@ static int modules_start(void)
 fn_exit:
     return rc;
 fn_fail:
-    fprintf(stderr, "%s\n", mgerr_get(rc) ? mgerr_get(rc) : "mpigpu: initialization failed");
+    MGLOG_ERROR(MGLOG_MPI, "%s", mgerr_get(rc) ? mgerr_get(rc) : "initialization failed");
     modules_stop();
     goto fn_exit;
 }

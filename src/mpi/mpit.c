@@ -193,8 +193,7 @@ static mpit_value_t pvar_value(mpit_source_t src)
         else
             mgp2p_rest_messages(&x, &y);
         mgp2p_unlock();
-        return src == SRC_LANE_RECEIVED || src == SRC_HOST_RECV_LANDED ||
-                       src == SRC_REST_RECEIVED
+        return src == SRC_LANE_RECEIVED || src == SRC_HOST_RECV_LANDED || src == SRC_REST_RECEIVED
                    ? y
                    : x;
     }

@@ -15,6 +15,7 @@
 #include "mgerr.h"
 #include "mgmpi.h"
 #include "p2p.h"
+#include "mglog.h"
 
 /* One side of a call after classification. */
 typedef struct pk_side {
@@ -369,9 +370,7 @@ static int pk_run(pk_call_t *c, int64_t *position)
             MG_CHECK(rc, fn_fail);
     }
     if (why) {
-        if (mgdev_state.settings.verbose)
-            fprintf(stderr, "mpigpu: %s: %lld bytes on the host (%s)\n", c->fn, (long long)c->n,
-                    why);
+        MGLOG_INFO(MGLOG_MPI, "%s: %lld bytes on the host (%s)", c->fn, (long long)c->n, why);
         rc = pk_host(c);
         MG_CHECK(rc, fn_fail);
     }

@@ -26,6 +26,12 @@
  * on NVIDIA's driver) and in the pinned registry, so the pack engine moves
  * bytes between device memory and a slot by DMA.
  *
+ * Not the remote shm bulk lane's ring (src/remote/bulk_shm.c), on purpose:
+ * that one sleeps on per-slot 32-bit futex words and announces each slot by
+ * a descriptor on its TCP stream; this one is polled by the progress engine,
+ * needs no wake-up, and carries its entries (sequence, offset, length) in
+ * the shared control page.
+ *
  * Thread safety: called under the p2p lock only.
  */
 #include "config.h"
@@ -33,6 +39,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -41,6 +48,7 @@
 
 #include "locality.h"
 #include "mgerr.h"
+#include "mglog.h"
 #include "p2p_impl.h"
 
 #define LANE_MAGIC 0x6d70696c616e6531ULL /* "mpilane1" */
@@ -55,18 +63,23 @@ typedef struct lane_entry {
 /* The control page, in shared memory.  produced and consumed sit on cache
    lines of their own. */
 typedef struct lane_ctl {
-    uint64_t magic;
+    _Atomic uint64_t magic; /* last written by the sender's setup */
     uint64_t nslots, slot;
     int64_t sender, receiver; /* world ranks */
     char pad0[64 - 5 * sizeof(uint64_t)];
-    uint64_t produced; /* written by the sender only */
+    _Atomic uint64_t produced; /* written by the sender only */
     char pad1[64 - sizeof(uint64_t)];
-    uint64_t consumed; /* written by the receiver only */
+    _Atomic uint64_t consumed; /* written by the receiver only */
     char pad2[64 - sizeof(uint64_t)];
     lane_entry_t ent[MGDEV_P2P_SHM_SLOTS_MAX];
 } lane_ctl_t;
 
 _Static_assert(sizeof(lane_ctl_t) <= LANE_CTL, "lane control page");
+/* Two processes share these counters: they must be plain 64-bit words that
+   need no lock (a lock-based atomic would not be shared). */
+_Static_assert(ATOMIC_LONG_LOCK_FREE == 2 && ATOMIC_LLONG_LOCK_FREE == 2 &&
+                   sizeof(_Atomic uint64_t) == sizeof(uint64_t),
+               "lane counters are lock-free 64-bit atomics");
 
 struct mgp2p_lane {
     int tx;   /* 1: this process sends on it */
@@ -175,10 +188,9 @@ static mgp2p_lane_t *lane_map(int fd, size_t map_len, const char *name, int tx, 
 
 static void lane_verbose(const mgp2p_lane_t *l)
 {
-    if (mgdev_state.settings.verbose)
-        fprintf(stderr, "mpigpu: rank %d: node lane %s rank %d: %zu slots of %zu bytes%s\n", myrank,
-                l->tx ? "to" : "from", l->peer, l->nslots, l->slot,
-                l->reg ? ", registered for DMA" : "");
+    MGLOG_INFO(MGLOG_P2P, "rank %d: node lane %s rank %d: %zu slots of %zu bytes%s", myrank,
+               l->tx ? "to" : "from", l->peer, l->nslots, l->slot,
+               l->reg ? ", registered for DMA" : "");
 }
 
 mgp2p_lane_t *mgp2p_lane_tx(int w)
@@ -210,9 +222,8 @@ mgp2p_lane_t *mgp2p_lane_tx(int w)
     if (!l) {
         if (fd >= 0)
             shm_unlink(name);
-        if (mgdev_state.settings.verbose)
-            fprintf(stderr, "mpigpu: rank %d: no node lane to rank %d (%s): pieces go by MPI\n",
-                    myrank, w, strerror(errno));
+        MGLOG_INFO(MGLOG_P2P, "rank %d: no node lane to rank %d (%s): pieces go by MPI", myrank, w,
+                   strerror(errno));
         tx_refused[w] = 1;
         return NULL;
     }
@@ -223,7 +234,7 @@ mgp2p_lane_t *mgp2p_lane_tx(int w)
     c->slot = slot;
     c->sender = myrank;
     c->receiver = w;
-    __atomic_store_n(&c->magic, LANE_MAGIC, __ATOMIC_RELEASE);
+    atomic_store_explicit(&c->magic, LANE_MAGIC, memory_order_release);
     lane_register(l);
     lane_verbose(l);
     tx_lanes[w] = l;
@@ -251,7 +262,7 @@ mgp2p_lane_t *mgp2p_lane_rx(int w, long pid)
     if (!l)
         return NULL;
     lane_ctl_t *c = l->ctl;
-    if (__atomic_load_n(&c->magic, __ATOMIC_ACQUIRE) != LANE_MAGIC || c->sender != w ||
+    if (atomic_load_explicit(&c->magic, memory_order_acquire) != LANE_MAGIC || c->sender != w ||
         c->receiver != myrank || c->nslots < 2 || c->nslots > MGDEV_P2P_SHM_SLOTS_MAX ||
         c->slot == 0 || LANE_CTL + c->nslots * c->slot > l->map_len) {
         lane_close(l);
@@ -260,7 +271,7 @@ mgp2p_lane_t *mgp2p_lane_rx(int w, long pid)
     shm_unlink(name);
     l->nslots = c->nslots;
     l->slot = c->slot;
-    l->head = __atomic_load_n(&c->consumed, __ATOMIC_ACQUIRE);
+    l->head = atomic_load_explicit(&c->consumed, memory_order_acquire);
     lane_register(l);
     lane_verbose(l);
     rx_lanes[w] = l;
@@ -274,7 +285,7 @@ size_t mgp2p_lane_piece(const mgp2p_lane_t *l)
 
 char *mgp2p_lane_slot(mgp2p_lane_t *l)
 {
-    uint64_t consumed = __atomic_load_n(&l->ctl->consumed, __ATOMIC_ACQUIRE);
+    uint64_t consumed = atomic_load_explicit(&l->ctl->consumed, memory_order_acquire);
     if (l->head - consumed >= l->nslots)
         return NULL;
     return l->slots + (l->head % l->nslots) * l->slot;
@@ -284,13 +295,13 @@ void mgp2p_lane_publish(mgp2p_lane_t *l, int seq, int64_t first, int64_t len)
 {
     l->ctl->ent[l->head % l->nslots] = (lane_entry_t){.seq = seq, .first = first, .len = len};
     l->head++;
-    __atomic_store_n(&l->ctl->produced, l->head, __ATOMIC_RELEASE);
+    atomic_store_explicit(&l->ctl->produced, l->head, memory_order_release);
 }
 
 /* The head entry, if the sender published one. */
 static char *lane_head(mgp2p_lane_t *l, lane_entry_t *e)
 {
-    uint64_t produced = __atomic_load_n(&l->ctl->produced, __ATOMIC_ACQUIRE);
+    uint64_t produced = atomic_load_explicit(&l->ctl->produced, memory_order_acquire);
     if (produced == l->head)
         return NULL;
     *e = l->ctl->ent[l->head % l->nslots];
@@ -325,7 +336,7 @@ char *mgp2p_lane_peek(mgp2p_lane_t *l, int64_t *seq, int64_t *first, int64_t *le
 void mgp2p_lane_consume(mgp2p_lane_t *l)
 {
     l->head++;
-    __atomic_store_n(&l->ctl->consumed, l->head, __ATOMIC_RELEASE);
+    atomic_store_explicit(&l->ctl->consumed, l->head, memory_order_release);
 }
 
 void mgp2p_lane_drop(mgp2p_lane_t *l, int seq, int64_t left)

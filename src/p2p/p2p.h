@@ -25,6 +25,7 @@
 #define MGDEV_P2P_H
 
 #include <mpi.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "mgdev.h"
@@ -77,8 +78,8 @@ typedef struct mgp2p_job {
     struct mgp2p_job *next;
     int (*run)(struct mgp2p_job *job); /* on the worker; returns an MPI error code */
     int rc;
-    char *msg; /* rc's message, carried from the worker's thread */
-    int state; /* MGP2P_JOB_*, atomic */
+    char *msg;        /* rc's message, carried from the worker's thread */
+    atomic_int state; /* MGP2P_JOB_*: release by the worker, acquire by the owner */
 } mgp2p_job_t;
 
 /* A piece of a chunked message in flight (at most MPIGPU_P2P_DEPTH per
@@ -165,15 +166,15 @@ typedef struct mgp2p_op {
     int64_t done;  /* payload bytes moved */
     int source, rtag;
     /* completion and the user's request */
-    MPI_Request greq; /* user handle; MPI_REQUEST_NULL when blocking */
-    int err;          /* MPI error class, MPI_SUCCESS */
-    int raised;       /* PMPI already ran the error handler for err */
-    int freed;        /* MPI_Request_free'd while active */
-    int cancelled;    /* MPI_Cancel took effect */
-    int persistent;   /* *_init: greq is a stand-in that outlives completions */
-    int started;      /* persistent: started, completion not yet reported */
-    int stag;         /* persistent: tag of the stand-in on the private comm */
-    int gfreed;       /* MPI freed the generalized request (atomic) */
+    MPI_Request greq;  /* user handle; MPI_REQUEST_NULL when blocking */
+    int err;           /* MPI error class, MPI_SUCCESS */
+    int raised;        /* PMPI already ran the error handler for err */
+    int freed;         /* MPI_Request_free'd while active */
+    int cancelled;     /* MPI_Cancel took effect */
+    int persistent;    /* *_init: greq is a stand-in that outlives completions */
+    int started;       /* persistent: started, completion not yet reported */
+    int stag;          /* persistent: tag of the stand-in on the private comm */
+    atomic_int gfreed; /* MPI freed the generalized request */
     union {
         mgp2p_plain_state_t plain;
         mgp2p_chunked_state_t ck;

@@ -35,9 +35,10 @@
 
 static pthread_mutex_t lock;
 static pthread_once_t lock_once = PTHREAD_ONCE_INIT;
-static mgp2p_op_t *active;             /* ops not yet DONE */
+/* Written under the lock; also read without it (mgp2p_progress_busy). */
+static mgp2p_op_t *_Atomic active;     /* ops not yet DONE */
 static mgp2p_op_t *table[REQ_BUCKETS]; /* ops with a live user request */
-static int zombies;                    /* ops marked by greq_free, not reaped */
+static atomic_int zombies;             /* ops marked by greq_free, not reaped */
 static MPI_Comm selfcomm = MPI_COMM_NULL;
 static int stand_tag, tag_limit;
 static char stand_buf[1];
@@ -80,7 +81,7 @@ mgp2p_op_t *mgp2p_req_lookup(MPI_Request req)
     if (req == MPI_REQUEST_NULL)
         return NULL;
     for (mgp2p_op_t *op = table[req_hash(req)]; op; op = op->hnext)
-        if (op->greq == req && !__atomic_load_n(&op->gfreed, __ATOMIC_ACQUIRE))
+        if (op->greq == req && !atomic_load_explicit(&op->gfreed, memory_order_acquire))
             return op;
     return NULL;
 }
@@ -105,16 +106,16 @@ static void table_remove(mgp2p_op_t *op)
 /* Free the operations whose generalized request MPI has freed. */
 static void reap(void)
 {
-    int n = __atomic_load_n(&zombies, __ATOMIC_ACQUIRE);
+    int n = atomic_load_explicit(&zombies, memory_order_acquire);
     if (n == 0)
         return;
     for (int b = 0; b < REQ_BUCKETS; b++) {
         for (mgp2p_op_t **p = &table[b]; *p;) {
             mgp2p_op_t *op = *p;
-            if (__atomic_load_n(&op->gfreed, __ATOMIC_ACQUIRE)) {
+            if (atomic_load_explicit(&op->gfreed, memory_order_acquire)) {
                 *p = op->hnext;
                 free(op);
-                __atomic_sub_fetch(&zombies, 1, __ATOMIC_ACQ_REL);
+                atomic_fetch_sub_explicit(&zombies, 1, memory_order_acq_rel);
             } else {
                 p = &op->hnext;
             }
@@ -144,8 +145,8 @@ static int greq_query(void *extra, MPI_Status *status)
 static int greq_free(void *extra)
 {
     mgp2p_op_t *op = extra;
-    __atomic_add_fetch(&zombies, 1, __ATOMIC_ACQ_REL);
-    __atomic_store_n(&op->gfreed, 1, __ATOMIC_RELEASE);
+    atomic_fetch_add_explicit(&zombies, 1, memory_order_acq_rel);
+    atomic_store_explicit(&op->gfreed, 1, memory_order_release);
     return MPI_SUCCESS;
 }
 
@@ -156,13 +157,19 @@ static int greq_cancel(void *extra, int complete)
     return MPI_SUCCESS; /* MPI_Cancel is interposed (request.c) */
 }
 
+/* The list under the lock, which orders the read. */
+static inline mgp2p_op_t *active_locked(void)
+{
+    return atomic_load_explicit(&active, memory_order_relaxed);
+}
+
 static void active_link(mgp2p_op_t *op)
 {
     op->prev = NULL;
-    op->next = active;
-    if (active)
-        active->prev = op;
-    __atomic_store_n(&active, op, __ATOMIC_RELEASE);
+    op->next = active_locked();
+    if (op->next)
+        op->next->prev = op;
+    atomic_store_explicit(&active, op, memory_order_release);
     if (pth.on)
         pthread_cond_signal(&pth.wake);
 }
@@ -172,7 +179,7 @@ static void active_unlink(mgp2p_op_t *op)
     if (op->prev)
         op->prev->next = op->next;
     else
-        __atomic_store_n(&active, op->next, __ATOMIC_RELEASE);
+        atomic_store_explicit(&active, op->next, memory_order_release);
     if (op->next)
         op->next->prev = op->prev;
     op->prev = op->next = NULL;
@@ -266,7 +273,7 @@ void mgp2p_op_finish(mgp2p_op_t *op)
 
 void mgp2p_progress_locked(void)
 {
-    mgp2p_op_t *op = active;
+    mgp2p_op_t *op = active_locked();
     while (op) {
         mgp2p_op_t *next = op->next;
         mgp2p_op_step(op);
@@ -286,7 +293,7 @@ void mgp2p_progress(void)
 
 int mgp2p_progress_busy(void)
 {
-    return __atomic_load_n(&active, __ATOMIC_ACQUIRE) != NULL;
+    return atomic_load_explicit(&active, memory_order_acquire) != NULL;
 }
 
 void mgp2p_progress_relax(void)
@@ -323,7 +330,7 @@ static void *progress_main(void *arg)
     struct timespec nap = {0, PROGRESS_THREAD_NAP_NS};
     mgp2p_lock();
     while (!pth.stop) {
-        if (!active) {
+        if (!active_locked()) {
             pthread_cond_wait(&pth.wake, &lock);
             continue;
         }
@@ -376,11 +383,11 @@ void mgp2p_progress_finalize(void)
             table[b] = op->hnext;
             if (op->persistent)
                 mgp2p_op_unstage_all(op);
-            if (op->persistent || __atomic_load_n(&op->gfreed, __ATOMIC_ACQUIRE))
+            if (op->persistent || atomic_load_explicit(&op->gfreed, memory_order_acquire))
                 free(op);
         }
     }
-    zombies = 0;
+    atomic_store_explicit(&zombies, 0, memory_order_relaxed);
     if (selfcomm != MPI_COMM_NULL)
         PMPI_Comm_free(&selfcomm);
 }
@@ -388,7 +395,7 @@ void mgp2p_progress_finalize(void)
 int mgp2p_active_overlap(const mgp2p_op_t *op, const char *lo, const char *hi)
 {
     int64_t olo, ohi;
-    for (mgp2p_op_t *o = active; o; o = o->next) {
+    for (mgp2p_op_t *o = active_locked(); o; o = o->next) {
         if (o == op || !o->host || o->state == MGP2P_OP_DONE || o->count <= 0)
             continue;
         mgp2p_type_span(o->type, o->count, &olo, &ohi);

@@ -111,7 +111,7 @@ static void pipe_grew(const mgp2p_op_t *op)
 void mgp2p_pipe_drop(mgp2p_op_t *op)
 {
     mgp2p_chunked_state_t *ck = &op->u.ck;
-    if (__atomic_load_n(&ck->job.state, __ATOMIC_ACQUIRE) != MGP2P_JOB_IDLE)
+    if (atomic_load_explicit(&ck->job.state, memory_order_acquire) != MGP2P_JOB_IDLE)
         mgp2p_job_end(&ck->job); /* the worker must be done with its buffer */
     for (int i = 0; i < ck->npipe; i++) {
         mgp2p_piece_t *p = &ck->pipe[i];

@@ -50,7 +50,7 @@ static void *worker_main(void *arg)
             const char *m = mgerr_get(rc);
             job->msg = m ? strdup(m) : NULL;
         }
-        __atomic_store_n(&job->state, MGP2P_JOB_DONE, __ATOMIC_RELEASE);
+        atomic_store_explicit(&job->state, MGP2P_JOB_DONE, memory_order_release);
         pthread_mutex_lock(&w.lock);
     }
     pthread_mutex_unlock(&w.lock);
@@ -63,7 +63,8 @@ int mgp2p_job_submit(mgp2p_job_t *job)
     job->next = NULL;
     job->rc = MPI_SUCCESS;
     job->msg = NULL;
-    job->state = MGP2P_JOB_QUEUED;
+    /* published to the worker by w.lock */
+    atomic_store_explicit(&job->state, MGP2P_JOB_QUEUED, memory_order_relaxed);
     pthread_mutex_lock(&w.lock);
     if (!w.on) {
         w.stop = 0;
@@ -80,7 +81,7 @@ int mgp2p_job_submit(mgp2p_job_t *job)
         w.tail = job;
         pthread_cond_signal(&w.wake);
     } else {
-        job->state = MGP2P_JOB_IDLE;
+        atomic_store_explicit(&job->state, MGP2P_JOB_IDLE, memory_order_relaxed);
     }
     pthread_mutex_unlock(&w.lock);
     return rc;
@@ -88,19 +89,19 @@ int mgp2p_job_submit(mgp2p_job_t *job)
 
 int mgp2p_job_done(mgp2p_job_t *job)
 {
-    return __atomic_load_n(&job->state, __ATOMIC_ACQUIRE) == MGP2P_JOB_DONE;
+    return atomic_load_explicit(&job->state, memory_order_acquire) == MGP2P_JOB_DONE;
 }
 
 int mgp2p_job_end(mgp2p_job_t *job)
 {
-    while (__atomic_load_n(&job->state, __ATOMIC_ACQUIRE) == MGP2P_JOB_QUEUED)
+    while (atomic_load_explicit(&job->state, memory_order_acquire) == MGP2P_JOB_QUEUED)
         sched_yield();
     int rc = job->rc;
     if (rc != MPI_SUCCESS)
         mgerr_set(rc, "%s", job->msg ? job->msg : "mpigpu: a piece's pack or unpack failed");
     free(job->msg);
     job->msg = NULL;
-    job->state = MGP2P_JOB_IDLE;
+    atomic_store_explicit(&job->state, MGP2P_JOB_IDLE, memory_order_relaxed);
     return rc;
 }
 

@@ -13,7 +13,9 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "mgclock.h"
 #include "mgerr.h"
+#include "mglog.h"
 #include "mgpk.h"
 
 #define MGPK_NSTAGE 4             /* staging chunks in flight */
@@ -30,6 +32,15 @@
 #define MGPK_GRID_WORDS_NARROW 4
 #define MGPK_GRID_MAX_WORDS 4
 #define MGPK_LOCAL_SIZE 256
+
+/* The engine's info lines.  A context's verbose setting (MPIGPU_VERBOSE
+   through the device layer, or a test's own) is its threshold, so that the
+   calibration can silence the packs it measures. */
+#define MGPK_LOG(ctx_, ...)                                                                        \
+    do {                                                                                           \
+        if ((ctx_)->settings.verbose)                                                              \
+            mglog_write(MGLOG_LEVEL_INFO, MGLOG_PACK, __VA_ARGS__);                                \
+    } while (0)
 #define MGPK_GRID_MAX_ITEMS ((int64_t)1 << 30)
 #define MGPK_DEFAULT_CHUNK (16u << 20)
 /* Default of settings.split_bytes: a host range at least this long moves in

@@ -40,7 +40,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "mgpk_impl.h"
@@ -58,9 +57,7 @@ static const int64_t cal_strides[MGPK_CAL_NSTRIDES] = {2, 8};
 
 static double now(void)
 {
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (double)tv.tv_sec + 1e-6 * (double)tv.tv_usec;
+    return mg_clock_s();
 }
 
 static int nearest(int64_t v, const int64_t *grid, int n)
@@ -325,8 +322,8 @@ static void cal_store(mgpk_ctx_t *ctx, const char *name, const char *driver)
         unlink(tmp);
         ok = 0;
     }
-    if (ctx->settings.verbose && !ok)
-        fprintf(stderr, "mpigpu: calibration cache %s not written\n", c->path);
+    if (!ok)
+        MGPK_LOG(ctx, "calibration cache %s not written", c->path);
 }
 
 /* ---------------------------------------------------------- measurement */
@@ -611,8 +608,7 @@ static int cal_ensure(mgpk_ctx_t *ctx)
     cal_path(ctx, name, driver);
     if (ctx->settings.calibrate != MGPK_CALIB_FORCE && cal_load(ctx, name, driver)) {
         c->source = MGPK_CAL_CACHED;
-        if (ctx->settings.verbose)
-            fprintf(stderr, "mpigpu: method table read from %s\n", c->path);
+        MGPK_LOG(ctx, "method table read from %s", c->path);
         goto fn_exit;
     }
     /* The programs are built (or loaded) first: the first kernel would build
@@ -625,16 +621,14 @@ static int cal_ensure(mgpk_ctx_t *ctx)
     c->seconds = now() - t0;
     c->source = MGPK_CAL_MEASURED;
     cal_store(ctx, name, driver);
-    if (ctx->settings.verbose)
-        fprintf(stderr, "mpigpu: calibrated pack methods in %.3f s, cached in %s\n", c->seconds,
-                c->path[0] ? c->path : "(no cache directory)");
+    MGPK_LOG(ctx, "calibrated pack methods in %.3f s, cached in %s", c->seconds,
+             c->path[0] ? c->path : "(no cache directory)");
 fn_exit:
     return rc;
 fn_fail:
     /* A device that cannot run the measurement still packs: static rule. */
-    if (ctx->settings.verbose)
-        fprintf(stderr, "mpigpu: calibration failed (%s): kernel method for auto\n",
-                mgerr_get(rc) ? mgerr_get(rc) : "no message");
+    MGPK_LOG(ctx, "calibration failed (%s): kernel method for auto",
+             mgerr_get(rc) ? mgerr_get(rc) : "no message");
     c->source = MGPK_CAL_STATIC;
     rc = MPI_SUCCESS;
     goto fn_exit;

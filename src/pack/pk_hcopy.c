@@ -16,12 +16,13 @@
 #include "config.h"
 
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "mgpk_impl.h"
+#include "mgspin.h"
 
 /* Parts smaller than this cost more to hand out than they save. */
 #define MGPK_HCOPY_MIN_PART ((size_t)32 << 10)
@@ -42,15 +43,28 @@ struct mgpk_hcopy {
     pthread_t *helpers;
     int nhelpers;
     int quit;
-    unsigned gen; /* job number (wraps) */
+    /* Written under the lock; gen, unfinished and awake are also read
+       without it by a thread watching before it sleeps. */
+    atomic_uint gen; /* job number (wraps) */
     void (*fn)(void *arg, size_t off, size_t len);
     void *arg;
-    size_t n, part;      /* the job's range [0, n), in parts of part bytes */
-    int nparts, next;    /* parts of the job, next one to claim */
-    unsigned unfinished; /* parts claimed or not, not yet done */
-    unsigned pokes;      /* wake-ups without a job (mgpk_hcopy_poke) */
-    int awake;           /* helpers watching for a job (still), not asleep */
+    size_t n, part;         /* the job's range [0, n), in parts of part bytes */
+    int nparts, next;       /* parts of the job, next one to claim */
+    atomic_uint unfinished; /* parts claimed or not, not yet done */
+    unsigned pokes;         /* wake-ups without a job (mgpk_hcopy_poke) */
+    atomic_int awake;       /* helpers watching for a job (still), not asleep */
 };
+
+/* Reads under the lock: it orders them, so no fence is needed. */
+static inline unsigned gen_locked(const mgpk_hcopy_t *h)
+{
+    return atomic_load_explicit(&h->gen, memory_order_relaxed);
+}
+
+static inline unsigned unfinished_locked(const mgpk_hcopy_t *h)
+{
+    return atomic_load_explicit(&h->unfinished, memory_order_relaxed);
+}
 
 /* Claim and run parts until none is left; lock held on entry and exit. */
 static void claim_parts(mgpk_hcopy_t *h)
@@ -61,34 +75,18 @@ static void claim_parts(mgpk_hcopy_t *h)
         pthread_mutex_unlock(&h->lock);
         h->fn(h->arg, off, len);
         pthread_mutex_lock(&h->lock);
-        if (__atomic_sub_fetch(&h->unfinished, 1, __ATOMIC_RELEASE) == 0)
+        if (atomic_fetch_sub_explicit(&h->unfinished, 1, memory_order_release) == 1)
             pthread_cond_signal(&h->done);
     }
 }
 
-static long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long)ts.tv_sec * 1000000000L + ts.tv_nsec;
-}
-
 /* Whether *v still equals `was` after watching it without the lock for up
    to MGPK_HCOPY_SPIN_NS (lock not held). */
-static int still(const unsigned *v, unsigned was)
+static int still(const atomic_uint *v, unsigned was)
 {
-    long until = now_ns() + MGPK_HCOPY_SPIN_NS;
-    for (;;) {
-        if (__atomic_load_n(v, __ATOMIC_ACQUIRE) != was)
-            return 0;
-        if (now_ns() > until)
-            return 1;
-        for (int i = 0; i < 64; i++) {
-#if defined(__x86_64__) || defined(__i386__)
-            __builtin_ia32_pause();
-#endif
-        }
-    }
+    MG_SPIN_WHILE(atomic_load_explicit(v, memory_order_acquire) == was, MGPK_HCOPY_SPIN_NS,
+                  for (int i = 0; i < 64; i++) mg_cpu_relax());
+    return atomic_load_explicit(v, memory_order_acquire) == was;
 }
 
 static void *helper_main(void *arg)
@@ -97,21 +95,21 @@ static void *helper_main(void *arg)
     unsigned seen = 0;
     pthread_mutex_lock(&h->lock);
     for (;;) {
-        if (h->gen == seen && !h->quit) {
-            __atomic_add_fetch(&h->awake, 1, __ATOMIC_RELAXED);
+        if (gen_locked(h) == seen && !h->quit) {
+            atomic_fetch_add_explicit(&h->awake, 1, memory_order_relaxed);
             pthread_mutex_unlock(&h->lock);
             still(&h->gen, seen);
             pthread_mutex_lock(&h->lock);
-            __atomic_sub_fetch(&h->awake, 1, __ATOMIC_RELAXED);
+            atomic_fetch_sub_explicit(&h->awake, 1, memory_order_relaxed);
         }
         unsigned pokes = h->pokes;
-        while (h->gen == seen && !h->quit && h->pokes == pokes)
+        while (gen_locked(h) == seen && !h->quit && h->pokes == pokes)
             pthread_cond_wait(&h->go, &h->lock);
         if (h->quit)
             break;
-        if (h->gen == seen)
+        if (gen_locked(h) == seen)
             continue; /* poked: watch again */
-        seen = h->gen;
+        seen = gen_locked(h);
         claim_parts(h);
     }
     pthread_mutex_unlock(&h->lock);
@@ -171,7 +169,7 @@ void mgpk_hcopy_free(mgpk_hcopy_t *h)
     pthread_mutex_lock(&h->lock);
     h->quit = 1;
     /* A helper watching gen (still) sees the change at once. */
-    __atomic_store_n(&h->gen, h->gen + 1, __ATOMIC_RELEASE);
+    atomic_store_explicit(&h->gen, gen_locked(h) + 1, memory_order_release);
     pthread_cond_broadcast(&h->go);
     pthread_mutex_unlock(&h->lock);
     for (int i = 0; i < h->nhelpers; i++)
@@ -190,13 +188,13 @@ int mgpk_hcopy_threads(const mgpk_hcopy_t *h)
 
 int mgpk_hcopy_awake(const mgpk_hcopy_t *h)
 {
-    return __atomic_load_n(&h->awake, __ATOMIC_RELAXED);
+    return atomic_load_explicit(&h->awake, memory_order_relaxed);
 }
 
 void mgpk_hcopy_poke(mgpk_hcopy_t *h)
 {
     pthread_mutex_lock(&h->lock);
-    if (!h->awake && h->nhelpers > 0) {
+    if (!atomic_load_explicit(&h->awake, memory_order_relaxed) && h->nhelpers > 0) {
         h->pokes++;
         pthread_cond_broadcast(&h->go);
     }
@@ -222,18 +220,18 @@ void mgpk_hcopy_ranges(mgpk_hcopy_t *h, size_t n, size_t nparts,
     h->part = ((n + nparts - 1) / nparts + 63) & ~(size_t)63;
     h->nparts = (int)((n + h->part - 1) / h->part);
     h->next = 0;
-    h->unfinished = h->nparts;
-    __atomic_store_n(&h->gen, h->gen + 1, __ATOMIC_RELEASE);
+    atomic_store_explicit(&h->unfinished, (unsigned)h->nparts, memory_order_relaxed);
+    atomic_store_explicit(&h->gen, gen_locked(h) + 1, memory_order_release);
     pthread_cond_broadcast(&h->go);
     claim_parts(h);
-    if (h->unfinished > 0) {
-        unsigned left = h->unfinished;
+    if (unfinished_locked(h) > 0) {
+        unsigned left = unfinished_locked(h);
         pthread_mutex_unlock(&h->lock);
         while (left > 0 && !still(&h->unfinished, left))
-            left = __atomic_load_n(&h->unfinished, __ATOMIC_ACQUIRE);
+            left = atomic_load_explicit(&h->unfinished, memory_order_acquire);
         pthread_mutex_lock(&h->lock);
     }
-    while (h->unfinished > 0)
+    while (unfinished_locked(h) > 0)
         pthread_cond_wait(&h->done, &h->lock);
     pthread_mutex_unlock(&h->lock);
 }

@@ -431,10 +431,8 @@ int mgpk_transfer_locked(mgpk_ctx_t *ctx, mgpk_plan_t *plan, mgpk_buf_t packed, 
     }
     rc = ops->plan(ctx, plan, first, n, hint);
     MG_CHECK(rc, fn_fail);
-    if (ctx->settings.verbose)
-        fprintf(stderr, "mpigpu: %s %lld B %s W=%d %s%s\n", plan->dir ? "unpack" : "pack",
-                (long long)n, plan->what, plan->width, path,
-                plan->flags & MGPK_F_EXTERNAL32 ? " external32" : "");
+    MGPK_LOG(ctx, "%s %lld B %s W=%d %s%s", plan->dir ? "unpack" : "pack", (long long)n, plan->what,
+             plan->width, path, plan->flags & MGPK_F_EXTERNAL32 ? " external32" : "");
     if (!packed.host)
         rc = run_device(ctx, ops, plan, packed, first, n);
     else if (wrap)

@@ -156,8 +156,8 @@ static void cache_store(mgpk_ctx_t *ctx, cl_program prog, const char *path, uint
         ok = 0;
     }
 done:
-    if (ctx->settings.verbose && !ok)
-        fprintf(stderr, "mpigpu: program cache %s not written\n", path);
+    if (!ok)
+        MGPK_LOG(ctx, "program cache %s not written", path);
     free(bin);
 }
 
@@ -256,9 +256,8 @@ int mgpk_prog_ensure(mgpk_ctx_t *ctx)
             if (ctx->cache_dir)
                 cache_store(ctx, prog, path, key);
         }
-        if (ctx->settings.verbose)
-            fprintf(stderr, "mpigpu: program %s %s\n", src->name,
-                    loaded ? "loaded from cache" : "built from source");
+        MGPK_LOG(ctx, "program %s %s", src->name,
+                 loaded ? "loaded from cache" : "built from source");
         ctx->progs[i] = prog;
         rc = prog_kernels(ctx, prog);
         MG_CHECK(rc, fn_fail);

@@ -56,6 +56,10 @@ typedef struct mgrm_shm_hdr {
     uint32_t magic, nslots, slot_size, pad;
     _Atomic uint32_t state[2][MGRM_SHM_SLOTS]; /* [ring][slot]: 0 free, 1 full */
 } mgrm_shm_hdr_t;
+/* The client and the proxy share the slot states: lock-free words of the
+   plain type's size, or the two processes would not see one another. */
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2 && sizeof(_Atomic uint32_t) == sizeof(uint32_t),
+               "shm slot states are lock-free 32-bit atomics");
 
 typedef struct mgrm_chunk {
     uint64_t xfer, off; /* transfer and offset in it */

@@ -1,6 +1,15 @@
 /* The shared-memory bulk lane (client and proxy on one host): the bytes sit
  * in a slot of the segment, the bulk endpoint carries only descriptors.
- * See bulk.h for the layout and the flow control. */
+ * See bulk.h for the layout and the flow control.
+ *
+ * Not the node lane's ring (src/p2p/lane.c), on purpose.  Here each slot
+ * has its own 32-bit state word, because a sender out of slots sleeps on
+ * it with futex (a 32-bit wait), and the receiver learns of a full slot
+ * from the descriptor on the stream, in order with the other bulk
+ * messages, not by polling the segment.  The node lane is polled by the
+ * p2p progress engine, never sleeps, and keeps two 64-bit counters plus a
+ * table of entries (message, offset, length) in shared memory.  One ring
+ * for both would need both wake-ups and both kinds of entries. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <linux/futex.h>

@@ -17,8 +17,6 @@
 
 #include "proxy.h"
 
-void mgrm_log(const char *fmt, ...) {}
-
 /* The bulk thread never runs dry; the session only stops it. */
 int mgrm_bulk_start(mgrm_session_t *s);
 

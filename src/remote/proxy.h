@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "bulk.h"
+#include "mglog.h"
 #include "transport.h"
 
 #define MGRM_STAGING_SLOTS 4             /* bulk chunks in flight per transfer (one stripe) */
@@ -100,8 +101,8 @@ typedef struct mgrm_session {
     pthread_mutex_t send_lock; /* command-lane sends: replies and event callbacks */
     pthread_mutex_t lock;      /* refs, dead, job queue */
     pthread_cond_t cond;
-    int refs; /* the session thread + callbacks sending (atomic: callbacks run on the
-                 OpenCL runtime's threads and must never wait for lock) */
+    atomic_int refs; /* the session thread + callbacks sending (atomic: callbacks run on
+                        the OpenCL runtime's threads and must never wait for lock) */
     int dead;
     int dry; /* fuzzing: decode and validate, call no OpenCL */
     mgrm_map_t map;
@@ -138,7 +139,9 @@ typedef struct mgrm_session {
     _Atomic unsigned long long cma_in, cma_out; /* bytes copied from / to the client */
 } mgrm_session_t;
 
-void mgrm_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The proxy's session log: the logger's proxy subsystem, at info (which the
+   proxy shows by default). */
+#define mgrm_log(...) MGLOG_INFO(MGLOG_PROXY, __VA_ARGS__)
 
 /* ID map (proxy_map.c) */
 int mgrm_map_put(mgrm_map_t *m, uint64_t id, int kind, void *h, void *aux);

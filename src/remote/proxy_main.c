@@ -6,20 +6,21 @@
  * connection, until SIGTERM or SIGINT.
  */
 #include <signal.h>
+#include <stdatomic.h>
 #include <sodium.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "proxy.h"
 
 static mgrm_proxy_t px;
 static mgrm_listener_t *listener;
-static volatile sig_atomic_t stopping;
+/* Set by the signal handler, which may run on any thread: a lock-free
+   atomic, which C11 allows a handler to write. */
+static atomic_int stopping;
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "stopping is written by a signal handler");
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t reg_cond = PTHREAD_COND_INITIALIZER;
 static unsigned nthreads, nsessions;
@@ -32,24 +33,9 @@ typedef struct reg {
 } reg_t;
 static reg_t *regs;
 
-void mgrm_log(const char *fmt, ...)
-{
-    struct timeval tv;
-    struct tm tm;
-    char ts[32], line[1024];
-    va_list ap;
-    gettimeofday(&tv, NULL);
-    gmtime_r(&tv.tv_sec, &tm);
-    strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "%s.%03ldZ mpigpu-proxy: %s\n", ts, (long)(tv.tv_usec / 1000), line);
-}
-
 static void on_signal(int sig)
 {
-    stopping = 1;
+    atomic_store_explicit(&stopping, 1, memory_order_relaxed);
     if (listener)
         px.t->listener_shutdown(listener);
 }
@@ -143,7 +129,7 @@ static void *conn_main(void *arg)
                         }
                         pthread_mutex_unlock(&cand->lock);
                     }
-            } while (!found && !stopping &&
+            } while (!found && !atomic_load_explicit(&stopping, memory_order_relaxed) &&
                      pthread_cond_timedwait(&reg_cond, &reg_lock, &until) == 0);
             pthread_mutex_unlock(&reg_lock);
         }
@@ -211,6 +197,7 @@ int main(int argc, char **argv)
     int ndevargs = 0;
     const char *cma_copy = getenv("MPIGPU_PROXY_CMA_COPY");
     px.t = &mgrm_transport_tcp;
+    mglog_level_raise(MGLOG_LEVEL_INFO); /* a daemon logs its sessions */
     const char *drop = getenv("MPIGPU_PROXY_TEST_DROP_CALLBACKS");
     px.drop_cb = drop && !strcmp(drop, "1");
     px.cma_map = !cma_copy || !strcmp(cma_copy, "auto") ? -1
@@ -270,19 +257,19 @@ int main(int argc, char **argv)
         return 2;
     }
     if (sodium_init() < 0) {
-        fprintf(stderr, "mpigpu-proxy: libsodium initialization failed\n");
+        MGLOG_ERROR(MGLOG_PROXY, "libsodium initialization failed");
         return 1;
     }
     if (mgrm_key_load(keyfile, &px.key, err, sizeof err)) {
-        fprintf(stderr, "mpigpu-proxy: %s\n", err);
+        MGLOG_ERROR(MGLOG_PROXY, "%s", err);
         return 1;
     }
     if (!ndevargs && add_devices("")) {
-        fprintf(stderr, "mpigpu-proxy: cannot list OpenCL devices\n");
+        MGLOG_ERROR(MGLOG_PROXY, "cannot list OpenCL devices");
         return 1;
     }
     if (!px.ndev) {
-        fprintf(stderr, "mpigpu-proxy: no OpenCL device to serve\n");
+        MGLOG_ERROR(MGLOG_PROXY, "no OpenCL device to serve");
         return 1;
     }
     struct sigaction sa = {0};
@@ -291,7 +278,7 @@ int main(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     if (px.t->listen(listen_addr, &listener, bound, sizeof bound, err, sizeof err)) {
-        fprintf(stderr, "mpigpu-proxy: %s\n", err);
+        MGLOG_ERROR(MGLOG_PROXY, "%s", err);
         return 1;
     }
     for (cl_uint d = 0; d < px.ndev; d++) {
@@ -299,9 +286,10 @@ int main(int argc, char **argv)
         clGetDeviceInfo(px.dev[d], CL_DEVICE_NAME, sizeof name, name, NULL);
         mgrm_log("serving device %u: %s", d, name);
     }
+    /* The program's answer, not a log line: scripts read the address. */
     fprintf(stderr, "mpigpu-proxy: listening on %s\n", bound);
     fflush(stderr);
-    while (!stopping) {
+    while (!atomic_load_explicit(&stopping, memory_order_relaxed)) {
         mgrm_ep_t *ep;
         char peer[96];
         if (px.t->accept(listener, &ep, peer, sizeof peer))

@@ -15,7 +15,7 @@ void mgrm_session_init(mgrm_session_t *s, mgrm_proxy_t *px)
     pthread_mutex_init(&s->send_lock, NULL);
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->cond, NULL);
-    s->refs = 1;
+    atomic_init(&s->refs, 1);
     s->jobs_tail = &s->jobs;
     s->nstripes = 1;
     s->depth = MGRM_STAGING_SLOTS;
@@ -44,7 +44,7 @@ static void session_free(mgrm_session_t *s)
 
 void mgrm_session_unref(mgrm_session_t *s)
 {
-    if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) == 0)
+    if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1)
         session_free(s);
 }
 
@@ -125,7 +125,7 @@ static void CL_CALLBACK event_done(cl_event e, cl_int status, void *arg)
            here: this runs on the OpenCL runtime's thread (PoCL's device
            worker), and a session thread may hold s->lock across a blocking
            OpenCL call that needs that worker. */
-        __atomic_add_fetch(&s->refs, 1, __ATOMIC_ACQ_REL);
+        atomic_fetch_add_explicit(&s->refs, 1, memory_order_acq_rel);
     }
     pthread_mutex_unlock(&ev_lock);
     if (!s)

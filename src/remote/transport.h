@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "wire.h"
+#include "mgspin.h"
 
 typedef struct mgrm_ep mgrm_ep_t; /* a connected endpoint */
 typedef struct mgrm_listener mgrm_listener_t;
@@ -65,7 +66,7 @@ extern long mgrm_spin_ns;
  * thread it waits for needs.  -1 (nothing set) when the variable holds
  * anything else. */
 int mgrm_spin_setup(const char *var);
-/* CLOCK_MONOTONIC in ns, and in ms. */
+/* mg_clock_ns (mgclock.h) in ns, and in ms. */
 double mgrm_now_ns(void);
 long long mgrm_now_ms(void);
 /* With *LOCKP (a pthread mutex) held: while COND (read under the lock)
@@ -73,17 +74,12 @@ long long mgrm_now_ms(void);
  * again.  The caller then sleeps on its condition variable if COND still
  * holds. */
 #define MGRM_SPIN_WHILE(COND, LOCKP)                                                               \
-    do {                                                                                           \
-        if ((COND) && mgrm_spin_ns > 0) {                                                          \
-            double end_ = mgrm_now_ns() + (double)mgrm_spin_ns;                                    \
-            do {                                                                                   \
-                pthread_mutex_unlock(LOCKP);                                                       \
-                for (volatile int i_ = 0; i_ < 64; i_++)                                           \
-                    ;                                                                              \
-                pthread_mutex_lock(LOCKP);                                                         \
-            } while ((COND) && mgrm_now_ns() < end_);                                              \
-        }                                                                                          \
-    } while (0)
+    MG_SPIN_WHILE(COND, mgrm_spin_ns, {                                                            \
+        pthread_mutex_unlock(LOCKP);                                                               \
+        for (volatile int i_ = 0; i_ < 64; i_++) /* a short gap for the lock's holder */           \
+            ;                                                                                      \
+        pthread_mutex_lock(LOCKP);                                                                 \
+    })
 /* The same, then while COND still holds, sleep on *CONDP (a pthread
  * condition variable used with *LOCKP). */
 #define MGRM_WAIT_WHILE(COND, LOCKP, CONDP)                                                        \

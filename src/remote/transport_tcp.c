@@ -2,6 +2,7 @@
  * peer turns into an error within seconds instead of a hang. */
 #define _GNU_SOURCE
 #include "transport.h"
+#include "mgclock.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -200,16 +201,12 @@ static int tcp_recv(mgrm_ep_t *ep, void *p, size_t n)
 
 double mgrm_now_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+    return (double)mg_clock_ns();
 }
 
 long long mgrm_now_ms(void)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
+    return (long long)(mg_clock_ns() / 1000000u);
 }
 
 static void tcp_spin_readable(mgrm_ep_t *ep, long spin_ns)

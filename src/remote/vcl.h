@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "bulk.h"
+#include "mglog.h"
 #include "transport.h"
 
 #define VCL_EXPORT __attribute__((visibility("default")))
@@ -190,7 +191,7 @@ struct mgrm_conn {
     pthread_cond_t tx_cond;
     uint32_t seq;
     atomic_uint_fast64_t next_id;
-    int dead;
+    atomic_int dead; /* set once, under mgrm_vcl_lock; read with or without it */
     struct pend *pend;
     cl_event ev[VCL_HASH];
     int nev; /* events in ev[]; under mgrm_vcl_lock */

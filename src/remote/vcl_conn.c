@@ -76,7 +76,8 @@ static void *heartbeat_main(void *arg)
     for (;;) {
         sleep(1);
         pthread_mutex_lock(&mgrm_vcl_lock);
-        int dead = c->dead, busy = c->nev > 0 || c->pend != NULL;
+        int dead = atomic_load_explicit(&c->dead, memory_order_relaxed),
+            busy = c->nev > 0 || c->pend != NULL;
         pthread_mutex_unlock(&mgrm_vcl_lock);
         if (dead)
             return NULL;
@@ -90,8 +91,8 @@ static void *heartbeat_main(void *arg)
             busy_since = t; /* silence while nothing was asked does not count */
         long long quiet = t - (rx > busy_since ? rx : busy_since);
         if (quiet > vcl_timeout_s * 1000LL) {
-            fprintf(stderr, "mpigpu-vcl: %s: no answer from the proxy for %lld s\n", c->addr,
-                    quiet / 1000);
+            MGLOG_ERROR(MGLOG_VCL, "%s: no answer from the proxy for %lld s", c->addr,
+                        quiet / 1000);
             mgrm_vcl_conn_fail(c);
             return NULL;
         }
@@ -107,10 +108,12 @@ static void *heartbeat_main(void *arg)
 
 static void stats_print(void)
 {
-    fprintf(stderr, "mpigpu-vcl: messages=%lu bytes_out=%lu bytes_in=%lu cma_out=%lu cma_in=%lu\n",
-            (unsigned long)mgrm_vcl_msgs, (unsigned long)mgrm_vcl_bytes_out,
-            (unsigned long)mgrm_vcl_bytes_in, (unsigned long)mgrm_vcl_cma_out,
-            (unsigned long)mgrm_vcl_cma_in);
+    /* Asked for by MPIGPU_VCL_STATS=1, whatever the log level. */
+    mglog_write(MGLOG_LEVEL_INFO, MGLOG_VCL,
+                "messages=%lu bytes_out=%lu bytes_in=%lu cma_out=%lu cma_in=%lu",
+                (unsigned long)mgrm_vcl_msgs, (unsigned long)mgrm_vcl_bytes_out,
+                (unsigned long)mgrm_vcl_bytes_in, (unsigned long)mgrm_vcl_cma_out,
+                (unsigned long)mgrm_vcl_cma_in);
 }
 
 static int send_msg(mgrm_conn_t *c, mgrm_ep_t *ep, mgrm_buf_t *b)
@@ -131,7 +134,7 @@ cl_int mgrm_vcl_send(mgrm_conn_t *c, mgrm_buf_t *b)
         for (int i = 0; i < 4; i++)
             b->p[12 + i] = (uint8_t)(seq >> (8 * i));
     }
-    rc = c->dead ? -1 : send_msg(c, c->cmd, b);
+    rc = atomic_load_explicit(&c->dead, memory_order_relaxed) ? -1 : send_msg(c, c->cmd, b);
     pthread_mutex_unlock(&c->cmd_lock);
     return rc ? CL_DEVICE_NOT_AVAILABLE : CL_SUCCESS;
 }
@@ -139,7 +142,7 @@ cl_int mgrm_vcl_send(mgrm_conn_t *c, mgrm_buf_t *b)
 static int conn_stopped(void *arg)
 {
     mgrm_conn_t *c = arg;
-    return __atomic_load_n(&c->dead, __ATOMIC_RELAXED);
+    return atomic_load_explicit(&c->dead, memory_order_relaxed);
 }
 
 /* A stripe's sender thread (several stripes): sends the chunks posted to
@@ -249,10 +252,11 @@ cl_int mgrm_vcl_call(mgrm_conn_t *c, mgrm_buf_t *b, uint8_t **reply, size_t *len
     p.next = c->pend;
     c->pend = &p;
     pthread_mutex_unlock(&mgrm_vcl_lock);
-    int bad = c->dead || send_msg(c, c->cmd, b);
+    int bad = atomic_load_explicit(&c->dead, memory_order_relaxed) || send_msg(c, c->cmd, b);
     pthread_mutex_unlock(&c->cmd_lock);
     pthread_mutex_lock(&mgrm_vcl_lock);
-    MGRM_WAIT_WHILE(!p.done && !c->dead && !bad, &mgrm_vcl_lock, &mgrm_vcl_cond);
+    MGRM_WAIT_WHILE(!p.done && !atomic_load_explicit(&c->dead, memory_order_relaxed) && !bad,
+                    &mgrm_vcl_lock, &mgrm_vcl_cond);
     for (struct pend **pp = &c->pend; *pp; pp = &(*pp)->next)
         if (*pp == &p) {
             *pp = p.next;
@@ -346,8 +350,8 @@ static void *rx_cmd_main(void *arg)
         } else if (h.op == MGRM_OP_ERROR) {
             cl_int rc = mgrm_cur_i32(&cur);
             char *why = mgrm_cur_strdup(&cur);
-            fprintf(stderr, "mpigpu-vcl: %s: proxy reports error %d: %s\n", c->addr, rc,
-                    why ? why : "?");
+            /* The caller gets rc; only this line has the proxy's reason. */
+            MGLOG_WARN(MGLOG_VCL, "%s: proxy reports error %d: %s", c->addr, rc, why ? why : "?");
             free(why);
             reply_done(c, h.seq, rc, NULL, 0);
         }
@@ -414,10 +418,10 @@ static void *rx_bulk_main(void *arg)
             continue;
         }
         if (!ok && !conn_stopped(c)) {
-            fprintf(stderr,
-                    "mpigpu-vcl: %s: bulk chunk of transfer %llu at offset %zu (%zu bytes) "
-                    "matches no read in progress\n",
-                    c->addr, (unsigned long long)ch.xfer, off, n);
+            MGLOG_ERROR(MGLOG_VCL,
+                        "%s: bulk chunk of transfer %llu at offset %zu (%zu bytes) "
+                        "matches no read in progress",
+                        c->addr, (unsigned long long)ch.xfer, off, n);
         }
         if (!ok) {
             bk->ops->release(bk, &ch);
@@ -682,14 +686,14 @@ static mgrm_conn_t *conn_open(const char *addr, const mgrm_key_t *key)
     /* the handshake and the device list within 10 s each, then no limit */
     if (c->t->connect(addr, &c->cmd, err, sizeof err) || c->t->set_timeout(c->cmd, 10000) ||
         mgrm_auth_client(c->t, c->cmd, key, MGRM_LANE_CMD, 0, token, err, sizeof err)) {
-        fprintf(stderr, "mpigpu-vcl: %s: %s\n", addr, err);
+        MGLOG_WARN(MGLOG_VCL, "%s: %s", addr, err);
         goto fn_fail;
     }
     /* a client that will try the shm lane asks for one stripe: that lane
      * runs on stripe 0 alone */
     c->nstripes = vcl_streams > 1 && !shm_wanted(c) ? streams_ask(c, vcl_streams, &bad) : 1;
     if (bad) {
-        fprintf(stderr, "mpigpu-vcl: %s: no answer to the bulk stripe request\n", addr);
+        MGLOG_WARN(MGLOG_VCL, "%s: no answer to the bulk stripe request", addr);
         goto fn_fail;
     }
     for (i = 0; i < c->nstripes; i++) {
@@ -699,7 +703,7 @@ static mgrm_conn_t *conn_open(const char *addr, const mgrm_key_t *key)
         if (c->t->connect(addr, &sp->ep, err, sizeof err) || c->t->set_timeout(sp->ep, 10000) ||
             mgrm_auth_client(c->t, sp->ep, key, MGRM_LANE_BULK, i, token, err, sizeof err) ||
             c->t->set_timeout(sp->ep, 0)) {
-            fprintf(stderr, "mpigpu-vcl: %s: %s\n", addr, err);
+            MGLOG_WARN(MGLOG_VCL, "%s: %s", addr, err);
             goto fn_fail;
         }
         mgrm_bulk_init(&sp->bk, c->t, sp->ep);
@@ -723,7 +727,7 @@ static mgrm_conn_t *conn_open(const char *addr, const mgrm_key_t *key)
     free(rep);
     bad = bad || (c->nstripes == 1 && (shm_setup(c) || cma_setup(c)));
     if (bad || c->t->set_timeout(c->cmd, 0)) {
-        fprintf(stderr, "mpigpu-vcl: %s: cannot list the devices\n", addr);
+        MGLOG_WARN(MGLOG_VCL, "%s: cannot list the devices", addr);
         goto fn_fail;
     }
     if (pthread_create(&c->rx_cmd, NULL, rx_cmd_main, c))
@@ -771,27 +775,26 @@ static void init_once(void)
         char *end;
         long v = strtol(streams, &end, 10);
         if (*end || v < 1 || v > MGRM_STREAMS_MAX)
-            fprintf(stderr, "mpigpu-vcl: MPIGPU_VCL_STREAMS=%s is not a number from 1 to %d; %u\n",
-                    streams, MGRM_STREAMS_MAX, vcl_streams);
+            MGLOG_WARN(MGLOG_VCL, "MPIGPU_VCL_STREAMS=%s is not a number from 1 to %d; %u", streams,
+                       MGRM_STREAMS_MAX, vcl_streams);
         else
             vcl_streams = (unsigned)v;
     }
     if (tmo && atoi(tmo) > 0)
         vcl_timeout_s = atoi(tmo);
     if (mgrm_spin_setup("MPIGPU_VCL_SPIN"))
-        fprintf(stderr,
-                "mpigpu-vcl: MPIGPU_VCL_SPIN=\"%s\": expected microseconds from 0 to "
-                "100000; not spinning\n",
-                getenv("MPIGPU_VCL_SPIN"));
+        MGLOG_WARN(MGLOG_VCL,
+                   "MPIGPU_VCL_SPIN=\"%s\": expected microseconds from 0 to 100000; not spinning",
+                   getenv("MPIGPU_VCL_SPIN"));
     if (!servers || !servers[0])
         return;
     if (!keyfile || !keyfile[0]) {
-        fprintf(stderr, "mpigpu-vcl: MPIGPU_VCL_SERVERS is set but MPIGPU_VCL_KEY_FILE is not; "
-                        "no remote devices\n");
+        MGLOG_WARN(MGLOG_VCL, "MPIGPU_VCL_SERVERS is set but MPIGPU_VCL_KEY_FILE is not; "
+                              "no remote devices");
         return;
     }
     if (mgrm_key_load(keyfile, &key, err, sizeof err)) {
-        fprintf(stderr, "mpigpu-vcl: %s; no remote devices\n", err);
+        MGLOG_WARN(MGLOG_VCL, "%s; no remote devices", err);
         return;
     }
     char *list = strdup(servers), *save = NULL;

@@ -51,7 +51,7 @@ void mgrm_vcl_event_unref(cl_event e)
 {
     if (atomic_fetch_sub(&e->refs, 1) != 1)
         return;
-    if (!e->conn->dead)
+    if (!atomic_load_explicit(&e->conn->dead, memory_order_relaxed))
         mgrm_vcl_release_remote(e->conn, MGRM_K_EVENT, e->id);
     while (e->cbs) {
         ev_cb_t *cb = e->cbs;
@@ -103,12 +103,11 @@ void mgrm_vcl_conn_fail(mgrm_conn_t *c)
     pthread_mutex_lock(&mgrm_vcl_lock);
     /* Said before dead is set: a thread that sees dead may fail its call and
        end the program at once. */
-    if (!c->dead)
-        fprintf(stderr,
-                "mpigpu-vcl: %s: connection to the proxy lost; its devices are no "
-                "longer available\n",
-                c->addr);
-    c->dead = 1;
+    if (!atomic_load_explicit(&c->dead, memory_order_relaxed))
+        MGLOG_ERROR(MGLOG_VCL,
+                    "%s: connection to the proxy lost; its devices are no longer available",
+                    c->addr);
+    atomic_store_explicit(&c->dead, 1, memory_order_release);
     pthread_cond_broadcast(&mgrm_vcl_cond);
     pthread_mutex_unlock(&mgrm_vcl_lock);
     c->t->shutdown(c->cmd);
@@ -158,7 +157,7 @@ cl_int mgrm_vcl_enq_begin(cl_command_queue q, cl_uint nw, const cl_event *w, cl_
     *ev = NULL;
     if (!mgrm_vcl_is(q))
         return CL_INVALID_COMMAND_QUEUE;
-    if (q->ctx->conn->dead)
+    if (atomic_load_explicit(&q->ctx->conn->dead, memory_order_relaxed))
         return CL_DEVICE_NOT_AVAILABLE;
     mgrm_buf_u64(b, q->id);
     size_t at = b->len;
@@ -235,7 +234,8 @@ static cl_int wait_events(cl_uint n, const cl_event *list)
         cl_command_queue q = list[i]->q;
         MGRM_SPIN_WHILE(list[i]->status > 0, &mgrm_vcl_lock);
         while (list[i]->status > 0) {
-            if (!timed_sleep(ms) || list[i]->status <= 0 || !q || q->ctx->conn->dead)
+            if (!timed_sleep(ms) || list[i]->status <= 0 || !q ||
+                atomic_load_explicit(&q->ctx->conn->dead, memory_order_relaxed))
                 continue;
             cl_event open[MGRM_MAX_WAIT];
             cl_uint k = 0; /* list[i] is one: open while its status is */
@@ -259,7 +259,8 @@ cl_int mgrm_vcl_enq_end(cl_command_queue q, mgrm_buf_t *b, cl_event ev, cl_event
     if (rc != CL_SUCCESS) {
         mgrm_vcl_conn_fail(q->ctx->conn); /* a failed send: the proxy is gone */
         mgrm_vcl_event_complete(ev, CL_DEVICE_NOT_AVAILABLE);
-    } else if (blocking && (rc = wait_events(1, &ev)) && q->ctx->conn->dead)
+    } else if (blocking && (rc = wait_events(1, &ev)) &&
+               atomic_load_explicit(&q->ctx->conn->dead, memory_order_relaxed))
         rc = CL_DEVICE_NOT_AVAILABLE; /* the proxy is gone */
     if (out && rc != CL_DEVICE_NOT_AVAILABLE)
         *out = ev;
@@ -284,7 +285,7 @@ cl_int CL_API_CALL clWaitForEvents(cl_uint n, const cl_event *list)
         pthread_mutex_lock(&mgrm_vcl_lock);
         for (cl_uint i = 0; i < n; i++)
             pending |= list[i]->in_table;
-        pending &= !list[0]->conn->dead;
+        pending &= !atomic_load_explicit(&list[0]->conn->dead, memory_order_relaxed);
         pthread_mutex_unlock(&mgrm_vcl_lock);
     }
     if (pending) /* events of one queue: FINISH for them */
@@ -425,7 +426,8 @@ cl_int CL_API_CALL clFinish(cl_command_queue q)
     if (!mgrm_vcl_is(q))
         return CL_INVALID_COMMAND_QUEUE;
     pthread_mutex_lock(&mgrm_vcl_lock);
-    int pending = q->pending > 0 && !q->ctx->conn->dead;
+    int pending =
+        q->pending > 0 && !atomic_load_explicit(&q->ctx->conn->dead, memory_order_relaxed);
     pthread_mutex_unlock(&mgrm_vcl_lock);
     if (pending)
         finish_send(q, 0, NULL);
@@ -433,14 +435,15 @@ cl_int CL_API_CALL clFinish(cl_command_queue q)
     /* A short command's completion comes within the spin: no wake-up. */
     MGRM_SPIN_WHILE(q->pending > 0, &mgrm_vcl_lock);
     for (long ms = FINISH_RETRY_MS; q->pending > 0;) {
-        if (!timed_sleep(ms) || q->pending <= 0 || q->ctx->conn->dead)
+        if (!timed_sleep(ms) || q->pending <= 0 ||
+            atomic_load_explicit(&q->ctx->conn->dead, memory_order_relaxed))
             continue;
         finish_again(q, 0, NULL, &ms);
     }
     int failed = q->failed;
     q->failed = 0;
     pthread_mutex_unlock(&mgrm_vcl_lock);
-    if (q->ctx->conn->dead)
+    if (atomic_load_explicit(&q->ctx->conn->dead, memory_order_relaxed))
         return CL_DEVICE_NOT_AVAILABLE;
     return failed ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
 }

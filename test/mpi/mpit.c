@@ -96,8 +96,8 @@ int main(int argc, char **argv)
     for (int m = 0; m < 3; m++)
         CHECK(MPI_T_pvar_handle_alloc(s, pvar_index(calls[m], MPI_T_PVAR_CLASS_COUNTER), NULL,
                                       &hc[m], &count) == MPI_SUCCESS);
-    CHECK(MPI_T_pvar_handle_alloc(s, pvar_index("mpigpu_device_address_bytes",
-                                                MPI_T_PVAR_CLASS_LEVEL),
+    CHECK(MPI_T_pvar_handle_alloc(s,
+                                  pvar_index("mpigpu_device_address_bytes", MPI_T_PVAR_CLASS_LEVEL),
                                   NULL, &hs, &count) == MPI_SUCCESS);
     unsigned long long b0 = pvar_read(s, hb), c0 = 0, addr0 = pvar_read(s, hs);
     for (int m = 0; m < 3; m++)

@@ -35,4 +35,4 @@ VALGRIND_TESTS += test/unit/test_locality
 test_unit_test_locality_SOURCES = test/unit/test_locality.c src/device/locality.c
 test_unit_test_locality_CPPFLAGS = $(AM_CPPFLAGS)
 test_unit_test_locality_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-test_unit_test_locality_LDADD = $(CHECK_LIBS) $(HWLOC_LIBS) $(OPENCL_LIBS)
+test_unit_test_locality_LDADD = libmgcommon.la $(CHECK_LIBS) $(HWLOC_LIBS) $(OPENCL_LIBS)
