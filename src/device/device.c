@@ -104,24 +104,14 @@ static int slot_add(cl_context context, mgpk_ctx_t *pk)
     return MPI_SUCCESS;
 }
 
-/* A new engine for context, its AUTO table decided now: the first pack of
-   an operation must not load or measure it inside the engine's progress. */
+/* A new engine for context.  Its auto table is decided at its first
+   point-to-point operation (mgp2p_op_init) or first auto pack, so a process
+   that never moves device data never loads or measures one. */
 static int engine_create(cl_context context, cl_device_id device, cl_command_queue queue,
                          mgpk_ctx_t **pk)
 {
     mgpk_settings_t ps = mgdev_settings_pack(&mgdev_state.settings);
-    int rc = mgpk_ctx_create(context, device, queue, &ps, pk);
-    MG_CHECK(rc, fn_fail);
-    if (ps.method == MGPK_METHOD_AUTO)
-        rc = mgpk_calib_load(*pk);
-    MG_CHECK(rc, free_pk);
-fn_exit:
-    return rc;
-free_pk:
-    mgpk_ctx_free(*pk);
-    *pk = NULL;
-fn_fail:
-    goto fn_exit;
+    return mgpk_ctx_create(context, device, queue, &ps, pk);
 }
 
 /* Make (context, device, queue) the default with a new engine.  Takes over

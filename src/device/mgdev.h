@@ -106,8 +106,7 @@ void mgdev_teardown(void);
 /* MPI_ERR_OTHER with a message when no OpenCL device is in use. */
 int mgdev_require_device(const char *fn);
 /* Make context known: create its pack engine (on the context's first
-   device, with a queue of its own) unless it has one, and decide the
-   engine's MPIGPU_PACK=auto table (mgpk_calib_load).  The default device and
+   device, with a queue of its own) unless it has one.  The default device and
    MPIX_Gpu_set_queue make theirs in mgdev_setup and mgdev_queue_adopt;
    MPIX_Gpu_register calls this before it hands out an address.  Not under
    the p2p lock. */

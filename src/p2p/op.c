@@ -57,6 +57,11 @@ int mgp2p_op_init(mgp2p_op_t *op, mgp2p_op_kind_t kind, const char *fn, const vo
     op->mem = e.mem;
     op->origin = (int64_t)off - lo;
     rc = mgdev_ctx_get(e.context, &op->pk);
+    MG_CHECK(rc, fn_fail);
+    /* The auto table is loaded or measured here, at the engine's first
+       operation, never inside a progress step under the engine's lock. */
+    if (m == MGPK_METHOD_AUTO)
+        rc = mgpk_calib_load(op->pk);
 fn_exit:
 fn_fail:
     return rc;
