@@ -66,7 +66,7 @@ static int parse_int(const mgparam_t *p, const char *t, mgparam_value_t *v, char
     errno = 0;
     long long n = strtoll(t, &end, 10);
     if (end == t || *end || errno || n < p->min || n > p->max)
-        return fail(err, errlen, "%s=\"%s\": expected %s%s from %lld to %lld", p->name, t,
+        return fail(err, errlen, "%s=%s is not %s%s from %lld to %lld", p->name, t,
                     (p->flags & MGPARAM_F_OFF) ? "off or " : "", p->unit ? p->unit : "a number",
                     p->min, p->max);
     v->num = n;

@@ -68,7 +68,7 @@ const mgparam_t mgparam_table[MGPARAM_COUNT] = {
                       .def_doc = "1 for words of 4 bytes and more, 4 below, on GPUs",
                       .min = 1,
                       .max = 4,
-                      .unit = "words per work-item",
+                      .unit = "a number of words per work-item",
                       .help = "words each work-item of the grid kernels moves; off: the span "
                               "kernels"},
     [MGPARAM_LOCAL] = {.name = "MPIGPU_LOCAL",
@@ -188,7 +188,7 @@ const mgparam_t mgparam_table[MGPARAM_COUNT] = {
                              .def = "60",
                              .min = 1,
                              .max = 1 << 30,
-                             .unit = "seconds",
+                             .unit = "a number of seconds",
                              .help = "seconds a proxy may stay silent before its devices are "
                                      "given up"},
     [MGPARAM_VCL_STREAMS] = {.name = "MPIGPU_VCL_STREAMS",
@@ -205,7 +205,7 @@ const mgparam_t mgparam_table[MGPARAM_COUNT] = {
                           .def_doc = "100 on hosts of 8 CPUs or more, else 0",
                           .min = 0,
                           .max = 100000,
-                          .unit = "microseconds",
+                          .unit = "a number of microseconds",
                           .help = "microseconds a thread waiting for the proxy polls before it "
                                   "sleeps"},
 
@@ -231,7 +231,7 @@ const mgparam_t mgparam_table[MGPARAM_COUNT] = {
                             .def_doc = "100 on hosts of 8 CPUs or more, else 0",
                             .min = 0,
                             .max = 100000,
-                            .unit = "microseconds",
+                            .unit = "a number of microseconds",
                             .help = "microseconds a session thread polls for the next message "
                                     "before it sleeps"},
     [MGPARAM_PROXY_TEST_DROP_CALLBACKS] = {.name = "MPIGPU_PROXY_TEST_DROP_CALLBACKS",

@@ -16,7 +16,7 @@ done
 [ $rc -eq 0 ] || { echo "info: exit $rc" >&2; fail=1; }
 MPIGPU_P2P_DEPTH=0 timeout 300 "$info" >"$tmp/bad" 2>&1
 rc=$?
-if [ $rc -ne 1 ] || ! grep -q 'MPIGPU_P2P_DEPTH="0"' "$tmp/bad"; then
+if [ $rc -ne 1 ] || ! grep -q 'MPIGPU_P2P_DEPTH=0 ' "$tmp/bad"; then
     echo "info: MPIGPU_P2P_DEPTH=0: exit $rc, expected 1 and a message naming it" >&2
     fail=1
 fi

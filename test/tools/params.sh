@@ -27,7 +27,9 @@ bad() {
     echo "params: $*" >&2
     fail=1
 }
-# columns: name reader class type default value help
+# columns: name reader class type default value help; an empty default (unset
+# has a meaning of its own) becomes "-", since read joins adjacent tabs.
+awk -F '\t' -v OFS='\t' '$5 == "" {$5 = "-"} {print}' "$tmp/table" >"$tmp/rows"
 while IFS="$(printf '\t')" read -r name reader class type def value help; do
     rows=$(awk -F '\t' -v n="$name" '$1 == n' "$tmp/guide" | wc -l)
     if [ "$class" = test ]; then
@@ -38,13 +40,13 @@ while IFS="$(printf '\t')" read -r name reader class type def value help; do
         bad "$name ($reader) has $rows rows in the user guide's settings tables, not 1"
         continue
     fi
-    [ -n "$def" ] || continue
+    [ "$def" != - ] || continue
     cell=$(awk -F '\t' -v n="$name" '$1 == n {print $2}' "$tmp/guide")
     case "$cell" in
     "\`$def\`"*) ;;
     *) bad "$name: the table's default is $def, the user guide's \"$cell\"" ;;
     esac
-done <"$tmp/table"
+done <"$tmp/rows"
 cut -f1 "$tmp/guide" | while read -r name; do
     grep -q "^$name	" "$tmp/table" || echo "$name"
 done >"$tmp/unknown"

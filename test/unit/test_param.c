@@ -67,7 +67,8 @@ START_TEST(test_defaults_parse)
 }
 END_TEST
 
-/* name=value is refused with a message naming both and containing want. */
+/* name=value is refused with a message naming both (the value quoted, but
+   for numbers) and containing want. */
 static void refused(const char *name, const char *value, const char *want)
 {
     char err[256] = "", head[128];
@@ -82,6 +83,8 @@ static void refused(const char *name, const char *value, const char *want)
                   value);
     unsetenv(name);
     snprintf(head, sizeof head, "%s=\"%s\"", name, value);
+    if (!strstr(err, head))
+        snprintf(head, sizeof head, "%s=%s ", name, value);
     ck_assert_msg(strstr(err, head) != NULL, "message \"%s\" does not name %s", err, head);
     ck_assert_msg(strstr(err, want) != NULL, "message \"%s\" lacks \"%s\"", err, want);
 }
@@ -100,15 +103,15 @@ START_TEST(test_malformed_refused)
     refused("MPIGPU_CHUNK", "12Q", "positive byte count");
     refused("MPIGPU_CHUNK", "0", "positive byte count");
     refused("MPIGPU_SPAN", "99999999999G", "byte count");
-    refused("MPIGPU_P2P_DEPTH", "9", "expected a number of pieces from 1 to 8");
-    refused("MPIGPU_P2P_SHM_SLOTS", "1", "expected a number of slots from 2 to 64");
-    refused("MPIGPU_LOCAL", "2048", "expected a work-group size from 1 to 1024");
-    refused("MPIGPU_GRID", "5", "expected off or words per work-item from 1 to 4");
+    refused("MPIGPU_P2P_DEPTH", "9", "is not a number of pieces from 1 to 8");
+    refused("MPIGPU_P2P_SHM_SLOTS", "1", "is not a number of slots from 2 to 64");
+    refused("MPIGPU_LOCAL", "2048", "is not a work-group size from 1 to 1024");
+    refused("MPIGPU_GRID", "5", "is not off or a number of words per work-item from 1 to 4");
     refused("MPIGPU_P2P_SHM", "maybe", "expected on or off");
     refused("MPIGPU_DEVICE", ":1", "non-empty platform name substring");
     refused("MPIGPU_VERBOSE", "yes", "from 0 to 9");
-    refused("MPIGPU_VCL_SPIN", "100001", "expected microseconds from 0 to 100000");
-    refused("MPIGPU_VCL_STREAMS", "17", "from 1 to 16");
+    refused("MPIGPU_VCL_SPIN", "100001", "is not a number of microseconds from 0 to 100000");
+    refused("MPIGPU_VCL_STREAMS", "99", "is not a number from 1 to 16");
     refused("MPIGPU_PROXY_CMA_COPY", "dma", "is not one of auto, map, pinned, staging");
 }
 END_TEST
@@ -208,7 +211,7 @@ START_TEST(test_device_settings)
     setenv("MPIGPU_P2P_DEPTH", "0", 1);
     ck_assert_int_eq(mgdev_settings_read(&s), MPI_ERR_OTHER);
     ck_assert_str_eq(mgerr_get(MPI_ERR_OTHER),
-                     "mpigpu: MPIGPU_P2P_DEPTH=\"0\": expected a number of pieces from 1 to 8");
+                     "mpigpu: MPIGPU_P2P_DEPTH=0 is not a number of pieces from 1 to 8");
     ck_assert_int_eq(s.verbose, 1); /* for MPI_Init's messages */
     ck_assert_ptr_null(s.device);
     env_clear();
