@@ -16,3 +16,13 @@ CLEANFILES += tools/hand_src.c
 EXTRA_DIST += tools/hand.cl build-aux/embed-text.sh tools/plot.sh
 # A short ping-pong on 2 ranks in make check (arguments in test/mpi/testlist).
 TESTS += mpigpu-pingpong
+# mpigpu-info: what the library sees and would do here, and its settings
+# (--params).  It reaches the device layer's locality and the pack engine's
+# method table through their faces, in libmpigpu.
+bin_PROGRAMS += mpigpu-info
+mpigpu_info_SOURCES = tools/info.c
+mpigpu_info_LDADD = libmpigpu.la $(OPENCL_LIBS) $(HWLOC_LIBS)
+# mpigpu-info runs as a singleton; the user guide's settings tables match the
+# settings table.
+TESTS += test/tools/info.sh test/tools/params.sh
+EXTRA_DIST += test/tools/info.sh test/tools/params.sh

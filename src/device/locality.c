@@ -324,6 +324,32 @@ void mgdev_loc_init(int want)
     }
 }
 
+int mgdev_loc_preview(int nranks, mgdev_loc_preview_fn fn, void *arg)
+{
+    cl_device_id ids[MGDEV_LOC_MAX_DEVICES];
+    mgdev_loc_dev_t devs[MGDEV_LOC_MAX_DEVICES];
+    int cand[MGDEV_LOC_MAX_DEVICES];
+    mgdev_loc_choice_t c = {.index = -1, .why = MGDEV_LOC_NO_DEVICE, .key = MGDEV_LOC_PCI_NONE};
+    char why[256];
+
+    device_choose(ids, devs, cand, &c);
+    if (nranks <= 0)
+        nranks = c.n > 0 ? c.n : 1;
+    for (int r = 0; r < nranks; r++) {
+        mgdev_loc_choice_t rc = c;
+        if (c.n <= 0) {
+            fn(arg, r, NULL, "no OpenCL device");
+            continue;
+        }
+        /* As mgdev_loc_init: ranks that share a candidate set take it in turn. */
+        rc.k = r % c.n;
+        rc.index = cand[rc.k];
+        why_format(&rc, &devs[rc.index], why, sizeof(why));
+        fn(arg, r, ids[rc.index], why);
+    }
+    return nranks;
+}
+
 cl_device_id mgdev_loc_chosen(char *why, size_t why_len)
 {
     snprintf(why, why_len, "%s", loc.why);

@@ -66,6 +66,12 @@ void mgdev_loc_init(int want);
 /* The device mgdev_loc_init chose (NULL: none, or not wanted) and, in why,
    the reason for MPIGPU_VERBOSE.  OpenCL device ids need no release. */
 cl_device_id mgdev_loc_chosen(char *why, size_t why_len);
+/* What local ranks 0 to nranks - 1 would take, each bound as this process
+   is and all sharing its candidate set, with the reason mgdev_loc_chosen
+   gives (mpigpu-info).  nranks <= 0: one per candidate.  Needs the topology
+   of mgdev_loc_init; makes no MPI call.  Returns the ranks reported. */
+typedef void (*mgdev_loc_preview_fn)(void *arg, int local_rank, cl_device_id dev, const char *why);
+int mgdev_loc_preview(int nranks, mgdev_loc_preview_fn fn, void *arg);
 /* Staging memory from now on goes to dev's NUMA node (device_open and
    MPIX_Gpu_set_queue call it). */
 void mgdev_loc_use(cl_device_id dev);

@@ -19,7 +19,8 @@
 #include "mgpk.h"
 #include "registry.h"
 
-/* Every environment variable, read once by mgdev_settings_read(). */
+/* The library's settings (common/mgparam_table.c: names, defaults, ranges),
+   read once by mgdev_settings_read(). */
 typedef struct mgdev_settings {
     char *device;                /* MPIGPU_DEVICE substring, NULL when unset */
     int device_index;            /* N of SUBSTRING:N (0 when absent) */
@@ -60,20 +61,14 @@ enum {
     MGDEV_HOST_RECV_MESSAGE     /* the rest as one MPI message, received in place */
 };
 
-#define MGDEV_CHUNK_DEFAULT ((size_t)4 << 20)
-#define MGDEV_STAGING_DEFAULT ((size_t)64 << 20)
-#define MGDEV_STAGING_MIN ((size_t)16 << 10) /* four 4 KiB buffers */
-#define MGDEV_STAGING_KEEP_DEFAULT ((size_t)256 << 20)
-#define MGDEV_P2P_DEPTH_DEFAULT 3
+/* Array bounds of the p2p engine; the settings table's ranges of
+   MPIGPU_P2P_DEPTH and MPIGPU_P2P_SHM_SLOTS end at them (test_param checks). */
 #define MGDEV_P2P_DEPTH_MAX 8
-#define MGDEV_P2P_FIRST_DEFAULT ((size_t)64 << 10)
-#define MGDEV_P2P_AUTO_MIN_DEFAULT ((size_t)1 << 20)
-#define MGDEV_P2P_SHM_PIECE_DEFAULT ((size_t)8 << 20)
-#define MGDEV_P2P_SHM_SLOTS_DEFAULT 2
 #define MGDEV_P2P_SHM_SLOTS_MAX 64
 
-/* Fill *s from the environment.  Returns MPI_ERR_OTHER with a message naming
-   the variable and value when one is malformed. */
+/* Fill *s from the environment through the settings table.  Returns
+   MPI_ERR_OTHER with a message naming the variable and value when one is
+   malformed. */
 int mgdev_settings_read(mgdev_settings_t *s);
 void mgdev_settings_free(mgdev_settings_t *s);
 /* The mgpk view of the settings (borrows s's strings). */

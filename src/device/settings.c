@@ -1,4 +1,4 @@
-/* The one place that reads mpigpu's environment variables. */
+/* The device layer's settings, read through the settings table (common/mgparam.h). */
 #define _GNU_SOURCE /* asprintf */
 #include "config.h"
 
@@ -11,125 +11,7 @@
 #include "mgdev.h"
 #include "mgerr.h"
 #include "mglog.h"
-
-static int parse_device(const char *v, mgdev_settings_t *s)
-{
-    const char *colon = strrchr(v, ':');
-    char *end = NULL;
-    size_t len = strlen(v);
-
-    s->device_index = 0;
-    if (colon && colon[1]) {
-        errno = 0;
-        long n = strtol(colon + 1, &end, 10);
-        if (*end == '\0' && !errno && n >= 0 && n <= 1 << 20) {
-            s->device_index = (int)n;
-            len = (size_t)(colon - v);
-        }
-    }
-    if (len == 0)
-        return mgerr_set(MPI_ERR_OTHER,
-                         "mpigpu: MPIGPU_DEVICE=\"%s\": expected SUBSTRING[:N] with a non-empty "
-                         "platform name substring",
-                         v);
-    s->device = strndup(v, len);
-    if (!s->device)
-        return mgerr_set(MPI_ERR_NO_MEM, "mpigpu: out of host memory reading MPIGPU_DEVICE");
-    return MPI_SUCCESS;
-}
-
-static int parse_method(const char *v, mgpk_method_t *m)
-{
-    static const struct {
-        const char *name;
-        mgpk_method_t method;
-    } names[] = {{"auto", MGPK_METHOD_AUTO},
-                 {"kernel", MGPK_METHOD_KERNEL},
-                 {"copy", MGPK_METHOD_COPY},
-                 {"host", MGPK_METHOD_HOST}};
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-        if (!strcmp(v, names[i].name)) {
-            *m = names[i].method;
-            return MPI_SUCCESS;
-        }
-    }
-    return mgerr_set(MPI_ERR_OTHER,
-                     "mpigpu: MPIGPU_PACK=\"%s\" is not one of auto, kernel, copy, host", v);
-}
-
-static int parse_dma(const char *v, mgpk_dma_t *d)
-{
-    if (!strcmp(v, "auto"))
-        *d = MGPK_DMA_AUTO;
-    else if (!strcmp(v, "on"))
-        *d = MGPK_DMA_ON;
-    else if (!strcmp(v, "off"))
-        *d = MGPK_DMA_OFF;
-    else
-        return mgerr_set(MPI_ERR_OTHER,
-                         "mpigpu: MPIGPU_HOST_DMA=\"%s\" is not one of auto, on, off", v);
-    return MPI_SUCCESS;
-}
-
-/* MPIGPU_GRID: off, or 1 to MGPK_GRID_MAX_WORDS words per work-item. */
-static int parse_grid(const char *v, int *g)
-{
-    char *end = NULL;
-    long n = strtol(v, &end, 10);
-    if (!strcmp(v, "off"))
-        *g = -1;
-    else if (end != v && !*end && n >= 1 && n <= 4)
-        *g = (int)n;
-    else
-        return mgerr_set(MPI_ERR_OTHER,
-                         "mpigpu: MPIGPU_GRID=\"%s\": expected off or 1 to 4 words per work-item",
-                         v);
-    return MPI_SUCCESS;
-}
-
-/* A whole number from lo to hi; what names it in the error ("a number of
-   pieces"). */
-static int parse_count(const char *name, const char *v, long lo, long hi, const char *what,
-                       int *out)
-{
-    char *end = NULL;
-    long n = strtol(v, &end, 10);
-    if (end == v || *end || n < lo || n > hi)
-        return mgerr_set(MPI_ERR_OTHER, "mpigpu: %s=\"%s\": expected %s from %ld to %ld", name, v,
-                         what, lo, hi);
-    *out = (int)n;
-    return MPI_SUCCESS;
-}
-
-static int parse_bytes(const char *name, const char *v, size_t *out)
-{
-    char *end = NULL;
-    errno = 0;
-    unsigned long long n = strtoull(v, &end, 10);
-    unsigned long long mult = 1;
-    if (end != v && (*end == 'K' || *end == 'k'))
-        mult = 1ULL << 10, end++;
-    else if (end != v && (*end == 'M' || *end == 'm'))
-        mult = 1ULL << 20, end++;
-    else if (end != v && (*end == 'G' || *end == 'g'))
-        mult = 1ULL << 30, end++;
-    if (end == v || *end != '\0' || errno || n == 0 || v[0] == '-' || n > (SIZE_MAX / mult))
-        return mgerr_set(MPI_ERR_OTHER,
-                         "mpigpu: %s=\"%s\": expected a positive byte count with an optional K, "
-                         "M or G suffix",
-                         name, v);
-    *out = (size_t)(n * mult);
-    return MPI_SUCCESS;
-}
-
-/* The bytes of a piece of a message: 4K to 1G. */
-static int parse_piece(const char *name, const char *v, size_t *out)
-{
-    int rc = parse_bytes(name, v, out);
-    if (rc == MPI_SUCCESS && (*out < ((size_t)4 << 10) || *out > ((size_t)1 << 30)))
-        rc = mgerr_set(MPI_ERR_OTHER, "mpigpu: %s=\"%s\": expected from 4K to 1G", name, v);
-    return rc;
-}
+#include "mgparam.h"
 
 /* mkdir -p; returns 0 on success. */
 static int make_dirs(char *path)
@@ -149,15 +31,15 @@ static int make_dirs(char *path)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
 }
 
-static void resolve_cache_dir(mgdev_settings_t *s)
+/* MPIGPU_CACHE_DIR, set but empty: no cache; unset: the XDG place. */
+static void resolve_cache_dir(const mgparam_value_t *v, mgdev_settings_t *s)
 {
-    const char *v = getenv("MPIGPU_CACHE_DIR");
     const char *xdg = getenv("XDG_CACHE_HOME");
     const char *home = getenv("HOME");
     char *dir = NULL;
 
-    if (v) {
-        dir = v[0] ? strdup(v) : NULL; /* set but empty: cache disabled */
+    if (v->set) {
+        dir = v->text[0] ? strdup(v->text) : NULL;
     } else if (xdg && xdg[0] == '/') {
         if (asprintf(&dir, "%s/mpigpu", xdg) < 0)
             dir = NULL;
@@ -177,124 +59,56 @@ static void resolve_cache_dir(mgdev_settings_t *s)
 
 int mgdev_settings_read(mgdev_settings_t *s)
 {
+    /* The table's enum words, in its order (mgparam_table.c). */
+    static const mgpk_method_t methods[] = {MGPK_METHOD_AUTO, MGPK_METHOD_KERNEL, MGPK_METHOD_COPY,
+                                            MGPK_METHOD_HOST};
+    static const mgpk_dma_t dmas[] = {MGPK_DMA_AUTO, MGPK_DMA_ON, MGPK_DMA_OFF};
+    static const mgpk_calib_mode_t calibs[] = {MGPK_CALIB_ON, MGPK_CALIB_OFF, MGPK_CALIB_FORCE};
+    static const int protocols[] = {MGDEV_P2P_PLAIN, MGDEV_P2P_CHUNKED, MGDEV_P2P_AUTO};
+    static const int host_recvs[] = {MGDEV_HOST_RECV_PIECES, MGDEV_HOST_RECV_MESSAGE};
+    mgparam_value_t v[MGPARAM_COUNT];
+    char err[256];
     int rc = MPI_SUCCESS;
-    const char *v;
+
+    int id;
 
     memset(s, 0, sizeof(*s));
-    s->method = MGPK_METHOD_AUTO;
-    s->chunk_bytes = MGDEV_CHUNK_DEFAULT;
-    s->staging_max = MGDEV_STAGING_DEFAULT;
-    s->staging_keep = MGDEV_STAGING_KEEP_DEFAULT;
-    s->p2p_protocol = MGDEV_P2P_AUTO;
-    s->p2p_first = MGDEV_P2P_FIRST_DEFAULT;
-    s->p2p_auto_min = MGDEV_P2P_AUTO_MIN_DEFAULT;
-    s->p2p_depth = MGDEV_P2P_DEPTH_DEFAULT;
-    s->p2p_shm = 1;
-    s->p2p_shm_piece = MGDEV_P2P_SHM_PIECE_DEFAULT;
-    s->p2p_shm_slots = MGDEV_P2P_SHM_SLOTS_DEFAULT;
-
-    if ((v = getenv("MPIGPU_VERBOSE")) && v[0])
-        s->verbose = atoi(v);
-    if ((v = getenv("MPIGPU_FORCE_PIPELINE")) && v[0])
-        s->force_pipeline = atoi(v) != 0;
-    if ((v = getenv("MPIGPU_DEVICE")) && v[0]) {
-        rc = parse_device(v, s);
-        MG_CHECK(rc, fn_fail);
+    for (id = 0; id < MGPARAM_COUNT; id++)
+        if (mgparam_table[id].reader == MGPARAM_LIB &&
+            mgparam_read((mgparam_id_t)id, &v[id], err, sizeof err) != 0)
+            break;
+    /* MPIGPU_VERBOSE is read first, so that it holds for the messages of an
+       MPI_Init that fails on a later setting. */
+    if (id > MGPARAM_VERBOSE)
+        s->verbose = (int)v[MGPARAM_VERBOSE].num;
+    if (id < MGPARAM_COUNT)
+        MG_FAIL(rc, fn_fail, MPI_ERR_OTHER, "mpigpu: %s", err);
+    s->force_pipeline = (int)v[MGPARAM_FORCE_PIPELINE].num;
+    if (v[MGPARAM_DEVICE].set) {
+        s->device = strndup(v[MGPARAM_DEVICE].text, v[MGPARAM_DEVICE].len);
+        if (!s->device)
+            MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM,
+                    "mpigpu: out of host memory reading MPIGPU_DEVICE");
+        s->device_index = (int)v[MGPARAM_DEVICE].num;
     }
-    if ((v = getenv("MPIGPU_PACK")) && v[0]) {
-        rc = parse_method(v, &s->method);
-        MG_CHECK(rc, fn_fail);
-    }
-    if ((v = getenv("MPIGPU_HOST_DMA")) && v[0]) {
-        rc = parse_dma(v, &s->host_dma);
-        MG_CHECK(rc, fn_fail);
-    }
-    if ((v = getenv("MPIGPU_CALIBRATE")) && v[0]) {
-        if (!strcmp(v, "0"))
-            s->calibrate = MGPK_CALIB_OFF;
-        else if (!strcmp(v, "force"))
-            s->calibrate = MGPK_CALIB_FORCE;
-        else if (strcmp(v, "1") != 0)
-            MG_FAIL(rc, fn_fail, MPI_ERR_OTHER,
-                    "mpigpu: MPIGPU_CALIBRATE=\"%s\" is not one of 0, 1, force", v);
-    }
-    if ((v = getenv("MPIGPU_SPAN")) && v[0]) {
-        rc = parse_bytes("MPIGPU_SPAN", v, &s->span_bytes);
-        MG_CHECK(rc, fn_fail);
-    }
-    if ((v = getenv("MPIGPU_GRID")) && v[0]) {
-        rc = parse_grid(v, &s->grid_words);
-        MG_CHECK(rc, fn_fail);
-    }
-    if ((v = getenv("MPIGPU_LOCAL")) && v[0]) {
-        rc = parse_count("MPIGPU_LOCAL", v, 1, 1024, "a work-group size", &s->local_size);
-        MG_CHECK(rc, fn_fail);
-    }
-    if ((v = getenv("MPIGPU_CHUNK")) && v[0]) {
-        rc = parse_bytes("MPIGPU_CHUNK", v, &s->chunk_bytes);
-        MG_CHECK(rc, fn_fail);
-    }
-    if ((v = getenv("MPIGPU_STAGING_MAX")) && v[0]) {
-        rc = parse_bytes("MPIGPU_STAGING_MAX", v, &s->staging_max);
-        MG_CHECK(rc, fn_fail);
-        if (s->staging_max < MGDEV_STAGING_MIN)
-            MG_FAIL(rc, fn_fail, MPI_ERR_OTHER,
-                    "mpigpu: MPIGPU_STAGING_MAX=\"%s\" is below the minimum of 16K", v);
-    }
-    if ((v = getenv("MPIGPU_STAGING_KEEP")) && v[0]) {
-        if (strcmp(v, "0") == 0) {
-            s->staging_keep = 0;
-        } else {
-            rc = parse_bytes("MPIGPU_STAGING_KEEP", v, &s->staging_keep);
-            MG_CHECK(rc, fn_fail);
-        }
-    }
-    if ((v = getenv("MPIGPU_P2P_PROTOCOL")) && v[0]) {
-        if (strcmp(v, "chunked") == 0)
-            s->p2p_protocol = MGDEV_P2P_CHUNKED;
-        else if (strcmp(v, "plain") == 0)
-            s->p2p_protocol = MGDEV_P2P_PLAIN;
-        else if (strcmp(v, "auto") != 0)
-            MG_FAIL(rc, fn_fail, MPI_ERR_OTHER,
-                    "mpigpu: MPIGPU_P2P_PROTOCOL=\"%s\": expected auto, plain or chunked", v);
-    }
-    if ((v = getenv("MPIGPU_P2P_FIRST")) && v[0]) {
-        rc = parse_piece("MPIGPU_P2P_FIRST", v, &s->p2p_first);
-        MG_CHECK(rc, fn_fail);
-    }
-    if ((v = getenv("MPIGPU_P2P_AUTO_MIN")) && v[0]) {
-        rc = parse_bytes("MPIGPU_P2P_AUTO_MIN", v, &s->p2p_auto_min);
-        MG_CHECK(rc, fn_fail);
-    }
-    if ((v = getenv("MPIGPU_P2P_HOST_RECV")) && v[0]) {
-        if (strcmp(v, "message") == 0)
-            s->p2p_host_recv = MGDEV_HOST_RECV_MESSAGE;
-        else if (strcmp(v, "pieces") != 0)
-            MG_FAIL(rc, fn_fail, MPI_ERR_OTHER,
-                    "mpigpu: MPIGPU_P2P_HOST_RECV=\"%s\": expected pieces or message", v);
-    }
-    if ((v = getenv("MPIGPU_P2P_DEPTH")) && v[0]) {
-        rc = parse_count("MPIGPU_P2P_DEPTH", v, 1, MGDEV_P2P_DEPTH_MAX, "a number of pieces",
-                         &s->p2p_depth);
-        MG_CHECK(rc, fn_fail);
-    }
-    if ((v = getenv("MPIGPU_P2P_SHM")) && v[0]) {
-        if (strcmp(v, "off") == 0 || strcmp(v, "0") == 0)
-            s->p2p_shm = 0;
-        else if (strcmp(v, "on") != 0 && strcmp(v, "1") != 0)
-            MG_FAIL(rc, fn_fail, MPI_ERR_OTHER, "mpigpu: MPIGPU_P2P_SHM=\"%s\": expected on or off",
-                    v);
-    }
-    if ((v = getenv("MPIGPU_P2P_SHM_PIECE")) && v[0]) {
-        rc = parse_piece("MPIGPU_P2P_SHM_PIECE", v, &s->p2p_shm_piece);
-        MG_CHECK(rc, fn_fail);
-    }
-    if ((v = getenv("MPIGPU_P2P_SHM_SLOTS")) && v[0]) {
-        rc = parse_count("MPIGPU_P2P_SHM_SLOTS", v, 2, MGDEV_P2P_SHM_SLOTS_MAX, "a number of slots",
-                         &s->p2p_shm_slots);
-        MG_CHECK(rc, fn_fail);
-    }
-    resolve_cache_dir(s);
+    s->method = methods[v[MGPARAM_PACK].num];
+    s->host_dma = dmas[v[MGPARAM_HOST_DMA].num];
+    s->calibrate = calibs[v[MGPARAM_CALIBRATE].num];
+    s->span_bytes = (size_t)v[MGPARAM_SPAN].num;
+    s->grid_words = (int)v[MGPARAM_GRID].num;
+    s->local_size = (int)v[MGPARAM_LOCAL].num;
+    s->chunk_bytes = (size_t)v[MGPARAM_CHUNK].num;
+    s->staging_max = (size_t)v[MGPARAM_STAGING_MAX].num;
+    s->staging_keep = (size_t)v[MGPARAM_STAGING_KEEP].num;
+    s->p2p_protocol = protocols[v[MGPARAM_P2P_PROTOCOL].num];
+    s->p2p_first = (size_t)v[MGPARAM_P2P_FIRST].num;
+    s->p2p_auto_min = (size_t)v[MGPARAM_P2P_AUTO_MIN].num;
+    s->p2p_host_recv = host_recvs[v[MGPARAM_P2P_HOST_RECV].num];
+    s->p2p_depth = (int)v[MGPARAM_P2P_DEPTH].num;
+    s->p2p_shm = (int)v[MGPARAM_P2P_SHM].num;
+    s->p2p_shm_piece = (size_t)v[MGPARAM_P2P_SHM_PIECE].num;
+    s->p2p_shm_slots = (int)v[MGPARAM_P2P_SHM_SLOTS].num;
+    resolve_cache_dir(&v[MGPARAM_CACHE_DIR], s);
 
 fn_exit:
     return rc;

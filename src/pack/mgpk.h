@@ -71,7 +71,8 @@ typedef enum mgpk_calib_mode {
 typedef struct mgpk_settings {
     mgpk_method_t method;        /* forced method, or AUTO */
     int verbose;                 /* print method decisions to stderr */
-    size_t chunk_bytes;          /* pipeline chunk size for non-unified devices */
+    size_t chunk_bytes;          /* pipeline chunk size for non-unified devices; 0: the
+                                    default of MPIGPU_CHUNK */
     int force_pipeline;          /* use the chunked device-staging path even where the
                                     device shares host memory (tests) */
     const char *cache_dir;       /* on-disk program binary cache, NULL to disable */

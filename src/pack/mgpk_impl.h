@@ -42,7 +42,6 @@
             mglog_write(MGLOG_LEVEL_INFO, MGLOG_PACK, __VA_ARGS__);                                \
     } while (0)
 #define MGPK_GRID_MAX_ITEMS ((int64_t)1 << 30)
-#define MGPK_DEFAULT_CHUNK (16u << 20)
 /* Default of settings.split_bytes: a host range at least this long moves in
    at least NSTAGE pieces, so that its kernels and transfers (and host copies)
    overlap; below it, one kernel and one transfer cost less on the H100 than

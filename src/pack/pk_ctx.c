@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mgparam.h"
 #include "mgpk_impl.h"
 
 static void stage_release(mgpk_ctx_t *ctx)
@@ -39,7 +40,7 @@ int mgpk_ctx_create(cl_context context, cl_device_id device, cl_command_queue qu
     if (settings)
         ctx->settings = *settings;
     if (ctx->settings.chunk_bytes == 0)
-        ctx->settings.chunk_bytes = MGPK_DEFAULT_CHUNK;
+        ctx->settings.chunk_bytes = (size_t)mgparam_default(MGPARAM_CHUNK);
     /* Chunks hold whole 16-byte words so that W never shrinks at a chunk edge. */
     ctx->settings.chunk_bytes =
         ctx->settings.chunk_bytes < 16 ? 16 : ctx->settings.chunk_bytes & ~(size_t)15;

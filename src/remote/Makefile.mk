@@ -3,9 +3,10 @@ if REMOTE
 noinst_LTLIBRARIES += libmgrm.la
 libmgrm_la_SOURCES = src/remote/wire.c src/remote/wire.h src/remote/transport.h \
 	src/remote/transport_tcp.c src/remote/auth.c src/remote/bulk.h src/remote/bulk_stream.c \
-	src/remote/bulk_shm.c src/remote/bulk_cma.c src/common/log.c
+	src/remote/bulk_shm.c src/remote/bulk_cma.c
 libmgrm_la_CFLAGS = $(AM_CFLAGS) $(SODIUM_CFLAGS) -fvisibility=hidden
-libmgrm_la_LIBADD = $(SODIUM_LIBS)
+# The settings table and the logger (common/mgparam.h, mglog.h): the MPI-free part of common.
+libmgrm_la_LIBADD = libmgcommon.la $(SODIUM_LIBS)
 
 bin_PROGRAMS += mpigpu-proxy
 mpigpu_proxy_SOURCES = src/remote/proxy_main.c src/remote/proxy_session.c \
@@ -41,18 +42,18 @@ FUZZ_SRC = src/remote/fuzz_wire.c src/remote/wire.c src/remote/proxy_session.c \
 	src/remote/proxy_ops.c src/remote/proxy_program.c src/remote/proxy_enqueue.c \
 	src/remote/proxy_bulk.c src/remote/proxy_map.c src/remote/proxy_shm.c src/remote/proxy_cma.c \
 	src/remote/proxy_stripe.c src/remote/bulk_stream.c src/remote/bulk_shm.c src/remote/bulk_cma.c src/remote/transport_tcp.c \
-	src/common/log.c
+	src/common/log.c src/common/mgparam.c src/common/mgparam_table.c
 EXTRA_DIST += src/remote/fuzz_wire.c
 FUZZ_TIME = 60
 .PHONY: fuzz
 if HAVE_FUZZ
 fuzz/mgrm-fuzz: $(FUZZ_SRC) src/remote/proxy.h src/remote/wire.h src/remote/transport.h \
 		src/remote/bulk.h src/common/mglog.h src/common/mgclock.h \
-		src/common/mgspin.h
+		src/common/mgspin.h src/common/mgparam.h
 	@$(MKDIR_P) fuzz
 	$(AM_V_CCLD)$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined \
-	  -fno-sanitize-recover=undefined -I$(top_srcdir)/src/remote -I$(top_srcdir)/src/common \
-	  -I. $(OPENCL_CFLAGS) \
+	  -fno-sanitize-recover=undefined -I$(top_builddir) -I$(top_srcdir)/src/remote \
+	  -I$(top_srcdir)/src/common -I. $(OPENCL_CFLAGS) \
 	  $(addprefix $(top_srcdir)/,$(FUZZ_SRC)) -o $@ $(OPENCL_LIBS) -pthread
 fuzz: fuzz/mgrm-fuzz
 	@$(MKDIR_P) fuzz/corpus

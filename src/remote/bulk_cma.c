@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "bulk.h"
+#include "mglog.h"
+#include "mgparam.h"
 
 int mgrm_cma_range_ok(uint64_t addr, uint64_t size)
 {
@@ -106,8 +108,8 @@ static void *pool_main(void *arg)
  * most 7.  Started on first use; they live as long as the process. */
 static void pool_start(void)
 {
-    const char *env = getenv("MPIGPU_PROXY_CMA_THREADS");
-    long n = env ? atol(env) : sysconf(_SC_NPROCESSORS_ONLN) - 1;
+    mgparam_value_t v = mgparam_read_or_default(MGPARAM_PROXY_CMA_THREADS, MGLOG_PROXY);
+    long n = v.set ? (long)v.num : sysconf(_SC_NPROCESSORS_ONLN) - 1;
     n = n < 0 ? 0 : n > 7 ? 7 : n;
     pool_threads = 0;
     for (long i = 0; i < n; i++) {

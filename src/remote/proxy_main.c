@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mgparam.h"
 #include "proxy.h"
 
 static mgrm_proxy_t px;
@@ -180,6 +181,22 @@ static void *conn_main(void *arg)
     return NULL;
 }
 
+/* The proxy's settings (common/mgparam_table.c); a malformed one stops it
+   at start.  0, or -1 with the message in err. */
+static int settings_read(char *err, size_t errlen)
+{
+    /* MPIGPU_PROXY_CMA_COPY's words in the table's order: auto, map, pinned, staging. */
+    static const int cma_copy[] = {-1, MGRM_CMA_MAP, MGRM_CMA_PINNED, MGRM_CMA_STAGING};
+    mgparam_value_t v;
+    if (mgparam_read(MGPARAM_PROXY_TEST_DROP_CALLBACKS, &v, err, errlen))
+        return -1;
+    px.drop_cb = (int)v.num;
+    if (mgparam_read(MGPARAM_PROXY_CMA_COPY, &v, err, errlen))
+        return -1;
+    px.cma_map = cma_copy[v.num];
+    return mgrm_spin_setup(MGPARAM_PROXY_SPIN, err, errlen);
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -195,28 +212,10 @@ int main(int argc, char **argv)
     const char *listen_addr = NULL, *keyfile = NULL;
     char err[512], bound[300];
     int ndevargs = 0;
-    const char *cma_copy = getenv("MPIGPU_PROXY_CMA_COPY");
     px.t = &mgrm_transport_tcp;
     mglog_level_raise(MGLOG_LEVEL_INFO); /* a daemon logs its sessions */
-    const char *drop = getenv("MPIGPU_PROXY_TEST_DROP_CALLBACKS");
-    px.drop_cb = drop && !strcmp(drop, "1");
-    px.cma_map = !cma_copy || !strcmp(cma_copy, "auto") ? -1
-                 : !strcmp(cma_copy, "map")             ? MGRM_CMA_MAP
-                 : !strcmp(cma_copy, "pinned")          ? MGRM_CMA_PINNED
-                 : !strcmp(cma_copy, "staging")         ? MGRM_CMA_STAGING
-                                                        : -2;
-    if (px.cma_map == -2) {
-        fprintf(stderr,
-                "mpigpu-proxy: MPIGPU_PROXY_CMA_COPY=\"%s\": expected auto, map, pinned or "
-                "staging\n",
-                cma_copy);
-        return 2;
-    }
-    if (mgrm_spin_setup("MPIGPU_PROXY_SPIN")) {
-        fprintf(stderr,
-                "mpigpu-proxy: MPIGPU_PROXY_SPIN=\"%s\": expected microseconds from 0 to "
-                "100000\n",
-                getenv("MPIGPU_PROXY_SPIN"));
+    if (settings_read(err, sizeof err)) {
+        fprintf(stderr, "mpigpu-proxy: %s\n", err);
         return 2;
     }
     px.max_streams = MGRM_STREAMS_MAX;

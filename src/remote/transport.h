@@ -60,12 +60,13 @@ extern const mgrm_transport_t mgrm_transport_tcp;
 #define MGRM_SPIN_DEFAULT_US 100
 #define MGRM_SPIN_MIN_CPUS 8
 extern long mgrm_spin_ns;
-/* From the environment variable `var` (microseconds, 0 to 100000), else
+/* From the setting `param` (microseconds, 0 to 100000), else
  * MGRM_SPIN_DEFAULT_US where the host has at least MGRM_SPIN_MIN_CPUS online
  * CPUs and 0 on smaller ones, where a spinning thread takes the core that the
  * thread it waits for needs.  -1 (nothing set) when the variable holds
- * anything else. */
-int mgrm_spin_setup(const char *var);
+ * anything else, with the message in err.  param: MGPARAM_VCL_SPIN or
+ * MGPARAM_PROXY_SPIN (common/mgparam.h). */
+int mgrm_spin_setup(int param, char *err, size_t errlen);
 /* mg_clock_ns (mgclock.h) in ns, and in ms. */
 double mgrm_now_ns(void);
 long long mgrm_now_ms(void);

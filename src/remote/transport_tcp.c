@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "transport.h"
 #include "mgclock.h"
+#include "mgparam.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -366,20 +367,17 @@ const mgrm_transport_t mgrm_transport_tcp = {
 
 long mgrm_spin_ns = 0;
 
-int mgrm_spin_setup(const char *var)
+int mgrm_spin_setup(int param, char *err, size_t errlen)
 {
-    const char *v = getenv(var);
-    if (!v || !v[0]) {
+    mgparam_value_t v;
+    if (mgparam_read((mgparam_id_t)param, &v, err, errlen))
+        return -1;
+    if (!v.set) {
         mgrm_spin_ns =
             sysconf(_SC_NPROCESSORS_ONLN) >= MGRM_SPIN_MIN_CPUS ? MGRM_SPIN_DEFAULT_US * 1000L : 0;
         return 0;
     }
-    char *end;
-    errno = 0;
-    long us = strtol(v, &end, 10);
-    if (errno || end == v || *end || us < 0 || us > 100000)
-        return -1;
-    mgrm_spin_ns = us * 1000L;
+    mgrm_spin_ns = (long)v.num * 1000L;
     return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "mgparam.h"
 #include "vcl.h"
 
 pthread_mutex_t mgrm_vcl_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -33,7 +34,8 @@ uint64_t mgrm_vcl_id(mgrm_conn_t *c)
     return atomic_fetch_add(&c->next_id, 1);
 }
 
-static int vcl_timeout_s = 60;
+/* MPIGPU_VCL_TIMEOUT, read by init_once before any connection. */
+static int vcl_timeout_s;
 
 /* Sends the event releases gathered so far (the heartbeat calls it every
  * second): one message for up to VCL_REL_BATCH events, so that a launch is
@@ -478,8 +480,8 @@ static int early_call(mgrm_conn_t *c, mgrm_buf_t *b, uint8_t **rep, size_t *cap,
  * be tried. */
 static int shm_wanted(mgrm_conn_t *c)
 {
-    const char *env = getenv("MPIGPU_VCL_SHM");
-    return !(env && !strcmp(env, "0")) && c->t->is_local && c->t->is_local(c->cmd);
+    return mgparam_read_or_default(MGPARAM_VCL_SHM, MGLOG_VCL).num && c->t->is_local &&
+           c->t->is_local(c->cmd);
 }
 
 /* The shared-memory bulk lane, with a proxy on this host (unless
@@ -552,14 +554,13 @@ static int cma_setup(mgrm_conn_t *c)
 {
     static pthread_mutex_t tracer_lock = PTHREAD_MUTEX_INITIALIZER;
     static long tracer;
-    const char *env = getenv("MPIGPU_VCL_CMA");
+    int want = (int)mgparam_read_or_default(MGPARAM_VCL_CMA, MGLOG_VCL).num;
     uint8_t *rep = NULL;
     size_t cap = 0;
     mgrm_hdr_t h;
     mgrm_buf_t b;
     int rc = 0, r, scope = yama_scope();
-    if ((env && !strcmp(env, "0")) || c->stripe[0].bk.ops != &mgrm_bulk_shm || !c->t->peer_is_pid ||
-        scope >= 2)
+    if (!want || c->stripe[0].bk.ops != &mgrm_bulk_shm || !c->t->peer_is_pid || scope >= 2)
         return 0;
     mgrm_buf_init(&b, MGRM_OP_CMA_OPEN, 0, 4);
     r = early_call(c, &b, &rep, &cap, &h);
@@ -762,30 +763,20 @@ fn_fail:
 
 static void init_once(void)
 {
-    const char *servers = getenv("MPIGPU_VCL_SERVERS"), *keyfile = getenv("MPIGPU_VCL_KEY_FILE");
-    const char *stats = getenv("MPIGPU_VCL_STATS");
+    const char *servers = mgparam_read_or_default(MGPARAM_VCL_SERVERS, MGLOG_VCL).text;
+    const char *keyfile = mgparam_read_or_default(MGPARAM_VCL_KEY_FILE, MGLOG_VCL).text;
+    mgparam_value_t streams = mgparam_read_or_default(MGPARAM_VCL_STREAMS, MGLOG_VCL);
     mgrm_key_t key;
     char err[512];
-    const char *tmo = getenv("MPIGPU_VCL_TIMEOUT"), *streams = getenv("MPIGPU_VCL_STREAMS");
     long cpus = sysconf(_SC_NPROCESSORS_ONLN) / 2;
-    if (stats && stats[0] == '1')
+    if (mgparam_read_or_default(MGPARAM_VCL_STATS, MGLOG_VCL).num)
         atexit(stats_print);
     vcl_streams = cpus < 1 ? 1 : cpus > 4 ? 4 : (unsigned)cpus;
-    if (streams && streams[0]) {
-        char *end;
-        long v = strtol(streams, &end, 10);
-        if (*end || v < 1 || v > MGRM_STREAMS_MAX)
-            MGLOG_WARN(MGLOG_VCL, "MPIGPU_VCL_STREAMS=%s is not a number from 1 to %d; %u", streams,
-                       MGRM_STREAMS_MAX, vcl_streams);
-        else
-            vcl_streams = (unsigned)v;
-    }
-    if (tmo && atoi(tmo) > 0)
-        vcl_timeout_s = atoi(tmo);
-    if (mgrm_spin_setup("MPIGPU_VCL_SPIN"))
-        MGLOG_WARN(MGLOG_VCL,
-                   "MPIGPU_VCL_SPIN=\"%s\": expected microseconds from 0 to 100000; not spinning",
-                   getenv("MPIGPU_VCL_SPIN"));
+    if (streams.set)
+        vcl_streams = (unsigned)streams.num;
+    vcl_timeout_s = (int)mgparam_read_or_default(MGPARAM_VCL_TIMEOUT, MGLOG_VCL).num;
+    if (mgrm_spin_setup(MGPARAM_VCL_SPIN, err, sizeof err))
+        MGLOG_WARN(MGLOG_VCL, "%s; not spinning", err);
     if (!servers || !servers[0])
         return;
     if (!keyfile || !keyfile[0]) {

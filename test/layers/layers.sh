@@ -17,7 +17,7 @@ stack="common datatype pack device p2p mpi"
 # Each folder's face: the headers other folders may include.
 face() {
     case $1 in
-    common) echo "mgerr.h mglog.h mgclock.h mgspin.h" ;;
+    common) echo "mgerr.h mglog.h mgclock.h mgspin.h mgparam.h" ;;
     datatype) echo "mgdt.h mgdt_format.h" ;;
     pack) echo "mgpk.h" ;;
     device) echo "mgdev.h registry.h locality.h staging.h" ;;

@@ -36,3 +36,12 @@ test_unit_test_locality_SOURCES = test/unit/test_locality.c src/device/locality.
 test_unit_test_locality_CPPFLAGS = $(AM_CPPFLAGS)
 test_unit_test_locality_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 test_unit_test_locality_LDADD = libmgcommon.la $(CHECK_LIBS) $(HWLOC_LIBS) $(OPENCL_LIBS)
+
+# The settings table and its parser, and the device layer reading it.
+check_PROGRAMS += test/unit/test_param
+TESTS += test/unit/test_param
+VALGRIND_TESTS += test/unit/test_param
+test_unit_test_param_SOURCES = test/unit/test_param.c src/device/settings.c
+test_unit_test_param_CPPFLAGS = $(AM_CPPFLAGS)
+test_unit_test_param_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+test_unit_test_param_LDADD = libmgcommon.la $(CHECK_LIBS)

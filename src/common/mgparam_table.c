@@ -1,0 +1,244 @@
+/*
+ * Every setting of libmpigpu, the virtual ICD and mpigpu-proxy (mgparam.h).
+ * The user guide's settings tables list the same names and defaults, and
+ * make check compares them (test/tools/params.sh); the measured reason for
+ * each default is in the guide, not here.
+ */
+#include "config.h"
+
+#include "mgparam.h"
+
+#define KIB (1LL << 10)
+#define GIB (1LL << 30)
+
+static const char *const pack_values[] = {"auto", "kernel", "copy", "host", NULL};
+static const char *const dma_values[] = {"auto", "on", "off", NULL};
+static const char *const calibrate_values[] = {"1", "0", "force", NULL};
+static const char *const protocol_values[] = {"plain", "chunked", "auto", NULL};
+static const char *const host_recv_values[] = {"pieces", "message", NULL};
+static const char *const cma_copy_values[] = {"auto", "map", "pinned", "staging", NULL};
+
+const mgparam_t mgparam_table[MGPARAM_COUNT] = {
+    [MGPARAM_VERBOSE] = {.name = "MPIGPU_VERBOSE",
+                         .type = MGPARAM_T_INT,
+                         .def = "0",
+                         .min = 0,
+                         .max = 9,
+                         .unit = "a level",
+                         .help = "1: one line on stderr per chosen device and per method decision"},
+    [MGPARAM_FORCE_PIPELINE] = {.name = "MPIGPU_FORCE_PIPELINE",
+                                .type = MGPARAM_T_BOOL,
+                                .flags = MGPARAM_F_TEST,
+                                .def = "0",
+                                .help = "the pipelined device-staging path even where the device "
+                                        "shares host memory"},
+    [MGPARAM_DEVICE] = {.name = "MPIGPU_DEVICE",
+                        .type = MGPARAM_T_DEVICE,
+                        .def_doc = "the GPU nearest the rank's cores (hwloc), spread by local "
+                                   "rank; else the first device",
+                        .help = "device N (from 0) of the first platform whose name contains "
+                                "SUBSTRING"},
+    [MGPARAM_PACK] = {.name = "MPIGPU_PACK",
+                      .type = MGPARAM_T_ENUM,
+                      .def = "auto",
+                      .values = pack_values,
+                      .help = "pack method: auto (the fastest per call, from the calibration), "
+                              "or force kernel, copy or host"},
+    [MGPARAM_HOST_DMA] = {.name = "MPIGPU_HOST_DMA",
+                          .type = MGPARAM_T_ENUM,
+                          .def = "auto",
+                          .values = dma_values,
+                          .help = "packs into host memory move straight by DMA: for pinned "
+                                  "ranges (auto), always (on), never (off)"},
+    [MGPARAM_CALIBRATE] = {.name = "MPIGPU_CALIBRATE",
+                           .type = MGPARAM_T_ENUM,
+                           .def = "1",
+                           .values = calibrate_values,
+                           .help = "how auto decides: the cached or measured method table (1), "
+                                   "measure again (force), the kernel method (0)"},
+    [MGPARAM_SPAN] = {.name = "MPIGPU_SPAN",
+                      .type = MGPARAM_T_SIZE,
+                      .def_doc = "chosen per device",
+                      .min = 1,
+                      .max = MGPARAM_NO_MAX,
+                      .help = "packed bytes each kernel work-item copies"},
+    [MGPARAM_GRID] = {.name = "MPIGPU_GRID",
+                      .type = MGPARAM_T_INT,
+                      .flags = MGPARAM_F_OFF,
+                      .def_doc = "1 for words of 4 bytes and more, 4 below, on GPUs",
+                      .min = 1,
+                      .max = 4,
+                      .unit = "a number of words per work-item",
+                      .help = "words each work-item of the grid kernels moves; off: the span "
+                              "kernels"},
+    [MGPARAM_LOCAL] = {.name = "MPIGPU_LOCAL",
+                       .type = MGPARAM_T_INT,
+                       .def_doc = "256 on GPUs",
+                       .min = 1,
+                       .max = 1024,
+                       .unit = "a work-group size",
+                       .help = "work-group size of the pack kernels on GPUs"},
+    [MGPARAM_CHUNK] = {.name = "MPIGPU_CHUNK",
+                       .type = MGPARAM_T_SIZE,
+                       .def = "4M",
+                       .min = 1,
+                       .max = MGPARAM_NO_MAX,
+                       .help = "chunk of the pipelined pack and copy on devices without "
+                               "host-unified memory"},
+    [MGPARAM_STAGING_MAX] = {.name = "MPIGPU_STAGING_MAX",
+                             .type = MGPARAM_T_SIZE,
+                             .def = "64M",
+                             .min = 16 * KIB, /* four 4 KiB buffers */
+                             .max = MGPARAM_NO_MAX,
+                             .help = "cap on the pinned host memory of point-to-point "
+                                     "staging; a quarter of it is the chunk"},
+    [MGPARAM_STAGING_KEEP] = {.name = "MPIGPU_STAGING_KEEP",
+                              .type = MGPARAM_T_SIZE,
+                              .def = "256M",
+                              .min = 0,
+                              .max = MGPARAM_NO_MAX,
+                              .help = "host memory of long messages kept for the next ones; 0 "
+                                      "frees each after its message"},
+    [MGPARAM_P2P_PROTOCOL] = {.name = "MPIGPU_P2P_PROTOCOL",
+                              .type = MGPARAM_T_ENUM,
+                              .def = "auto",
+                              .values = protocol_values,
+                              .help = "device messages: in pieces to processes of the node from "
+                                      "MPIGPU_P2P_AUTO_MIN (auto), one MPI message (plain), in "
+                                      "pieces (chunked)"},
+    [MGPARAM_P2P_FIRST] = {.name = "MPIGPU_P2P_FIRST",
+                           .type = MGPARAM_T_SIZE,
+                           .def = "64K",
+                           .min = 4 * KIB,
+                           .max = GIB,
+                           .help = "bytes of a message's first piece, which goes by MPI"},
+    [MGPARAM_P2P_AUTO_MIN] = {.name = "MPIGPU_P2P_AUTO_MIN",
+                              .type = MGPARAM_T_SIZE,
+                              .def = "1M",
+                              .min = 1,
+                              .max = MGPARAM_NO_MAX,
+                              .help = "under auto: the packed bytes from which a device message "
+                                      "to the node goes in pieces"},
+    [MGPARAM_P2P_HOST_RECV] = {.name = "MPIGPU_P2P_HOST_RECV",
+                               .type = MGPARAM_T_ENUM,
+                               .def = "pieces",
+                               .values = host_recv_values,
+                               .help = "a host receive offered a node lane takes the rest "
+                                       "through it (pieces) or as one MPI message (message)"},
+    [MGPARAM_P2P_DEPTH] = {.name = "MPIGPU_P2P_DEPTH",
+                           .type = MGPARAM_T_INT,
+                           .def = "3",
+                           .min = 1,
+                           .max = 8,
+                           .unit = "a number of pieces",
+                           .help = "pieces of one chunked message in flight at once"},
+    [MGPARAM_P2P_SHM] = {.name = "MPIGPU_P2P_SHM",
+                         .type = MGPARAM_T_BOOL,
+                         .def = "on",
+                         .help = "chunked messages between processes of a node through "
+                                 "shared-memory rings (node lanes)"},
+    [MGPARAM_P2P_SHM_PIECE] = {.name = "MPIGPU_P2P_SHM_PIECE",
+                               .type = MGPARAM_T_SIZE,
+                               .def = "8M",
+                               .min = 4 * KIB,
+                               .max = GIB,
+                               .help = "bytes of one slot of a node lane"},
+    [MGPARAM_P2P_SHM_SLOTS] = {.name = "MPIGPU_P2P_SHM_SLOTS",
+                               .type = MGPARAM_T_INT,
+                               .def = "2",
+                               .min = 2,
+                               .max = 64,
+                               .unit = "a number of slots",
+                               .help = "slots of one node lane"},
+    [MGPARAM_CACHE_DIR] = {.name = "MPIGPU_CACHE_DIR",
+                           .type = MGPARAM_T_STRING,
+                           .flags = MGPARAM_F_EMPTY,
+                           .def_doc = "$XDG_CACHE_HOME/mpigpu, else ~/.cache/mpigpu",
+                           .help = "directory of cached kernel binaries and method tables; "
+                                   "empty: no cache"},
+
+    [MGPARAM_VCL_SERVERS] = {.name = "MPIGPU_VCL_SERVERS",
+                             .type = MGPARAM_T_STRING,
+                             .reader = MGPARAM_ICD,
+                             .help = "HOST:PORT[,HOST:PORT...]: the proxies whose devices the "
+                                     "virtual platform shows"},
+    [MGPARAM_VCL_KEY_FILE] = {.name = "MPIGPU_VCL_KEY_FILE",
+                              .type = MGPARAM_T_STRING,
+                              .reader = MGPARAM_ICD,
+                              .help = "the shared key file (mode 600)"},
+    [MGPARAM_VCL_STATS] = {.name = "MPIGPU_VCL_STATS",
+                           .type = MGPARAM_T_BOOL,
+                           .reader = MGPARAM_ICD,
+                           .def = "0",
+                           .help = "1: the ICD's message and byte counts on stderr at exit"},
+    [MGPARAM_VCL_SHM] = {.name = "MPIGPU_VCL_SHM",
+                         .type = MGPARAM_T_BOOL,
+                         .reader = MGPARAM_ICD,
+                         .def = "1",
+                         .help = "the shared-memory lane with a proxy on the same host"},
+    [MGPARAM_VCL_CMA] = {.name = "MPIGPU_VCL_CMA",
+                         .type = MGPARAM_T_BOOL,
+                         .reader = MGPARAM_ICD,
+                         .def = "1",
+                         .help = "the one-copy lane (cross-memory attach) with a proxy on the "
+                                 "same host"},
+    [MGPARAM_VCL_TIMEOUT] = {.name = "MPIGPU_VCL_TIMEOUT",
+                             .type = MGPARAM_T_INT,
+                             .reader = MGPARAM_ICD,
+                             .def = "60",
+                             .min = 1,
+                             .max = 1 << 30,
+                             .unit = "a number of seconds",
+                             .help = "seconds a proxy may stay silent before its devices are "
+                                     "given up"},
+    [MGPARAM_VCL_STREAMS] = {.name = "MPIGPU_VCL_STREAMS",
+                             .type = MGPARAM_T_INT,
+                             .reader = MGPARAM_ICD,
+                             .def_doc = "half the online CPUs, 1 to 4",
+                             .min = 1,
+                             .max = 16,
+                             .unit = "a number",
+                             .help = "TCP connections (stripes) of the bulk lane to each proxy"},
+    [MGPARAM_VCL_SPIN] = {.name = "MPIGPU_VCL_SPIN",
+                          .type = MGPARAM_T_INT,
+                          .reader = MGPARAM_ICD,
+                          .def_doc = "100 on hosts of 8 CPUs or more, else 0",
+                          .min = 0,
+                          .max = 100000,
+                          .unit = "a number of microseconds",
+                          .help = "microseconds a thread waiting for the proxy polls before it "
+                                  "sleeps"},
+
+    [MGPARAM_PROXY_CMA_COPY] = {.name = "MPIGPU_PROXY_CMA_COPY",
+                                .type = MGPARAM_T_ENUM,
+                                .reader = MGPARAM_PROXY,
+                                .def = "auto",
+                                .values = cma_copy_values,
+                                .help = "the one-copy lane's copy method: auto, or force map, "
+                                        "pinned or staging"},
+    [MGPARAM_PROXY_CMA_THREADS] = {.name = "MPIGPU_PROXY_CMA_THREADS",
+                                   .type = MGPARAM_T_INT,
+                                   .reader = MGPARAM_PROXY,
+                                   .def_doc = "online CPUs - 1, at most 7",
+                                   .min = 0,
+                                   .max = 1 << 20,
+                                   .unit = "a number of threads",
+                                   .help = "helper threads of the one-copy lane's copies (at most "
+                                           "7 are used)"},
+    [MGPARAM_PROXY_SPIN] = {.name = "MPIGPU_PROXY_SPIN",
+                            .type = MGPARAM_T_INT,
+                            .reader = MGPARAM_PROXY,
+                            .def_doc = "100 on hosts of 8 CPUs or more, else 0",
+                            .min = 0,
+                            .max = 100000,
+                            .unit = "a number of microseconds",
+                            .help = "microseconds a session thread polls for the next message "
+                                    "before it sleeps"},
+    [MGPARAM_PROXY_TEST_DROP_CALLBACKS] = {.name = "MPIGPU_PROXY_TEST_DROP_CALLBACKS",
+                                           .type = MGPARAM_T_BOOL,
+                                           .reader = MGPARAM_PROXY,
+                                           .flags = MGPARAM_F_TEST,
+                                           .def = "0",
+                                           .help = "no completion from the runtime's callbacks: "
+                                                   "clients learn of each from FINISH requests"},
+};
