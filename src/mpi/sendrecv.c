@@ -126,33 +126,73 @@ fn_free:
 }
 
 /* The eight send calls: a host buffer goes to PMPI unchanged. */
-#define SEND_BLOCKING(name_, mode_)                                                                \
-    int MPI_##name_(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,          \
-                    MPI_Comm comm)                                                                 \
-    {                                                                                              \
-        if (!DEV(buf, count, datatype))                                                            \
-            return PMPI_##name_(buf, count, datatype, dest, tag, comm);                            \
-        return send_common("MPI_" #name_, mode_, buf, count, datatype, dest, tag, comm, NULL,      \
-                           NULL);                                                                  \
-    }
-#define SEND_NONBLOCKING(name_, mode_)                                                             \
-    int MPI_##name_(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,          \
-                    MPI_Comm comm, MPI_Request *request)                                           \
-    {                                                                                              \
-        if (!DEV(buf, count, datatype))                                                            \
-            return PMPI_##name_(buf, count, datatype, dest, tag, comm, request);                   \
-        return send_common("MPI_" #name_, mode_, buf, count, datatype, dest, tag, comm, request,   \
-                           NULL);                                                                  \
-    }
+int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Send(buf, count, datatype, dest, tag, comm);
+    return send_common("MPI_Send", MGP2P_MODE_STD, buf, count, datatype, dest, tag, comm, NULL,
+                       NULL);
+}
 
-SEND_BLOCKING(Send, MGP2P_MODE_STD)
-SEND_BLOCKING(Ssend, MGP2P_MODE_SYNC)
-SEND_BLOCKING(Rsend, MGP2P_MODE_READY)
-SEND_BLOCKING(Bsend, MGP2P_MODE_BUFFERED)
-SEND_NONBLOCKING(Isend, MGP2P_MODE_STD)
-SEND_NONBLOCKING(Issend, MGP2P_MODE_SYNC)
-SEND_NONBLOCKING(Irsend, MGP2P_MODE_READY)
-SEND_NONBLOCKING(Ibsend, MGP2P_MODE_BUFFERED)
+int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Ssend(buf, count, datatype, dest, tag, comm);
+    return send_common("MPI_Ssend", MGP2P_MODE_SYNC, buf, count, datatype, dest, tag, comm, NULL,
+                       NULL);
+}
+
+int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Rsend(buf, count, datatype, dest, tag, comm);
+    return send_common("MPI_Rsend", MGP2P_MODE_READY, buf, count, datatype, dest, tag, comm, NULL,
+                       NULL);
+}
+
+int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Bsend(buf, count, datatype, dest, tag, comm);
+    return send_common("MPI_Bsend", MGP2P_MODE_BUFFERED, buf, count, datatype, dest, tag, comm,
+                       NULL, NULL);
+}
+
+int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+              MPI_Request *request)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
+    return send_common("MPI_Isend", MGP2P_MODE_STD, buf, count, datatype, dest, tag, comm, request,
+                       NULL);
+}
+
+int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
+    return send_common("MPI_Issend", MGP2P_MODE_SYNC, buf, count, datatype, dest, tag, comm,
+                       request, NULL);
+}
+
+int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Irsend(buf, count, datatype, dest, tag, comm, request);
+    return send_common("MPI_Irsend", MGP2P_MODE_READY, buf, count, datatype, dest, tag, comm,
+                       request, NULL);
+}
+
+int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Ibsend(buf, count, datatype, dest, tag, comm, request);
+    return send_common("MPI_Ibsend", MGP2P_MODE_BUFFERED, buf, count, datatype, dest, tag, comm,
+                       request, NULL);
+}
 
 int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
              MPI_Status *status)
