@@ -29,6 +29,7 @@ static int too_big(MPI_Comm comm, const char *fn, MPI_Count count)
 #define FITS(count_) ((count_) <= INT_MAX)
 
 /* Send-side calls without and with a request (I and _init forms). */
+MPIGPU_EXPORT
 int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                MPI_Comm comm)
 {
@@ -38,6 +39,7 @@ int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest
                        : too_big(comm, "MPI_Send_c", count);
 }
 
+MPIGPU_EXPORT
 int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                 MPI_Comm comm)
 {
@@ -47,6 +49,7 @@ int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
                        : too_big(comm, "MPI_Ssend_c", count);
 }
 
+MPIGPU_EXPORT
 int MPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                 MPI_Comm comm)
 {
@@ -56,6 +59,7 @@ int MPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
                        : too_big(comm, "MPI_Rsend_c", count);
 }
 
+MPIGPU_EXPORT
 int MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                 MPI_Comm comm)
 {
@@ -65,6 +69,7 @@ int MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
                        : too_big(comm, "MPI_Bsend_c", count);
 }
 
+MPIGPU_EXPORT
 int MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                 MPI_Comm comm, MPI_Request *request)
 {
@@ -74,6 +79,7 @@ int MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
                        : too_big(comm, "MPI_Isend_c", count);
 }
 
+MPIGPU_EXPORT
 int MPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                  MPI_Comm comm, MPI_Request *request)
 {
@@ -83,6 +89,7 @@ int MPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
                        : too_big(comm, "MPI_Issend_c", count);
 }
 
+MPIGPU_EXPORT
 int MPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                  MPI_Comm comm, MPI_Request *request)
 {
@@ -92,6 +99,7 @@ int MPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
                        : too_big(comm, "MPI_Irsend_c", count);
 }
 
+MPIGPU_EXPORT
 int MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                  MPI_Comm comm, MPI_Request *request)
 {
@@ -101,6 +109,7 @@ int MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
                        : too_big(comm, "MPI_Ibsend_c", count);
 }
 
+MPIGPU_EXPORT
 int MPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                     MPI_Comm comm, MPI_Request *request)
 {
@@ -110,6 +119,7 @@ int MPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int
                        : too_big(comm, "MPI_Send_init_c", count);
 }
 
+MPIGPU_EXPORT
 int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                      MPI_Comm comm, MPI_Request *request)
 {
@@ -119,6 +129,7 @@ int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
                        : too_big(comm, "MPI_Ssend_init_c", count);
 }
 
+MPIGPU_EXPORT
 int MPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                      MPI_Comm comm, MPI_Request *request)
 {
@@ -128,6 +139,7 @@ int MPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
                        : too_big(comm, "MPI_Rsend_init_c", count);
 }
 
+MPIGPU_EXPORT
 int MPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                      MPI_Comm comm, MPI_Request *request)
 {
@@ -140,6 +152,7 @@ int MPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 /* Receive-side calls go to the int form whenever the count fits, host
    buffers too: a host receive may have to take a chunked message or one that
    a probe received early (sendrecv.c). */
+MPIGPU_EXPORT
 int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
                 MPI_Comm comm, MPI_Request *request)
 {
@@ -150,6 +163,7 @@ int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, i
     return too_big(comm, "MPI_Irecv_c", count);
 }
 
+MPIGPU_EXPORT
 int MPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
                     MPI_Comm comm, MPI_Request *request)
 {
@@ -160,6 +174,7 @@ int MPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int sourc
     return too_big(comm, "MPI_Recv_init_c", count);
 }
 
+MPIGPU_EXPORT
 int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
                MPI_Comm comm, MPI_Status *status)
 {
@@ -170,6 +185,7 @@ int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, in
     return too_big(comm, "MPI_Recv_c", count);
 }
 
+MPIGPU_EXPORT
 int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
                 MPI_Status *status)
 {
@@ -180,6 +196,7 @@ int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *
     return too_big(MPI_COMM_WORLD, "MPI_Mrecv_c", count);
 }
 
+MPIGPU_EXPORT
 int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
                  MPI_Request *request)
 {
@@ -190,6 +207,7 @@ int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message 
     return too_big(MPI_COMM_WORLD, "MPI_Imrecv_c", count);
 }
 
+MPIGPU_EXPORT
 int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
                    int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                    int source, int recvtag, MPI_Comm comm, MPI_Status *status)
@@ -203,6 +221,7 @@ int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
     return too_big(comm, "MPI_Sendrecv_c", FITS(sendcount) ? recvcount : sendcount);
 }
 
+MPIGPU_EXPORT
 int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag,
                            int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {

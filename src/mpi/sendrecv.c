@@ -126,6 +126,7 @@ fn_free:
 }
 
 /* The eight send calls: a host buffer goes to PMPI unchanged. */
+MPIGPU_EXPORT
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
     if (!DEV(buf, count, datatype))
@@ -134,6 +135,7 @@ int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int ta
                        NULL);
 }
 
+MPIGPU_EXPORT
 int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
     if (!DEV(buf, count, datatype))
@@ -142,6 +144,7 @@ int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
                        NULL);
 }
 
+MPIGPU_EXPORT
 int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
     if (!DEV(buf, count, datatype))
@@ -150,6 +153,7 @@ int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
                        NULL);
 }
 
+MPIGPU_EXPORT
 int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
     if (!DEV(buf, count, datatype))
@@ -158,6 +162,7 @@ int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
                        NULL, NULL);
 }
 
+MPIGPU_EXPORT
 int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
               MPI_Request *request)
 {
@@ -167,6 +172,7 @@ int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
                        NULL);
 }
 
+MPIGPU_EXPORT
 int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                MPI_Request *request)
 {
@@ -176,6 +182,7 @@ int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
                        request, NULL);
 }
 
+MPIGPU_EXPORT
 int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                MPI_Request *request)
 {
@@ -185,6 +192,7 @@ int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
                        request, NULL);
 }
 
+MPIGPU_EXPORT
 int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                MPI_Request *request)
 {
@@ -194,6 +202,7 @@ int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
                        request, NULL);
 }
 
+MPIGPU_EXPORT
 int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
              MPI_Status *status)
 {
@@ -210,6 +219,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
                        NULL);
 }
 
+MPIGPU_EXPORT
 int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
               MPI_Request *request)
 {
@@ -220,6 +230,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
                        request);
 }
 
+MPIGPU_EXPORT
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                  MPI_Comm comm, MPI_Status *status)
@@ -248,6 +259,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     return rc;
 }
 
+MPIGPU_EXPORT
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
                          int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
@@ -306,29 +318,34 @@ fn_fail:
     goto fn_exit;
 }
 
+MPIGPU_EXPORT
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
     int flag = 0;
     return mgp2p_probe(source, tag, comm, 1, &flag, NULL, status);
 }
 
+MPIGPU_EXPORT
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
     return mgp2p_probe(source, tag, comm, 0, flag, NULL, status);
 }
 
+MPIGPU_EXPORT
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
     int flag = 0;
     return mgp2p_probe(source, tag, comm, 1, &flag, message, status);
 }
 
+MPIGPU_EXPORT
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
                 MPI_Status *status)
 {
     return mgp2p_probe(source, tag, comm, 0, flag, message, status);
 }
 
+MPIGPU_EXPORT
 int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
     MPI_Comm comm = mgp2p_message_take(*message);
@@ -345,6 +362,7 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
                        status, NULL);
 }
 
+MPIGPU_EXPORT
 int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
                MPI_Request *request)
 {

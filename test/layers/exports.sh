@@ -1,0 +1,50 @@
+#!/bin/sh
+# The export check (src/mpi/README.md, "Exports"): libmpigpu.so exports the
+# MPI_ calls it interposes and the MPIX_ functions of mpigpu.h, nothing else.
+#   1. every defined dynamic symbol is MPI_* or MPIX_*: the folders are
+#      compiled with -fvisibility=hidden, so no mg* name leaks;
+#   2. every MPI_/MPIX_ function that src/mpi defines (a line that starts
+#      "int MPI_" or "int MPIX_") and every function mpigpu.h declares is
+#      exported: an interposed call without MPIGPU_EXPORT would be hidden,
+#      and MPI's own would run instead, silently.
+# Run by make check after the build; srcdir and abs_top_builddir come from
+# the test environment.
+set -u
+top=${srcdir:-.}
+lib=${abs_top_builddir:-.}/.libs/libmpigpu.so
+if [ ! -f "$lib" ]; then
+    echo "exports: $lib not built (--disable-shared?)"
+    exit 77
+fi
+tmp=$(mktemp -d) || exit 99
+trap 'rm -rf "$tmp"' EXIT
+
+# Names that start with an underscore belong to the toolchain (a sanitizer
+# build's __asan_ and __odr_asan_ symbols); the library defines none.
+nm -D --defined-only "$lib" | awk 'NF >= 3 && $3 !~ /^_/ {print $3}' | sort -u >"$tmp/exported"
+if [ ! -s "$tmp/exported" ]; then
+    echo "exports: nm -D lists nothing defined in $lib" >&2
+    exit 99
+fi
+fail=0
+
+grep -Ev '^MPIX?_' "$tmp/exported" >"$tmp/extra"
+if [ -s "$tmp/extra" ]; then
+    echo "exports: libmpigpu.so exports internal symbols: $(tr '\n' ' ' <"$tmp/extra")" >&2
+    fail=1
+fi
+
+{
+    sed -n 's/^int \(MPIX\{0,1\}_[A-Za-z0-9_]*\)(.*/\1/p' "$top"/src/mpi/*.c
+    sed -n 's/^MPIGPU_EXPORT int \(MPIX_[A-Za-z0-9_]*\)(.*/\1/p' "$top"/include/mpigpu.h
+} | sort -u >"$tmp/defined"
+comm -23 "$tmp/defined" "$tmp/exported" >"$tmp/missing"
+if [ -s "$tmp/missing" ]; then
+    echo "exports: defined or declared but not exported (MPIGPU_EXPORT missing?): $(tr '\n' ' ' <"$tmp/missing")" >&2
+    fail=1
+fi
+
+if [ $fail -eq 0 ]; then
+    echo "exports: $(grep -c '^MPI_' "$tmp/exported") MPI_ and $(grep -c '^MPIX_' "$tmp/exported") MPIX_ symbols, nothing else"
+fi
+exit $fail
