@@ -6,7 +6,9 @@
 #   2. every MPI_/MPIX_ function that src/mpi defines (a line that starts
 #      "int MPI_" or "int MPIX_") and every function mpigpu.h declares is
 #      exported: an interposed call without MPIGPU_EXPORT would be hidden,
-#      and MPI's own would run instead, silently.
+#      and MPI's own would run instead, silently;
+#   3. every exported function is defined on a line that starts "int NAME(",
+#      in src/mpi (not stamped out by a macro), so that grep finds it.
 # Run by make check after the build; srcdir and abs_top_builddir come from
 # the test environment.
 set -u
@@ -19,8 +21,8 @@ fi
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 
-# Names that start with an underscore belong to the toolchain (a sanitizer
-# build's __asan_ and __odr_asan_ symbols); the library defines none.
+# Names that start with an underscore are reserved to the toolchain, which
+# may add some (linker and sanitizer symbols); the library defines none.
 nm -D --defined-only "$lib" | awk 'NF >= 3 && $3 !~ /^_/ {print $3}' | sort -u >"$tmp/exported"
 if [ ! -s "$tmp/exported" ]; then
     echo "exports: nm -D lists nothing defined in $lib" >&2
@@ -34,13 +36,18 @@ if [ -s "$tmp/extra" ]; then
     fail=1
 fi
 
-{
-    sed -n 's/^int \(MPIX\{0,1\}_[A-Za-z0-9_]*\)(.*/\1/p' "$top"/src/mpi/*.c
-    sed -n 's/^MPIGPU_EXPORT int \(MPIX_[A-Za-z0-9_]*\)(.*/\1/p' "$top"/include/mpigpu.h
-} | sort -u >"$tmp/defined"
-comm -23 "$tmp/defined" "$tmp/exported" >"$tmp/missing"
+sed -n 's/^int \(MPIX\{0,1\}_[A-Za-z0-9_]*\)(.*/\1/p' "$top"/src/mpi/*.c | sort -u >"$tmp/defined"
+sed -n 's/^MPIGPU_EXPORT int \(MPIX_[A-Za-z0-9_]*\)(.*/\1/p' "$top"/include/mpigpu.h |
+    sort -u >"$tmp/declared"
+sort -u "$tmp/defined" "$tmp/declared" | comm -23 - "$tmp/exported" >"$tmp/missing"
 if [ -s "$tmp/missing" ]; then
     echo "exports: defined or declared but not exported (MPIGPU_EXPORT missing?): $(tr '\n' ' ' <"$tmp/missing")" >&2
+    fail=1
+fi
+
+comm -13 "$tmp/defined" "$tmp/exported" >"$tmp/stamped"
+if [ -s "$tmp/stamped" ]; then
+    echo "exports: exported but no line of src/mpi starts \"int NAME(\" (a macro?): $(tr '\n' ' ' <"$tmp/stamped")" >&2
     fail=1
 fi
 
