@@ -40,6 +40,18 @@
 extern "C" {
 #endif
 
+/**
+ * Marks what the library exports, as hwloc's HWLOC_DECLSPEC does.  The library
+ * is built with -fvisibility=hidden: the MPIX_ functions declared here and the
+ * interposed MPI_ calls carry this mark, and no other symbol leaves
+ * libmpigpu.so.
+ */
+#if defined(__GNUC__)
+#define MPIGPU_EXPORT __attribute__((visibility("default")))
+#else
+#define MPIGPU_EXPORT
+#endif
+
 /** Version of the library. */
 #define MPIGPU_VERSION_MAJOR 0
 #define MPIGPU_VERSION_MINOR 1
@@ -48,7 +60,7 @@ extern "C" {
  * @brief Whether device buffers are accepted.
  * @return 1 once MPI is initialized with an OpenCL device in use, else 0.
  */
-int MPIX_Query_opencl_support(void);
+MPIGPU_EXPORT int MPIX_Query_opencl_support(void);
 
 /**
  * @brief The default device, chosen at MPI_Init.
@@ -57,13 +69,14 @@ int MPIX_Query_opencl_support(void);
  * else the first OpenCL device.  Any argument may be NULL.  The handles are
  * borrowed and stay valid until MPI_Finalize().
  */
-int MPIX_Gpu_get_device(cl_context *context, cl_device_id *device, cl_command_queue *queue);
+MPIGPU_EXPORT int MPIX_Gpu_get_device(cl_context *context, cl_device_id *device,
+                                      cl_command_queue *queue);
 
 /**
  * @brief Adopt the application's queue: its context and device become the
  * default.  Call it before MPIX_Gpu_malloc().  The queue is retained.
  */
-int MPIX_Gpu_set_queue(cl_command_queue queue);
+MPIGPU_EXPORT int MPIX_Gpu_set_queue(cl_command_queue queue);
 
 /**
  * @brief Allocate size bytes on the default context and return a device address.
@@ -71,19 +84,19 @@ int MPIX_Gpu_set_queue(cl_command_queue queue);
  * devptr + k is a device address for 0 <= k < size.  The host must not
  * dereference it.  size 0 returns a unique address that no access may use.
  */
-int MPIX_Gpu_malloc(size_t size, void **devptr);
+MPIGPU_EXPORT int MPIX_Gpu_malloc(size_t size, void **devptr);
 
 /** @brief Free a device address returned by MPIX_Gpu_malloc(). */
-int MPIX_Gpu_free(void *devptr);
+MPIGPU_EXPORT int MPIX_Gpu_free(void *devptr);
 
 /**
  * @brief Give an existing buffer of any context a device address.
  * The buffer is retained until MPIX_Gpu_deregister().
  */
-int MPIX_Gpu_register(cl_mem mem, void **devptr);
+MPIGPU_EXPORT int MPIX_Gpu_register(cl_mem mem, void **devptr);
 
 /** @brief Forget a device address returned by MPIX_Gpu_register(). */
-int MPIX_Gpu_deregister(void *devptr);
+MPIGPU_EXPORT int MPIX_Gpu_deregister(void *devptr);
 
 /**
  * @brief Classify a pointer.
@@ -91,7 +104,7 @@ int MPIX_Gpu_deregister(void *devptr);
  * Sets *is_device to 1, with the buffer and the offset into it, when ptr is
  * a device address; sets it to 0 otherwise.  mem and offset may be NULL.
  */
-int MPIX_Gpu_query(const void *ptr, int *is_device, cl_mem *mem, size_t *offset);
+MPIGPU_EXPORT int MPIX_Gpu_query(const void *ptr, int *is_device, cl_mem *mem, size_t *offset);
 
 /**
  * @brief Declare host memory page-locked (pinned).
@@ -104,10 +117,10 @@ int MPIX_Gpu_query(const void *ptr, int *is_device, cl_mem *mem, size_t *offset)
  * not depend on it.  The range stays declared until
  * MPIX_Gpu_host_deregister(ptr) or MPI_Finalize().
  */
-int MPIX_Gpu_host_register(void *ptr, size_t size);
+MPIGPU_EXPORT int MPIX_Gpu_host_register(void *ptr, size_t size);
 
 /** @brief Forget a range declared by MPIX_Gpu_host_register(). */
-int MPIX_Gpu_host_deregister(void *ptr);
+MPIGPU_EXPORT int MPIX_Gpu_host_deregister(void *ptr);
 
 /** Values of the per-datatype method attribute (see MPIX_Gpu_pack_keyval()). */
 #define MPIX_GPU_PACK_AUTO 0   /**< as MPIGPU_PACK says */
@@ -127,32 +140,35 @@ int MPIX_Gpu_host_deregister(void *ptr);
  * MPI_Type_dup.  The keyval is created at the first call and stays valid
  * until MPI_Finalize().
  */
-int MPIX_Gpu_pack_keyval(int *keyval);
+MPIGPU_EXPORT int MPIX_Gpu_pack_keyval(int *keyval);
 
 /** @brief Blocking copy between any mix of host and device addresses. */
-int MPIX_Gpu_memcpy(void *dst, const void *src, size_t bytes);
+MPIGPU_EXPORT int MPIX_Gpu_memcpy(void *dst, const void *src, size_t bytes);
 
 /**
  * @brief Send ordered by OpenCL events (not implemented yet: returns
  * MPI_ERR_UNSUPPORTED_OPERATION).
  */
-int MPIX_Enqueue_send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                      MPI_Comm comm, cl_command_queue queue, cl_uint num_events_in_wait_list,
-                      const cl_event *event_wait_list, cl_event *event);
+MPIGPU_EXPORT int MPIX_Enqueue_send(const void *buf, int count, MPI_Datatype datatype, int dest,
+                                    int tag, MPI_Comm comm, cl_command_queue queue,
+                                    cl_uint num_events_in_wait_list,
+                                    const cl_event *event_wait_list, cl_event *event);
 
 /**
  * @brief Receive ordered by OpenCL events (not implemented yet: returns
  * MPI_ERR_UNSUPPORTED_OPERATION).
  */
-int MPIX_Enqueue_recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
-                      MPI_Comm comm, cl_command_queue queue, cl_uint num_events_in_wait_list,
-                      const cl_event *event_wait_list, cl_event *event);
+MPIGPU_EXPORT int MPIX_Enqueue_recv(void *buf, int count, MPI_Datatype datatype, int source,
+                                    int tag, MPI_Comm comm, cl_command_queue queue,
+                                    cl_uint num_events_in_wait_list,
+                                    const cl_event *event_wait_list, cl_event *event);
 
 /**
  * @brief An OpenCL event that completes with an MPI request (not implemented
  * yet: returns MPI_ERR_UNSUPPORTED_OPERATION).
  */
-int MPIX_Event_from_request(cl_context context, MPI_Request *request, cl_event *event);
+MPIGPU_EXPORT int MPIX_Event_from_request(cl_context context, MPI_Request *request,
+                                          cl_event *event);
 
 #ifdef __cplusplus
 }

@@ -35,6 +35,7 @@ int mgmpi_error(MPI_Comm comm, int rc)
     return rc;
 }
 
+MPIGPU_EXPORT
 int MPI_Error_string(int errorcode, char *string, int *resultlen)
 {
     int errclass = -1;

@@ -62,18 +62,21 @@ fn_fail:
     goto fn_exit;
 }
 
+MPIGPU_EXPORT
 int MPI_Init(int *argc, char ***argv)
 {
     int rc = PMPI_Init(argc, argv);
     return rc == MPI_SUCCESS ? modules_start() : rc;
 }
 
+MPIGPU_EXPORT
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     return rc == MPI_SUCCESS ? modules_start() : rc;
 }
 
+MPIGPU_EXPORT
 int MPI_Finalize(void)
 {
     /* Before PMPI_Finalize: the datatype engine frees its attribute keyval

@@ -6,7 +6,7 @@
  * an int; a larger count is refused with MPI_ERR_COUNT, before anything
  * moves, instead of letting MPI fault on the device address.  (The packed
  * bytes of a message may exceed INT_MAX: the protocol posts them with the
- * _c forms.)  The wrappers of one signature come from one macro.
+ * _c forms.)
  */
 #include "config.h"
 
@@ -29,53 +29,152 @@ static int too_big(MPI_Comm comm, const char *fn, MPI_Count count)
 #define FITS(count_) ((count_) <= INT_MAX)
 
 /* Send-side calls without and with a request (I and _init forms). */
-#define LC_SEND(name_)                                                                             \
-    int MPI_##name_##_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,         \
-                        int tag, MPI_Comm comm)                                                    \
-    {                                                                                              \
-        if (!DEV(buf, count, datatype))                                                            \
-            return PMPI_##name_##_c(buf, count, datatype, dest, tag, comm);                        \
-        return FITS(count) ? MPI_##name_(buf, (int)count, datatype, dest, tag, comm)               \
-                           : too_big(comm, "MPI_" #name_ "_c", count);                             \
-    }
-#define LC_SEND_REQ(name_)                                                                         \
-    int MPI_##name_##_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,         \
-                        int tag, MPI_Comm comm, MPI_Request *request)                              \
-    {                                                                                              \
-        if (!DEV(buf, count, datatype))                                                            \
-            return PMPI_##name_##_c(buf, count, datatype, dest, tag, comm, request);               \
-        return FITS(count) ? MPI_##name_(buf, (int)count, datatype, dest, tag, comm, request)      \
-                           : too_big(comm, "MPI_" #name_ "_c", count);                             \
-    }
+MPIGPU_EXPORT
+int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Send_c(buf, count, datatype, dest, tag, comm);
+    return FITS(count) ? MPI_Send(buf, (int)count, datatype, dest, tag, comm)
+                       : too_big(comm, "MPI_Send_c", count);
+}
+
+MPIGPU_EXPORT
+int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Ssend_c(buf, count, datatype, dest, tag, comm);
+    return FITS(count) ? MPI_Ssend(buf, (int)count, datatype, dest, tag, comm)
+                       : too_big(comm, "MPI_Ssend_c", count);
+}
+
+MPIGPU_EXPORT
+int MPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Rsend_c(buf, count, datatype, dest, tag, comm);
+    return FITS(count) ? MPI_Rsend(buf, (int)count, datatype, dest, tag, comm)
+                       : too_big(comm, "MPI_Rsend_c", count);
+}
+
+MPIGPU_EXPORT
+int MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Bsend_c(buf, count, datatype, dest, tag, comm);
+    return FITS(count) ? MPI_Bsend(buf, (int)count, datatype, dest, tag, comm)
+                       : too_big(comm, "MPI_Bsend_c", count);
+}
+
+MPIGPU_EXPORT
+int MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm, MPI_Request *request)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request);
+    return FITS(count) ? MPI_Isend(buf, (int)count, datatype, dest, tag, comm, request)
+                       : too_big(comm, "MPI_Isend_c", count);
+}
+
+MPIGPU_EXPORT
+int MPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                 MPI_Comm comm, MPI_Request *request)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request);
+    return FITS(count) ? MPI_Issend(buf, (int)count, datatype, dest, tag, comm, request)
+                       : too_big(comm, "MPI_Issend_c", count);
+}
+
+MPIGPU_EXPORT
+int MPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                 MPI_Comm comm, MPI_Request *request)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request);
+    return FITS(count) ? MPI_Irsend(buf, (int)count, datatype, dest, tag, comm, request)
+                       : too_big(comm, "MPI_Irsend_c", count);
+}
+
+MPIGPU_EXPORT
+int MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                 MPI_Comm comm, MPI_Request *request)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request);
+    return FITS(count) ? MPI_Ibsend(buf, (int)count, datatype, dest, tag, comm, request)
+                       : too_big(comm, "MPI_Ibsend_c", count);
+}
+
+MPIGPU_EXPORT
+int MPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request *request)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
+    return FITS(count) ? MPI_Send_init(buf, (int)count, datatype, dest, tag, comm, request)
+                       : too_big(comm, "MPI_Send_init_c", count);
+}
+
+MPIGPU_EXPORT
+int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                     MPI_Comm comm, MPI_Request *request)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request);
+    return FITS(count) ? MPI_Ssend_init(buf, (int)count, datatype, dest, tag, comm, request)
+                       : too_big(comm, "MPI_Ssend_init_c", count);
+}
+
+MPIGPU_EXPORT
+int MPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                     MPI_Comm comm, MPI_Request *request)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request);
+    return FITS(count) ? MPI_Rsend_init(buf, (int)count, datatype, dest, tag, comm, request)
+                       : too_big(comm, "MPI_Rsend_init_c", count);
+}
+
+MPIGPU_EXPORT
+int MPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                     MPI_Comm comm, MPI_Request *request)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request);
+    return FITS(count) ? MPI_Bsend_init(buf, (int)count, datatype, dest, tag, comm, request)
+                       : too_big(comm, "MPI_Bsend_init_c", count);
+}
+
 /* Receive-side calls go to the int form whenever the count fits, host
    buffers too: a host receive may have to take a chunked message or one that
    a probe received early (sendrecv.c). */
-#define LC_RECV_REQ(name_)                                                                         \
-    int MPI_##name_##_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,    \
-                        MPI_Comm comm, MPI_Request *request)                                       \
-    {                                                                                              \
-        if (FITS(count))                                                                           \
-            return MPI_##name_(buf, (int)count, datatype, source, tag, comm, request);             \
-        if (!DEV(buf, count, datatype))                                                            \
-            return PMPI_##name_##_c(buf, count, datatype, source, tag, comm, request);             \
-        return too_big(comm, "MPI_" #name_ "_c", count);                                           \
-    }
+MPIGPU_EXPORT
+int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                MPI_Comm comm, MPI_Request *request)
+{
+    if (FITS(count))
+        return MPI_Irecv(buf, (int)count, datatype, source, tag, comm, request);
+    if (!DEV(buf, count, datatype))
+        return PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
+    return too_big(comm, "MPI_Irecv_c", count);
+}
 
-LC_SEND(Send)
-LC_SEND(Ssend)
-LC_SEND(Rsend)
-LC_SEND(Bsend)
-LC_SEND_REQ(Isend)
-LC_SEND_REQ(Issend)
-LC_SEND_REQ(Irsend)
-LC_SEND_REQ(Ibsend)
-LC_SEND_REQ(Send_init)
-LC_SEND_REQ(Ssend_init)
-LC_SEND_REQ(Rsend_init)
-LC_SEND_REQ(Bsend_init)
-LC_RECV_REQ(Irecv)
-LC_RECV_REQ(Recv_init)
+MPIGPU_EXPORT
+int MPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                    MPI_Comm comm, MPI_Request *request)
+{
+    if (FITS(count))
+        return MPI_Recv_init(buf, (int)count, datatype, source, tag, comm, request);
+    if (!DEV(buf, count, datatype))
+        return PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
+    return too_big(comm, "MPI_Recv_init_c", count);
+}
 
+MPIGPU_EXPORT
 int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
                MPI_Comm comm, MPI_Status *status)
 {
@@ -86,6 +185,7 @@ int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, in
     return too_big(comm, "MPI_Recv_c", count);
 }
 
+MPIGPU_EXPORT
 int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
                 MPI_Status *status)
 {
@@ -96,6 +196,7 @@ int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *
     return too_big(MPI_COMM_WORLD, "MPI_Mrecv_c", count);
 }
 
+MPIGPU_EXPORT
 int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
                  MPI_Request *request)
 {
@@ -106,6 +207,7 @@ int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message 
     return too_big(MPI_COMM_WORLD, "MPI_Imrecv_c", count);
 }
 
+MPIGPU_EXPORT
 int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
                    int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                    int source, int recvtag, MPI_Comm comm, MPI_Status *status)
@@ -119,6 +221,7 @@ int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
     return too_big(comm, "MPI_Sendrecv_c", FITS(sendcount) ? recvcount : sendcount);
 }
 
+MPIGPU_EXPORT
 int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag,
                            int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {

@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include "mpigpu.h" /* MPIGPU_EXPORT, on each interposed MPI_ call */
 #include "mgdev.h"
 
 /* Raise rc (an error class) on comm's error handler and return it.  With

@@ -403,6 +403,7 @@ static int pk_datarep(pk_call_t *c, const char *datarep)
         .packed = (char *)(uintptr_t)(packed_), .psize = (psize_)                                  \
     }
 
+MPIGPU_EXPORT
 int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
              int *position, MPI_Comm comm)
 {
@@ -416,6 +417,7 @@ int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf
     return pk_raise(&c, rc);
 }
 
+MPIGPU_EXPORT
 int MPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
                MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
 {
@@ -425,6 +427,7 @@ int MPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void
     return pk_raise(&c, pk_run(&c, (int64_t *)position));
 }
 
+MPIGPU_EXPORT
 int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
                MPI_Datatype datatype, MPI_Comm comm)
 {
@@ -438,6 +441,7 @@ int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int o
     return pk_raise(&c, rc);
 }
 
+MPIGPU_EXPORT
 int MPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
                  MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
 {
@@ -447,6 +451,7 @@ int MPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void 
     return pk_raise(&c, pk_run(&c, (int64_t *)position));
 }
 
+MPIGPU_EXPORT
 int MPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_Datatype datatype,
                       void *outbuf, MPI_Aint outsize, MPI_Aint *position)
 {
@@ -458,6 +463,7 @@ int MPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_D
     return rc != MPI_SUCCESS ? rc : pk_raise(&c, pk_run(&c, (int64_t *)position));
 }
 
+MPIGPU_EXPORT
 int MPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount,
                         MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position)
 {
@@ -469,6 +475,7 @@ int MPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incoun
     return rc != MPI_SUCCESS ? rc : pk_raise(&c, pk_run(&c, (int64_t *)position));
 }
 
+MPIGPU_EXPORT
 int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
                         MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
 {
@@ -480,6 +487,7 @@ int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize
     return rc != MPI_SUCCESS ? rc : pk_raise(&c, pk_run(&c, (int64_t *)position));
 }
 
+MPIGPU_EXPORT
 int MPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize,
                           MPI_Count *position, void *outbuf, MPI_Count outcount,
                           MPI_Datatype datatype)

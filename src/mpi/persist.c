@@ -64,6 +64,7 @@ free_op:
     return rc;
 }
 
+MPIGPU_EXPORT
 int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                   MPI_Comm comm, MPI_Request *request)
 {
@@ -71,6 +72,7 @@ int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, i
                        tag, comm, request);
 }
 
+MPIGPU_EXPORT
 int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                    MPI_Comm comm, MPI_Request *request)
 {
@@ -78,6 +80,7 @@ int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
                        tag, comm, request);
 }
 
+MPIGPU_EXPORT
 int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                    MPI_Comm comm, MPI_Request *request)
 {
@@ -85,6 +88,7 @@ int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
                        dest, tag, comm, request);
 }
 
+MPIGPU_EXPORT
 int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                    MPI_Comm comm, MPI_Request *request)
 {
@@ -92,6 +96,7 @@ int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
                        dest, tag, comm, request);
 }
 
+MPIGPU_EXPORT
 int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                   MPI_Request *request)
 {
@@ -99,6 +104,7 @@ int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int t
                        tag, comm, request);
 }
 
+MPIGPU_EXPORT
 int MPI_Start(MPI_Request *request)
 {
     mgp2p_lock();
@@ -113,6 +119,7 @@ int MPI_Start(MPI_Request *request)
     return rc == MPI_SUCCESS ? rc : mgmpi_error(comm, rc);
 }
 
+MPIGPU_EXPORT
 int MPI_Startall(int count, MPI_Request array_of_requests[])
 {
     int rc = MPI_SUCCESS;

@@ -34,6 +34,7 @@ static MPI_Count group_count(MPI_Comm comm, int count)
     return (MPI_Count)count * size;
 }
 
+MPIGPU_EXPORT
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
     if (DEV(buffer, count, datatype))
@@ -41,6 +42,7 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
     return PMPI_Bcast(buffer, count, datatype, root, comm);
 }
 
+MPIGPU_EXPORT
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                int root, MPI_Comm comm)
 {
@@ -49,6 +51,7 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
     return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
 }
 
+MPIGPU_EXPORT
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                   MPI_Comm comm)
 {
@@ -57,6 +60,7 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
     return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
 }
 
+MPIGPU_EXPORT
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
@@ -65,6 +69,7 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
     return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
+MPIGPU_EXPORT
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
@@ -73,6 +78,7 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
+MPIGPU_EXPORT
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
@@ -81,6 +87,7 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
+MPIGPU_EXPORT
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
@@ -90,6 +97,7 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
+MPIGPU_EXPORT
 int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
             int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
             MPI_Win win)
@@ -103,6 +111,7 @@ int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datat
                     target_count, target_datatype, win);
 }
 
+MPIGPU_EXPORT
 int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
@@ -115,6 +124,7 @@ int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, i
                     target_count, target_datatype, win);
 }
 
+MPIGPU_EXPORT
 int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
                    MPI_Status *status)
 {
@@ -126,6 +136,7 @@ int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatyp
     return PMPI_File_write(fh, buf, count, datatype, status);
 }
 
+MPIGPU_EXPORT
 int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
     if (DEV(buf, count, datatype)) {

@@ -153,11 +153,13 @@ static int one_common(MPI_Request *request, int *flag, MPI_Status *status, int b
     return rc;
 }
 
+MPIGPU_EXPORT
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
     return one_common(request, flag, status, 0);
 }
 
+MPIGPU_EXPORT
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
     return one_common(request, NULL, status, 1);
@@ -202,11 +204,13 @@ fn_exit:
     return rc;
 }
 
+MPIGPU_EXPORT
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
     return all_common(count, array_of_requests, NULL, array_of_statuses, 1);
 }
 
+MPIGPU_EXPORT
 int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
                 MPI_Status array_of_statuses[])
 {
@@ -247,11 +251,13 @@ fn_exit:
     return rc;
 }
 
+MPIGPU_EXPORT
 int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
 {
     return any_common(count, array_of_requests, index, NULL, status, 1);
 }
 
+MPIGPU_EXPORT
 int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag,
                 MPI_Status *status)
 {
@@ -295,6 +301,7 @@ fn_exit:
     return rc;
 }
 
+MPIGPU_EXPORT
 int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
                  int array_of_indices[], MPI_Status array_of_statuses[])
 {
@@ -302,6 +309,7 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
                        1);
 }
 
+MPIGPU_EXPORT
 int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
                  int array_of_indices[], MPI_Status array_of_statuses[])
 {
@@ -309,6 +317,7 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
                        0);
 }
 
+MPIGPU_EXPORT
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
     mgp2p_lock();
@@ -325,6 +334,7 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
     return rc;
 }
 
+MPIGPU_EXPORT
 int MPI_Request_free(MPI_Request *request)
 {
     mgp2p_lock();
@@ -350,6 +360,7 @@ int MPI_Request_free(MPI_Request *request)
     return rc;
 }
 
+MPIGPU_EXPORT
 int MPI_Cancel(MPI_Request *request)
 {
     mgp2p_lock();

@@ -126,34 +126,83 @@ fn_free:
 }
 
 /* The eight send calls: a host buffer goes to PMPI unchanged. */
-#define SEND_BLOCKING(name_, mode_)                                                                \
-    int MPI_##name_(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,          \
-                    MPI_Comm comm)                                                                 \
-    {                                                                                              \
-        if (!DEV(buf, count, datatype))                                                            \
-            return PMPI_##name_(buf, count, datatype, dest, tag, comm);                            \
-        return send_common("MPI_" #name_, mode_, buf, count, datatype, dest, tag, comm, NULL,      \
-                           NULL);                                                                  \
-    }
-#define SEND_NONBLOCKING(name_, mode_)                                                             \
-    int MPI_##name_(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,          \
-                    MPI_Comm comm, MPI_Request *request)                                           \
-    {                                                                                              \
-        if (!DEV(buf, count, datatype))                                                            \
-            return PMPI_##name_(buf, count, datatype, dest, tag, comm, request);                   \
-        return send_common("MPI_" #name_, mode_, buf, count, datatype, dest, tag, comm, request,   \
-                           NULL);                                                                  \
-    }
+MPIGPU_EXPORT
+int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Send(buf, count, datatype, dest, tag, comm);
+    return send_common("MPI_Send", MGP2P_MODE_STD, buf, count, datatype, dest, tag, comm, NULL,
+                       NULL);
+}
 
-SEND_BLOCKING(Send, MGP2P_MODE_STD)
-SEND_BLOCKING(Ssend, MGP2P_MODE_SYNC)
-SEND_BLOCKING(Rsend, MGP2P_MODE_READY)
-SEND_BLOCKING(Bsend, MGP2P_MODE_BUFFERED)
-SEND_NONBLOCKING(Isend, MGP2P_MODE_STD)
-SEND_NONBLOCKING(Issend, MGP2P_MODE_SYNC)
-SEND_NONBLOCKING(Irsend, MGP2P_MODE_READY)
-SEND_NONBLOCKING(Ibsend, MGP2P_MODE_BUFFERED)
+MPIGPU_EXPORT
+int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Ssend(buf, count, datatype, dest, tag, comm);
+    return send_common("MPI_Ssend", MGP2P_MODE_SYNC, buf, count, datatype, dest, tag, comm, NULL,
+                       NULL);
+}
 
+MPIGPU_EXPORT
+int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Rsend(buf, count, datatype, dest, tag, comm);
+    return send_common("MPI_Rsend", MGP2P_MODE_READY, buf, count, datatype, dest, tag, comm, NULL,
+                       NULL);
+}
+
+MPIGPU_EXPORT
+int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Bsend(buf, count, datatype, dest, tag, comm);
+    return send_common("MPI_Bsend", MGP2P_MODE_BUFFERED, buf, count, datatype, dest, tag, comm,
+                       NULL, NULL);
+}
+
+MPIGPU_EXPORT
+int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+              MPI_Request *request)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
+    return send_common("MPI_Isend", MGP2P_MODE_STD, buf, count, datatype, dest, tag, comm, request,
+                       NULL);
+}
+
+MPIGPU_EXPORT
+int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
+    return send_common("MPI_Issend", MGP2P_MODE_SYNC, buf, count, datatype, dest, tag, comm,
+                       request, NULL);
+}
+
+MPIGPU_EXPORT
+int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Irsend(buf, count, datatype, dest, tag, comm, request);
+    return send_common("MPI_Irsend", MGP2P_MODE_READY, buf, count, datatype, dest, tag, comm,
+                       request, NULL);
+}
+
+MPIGPU_EXPORT
+int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request)
+{
+    if (!DEV(buf, count, datatype))
+        return PMPI_Ibsend(buf, count, datatype, dest, tag, comm, request);
+    return send_common("MPI_Ibsend", MGP2P_MODE_BUFFERED, buf, count, datatype, dest, tag, comm,
+                       request, NULL);
+}
+
+MPIGPU_EXPORT
 int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
              MPI_Status *status)
 {
@@ -170,6 +219,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
                        NULL);
 }
 
+MPIGPU_EXPORT
 int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
               MPI_Request *request)
 {
@@ -180,6 +230,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
                        request);
 }
 
+MPIGPU_EXPORT
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                  MPI_Comm comm, MPI_Status *status)
@@ -208,6 +259,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     return rc;
 }
 
+MPIGPU_EXPORT
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
                          int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
@@ -266,29 +318,34 @@ fn_fail:
     goto fn_exit;
 }
 
+MPIGPU_EXPORT
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
     int flag = 0;
     return mgp2p_probe(source, tag, comm, 1, &flag, NULL, status);
 }
 
+MPIGPU_EXPORT
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
     return mgp2p_probe(source, tag, comm, 0, flag, NULL, status);
 }
 
+MPIGPU_EXPORT
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
     int flag = 0;
     return mgp2p_probe(source, tag, comm, 1, &flag, message, status);
 }
 
+MPIGPU_EXPORT
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
                 MPI_Status *status)
 {
     return mgp2p_probe(source, tag, comm, 0, flag, message, status);
 }
 
+MPIGPU_EXPORT
 int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
     MPI_Comm comm = mgp2p_message_take(*message);
@@ -305,6 +362,7 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
                        status, NULL);
 }
 
+MPIGPU_EXPORT
 int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
                MPI_Request *request)
 {

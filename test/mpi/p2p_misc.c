@@ -3,11 +3,8 @@
    completion order of mixed host and device requests, Request_free of an
    active send, Cancel of a posted receive, Sendrecv(_replace) around a ring,
    and refusal of calls that do not take device buffers yet. */
+#include "mgtest.h"
 #include "p2p_common.h"
-
-/* Test hook of the library (src/p2p/p2p.h). */
-void mgp2p_host_receives(unsigned long *inplace, unsigned long *landed);
-void mgp2p_rest_messages(unsigned long *sent, unsigned long *received);
 
 static int rank, size;
 

@@ -11,9 +11,8 @@
    MPIGPU_STAGING_MAX), started 20 times each: with the chunked protocol every
    start is a few kernels and messages per chunk, and 100 starts took minutes
    on a loaded 2-core machine under the sanitizers. */
+#include "mgtest.h"
 #include "p2p_common.h"
-
-void mgdev_staging_usage(size_t *allocated, size_t *high_water, size_t *cap);
 
 #define ITERS_SMALL 100
 #define ITERS_BIG 20

@@ -10,14 +10,8 @@
    lane, every piece after the first of each message through its ring. */
 #include <unistd.h>
 
+#include "mgtest.h"
 #include "p2p_common.h"
-
-/* Test hook of the library (src/p2p/p2p.h). */
-void mgdev_staging_usage(size_t *allocated, size_t *high_water, size_t *cap);
-void mgdev_big_usage(size_t *kept, unsigned long *allocs);
-int mgp2p_pipe_high(void);
-unsigned long mgp2p_worker_jobs(void);
-void mgp2p_lane_pieces(unsigned long *sent, unsigned long *received);
 
 static long rss_kib(void)
 {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mgdt.h"
+#include "mgtest.h"
 #include "typegen.h"
 
 static int errs;
