@@ -18,10 +18,11 @@ EXTRA_DIST += tools/hand.cl build-aux/embed-text.sh tools/plot.sh
 TESTS += mpigpu-pingpong
 # mpigpu-info: what the library sees and would do here, and its settings
 # (--params).  It reaches the device layer's locality and the pack engine's
-# method table through their faces, in libmpigpu.
+# method table through their faces, which libmpigpu.so does not export: it
+# links the folders' libraries, as the white-box tests do.
 bin_PROGRAMS += mpigpu-info
 mpigpu_info_SOURCES = tools/info.c
-mpigpu_info_LDADD = libmpigpu.la $(OPENCL_LIBS) $(HWLOC_LIBS)
+mpigpu_info_LDADD = $(MG_ALL_LIBS) $(MG_ALL_LIBS_DEPS)
 # mpigpu-info runs as a singleton; the user guide's settings tables match the
 # settings table.
 TESTS += test/tools/info.sh test/tools/params.sh

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpigpu.h"
 #include "mgdev.h"
 #include "mgmpi.h"
 #include "p2p.h"
@@ -243,6 +244,7 @@ static int mpi_pvars(int *n)
     return PMPI_T_pvar_get_num(n);
 }
 
+MPIGPU_EXPORT
 int MPI_T_pvar_get_num(int *num_pvar)
 {
     int rc = mpi_pvars(num_pvar);
@@ -251,6 +253,7 @@ int MPI_T_pvar_get_num(int *num_pvar)
     return rc;
 }
 
+MPIGPU_EXPORT
 int MPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity, int *var_class,
                         MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
                         int *bind, int *readonly, int *continuous, int *atomic)
@@ -283,6 +286,7 @@ int MPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosit
     return MPI_SUCCESS;
 }
 
+MPIGPU_EXPORT
 int MPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index)
 {
     int base = 0, rc = mpi_pvars(&base);
@@ -297,6 +301,7 @@ int MPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index)
     return PMPI_T_pvar_get_index(name, var_class, pvar_index);
 }
 
+MPIGPU_EXPORT
 int MPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle,
                             MPI_T_pvar_handle *handle, int *count)
 {
@@ -322,6 +327,7 @@ int MPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *ob
     return MPI_SUCCESS;
 }
 
+MPIGPU_EXPORT
 int MPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle)
 {
     pthread_mutex_lock(&mpit_lock);
@@ -343,6 +349,7 @@ int MPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle
     return PMPI_T_pvar_handle_free(session, handle);
 }
 
+MPIGPU_EXPORT
 int MPI_T_pvar_session_free(MPI_T_pvar_session *session)
 {
     pthread_mutex_lock(&mpit_lock);
@@ -361,6 +368,7 @@ int MPI_T_pvar_session_free(MPI_T_pvar_session *session)
 
 /* Ours are continuous: starting or stopping one is an error, and
    MPI_T_PVAR_ALL_HANDLES leaves them alone, as the standard asks. */
+MPIGPU_EXPORT
 int MPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
     pthread_mutex_lock(&mpit_lock);
@@ -369,6 +377,7 @@ int MPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
     return h ? MPI_T_ERR_PVAR_NO_STARTSTOP : PMPI_T_pvar_start(session, handle);
 }
 
+MPIGPU_EXPORT
 int MPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
     pthread_mutex_lock(&mpit_lock);
@@ -393,6 +402,7 @@ static int handle_read(MPI_T_pvar_session session, mpit_handle_t *h, void *buf, 
     return MPI_SUCCESS;
 }
 
+MPIGPU_EXPORT
 int MPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
 {
     pthread_mutex_lock(&mpit_lock);
@@ -402,6 +412,7 @@ int MPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *
     return h ? rc : PMPI_T_pvar_read(session, handle, buf);
 }
 
+MPIGPU_EXPORT
 int MPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
 {
     pthread_mutex_lock(&mpit_lock);
@@ -411,6 +422,7 @@ int MPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, v
     return h ? rc : PMPI_T_pvar_readreset(session, handle, buf);
 }
 
+MPIGPU_EXPORT
 int MPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
     if (handle == MPI_T_PVAR_ALL_HANDLES) {
@@ -430,6 +442,7 @@ int MPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 }
 
 /* Writing a counter sets the value its handle reads now. */
+MPIGPU_EXPORT
 int MPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf)
 {
     pthread_mutex_lock(&mpit_lock);
@@ -455,6 +468,7 @@ static int mpi_categories(int *n)
     return PMPI_T_category_get_num(n);
 }
 
+MPIGPU_EXPORT
 int MPI_T_category_get_num(int *num_cat)
 {
     int rc = mpi_categories(num_cat);
@@ -463,6 +477,7 @@ int MPI_T_category_get_num(int *num_cat)
     return rc;
 }
 
+MPIGPU_EXPORT
 int MPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len,
                             int *num_cvars, int *num_pvars, int *num_categories)
 {
@@ -481,6 +496,7 @@ int MPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc
     return MPI_SUCCESS;
 }
 
+MPIGPU_EXPORT
 int MPI_T_category_get_index(const char *name, int *cat_index)
 {
     int base = 0, rc = mpi_categories(&base);
@@ -491,6 +507,7 @@ int MPI_T_category_get_index(const char *name, int *cat_index)
     return PMPI_T_category_get_index(name, cat_index);
 }
 
+MPIGPU_EXPORT
 int MPI_T_category_get_pvars(int cat_index, int len, int indices[])
 {
     int base = 0, rc = mpi_categories(&base);
@@ -503,6 +520,7 @@ int MPI_T_category_get_pvars(int cat_index, int len, int indices[])
     return rc;
 }
 
+MPIGPU_EXPORT
 int MPI_T_category_get_cvars(int cat_index, int len, int indices[])
 {
     int base = 0, rc = mpi_categories(&base);
@@ -513,6 +531,7 @@ int MPI_T_category_get_cvars(int cat_index, int len, int indices[])
     return MPI_SUCCESS;
 }
 
+MPIGPU_EXPORT
 int MPI_T_category_get_categories(int cat_index, int len, int indices[])
 {
     int base = 0, rc = mpi_categories(&base);
@@ -523,6 +542,7 @@ int MPI_T_category_get_categories(int cat_index, int len, int indices[])
     return MPI_SUCCESS;
 }
 
+MPIGPU_EXPORT
 int MPI_T_category_get_num_events(int cat_index, int *num_events)
 {
     int base = 0, rc = mpi_categories(&base);
@@ -532,6 +552,7 @@ int MPI_T_category_get_num_events(int cat_index, int *num_events)
     return MPI_SUCCESS;
 }
 
+MPIGPU_EXPORT
 int MPI_T_category_get_events(int cat_index, int len, int indices[])
 {
     int base = 0, rc = mpi_categories(&base);
