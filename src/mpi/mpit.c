@@ -1,11 +1,11 @@
 /*
- * The library's performance variables (and its category) in MPI's tool
- * interface: the MPI_T_* calls are interposed so that the variables below
- * follow MPI's own, with indices from MPI's count up, and any tool that reads
- * MPI_T (TAU, Score-P, a listing program) sees them.  Calls about MPI's own
- * variables go to PMPI unchanged.
+ * The library's performance variables, its settings as control variables,
+ * and its category in MPI's tool interface: the MPI_T_* calls are interposed
+ * so that the variables below follow MPI's own, with indices from MPI's
+ * count up, and any tool that reads MPI_T (TAU, Score-P, a listing program)
+ * sees them.  Calls about MPI's own variables go to PMPI unchanged.
  *
- * Every variable here is continuous (always active, never started or
+ * Every performance variable here is continuous (always active, never started or
  * stopped), of type MPI_UNSIGNED_LONG_LONG, bound to no object.  A counter
  * may be reset or written through its handle (the handle keeps its own
  * base); levels and high-water marks are read-only.
@@ -17,11 +17,13 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mpigpu.h"
 #include "mgdev.h"
+#include "mgparam.h"
 #include "mgmpi.h"
 #include "p2p.h"
 
@@ -52,7 +54,11 @@ typedef enum mpit_source {
     SRC_HOST_RECV_INPLACE,
     SRC_HOST_RECV_LANDED,
     SRC_REST_SENT,
-    SRC_REST_RECEIVED
+    SRC_REST_RECEIVED,
+    SRC_OPS_PLAIN,
+    SRC_OPS_CHUNKED,
+    SRC_OPS_LANE,
+    SRC_OPS_REST
 } mpit_source_t;
 
 typedef struct mpit_pvar {
@@ -111,6 +117,14 @@ static const mpit_pvar_t pvars[] = {
      "Rests of chunked messages sent as one MPI message (MPIGPU_P2P_HOST_RECV=message)"},
     {"mpigpu_p2p_rest_received", MPI_T_PVAR_CLASS_COUNTER, SRC_REST_RECEIVED,
      "Rests of chunked messages received as one MPI message"},
+    {"mpigpu_p2p_ops_plain", MPI_T_PVAR_CLASS_COUNTER, SRC_OPS_PLAIN,
+     "Device sends and receives completed as one MPI message (the plain protocol)"},
+    {"mpigpu_p2p_ops_chunked", MPI_T_PVAR_CLASS_COUNTER, SRC_OPS_CHUNKED,
+     "Device sends and receives completed in pieces by MPI (the chunked protocol)"},
+    {"mpigpu_p2p_ops_lane", MPI_T_PVAR_CLASS_COUNTER, SRC_OPS_LANE,
+     "Device sends and receives completed through a node lane after their first piece"},
+    {"mpigpu_p2p_ops_rest", MPI_T_PVAR_CLASS_COUNTER, SRC_OPS_REST,
+     "Sends and receives whose rest after the first piece moved as one MPI message"},
 };
 #define NPVARS ((int)(sizeof(pvars) / sizeof(pvars[0])))
 
@@ -183,9 +197,15 @@ static mpit_value_t pvar_value(mpit_source_t src)
     case SRC_HOST_RECV_LANDED:
     case SRC_REST_SENT:
     case SRC_REST_RECEIVED:
+    case SRC_OPS_PLAIN:
+    case SRC_OPS_CHUNKED:
+    case SRC_OPS_LANE:
+    case SRC_OPS_REST:
         /* The engine updates these under its lock. */
         mgp2p_lock();
-        if (src == SRC_PIPE_HIGH)
+        if (src >= SRC_OPS_PLAIN)
+            x = mgp2p_proto_ops((mgp2p_proto_id_t)(MGP2P_PROTO_PLAIN + (src - SRC_OPS_PLAIN)));
+        else if (src == SRC_PIPE_HIGH)
             x = (unsigned long)mgp2p_pipe_high();
         else if (src == SRC_LANE_SENT || src == SRC_LANE_RECEIVED)
             mgp2p_lane_pieces(&x, &y);
@@ -461,6 +481,180 @@ int MPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const
     return h ? rc : PMPI_T_pvar_write(session, handle, buf);
 }
 
+/* ---- control variables: the library's settings ---- */
+
+/* Every user setting libmpigpu reads is a control variable after MPI's
+   own: read-only text (MPI_CHAR, CVAR_LEN characters with the terminating
+   NUL), the value the environment gives, which is what MPI_Init read, or
+   the default.  Settings are read once at MPI_Init, so none can be written
+   through MPI_T. */
+#define CVAR_LEN 256
+
+/* The table's ids of our control variables, in index order. */
+static int cvar_ids[MGPARAM_COUNT];
+static int ncvars = -1;
+static pthread_once_t cvars_once = PTHREAD_ONCE_INIT;
+
+static void cvars_list(void)
+{
+    int n = 0;
+    for (int id = 0; id < MGPARAM_COUNT; id++)
+        if (mgparam_table[id].reader == MGPARAM_LIB && !(mgparam_table[id].flags & MGPARAM_F_TEST))
+            cvar_ids[n++] = id;
+    ncvars = n;
+}
+
+static int cvars_count(void)
+{
+    pthread_once(&cvars_once, cvars_list);
+    return ncvars;
+}
+
+typedef struct mpit_cvar_handle {
+    struct mpit_cvar_handle *next;
+    int id; /* mgparam_id_t */
+} mpit_cvar_handle_t;
+
+static mpit_cvar_handle_t *cvar_handles; /* mpit_lock */
+
+static void cvar_text(int id, char *buf)
+{
+    mgparam_value_t v;
+    const mgparam_t *p = &mgparam_table[id];
+    const char *t = NULL;
+    if (mgparam_read((mgparam_id_t)id, &v, NULL, 0) == 0 && v.set && v.text)
+        t = v.text;
+    else
+        t = mgparam_default_text(p);
+    snprintf(buf, CVAR_LEN, "%s", t ? t : "");
+}
+
+static int mpi_cvars(int *n)
+{
+    return PMPI_T_cvar_get_num(n);
+}
+
+MPIGPU_EXPORT
+int MPI_T_cvar_get_num(int *num_cvar)
+{
+    int rc = mpi_cvars(num_cvar);
+    if (rc == MPI_SUCCESS)
+        *num_cvar += cvars_count();
+    return rc;
+}
+
+MPIGPU_EXPORT
+int MPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity,
+                        MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
+                        int *bind, int *scope)
+{
+    int base = 0, rc = mpi_cvars(&base);
+    if (rc != MPI_SUCCESS || cvar_index < base)
+        return PMPI_T_cvar_get_info(cvar_index, name, name_len, verbosity, datatype, enumtype, desc,
+                                    desc_len, bind, scope);
+    if (cvar_index - base >= cvars_count())
+        return MPI_T_ERR_INVALID_INDEX;
+    const mgparam_t *p = &mgparam_table[cvar_ids[cvar_index - base]];
+    str_out(p->name, name, name_len);
+    str_out(p->help, desc, desc_len);
+    if (verbosity)
+        *verbosity = MPI_T_VERBOSITY_USER_BASIC;
+    if (datatype)
+        *datatype = MPI_CHAR;
+    if (enumtype)
+        *enumtype = MPI_T_ENUM_NULL;
+    if (bind)
+        *bind = MPI_T_BIND_NO_OBJECT;
+    if (scope)
+        *scope = MPI_T_SCOPE_CONSTANT;
+    return MPI_SUCCESS;
+}
+
+MPIGPU_EXPORT
+int MPI_T_cvar_get_index(const char *name, int *cvar_index)
+{
+    int base = 0, rc = mpi_cvars(&base);
+    if (rc == MPI_SUCCESS && name) {
+        for (int i = 0; i < cvars_count(); i++) {
+            if (!strcmp(mgparam_table[cvar_ids[i]].name, name)) {
+                *cvar_index = base + i;
+                return MPI_SUCCESS;
+            }
+        }
+    }
+    return PMPI_T_cvar_get_index(name, cvar_index);
+}
+
+MPIGPU_EXPORT
+int MPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle, int *count)
+{
+    int base = 0, rc = mpi_cvars(&base);
+    if (rc != MPI_SUCCESS || cvar_index < base)
+        return PMPI_T_cvar_handle_alloc(cvar_index, obj_handle, handle, count);
+    if (cvar_index - base >= cvars_count())
+        return MPI_T_ERR_INVALID_INDEX;
+    mpit_cvar_handle_t *h = calloc(1, sizeof(*h));
+    if (!h)
+        return MPI_T_ERR_OUT_OF_HANDLES;
+    h->id = cvar_ids[cvar_index - base];
+    pthread_mutex_lock(&mpit_lock);
+    h->next = cvar_handles;
+    cvar_handles = h;
+    pthread_mutex_unlock(&mpit_lock);
+    *handle = (MPI_T_cvar_handle)h;
+    *count = CVAR_LEN;
+    return MPI_SUCCESS;
+}
+
+/* Ours, or NULL for a handle of MPI's (mpit_lock held). */
+static mpit_cvar_handle_t *cvar_find(MPI_T_cvar_handle handle)
+{
+    for (mpit_cvar_handle_t *h = cvar_handles; h; h = h->next)
+        if ((MPI_T_cvar_handle)h == handle)
+            return h;
+    return NULL;
+}
+
+MPIGPU_EXPORT
+int MPI_T_cvar_handle_free(MPI_T_cvar_handle *handle)
+{
+    pthread_mutex_lock(&mpit_lock);
+    for (mpit_cvar_handle_t **pp = &cvar_handles; *pp; pp = &(*pp)->next) {
+        if ((MPI_T_cvar_handle)*pp == *handle) {
+            mpit_cvar_handle_t *h = *pp;
+            *pp = h->next;
+            pthread_mutex_unlock(&mpit_lock);
+            free(h);
+            *handle = MPI_T_CVAR_HANDLE_NULL;
+            return MPI_SUCCESS;
+        }
+    }
+    pthread_mutex_unlock(&mpit_lock);
+    return PMPI_T_cvar_handle_free(handle);
+}
+
+MPIGPU_EXPORT
+int MPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
+{
+    pthread_mutex_lock(&mpit_lock);
+    mpit_cvar_handle_t *h = cvar_find(handle);
+    int id = h ? h->id : -1;
+    pthread_mutex_unlock(&mpit_lock);
+    if (id < 0)
+        return PMPI_T_cvar_read(handle, buf);
+    cvar_text(id, buf);
+    return MPI_SUCCESS;
+}
+
+MPIGPU_EXPORT
+int MPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
+{
+    pthread_mutex_lock(&mpit_lock);
+    mpit_cvar_handle_t *h = cvar_find(handle);
+    pthread_mutex_unlock(&mpit_lock);
+    return h ? MPI_T_ERR_CVAR_SET_NEVER : PMPI_T_cvar_write(handle, buf);
+}
+
 /* ---- the category ---- */
 
 static int mpi_categories(int *n)
@@ -488,7 +682,7 @@ int MPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc
     str_out(CATEGORY_NAME, name, name_len);
     str_out(CATEGORY_DESC, desc, desc_len);
     if (num_cvars)
-        *num_cvars = 0;
+        *num_cvars = cvars_count();
     if (num_pvars)
         *num_pvars = NPVARS;
     if (num_categories)
@@ -526,9 +720,11 @@ int MPI_T_category_get_cvars(int cat_index, int len, int indices[])
     int base = 0, rc = mpi_categories(&base);
     if (rc != MPI_SUCCESS || cat_index != base)
         return PMPI_T_category_get_cvars(cat_index, len, indices);
-    (void)len;
-    (void)indices;
-    return MPI_SUCCESS;
+    int first = 0;
+    rc = mpi_cvars(&first);
+    for (int i = 0; rc == MPI_SUCCESS && i < len && i < cvars_count(); i++)
+        indices[i] = first + i;
+    return rc;
 }
 
 MPIGPU_EXPORT

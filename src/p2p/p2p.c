@@ -137,6 +137,11 @@ int mgp2p_may_chunk(int64_t n)
     return mgdev_state.settings.p2p_protocol == MGDEV_P2P_CHUNKED || n >= min;
 }
 
+unsigned long mgp2p_proto_ops(mgp2p_proto_id_t id)
+{
+    return (unsigned)id < MGP2P_PROTO_COUNT ? mgp2p_engine.stats.ops[id] : 0;
+}
+
 int mgp2p_pipe_high(void)
 {
     return mgp2p_engine.stats.pipe_high;

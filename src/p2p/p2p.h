@@ -68,6 +68,15 @@ typedef enum mgp2p_op_state {
 /* A protocol: a constant descriptor (p2p_impl.h), chosen once per
    operation. */
 typedef struct mgp2p_proto mgp2p_proto_t;
+/* The protocols (p2p_impl.h), for the counters: the one that completed an
+   operation (a receive counts under the protocol its message arrived by). */
+typedef enum mgp2p_proto_id {
+    MGP2P_PROTO_PLAIN,
+    MGP2P_PROTO_CHUNKED,
+    MGP2P_PROTO_LANE,
+    MGP2P_PROTO_REST,
+    MGP2P_PROTO_COUNT
+} mgp2p_proto_id_t;
 /* A ring of slots shared by two processes of one node (lane.c). */
 typedef struct mgp2p_lane mgp2p_lane_t;
 
@@ -222,6 +231,9 @@ void mgp2p_finalize(void);
 
 /* The most pieces of one chunked message seen in flight at once (tests). */
 int mgp2p_pipe_high(void);
+/* Device operations (sends and receives, host receives that ran through the
+   engine included) completed without error under protocol id (lock held). */
+unsigned long mgp2p_proto_ops(mgp2p_proto_id_t id);
 /* Jobs the piece worker ran so far. */
 unsigned long mgp2p_worker_jobs(void);
 /* Pieces sent and received through node lanes so far (tests). */

@@ -34,6 +34,7 @@ typedef struct mgp2p_sel {
    offer, choose the rest.  Every function runs with the p2p lock held. */
 struct mgp2p_proto {
     const char *name;
+    mgp2p_proto_id_t id; /* which counter of mgp2p_engine.stats.ops it adds to */
     /* Send protocols: whether this one carries op.  NULL: chosen by another
        protocol, never by the table. */
     int (*applies)(const mgp2p_op_t *op, const mgp2p_sel_t *sel);
@@ -175,6 +176,7 @@ typedef struct mgp2p_engine {
         unsigned long lane_sent, lane_received;
         unsigned long host_inplace, host_landed;
         unsigned long rest_sent, rest_received;
+        unsigned long ops[MGP2P_PROTO_COUNT]; /* operations completed, by protocol */
     } stats;
 } mgp2p_engine_t;
 

@@ -250,6 +250,8 @@ void mgp2p_op_unpersist(mgp2p_op_t *op)
 void mgp2p_op_finish(mgp2p_op_t *op)
 {
     active_unlink(op);
+    if (op->proto && op->err == MPI_SUCCESS)
+        mgp2p_engine.stats.ops[op->proto->id]++;
     if (op->persistent) {
         mgdev_stage_park(&op->stage);
         /* The stand-in receive is posted: this send completes at once. */

@@ -350,6 +350,7 @@ fn_fail:
 
 const mgp2p_proto_t mgp2p_proto_chunked_send = {
     .name = "chunked",
+    .id = MGP2P_PROTO_CHUNKED,
     .applies = chunked_send_applies,
     .start = chunked_send_start,
     .progress = chunked_send_progress,
@@ -570,6 +571,7 @@ fn_fail:
 
 const mgp2p_proto_t mgp2p_proto_chunked_recv = {
     .name = "chunked",
+    .id = MGP2P_PROTO_CHUNKED,
     .progress = mgp2p_recv_pipe,
     .abort = mgp2p_pipe_drop,
 };

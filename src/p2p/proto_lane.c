@@ -106,12 +106,14 @@ static void lane_recv_abort(mgp2p_op_t *op)
 
 const mgp2p_proto_t mgp2p_proto_lane_send = {
     .name = "lane",
+    .id = MGP2P_PROTO_LANE,
     .progress = lane_send_progress,
     .abort = lane_send_abort,
 };
 
 const mgp2p_proto_t mgp2p_proto_lane_recv = {
     .name = "lane",
+    .id = MGP2P_PROTO_LANE,
     .progress = lane_recv_progress,
     .abort = lane_recv_abort,
 };

@@ -267,6 +267,7 @@ static void plain_recv_cancel(mgp2p_op_t *op)
 /* Nothing to end on failure: a failed post or test leaves no request. */
 const mgp2p_proto_t mgp2p_proto_plain_send = {
     .name = "plain",
+    .id = MGP2P_PROTO_PLAIN,
     .applies = plain_send_applies,
     .start = plain_start,
     .progress = plain_send_progress,
@@ -274,6 +275,7 @@ const mgp2p_proto_t mgp2p_proto_plain_send = {
 
 const mgp2p_proto_t mgp2p_proto_plain_recv = {
     .name = "plain",
+    .id = MGP2P_PROTO_PLAIN,
     .start = plain_start,
     .progress = plain_recv_progress,
     .cancel = plain_recv_cancel,
@@ -359,6 +361,8 @@ int mgp2p_op_blocking(mgp2p_op_t *op)
     }
     mgp2p_lock();
     mgdev_stage_put(s);
+    if (op->err == MPI_SUCCESS)
+        mgp2p_engine.stats.ops[MGP2P_PROTO_PLAIN]++;
     mgp2p_unlock();
     op->state = MGP2P_OP_DONE;
     return 1;

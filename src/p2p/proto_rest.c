@@ -54,6 +54,7 @@ static void rest_send_progress(mgp2p_op_t *op)
 
 const mgp2p_proto_t mgp2p_proto_rest_send = {
     .name = "rest",
+    .id = MGP2P_PROTO_REST,
     .progress = rest_send_progress,
     .abort = mgp2p_pipe_drop,
 };
@@ -62,6 +63,7 @@ const mgp2p_proto_t mgp2p_proto_rest_send = {
    (op->u.ck.piece_max), in place. */
 const mgp2p_proto_t mgp2p_proto_rest_recv = {
     .name = "rest",
+    .id = MGP2P_PROTO_REST,
     .progress = mgp2p_recv_pipe,
     .abort = mgp2p_pipe_drop,
 };

@@ -1,6 +1,7 @@
-/* The library's performance variables through MPI_T, as a tool reads them:
-   they follow MPI's own, MPI's still answer, counters move with device
-   packs by exactly the bytes packed, and misuse gets MPI_T's error codes. */
+/* The library's performance and control variables through MPI_T, as a tool
+   reads them: they follow MPI's own, MPI's still answer, counters move with
+   device packs by exactly the bytes packed and with device messages by
+   protocol, settings read back as set, and misuse gets MPI_T's error codes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,8 @@ static unsigned long long pvar_read(MPI_T_pvar_session s, MPI_T_pvar_handle h)
 int main(int argc, char **argv)
 {
     int provided = 0, n = 0, mpi_n = 0, ncat = 0;
+    setenv("MPIGPU_P2P_DEPTH", "2", 1); /* read back below as a control variable */
+    unsetenv("MPIGPU_P2P_FIRST");       /* read back as its default */
     MPI_Init(&argc, &argv);
     CHECK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) == MPI_SUCCESS);
 
@@ -148,11 +151,66 @@ int main(int argc, char **argv)
     CHECK(MPI_T_pvar_handle_alloc(s2, n, NULL, &hb, &count) != MPI_SUCCESS);
     CHECK(MPI_T_pvar_session_free(&s2) == MPI_SUCCESS);
 
+    /* A device send to self and its receive complete under the plain
+       protocol: two operations. */
+    MPI_T_pvar_handle hp;
+    CHECK(MPI_T_pvar_handle_alloc(s, pvar_index("mpigpu_p2p_ops_plain", MPI_T_PVAR_CLASS_COUNTER),
+                                  NULL, &hp, &count) == MPI_SUCCESS);
+    unsigned long long p0 = pvar_read(s, hp);
+    void *d2 = NULL;
+    CHECK(MPIX_Gpu_malloc(bytes, &d2) == MPI_SUCCESS);
+    MPI_Request rq;
+    CHECK(MPI_Isend(d, 1, vec, 0, 7, MPI_COMM_WORLD, &rq) == MPI_SUCCESS);
+    CHECK(MPI_Recv(d2, 1, vec, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    CHECK(MPI_Wait(&rq, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    CHECK(pvar_read(s, hp) - p0 == 2);
+    CHECK(MPIX_Gpu_free(d2) == MPI_SUCCESS);
+
     CHECK(MPI_T_pvar_handle_free(s, &hb) == MPI_SUCCESS && hb == MPI_T_PVAR_HANDLE_NULL);
     /* The session takes the rest of its handles with it. */
     CHECK(MPI_T_pvar_session_free(&s) == MPI_SUCCESS);
     CHECK(MPIX_Gpu_free(d) == MPI_SUCCESS);
     MPI_Type_free(&vec);
+
+    /* The settings are control variables after MPI's: read-only text, the
+       value MPI_Init read (set above), or the default. */
+    int ncv = 0, ci = -1, cv_count = 0, scope = -1, bind = -1;
+    MPI_Datatype cdt;
+    CHECK(MPI_T_cvar_get_num(&ncv) == MPI_SUCCESS);
+    CHECK(ncv >= cat_cvars && cat_cvars > 15);
+    int *cidx = calloc((size_t)cat_cvars, sizeof(int));
+    CHECK(MPI_T_category_get_cvars(cat, cat_cvars, cidx) == MPI_SUCCESS);
+    for (int i = 0; i < cat_cvars; i++) {
+        name_len = sizeof(name);
+        CHECK(cidx[i] == ncv - cat_cvars + i);
+        CHECK(MPI_T_cvar_get_info(cidx[i], name, &name_len, NULL, &cdt, NULL, NULL, NULL, &bind,
+                                  &scope) == MPI_SUCCESS);
+        CHECK(!strncmp(name, "MPIGPU_", 7) && cdt == MPI_CHAR && scope == MPI_T_SCOPE_CONSTANT);
+        CHECK(strcmp(name, "MPIGPU_FORCE_PIPELINE") != 0); /* a test switch, not a setting */
+    }
+    if (ncv > cat_cvars) { /* MPI's own still answer */
+        name_len = sizeof(name);
+        CHECK(MPI_T_cvar_get_info(0, name, &name_len, NULL, NULL, NULL, NULL, NULL, NULL, NULL) ==
+              MPI_SUCCESS);
+        CHECK(strncmp(name, "MPIGPU_", 7) != 0);
+    }
+    const struct {
+        const char *name, *value;
+    } cvs[] = {{"MPIGPU_P2P_DEPTH", "2"}, {"MPIGPU_P2P_FIRST", "64K"}};
+    for (int i = 0; i < 2; i++) {
+        MPI_T_cvar_handle ch;
+        char val[512];
+        CHECK(MPI_T_cvar_get_index(cvs[i].name, &ci) == MPI_SUCCESS);
+        CHECK(MPI_T_cvar_handle_alloc(ci, NULL, &ch, &cv_count) == MPI_SUCCESS);
+        CHECK(cv_count > 0 && cv_count <= (int)sizeof(val));
+        memset(val, 'x', sizeof(val));
+        CHECK(MPI_T_cvar_read(ch, val) == MPI_SUCCESS);
+        CHECK(!strcmp(val, cvs[i].value));
+        CHECK(MPI_T_cvar_write(ch, "3") == MPI_T_ERR_CVAR_SET_NEVER);
+        CHECK(MPI_T_cvar_handle_free(&ch) == MPI_SUCCESS && ch == MPI_T_CVAR_HANDLE_NULL);
+    }
+    CHECK(MPI_T_cvar_get_index("MPIGPU_NO_SUCH_SETTING", &ci) != MPI_SUCCESS);
+    free(cidx);
     free(idx);
     CHECK(MPI_T_finalize() == MPI_SUCCESS);
     MPI_Finalize();
