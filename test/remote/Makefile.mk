@@ -11,8 +11,9 @@ endif
 if REMOTE
 check_PROGRAMS += test/remote/rawclient
 test_remote_rawclient_SOURCES = test/remote/rawclient.c
+test_remote_rawclient_CPPFLAGS = $(MG_BASE_CPPFLAGS) $(MG_TRANSPORT_INC)
 test_remote_rawclient_CFLAGS = $(AM_CFLAGS) $(SODIUM_CFLAGS)
-test_remote_rawclient_LDADD = libmgrm.la $(SODIUM_LIBS)
+test_remote_rawclient_LDADD = libmgtr.la libmgw.la $(SODIUM_LIBS)
 TESTS += test/remote/vcl_security.sh test/remote/vcl_streams.sh
 EXTRA_DIST += test/remote/vcl_security.sh test/remote/vcl_streams.sh
 endif

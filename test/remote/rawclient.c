@@ -22,8 +22,8 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "../../src/remote/bulk.h"
-#include "../../src/remote/transport.h"
+#include "bulk.h"
+#include "transport.h"
 
 #define CL_SUCCESS 0
 #define CL_MEM_SIZE 0x1102

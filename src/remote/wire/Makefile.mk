@@ -1,0 +1,11 @@
+# src/remote/wire: the remote protocol's messages, their encoding and the
+# bounds-checked cursor, and the shared key with its MACs.  Its face:
+# wire.h.  Below it: common.
+MG_WIRE_INC = -I$(top_srcdir)/src/remote/wire $(MG_COMMON_INC)
+if REMOTE
+noinst_LTLIBRARIES += libmgw.la
+libmgw_la_CPPFLAGS = $(MG_BASE_CPPFLAGS) $(MG_WIRE_INC)
+libmgw_la_SOURCES = src/remote/wire/wire.c
+libmgw_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
+noinst_HEADERS += src/remote/wire/wire.h
+endif
