@@ -4,14 +4,14 @@
  * Every OpenCL object is a plain struct whose first member is the ICD
  * dispatch pointer.  Objects are reference counted on the client; the proxy
  * holds one reference per wire ID, dropped by a RELEASE message when the
- * client object is freed.  One connection (mgrm_conn_t) per proxy carries a
+ * client object is freed.  One connection (mgvcl_conn_t) per proxy carries a
  * command lane (read by a receiver thread: replies and event completions)
  * and a bulk lane of one or more TCP stripes (each read by a thread of its
  * own: read data; with several, each written by a thread of its own too:
  * write data, chunk k of all write chunks on stripe k mod nstripes).
  */
-#ifndef MGRM_VCL_H
-#define MGRM_VCL_H
+#ifndef MGVCL_VCL_H
+#define MGVCL_VCL_H
 
 #define CL_TARGET_OPENCL_VERSION 120
 #define CL_USE_DEPRECATED_OPENCL_1_1_APIS
@@ -27,11 +27,11 @@
 #include "bulk.h"
 #include "transport.h"
 
-#define VCL_EXPORT __attribute__((visibility("default")))
+#define MGVCL_EXPORT __attribute__((visibility("default")))
 
-extern struct _cl_icd_dispatch mgrm_vcl_dispatch;
+extern struct _cl_icd_dispatch mgvcl_dispatch;
 
-typedef struct mgrm_conn mgrm_conn_t;
+typedef struct mgvcl_conn mgvcl_conn_t;
 
 typedef struct dev_param {
     cl_uint param;
@@ -45,7 +45,7 @@ struct _cl_platform_id {
 
 struct _cl_device_id {
     struct _cl_icd_dispatch *dispatch;
-    mgrm_conn_t *conn;
+    mgvcl_conn_t *conn;
     uint32_t idx; /* index among the proxy's served devices */
     cl_device_type type;
     size_t nparams;
@@ -56,7 +56,7 @@ struct _cl_context {
     struct _cl_icd_dispatch *dispatch;
     atomic_int refs;
     uint64_t id;
-    mgrm_conn_t *conn;
+    mgvcl_conn_t *conn;
     cl_uint ndev;
     cl_device_id *devs;
     cl_context_properties props[3];
@@ -103,7 +103,7 @@ struct _cl_program {
 };
 
 typedef struct karg {
-    uint8_t kind; /* enum mgrm_argkind, 0xff unknown */
+    uint8_t kind; /* enum mgw_argkind, 0xff unknown */
     uint8_t set, dirty;
     size_t want; /* the value's size from its type name, 0 unknown */
     size_t size;
@@ -131,7 +131,7 @@ struct _cl_event {
     struct _cl_icd_dispatch *dispatch;
     atomic_int refs;
     uint64_t id;
-    mgrm_conn_t *conn;
+    mgvcl_conn_t *conn;
     cl_context ctx;
     cl_command_queue q; /* NULL for user events */
     cl_command_type type;
@@ -156,35 +156,35 @@ struct _cl_event {
 };
 
 /* Connections (vcl_conn.c) */
-#define VCL_HASH 1024
-#define VCL_REL_BATCH 64 /* event releases sent together (or after at most 1 s) */
+#define MGVCL_HASH 1024
+#define MGVCL_REL_BATCH 64 /* event releases sent together (or after at most 1 s) */
 
 /* A write chunk posted to a stripe's sender thread. */
-typedef struct vcl_tx {
-    struct vcl_tx *next;
-    mgrm_chunk_t ch;
+typedef struct mgvcl_tx {
+    struct mgvcl_tx *next;
+    mgtr_chunk_t ch;
     const void *p;
     size_t *left; /* the posting call's chunks not sent yet (under tx_lock) */
     int *failed;
-} vcl_tx_t;
+} mgvcl_tx_t;
 
 /* One TCP connection of the bulk lane. */
-typedef struct vcl_stripe {
-    mgrm_conn_t *c;
-    mgrm_ep_t *ep;
-    mgrm_bulk_t bk; /* stripe 0 of one: stream, or shm with a proxy on this host */
+typedef struct mgvcl_stripe {
+    mgvcl_conn_t *c;
+    mgtr_ep_t *ep;
+    mgtr_bulk_t bk; /* stripe 0 of one: stream, or shm with a proxy on this host */
     pthread_t rx, tx;
-    vcl_tx_t *head, **tail; /* under c->tx_lock */
-} vcl_stripe_t;
+    mgvcl_tx_t *head, **tail; /* under c->tx_lock */
+} mgvcl_stripe_t;
 
-struct mgrm_conn {
-    const mgrm_transport_t *t;
-    mgrm_ep_t *cmd;
+struct mgvcl_conn {
+    const mgtr_transport_t *t;
+    mgtr_ep_t *cmd;
     char addr[128];
     pthread_mutex_t cmd_lock;  /* command-lane sends */
     pthread_mutex_t bulk_lock; /* bulk-lane sends, with the command that owns them */
     unsigned nstripes;         /* the bulk lane's stripes (granted by the proxy) */
-    vcl_stripe_t stripe[MGRM_STREAMS_MAX];
+    mgvcl_stripe_t stripe[MGW_STREAMS_MAX];
     unsigned long long wnext; /* stripe of the next write chunk, mod nstripes (bulk_lock) */
     pthread_mutex_t tx_lock;  /* the stripes' send queues */
     pthread_cond_t tx_cond;
@@ -192,71 +192,71 @@ struct mgrm_conn {
     atomic_uint_fast64_t next_id;
     int dead;
     struct pend *pend;
-    cl_event ev[VCL_HASH];
-    int nev; /* events in ev[]; under mgrm_vcl_lock */
+    cl_event ev[MGVCL_HASH];
+    int nev; /* events in ev[]; under mgvcl_lock */
     cl_uint ndev;
     struct _cl_device_id *devs;
     pthread_t rx_cmd, heartbeat;
     atomic_llong last_rx;     /* ms, monotonic: the last message from the proxy */
     int cma;                  /* the one-copy lane is on: plain writes and reads name host ranges */
     pthread_mutex_t rel_lock; /* rel, nrel */
-    uint64_t rel[VCL_REL_BATCH]; /* events released here, not yet on the proxy */
+    uint64_t rel[MGVCL_REL_BATCH]; /* events released here, not yet on the proxy */
     int nrel;
-    unsigned char cma_nonce[MGRM_CMA_NONCE]; /* the proxy's probe reads it here */
+    unsigned char cma_nonce[MGTR_CMA_NONCE]; /* the proxy's probe reads it here */
 };
 
 /* The one lock of the event state (statuses, tables, queue counters). */
-extern pthread_mutex_t mgrm_vcl_lock;
-extern pthread_cond_t mgrm_vcl_cond;
+extern pthread_mutex_t mgvcl_lock;
+extern pthread_cond_t mgvcl_cond;
 
 /* Init from the environment; returns the connections (may be 0). */
-int mgrm_vcl_init(mgrm_conn_t ***conns, int *nconns);
-extern struct _cl_platform_id mgrm_vcl_platform;
-uint64_t mgrm_vcl_id(mgrm_conn_t *c);
+int mgvcl_init(mgvcl_conn_t ***conns, int *nconns);
+extern struct _cl_platform_id mgvcl_platform;
+uint64_t mgvcl_id(mgvcl_conn_t *c);
 /* Sends an asynchronous message; CL_SUCCESS or CL_DEVICE_NOT_AVAILABLE. */
-cl_int mgrm_vcl_send(mgrm_conn_t *c, mgrm_buf_t *b);
+cl_int mgvcl_send(mgvcl_conn_t *c, mgw_buf_t *b);
 /* Sends a request and waits for its reply: returns the reply's cl_int;
  * *reply (malloc'd, caller frees) and *len get the rest of the payload. */
-cl_int mgrm_vcl_call(mgrm_conn_t *c, mgrm_buf_t *b, uint8_t **reply, size_t *len);
+cl_int mgvcl_call(mgvcl_conn_t *c, mgw_buf_t *b, uint8_t **reply, size_t *len);
 /* Sends a command and then its data on the bulk lane, in order. */
-cl_int mgrm_vcl_send_bulk(mgrm_conn_t *c, mgrm_buf_t *b, uint64_t xfer, const void *p, size_t n);
+cl_int mgvcl_send_bulk(mgvcl_conn_t *c, mgw_buf_t *b, uint64_t xfer, const void *p, size_t n);
 /* A generic info query answered by the proxy. */
-cl_int mgrm_vcl_info(mgrm_conn_t *c, int kind, uint64_t id, uint64_t aux, cl_uint param,
-                     size_t size, void *value, size_t *size_ret);
+cl_int mgvcl_info(mgvcl_conn_t *c, int kind, uint64_t id, uint64_t aux, cl_uint param, size_t size,
+                  void *value, size_t *size_ret);
 /* Releases the proxy's object; events go in batches (RELEASE_EVENTS). */
-void mgrm_vcl_release_remote(mgrm_conn_t *c, int kind, uint64_t id);
-extern atomic_ulong mgrm_vcl_msgs, mgrm_vcl_bytes_out, mgrm_vcl_bytes_in;
+void mgvcl_release_remote(mgvcl_conn_t *c, int kind, uint64_t id);
+extern atomic_ulong mgvcl_msgs, mgvcl_bytes_out, mgvcl_bytes_in;
 /* bytes the proxy was asked to copy from / into this process (one-copy lane) */
-extern atomic_ulong mgrm_vcl_cma_out, mgrm_vcl_cma_in;
+extern atomic_ulong mgvcl_cma_out, mgvcl_cma_in;
 
 /* Copies a value out per the OpenCL info-query rules. */
-cl_int mgrm_vcl_ret(const void *v, size_t n, size_t size, void *value, size_t *size_ret);
+cl_int mgvcl_ret(const void *v, size_t n, size_t size, void *value, size_t *size_ret);
 
 /* Events (vcl_event.c) */
-cl_event mgrm_vcl_event_new(cl_context ctx, cl_command_queue q, cl_command_type type);
+cl_event mgvcl_event_new(cl_context ctx, cl_command_queue q, cl_command_type type);
 /* Marks complete (status <= 0), runs callbacks, drops the table's ref. */
-void mgrm_vcl_event_complete(cl_event e, cl_int status);
-cl_event mgrm_vcl_event_find(mgrm_conn_t *c, uint64_t id); /* under the lock */
-void mgrm_vcl_conn_fail(mgrm_conn_t *c);
-void mgrm_vcl_event_unref(cl_event e);
+void mgvcl_event_complete(cl_event e, cl_int status);
+cl_event mgvcl_event_find(mgvcl_conn_t *c, uint64_t id); /* under the lock */
+void mgvcl_conn_fail(mgvcl_conn_t *c);
+void mgvcl_event_unref(cl_event e);
 /* Validates a wait list of queue q; appends it to the message. */
-cl_int mgrm_vcl_waits(cl_command_queue q, cl_uint n, const cl_event *w, mgrm_buf_t *b);
+cl_int mgvcl_waits(cl_command_queue q, cl_uint n, const cl_event *w, mgw_buf_t *b);
 /* The head of every enqueue: checks q and the wait list, makes the event,
  * writes queue, event, wait list into b (already initialized). */
-cl_int mgrm_vcl_enq_begin(cl_command_queue q, cl_uint nw, const cl_event *w, cl_command_type t,
-                          mgrm_buf_t *b, cl_event *ev);
+cl_int mgvcl_enq_begin(cl_command_queue q, cl_uint nw, const cl_event *w, cl_command_type t,
+                       mgw_buf_t *b, cl_event *ev);
 /* Sends b (and data on the bulk lane when p), hands out the event, waits if
  * blocking. */
-cl_int mgrm_vcl_enq_end(cl_command_queue q, mgrm_buf_t *b, cl_event ev, cl_event *out,
-                        cl_bool blocking, uint64_t xfer, const void *p, size_t n);
-int mgrm_vcl_is(const void *obj);     /* object of this ICD (dispatch check) */
-int mgrm_vcl_mem_live(const void *p); /* p is a live cl_mem of this ICD */
+cl_int mgvcl_enq_end(cl_command_queue q, mgw_buf_t *b, cl_event ev, cl_event *out, cl_bool blocking,
+                     uint64_t xfer, const void *p, size_t n);
+int mgvcl_is(const void *obj);     /* object of this ICD (dispatch check) */
+int mgvcl_mem_live(const void *p); /* p is a live cl_mem of this ICD */
 /* clEnqueueWriteBuffer whose data has left src when it returns (never the
  * one-copy lane): src may be freed at once (unmap's host copy) */
-cl_int mgrm_vcl_write_now(cl_command_queue q, cl_mem m, size_t off, size_t n, const void *src,
-                          cl_uint nw, const cl_event *w, cl_event *out);
+cl_int mgvcl_write_now(cl_command_queue q, cl_mem m, size_t off, size_t n, const void *src,
+                       cl_uint nw, const cl_event *w, cl_event *out);
 /* clEnqueueReadBuffer without the host-access check (for maps) */
-cl_int mgrm_vcl_read_any(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off, size_t n,
-                         void *dst, cl_uint nw, const cl_event *w, cl_event *out);
+cl_int mgvcl_read_any(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off, size_t n,
+                      void *dst, cl_uint nw, const cl_event *w, cl_event *out);
 
 #endif

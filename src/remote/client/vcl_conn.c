@@ -9,10 +9,10 @@
 
 #include "vcl.h"
 
-pthread_mutex_t mgrm_vcl_lock = PTHREAD_MUTEX_INITIALIZER;
-pthread_cond_t mgrm_vcl_cond = PTHREAD_COND_INITIALIZER;
-atomic_ulong mgrm_vcl_msgs, mgrm_vcl_bytes_out, mgrm_vcl_bytes_in;
-atomic_ulong mgrm_vcl_cma_out, mgrm_vcl_cma_in;
+pthread_mutex_t mgvcl_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_cond_t mgvcl_cond = PTHREAD_COND_INITIALIZER;
+atomic_ulong mgvcl_msgs, mgvcl_bytes_out, mgvcl_bytes_in;
+atomic_ulong mgvcl_cma_out, mgvcl_cma_in;
 
 /* A request waiting for its reply (on the waiter's stack). */
 struct pend {
@@ -24,11 +24,11 @@ struct pend {
     size_t len;
 };
 
-static mgrm_conn_t **conns;
+static mgvcl_conn_t **conns;
 static int nconns;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-uint64_t mgrm_vcl_id(mgrm_conn_t *c)
+uint64_t mgvcl_id(mgvcl_conn_t *c)
 {
     return atomic_fetch_add(&c->next_id, 1);
 }
@@ -36,17 +36,17 @@ uint64_t mgrm_vcl_id(mgrm_conn_t *c)
 static int vcl_timeout_s = 60;
 
 /* Sends the event releases gathered so far (the heartbeat calls it every
- * second): one message for up to VCL_REL_BATCH events, so that a launch is
+ * second): one message for up to MGVCL_REL_BATCH events, so that a launch is
  * not followed by a message of its own that the proxy's session thread
  * handles before the next command. */
-static void release_flush(mgrm_conn_t *c, uint64_t id)
+static void release_flush(mgvcl_conn_t *c, uint64_t id)
 {
-    uint64_t ids[VCL_REL_BATCH];
+    uint64_t ids[MGVCL_REL_BATCH];
     int n = 0;
     pthread_mutex_lock(&c->rel_lock);
     if (id)
         c->rel[c->nrel++] = id;
-    if (!id || c->nrel == VCL_REL_BATCH) {
+    if (!id || c->nrel == MGVCL_REL_BATCH) {
         n = c->nrel;
         memcpy(ids, c->rel, n * sizeof *ids);
         c->nrel = 0;
@@ -54,13 +54,13 @@ static void release_flush(mgrm_conn_t *c, uint64_t id)
     pthread_mutex_unlock(&c->rel_lock);
     if (!n)
         return;
-    mgrm_buf_t b;
-    mgrm_buf_init(&b, MGRM_OP_RELEASE_EVENTS, 0, 0);
-    mgrm_buf_u32(&b, (uint32_t)n);
+    mgw_buf_t b;
+    mgw_buf_init(&b, MGW_OP_RELEASE_EVENTS, 0, 0);
+    mgw_buf_u32(&b, (uint32_t)n);
     for (int i = 0; i < n; i++)
-        mgrm_buf_u64(&b, ids[i]);
-    mgrm_vcl_send(c, &b);
-    mgrm_buf_free(&b);
+        mgw_buf_u64(&b, ids[i]);
+    mgvcl_send(c, &b);
+    mgw_buf_free(&b);
 }
 
 /* While the client waits for something, a proxy that stays silent is
@@ -71,17 +71,17 @@ static void release_flush(mgrm_conn_t *c, uint64_t id)
  * every second instead. */
 static void *heartbeat_main(void *arg)
 {
-    mgrm_conn_t *c = arg;
+    mgvcl_conn_t *c = arg;
     long long last_ping = 0, busy_since = 0;
     for (;;) {
         sleep(1);
-        pthread_mutex_lock(&mgrm_vcl_lock);
+        pthread_mutex_lock(&mgvcl_lock);
         int dead = c->dead, busy = c->nev > 0 || c->pend != NULL;
-        pthread_mutex_unlock(&mgrm_vcl_lock);
+        pthread_mutex_unlock(&mgvcl_lock);
         if (dead)
             return NULL;
         release_flush(c, 0);
-        long long t = mgrm_now_ms(), rx = atomic_load(&c->last_rx);
+        long long t = mgtr_now_ms(), rx = atomic_load(&c->last_rx);
         if (!busy) {
             busy_since = 0;
             continue;
@@ -92,14 +92,14 @@ static void *heartbeat_main(void *arg)
         if (quiet > vcl_timeout_s * 1000LL) {
             fprintf(stderr, "mpigpu-vcl: %s: no answer from the proxy for %lld s\n", c->addr,
                     quiet / 1000);
-            mgrm_vcl_conn_fail(c);
+            mgvcl_conn_fail(c);
             return NULL;
         }
         if (quiet > 2000 && t - last_ping > 2000) {
-            mgrm_buf_t b;
-            mgrm_buf_init(&b, MGRM_OP_PING, 0, 0);
-            mgrm_vcl_send(c, &b); /* its REPLY has no waiter and only counts as traffic */
-            mgrm_buf_free(&b);
+            mgw_buf_t b;
+            mgw_buf_init(&b, MGW_OP_PING, 0, 0);
+            mgvcl_send(c, &b); /* its REPLY has no waiter and only counts as traffic */
+            mgw_buf_free(&b);
             last_ping = t;
         }
     }
@@ -108,25 +108,25 @@ static void *heartbeat_main(void *arg)
 static void stats_print(void)
 {
     fprintf(stderr, "mpigpu-vcl: messages=%lu bytes_out=%lu bytes_in=%lu cma_out=%lu cma_in=%lu\n",
-            (unsigned long)mgrm_vcl_msgs, (unsigned long)mgrm_vcl_bytes_out,
-            (unsigned long)mgrm_vcl_bytes_in, (unsigned long)mgrm_vcl_cma_out,
-            (unsigned long)mgrm_vcl_cma_in);
+            (unsigned long)mgvcl_msgs, (unsigned long)mgvcl_bytes_out,
+            (unsigned long)mgvcl_bytes_in, (unsigned long)mgvcl_cma_out,
+            (unsigned long)mgvcl_cma_in);
 }
 
-static int send_msg(mgrm_conn_t *c, mgrm_ep_t *ep, mgrm_buf_t *b)
+static int send_msg(mgvcl_conn_t *c, mgtr_ep_t *ep, mgw_buf_t *b)
 {
-    if (mgrm_buf_finish(b) || c->t->send(ep, b->p, b->len))
+    if (mgw_buf_finish(b) || c->t->send(ep, b->p, b->len))
         return -1;
-    mgrm_vcl_msgs++;
-    mgrm_vcl_bytes_out += b->len;
+    mgvcl_msgs++;
+    mgvcl_bytes_out += b->len;
     return 0;
 }
 
-cl_int mgrm_vcl_send(mgrm_conn_t *c, mgrm_buf_t *b)
+cl_int mgvcl_send(mgvcl_conn_t *c, mgw_buf_t *b)
 {
     int rc;
     pthread_mutex_lock(&c->cmd_lock);
-    if (b->len >= MGRM_HDR_SIZE) {
+    if (b->len >= MGW_HDR_SIZE) {
         uint32_t seq = ++c->seq;
         for (int i = 0; i < 4; i++)
             b->p[12 + i] = (uint8_t)(seq >> (8 * i));
@@ -138,7 +138,7 @@ cl_int mgrm_vcl_send(mgrm_conn_t *c, mgrm_buf_t *b)
 
 static int conn_stopped(void *arg)
 {
-    mgrm_conn_t *c = arg;
+    mgvcl_conn_t *c = arg;
     return __atomic_load_n(&c->dead, __ATOMIC_RELAXED);
 }
 
@@ -146,19 +146,19 @@ static int conn_stopped(void *arg)
  * it, in order.  It lives as long as the connection (never freed). */
 static void *tx_main(void *arg)
 {
-    vcl_stripe_t *sp = arg;
-    mgrm_conn_t *c = sp->c;
+    mgvcl_stripe_t *sp = arg;
+    mgvcl_conn_t *c = sp->c;
     for (;;) {
         pthread_mutex_lock(&c->tx_lock);
         while (!sp->head)
             pthread_cond_wait(&c->tx_cond, &c->tx_lock);
-        vcl_tx_t *t = sp->head;
+        mgvcl_tx_t *t = sp->head;
         if (!(sp->head = t->next))
             sp->tail = &sp->head;
         pthread_mutex_unlock(&c->tx_lock);
         int bad = conn_stopped(c) || sp->bk.ops->send(&sp->bk, &t->ch, t->p);
         if (bad)
-            mgrm_vcl_conn_fail(c);
+            mgvcl_conn_fail(c);
         pthread_mutex_lock(&c->tx_lock);
         if (bad)
             *t->failed = 1;
@@ -172,26 +172,26 @@ static void *tx_main(void *arg)
 /* Several stripes: the chunks go to the stripes' sender threads, chunk k
  * of all write chunks to stripe k mod nstripes (the proxy expects them
  * there), and the call returns when all are sent.  bulk_lock held. */
-static cl_int send_striped(mgrm_conn_t *c, uint64_t xfer, const char *p, size_t n)
+static cl_int send_striped(mgvcl_conn_t *c, uint64_t xfer, const char *p, size_t n)
 {
-    size_t nchunks = n ? (n + MGRM_CHUNK - 1) / MGRM_CHUNK : 1, left = nchunks;
+    size_t nchunks = n ? (n + MGW_CHUNK - 1) / MGW_CHUNK : 1, left = nchunks;
     int failed = 0;
-    vcl_tx_t *t = calloc(nchunks, sizeof *t);
+    mgvcl_tx_t *t = calloc(nchunks, sizeof *t);
     if (!t)
         return CL_OUT_OF_HOST_MEMORY; /* the command went: the lane is out of step */
     pthread_mutex_lock(&c->tx_lock);
     for (size_t i = 0; i < nchunks; i++) {
-        size_t off = i * MGRM_CHUNK, k = n - off < MGRM_CHUNK ? n - off : MGRM_CHUNK;
-        vcl_stripe_t *sp = &c->stripe[c->wnext++ % c->nstripes];
+        size_t off = i * MGW_CHUNK, k = n - off < MGW_CHUNK ? n - off : MGW_CHUNK;
+        mgvcl_stripe_t *sp = &c->stripe[c->wnext++ % c->nstripes];
         t[i].ch =
-            (mgrm_chunk_t){.xfer = xfer, .off = off, .n = k, .last = i + 1 == nchunks, .slot = -1};
+            (mgtr_chunk_t){.xfer = xfer, .off = off, .n = k, .last = i + 1 == nchunks, .slot = -1};
         t[i].p = p + off;
         t[i].left = &left;
         t[i].failed = &failed;
         *sp->tail = &t[i];
         sp->tail = &t[i].next;
-        mgrm_vcl_msgs++;
-        mgrm_vcl_bytes_out += MGRM_HDR_SIZE + MGRM_BULK_PREFIX + k;
+        mgvcl_msgs++;
+        mgvcl_bytes_out += MGW_HDR_SIZE + MGTR_BULK_PREFIX + k;
     }
     pthread_cond_broadcast(&c->tx_cond);
     while (left)
@@ -201,23 +201,23 @@ static cl_int send_striped(mgrm_conn_t *c, uint64_t xfer, const char *p, size_t 
     return failed ? CL_DEVICE_NOT_AVAILABLE : CL_SUCCESS;
 }
 
-cl_int mgrm_vcl_send_bulk(mgrm_conn_t *c, mgrm_buf_t *b, uint64_t xfer, const void *p, size_t n)
+cl_int mgvcl_send_bulk(mgvcl_conn_t *c, mgw_buf_t *b, uint64_t xfer, const void *p, size_t n)
 {
     cl_int rc;
     size_t off = 0;
-    mgrm_bulk_t *bk = &c->stripe[0].bk;
+    mgtr_bulk_t *bk = &c->stripe[0].bk;
     pthread_mutex_lock(&c->bulk_lock);
-    rc = mgrm_vcl_send(c, b);
+    rc = mgvcl_send(c, b);
     if (rc == CL_SUCCESS && c->nstripes > 1) {
         rc = send_striped(c, xfer, p, n);
         if (rc == CL_OUT_OF_HOST_MEMORY)
-            mgrm_vcl_conn_fail(c);
+            mgvcl_conn_fail(c);
         pthread_mutex_unlock(&c->bulk_lock);
         return rc;
     }
     while (rc == CL_SUCCESS) {
-        size_t k = n - off < MGRM_CHUNK ? n - off : MGRM_CHUNK;
-        mgrm_chunk_t ch = {.slot = -1};
+        size_t k = n - off < MGW_CHUNK ? n - off : MGW_CHUNK;
+        mgtr_chunk_t ch = {.slot = -1};
         if (k && bk->ops->acquire(bk, &ch)) {
             rc = CL_DEVICE_NOT_AVAILABLE;
             break;
@@ -228,8 +228,8 @@ cl_int mgrm_vcl_send_bulk(mgrm_conn_t *c, mgrm_buf_t *b, uint64_t xfer, const vo
         ch.last = off + k >= n;
         if (bk->ops->send(bk, &ch, (const char *)p + off))
             rc = CL_DEVICE_NOT_AVAILABLE;
-        mgrm_vcl_msgs++;
-        mgrm_vcl_bytes_out += MGRM_HDR_SIZE + MGRM_BULK_PREFIX + k;
+        mgvcl_msgs++;
+        mgvcl_bytes_out += MGW_HDR_SIZE + MGTR_BULK_PREFIX + k;
         off += k;
         if (off >= n)
             break;
@@ -238,31 +238,31 @@ cl_int mgrm_vcl_send_bulk(mgrm_conn_t *c, mgrm_buf_t *b, uint64_t xfer, const vo
     return rc;
 }
 
-cl_int mgrm_vcl_call(mgrm_conn_t *c, mgrm_buf_t *b, uint8_t **reply, size_t *len)
+cl_int mgvcl_call(mgvcl_conn_t *c, mgw_buf_t *b, uint8_t **reply, size_t *len)
 {
     struct pend p = {0};
     pthread_mutex_lock(&c->cmd_lock);
     p.seq = ++c->seq;
     for (int i = 0; i < 4; i++)
         b->p[12 + i] = (uint8_t)(p.seq >> (8 * i));
-    pthread_mutex_lock(&mgrm_vcl_lock);
+    pthread_mutex_lock(&mgvcl_lock);
     p.next = c->pend;
     c->pend = &p;
-    pthread_mutex_unlock(&mgrm_vcl_lock);
+    pthread_mutex_unlock(&mgvcl_lock);
     int bad = c->dead || send_msg(c, c->cmd, b);
     pthread_mutex_unlock(&c->cmd_lock);
-    pthread_mutex_lock(&mgrm_vcl_lock);
-    MGRM_WAIT_WHILE(!p.done && !c->dead && !bad, &mgrm_vcl_lock, &mgrm_vcl_cond);
+    pthread_mutex_lock(&mgvcl_lock);
+    MGTR_WAIT_WHILE(!p.done && !c->dead && !bad, &mgvcl_lock, &mgvcl_cond);
     for (struct pend **pp = &c->pend; *pp; pp = &(*pp)->next)
         if (*pp == &p) {
             *pp = p.next;
             break;
         }
-    pthread_mutex_unlock(&mgrm_vcl_lock);
+    pthread_mutex_unlock(&mgvcl_lock);
     if (!p.done) {
         free(p.payload);
         if (bad)
-            mgrm_vcl_conn_fail(c); /* a failed send: the proxy is gone */
+            mgvcl_conn_fail(c); /* a failed send: the proxy is gone */
         return CL_DEVICE_NOT_AVAILABLE;
     }
     if (reply)
@@ -274,9 +274,9 @@ cl_int mgrm_vcl_call(mgrm_conn_t *c, mgrm_buf_t *b, uint8_t **reply, size_t *len
     return p.rc;
 }
 
-static void reply_done(mgrm_conn_t *c, uint32_t seq, cl_int rc, const uint8_t *p, size_t n)
+static void reply_done(mgvcl_conn_t *c, uint32_t seq, cl_int rc, const uint8_t *p, size_t n)
 {
-    pthread_mutex_lock(&mgrm_vcl_lock);
+    pthread_mutex_lock(&mgvcl_lock);
     for (struct pend *q = c->pend; q; q = q->next)
         if (q->seq == seq && !q->done) {
             q->rc = rc;
@@ -285,17 +285,17 @@ static void reply_done(mgrm_conn_t *c, uint32_t seq, cl_int rc, const uint8_t *p
                 memcpy(q->payload, p, n);
             q->len = n;
             q->done = 1;
-            pthread_cond_broadcast(&mgrm_vcl_cond);
+            pthread_cond_broadcast(&mgvcl_cond);
             break;
         }
-    pthread_mutex_unlock(&mgrm_vcl_lock);
+    pthread_mutex_unlock(&mgvcl_lock);
 }
 
 /* A completion from the proxy (EVENT_DONE, or one of EVENTS_DONE). */
-static void event_done(mgrm_conn_t *c, uint64_t id, cl_int st)
+static void event_done(mgvcl_conn_t *c, uint64_t id, cl_int st)
 {
-    pthread_mutex_lock(&mgrm_vcl_lock);
-    cl_event e = mgrm_vcl_event_find(c, id);
+    pthread_mutex_lock(&mgvcl_lock);
+    cl_event e = mgvcl_event_find(c, id);
     if (e && e->data && st >= 0)
         e = NULL; /* a read completes when its data is in */
     if (e && e->data && e->busy) {
@@ -306,46 +306,46 @@ static void event_done(mgrm_conn_t *c, uint64_t id, cl_int st)
     }
     if (e)
         atomic_fetch_add(&e->refs, 1);
-    pthread_mutex_unlock(&mgrm_vcl_lock);
+    pthread_mutex_unlock(&mgvcl_lock);
     if (e) {
-        mgrm_vcl_event_complete(e, st);
-        mgrm_vcl_event_unref(e);
+        mgvcl_event_complete(e, st);
+        mgvcl_event_unref(e);
     }
 }
 
 static void *rx_cmd_main(void *arg)
 {
-    mgrm_conn_t *c = arg;
+    mgvcl_conn_t *c = arg;
     uint8_t *buf = NULL;
     size_t cap = 0;
-    mgrm_hdr_t h;
-    while (mgrm_msg_recv(c->t, c->cmd, &h, &buf, &cap, MGRM_MSG_MAX) == 0) {
-        mgrm_cur_t cur;
-        atomic_store(&c->last_rx, mgrm_now_ms());
-        mgrm_vcl_bytes_in += MGRM_HDR_SIZE + h.length;
-        mgrm_cur_init(&cur, buf, h.length);
-        if (h.op == MGRM_OP_REPLY) {
-            cl_int rc = mgrm_cur_i32(&cur);
+    mgw_hdr_t h;
+    while (mgtr_msg_recv(c->t, c->cmd, &h, &buf, &cap, MGW_MSG_MAX) == 0) {
+        mgw_cur_t cur;
+        atomic_store(&c->last_rx, mgtr_now_ms());
+        mgvcl_bytes_in += MGW_HDR_SIZE + h.length;
+        mgw_cur_init(&cur, buf, h.length);
+        if (h.op == MGW_OP_REPLY) {
+            cl_int rc = mgw_cur_i32(&cur);
             if (!cur.err)
                 reply_done(c, h.seq, rc, buf + 4, h.length - 4);
-        } else if (h.op == MGRM_OP_EVENT_DONE) {
-            uint64_t id = mgrm_cur_u64(&cur);
-            cl_int st = mgrm_cur_i32(&cur);
+        } else if (h.op == MGW_OP_EVENT_DONE) {
+            uint64_t id = mgw_cur_u64(&cur);
+            cl_int st = mgw_cur_i32(&cur);
             if (!cur.err)
                 event_done(c, id, st);
-        } else if (h.op == MGRM_OP_EVENTS_DONE) {
-            uint32_t n = mgrm_cur_u32(&cur);
-            if (n > MGRM_MAX_DONE || (size_t)n * 12 != h.length - cur.off)
+        } else if (h.op == MGW_OP_EVENTS_DONE) {
+            uint32_t n = mgw_cur_u32(&cur);
+            if (n > MGW_MAX_DONE || (size_t)n * 12 != h.length - cur.off)
                 cur.err = 1;
             for (uint32_t i = 0; i < n && !cur.err; i++) {
-                uint64_t id = mgrm_cur_u64(&cur);
-                cl_int st = mgrm_cur_i32(&cur);
+                uint64_t id = mgw_cur_u64(&cur);
+                cl_int st = mgw_cur_i32(&cur);
                 if (!cur.err)
                     event_done(c, id, st);
             }
-        } else if (h.op == MGRM_OP_ERROR) {
-            cl_int rc = mgrm_cur_i32(&cur);
-            char *why = mgrm_cur_strdup(&cur);
+        } else if (h.op == MGW_OP_ERROR) {
+            cl_int rc = mgw_cur_i32(&cur);
+            char *why = mgw_cur_strdup(&cur);
             fprintf(stderr, "mpigpu-vcl: %s: proxy reports error %d: %s\n", c->addr, rc,
                     why ? why : "?");
             free(why);
@@ -353,15 +353,15 @@ static void *rx_cmd_main(void *arg)
         }
     }
     free(buf);
-    mgrm_vcl_conn_fail(c);
+    mgvcl_conn_fail(c);
     return NULL;
 }
 
-/* Accepts chunk ch of read e (under mgrm_vcl_lock): inside the read, no
+/* Accepts chunk ch of read e (under mgvcl_lock): inside the read, no
  * more bytes than the read has (or than its end chunk announced), one end
  * chunk.  An end chunk of n bytes at off says the read has off + n bytes in
  * all; of 0 bytes, that off bytes came before it (on any stripe). */
-static int chunk_accept(cl_event e, const mgrm_chunk_t *ch)
+static int chunk_accept(cl_event e, const mgtr_chunk_t *ch)
 {
     size_t n = ch->n;
     if (!e->data || e->rdone || ch->off > e->dsize || n > e->dsize - ch->off ||
@@ -386,18 +386,18 @@ static int chunk_accept(cl_event e, const mgrm_chunk_t *ch)
  * are copied, whichever stripe brings the last of them. */
 static void *rx_bulk_main(void *arg)
 {
-    vcl_stripe_t *sp = arg;
-    mgrm_conn_t *c = sp->c;
-    mgrm_bulk_t *bk = &sp->bk;
+    mgvcl_stripe_t *sp = arg;
+    mgvcl_conn_t *c = sp->c;
+    mgtr_bulk_t *bk = &sp->bk;
     for (;;) {
-        mgrm_chunk_t ch;
+        mgtr_chunk_t ch;
         if (bk->ops->recv_hdr(bk, &ch))
             break;
         size_t n = ch.n, off = ch.off;
-        atomic_store(&c->last_rx, mgrm_now_ms());
-        mgrm_vcl_bytes_in += MGRM_HDR_SIZE + MGRM_BULK_PREFIX + n;
-        pthread_mutex_lock(&mgrm_vcl_lock);
-        cl_event e = mgrm_vcl_event_find(c, ch.xfer);
+        atomic_store(&c->last_rx, mgtr_now_ms());
+        mgvcl_bytes_in += MGW_HDR_SIZE + MGTR_BULK_PREFIX + n;
+        pthread_mutex_lock(&mgvcl_lock);
+        cl_event e = mgvcl_event_find(c, ch.xfer);
         int ok = e && chunk_accept(e, &ch);
         /* The end of a read that failed, whose failure the command lane
            reported first (a FINISH or a callback): its event is gone or
@@ -405,7 +405,7 @@ static void *rx_bulk_main(void *arg)
         int late = !ok && n == 0 && ch.last && ch.status < 0 && (!e || (e->data && e->rdone));
         if (ok)
             atomic_fetch_add(&e->refs, 1);
-        pthread_mutex_unlock(&mgrm_vcl_lock);
+        pthread_mutex_unlock(&mgvcl_lock);
         if (late) {
             int bad = bk->ops->recv_data(bk, &ch, NULL);
             bk->ops->release(bk, &ch);
@@ -428,7 +428,7 @@ static void *rx_bulk_main(void *arg)
             memcpy(e->dst + off, ch.p, n);
         bk->ops->release(bk, &ch);
         cl_int fin = 1; /* > 0: not complete yet */
-        pthread_mutex_lock(&mgrm_vcl_lock);
+        pthread_mutex_lock(&mgvcl_lock);
         e->busy--;
         e->got += n;
         if (bad && !e->failst)
@@ -440,7 +440,7 @@ static void *rx_bulk_main(void *arg)
                 fin = e->est < 0 ? e->est : CL_COMPLETE;
             e->rdone = fin <= 0;
         }
-        pthread_mutex_unlock(&mgrm_vcl_lock);
+        pthread_mutex_unlock(&mgvcl_lock);
         if (fin == CL_COMPLETE && e->host) { /* unpack a rect */
             for (size_t z = 0; z < e->reg[2]; z++)
                 for (size_t y = 0; y < e->reg[1]; y++)
@@ -448,23 +448,23 @@ static void *rx_bulk_main(void *arg)
                            e->dst + (z * e->reg[1] + y) * e->reg[0], e->reg[0]);
         }
         if (fin <= 0)
-            mgrm_vcl_event_complete(e, fin);
-        mgrm_vcl_event_unref(e);
+            mgvcl_event_complete(e, fin);
+        mgvcl_event_unref(e);
         if (bad)
             break; /* the lane broke */
     }
-    mgrm_vcl_conn_fail(c);
+    mgvcl_conn_fail(c);
     return NULL;
 }
 
 /* A request on the command lane before the receiver threads run: its reply
  * code, or 1 when the lane broke. */
-static int early_call(mgrm_conn_t *c, mgrm_buf_t *b, uint8_t **rep, size_t *cap, mgrm_hdr_t *h)
+static int early_call(mgvcl_conn_t *c, mgw_buf_t *b, uint8_t **rep, size_t *cap, mgw_hdr_t *h)
 {
-    mgrm_vcl_msgs++;
-    mgrm_vcl_bytes_out += MGRM_HDR_SIZE;
-    if (mgrm_msg_send(c->t, c->cmd, b) || mgrm_msg_recv(c->t, c->cmd, h, rep, cap, 4096) ||
-        h->op != MGRM_OP_REPLY || h->length < 4)
+    mgvcl_msgs++;
+    mgvcl_bytes_out += MGW_HDR_SIZE;
+    if (mgtr_msg_send(c->t, c->cmd, b) || mgtr_msg_recv(c->t, c->cmd, h, rep, cap, 4096) ||
+        h->op != MGW_OP_REPLY || h->length < 4)
         return 1;
     return (int32_t)((uint32_t)(*rep)[0] | (uint32_t)(*rep)[1] << 8 | (uint32_t)(*rep)[2] << 16 |
                      (uint32_t)(*rep)[3] << 24);
@@ -472,7 +472,7 @@ static int early_call(mgrm_conn_t *c, mgrm_buf_t *b, uint8_t **rep, size_t *cap,
 
 /* MPIGPU_VCL_SHM is not 0 and the proxy is on this host: the shm lane will
  * be tried. */
-static int shm_wanted(mgrm_conn_t *c)
+static int shm_wanted(mgvcl_conn_t *c)
 {
     const char *env = getenv("MPIGPU_VCL_SHM");
     return !(env && !strcmp(env, "0")) && c->t->is_local && c->t->is_local(c->cmd);
@@ -482,41 +482,41 @@ static int shm_wanted(mgrm_conn_t *c)
  * MPIGPU_VCL_SHM=0): the proxy makes a segment only this user can open; a
  * client that cannot map it stays on the stream lane.  0, or -1 when the
  * command lane broke. */
-static int shm_setup(mgrm_conn_t *c)
+static int shm_setup(mgvcl_conn_t *c)
 {
     uint8_t *rep = NULL;
     size_t cap = 0;
-    mgrm_hdr_t h;
-    mgrm_buf_t b;
+    mgw_hdr_t h;
+    mgw_buf_t b;
     unsigned char *base = NULL;
     int rc = 0, r;
     if (!shm_wanted(c))
         return 0;
-    mgrm_buf_init(&b, MGRM_OP_SHM_OPEN, 0, 2);
+    mgw_buf_init(&b, MGW_OP_SHM_OPEN, 0, 2);
     r = early_call(c, &b, &rep, &cap, &h);
-    mgrm_buf_free(&b);
+    mgw_buf_free(&b);
     if (r == 1)
         rc = -1;
     if (r)
         goto fn_exit;
-    mgrm_cur_t cur;
-    mgrm_cur_init(&cur, rep + 4, h.length - 4);
-    char *name = mgrm_cur_strdup(&cur);
-    int mapped = name && !mgrm_cur_done(&cur) && !strncmp(name, "/mpigpu-", 8) &&
-                 !mgrm_shm_attach(name, &base);
+    mgw_cur_t cur;
+    mgw_cur_init(&cur, rep + 4, h.length - 4);
+    char *name = mgw_cur_strdup(&cur);
+    int mapped = name && !mgw_cur_done(&cur) && !strncmp(name, "/mpigpu-", 8) &&
+                 !mgtr_shm_attach(name, &base);
     free(name);
-    mgrm_buf_init(&b, MGRM_OP_SHM_READY, 0, 3);
-    mgrm_buf_u32(&b, (uint32_t)mapped);
+    mgw_buf_init(&b, MGW_OP_SHM_READY, 0, 3);
+    mgw_buf_u32(&b, (uint32_t)mapped);
     r = early_call(c, &b, &rep, &cap, &h);
-    mgrm_buf_free(&b);
+    mgw_buf_free(&b);
     if (r == 0 && mapped) {
-        mgrm_bulk_use_shm(&c->stripe[0].bk, base, 0);
+        mgtr_bulk_use_shm(&c->stripe[0].bk, base, 0);
         base = NULL;
     } else if (r == 1) {
         rc = -1;
     }
     if (base)
-        munmap(base, MGRM_SHM_SIZE);
+        munmap(base, MGTR_SHM_SIZE);
 fn_exit:
     free(rep);
     return rc;
@@ -544,31 +544,31 @@ static int yama_scope(void)
  * names it as its ptracer (one per process: a second local proxy gets no
  * one-copy lane).  Anything that fails leaves the shm lane.  0, or -1 when
  * the command lane broke. */
-static int cma_setup(mgrm_conn_t *c)
+static int cma_setup(mgvcl_conn_t *c)
 {
     static pthread_mutex_t tracer_lock = PTHREAD_MUTEX_INITIALIZER;
     static long tracer;
     const char *env = getenv("MPIGPU_VCL_CMA");
     uint8_t *rep = NULL;
     size_t cap = 0;
-    mgrm_hdr_t h;
-    mgrm_buf_t b;
+    mgw_hdr_t h;
+    mgw_buf_t b;
     int rc = 0, r, scope = yama_scope();
-    if ((env && !strcmp(env, "0")) || c->stripe[0].bk.ops != &mgrm_bulk_shm || !c->t->peer_is_pid ||
+    if ((env && !strcmp(env, "0")) || c->stripe[0].bk.ops != &mgtr_bulk_shm || !c->t->peer_is_pid ||
         scope >= 2)
         return 0;
-    mgrm_buf_init(&b, MGRM_OP_CMA_OPEN, 0, 4);
+    mgw_buf_init(&b, MGW_OP_CMA_OPEN, 0, 4);
     r = early_call(c, &b, &rep, &cap, &h);
-    mgrm_buf_free(&b);
+    mgw_buf_free(&b);
     if (r)
         goto fn_exit; /* 1: the lane broke (rc set below); else not offered */
-    mgrm_cur_t cur;
-    mgrm_cur_init(&cur, rep + 4, h.length - 4);
-    long pid = (long)mgrm_cur_u32(&cur);
-    const void *nonce = mgrm_cur_raw(&cur, MGRM_CMA_NONCE);
-    if (mgrm_cur_done(&cur) || !nonce || !c->t->peer_is_pid(c->cmd, pid))
+    mgw_cur_t cur;
+    mgw_cur_init(&cur, rep + 4, h.length - 4);
+    long pid = (long)mgw_cur_u32(&cur);
+    const void *nonce = mgw_cur_raw(&cur, MGTR_CMA_NONCE);
+    if (mgw_cur_done(&cur) || !nonce || !c->t->peer_is_pid(c->cmd, pid))
         goto fn_exit; /* not the process this connection leads to */
-    memcpy(c->cma_nonce, nonce, MGRM_CMA_NONCE);
+    memcpy(c->cma_nonce, nonce, MGTR_CMA_NONCE);
     if (scope == 1) {
         pthread_mutex_lock(&tracer_lock);
         int ok =
@@ -579,11 +579,11 @@ static int cma_setup(mgrm_conn_t *c)
         if (!ok)
             goto fn_exit;
     }
-    mgrm_buf_init(&b, MGRM_OP_CMA_READY, 0, 5);
-    mgrm_buf_u32(&b, (uint32_t)getpid());
-    mgrm_buf_u64(&b, (uint64_t)(uintptr_t)c->cma_nonce);
+    mgw_buf_init(&b, MGW_OP_CMA_READY, 0, 5);
+    mgw_buf_u32(&b, (uint32_t)getpid());
+    mgw_buf_u64(&b, (uint64_t)(uintptr_t)c->cma_nonce);
     r = early_call(c, &b, &rep, &cap, &h);
-    mgrm_buf_free(&b);
+    mgw_buf_free(&b);
     c->cma = r == 0;
 fn_exit:
     if (r == 1)
@@ -592,17 +592,17 @@ fn_exit:
     return rc;
 }
 
-static void devs_parse(mgrm_conn_t *c, const uint8_t *p, size_t n)
+static void devs_parse(mgvcl_conn_t *c, const uint8_t *p, size_t n)
 {
-    mgrm_cur_t cur;
-    mgrm_cur_init(&cur, p, n);
-    uint32_t nd = mgrm_cur_u32(&cur);
-    if (nd > MGRM_MAX_DEVS || !(c->devs = calloc(nd ? nd : 1, sizeof *c->devs)))
+    mgw_cur_t cur;
+    mgw_cur_init(&cur, p, n);
+    uint32_t nd = mgw_cur_u32(&cur);
+    if (nd > MGW_MAX_DEVS || !(c->devs = calloc(nd ? nd : 1, sizeof *c->devs)))
         return;
     for (uint32_t d = 0; d < nd && !cur.err; d++) {
         struct _cl_device_id *dev = &c->devs[d];
-        uint32_t np = mgrm_cur_u32(&cur);
-        dev->dispatch = &mgrm_vcl_dispatch;
+        uint32_t np = mgw_cur_u32(&cur);
+        dev->dispatch = &mgvcl_dispatch;
         dev->conn = c;
         dev->idx = d;
         dev->params = calloc(np ? np : 1, sizeof *dev->params);
@@ -611,8 +611,8 @@ static void devs_parse(mgrm_conn_t *c, const uint8_t *p, size_t n)
         for (uint32_t i = 0; i < np && !cur.err; i++) {
             dev_param_t *dp = &dev->params[i];
             size_t len;
-            dp->param = mgrm_cur_u32(&cur);
-            const void *v = mgrm_cur_bytes(&cur, &len);
+            dp->param = mgw_cur_u32(&cur);
+            const void *v = mgw_cur_bytes(&cur, &len);
             if (!v || !(dp->value = malloc(len ? len : 1)))
                 break;
             memcpy(dp->value, v, len);
@@ -635,24 +635,24 @@ static unsigned vcl_streams = 1; /* MPIGPU_VCL_STREAMS, or by the online CPUs */
 /* STREAMS: asks the proxy for want stripes (> 1); the number granted (1 if
  * the proxy says no).  *broken: the command lane broke, or the proxy
  * granted what was not asked. */
-static unsigned streams_ask(mgrm_conn_t *c, unsigned want, int *broken)
+static unsigned streams_ask(mgvcl_conn_t *c, unsigned want, int *broken)
 {
     uint8_t *rep = NULL;
     size_t cap = 0;
-    mgrm_hdr_t h;
-    mgrm_buf_t b;
-    mgrm_cur_t cur;
+    mgw_hdr_t h;
+    mgw_buf_t b;
+    mgw_cur_t cur;
     unsigned got = 1;
-    mgrm_buf_init(&b, MGRM_OP_STREAMS, 0, 1);
-    mgrm_buf_u32(&b, want);
+    mgw_buf_init(&b, MGW_OP_STREAMS, 0, 1);
+    mgw_buf_u32(&b, want);
     int r = early_call(c, &b, &rep, &cap, &h);
-    mgrm_buf_free(&b);
+    mgw_buf_free(&b);
     if (r == 1) {
         *broken = 1;
     } else if (r == 0) {
-        mgrm_cur_init(&cur, rep + 4, h.length - 4);
-        uint32_t g = mgrm_cur_u32(&cur);
-        if (mgrm_cur_done(&cur) || g < 1 || g > want)
+        mgw_cur_init(&cur, rep + 4, h.length - 4);
+        uint32_t g = mgw_cur_u32(&cur);
+        if (mgw_cur_done(&cur) || g < 1 || g > want)
             *broken = 1;
         else
             got = g;
@@ -661,17 +661,17 @@ static unsigned streams_ask(mgrm_conn_t *c, unsigned want, int *broken)
     return got;
 }
 
-static mgrm_conn_t *conn_open(const char *addr, const mgrm_key_t *key)
+static mgvcl_conn_t *conn_open(const char *addr, const mgw_key_t *key)
 {
-    mgrm_conn_t *c = calloc(1, sizeof *c);
-    uint8_t token[MGRM_TOKEN];
+    mgvcl_conn_t *c = calloc(1, sizeof *c);
+    uint8_t token[MGW_TOKEN];
     char err[256] = "";
     uint8_t *rep = NULL;
     unsigned i;
     int bad = 0;
     if (!c)
         return NULL;
-    c->t = &mgrm_transport_tcp;
+    c->t = &mgtr_transport_tcp;
     snprintf(c->addr, sizeof c->addr, "%s", addr);
     pthread_mutex_init(&c->cmd_lock, NULL);
     pthread_mutex_init(&c->bulk_lock, NULL);
@@ -681,7 +681,7 @@ static mgrm_conn_t *conn_open(const char *addr, const mgrm_key_t *key)
     atomic_init(&c->next_id, 1);
     /* the handshake and the device list within 10 s each, then no limit */
     if (c->t->connect(addr, &c->cmd, err, sizeof err) || c->t->set_timeout(c->cmd, 10000) ||
-        mgrm_auth_client(c->t, c->cmd, key, MGRM_LANE_CMD, 0, token, err, sizeof err)) {
+        mgtr_auth_client(c->t, c->cmd, key, MGW_LANE_CMD, 0, token, err, sizeof err)) {
         fprintf(stderr, "mpigpu-vcl: %s: %s\n", addr, err);
         goto fn_fail;
     }
@@ -693,31 +693,31 @@ static mgrm_conn_t *conn_open(const char *addr, const mgrm_key_t *key)
         goto fn_fail;
     }
     for (i = 0; i < c->nstripes; i++) {
-        vcl_stripe_t *sp = &c->stripe[i];
+        mgvcl_stripe_t *sp = &c->stripe[i];
         sp->c = c;
         sp->tail = &sp->head;
         if (c->t->connect(addr, &sp->ep, err, sizeof err) || c->t->set_timeout(sp->ep, 10000) ||
-            mgrm_auth_client(c->t, sp->ep, key, MGRM_LANE_BULK, i, token, err, sizeof err) ||
+            mgtr_auth_client(c->t, sp->ep, key, MGW_LANE_BULK, i, token, err, sizeof err) ||
             c->t->set_timeout(sp->ep, 0)) {
             fprintf(stderr, "mpigpu-vcl: %s: %s\n", addr, err);
             goto fn_fail;
         }
-        mgrm_bulk_init(&sp->bk, c->t, sp->ep);
+        mgtr_bulk_init(&sp->bk, c->t, sp->ep);
     }
     c->stripe[0].bk.stopped = conn_stopped;
     c->stripe[0].bk.arg = c;
     /* the device list, read here under the handshake's time limit; the
      * receiver threads then wait without one (keepalive finds dead peers) */
-    mgrm_buf_t b;
-    mgrm_hdr_t h;
+    mgw_buf_t b;
+    mgw_hdr_t h;
     size_t cap = 0;
-    mgrm_buf_init(&b, MGRM_OP_DEVICES, 0, 1);
-    mgrm_vcl_msgs++;
-    mgrm_vcl_bytes_out += MGRM_HDR_SIZE;
-    bad = mgrm_msg_send(c->t, c->cmd, &b) ||
-          mgrm_msg_recv(c->t, c->cmd, &h, &rep, &cap, MGRM_MSG_MAX) || h.op != MGRM_OP_REPLY ||
+    mgw_buf_init(&b, MGW_OP_DEVICES, 0, 1);
+    mgvcl_msgs++;
+    mgvcl_bytes_out += MGW_HDR_SIZE;
+    bad = mgtr_msg_send(c->t, c->cmd, &b) ||
+          mgtr_msg_recv(c->t, c->cmd, &h, &rep, &cap, MGW_MSG_MAX) || h.op != MGW_OP_REPLY ||
           h.length < 4 || rep[0] | rep[1] | rep[2] | rep[3];
-    mgrm_buf_free(&b);
+    mgw_buf_free(&b);
     if (!bad)
         devs_parse(c, rep + 4, h.length - 4);
     free(rep);
@@ -730,26 +730,26 @@ static mgrm_conn_t *conn_open(const char *addr, const mgrm_key_t *key)
         goto fn_fail;
     pthread_detach(c->rx_cmd);
     for (i = 0; i < c->nstripes; i++) {
-        vcl_stripe_t *sp = &c->stripe[i];
+        mgvcl_stripe_t *sp = &c->stripe[i];
         if (pthread_create(&sp->rx, NULL, rx_bulk_main, sp) ||
             (c->nstripes > 1 && pthread_create(&sp->tx, NULL, tx_main, sp))) {
             /* the threads started own c: it is failed, not freed */
-            mgrm_vcl_conn_fail(c);
+            mgvcl_conn_fail(c);
             return NULL;
         }
         pthread_detach(sp->rx);
         if (c->nstripes > 1)
             pthread_detach(sp->tx);
     }
-    atomic_store(&c->last_rx, mgrm_now_ms());
+    atomic_store(&c->last_rx, mgtr_now_ms());
     if (pthread_create(&c->heartbeat, NULL, heartbeat_main, c) == 0)
         pthread_detach(c->heartbeat);
     return c; /* threads own it now; never freed */
 fn_fail:
-    mgrm_bulk_fini(&c->stripe[0].bk);
+    mgtr_bulk_fini(&c->stripe[0].bk);
     if (c->cmd)
         c->t->close(c->cmd);
-    for (i = 0; i < MGRM_STREAMS_MAX; i++)
+    for (i = 0; i < MGW_STREAMS_MAX; i++)
         if (c->stripe[i].ep)
             c->t->close(c->stripe[i].ep);
     free(c);
@@ -760,7 +760,7 @@ static void init_once(void)
 {
     const char *servers = getenv("MPIGPU_VCL_SERVERS"), *keyfile = getenv("MPIGPU_VCL_KEY_FILE");
     const char *stats = getenv("MPIGPU_VCL_STATS");
-    mgrm_key_t key;
+    mgw_key_t key;
     char err[512];
     const char *tmo = getenv("MPIGPU_VCL_TIMEOUT"), *streams = getenv("MPIGPU_VCL_STREAMS");
     long cpus = sysconf(_SC_NPROCESSORS_ONLN) / 2;
@@ -770,15 +770,15 @@ static void init_once(void)
     if (streams && streams[0]) {
         char *end;
         long v = strtol(streams, &end, 10);
-        if (*end || v < 1 || v > MGRM_STREAMS_MAX)
+        if (*end || v < 1 || v > MGW_STREAMS_MAX)
             fprintf(stderr, "mpigpu-vcl: MPIGPU_VCL_STREAMS=%s is not a number from 1 to %d; %u\n",
-                    streams, MGRM_STREAMS_MAX, vcl_streams);
+                    streams, MGW_STREAMS_MAX, vcl_streams);
         else
             vcl_streams = (unsigned)v;
     }
     if (tmo && atoi(tmo) > 0)
         vcl_timeout_s = atoi(tmo);
-    if (mgrm_spin_setup("MPIGPU_VCL_SPIN"))
+    if (mgtr_spin_setup("MPIGPU_VCL_SPIN"))
         fprintf(stderr,
                 "mpigpu-vcl: MPIGPU_VCL_SPIN=\"%s\": expected microseconds from 0 to "
                 "100000; not spinning\n",
@@ -790,14 +790,14 @@ static void init_once(void)
                         "no remote devices\n");
         return;
     }
-    if (mgrm_key_load(keyfile, &key, err, sizeof err)) {
+    if (mgw_key_load(keyfile, &key, err, sizeof err)) {
         fprintf(stderr, "mpigpu-vcl: %s; no remote devices\n", err);
         return;
     }
     char *list = strdup(servers), *save = NULL;
     for (char *a = list ? strtok_r(list, ",", &save) : NULL; a; a = strtok_r(NULL, ",", &save)) {
-        mgrm_conn_t *c = conn_open(a, &key);
-        mgrm_conn_t **n = c ? realloc(conns, (nconns + 1) * sizeof *n) : NULL;
+        mgvcl_conn_t *c = conn_open(a, &key);
+        mgvcl_conn_t **n = c ? realloc(conns, (nconns + 1) * sizeof *n) : NULL;
         if (n) {
             conns = n;
             conns[nconns++] = c;
@@ -807,7 +807,7 @@ static void init_once(void)
     memset(&key, 0, sizeof key);
 }
 
-int mgrm_vcl_init(mgrm_conn_t ***out, int *n)
+int mgvcl_init(mgvcl_conn_t ***out, int *n)
 {
     pthread_once(&once, init_once);
     *out = conns;
@@ -815,45 +815,45 @@ int mgrm_vcl_init(mgrm_conn_t ***out, int *n)
     return 0;
 }
 
-cl_int mgrm_vcl_info(mgrm_conn_t *c, int kind, uint64_t id, uint64_t aux, cl_uint param,
-                     size_t size, void *value, size_t *size_ret)
+cl_int mgvcl_info(mgvcl_conn_t *c, int kind, uint64_t id, uint64_t aux, cl_uint param, size_t size,
+                  void *value, size_t *size_ret)
 {
-    mgrm_buf_t b;
+    mgw_buf_t b;
     uint8_t *rep = NULL;
     size_t len = 0;
-    mgrm_buf_init(&b, MGRM_OP_GET_INFO, 0, 0);
-    mgrm_buf_u32(&b, (uint32_t)kind);
-    mgrm_buf_u64(&b, id);
-    mgrm_buf_u64(&b, aux);
-    mgrm_buf_u32(&b, param);
-    cl_int rc = mgrm_vcl_call(c, &b, &rep, &len);
-    mgrm_buf_free(&b);
+    mgw_buf_init(&b, MGW_OP_GET_INFO, 0, 0);
+    mgw_buf_u32(&b, (uint32_t)kind);
+    mgw_buf_u64(&b, id);
+    mgw_buf_u64(&b, aux);
+    mgw_buf_u32(&b, param);
+    cl_int rc = mgvcl_call(c, &b, &rep, &len);
+    mgw_buf_free(&b);
     if (rc == CL_SUCCESS) {
-        mgrm_cur_t cur;
+        mgw_cur_t cur;
         size_t n;
-        mgrm_cur_init(&cur, rep, len);
-        const void *v = mgrm_cur_bytes(&cur, &n);
-        rc = v ? mgrm_vcl_ret(v, n, size, value, size_ret) : CL_OUT_OF_RESOURCES;
+        mgw_cur_init(&cur, rep, len);
+        const void *v = mgw_cur_bytes(&cur, &n);
+        rc = v ? mgvcl_ret(v, n, size, value, size_ret) : CL_OUT_OF_RESOURCES;
     }
     free(rep);
     return rc;
 }
 
-void mgrm_vcl_release_remote(mgrm_conn_t *c, int kind, uint64_t id)
+void mgvcl_release_remote(mgvcl_conn_t *c, int kind, uint64_t id)
 {
-    mgrm_buf_t b;
-    if (kind == MGRM_K_EVENT) {
+    mgw_buf_t b;
+    if (kind == MGW_K_EVENT) {
         release_flush(c, id);
         return;
     }
-    mgrm_buf_init(&b, MGRM_OP_RELEASE, 0, 0);
-    mgrm_buf_u32(&b, (uint32_t)kind);
-    mgrm_buf_u64(&b, id);
-    mgrm_vcl_send(c, &b);
-    mgrm_buf_free(&b);
+    mgw_buf_init(&b, MGW_OP_RELEASE, 0, 0);
+    mgw_buf_u32(&b, (uint32_t)kind);
+    mgw_buf_u64(&b, id);
+    mgvcl_send(c, &b);
+    mgw_buf_free(&b);
 }
 
-cl_int mgrm_vcl_ret(const void *v, size_t n, size_t size, void *value, size_t *size_ret)
+cl_int mgvcl_ret(const void *v, size_t n, size_t size, void *value, size_t *size_ret)
 {
     if (value) {
         if (size < n)

@@ -9,11 +9,11 @@ cl_int CL_API_CALL clEnqueueCopyBuffer(cl_command_queue q, cl_mem src, cl_mem ds
                                        size_t dof, size_t n, cl_uint nw, const cl_event *w,
                                        cl_event *out)
 {
-    mgrm_buf_t b;
+    mgw_buf_t b;
     cl_event ev;
-    if (!mgrm_vcl_is(q))
+    if (!mgvcl_is(q))
         return CL_INVALID_COMMAND_QUEUE;
-    if (!mgrm_vcl_is(src) || !mgrm_vcl_is(dst))
+    if (!mgvcl_is(src) || !mgvcl_is(dst))
         return CL_INVALID_MEM_OBJECT;
     if (src->ctx != q->ctx || dst->ctx != q->ctx)
         return CL_INVALID_CONTEXT;
@@ -21,17 +21,17 @@ cl_int CL_API_CALL clEnqueueCopyBuffer(cl_command_queue q, cl_mem src, cl_mem ds
         return CL_INVALID_VALUE;
     if (src == dst && so < dof + n && dof < so + n)
         return CL_MEM_COPY_OVERLAP;
-    mgrm_buf_init(&b, MGRM_OP_ENQ_COPY, 0, 0);
-    cl_int rc = mgrm_vcl_enq_begin(q, nw, w, CL_COMMAND_COPY_BUFFER, &b, &ev);
+    mgw_buf_init(&b, MGW_OP_ENQ_COPY, 0, 0);
+    cl_int rc = mgvcl_enq_begin(q, nw, w, CL_COMMAND_COPY_BUFFER, &b, &ev);
     if (!rc) {
-        mgrm_buf_u64(&b, src->id);
-        mgrm_buf_u64(&b, dst->id);
-        mgrm_buf_u64(&b, so);
-        mgrm_buf_u64(&b, dof);
-        mgrm_buf_u64(&b, n);
-        rc = mgrm_vcl_enq_end(q, &b, ev, out, CL_FALSE, 0, NULL, 0);
+        mgw_buf_u64(&b, src->id);
+        mgw_buf_u64(&b, dst->id);
+        mgw_buf_u64(&b, so);
+        mgw_buf_u64(&b, dof);
+        mgw_buf_u64(&b, n);
+        rc = mgvcl_enq_end(q, &b, ev, out, CL_FALSE, 0, NULL, 0);
     }
-    mgrm_buf_free(&b);
+    mgw_buf_free(&b);
     return rc;
 }
 
@@ -40,34 +40,34 @@ cl_int CL_API_CALL clEnqueueCopyBufferRect(cl_command_queue q, cl_mem src, cl_me
                                            size_t srp, size_t ssp, size_t drp, size_t dsp,
                                            cl_uint nw, const cl_event *w, cl_event *out)
 {
-    mgrm_buf_t b;
+    mgw_buf_t b;
     cl_event ev;
-    if (!mgrm_vcl_is(q))
+    if (!mgvcl_is(q))
         return CL_INVALID_COMMAND_QUEUE;
-    if (!mgrm_vcl_is(src) || !mgrm_vcl_is(dst))
+    if (!mgvcl_is(src) || !mgvcl_is(dst))
         return CL_INVALID_MEM_OBJECT;
     if (src->ctx != q->ctx || dst->ctx != q->ctx)
         return CL_INVALID_CONTEXT;
     if (!so || !dof || !reg || !reg[0] || !reg[1] || !reg[2])
         return CL_INVALID_VALUE;
-    mgrm_buf_init(&b, MGRM_OP_ENQ_COPY_RECT, 0, 0);
-    cl_int rc = mgrm_vcl_enq_begin(q, nw, w, CL_COMMAND_COPY_BUFFER_RECT, &b, &ev);
+    mgw_buf_init(&b, MGW_OP_ENQ_COPY_RECT, 0, 0);
+    cl_int rc = mgvcl_enq_begin(q, nw, w, CL_COMMAND_COPY_BUFFER_RECT, &b, &ev);
     if (!rc) {
-        mgrm_buf_u64(&b, src->id);
-        mgrm_buf_u64(&b, dst->id);
+        mgw_buf_u64(&b, src->id);
+        mgw_buf_u64(&b, dst->id);
         for (int i = 0; i < 3; i++)
-            mgrm_buf_u64(&b, so[i]);
+            mgw_buf_u64(&b, so[i]);
         for (int i = 0; i < 3; i++)
-            mgrm_buf_u64(&b, dof[i]);
+            mgw_buf_u64(&b, dof[i]);
         for (int i = 0; i < 3; i++)
-            mgrm_buf_u64(&b, reg[i]);
-        mgrm_buf_u64(&b, srp);
-        mgrm_buf_u64(&b, ssp);
-        mgrm_buf_u64(&b, drp);
-        mgrm_buf_u64(&b, dsp);
-        rc = mgrm_vcl_enq_end(q, &b, ev, out, CL_FALSE, 0, NULL, 0);
+            mgw_buf_u64(&b, reg[i]);
+        mgw_buf_u64(&b, srp);
+        mgw_buf_u64(&b, ssp);
+        mgw_buf_u64(&b, drp);
+        mgw_buf_u64(&b, dsp);
+        rc = mgvcl_enq_end(q, &b, ev, out, CL_FALSE, 0, NULL, 0);
     }
-    mgrm_buf_free(&b);
+    mgw_buf_free(&b);
     return rc;
 }
 
@@ -75,27 +75,27 @@ cl_int CL_API_CALL clEnqueueFillBuffer(cl_command_queue q, cl_mem m, const void 
                                        size_t off, size_t n, cl_uint nw, const cl_event *w,
                                        cl_event *out)
 {
-    mgrm_buf_t b;
+    mgw_buf_t b;
     cl_event ev;
-    if (!mgrm_vcl_is(q))
+    if (!mgvcl_is(q))
         return CL_INVALID_COMMAND_QUEUE;
-    if (!mgrm_vcl_is(m))
+    if (!mgvcl_is(m))
         return CL_INVALID_MEM_OBJECT;
     if (m->ctx != q->ctx)
         return CL_INVALID_CONTEXT;
     if (!pat || !plen || plen > 128 || (plen & (plen - 1)) || off % plen || n % plen ||
         off > m->size || n > m->size - off)
         return CL_INVALID_VALUE;
-    mgrm_buf_init(&b, MGRM_OP_ENQ_FILL, 0, 0);
-    cl_int rc = mgrm_vcl_enq_begin(q, nw, w, CL_COMMAND_FILL_BUFFER, &b, &ev);
+    mgw_buf_init(&b, MGW_OP_ENQ_FILL, 0, 0);
+    cl_int rc = mgvcl_enq_begin(q, nw, w, CL_COMMAND_FILL_BUFFER, &b, &ev);
     if (!rc) {
-        mgrm_buf_u64(&b, m->id);
-        mgrm_buf_bytes(&b, pat, plen);
-        mgrm_buf_u64(&b, off);
-        mgrm_buf_u64(&b, n);
-        rc = mgrm_vcl_enq_end(q, &b, ev, out, CL_FALSE, 0, NULL, 0);
+        mgw_buf_u64(&b, m->id);
+        mgw_buf_bytes(&b, pat, plen);
+        mgw_buf_u64(&b, off);
+        mgw_buf_u64(&b, n);
+        rc = mgvcl_enq_end(q, &b, ev, out, CL_FALSE, 0, NULL, 0);
     }
-    mgrm_buf_free(&b);
+    mgw_buf_free(&b);
     return rc;
 }
 
@@ -117,9 +117,9 @@ void *CL_API_CALL clEnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_bool block
 {
     cl_int rc = CL_SUCCESS;
     mapping_t *mp = NULL;
-    if (!mgrm_vcl_is(q))
+    if (!mgvcl_is(q))
         rc = CL_INVALID_COMMAND_QUEUE;
-    else if (!mgrm_vcl_is(m))
+    else if (!mgvcl_is(m))
         rc = CL_INVALID_MEM_OBJECT;
     else if (m->ctx != q->ctx)
         rc = CL_INVALID_CONTEXT;
@@ -153,7 +153,7 @@ void *CL_API_CALL clEnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_bool block
     if (flags & CL_MAP_WRITE_INVALIDATE_REGION)
         rc = clEnqueueMarkerWithWaitList(q, nw, w, out);
     else
-        rc = mgrm_vcl_read_any(q, m, blocking, off, n, mp->p, nw, w, out);
+        rc = mgvcl_read_any(q, m, blocking, off, n, mp->p, nw, w, out);
     if (rc)
         goto fn_fail;
     if (out && *out)
@@ -183,9 +183,9 @@ cl_int CL_API_CALL clEnqueueUnmapMemObject(cl_command_queue q, cl_mem m, void *p
 {
     mapping_t *mp = NULL;
     cl_int rc;
-    if (!mgrm_vcl_is(q))
+    if (!mgvcl_is(q))
         return CL_INVALID_COMMAND_QUEUE;
-    if (!mgrm_vcl_is(m))
+    if (!mgvcl_is(m))
         return CL_INVALID_MEM_OBJECT;
     pthread_mutex_lock(&maps_lock);
     for (mapping_t **pp = &maps; *pp; pp = &(*pp)->next)
@@ -198,7 +198,7 @@ cl_int CL_API_CALL clEnqueueUnmapMemObject(cl_command_queue q, cl_mem m, void *p
     if (!mp)
         return CL_INVALID_VALUE;
     if (mp->write) /* the data is on the wire when the call returns */
-        rc = mgrm_vcl_write_now(q, m, mp->off, mp->n, mp->p, nw, w, out);
+        rc = mgvcl_write_now(q, m, mp->off, mp->n, mp->p, nw, w, out);
     else
         rc = clEnqueueMarkerWithWaitList(q, nw, w, out);
     if (rc == CL_SUCCESS && out && *out)
@@ -240,7 +240,7 @@ cl_mem CL_API_CALL clCreateImage3D(cl_context c, cl_mem_flags f, const cl_image_
 cl_int CL_API_CALL clGetSupportedImageFormats(cl_context c, cl_mem_flags f, cl_mem_object_type t,
                                               cl_uint n, cl_image_format *fmts, cl_uint *nf)
 {
-    if (!mgrm_vcl_is(c))
+    if (!mgvcl_is(c))
         return CL_INVALID_CONTEXT;
     if (nf)
         *nf = 0;

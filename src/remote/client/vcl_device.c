@@ -7,15 +7,15 @@
 
 #include "vcl.h"
 
-struct _cl_platform_id mgrm_vcl_platform = {&mgrm_vcl_dispatch};
+struct _cl_platform_id mgvcl_platform = {&mgvcl_dispatch};
 
 /* All devices of all connections, in order. */
 static cl_uint all_devices(cl_device_type type, cl_uint max, cl_device_id *out)
 {
-    mgrm_conn_t **cs;
+    mgvcl_conn_t **cs;
     int nc;
     cl_uint n = 0;
-    mgrm_vcl_init(&cs, &nc);
+    mgvcl_init(&cs, &nc);
     for (int i = 0; i < nc; i++)
         for (cl_uint d = 0; d < cs[i]->ndev; d++) {
             cl_device_id dev = &cs[i]->devs[d];
@@ -40,22 +40,22 @@ cl_int CL_API_CALL clGetPlatformIDs(cl_uint n, cl_platform_id *p, cl_uint *np)
         return CL_PLATFORM_NOT_FOUND_KHR;
     }
     if (p)
-        p[0] = &mgrm_vcl_platform;
+        p[0] = &mgvcl_platform;
     if (np)
         *np = 1;
     return CL_SUCCESS;
 }
 
-VCL_EXPORT cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint n, cl_platform_id *p, cl_uint *np)
+MGVCL_EXPORT cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint n, cl_platform_id *p, cl_uint *np)
 {
     return clGetPlatformIDs(n, p, np);
 }
 
-VCL_EXPORT cl_int CL_API_CALL clGetPlatformInfo(cl_platform_id p, cl_platform_info param,
-                                                size_t size, void *value, size_t *size_ret)
+MGVCL_EXPORT cl_int CL_API_CALL clGetPlatformInfo(cl_platform_id p, cl_platform_info param,
+                                                  size_t size, void *value, size_t *size_ret)
 {
     const char *s;
-    if (p != &mgrm_vcl_platform)
+    if (p != &mgvcl_platform)
         return CL_INVALID_PLATFORM;
     switch (param) {
     case CL_PLATFORM_PROFILE:
@@ -79,13 +79,13 @@ VCL_EXPORT cl_int CL_API_CALL clGetPlatformInfo(cl_platform_id p, cl_platform_in
     default:
         return CL_INVALID_VALUE;
     }
-    return mgrm_vcl_ret(s, strlen(s) + 1, size, value, size_ret);
+    return mgvcl_ret(s, strlen(s) + 1, size, value, size_ret);
 }
 
 cl_int CL_API_CALL clGetDeviceIDs(cl_platform_id p, cl_device_type type, cl_uint n,
                                   cl_device_id *devs, cl_uint *nd)
 {
-    if (p && p != &mgrm_vcl_platform)
+    if (p && p != &mgvcl_platform)
         return CL_INVALID_PLATFORM;
     if ((!n && devs) || (!devs && !nd))
         return CL_INVALID_VALUE;
@@ -100,36 +100,36 @@ cl_int CL_API_CALL clGetDeviceInfo(cl_device_id d, cl_device_info param, size_t 
 {
     static const cl_uint one = 1;
     static const cl_device_id none = NULL;
-    if (!mgrm_vcl_is(d))
+    if (!mgvcl_is(d))
         return CL_INVALID_DEVICE;
     if (param == CL_DEVICE_PLATFORM) {
-        cl_platform_id p = &mgrm_vcl_platform;
-        return mgrm_vcl_ret(&p, sizeof p, size, value, size_ret);
+        cl_platform_id p = &mgvcl_platform;
+        return mgvcl_ret(&p, sizeof p, size, value, size_ret);
     }
     if (param == CL_DEVICE_PARENT_DEVICE)
-        return mgrm_vcl_ret(&none, sizeof none, size, value, size_ret);
+        return mgvcl_ret(&none, sizeof none, size, value, size_ret);
     if (param == CL_DEVICE_REFERENCE_COUNT)
-        return mgrm_vcl_ret(&one, sizeof one, size, value, size_ret);
+        return mgvcl_ret(&one, sizeof one, size, value, size_ret);
     for (size_t i = 0; i < d->nparams; i++)
         if (d->params[i].param == param)
-            return mgrm_vcl_ret(d->params[i].value, d->params[i].size, size, value, size_ret);
+            return mgvcl_ret(d->params[i].value, d->params[i].size, size, value, size_ret);
     return CL_INVALID_VALUE;
 }
 
 cl_int CL_API_CALL clRetainDevice(cl_device_id d)
 {
-    return mgrm_vcl_is(d) ? CL_SUCCESS : CL_INVALID_DEVICE;
+    return mgvcl_is(d) ? CL_SUCCESS : CL_INVALID_DEVICE;
 }
 
 cl_int CL_API_CALL clReleaseDevice(cl_device_id d)
 {
-    return mgrm_vcl_is(d) ? CL_SUCCESS : CL_INVALID_DEVICE;
+    return mgvcl_is(d) ? CL_SUCCESS : CL_INVALID_DEVICE;
 }
 
 cl_int CL_API_CALL clCreateSubDevices(cl_device_id d, const cl_device_partition_property *p,
                                       cl_uint n, cl_device_id *out, cl_uint *nout)
 {
-    return mgrm_vcl_is(d) ? CL_INVALID_VALUE : CL_INVALID_DEVICE;
+    return mgvcl_is(d) ? CL_INVALID_VALUE : CL_INVALID_DEVICE;
 }
 
 static cl_int props_check(const cl_context_properties *props, cl_context ctx)
@@ -140,7 +140,7 @@ static cl_int props_check(const cl_context_properties *props, cl_context ctx)
         if ((*seen)++)
             return CL_INVALID_PROPERTY;
         if (props[i] == CL_CONTEXT_PLATFORM) {
-            if ((cl_platform_id)props[i + 1] != &mgrm_vcl_platform)
+            if ((cl_platform_id)props[i + 1] != &mgvcl_platform)
                 return CL_INVALID_PLATFORM;
         } else if (props[i] != CL_CONTEXT_INTEROP_USER_SYNC) {
             return CL_INVALID_PROPERTY;
@@ -160,11 +160,11 @@ cl_context CL_API_CALL clCreateContext(
 {
     cl_context ctx = NULL;
     cl_int rc = props_check(props, NULL);
-    mgrm_buf_t b;
+    mgw_buf_t b;
     if (!rc && (!n || !devs))
         rc = CL_INVALID_VALUE;
     for (cl_uint i = 0; !rc && i < n; i++)
-        if (!mgrm_vcl_is(devs[i]) || devs[i]->conn != devs[0]->conn)
+        if (!mgvcl_is(devs[i]) || devs[i]->conn != devs[0]->conn)
             rc = CL_INVALID_DEVICE; /* one context, one proxy */
     if (!rc && !(notify || !data))
         rc = CL_INVALID_VALUE;
@@ -172,20 +172,20 @@ cl_context CL_API_CALL clCreateContext(
         rc = CL_OUT_OF_HOST_MEMORY;
     if (rc)
         goto fn_fail;
-    ctx->dispatch = &mgrm_vcl_dispatch;
+    ctx->dispatch = &mgvcl_dispatch;
     atomic_init(&ctx->refs, 1);
     ctx->conn = devs[0]->conn;
-    ctx->id = mgrm_vcl_id(ctx->conn);
+    ctx->id = mgvcl_id(ctx->conn);
     ctx->ndev = n;
     memcpy(ctx->devs, devs, n * sizeof *devs);
     props_check(props, ctx);
-    mgrm_buf_init(&b, MGRM_OP_CONTEXT_CREATE, 0, 0);
-    mgrm_buf_u64(&b, ctx->id);
-    mgrm_buf_u32(&b, n);
+    mgw_buf_init(&b, MGW_OP_CONTEXT_CREATE, 0, 0);
+    mgw_buf_u64(&b, ctx->id);
+    mgw_buf_u32(&b, n);
     for (cl_uint i = 0; i < n; i++)
-        mgrm_buf_u64(&b, devs[i]->idx);
-    rc = mgrm_vcl_call(ctx->conn, &b, NULL, NULL);
-    mgrm_buf_free(&b);
+        mgw_buf_u64(&b, devs[i]->idx);
+    rc = mgvcl_call(ctx->conn, &b, NULL, NULL);
+    mgw_buf_free(&b);
     if (rc)
         goto fn_fail;
 fn_exit:
@@ -204,9 +204,9 @@ cl_context CL_API_CALL clCreateContextFromType(
     const cl_context_properties *props, cl_device_type type,
     void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *), void *data, cl_int *err)
 {
-    cl_device_id devs[MGRM_MAX_DEVS];
-    cl_uint n = all_devices(type, MGRM_MAX_DEVS, devs), k = 0;
-    for (cl_uint i = 0; i < n && i < MGRM_MAX_DEVS; i++)
+    cl_device_id devs[MGW_MAX_DEVS];
+    cl_uint n = all_devices(type, MGW_MAX_DEVS, devs), k = 0;
+    for (cl_uint i = 0; i < n && i < MGW_MAX_DEVS; i++)
         if (devs[i]->conn == devs[0]->conn)
             devs[k++] = devs[i];
     if (!k) {
@@ -219,7 +219,7 @@ cl_context CL_API_CALL clCreateContextFromType(
 
 cl_int CL_API_CALL clRetainContext(cl_context ctx)
 {
-    if (!mgrm_vcl_is(ctx))
+    if (!mgvcl_is(ctx))
         return CL_INVALID_CONTEXT;
     atomic_fetch_add(&ctx->refs, 1);
     return CL_SUCCESS;
@@ -227,10 +227,10 @@ cl_int CL_API_CALL clRetainContext(cl_context ctx)
 
 cl_int CL_API_CALL clReleaseContext(cl_context ctx)
 {
-    if (!mgrm_vcl_is(ctx))
+    if (!mgvcl_is(ctx))
         return CL_INVALID_CONTEXT;
     if (atomic_fetch_sub(&ctx->refs, 1) == 1) {
-        mgrm_vcl_release_remote(ctx->conn, MGRM_K_CONTEXT, ctx->id);
+        mgvcl_release_remote(ctx->conn, MGW_K_CONTEXT, ctx->id);
         free(ctx->devs);
         free(ctx);
     }
@@ -241,18 +241,18 @@ cl_int CL_API_CALL clGetContextInfo(cl_context ctx, cl_context_info p, size_t si
                                     size_t *size_ret)
 {
     cl_uint u;
-    if (!mgrm_vcl_is(ctx))
+    if (!mgvcl_is(ctx))
         return CL_INVALID_CONTEXT;
     switch (p) {
     case CL_CONTEXT_REFERENCE_COUNT:
         u = (cl_uint)atomic_load(&ctx->refs);
-        return mgrm_vcl_ret(&u, sizeof u, size, value, size_ret);
+        return mgvcl_ret(&u, sizeof u, size, value, size_ret);
     case CL_CONTEXT_NUM_DEVICES:
-        return mgrm_vcl_ret(&ctx->ndev, sizeof ctx->ndev, size, value, size_ret);
+        return mgvcl_ret(&ctx->ndev, sizeof ctx->ndev, size, value, size_ret);
     case CL_CONTEXT_DEVICES:
-        return mgrm_vcl_ret(ctx->devs, ctx->ndev * sizeof *ctx->devs, size, value, size_ret);
+        return mgvcl_ret(ctx->devs, ctx->ndev * sizeof *ctx->devs, size, value, size_ret);
     case CL_CONTEXT_PROPERTIES:
-        return mgrm_vcl_ret(ctx->props, ctx->nprops * sizeof ctx->props[0], size, value, size_ret);
+        return mgvcl_ret(ctx->props, ctx->nprops * sizeof ctx->props[0], size, value, size_ret);
     }
     return CL_INVALID_VALUE;
 }
@@ -262,9 +262,9 @@ cl_command_queue CL_API_CALL clCreateCommandQueue(cl_context ctx, cl_device_id d
 {
     cl_command_queue q = NULL;
     cl_int rc = CL_SUCCESS;
-    mgrm_buf_t b;
+    mgw_buf_t b;
     cl_uint i;
-    if (!mgrm_vcl_is(ctx))
+    if (!mgvcl_is(ctx))
         rc = CL_INVALID_CONTEXT;
     else {
         for (i = 0; i < ctx->ndev && ctx->devs[i] != dev; i++)
@@ -278,19 +278,19 @@ cl_command_queue CL_API_CALL clCreateCommandQueue(cl_context ctx, cl_device_id d
             rc = CL_OUT_OF_HOST_MEMORY;
     }
     if (rc == CL_SUCCESS) {
-        q->dispatch = &mgrm_vcl_dispatch;
+        q->dispatch = &mgvcl_dispatch;
         atomic_init(&q->refs, 1);
         q->ctx = ctx;
         q->dev = dev;
         q->props = props;
-        q->id = mgrm_vcl_id(ctx->conn);
-        mgrm_buf_init(&b, MGRM_OP_QUEUE_CREATE, 0, 0);
-        mgrm_buf_u64(&b, q->id);
-        mgrm_buf_u64(&b, ctx->id);
-        mgrm_buf_u64(&b, dev->idx);
-        mgrm_buf_u64(&b, props);
-        rc = mgrm_vcl_call(ctx->conn, &b, NULL, NULL);
-        mgrm_buf_free(&b);
+        q->id = mgvcl_id(ctx->conn);
+        mgw_buf_init(&b, MGW_OP_QUEUE_CREATE, 0, 0);
+        mgw_buf_u64(&b, q->id);
+        mgw_buf_u64(&b, ctx->id);
+        mgw_buf_u64(&b, dev->idx);
+        mgw_buf_u64(&b, props);
+        rc = mgvcl_call(ctx->conn, &b, NULL, NULL);
+        mgw_buf_free(&b);
         if (rc) {
             free(q);
             q = NULL;
@@ -305,7 +305,7 @@ cl_command_queue CL_API_CALL clCreateCommandQueue(cl_context ctx, cl_device_id d
 
 cl_int CL_API_CALL clRetainCommandQueue(cl_command_queue q)
 {
-    if (!mgrm_vcl_is(q))
+    if (!mgvcl_is(q))
         return CL_INVALID_COMMAND_QUEUE;
     atomic_fetch_add(&q->refs, 1);
     return CL_SUCCESS;
@@ -313,11 +313,11 @@ cl_int CL_API_CALL clRetainCommandQueue(cl_command_queue q)
 
 cl_int CL_API_CALL clReleaseCommandQueue(cl_command_queue q)
 {
-    if (!mgrm_vcl_is(q))
+    if (!mgvcl_is(q))
         return CL_INVALID_COMMAND_QUEUE;
     if (atomic_fetch_sub(&q->refs, 1) == 1) {
         clFinish(q);
-        mgrm_vcl_release_remote(q->ctx->conn, MGRM_K_QUEUE, q->id);
+        mgvcl_release_remote(q->ctx->conn, MGW_K_QUEUE, q->id);
         clReleaseContext(q->ctx);
         free(q);
     }
@@ -328,18 +328,18 @@ cl_int CL_API_CALL clGetCommandQueueInfo(cl_command_queue q, cl_command_queue_in
                                          void *value, size_t *size_ret)
 {
     cl_uint u;
-    if (!mgrm_vcl_is(q))
+    if (!mgvcl_is(q))
         return CL_INVALID_COMMAND_QUEUE;
     switch (p) {
     case CL_QUEUE_CONTEXT:
-        return mgrm_vcl_ret(&q->ctx, sizeof q->ctx, size, value, size_ret);
+        return mgvcl_ret(&q->ctx, sizeof q->ctx, size, value, size_ret);
     case CL_QUEUE_DEVICE:
-        return mgrm_vcl_ret(&q->dev, sizeof q->dev, size, value, size_ret);
+        return mgvcl_ret(&q->dev, sizeof q->dev, size, value, size_ret);
     case CL_QUEUE_REFERENCE_COUNT:
         u = (cl_uint)atomic_load(&q->refs);
-        return mgrm_vcl_ret(&u, sizeof u, size, value, size_ret);
+        return mgvcl_ret(&u, sizeof u, size, value, size_ret);
     case CL_QUEUE_PROPERTIES:
-        return mgrm_vcl_ret(&q->props, sizeof q->props, size, value, size_ret);
+        return mgvcl_ret(&q->props, sizeof q->props, size, value, size_ret);
     }
     return CL_INVALID_VALUE;
 }

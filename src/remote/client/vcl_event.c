@@ -10,49 +10,49 @@
 
 #include "vcl.h"
 
-int mgrm_vcl_is(const void *obj)
+int mgvcl_is(const void *obj)
 {
-    return obj && *(struct _cl_icd_dispatch *const *)obj == &mgrm_vcl_dispatch;
+    return obj && *(struct _cl_icd_dispatch *const *)obj == &mgvcl_dispatch;
 }
 
-cl_event mgrm_vcl_event_find(mgrm_conn_t *c, uint64_t id)
+cl_event mgvcl_event_find(mgvcl_conn_t *c, uint64_t id)
 {
-    cl_event e = c->ev[id % VCL_HASH];
+    cl_event e = c->ev[id % MGVCL_HASH];
     while (e && e->id != id)
         e = e->hnext;
     return e;
 }
 
-cl_event mgrm_vcl_event_new(cl_context ctx, cl_command_queue q, cl_command_type type)
+cl_event mgvcl_event_new(cl_context ctx, cl_command_queue q, cl_command_type type)
 {
     cl_event e = calloc(1, sizeof *e);
     if (!e)
         return NULL;
-    e->dispatch = &mgrm_vcl_dispatch;
+    e->dispatch = &mgvcl_dispatch;
     atomic_init(&e->refs, 2); /* the caller's and the table's */
     e->conn = ctx->conn;
-    e->id = mgrm_vcl_id(ctx->conn);
+    e->id = mgvcl_id(ctx->conn);
     e->ctx = ctx;
     e->q = q;
     e->type = type;
     e->status = q ? CL_QUEUED : CL_SUBMITTED;
-    pthread_mutex_lock(&mgrm_vcl_lock);
+    pthread_mutex_lock(&mgvcl_lock);
     e->in_table = 1;
-    e->hnext = ctx->conn->ev[e->id % VCL_HASH];
-    ctx->conn->ev[e->id % VCL_HASH] = e;
+    e->hnext = ctx->conn->ev[e->id % MGVCL_HASH];
+    ctx->conn->ev[e->id % MGVCL_HASH] = e;
     ctx->conn->nev++;
     if (q)
         q->pending++;
-    pthread_mutex_unlock(&mgrm_vcl_lock);
+    pthread_mutex_unlock(&mgvcl_lock);
     return e;
 }
 
-void mgrm_vcl_event_unref(cl_event e)
+void mgvcl_event_unref(cl_event e)
 {
     if (atomic_fetch_sub(&e->refs, 1) != 1)
         return;
     if (!e->conn->dead)
-        mgrm_vcl_release_remote(e->conn, MGRM_K_EVENT, e->id);
+        mgvcl_release_remote(e->conn, MGW_K_EVENT, e->id);
     while (e->cbs) {
         ev_cb_t *cb = e->cbs;
         e->cbs = cb->next;
@@ -62,17 +62,17 @@ void mgrm_vcl_event_unref(cl_event e)
     free(e);
 }
 
-void mgrm_vcl_event_complete(cl_event e, cl_int status)
+void mgvcl_event_complete(cl_event e, cl_int status)
 {
     ev_cb_t *cbs;
-    pthread_mutex_lock(&mgrm_vcl_lock);
+    pthread_mutex_lock(&mgvcl_lock);
     if (!e->in_table) {
-        pthread_mutex_unlock(&mgrm_vcl_lock);
+        pthread_mutex_unlock(&mgvcl_lock);
         return;
     }
     e->status = status > 0 ? CL_COMPLETE : status;
     e->in_table = 0;
-    for (cl_event *pp = &e->conn->ev[e->id % VCL_HASH]; *pp; pp = &(*pp)->hnext)
+    for (cl_event *pp = &e->conn->ev[e->id % MGVCL_HASH]; *pp; pp = &(*pp)->hnext)
         if (*pp == e) {
             *pp = e->hnext;
             break;
@@ -85,8 +85,8 @@ void mgrm_vcl_event_complete(cl_event e, cl_int status)
     }
     cbs = e->cbs;
     e->cbs = NULL;
-    pthread_cond_broadcast(&mgrm_vcl_cond);
-    pthread_mutex_unlock(&mgrm_vcl_lock);
+    pthread_cond_broadcast(&mgvcl_cond);
+    pthread_mutex_unlock(&mgvcl_lock);
     free(e->free_after);
     e->free_after = NULL;
     while (cbs) {
@@ -95,12 +95,12 @@ void mgrm_vcl_event_complete(cl_event e, cl_int status)
         cb->fn(e, e->status, cb->data);
         free(cb);
     }
-    mgrm_vcl_event_unref(e); /* the table's */
+    mgvcl_event_unref(e); /* the table's */
 }
 
-void mgrm_vcl_conn_fail(mgrm_conn_t *c)
+void mgvcl_conn_fail(mgvcl_conn_t *c)
 {
-    pthread_mutex_lock(&mgrm_vcl_lock);
+    pthread_mutex_lock(&mgvcl_lock);
     /* Said before dead is set: a thread that sees dead may fail its call and
        end the program at once. */
     if (!c->dead)
@@ -109,17 +109,17 @@ void mgrm_vcl_conn_fail(mgrm_conn_t *c)
                 "longer available\n",
                 c->addr);
     c->dead = 1;
-    pthread_cond_broadcast(&mgrm_vcl_cond);
-    pthread_mutex_unlock(&mgrm_vcl_lock);
+    pthread_cond_broadcast(&mgvcl_cond);
+    pthread_mutex_unlock(&mgvcl_lock);
     c->t->shutdown(c->cmd);
     for (unsigned i = 0; i < c->nstripes; i++)
         c->t->shutdown(c->stripe[i].ep);
     for (;;) {
         cl_event e = NULL;
-        pthread_mutex_lock(&mgrm_vcl_lock);
+        pthread_mutex_lock(&mgvcl_lock);
         /* a read that a stripe is copying into is failed by that stripe's
          * thread when its copy is done (the shutdown ends it soon) */
-        for (int i = 0; i < VCL_HASH && !e; i++)
+        for (int i = 0; i < MGVCL_HASH && !e; i++)
             for (cl_event x = c->ev[i]; x && !e; x = x->hnext)
                 if (x->busy)
                     x->failst = CL_DEVICE_NOT_AVAILABLE;
@@ -127,45 +127,45 @@ void mgrm_vcl_conn_fail(mgrm_conn_t *c)
                     e = x;
         if (e)
             atomic_fetch_add(&e->refs, 1);
-        pthread_mutex_unlock(&mgrm_vcl_lock);
+        pthread_mutex_unlock(&mgvcl_lock);
         if (!e)
             break;
-        mgrm_vcl_event_complete(e, CL_DEVICE_NOT_AVAILABLE);
-        mgrm_vcl_event_unref(e);
+        mgvcl_event_complete(e, CL_DEVICE_NOT_AVAILABLE);
+        mgvcl_event_unref(e);
     }
 }
 
-cl_int mgrm_vcl_waits(cl_command_queue q, cl_uint n, const cl_event *w, mgrm_buf_t *b)
+cl_int mgvcl_waits(cl_command_queue q, cl_uint n, const cl_event *w, mgw_buf_t *b)
 {
-    if ((n && !w) || (!n && w) || n > MGRM_MAX_WAIT)
+    if ((n && !w) || (!n && w) || n > MGW_MAX_WAIT)
         return CL_INVALID_EVENT_WAIT_LIST;
     for (cl_uint i = 0; i < n; i++) {
-        if (!mgrm_vcl_is(w[i]))
+        if (!mgvcl_is(w[i]))
             return CL_INVALID_EVENT_WAIT_LIST;
         if (w[i]->ctx != q->ctx)
             return CL_INVALID_CONTEXT;
     }
-    mgrm_buf_u32(b, n);
+    mgw_buf_u32(b, n);
     for (cl_uint i = 0; i < n; i++)
-        mgrm_buf_u64(b, w[i]->id);
+        mgw_buf_u64(b, w[i]->id);
     return CL_SUCCESS;
 }
 
-cl_int mgrm_vcl_enq_begin(cl_command_queue q, cl_uint nw, const cl_event *w, cl_command_type t,
-                          mgrm_buf_t *b, cl_event *ev)
+cl_int mgvcl_enq_begin(cl_command_queue q, cl_uint nw, const cl_event *w, cl_command_type t,
+                       mgw_buf_t *b, cl_event *ev)
 {
     cl_int rc;
     *ev = NULL;
-    if (!mgrm_vcl_is(q))
+    if (!mgvcl_is(q))
         return CL_INVALID_COMMAND_QUEUE;
     if (q->ctx->conn->dead)
         return CL_DEVICE_NOT_AVAILABLE;
-    mgrm_buf_u64(b, q->id);
+    mgw_buf_u64(b, q->id);
     size_t at = b->len;
-    mgrm_buf_u64(b, 0); /* the event ID, once made */
-    if ((rc = mgrm_vcl_waits(q, nw, w, b)))
+    mgw_buf_u64(b, 0); /* the event ID, once made */
+    if ((rc = mgvcl_waits(q, nw, w, b)))
         return rc;
-    if (!(*ev = mgrm_vcl_event_new(q->ctx, q, t)))
+    if (!(*ev = mgvcl_event_new(q->ctx, q, t)))
         return CL_OUT_OF_HOST_MEMORY;
     if (!b->err)
         for (int i = 0; i < 8; i++)
@@ -178,14 +178,14 @@ cl_int mgrm_vcl_enq_begin(cl_command_queue q, cl_uint nw, const cl_event *w, cl_
  * callbacks may (design.md, "Finish"); the caller then waits as before. */
 static void finish_send(cl_command_queue q, cl_uint n, const cl_event *w)
 {
-    mgrm_buf_t b;
-    mgrm_buf_init(&b, MGRM_OP_FINISH, 0, 0);
-    mgrm_buf_u64(&b, q->id);
-    mgrm_buf_u32(&b, n);
+    mgw_buf_t b;
+    mgw_buf_init(&b, MGW_OP_FINISH, 0, 0);
+    mgw_buf_u64(&b, q->id);
+    mgw_buf_u32(&b, n);
     for (cl_uint i = 0; i < n; i++)
-        mgrm_buf_u64(&b, w[i]->id);
-    mgrm_vcl_send(q->ctx->conn, &b);
-    mgrm_buf_free(&b);
+        mgw_buf_u64(&b, w[i]->id);
+    mgvcl_send(q->ctx->conn, &b);
+    mgw_buf_free(&b);
 }
 
 /* A FINISH is asked again while the wait goes on: first after
@@ -199,7 +199,7 @@ static void finish_send(cl_command_queue q, cl_uint n, const cl_event *w)
 #define FINISH_RETRY_MAX_MS 1000
 
 /* Sleeps on the connection condition for up to ms milliseconds
- * (mgrm_vcl_lock held); 1 when the time ran out. */
+ * (mgvcl_lock held); 1 when the time ran out. */
 static int timed_sleep(long ms)
 {
     struct timespec t;
@@ -210,16 +210,16 @@ static int timed_sleep(long ms)
         t.tv_sec++;
         t.tv_nsec -= 1000000000L;
     }
-    return pthread_cond_timedwait(&mgrm_vcl_cond, &mgrm_vcl_lock, &t) == ETIMEDOUT;
+    return pthread_cond_timedwait(&mgvcl_cond, &mgvcl_lock, &t) == ETIMEDOUT;
 }
 
-/* Sends FINISH again (mgrm_vcl_lock held, let go meanwhile) and doubles
+/* Sends FINISH again (mgvcl_lock held, let go meanwhile) and doubles
  * the interval to the next one, up to FINISH_RETRY_MAX_MS. */
 static void finish_again(cl_command_queue q, cl_uint n, const cl_event *w, long *ms)
 {
-    pthread_mutex_unlock(&mgrm_vcl_lock);
+    pthread_mutex_unlock(&mgvcl_lock);
     finish_send(q, n, w);
-    pthread_mutex_lock(&mgrm_vcl_lock);
+    pthread_mutex_lock(&mgvcl_lock);
     *ms = *ms * 2 < FINISH_RETRY_MAX_MS ? *ms * 2 : FINISH_RETRY_MAX_MS;
 }
 
@@ -230,16 +230,16 @@ static cl_int wait_events(cl_uint n, const cl_event *list)
 {
     cl_int rc = CL_SUCCESS;
     long ms = FINISH_RETRY_MS;
-    pthread_mutex_lock(&mgrm_vcl_lock);
+    pthread_mutex_lock(&mgvcl_lock);
     for (cl_uint i = 0; i < n; i++) {
         cl_command_queue q = list[i]->q;
-        MGRM_SPIN_WHILE(list[i]->status > 0, &mgrm_vcl_lock);
+        MGTR_SPIN_WHILE(list[i]->status > 0, &mgvcl_lock);
         while (list[i]->status > 0) {
             if (!timed_sleep(ms) || list[i]->status <= 0 || !q || q->ctx->conn->dead)
                 continue;
-            cl_event open[MGRM_MAX_WAIT];
+            cl_event open[MGW_MAX_WAIT];
             cl_uint k = 0; /* list[i] is one: open while its status is */
-            for (cl_uint j = i; j < n && k < MGRM_MAX_WAIT; j++)
+            for (cl_uint j = i; j < n && k < MGW_MAX_WAIT; j++)
                 if (list[j]->q == q && list[j]->in_table)
                     open[k++] = list[j];
             finish_again(q, k, open, &ms);
@@ -247,24 +247,23 @@ static cl_int wait_events(cl_uint n, const cl_event *list)
         if (list[i]->status < 0)
             rc = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
     }
-    pthread_mutex_unlock(&mgrm_vcl_lock);
+    pthread_mutex_unlock(&mgvcl_lock);
     return rc;
 }
 
-cl_int mgrm_vcl_enq_end(cl_command_queue q, mgrm_buf_t *b, cl_event ev, cl_event *out,
-                        cl_bool blocking, uint64_t xfer, const void *p, size_t n)
+cl_int mgvcl_enq_end(cl_command_queue q, mgw_buf_t *b, cl_event ev, cl_event *out, cl_bool blocking,
+                     uint64_t xfer, const void *p, size_t n)
 {
-    cl_int rc =
-        xfer ? mgrm_vcl_send_bulk(q->ctx->conn, b, xfer, p, n) : mgrm_vcl_send(q->ctx->conn, b);
+    cl_int rc = xfer ? mgvcl_send_bulk(q->ctx->conn, b, xfer, p, n) : mgvcl_send(q->ctx->conn, b);
     if (rc != CL_SUCCESS) {
-        mgrm_vcl_conn_fail(q->ctx->conn); /* a failed send: the proxy is gone */
-        mgrm_vcl_event_complete(ev, CL_DEVICE_NOT_AVAILABLE);
+        mgvcl_conn_fail(q->ctx->conn); /* a failed send: the proxy is gone */
+        mgvcl_event_complete(ev, CL_DEVICE_NOT_AVAILABLE);
     } else if (blocking && (rc = wait_events(1, &ev)) && q->ctx->conn->dead)
         rc = CL_DEVICE_NOT_AVAILABLE; /* the proxy is gone */
     if (out && rc != CL_DEVICE_NOT_AVAILABLE)
         *out = ev;
     else
-        mgrm_vcl_event_unref(ev);
+        mgvcl_event_unref(ev);
     return rc;
 }
 
@@ -274,18 +273,18 @@ cl_int CL_API_CALL clWaitForEvents(cl_uint n, const cl_event *list)
         return CL_INVALID_VALUE;
     int one_q = 1, pending = 0;
     for (cl_uint i = 0; i < n; i++) {
-        if (!mgrm_vcl_is(list[i]))
+        if (!mgvcl_is(list[i]))
             return CL_INVALID_EVENT;
         if (list[i]->ctx != list[0]->ctx)
             return CL_INVALID_CONTEXT;
         one_q &= list[i]->q != NULL && list[i]->q == list[0]->q;
     }
-    if (one_q && n <= MGRM_MAX_WAIT) {
-        pthread_mutex_lock(&mgrm_vcl_lock);
+    if (one_q && n <= MGW_MAX_WAIT) {
+        pthread_mutex_lock(&mgvcl_lock);
         for (cl_uint i = 0; i < n; i++)
             pending |= list[i]->in_table;
         pending &= !list[0]->conn->dead;
-        pthread_mutex_unlock(&mgrm_vcl_lock);
+        pthread_mutex_unlock(&mgvcl_lock);
     }
     if (pending) /* events of one queue: FINISH for them */
         finish_send(list[0]->q, n, list);
@@ -297,23 +296,23 @@ cl_int CL_API_CALL clGetEventInfo(cl_event e, cl_event_info p, size_t size, void
 {
     cl_int st;
     cl_uint refs;
-    if (!mgrm_vcl_is(e))
+    if (!mgvcl_is(e))
         return CL_INVALID_EVENT;
     switch (p) {
     case CL_EVENT_COMMAND_QUEUE:
-        return mgrm_vcl_ret(&e->q, sizeof e->q, size, value, size_ret);
+        return mgvcl_ret(&e->q, sizeof e->q, size, value, size_ret);
     case CL_EVENT_CONTEXT:
-        return mgrm_vcl_ret(&e->ctx, sizeof e->ctx, size, value, size_ret);
+        return mgvcl_ret(&e->ctx, sizeof e->ctx, size, value, size_ret);
     case CL_EVENT_COMMAND_TYPE:
-        return mgrm_vcl_ret(&e->type, sizeof e->type, size, value, size_ret);
+        return mgvcl_ret(&e->type, sizeof e->type, size, value, size_ret);
     case CL_EVENT_COMMAND_EXECUTION_STATUS:
-        pthread_mutex_lock(&mgrm_vcl_lock);
+        pthread_mutex_lock(&mgvcl_lock);
         st = e->status;
-        pthread_mutex_unlock(&mgrm_vcl_lock);
-        return mgrm_vcl_ret(&st, sizeof st, size, value, size_ret);
+        pthread_mutex_unlock(&mgvcl_lock);
+        return mgvcl_ret(&st, sizeof st, size, value, size_ret);
     case CL_EVENT_REFERENCE_COUNT:
         refs = (cl_uint)atomic_load(&e->refs) - (e->in_table ? 1 : 0);
-        return mgrm_vcl_ret(&refs, sizeof refs, size, value, size_ret);
+        return mgvcl_ret(&refs, sizeof refs, size, value, size_ret);
     }
     return CL_INVALID_VALUE;
 }
@@ -321,16 +320,16 @@ cl_int CL_API_CALL clGetEventInfo(cl_event e, cl_event_info p, size_t size, void
 cl_int CL_API_CALL clGetEventProfilingInfo(cl_event e, cl_profiling_info p, size_t size,
                                            void *value, size_t *size_ret)
 {
-    if (!mgrm_vcl_is(e))
+    if (!mgvcl_is(e))
         return CL_INVALID_EVENT;
     if (!e->q || !(e->q->props & CL_QUEUE_PROFILING_ENABLE) || e->status != CL_COMPLETE)
         return CL_PROFILING_INFO_NOT_AVAILABLE;
-    return mgrm_vcl_info(e->conn, MGRM_K_PROFILING, e->id, 0, p, size, value, size_ret);
+    return mgvcl_info(e->conn, MGW_K_PROFILING, e->id, 0, p, size, value, size_ret);
 }
 
 cl_int CL_API_CALL clRetainEvent(cl_event e)
 {
-    if (!mgrm_vcl_is(e))
+    if (!mgvcl_is(e))
         return CL_INVALID_EVENT;
     atomic_fetch_add(&e->refs, 1);
     return CL_SUCCESS;
@@ -338,31 +337,31 @@ cl_int CL_API_CALL clRetainEvent(cl_event e)
 
 cl_int CL_API_CALL clReleaseEvent(cl_event e)
 {
-    if (!mgrm_vcl_is(e))
+    if (!mgvcl_is(e))
         return CL_INVALID_EVENT;
-    mgrm_vcl_event_unref(e);
+    mgvcl_event_unref(e);
     return CL_SUCCESS;
 }
 
 cl_event CL_API_CALL clCreateUserEvent(cl_context ctx, cl_int *err)
 {
     cl_event e;
-    mgrm_buf_t b;
+    mgw_buf_t b;
     cl_int rc = CL_SUCCESS;
-    if (!mgrm_vcl_is(ctx)) {
+    if (!mgvcl_is(ctx)) {
         rc = CL_INVALID_CONTEXT;
         e = NULL;
-    } else if (!(e = mgrm_vcl_event_new(ctx, NULL, CL_COMMAND_USER))) {
+    } else if (!(e = mgvcl_event_new(ctx, NULL, CL_COMMAND_USER))) {
         rc = CL_OUT_OF_HOST_MEMORY;
     } else {
-        mgrm_buf_init(&b, MGRM_OP_USER_EVENT_CREATE, 0, 0);
-        mgrm_buf_u64(&b, e->id);
-        mgrm_buf_u64(&b, ctx->id);
-        rc = mgrm_vcl_send(ctx->conn, &b);
-        mgrm_buf_free(&b);
+        mgw_buf_init(&b, MGW_OP_USER_EVENT_CREATE, 0, 0);
+        mgw_buf_u64(&b, e->id);
+        mgw_buf_u64(&b, ctx->id);
+        rc = mgvcl_send(ctx->conn, &b);
+        mgw_buf_free(&b);
         if (rc) {
-            mgrm_vcl_event_complete(e, CL_DEVICE_NOT_AVAILABLE);
-            mgrm_vcl_event_unref(e);
+            mgvcl_event_complete(e, CL_DEVICE_NOT_AVAILABLE);
+            mgvcl_event_unref(e);
             e = NULL;
         }
     }
@@ -373,29 +372,29 @@ cl_event CL_API_CALL clCreateUserEvent(cl_context ctx, cl_int *err)
 
 cl_int CL_API_CALL clSetUserEventStatus(cl_event e, cl_int status)
 {
-    mgrm_buf_t b;
-    if (!mgrm_vcl_is(e) || e->type != CL_COMMAND_USER)
+    mgw_buf_t b;
+    if (!mgvcl_is(e) || e->type != CL_COMMAND_USER)
         return CL_INVALID_EVENT;
     if (status > 0)
         return CL_INVALID_VALUE;
-    pthread_mutex_lock(&mgrm_vcl_lock);
+    pthread_mutex_lock(&mgvcl_lock);
     int done = !e->in_table;
-    pthread_mutex_unlock(&mgrm_vcl_lock);
+    pthread_mutex_unlock(&mgvcl_lock);
     if (done)
         return CL_INVALID_OPERATION;
-    mgrm_buf_init(&b, MGRM_OP_USER_EVENT_SET, 0, 0);
-    mgrm_buf_u64(&b, e->id);
-    mgrm_buf_i32(&b, status);
-    cl_int rc = mgrm_vcl_send(e->conn, &b);
-    mgrm_buf_free(&b);
-    mgrm_vcl_event_complete(e, status);
+    mgw_buf_init(&b, MGW_OP_USER_EVENT_SET, 0, 0);
+    mgw_buf_u64(&b, e->id);
+    mgw_buf_i32(&b, status);
+    cl_int rc = mgvcl_send(e->conn, &b);
+    mgw_buf_free(&b);
+    mgvcl_event_complete(e, status);
     return rc;
 }
 
 cl_int CL_API_CALL clSetEventCallback(cl_event e, cl_int when,
                                       void(CL_CALLBACK *fn)(cl_event, cl_int, void *), void *data)
 {
-    if (!mgrm_vcl_is(e))
+    if (!mgvcl_is(e))
         return CL_INVALID_EVENT;
     if (!fn || (when != CL_COMPLETE && when != CL_SUBMITTED && when != CL_RUNNING))
         return CL_INVALID_VALUE;
@@ -405,14 +404,14 @@ cl_int CL_API_CALL clSetEventCallback(cl_event e, cl_int when,
     cb->fn = fn;
     cb->data = data;
     cb->when = when;
-    pthread_mutex_lock(&mgrm_vcl_lock);
+    pthread_mutex_lock(&mgvcl_lock);
     int done = !e->in_table;
     if (!done) {
         cb->next = e->cbs;
         e->cbs = cb;
     }
     cl_int st = e->status;
-    pthread_mutex_unlock(&mgrm_vcl_lock);
+    pthread_mutex_unlock(&mgvcl_lock);
     if (done) {
         fn(e, st, data);
         free(cb);
@@ -422,16 +421,16 @@ cl_int CL_API_CALL clSetEventCallback(cl_event e, cl_int when,
 
 cl_int CL_API_CALL clFinish(cl_command_queue q)
 {
-    if (!mgrm_vcl_is(q))
+    if (!mgvcl_is(q))
         return CL_INVALID_COMMAND_QUEUE;
-    pthread_mutex_lock(&mgrm_vcl_lock);
+    pthread_mutex_lock(&mgvcl_lock);
     int pending = q->pending > 0 && !q->ctx->conn->dead;
-    pthread_mutex_unlock(&mgrm_vcl_lock);
+    pthread_mutex_unlock(&mgvcl_lock);
     if (pending)
         finish_send(q, 0, NULL);
-    pthread_mutex_lock(&mgrm_vcl_lock);
+    pthread_mutex_lock(&mgvcl_lock);
     /* A short command's completion comes within the spin: no wake-up. */
-    MGRM_SPIN_WHILE(q->pending > 0, &mgrm_vcl_lock);
+    MGTR_SPIN_WHILE(q->pending > 0, &mgvcl_lock);
     for (long ms = FINISH_RETRY_MS; q->pending > 0;) {
         if (!timed_sleep(ms) || q->pending <= 0 || q->ctx->conn->dead)
             continue;
@@ -439,7 +438,7 @@ cl_int CL_API_CALL clFinish(cl_command_queue q)
     }
     int failed = q->failed;
     q->failed = 0;
-    pthread_mutex_unlock(&mgrm_vcl_lock);
+    pthread_mutex_unlock(&mgvcl_lock);
     if (q->ctx->conn->dead)
         return CL_DEVICE_NOT_AVAILABLE;
     return failed ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
@@ -448,49 +447,49 @@ cl_int CL_API_CALL clFinish(cl_command_queue q)
 /* The proxy flushes every command as it enqueues it. */
 cl_int CL_API_CALL clFlush(cl_command_queue q)
 {
-    return mgrm_vcl_is(q) ? CL_SUCCESS : CL_INVALID_COMMAND_QUEUE;
+    return mgvcl_is(q) ? CL_SUCCESS : CL_INVALID_COMMAND_QUEUE;
 }
 
 static cl_int marker(cl_command_queue q, cl_uint nw, const cl_event *w, cl_event *out, int op,
                      cl_command_type t)
 {
-    mgrm_buf_t b;
+    mgw_buf_t b;
     cl_event ev;
-    mgrm_buf_init(&b, (uint16_t)op, 0, 0);
-    cl_int rc = mgrm_vcl_enq_begin(q, nw, w, t, &b, &ev);
+    mgw_buf_init(&b, (uint16_t)op, 0, 0);
+    cl_int rc = mgvcl_enq_begin(q, nw, w, t, &b, &ev);
     if (rc == CL_SUCCESS)
-        rc = mgrm_vcl_enq_end(q, &b, ev, out, CL_FALSE, 0, NULL, 0);
-    mgrm_buf_free(&b);
+        rc = mgvcl_enq_end(q, &b, ev, out, CL_FALSE, 0, NULL, 0);
+    mgw_buf_free(&b);
     return rc;
 }
 
 cl_int CL_API_CALL clEnqueueMarkerWithWaitList(cl_command_queue q, cl_uint nw, const cl_event *w,
                                                cl_event *out)
 {
-    return marker(q, nw, w, out, MGRM_OP_ENQ_MARKER, CL_COMMAND_MARKER);
+    return marker(q, nw, w, out, MGW_OP_ENQ_MARKER, CL_COMMAND_MARKER);
 }
 
 cl_int CL_API_CALL clEnqueueBarrierWithWaitList(cl_command_queue q, cl_uint nw, const cl_event *w,
                                                 cl_event *out)
 {
-    return marker(q, nw, w, out, MGRM_OP_ENQ_BARRIER, CL_COMMAND_BARRIER);
+    return marker(q, nw, w, out, MGW_OP_ENQ_BARRIER, CL_COMMAND_BARRIER);
 }
 
 cl_int CL_API_CALL clEnqueueMarker(cl_command_queue q, cl_event *out)
 {
     if (!out)
         return CL_INVALID_VALUE;
-    return marker(q, 0, NULL, out, MGRM_OP_ENQ_MARKER, CL_COMMAND_MARKER);
+    return marker(q, 0, NULL, out, MGW_OP_ENQ_MARKER, CL_COMMAND_MARKER);
 }
 
 cl_int CL_API_CALL clEnqueueBarrier(cl_command_queue q)
 {
-    return marker(q, 0, NULL, NULL, MGRM_OP_ENQ_BARRIER, CL_COMMAND_BARRIER);
+    return marker(q, 0, NULL, NULL, MGW_OP_ENQ_BARRIER, CL_COMMAND_BARRIER);
 }
 
 cl_int CL_API_CALL clEnqueueWaitForEvents(cl_command_queue q, cl_uint n, const cl_event *w)
 {
     if (!n || !w)
         return CL_INVALID_VALUE;
-    return marker(q, n, w, NULL, MGRM_OP_ENQ_BARRIER, CL_COMMAND_BARRIER);
+    return marker(q, n, w, NULL, MGW_OP_ENQ_BARRIER, CL_COMMAND_BARRIER);
 }

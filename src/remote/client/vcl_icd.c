@@ -17,14 +17,14 @@ static cl_int CL_API_CALL migrate(cl_command_queue q, cl_uint n, const cl_mem *m
                                   cl_event *out)
 {
     /* one device per context on the proxy side: migration is a marker */
-    if (!mgrm_vcl_is(q))
+    if (!mgvcl_is(q))
         return CL_INVALID_COMMAND_QUEUE;
     if (!n || !m ||
         (f & ~(cl_mem_migration_flags)(CL_MIGRATE_MEM_OBJECT_HOST |
                                        CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED)))
         return CL_INVALID_VALUE;
     for (cl_uint i = 0; i < n; i++) {
-        if (!mgrm_vcl_is(m[i]))
+        if (!mgvcl_is(m[i]))
             return CL_INVALID_MEM_OBJECT;
         if (m[i]->ctx != q->ctx)
             return CL_INVALID_CONTEXT;
@@ -33,7 +33,7 @@ static cl_int CL_API_CALL migrate(cl_command_queue q, cl_uint n, const cl_mem *m
 }
 
 #define D(name) .name = name
-struct _cl_icd_dispatch mgrm_vcl_dispatch = {
+struct _cl_icd_dispatch mgvcl_dispatch = {
     D(clGetPlatformIDs),
     D(clGetPlatformInfo),
     D(clGetDeviceIDs),
@@ -127,17 +127,17 @@ struct _cl_icd_dispatch mgrm_vcl_dispatch = {
     D(clGetExtensionFunctionAddressForPlatform),
 };
 
-VCL_EXPORT void *CL_API_CALL clGetExtensionFunctionAddress(const char *name)
+MGVCL_EXPORT void *CL_API_CALL clGetExtensionFunctionAddress(const char *name)
 {
     if (name && !strcmp(name, "clIcdGetPlatformIDsKHR"))
         return (void *)clIcdGetPlatformIDsKHR;
     return NULL; /* no extension functions */
 }
 
-VCL_EXPORT void *CL_API_CALL clGetExtensionFunctionAddressForPlatform(cl_platform_id p,
-                                                                      const char *name)
+MGVCL_EXPORT void *CL_API_CALL clGetExtensionFunctionAddressForPlatform(cl_platform_id p,
+                                                                        const char *name)
 {
-    if (p != &mgrm_vcl_platform)
+    if (p != &mgvcl_platform)
         return NULL;
     return clGetExtensionFunctionAddress(name);
 }

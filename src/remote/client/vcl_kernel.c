@@ -40,7 +40,7 @@ static size_t type_size(const char *t, cl_device_id d)
 static cl_kernel kernel_make(cl_program p, const char *name, cl_int *err)
 {
     cl_kernel k = calloc(1, sizeof *k);
-    mgrm_buf_t b;
+    mgw_buf_t b;
     uint8_t *rep = NULL;
     size_t len = 0;
     cl_int rc;
@@ -49,26 +49,26 @@ static cl_kernel kernel_make(cl_program p, const char *name, cl_int *err)
         *err = CL_OUT_OF_HOST_MEMORY;
         return NULL;
     }
-    k->dispatch = &mgrm_vcl_dispatch;
+    k->dispatch = &mgvcl_dispatch;
     atomic_init(&k->refs, 1);
     k->prog = p;
-    k->id = mgrm_vcl_id(p->ctx->conn);
-    mgrm_buf_init(&b, MGRM_OP_KERNEL_CREATE, 0, 0);
-    mgrm_buf_u64(&b, k->id);
-    mgrm_buf_u64(&b, p->id);
-    mgrm_buf_str(&b, name);
-    rc = mgrm_vcl_call(p->ctx->conn, &b, &rep, &len);
-    mgrm_buf_free(&b);
+    k->id = mgvcl_id(p->ctx->conn);
+    mgw_buf_init(&b, MGW_OP_KERNEL_CREATE, 0, 0);
+    mgw_buf_u64(&b, k->id);
+    mgw_buf_u64(&b, p->id);
+    mgw_buf_str(&b, name);
+    rc = mgvcl_call(p->ctx->conn, &b, &rep, &len);
+    mgw_buf_free(&b);
     if (rc == CL_SUCCESS) {
-        mgrm_cur_t c;
-        mgrm_cur_init(&c, rep, len);
-        k->nargs = mgrm_cur_u32(&c);
+        mgw_cur_t c;
+        mgw_cur_init(&c, rep, len);
+        k->nargs = mgw_cur_u32(&c);
         if (k->nargs > 4096 || !(k->args = calloc(k->nargs ? k->nargs : 1, sizeof *k->args)))
             rc = CL_OUT_OF_HOST_MEMORY;
         for (cl_uint i = 0; !rc && i < k->nargs && !c.err; i++) {
-            k->args[i].kind = mgrm_cur_u8(&c);
-            char *type = mgrm_cur_strdup(&c);
-            if (type && k->args[i].kind == MGRM_ARG_VALUE)
+            k->args[i].kind = mgw_cur_u8(&c);
+            char *type = mgw_cur_strdup(&c);
+            if (type && k->args[i].kind == MGW_ARG_VALUE)
                 k->args[i].want = type_size(type, p->ctx->devs[0]);
             free(type);
         }
@@ -78,7 +78,7 @@ static cl_kernel kernel_make(cl_program p, const char *name, cl_int *err)
     free(rep);
     if (rc) {
         if (k->args)
-            mgrm_vcl_release_remote(p->ctx->conn, MGRM_K_KERNEL, k->id);
+            mgvcl_release_remote(p->ctx->conn, MGW_K_KERNEL, k->id);
         free(k->args);
         free(k->name);
         free(k);
@@ -94,7 +94,7 @@ cl_kernel CL_API_CALL clCreateKernel(cl_program p, const char *name, cl_int *err
 {
     cl_int rc;
     cl_kernel k = NULL;
-    if (!mgrm_vcl_is(p))
+    if (!mgvcl_is(p))
         rc = CL_INVALID_PROGRAM;
     else if (!name)
         rc = CL_INVALID_VALUE;
@@ -110,7 +110,7 @@ cl_int CL_API_CALL clCreateKernelsInProgram(cl_program p, cl_uint n, cl_kernel *
     size_t len = 0;
     cl_int rc;
     cl_uint count = 0;
-    if (!mgrm_vcl_is(p))
+    if (!mgvcl_is(p))
         return CL_INVALID_PROGRAM;
     if ((rc = clGetProgramInfo(p, CL_PROGRAM_KERNEL_NAMES, 0, NULL, &len)))
         return rc;
@@ -147,7 +147,7 @@ cl_int CL_API_CALL clCreateKernelsInProgram(cl_program p, cl_uint n, cl_kernel *
 
 cl_int CL_API_CALL clRetainKernel(cl_kernel k)
 {
-    if (!mgrm_vcl_is(k))
+    if (!mgvcl_is(k))
         return CL_INVALID_KERNEL;
     atomic_fetch_add(&k->refs, 1);
     return CL_SUCCESS;
@@ -155,10 +155,10 @@ cl_int CL_API_CALL clRetainKernel(cl_kernel k)
 
 cl_int CL_API_CALL clReleaseKernel(cl_kernel k)
 {
-    if (!mgrm_vcl_is(k))
+    if (!mgvcl_is(k))
         return CL_INVALID_KERNEL;
     if (atomic_fetch_sub(&k->refs, 1) == 1) {
-        mgrm_vcl_release_remote(k->prog->ctx->conn, MGRM_K_KERNEL, k->id);
+        mgvcl_release_remote(k->prog->ctx->conn, MGW_K_KERNEL, k->id);
         for (cl_uint i = 0; i < k->nargs; i++)
             free(k->args[i].val);
         free(k->args);
@@ -174,23 +174,22 @@ cl_int CL_API_CALL clSetKernelArg(cl_kernel k, cl_uint idx, size_t size, const v
 {
     unsigned char idbuf[8];
     const void *v = value;
-    if (!mgrm_vcl_is(k))
+    if (!mgvcl_is(k))
         return CL_INVALID_KERNEL;
     if (idx >= k->nargs)
         return CL_INVALID_ARG_INDEX;
     karg_t *a = &k->args[idx];
     uint8_t kind = a->kind;
     if (kind == 0xff) /* no arg info: local if no value, else a buffer if it is a live one */
-        kind = !value ? MGRM_ARG_LOCAL
-               : size == sizeof(cl_mem) && mgrm_vcl_mem_live(*(cl_mem const *)value)
-                   ? MGRM_ARG_MEM
-                   : MGRM_ARG_VALUE;
+        kind = !value                                                             ? MGW_ARG_LOCAL
+               : size == sizeof(cl_mem) && mgvcl_mem_live(*(cl_mem const *)value) ? MGW_ARG_MEM
+                                                                                  : MGW_ARG_VALUE;
     switch (kind) {
-    case MGRM_ARG_MEM: {
+    case MGW_ARG_MEM: {
         if (size != sizeof(cl_mem))
             return CL_INVALID_ARG_SIZE;
         cl_mem m = value ? *(cl_mem const *)value : NULL;
-        if (m && !mgrm_vcl_is(m))
+        if (m && !mgvcl_is(m))
             return CL_INVALID_MEM_OBJECT;
         uint64_t id = m ? m->id : 0;
         memcpy(idbuf, &id, 8);
@@ -198,13 +197,13 @@ cl_int CL_API_CALL clSetKernelArg(cl_kernel k, cl_uint idx, size_t size, const v
         size = 8;
         break;
     }
-    case MGRM_ARG_LOCAL:
+    case MGW_ARG_LOCAL:
         if (value)
             return CL_INVALID_ARG_VALUE;
         if (!size)
             return CL_INVALID_ARG_SIZE;
         break;
-    case MGRM_ARG_SAMPLER:
+    case MGW_ARG_SAMPLER:
         return size != sizeof(cl_sampler) ? CL_INVALID_ARG_SIZE : CL_INVALID_SAMPLER;
     default:
         if (!size || (a->want && size != a->want))
@@ -234,60 +233,59 @@ cl_int CL_API_CALL clGetKernelInfo(cl_kernel k, cl_kernel_info p, size_t size, v
                                    size_t *size_ret)
 {
     cl_uint u;
-    if (!mgrm_vcl_is(k))
+    if (!mgvcl_is(k))
         return CL_INVALID_KERNEL;
     switch (p) {
     case CL_KERNEL_FUNCTION_NAME:
-        return mgrm_vcl_ret(k->name, strlen(k->name) + 1, size, value, size_ret);
+        return mgvcl_ret(k->name, strlen(k->name) + 1, size, value, size_ret);
     case CL_KERNEL_NUM_ARGS:
-        return mgrm_vcl_ret(&k->nargs, sizeof k->nargs, size, value, size_ret);
+        return mgvcl_ret(&k->nargs, sizeof k->nargs, size, value, size_ret);
     case CL_KERNEL_REFERENCE_COUNT:
         u = (cl_uint)atomic_load(&k->refs);
-        return mgrm_vcl_ret(&u, sizeof u, size, value, size_ret);
+        return mgvcl_ret(&u, sizeof u, size, value, size_ret);
     case CL_KERNEL_CONTEXT:
-        return mgrm_vcl_ret(&k->prog->ctx, sizeof(cl_context), size, value, size_ret);
+        return mgvcl_ret(&k->prog->ctx, sizeof(cl_context), size, value, size_ret);
     case CL_KERNEL_PROGRAM:
-        return mgrm_vcl_ret(&k->prog, sizeof k->prog, size, value, size_ret);
+        return mgvcl_ret(&k->prog, sizeof k->prog, size, value, size_ret);
     }
-    return mgrm_vcl_info(k->prog->ctx->conn, MGRM_K_KERNEL, k->id, 0, p, size, value, size_ret);
+    return mgvcl_info(k->prog->ctx->conn, MGW_K_KERNEL, k->id, 0, p, size, value, size_ret);
 }
 
 cl_int CL_API_CALL clGetKernelWorkGroupInfo(cl_kernel k, cl_device_id d,
                                             cl_kernel_work_group_info p, size_t size, void *value,
                                             size_t *size_ret)
 {
-    if (!mgrm_vcl_is(k))
+    if (!mgvcl_is(k))
         return CL_INVALID_KERNEL;
     if (!d && k->prog->ctx->ndev == 1)
         d = k->prog->ctx->devs[0];
-    if (!mgrm_vcl_is(d) || d->conn != k->prog->ctx->conn)
+    if (!mgvcl_is(d) || d->conn != k->prog->ctx->conn)
         return CL_INVALID_DEVICE;
-    return mgrm_vcl_info(d->conn, MGRM_K_KERNEL_WG, k->id, d->idx, p, size, value, size_ret);
+    return mgvcl_info(d->conn, MGW_K_KERNEL_WG, k->id, d->idx, p, size, value, size_ret);
 }
 
 cl_int CL_API_CALL clGetKernelArgInfo(cl_kernel k, cl_uint idx, cl_kernel_arg_info p, size_t size,
                                       void *value, size_t *size_ret)
 {
-    if (!mgrm_vcl_is(k))
+    if (!mgvcl_is(k))
         return CL_INVALID_KERNEL;
     if (idx >= k->nargs)
         return CL_INVALID_ARG_INDEX;
     if (!k->prog->arg_info)
         return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
-    return mgrm_vcl_info(k->prog->ctx->conn, MGRM_K_KERNEL_ARG, k->id, idx, p, size, value,
-                         size_ret);
+    return mgvcl_info(k->prog->ctx->conn, MGW_K_KERNEL_ARG, k->id, idx, p, size, value, size_ret);
 }
 
 cl_int CL_API_CALL clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dim,
                                           const size_t *off, const size_t *gws, const size_t *lws,
                                           cl_uint nw, const cl_event *w, cl_event *out)
 {
-    mgrm_buf_t b;
+    mgw_buf_t b;
     cl_event ev;
     cl_uint ndirty = 0;
-    if (!mgrm_vcl_is(k))
+    if (!mgvcl_is(k))
         return CL_INVALID_KERNEL;
-    if (mgrm_vcl_is(q) && q->ctx != k->prog->ctx)
+    if (mgvcl_is(q) && q->ctx != k->prog->ctx)
         return CL_INVALID_CONTEXT;
     if (dim < 1 || dim > 3)
         return CL_INVALID_WORK_DIMENSION;
@@ -301,35 +299,35 @@ cl_int CL_API_CALL clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_ui
             return CL_INVALID_KERNEL_ARGS;
         ndirty += k->args[i].dirty;
     }
-    mgrm_buf_init(&b, MGRM_OP_ENQ_NDRANGE, 0, 0);
-    cl_int rc = mgrm_vcl_enq_begin(q, nw, w, CL_COMMAND_NDRANGE_KERNEL, &b, &ev);
+    mgw_buf_init(&b, MGW_OP_ENQ_NDRANGE, 0, 0);
+    cl_int rc = mgvcl_enq_begin(q, nw, w, CL_COMMAND_NDRANGE_KERNEL, &b, &ev);
     if (!rc) {
-        mgrm_buf_u64(&b, k->id);
-        mgrm_buf_u32(&b, dim);
+        mgw_buf_u64(&b, k->id);
+        mgw_buf_u32(&b, dim);
         for (cl_uint i = 0; i < 3; i++) {
-            mgrm_buf_u64(&b, off && i < dim ? off[i] : 0);
-            mgrm_buf_u64(&b, i < dim ? gws[i] : 1);
-            mgrm_buf_u64(&b, lws && i < dim ? lws[i] : 1);
+            mgw_buf_u64(&b, off && i < dim ? off[i] : 0);
+            mgw_buf_u64(&b, i < dim ? gws[i] : 1);
+            mgw_buf_u64(&b, lws && i < dim ? lws[i] : 1);
         }
-        mgrm_buf_u8(&b, lws != NULL);
-        mgrm_buf_u32(&b, ndirty);
+        mgw_buf_u8(&b, lws != NULL);
+        mgw_buf_u32(&b, ndirty);
         for (cl_uint i = 0; i < k->nargs; i++) {
             karg_t *a = &k->args[i];
             if (!a->dirty)
                 continue;
-            mgrm_buf_u32(&b, i);
-            mgrm_buf_u8(&b, a->kind);
-            if (a->kind == MGRM_ARG_MEM)
-                mgrm_buf_raw(&b, a->val, 8); /* host order = little-endian hosts */
-            else if (a->kind == MGRM_ARG_LOCAL)
-                mgrm_buf_u64(&b, a->size);
+            mgw_buf_u32(&b, i);
+            mgw_buf_u8(&b, a->kind);
+            if (a->kind == MGW_ARG_MEM)
+                mgw_buf_raw(&b, a->val, 8); /* host order = little-endian hosts */
+            else if (a->kind == MGW_ARG_LOCAL)
+                mgw_buf_u64(&b, a->size);
             else
-                mgrm_buf_bytes(&b, a->val, a->size);
+                mgw_buf_bytes(&b, a->val, a->size);
             a->dirty = 0;
         }
-        rc = mgrm_vcl_enq_end(q, &b, ev, out, CL_FALSE, 0, NULL, 0);
+        rc = mgvcl_enq_end(q, &b, ev, out, CL_FALSE, 0, NULL, 0);
     }
-    mgrm_buf_free(&b);
+    mgw_buf_free(&b);
     return rc;
 }
 

@@ -56,7 +56,7 @@ static void live_del(cl_mem m)
     pthread_mutex_unlock(&live_lock);
 }
 
-int mgrm_vcl_mem_live(const void *p)
+int mgvcl_mem_live(const void *p)
 {
     int found = 0;
     pthread_mutex_lock(&live_lock);
@@ -71,12 +71,12 @@ static cl_mem mem_new(cl_context ctx, cl_mem_flags flags, size_t size)
     cl_mem m = calloc(1, sizeof *m);
     if (!m)
         return NULL;
-    m->dispatch = &mgrm_vcl_dispatch;
+    m->dispatch = &mgvcl_dispatch;
     atomic_init(&m->refs, 1);
     m->ctx = ctx;
     m->flags = flags;
     m->size = size;
-    m->id = mgrm_vcl_id(ctx->conn);
+    m->id = mgvcl_id(ctx->conn);
     return m;
 }
 
@@ -85,10 +85,10 @@ cl_mem CL_API_CALL clCreateBuffer(cl_context ctx, cl_mem_flags flags, size_t siz
 {
     cl_mem m = NULL;
     cl_int rc = CL_SUCCESS;
-    mgrm_buf_t b;
+    mgw_buf_t b;
     if (!flags)
         flags = CL_MEM_READ_WRITE;
-    if (!mgrm_vcl_is(ctx))
+    if (!mgvcl_is(ctx))
         rc = CL_INVALID_CONTEXT;
     else if (!size)
         rc = CL_INVALID_BUFFER_SIZE;
@@ -106,21 +106,21 @@ cl_mem CL_API_CALL clCreateBuffer(cl_context ctx, cl_mem_flags flags, size_t siz
         goto fn_exit;
     if (flags & CL_MEM_USE_HOST_PTR)
         m->host_ptr = host;
-    mgrm_buf_init(&b, MGRM_OP_BUFFER_CREATE, 0, 0);
-    mgrm_buf_u64(&b, m->id);
-    mgrm_buf_u64(&b, ctx->id);
-    mgrm_buf_u64(&b, flags & ~(cl_mem_flags)(HOST_FLAGS | HOST_ACCESS));
-    mgrm_buf_u64(&b, size);
-    rc = mgrm_vcl_call(ctx->conn, &b, NULL, NULL);
-    mgrm_buf_free(&b);
+    mgw_buf_init(&b, MGW_OP_BUFFER_CREATE, 0, 0);
+    mgw_buf_u64(&b, m->id);
+    mgw_buf_u64(&b, ctx->id);
+    mgw_buf_u64(&b, flags & ~(cl_mem_flags)(HOST_FLAGS | HOST_ACCESS));
+    mgw_buf_u64(&b, size);
+    rc = mgvcl_call(ctx->conn, &b, NULL, NULL);
+    mgw_buf_free(&b);
     for (size_t off = 0; rc == CL_SUCCESS && host && off < size; off += 16u << 20) {
         size_t n = size - off < (16u << 20) ? size - off : 16u << 20;
-        mgrm_buf_init(&b, MGRM_OP_BUFFER_INIT, 0, 0);
-        mgrm_buf_u64(&b, m->id);
-        mgrm_buf_u64(&b, off);
-        mgrm_buf_bytes(&b, (const char *)host + off, n);
-        rc = mgrm_vcl_call(ctx->conn, &b, NULL, NULL);
-        mgrm_buf_free(&b);
+        mgw_buf_init(&b, MGW_OP_BUFFER_INIT, 0, 0);
+        mgw_buf_u64(&b, m->id);
+        mgw_buf_u64(&b, off);
+        mgw_buf_bytes(&b, (const char *)host + off, n);
+        rc = mgvcl_call(ctx->conn, &b, NULL, NULL);
+        mgw_buf_free(&b);
     }
     if (rc) {
         free(m);
@@ -150,8 +150,8 @@ cl_mem CL_API_CALL clCreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffe
     const cl_buffer_region *r = info;
     cl_mem m = NULL;
     cl_int rc = CL_SUCCESS;
-    mgrm_buf_t b;
-    if (!mgrm_vcl_is(parent) || parent->parent)
+    mgw_buf_t b;
+    if (!mgvcl_is(parent) || parent->parent)
         rc = CL_INVALID_MEM_OBJECT;
     else if (type != CL_BUFFER_CREATE_TYPE_REGION || !r || flags & HOST_FLAGS ||
              flags & CL_MEM_ALLOC_HOST_PTR)
@@ -177,14 +177,14 @@ cl_mem CL_API_CALL clCreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffe
     m->origin = r->origin;
     if (parent->host_ptr)
         m->host_ptr = (char *)parent->host_ptr + r->origin;
-    mgrm_buf_init(&b, MGRM_OP_SUBBUFFER_CREATE, 0, 0);
-    mgrm_buf_u64(&b, m->id);
-    mgrm_buf_u64(&b, parent->id);
-    mgrm_buf_u64(&b, flags & ~(cl_mem_flags)(HOST_FLAGS | HOST_ACCESS));
-    mgrm_buf_u64(&b, r->origin);
-    mgrm_buf_u64(&b, r->size);
-    rc = mgrm_vcl_call(parent->ctx->conn, &b, NULL, NULL);
-    mgrm_buf_free(&b);
+    mgw_buf_init(&b, MGW_OP_SUBBUFFER_CREATE, 0, 0);
+    mgw_buf_u64(&b, m->id);
+    mgw_buf_u64(&b, parent->id);
+    mgw_buf_u64(&b, flags & ~(cl_mem_flags)(HOST_FLAGS | HOST_ACCESS));
+    mgw_buf_u64(&b, r->origin);
+    mgw_buf_u64(&b, r->size);
+    rc = mgvcl_call(parent->ctx->conn, &b, NULL, NULL);
+    mgw_buf_free(&b);
     if (rc) {
         free(m);
         m = NULL;
@@ -201,7 +201,7 @@ fn_exit:
 
 cl_int CL_API_CALL clRetainMemObject(cl_mem m)
 {
-    if (!mgrm_vcl_is(m))
+    if (!mgvcl_is(m))
         return CL_INVALID_MEM_OBJECT;
     atomic_fetch_add(&m->refs, 1);
     return CL_SUCCESS;
@@ -209,11 +209,11 @@ cl_int CL_API_CALL clRetainMemObject(cl_mem m)
 
 cl_int CL_API_CALL clReleaseMemObject(cl_mem m)
 {
-    if (!mgrm_vcl_is(m))
+    if (!mgvcl_is(m))
         return CL_INVALID_MEM_OBJECT;
     if (atomic_fetch_sub(&m->refs, 1) == 1) {
         live_del(m);
-        mgrm_vcl_release_remote(m->ctx->conn, MGRM_K_MEM, m->id);
+        mgvcl_release_remote(m->ctx->conn, MGW_K_MEM, m->id);
         while (m->cbs) {
             mem_cb_t *cb = m->cbs;
             m->cbs = cb->next;
@@ -232,7 +232,7 @@ cl_int CL_API_CALL clSetMemObjectDestructorCallback(cl_mem m, void(CL_CALLBACK *
                                                     void *data)
 {
     mem_cb_t *cb;
-    if (!mgrm_vcl_is(m))
+    if (!mgvcl_is(m))
         return CL_INVALID_MEM_OBJECT;
     if (!fn)
         return CL_INVALID_VALUE;
@@ -250,29 +250,29 @@ cl_int CL_API_CALL clGetMemObjectInfo(cl_mem m, cl_mem_info p, size_t size, void
 {
     cl_uint u;
     cl_mem_object_type t = CL_MEM_OBJECT_BUFFER;
-    if (!mgrm_vcl_is(m))
+    if (!mgvcl_is(m))
         return CL_INVALID_MEM_OBJECT;
     switch (p) {
     case CL_MEM_TYPE:
-        return mgrm_vcl_ret(&t, sizeof t, size, value, size_ret);
+        return mgvcl_ret(&t, sizeof t, size, value, size_ret);
     case CL_MEM_FLAGS:
-        return mgrm_vcl_ret(&m->flags, sizeof m->flags, size, value, size_ret);
+        return mgvcl_ret(&m->flags, sizeof m->flags, size, value, size_ret);
     case CL_MEM_SIZE:
-        return mgrm_vcl_ret(&m->size, sizeof m->size, size, value, size_ret);
+        return mgvcl_ret(&m->size, sizeof m->size, size, value, size_ret);
     case CL_MEM_HOST_PTR:
-        return mgrm_vcl_ret(&m->host_ptr, sizeof m->host_ptr, size, value, size_ret);
+        return mgvcl_ret(&m->host_ptr, sizeof m->host_ptr, size, value, size_ret);
     case CL_MEM_MAP_COUNT:
         u = (cl_uint)atomic_load(&m->maps);
-        return mgrm_vcl_ret(&u, sizeof u, size, value, size_ret);
+        return mgvcl_ret(&u, sizeof u, size, value, size_ret);
     case CL_MEM_REFERENCE_COUNT:
         u = (cl_uint)atomic_load(&m->refs);
-        return mgrm_vcl_ret(&u, sizeof u, size, value, size_ret);
+        return mgvcl_ret(&u, sizeof u, size, value, size_ret);
     case CL_MEM_CONTEXT:
-        return mgrm_vcl_ret(&m->ctx, sizeof m->ctx, size, value, size_ret);
+        return mgvcl_ret(&m->ctx, sizeof m->ctx, size, value, size_ret);
     case CL_MEM_ASSOCIATED_MEMOBJECT:
-        return mgrm_vcl_ret(&m->parent, sizeof m->parent, size, value, size_ret);
+        return mgvcl_ret(&m->parent, sizeof m->parent, size, value, size_ret);
     case CL_MEM_OFFSET:
-        return mgrm_vcl_ret(&m->origin, sizeof m->origin, size, value, size_ret);
+        return mgvcl_ret(&m->origin, sizeof m->origin, size, value, size_ret);
     }
     return CL_INVALID_VALUE;
 }
@@ -280,9 +280,9 @@ cl_int CL_API_CALL clGetMemObjectInfo(cl_mem m, cl_mem_info p, size_t size, void
 /* access: 1 the host reads, 2 the host writes (0: no check) */
 static cl_int mem_check(cl_command_queue q, cl_mem m, size_t off, size_t n, int access)
 {
-    if (!mgrm_vcl_is(q))
+    if (!mgvcl_is(q))
         return CL_INVALID_COMMAND_QUEUE;
-    if (!mgrm_vcl_is(m))
+    if (!mgvcl_is(m))
         return CL_INVALID_MEM_OBJECT;
     if (m->ctx != q->ctx)
         return CL_INVALID_CONTEXT;
@@ -299,30 +299,30 @@ static cl_int read_common(cl_command_queue q, cl_mem m, cl_bool blocking, size_t
                           void *dst, cl_uint nw, const cl_event *w, cl_event *out, int op,
                           const size_t *rect, cl_command_type type, int access)
 {
-    mgrm_buf_t b;
+    mgw_buf_t b;
     cl_event ev = NULL;
     cl_int rc =
-        mem_check(q, m, op == MGRM_OP_ENQ_READ ? off : 0, op == MGRM_OP_ENQ_READ ? n : 0, access);
-    if (!rc && (!dst || (!n && op == MGRM_OP_ENQ_READ)))
+        mem_check(q, m, op == MGW_OP_ENQ_READ ? off : 0, op == MGW_OP_ENQ_READ ? n : 0, access);
+    if (!rc && (!dst || (!n && op == MGW_OP_ENQ_READ)))
         rc = CL_INVALID_VALUE;
     if (rc)
         return rc;
-    int cma = op == MGRM_OP_ENQ_READ && q->ctx->conn->cma;
-    mgrm_buf_init(&b, (uint16_t)(cma ? MGRM_OP_ENQ_READ_CMA : op), 0, 0);
+    int cma = op == MGW_OP_ENQ_READ && q->ctx->conn->cma;
+    mgw_buf_init(&b, (uint16_t)(cma ? MGW_OP_ENQ_READ_CMA : op), 0, 0);
     size_t at = b.len;
-    mgrm_buf_u64(&b, 0); /* xfer = the event ID */
-    mgrm_buf_u64(&b, n);
-    rc = mgrm_vcl_enq_begin(q, nw, w, type, &b, &ev);
+    mgw_buf_u64(&b, 0); /* xfer = the event ID */
+    mgw_buf_u64(&b, n);
+    rc = mgvcl_enq_begin(q, nw, w, type, &b, &ev);
     if (!rc) {
-        mgrm_buf_u64(&b, m->id);
+        mgw_buf_u64(&b, m->id);
         if (rect)
             for (int i = 0; i < 8; i++)
-                mgrm_buf_u64(&b, rect[i]);
+                mgw_buf_u64(&b, rect[i]);
         else
-            mgrm_buf_u64(&b, off);
+            mgw_buf_u64(&b, off);
         if (cma) {
-            mgrm_buf_u64(&b, (uint64_t)(uintptr_t)dst);
-            mgrm_vcl_cma_in += n;
+            mgw_buf_u64(&b, (uint64_t)(uintptr_t)dst);
+            mgvcl_cma_in += n;
         }
         for (int i = 0; i < 8 && !b.err; i++)
             b.p[at + i] = (uint8_t)(ev->id >> (8 * i));
@@ -335,15 +335,15 @@ static cl_int read_common(cl_command_queue q, cl_mem m, cl_bool blocking, size_t
             ev->hrp = rect[8];
             ev->hsp = rect[9];
             if (!(ev->dst = ev->free_after = malloc(n ? n : 1))) {
-                mgrm_vcl_event_complete(ev, CL_OUT_OF_HOST_MEMORY);
-                mgrm_vcl_event_unref(ev);
+                mgvcl_event_complete(ev, CL_OUT_OF_HOST_MEMORY);
+                mgvcl_event_unref(ev);
                 rc = CL_OUT_OF_HOST_MEMORY;
             }
         }
         if (!rc)
-            rc = mgrm_vcl_enq_end(q, &b, ev, out, blocking, 0, NULL, 0);
+            rc = mgvcl_enq_end(q, &b, ev, out, blocking, 0, NULL, 0);
     }
-    mgrm_buf_free(&b);
+    mgw_buf_free(&b);
     return rc;
 }
 
@@ -351,14 +351,14 @@ cl_int CL_API_CALL clEnqueueReadBuffer(cl_command_queue q, cl_mem m, cl_bool blo
                                        size_t n, void *dst, cl_uint nw, const cl_event *w,
                                        cl_event *out)
 {
-    return read_common(q, m, blocking, off, n, dst, nw, w, out, MGRM_OP_ENQ_READ, NULL,
+    return read_common(q, m, blocking, off, n, dst, nw, w, out, MGW_OP_ENQ_READ, NULL,
                        CL_COMMAND_READ_BUFFER, 1);
 }
 
-cl_int mgrm_vcl_read_any(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off, size_t n,
-                         void *dst, cl_uint nw, const cl_event *w, cl_event *out)
+cl_int mgvcl_read_any(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off, size_t n,
+                      void *dst, cl_uint nw, const cl_event *w, cl_event *out)
 {
-    return read_common(q, m, blocking, off, n, dst, nw, w, out, MGRM_OP_ENQ_READ, NULL,
+    return read_common(q, m, blocking, off, n, dst, nw, w, out, MGW_OP_ENQ_READ, NULL,
                        CL_COMMAND_MAP_BUFFER, 0);
 }
 
@@ -368,37 +368,37 @@ static cl_int write_common(cl_command_queue q, cl_mem m, cl_bool blocking, size_
                            const void *src, cl_uint nw, const cl_event *w, cl_event *out, int op,
                            const size_t *rect, cl_command_type type, int now)
 {
-    mgrm_buf_t b;
+    mgw_buf_t b;
     cl_event ev = NULL;
     cl_int rc =
-        mem_check(q, m, op == MGRM_OP_ENQ_WRITE ? off : 0, op == MGRM_OP_ENQ_WRITE ? n : 0, 2);
-    if (!rc && (!src || (!n && op == MGRM_OP_ENQ_WRITE)))
+        mem_check(q, m, op == MGW_OP_ENQ_WRITE ? off : 0, op == MGW_OP_ENQ_WRITE ? n : 0, 2);
+    if (!rc && (!src || (!n && op == MGW_OP_ENQ_WRITE)))
         rc = CL_INVALID_VALUE;
     if (rc)
         return rc;
-    int cma = op == MGRM_OP_ENQ_WRITE && !now && q->ctx->conn->cma;
-    mgrm_buf_init(&b, (uint16_t)(cma ? MGRM_OP_ENQ_WRITE_CMA : op), 0, 0);
+    int cma = op == MGW_OP_ENQ_WRITE && !now && q->ctx->conn->cma;
+    mgw_buf_init(&b, (uint16_t)(cma ? MGW_OP_ENQ_WRITE_CMA : op), 0, 0);
     size_t at = b.len;
-    mgrm_buf_u64(&b, 0);
-    mgrm_buf_u64(&b, n);
-    rc = mgrm_vcl_enq_begin(q, nw, w, type, &b, &ev);
+    mgw_buf_u64(&b, 0);
+    mgw_buf_u64(&b, n);
+    rc = mgvcl_enq_begin(q, nw, w, type, &b, &ev);
     if (!rc) {
-        mgrm_buf_u64(&b, m->id);
+        mgw_buf_u64(&b, m->id);
         if (rect)
             for (int i = 0; i < 8; i++)
-                mgrm_buf_u64(&b, rect[i]);
+                mgw_buf_u64(&b, rect[i]);
         else
-            mgrm_buf_u64(&b, off);
+            mgw_buf_u64(&b, off);
         if (cma) {
-            mgrm_buf_u64(&b, (uint64_t)(uintptr_t)src);
-            mgrm_vcl_cma_out += n;
+            mgw_buf_u64(&b, (uint64_t)(uintptr_t)src);
+            mgvcl_cma_out += n;
         }
         for (int i = 0; i < 8 && !b.err; i++)
             b.p[at + i] = (uint8_t)(ev->id >> (8 * i));
-        rc = cma ? mgrm_vcl_enq_end(q, &b, ev, out, blocking, 0, NULL, 0)
-                 : mgrm_vcl_enq_end(q, &b, ev, out, blocking, ev->id, src, n);
+        rc = cma ? mgvcl_enq_end(q, &b, ev, out, blocking, 0, NULL, 0)
+                 : mgvcl_enq_end(q, &b, ev, out, blocking, ev->id, src, n);
     }
-    mgrm_buf_free(&b);
+    mgw_buf_free(&b);
     return rc;
 }
 
@@ -406,14 +406,14 @@ cl_int CL_API_CALL clEnqueueWriteBuffer(cl_command_queue q, cl_mem m, cl_bool bl
                                         size_t n, const void *src, cl_uint nw, const cl_event *w,
                                         cl_event *out)
 {
-    return write_common(q, m, blocking, off, n, src, nw, w, out, MGRM_OP_ENQ_WRITE, NULL,
+    return write_common(q, m, blocking, off, n, src, nw, w, out, MGW_OP_ENQ_WRITE, NULL,
                         CL_COMMAND_WRITE_BUFFER, 0);
 }
 
-cl_int mgrm_vcl_write_now(cl_command_queue q, cl_mem m, size_t off, size_t n, const void *src,
-                          cl_uint nw, const cl_event *w, cl_event *out)
+cl_int mgvcl_write_now(cl_command_queue q, cl_mem m, size_t off, size_t n, const void *src,
+                       cl_uint nw, const cl_event *w, cl_event *out)
 {
-    return write_common(q, m, CL_FALSE, off, n, src, nw, w, out, MGRM_OP_ENQ_WRITE, NULL,
+    return write_common(q, m, CL_FALSE, off, n, src, nw, w, out, MGW_OP_ENQ_WRITE, NULL,
                         CL_COMMAND_WRITE_BUFFER, 1);
 }
 
@@ -448,7 +448,7 @@ static int rect_args(const size_t *bo, const size_t *ho, const size_t *reg, size
 
 static cl_int rect_bounds(cl_mem m, const size_t *o, const size_t *reg, size_t rp, size_t sp)
 {
-    if (!mgrm_vcl_is(m))
+    if (!mgvcl_is(m))
         return CL_INVALID_MEM_OBJECT;
     size_t last = (o[2] + reg[2] - 1) * sp + (o[1] + reg[1] - 1) * rp + o[0] + reg[0];
     return last > m->size ? CL_INVALID_VALUE : CL_SUCCESS;
@@ -465,7 +465,7 @@ cl_int CL_API_CALL clEnqueueReadBufferRect(cl_command_queue q, cl_mem m, cl_bool
     cl_int rc = rect_bounds(m, bo, reg, brp, bsp);
     if (rc || !dst)
         return rc ? rc : CL_INVALID_VALUE;
-    return read_common(q, m, blocking, 0, n, (char *)dst + hoff, nw, w, out, MGRM_OP_ENQ_READ_RECT,
+    return read_common(q, m, blocking, 0, n, (char *)dst + hoff, nw, w, out, MGW_OP_ENQ_READ_RECT,
                        rect, CL_COMMAND_READ_BUFFER_RECT, 1);
 }
 
@@ -488,7 +488,7 @@ cl_int CL_API_CALL clEnqueueWriteBufferRect(cl_command_queue q, cl_mem m, cl_boo
     for (size_t z = 0; z < reg[2]; z++)
         for (size_t y = 0; y < reg[1]; y++)
             memcpy(packed + (z * reg[1] + y) * reg[0], h + z * hsp + y * hrp, reg[0]);
-    rc = write_common(q, m, blocking, 0, n, packed, nw, w, out, MGRM_OP_ENQ_WRITE_RECT, rect,
+    rc = write_common(q, m, blocking, 0, n, packed, nw, w, out, MGW_OP_ENQ_WRITE_RECT, rect,
                       CL_COMMAND_WRITE_BUFFER_RECT, 1);
     free(packed); /* the data is on the wire once the call returns */
     return rc;

@@ -12,11 +12,11 @@ static cl_program program_new(cl_context ctx)
     cl_program p = calloc(1, sizeof *p);
     if (!p)
         return NULL;
-    p->dispatch = &mgrm_vcl_dispatch;
+    p->dispatch = &mgvcl_dispatch;
     atomic_init(&p->refs, 1);
     p->arg_info = 1;
     p->ctx = ctx;
-    p->id = mgrm_vcl_id(ctx->conn);
+    p->id = mgvcl_id(ctx->conn);
     return p;
 }
 
@@ -39,8 +39,8 @@ cl_program CL_API_CALL clCreateProgramWithSource(cl_context ctx, cl_uint n, cons
 {
     cl_program p = NULL;
     size_t total = 0;
-    mgrm_buf_t b;
-    if (!mgrm_vcl_is(ctx))
+    mgw_buf_t b;
+    if (!mgvcl_is(ctx))
         return program_done(NULL, CL_INVALID_CONTEXT, err);
     if (!n || !strs)
         return program_done(NULL, CL_INVALID_VALUE, err);
@@ -58,12 +58,12 @@ cl_program CL_API_CALL clCreateProgramWithSource(cl_context ctx, cl_uint n, cons
         total += l;
     }
     p->source[total] = 0;
-    mgrm_buf_init(&b, MGRM_OP_PROGRAM_SOURCE, 0, 0);
-    mgrm_buf_u64(&b, p->id);
-    mgrm_buf_u64(&b, ctx->id);
-    mgrm_buf_bytes(&b, p->source, total);
-    cl_int rc = mgrm_vcl_call(ctx->conn, &b, NULL, NULL);
-    mgrm_buf_free(&b);
+    mgw_buf_init(&b, MGW_OP_PROGRAM_SOURCE, 0, 0);
+    mgw_buf_u64(&b, p->id);
+    mgw_buf_u64(&b, ctx->id);
+    mgw_buf_bytes(&b, p->source, total);
+    cl_int rc = mgvcl_call(ctx->conn, &b, NULL, NULL);
+    mgw_buf_free(&b);
     return program_done(p, rc, err);
 }
 
@@ -73,36 +73,36 @@ cl_program CL_API_CALL clCreateProgramWithBinary(cl_context ctx, cl_uint n,
                                                  cl_int *err)
 {
     cl_program p;
-    mgrm_buf_t b;
+    mgw_buf_t b;
     uint8_t *rep = NULL;
     size_t len = 0;
-    if (!mgrm_vcl_is(ctx))
+    if (!mgvcl_is(ctx))
         return program_done(NULL, CL_INVALID_CONTEXT, err);
-    if (!n || !devs || !lens || !bins || n > MGRM_MAX_DEVS)
+    if (!n || !devs || !lens || !bins || n > MGW_MAX_DEVS)
         return program_done(NULL, CL_INVALID_VALUE, err);
     for (cl_uint i = 0; i < n; i++) {
-        if (!mgrm_vcl_is(devs[i]) || devs[i]->conn != ctx->conn)
+        if (!mgvcl_is(devs[i]) || devs[i]->conn != ctx->conn)
             return program_done(NULL, CL_INVALID_DEVICE, err);
         if (!lens[i] || !bins[i])
             return program_done(NULL, CL_INVALID_VALUE, err);
     }
     if (!(p = program_new(ctx)))
         return program_done(NULL, CL_OUT_OF_HOST_MEMORY, err);
-    mgrm_buf_init(&b, MGRM_OP_PROGRAM_BINARY, 0, 0);
-    mgrm_buf_u64(&b, p->id);
-    mgrm_buf_u64(&b, ctx->id);
-    mgrm_buf_u32(&b, n);
+    mgw_buf_init(&b, MGW_OP_PROGRAM_BINARY, 0, 0);
+    mgw_buf_u64(&b, p->id);
+    mgw_buf_u64(&b, ctx->id);
+    mgw_buf_u32(&b, n);
     for (cl_uint i = 0; i < n; i++) {
-        mgrm_buf_u64(&b, devs[i]->idx);
-        mgrm_buf_bytes(&b, bins[i], lens[i]);
+        mgw_buf_u64(&b, devs[i]->idx);
+        mgw_buf_bytes(&b, bins[i], lens[i]);
     }
-    cl_int rc = mgrm_vcl_call(ctx->conn, &b, &rep, &len);
-    mgrm_buf_free(&b);
+    cl_int rc = mgvcl_call(ctx->conn, &b, &rep, &len);
+    mgw_buf_free(&b);
     if (status) {
-        mgrm_cur_t c;
-        mgrm_cur_init(&c, rep, len);
+        mgw_cur_t c;
+        mgw_cur_init(&c, rep, len);
         for (cl_uint i = 0; i < n; i++) {
-            cl_int s = mgrm_cur_i32(&c);
+            cl_int s = mgw_cur_i32(&c);
             status[i] = c.err ? rc : s;
         }
     }
@@ -112,7 +112,7 @@ cl_program CL_API_CALL clCreateProgramWithBinary(cl_context ctx, cl_uint n,
 
 cl_int CL_API_CALL clRetainProgram(cl_program p)
 {
-    if (!mgrm_vcl_is(p))
+    if (!mgvcl_is(p))
         return CL_INVALID_PROGRAM;
     atomic_fetch_add(&p->refs, 1);
     return CL_SUCCESS;
@@ -120,10 +120,10 @@ cl_int CL_API_CALL clRetainProgram(cl_program p)
 
 cl_int CL_API_CALL clReleaseProgram(cl_program p)
 {
-    if (!mgrm_vcl_is(p))
+    if (!mgvcl_is(p))
         return CL_INVALID_PROGRAM;
     if (atomic_fetch_sub(&p->refs, 1) == 1) {
-        mgrm_vcl_release_remote(p->ctx->conn, MGRM_K_PROGRAM, p->id);
+        mgvcl_release_remote(p->ctx->conn, MGW_K_PROGRAM, p->id);
         clReleaseContext(p->ctx);
         free(p->source);
         free(p);
@@ -131,28 +131,28 @@ cl_int CL_API_CALL clReleaseProgram(cl_program p)
     return CL_SUCCESS;
 }
 
-static void devs_put(mgrm_buf_t *b, cl_uint n, const cl_device_id *devs)
+static void devs_put(mgw_buf_t *b, cl_uint n, const cl_device_id *devs)
 {
-    mgrm_buf_u32(b, n);
+    mgw_buf_u32(b, n);
     for (cl_uint i = 0; i < n; i++)
-        mgrm_buf_u64(b, mgrm_vcl_is(devs[i]) ? devs[i]->idx : UINT64_MAX);
+        mgw_buf_u64(b, mgvcl_is(devs[i]) ? devs[i]->idx : UINT64_MAX);
 }
 
 cl_int CL_API_CALL clBuildProgram(cl_program p, cl_uint n, const cl_device_id *devs,
                                   const char *opt, void(CL_CALLBACK *notify)(cl_program, void *),
                                   void *data)
 {
-    mgrm_buf_t b;
-    if (!mgrm_vcl_is(p))
+    mgw_buf_t b;
+    if (!mgvcl_is(p))
         return CL_INVALID_PROGRAM;
-    if ((n && !devs) || (!n && devs) || (!notify && data) || n > MGRM_MAX_DEVS)
+    if ((n && !devs) || (!n && devs) || (!notify && data) || n > MGW_MAX_DEVS)
         return CL_INVALID_VALUE;
-    mgrm_buf_init(&b, MGRM_OP_PROGRAM_BUILD, 0, 0);
-    mgrm_buf_u64(&b, p->id);
+    mgw_buf_init(&b, MGW_OP_PROGRAM_BUILD, 0, 0);
+    mgw_buf_u64(&b, p->id);
     devs_put(&b, n, devs);
-    mgrm_buf_str(&b, opt ? opt : "");
-    cl_int rc = mgrm_vcl_call(p->ctx->conn, &b, NULL, NULL);
-    mgrm_buf_free(&b);
+    mgw_buf_str(&b, opt ? opt : "");
+    cl_int rc = mgvcl_call(p->ctx->conn, &b, NULL, NULL);
+    mgw_buf_free(&b);
     /* the proxy always asks for argument info; show it as asked */
     p->arg_info = !p->source || (opt && strstr(opt, "-cl-kernel-arg-info"));
     if (notify)
@@ -165,27 +165,27 @@ cl_int CL_API_CALL clCompileProgram(cl_program p, cl_uint n, const cl_device_id 
                                     const char **names,
                                     void(CL_CALLBACK *notify)(cl_program, void *), void *data)
 {
-    mgrm_buf_t b;
-    if (!mgrm_vcl_is(p))
+    mgw_buf_t b;
+    if (!mgvcl_is(p))
         return CL_INVALID_PROGRAM;
-    if ((n && !devs) || (!n && devs) || (!notify && data) || n > MGRM_MAX_DEVS || nh > 64 ||
+    if ((n && !devs) || (!n && devs) || (!notify && data) || n > MGW_MAX_DEVS || nh > 64 ||
         (nh && (!hdrs || !names)) || (!nh && (hdrs || names)))
         return CL_INVALID_VALUE;
     for (cl_uint i = 0; i < nh; i++)
-        if (!mgrm_vcl_is(hdrs[i]))
+        if (!mgvcl_is(hdrs[i]))
             return CL_INVALID_PROGRAM;
-    mgrm_buf_init(&b, MGRM_OP_PROGRAM_COMPILE, 0, 0);
-    mgrm_buf_u64(&b, p->id);
+    mgw_buf_init(&b, MGW_OP_PROGRAM_COMPILE, 0, 0);
+    mgw_buf_u64(&b, p->id);
     devs_put(&b, n, devs);
-    mgrm_buf_str(&b, opt ? opt : "");
+    mgw_buf_str(&b, opt ? opt : "");
     p->arg_info = opt && strstr(opt, "-cl-kernel-arg-info");
-    mgrm_buf_u32(&b, nh);
+    mgw_buf_u32(&b, nh);
     for (cl_uint i = 0; i < nh; i++) {
-        mgrm_buf_u64(&b, hdrs[i]->id);
-        mgrm_buf_str(&b, names[i]);
+        mgw_buf_u64(&b, hdrs[i]->id);
+        mgw_buf_str(&b, names[i]);
     }
-    cl_int rc = mgrm_vcl_call(p->ctx->conn, &b, NULL, NULL);
-    mgrm_buf_free(&b);
+    cl_int rc = mgvcl_call(p->ctx->conn, &b, NULL, NULL);
+    mgw_buf_free(&b);
     if (notify)
         notify(p, data);
     return rc;
@@ -196,30 +196,30 @@ cl_program CL_API_CALL clLinkProgram(cl_context ctx, cl_uint n, const cl_device_
                                      void(CL_CALLBACK *notify)(cl_program, void *), void *data,
                                      cl_int *err)
 {
-    mgrm_buf_t b;
+    mgw_buf_t b;
     uint8_t *rep = NULL;
     size_t len = 0;
     cl_program p;
-    if (!mgrm_vcl_is(ctx))
+    if (!mgvcl_is(ctx))
         return program_done(NULL, CL_INVALID_CONTEXT, err);
-    if ((n && !devs) || (!n && devs) || !np || !progs || (!notify && data) || n > MGRM_MAX_DEVS ||
-        np > MGRM_MAX_DEVS)
+    if ((n && !devs) || (!n && devs) || !np || !progs || (!notify && data) || n > MGW_MAX_DEVS ||
+        np > MGW_MAX_DEVS)
         return program_done(NULL, CL_INVALID_VALUE, err);
     for (cl_uint i = 0; i < np; i++)
-        if (!mgrm_vcl_is(progs[i]))
+        if (!mgvcl_is(progs[i]))
             return program_done(NULL, CL_INVALID_PROGRAM, err);
     if (!(p = program_new(ctx)))
         return program_done(NULL, CL_OUT_OF_HOST_MEMORY, err);
-    mgrm_buf_init(&b, MGRM_OP_PROGRAM_LINK, 0, 0);
-    mgrm_buf_u64(&b, p->id);
-    mgrm_buf_u64(&b, ctx->id);
+    mgw_buf_init(&b, MGW_OP_PROGRAM_LINK, 0, 0);
+    mgw_buf_u64(&b, p->id);
+    mgw_buf_u64(&b, ctx->id);
     devs_put(&b, n, devs);
-    mgrm_buf_str(&b, opt ? opt : "");
-    mgrm_buf_u32(&b, np);
+    mgw_buf_str(&b, opt ? opt : "");
+    mgw_buf_u32(&b, np);
     for (cl_uint i = 0; i < np; i++)
-        mgrm_buf_u64(&b, progs[i]->id);
-    cl_int rc = mgrm_vcl_call(ctx->conn, &b, &rep, &len);
-    mgrm_buf_free(&b);
+        mgw_buf_u64(&b, progs[i]->id);
+    cl_int rc = mgvcl_call(ctx->conn, &b, &rep, &len);
+    mgw_buf_free(&b);
     int made = rc == CL_SUCCESS || (len >= 1 && rep[0]);
     free(rep);
     if (made) { /* a failed link may still give a program with its log */
@@ -240,31 +240,30 @@ cl_int CL_API_CALL clUnloadCompiler(void)
 
 cl_int CL_API_CALL clUnloadPlatformCompiler(cl_platform_id p)
 {
-    return p == &mgrm_vcl_platform ? CL_SUCCESS : CL_INVALID_PLATFORM;
+    return p == &mgvcl_platform ? CL_SUCCESS : CL_INVALID_PLATFORM;
 }
 
 cl_int CL_API_CALL clGetProgramInfo(cl_program p, cl_program_info param, size_t size, void *value,
                                     size_t *size_ret)
 {
     cl_uint u;
-    if (!mgrm_vcl_is(p))
+    if (!mgvcl_is(p))
         return CL_INVALID_PROGRAM;
     switch (param) {
     case CL_PROGRAM_REFERENCE_COUNT:
         u = (cl_uint)atomic_load(&p->refs);
-        return mgrm_vcl_ret(&u, sizeof u, size, value, size_ret);
+        return mgvcl_ret(&u, sizeof u, size, value, size_ret);
     case CL_PROGRAM_CONTEXT:
-        return mgrm_vcl_ret(&p->ctx, sizeof p->ctx, size, value, size_ret);
+        return mgvcl_ret(&p->ctx, sizeof p->ctx, size, value, size_ret);
     case CL_PROGRAM_NUM_DEVICES:
-        return mgrm_vcl_ret(&p->ctx->ndev, sizeof(cl_uint), size, value, size_ret);
+        return mgvcl_ret(&p->ctx->ndev, sizeof(cl_uint), size, value, size_ret);
     case CL_PROGRAM_DEVICES:
-        return mgrm_vcl_ret(p->ctx->devs, p->ctx->ndev * sizeof(cl_device_id), size, value,
-                            size_ret);
+        return mgvcl_ret(p->ctx->devs, p->ctx->ndev * sizeof(cl_device_id), size, value, size_ret);
     case CL_PROGRAM_SOURCE:
-        return mgrm_vcl_ret(p->source ? p->source : "", p->source ? strlen(p->source) + 1 : 1, size,
-                            value, size_ret);
+        return mgvcl_ret(p->source ? p->source : "", p->source ? strlen(p->source) + 1 : 1, size,
+                         value, size_ret);
     case CL_PROGRAM_BINARIES: {
-        mgrm_buf_t b;
+        mgw_buf_t b;
         uint8_t *rep = NULL;
         size_t len = 0;
         size_t need = p->ctx->ndev * sizeof(unsigned char *);
@@ -274,20 +273,20 @@ cl_int CL_API_CALL clGetProgramInfo(cl_program p, cl_program_info param, size_t 
             return CL_SUCCESS;
         if (size < need)
             return CL_INVALID_VALUE;
-        mgrm_buf_init(&b, MGRM_OP_GET_INFO, 0, 0);
-        mgrm_buf_u32(&b, MGRM_K_PROGRAM);
-        mgrm_buf_u64(&b, p->id);
-        mgrm_buf_u64(&b, 0);
-        mgrm_buf_u32(&b, CL_PROGRAM_BINARIES);
-        cl_int rc = mgrm_vcl_call(p->ctx->conn, &b, &rep, &len);
-        mgrm_buf_free(&b);
+        mgw_buf_init(&b, MGW_OP_GET_INFO, 0, 0);
+        mgw_buf_u32(&b, MGW_K_PROGRAM);
+        mgw_buf_u64(&b, p->id);
+        mgw_buf_u64(&b, 0);
+        mgw_buf_u32(&b, CL_PROGRAM_BINARIES);
+        cl_int rc = mgvcl_call(p->ctx->conn, &b, &rep, &len);
+        mgw_buf_free(&b);
         if (rc == CL_SUCCESS) {
-            mgrm_cur_t c;
-            mgrm_cur_init(&c, rep, len);
-            uint32_t n = mgrm_cur_u32(&c);
+            mgw_cur_t c;
+            mgw_cur_init(&c, rep, len);
+            uint32_t n = mgw_cur_u32(&c);
             for (uint32_t i = 0; i < n && i < p->ctx->ndev && !c.err; i++) {
                 size_t bl;
-                const void *bin = mgrm_cur_bytes(&c, &bl);
+                const void *bin = mgw_cur_bytes(&c, &bl);
                 unsigned char *dst = ((unsigned char **)value)[i];
                 if (bin && dst)
                     memcpy(dst, bin, bl);
@@ -299,16 +298,16 @@ cl_int CL_API_CALL clGetProgramInfo(cl_program p, cl_program_info param, size_t 
         return rc;
     }
     }
-    return mgrm_vcl_info(p->ctx->conn, MGRM_K_PROGRAM, p->id, 0, param, size, value, size_ret);
+    return mgvcl_info(p->ctx->conn, MGW_K_PROGRAM, p->id, 0, param, size, value, size_ret);
 }
 
 cl_int CL_API_CALL clGetProgramBuildInfo(cl_program p, cl_device_id d, cl_program_build_info param,
                                          size_t size, void *value, size_t *size_ret)
 {
-    if (!mgrm_vcl_is(p))
+    if (!mgvcl_is(p))
         return CL_INVALID_PROGRAM;
-    if (!mgrm_vcl_is(d) || d->conn != p->ctx->conn)
+    if (!mgvcl_is(d) || d->conn != p->ctx->conn)
         return CL_INVALID_DEVICE;
-    return mgrm_vcl_info(p->ctx->conn, MGRM_K_PROGRAM_BUILD, p->id, d->idx, param, size, value,
-                         size_ret);
+    return mgvcl_info(p->ctx->conn, MGW_K_PROGRAM_BUILD, p->id, d->idx, param, size, value,
+                      size_ret);
 }

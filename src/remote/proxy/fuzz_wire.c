@@ -8,7 +8,7 @@
  * descriptors must lie inside their slot, and (as u64 address, u64 size)
  * through the one-copy lane's range check, whose accepted ranges must not
  * wrap, and through the bulk lane's JOIN decoder, whose accepted stripe
- * numbers must be below MGRM_STREAMS_MAX.  The one-copy ops (CMA_OPEN,
+ * numbers must be below MGW_STREAMS_MAX.  The one-copy ops (CMA_OPEN,
  * CMA_READY, ENQ_WRITE_CMA, ENQ_READ_CMA) and STREAMS are dispatched like
  * every other op.
  */
@@ -17,33 +17,33 @@
 
 #include "proxy.h"
 
-void mgrm_log(const char *fmt, ...) {}
+void mgpx_log(const char *fmt, ...) {}
 
 /* The bulk thread never runs dry; the session only stops it. */
-int mgrm_bulk_start(mgrm_session_t *s);
+int mgpx_bulk_start(mgpx_session_t *s);
 
-static mgrm_session_t *session(void)
+static mgpx_session_t *session(void)
 {
-    static mgrm_session_t s;
-    static mgrm_proxy_t px;
+    static mgpx_session_t s;
+    static mgpx_proxy_t px;
     static cl_device_id devs[2] = {(cl_device_id)16, (cl_device_id)32};
     static int done;
     if (!done) {
         px.dev = devs;
         px.ndev = 2;
-        mgrm_session_init(&s, &px);
+        mgpx_session_init(&s, &px);
         s.dry = 1;
         /* IDs 1..6: one object of each kind; 7: a second buffer */
-        static const int kinds[] = {MGRM_K_CONTEXT, MGRM_K_QUEUE, MGRM_K_MEM, MGRM_K_PROGRAM,
-                                    MGRM_K_KERNEL,  MGRM_K_EVENT, MGRM_K_MEM};
-        static mgrm_kargs_t *ka;
+        static const int kinds[] = {MGW_K_CONTEXT, MGW_K_QUEUE, MGW_K_MEM, MGW_K_PROGRAM,
+                                    MGW_K_KERNEL,  MGW_K_EVENT, MGW_K_MEM};
+        static mgpx_kargs_t *ka;
         ka = malloc(sizeof *ka + 5);
         ka->n = 5;
-        memcpy(ka->kind,
-               (uint8_t[]){MGRM_ARG_MEM, MGRM_ARG_MEM, MGRM_ARG_LOCAL, MGRM_ARG_VALUE, 0xff}, 5);
+        memcpy(ka->kind, (uint8_t[]){MGW_ARG_MEM, MGW_ARG_MEM, MGW_ARG_LOCAL, MGW_ARG_VALUE, 0xff},
+               5);
         for (int i = 0; i < 7; i++)
-            mgrm_map_put(&s.map, (uint64_t)i + 1, kinds[i], (void *)(uintptr_t)(64 * (i + 1)),
-                         kinds[i] == MGRM_K_KERNEL ? ka : NULL);
+            mgpx_map_put(&s.map, (uint64_t)i + 1, kinds[i], (void *)(uintptr_t)(64 * (i + 1)),
+                         kinds[i] == MGW_K_KERNEL ? ka : NULL);
         done = 1;
     }
     return &s;
@@ -51,19 +51,19 @@ static mgrm_session_t *session(void)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 {
-    mgrm_hdr_t h;
-    if (n >= MGRM_HDR_SIZE)
-        mgrm_hdr_parse(data, &h, MGRM_MSG_MAX);
+    mgw_hdr_t h;
+    if (n >= MGW_HDR_SIZE)
+        mgw_hdr_parse(data, &h, MGW_MSG_MAX);
     if (n < 2)
         return 0;
-    h.magic = MGRM_MAGIC;
+    h.magic = MGW_MAGIC;
     h.op = (uint16_t)(data[0] | data[1] << 8);
     h.flags = 0;
     h.seq = 1;
     h.length = (uint32_t)(n - 2);
     uint32_t slot, off, len;
-    if (!mgrm_shm_desc_decode(data + 2, n - 2, MGRM_SHM_SLOTS, MGRM_SHM_SLOT, &slot, &off, &len) &&
-        (n - 2 != MGRM_SHM_DESC || slot >= MGRM_SHM_SLOTS || (uint64_t)off + len > MGRM_SHM_SLOT))
+    if (!mgtr_shm_desc_decode(data + 2, n - 2, MGTR_SHM_SLOTS, MGTR_SHM_SLOT, &slot, &off, &len) &&
+        (n - 2 != MGTR_SHM_DESC || slot >= MGTR_SHM_SLOTS || (uint64_t)off + len > MGTR_SHM_SLOT))
         abort();
     if (n - 2 >= 16) {
         uint64_t a = 0, z = 0;
@@ -71,20 +71,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
             a |= (uint64_t)data[2 + i] << (8 * i);
             z |= (uint64_t)data[10 + i] << (8 * i);
         }
-        if (mgrm_cma_range_ok(a, z) && (a == 0 || z > MGRM_CMA_MAX || a + z < a))
+        if (mgtr_cma_range_ok(a, z) && (a == 0 || z > MGTR_CMA_MAX || a + z < a))
             abort();
     }
-    uint8_t tok[MGRM_TOKEN];
+    uint8_t tok[MGW_TOKEN];
     uint32_t stripe;
-    if (!mgrm_join_decode(data + 2, n - 2, tok, &stripe) &&
-        (n - 2 != MGRM_TOKEN + 4 || stripe >= MGRM_STREAMS_MAX))
+    if (!mgw_join_decode(data + 2, n - 2, tok, &stripe) &&
+        (n - 2 != MGW_TOKEN + 4 || stripe >= MGW_STREAMS_MAX))
         abort();
     /* a copy of exactly the payload, so that ASan sees any overread */
     uint8_t *p = malloc(n - 2 ? n - 2 : 1);
     if (!p)
         return 0;
     memcpy(p, data + 2, n - 2);
-    mgrm_session_dispatch(session(), &h, p);
+    mgpx_session_dispatch(session(), &h, p);
     free(p);
     return 0;
 }

@@ -12,10 +12,10 @@
 #include "proxy.h"
 
 /* The receive of chunk (xfer, off, n) into dst (stream; shm: in place). */
-static void io_recv(mgrm_io_t *io, uint64_t xfer, size_t off, size_t n, void *dst)
+static void io_recv(mgpx_io_t *io, uint64_t xfer, size_t off, size_t n, void *dst)
 {
     io->send = 0;
-    io->ch = (mgrm_chunk_t){.xfer = xfer, .off = off, .n = n, .slot = -1};
+    io->ch = (mgtr_chunk_t){.xfer = xfer, .off = off, .n = n, .slot = -1};
     io->p = dst;
 }
 
@@ -25,7 +25,7 @@ static void io_recv(mgrm_io_t *io, uint64_t xfer, size_t off, size_t n, void *ds
    FINISH must find it settled (a FINISH that does not wait leaves
    completions to callbacks, which PoCL 3.1 never runs for a command behind
    a failed event). */
-static void job_settle(mgrm_session_t *s)
+static void job_settle(mgpx_session_t *s)
 {
     if (s->job_settled)
         return;
@@ -37,7 +37,7 @@ static void job_settle(mgrm_session_t *s)
 
 /* The send of chunk (xfer, off, n) from p; ch->p and ch->slot from acquire
  * are kept. */
-static void io_send(mgrm_io_t *io, uint64_t xfer, size_t off, const void *p, size_t n, int last)
+static void io_send(mgpx_io_t *io, uint64_t xfer, size_t off, const void *p, size_t n, int last)
 {
     io->send = 1;
     io->ch.xfer = xfer;
@@ -49,17 +49,17 @@ static void io_send(mgrm_io_t *io, uint64_t xfer, size_t off, const void *p, siz
 }
 
 /* Posts a send; a read's last chunk settles the job first. */
-static void send_post(mgrm_session_t *s, mgrm_io_t *io)
+static void send_post(mgpx_session_t *s, mgpx_io_t *io)
 {
     if (io->ch.last)
         job_settle(s);
-    mgrm_io_post(s, io, s->rnext++);
+    mgpx_io_post(s, io, s->rnext++);
 }
 
 /* Sends n bytes at offset o of a read from p (with one stripe, last marks
  * the read's end chunk; with several, bulk_main sends one after the gate).
  * -1 when one stripe's send, made at once, failed. */
-static int read_send(mgrm_session_t *s, mgrm_io_t *io, uint64_t xfer, size_t o, const void *p,
+static int read_send(mgpx_session_t *s, mgpx_io_t *io, uint64_t xfer, size_t o, const void *p,
                      size_t n, int last)
 {
     io_send(io, xfer, o, p, n, s->nstripes <= 1 && last);
@@ -69,25 +69,25 @@ static int read_send(mgrm_session_t *s, mgrm_io_t *io, uint64_t xfer, size_t o, 
 
 /* Ends a read with a status chunk of 0 bytes; its offset tells the client
  * how many bytes of the read were sent before it (on any stripe). */
-static int read_end(mgrm_session_t *s, uint64_t xfer, cl_int err, size_t sent)
+static int read_end(mgpx_session_t *s, uint64_t xfer, cl_int err, size_t sent)
 {
-    mgrm_io_t io = {.send = 1,
+    mgpx_io_t io = {.send = 1,
                     .ch = {.xfer = xfer, .off = sent, .status = err, .last = 1, .slot = -1}};
     send_post(s, &io);
-    return mgrm_io_wait(s, &io);
+    return mgpx_io_wait(s, &io);
 }
 
 /* Waits for every posted io of a transfer; after a broken one the others
  * may wait for bytes that never come, so all stripes are woken first. */
-static void io_drain(mgrm_session_t *s, mgrm_io_t *io, int n, int broken)
+static void io_drain(mgpx_session_t *s, mgpx_io_t *io, int n, int broken)
 {
     if (broken)
-        mgrm_stripes_shutdown(s);
+        mgpx_stripes_shutdown(s);
     for (int k = 0; k < n; k++)
-        mgrm_io_wait(s, &io[k]);
+        mgpx_io_wait(s, &io[k]);
 }
 
-static void io_release(mgrm_session_t *s, mgrm_io_t *io)
+static void io_release(mgpx_session_t *s, mgpx_io_t *io)
 {
     s->stripe[0].bk.ops->release(&s->stripe[0].bk, &io->ch);
     io->ch.slot = -1;
@@ -114,7 +114,7 @@ static size_t min_sz(size_t a, size_t b)
  * commands depend on them: PoCL 3.1 mishandles failures passed on to other
  * queues, or to a command that also waits for an unset user event
  * (pocl_update_event_failed); a failure fails the transfer. */
-static void wait_m1(mgrm_job_t *j)
+static void wait_m1(mgpx_job_t *j)
 {
     for (cl_uint i = 0; i <= j->nwaits && !j->err; i++) {
         cl_event e = i < j->nwaits ? j->waits[i] : j->m1;
@@ -128,15 +128,15 @@ static void wait_m1(mgrm_job_t *j)
 /* One-copy lane: n bytes at offset off of the job's client range, from
  * (to_client 0) or to p; par: cut among the helper threads.  0, or -1 with j->err set (a range the
  * client does not have mapped, or a client gone): the job fails, the lane stays. */
-static int cma_chunk(mgrm_session_t *s, mgrm_job_t *j, int to_client, size_t off, void *p, size_t n,
+static int cma_chunk(mgpx_session_t *s, mgpx_job_t *j, int to_client, size_t off, void *p, size_t n,
                      int par)
 {
-    if (!mgrm_cma_alive(s)) {
+    if (!mgpx_cma_alive(s)) {
         j->err = CL_DEVICE_NOT_AVAILABLE; /* the client is gone: its pid may be another's */
         return -1;
     }
-    if ((par ? mgrm_cma_copy_par : mgrm_cma_copy)(s->cma_pid, to_client, j->addr + off, p, n)) {
-        mgrm_log("session %u (%s): one-copy %s of %zu bytes at offset %zu failed: %m", s->num,
+    if ((par ? mgtr_cma_copy_par : mgtr_cma_copy)(s->cma_pid, to_client, j->addr + off, p, n)) {
+        mgpx_log("session %u (%s): one-copy %s of %zu bytes at offset %zu failed: %m", s->num,
                  s->peer, to_client ? "write to the client" : "read from the client", n, off);
         j->err = CL_OUT_OF_RESOURCES;
         return -1;
@@ -168,7 +168,7 @@ static void huge_advise(void *p, size_t n)
  * into pinned memory of its own and moves it at unmap, at full PCIe speed.
  * (Mapping in 2 MiB pieces, 3 at once, to overlap copy and DMA was 3 to 4
  * times slower on the H100: doc/performance.md.)  j->err gets any error. */
-static void cma_mapped(mgrm_session_t *s, mgrm_job_t *j, int to_client, int cpu)
+static void cma_mapped(mgpx_session_t *s, mgpx_job_t *j, int to_client, int cpu)
 {
     cl_event e = NULL;
     cl_int err = CL_SUCCESS;
@@ -191,18 +191,18 @@ static void cma_mapped(mgrm_session_t *s, mgrm_job_t *j, int to_client, int cpu)
 
 #define CMA_PIN_MIN ((size_t)4 << 20) /* auto on a GPU: pinned regions from here, staging below */
 
-/* One-copy lane through the two pinned regions: pieces of up to MGRM_PIN_CHUNK,
+/* One-copy lane through the two pinned regions: pieces of up to MGPX_PIN_CHUNK,
  * each one OpenCL command and one copy cut among the helper threads; a
  * read copies piece i to the client while piece i + 1 comes from the
  * device, a write fills one region while the other goes to it.  j->err
  * gets any error. */
-static void cma_pinned(mgrm_session_t *s, mgrm_job_t *j, int to_client)
+static void cma_pinned(mgpx_session_t *s, mgpx_job_t *j, int to_client)
 {
-    mgrm_staging_t *st = mgrm_staging_pinned(s, j->ctx, j->dev);
+    mgpx_staging_t *st = mgpx_staging_pinned(s, j->ctx, j->dev);
     cl_event ev[2] = {NULL, NULL};
     /* whole regions: on the H100 a transfer in 2 MiB pieces ran at half the
        speed of one piece (doc/performance.md, "Session 5") */
-    size_t piece = MGRM_PIN_CHUNK;
+    size_t piece = MGPX_PIN_CHUNK;
     size_t npieces = (j->size + piece - 1) / piece;
     if (!st) {
         j->err = CL_OUT_OF_RESOURCES;
@@ -249,11 +249,11 @@ static void cma_pinned(mgrm_session_t *s, mgrm_job_t *j, int to_client)
     }
 }
 
-/* One-copy lane: MGRM_CMA_MAP, _PINNED or _STAGING?  MPIGPU_PROXY_CMA_COPY,
+/* One-copy lane: MGPX_CMA_MAP, _PINNED or _STAGING?  MPIGPU_PROXY_CMA_COPY,
  * or auto: map on a CPU device (the buffer is host memory: no copy); on
  * others the pinned regions from CMA_PIN_MIN, staging below
  * (doc/performance.md, "Session 5"). */
-static int cma_method(mgrm_session_t *s, mgrm_job_t *j, int *cpu)
+static int cma_method(mgpx_session_t *s, mgpx_job_t *j, int *cpu)
 {
     cl_device_type t = 0;
     *cpu = clGetDeviceInfo(j->dev, CL_DEVICE_TYPE, sizeof t, &t, NULL) == CL_SUCCESS &&
@@ -261,18 +261,18 @@ static int cma_method(mgrm_session_t *s, mgrm_job_t *j, int *cpu)
     if (s->px && s->px->cma_map >= 0)
         return s->px->cma_map;
     if (*cpu)
-        return MGRM_CMA_MAP;
-    return j->size >= CMA_PIN_MIN ? MGRM_CMA_PINNED : MGRM_CMA_STAGING;
+        return MGPX_CMA_MAP;
+    return j->size >= CMA_PIN_MIN ? MGPX_CMA_PINNED : MGPX_CMA_STAGING;
 }
 
 /* The one-copy lane's map and pinned methods: 1 if the job ran here. */
-static int cma_direct(mgrm_session_t *s, mgrm_job_t *j, int to_client)
+static int cma_direct(mgpx_session_t *s, mgpx_job_t *j, int to_client)
 {
     int cpu, m;
-    if (!j->addr || j->err || (m = cma_method(s, j, &cpu)) == MGRM_CMA_STAGING)
+    if (!j->addr || j->err || (m = cma_method(s, j, &cpu)) == MGPX_CMA_STAGING)
         return 0;
     wait_m1(j);
-    if (!j->err && m == MGRM_CMA_MAP)
+    if (!j->err && m == MGPX_CMA_MAP)
         cma_mapped(s, j, to_client, cpu);
     else if (!j->err)
         cma_pinned(s, j, to_client);
@@ -281,7 +281,7 @@ static int cma_direct(mgrm_session_t *s, mgrm_job_t *j, int to_client)
 
 /* Opens the job's gate: its command event m2 (a marker behind the gate on
  * the client's queue) then completes, or fails with the job's error. */
-static void gate_open(mgrm_job_t *j)
+static void gate_open(mgpx_job_t *j)
 {
     if (!j->gate)
         return;
@@ -318,7 +318,7 @@ static void poll_done(cl_event e, int ms)
  * complete: failing m2 while m1 still ran made PoCL 3.1 finish m2 twice
  * (an assertion on the queue's command count, 1 of 100 runs).  Both waits
  * are bounded: a client user event may hold m1 back. */
-static void gate_fail_first(mgrm_job_t *j)
+static void gate_fail_first(mgpx_job_t *j)
 {
     if (j->err && j->gate) {
         poll_done(j->m1, 200);
@@ -328,7 +328,7 @@ static void gate_fail_first(mgrm_job_t *j)
 }
 
 /* read_end (sent: the bytes sent before it) after gate_fail_first. */
-static int end_chunk(mgrm_session_t *s, mgrm_job_t *j, size_t sent)
+static int end_chunk(mgpx_session_t *s, mgpx_job_t *j, size_t sent)
 {
     gate_fail_first(j);
     return read_end(s, j->xfer, j->err, sent);
@@ -342,18 +342,18 @@ static int end_chunk(mgrm_session_t *s, mgrm_job_t *j, size_t sent)
  * client into a pinned staging buffer while the previous ones go to the
  * device (or the whole range into the mapped buffer).  A failed job drains
  * its chunks into scratch (s->depth chunks). */
-static int run_write(mgrm_session_t *s, mgrm_job_t *j, unsigned char *scratch)
+static int run_write(mgpx_session_t *s, mgpx_job_t *j, unsigned char *scratch)
 {
     if (cma_direct(s, j, 0))
         return 0;
-    mgrm_staging_t *st = j->err ? NULL : mgrm_staging_get(s, j->ctx, j->dev, 1);
+    mgpx_staging_t *st = j->err ? NULL : mgpx_staging_get(s, j->ctx, j->dev, 1);
     const int depth = s->depth;
     const size_t ahead = s->nstripes > 1 ? (size_t)depth : 1;
-    cl_event ev[MGRM_STAGING_MAX] = {0};
-    mgrm_io_t io[MGRM_STAGING_MAX] = {0};
-    size_t nchunks = j->size ? (j->size + MGRM_CHUNK - 1) / MGRM_CHUNK : 1, posted = 0;
+    cl_event ev[MGPX_STAGING_MAX] = {0};
+    mgpx_io_t io[MGPX_STAGING_MAX] = {0};
+    size_t nchunks = j->size ? (j->size + MGW_CHUNK - 1) / MGW_CHUNK : 1, posted = 0;
     int rc = 0;
-    for (int k = 0; k < MGRM_STAGING_MAX; k++)
+    for (int k = 0; k < MGPX_STAGING_MAX; k++)
         io[k].ch.slot = -1;
     if (!st && !j->err)
         j->err = CL_OUT_OF_RESOURCES;
@@ -361,17 +361,17 @@ static int run_write(mgrm_session_t *s, mgrm_job_t *j, unsigned char *scratch)
     for (size_t i = 0; i < nchunks; i++) {
         for (; !j->addr && posted < nchunks && posted < i + ahead; posted++) {
             int k = (int)(posted % (size_t)depth);
-            size_t o = posted * MGRM_CHUNK;
+            size_t o = posted * MGW_CHUNK;
             cl_int e = wait_ok(&ev[k]);
             io_release(s, &io[k]);
             if (e && !j->err)
                 j->err = e;
-            io_recv(&io[k], j->xfer, o, min_sz(MGRM_CHUNK, j->size - o),
-                    j->err ? scratch + (size_t)k * MGRM_CHUNK : st->ptr[k]);
-            mgrm_io_post(s, &io[k], s->wnext++);
+            io_recv(&io[k], j->xfer, o, min_sz(MGW_CHUNK, j->size - o),
+                    j->err ? scratch + (size_t)k * MGW_CHUNK : st->ptr[k]);
+            mgpx_io_post(s, &io[k], s->wnext++);
         }
         int k = (int)(i % (size_t)depth);
-        size_t o = i * MGRM_CHUNK, n = min_sz(MGRM_CHUNK, j->size - o);
+        size_t o = i * MGW_CHUNK, n = min_sz(MGW_CHUNK, j->size - o);
         if (j->addr) {
             cl_int e = wait_ok(&ev[k]);
             if (e && !j->err)
@@ -380,7 +380,7 @@ static int run_write(mgrm_session_t *s, mgrm_job_t *j, unsigned char *scratch)
             if (j->err || cma_chunk(s, j, 0, o, dst, n, 0))
                 break; /* nothing to drain */
             io[k].ch.p = dst;
-        } else if (mgrm_io_wait(s, &io[k])) {
+        } else if (mgpx_io_wait(s, &io[k])) {
             j->err = j->err ? j->err : CL_DEVICE_NOT_AVAILABLE;
             rc = -1;
             break;
@@ -411,24 +411,24 @@ static int run_write(mgrm_session_t *s, mgrm_job_t *j, unsigned char *scratch)
  * goes from its staging buffer to the client while the next ones come from
  * the device (or the whole range from the mapped buffer); then a status
  * chunk of 0 bytes ends the transfer. */
-static int run_read(mgrm_session_t *s, mgrm_job_t *j)
+static int run_read(mgpx_session_t *s, mgpx_job_t *j)
 {
     if (cma_direct(s, j, 1))
         return end_chunk(s, j, 0);
-    mgrm_staging_t *st = j->err ? NULL : mgrm_staging_get(s, j->ctx, j->dev, 1);
+    mgpx_staging_t *st = j->err ? NULL : mgpx_staging_get(s, j->ctx, j->dev, 1);
     const int depth = s->depth;
-    cl_event ev[MGRM_STAGING_MAX] = {0};
-    mgrm_io_t io[MGRM_STAGING_MAX] = {0};
-    void *dst[MGRM_STAGING_MAX];
-    size_t nchunks = j->size ? (j->size + MGRM_CHUNK - 1) / MGRM_CHUNK : 0, issued = 0, sent = 0;
+    cl_event ev[MGPX_STAGING_MAX] = {0};
+    mgpx_io_t io[MGPX_STAGING_MAX] = {0};
+    void *dst[MGPX_STAGING_MAX];
+    size_t nchunks = j->size ? (j->size + MGW_CHUNK - 1) / MGW_CHUNK : 0, issued = 0, sent = 0;
     int rc = 0;
     if (!st && !j->err)
         j->err = CL_OUT_OF_RESOURCES;
     wait_m1(j);
     for (size_t i = 0; i < nchunks && !j->err && !rc; i++) {
         for (; issued < nchunks && issued < i + (size_t)depth && !j->err; issued++) {
-            size_t o = issued * MGRM_CHUNK, k = issued % (size_t)depth;
-            if (mgrm_io_wait(s, &io[k])) { /* the buffer's previous send */
+            size_t o = issued * MGW_CHUNK, k = issued % (size_t)depth;
+            if (mgpx_io_wait(s, &io[k])) { /* the buffer's previous send */
                 rc = -1;
                 break;
             }
@@ -439,14 +439,13 @@ static int run_read(mgrm_session_t *s, mgrm_job_t *j)
                 break;
             }
             dst[k] = io[k].ch.p ? io[k].ch.p : st->ptr[k];
-            cl_int e =
-                clEnqueueReadBuffer(j->tq, j->mem, CL_FALSE, j->off + o,
-                                    min_sz(MGRM_CHUNK, j->size - o), dst[k], 0, NULL, &ev[k]);
+            cl_int e = clEnqueueReadBuffer(j->tq, j->mem, CL_FALSE, j->off + o,
+                                           min_sz(MGW_CHUNK, j->size - o), dst[k], 0, NULL, &ev[k]);
             if (e)
                 j->err = e;
             clFlush(j->tq);
         }
-        size_t o = i * MGRM_CHUNK, k = i % (size_t)depth, n = min_sz(MGRM_CHUNK, j->size - o);
+        size_t o = i * MGW_CHUNK, k = i % (size_t)depth, n = min_sz(MGW_CHUNK, j->size - o);
         cl_int e = wait_ok(&ev[k]);
         if (e && !j->err)
             j->err = e;
@@ -461,7 +460,7 @@ static int run_read(mgrm_session_t *s, mgrm_job_t *j)
         sent += n;
     }
     for (int k = 0; k < depth && !rc; k++)
-        rc = mgrm_io_wait(s, &io[k]) ? -1 : 0;
+        rc = mgpx_io_wait(s, &io[k]) ? -1 : 0;
     io_drain(s, io, depth, rc);
     for (int k = 0; k < depth; k++)
         wait_ok(&ev[k]);
@@ -482,13 +481,13 @@ static int run_read(mgrm_session_t *s, mgrm_job_t *j)
 /* Rectangles move as one packed host buffer (region[0] x region[1] x
  * region[2] bytes), its chunks spread over the stripes like a plain
  * transfer's. */
-static int run_rect(mgrm_session_t *s, mgrm_job_t *j, unsigned char *scratch)
+static int run_rect(mgpx_session_t *s, mgpx_job_t *j, unsigned char *scratch)
 {
     unsigned char *p = j->err ? NULL : malloc(j->size);
     size_t ho[3] = {0, 0, 0};
     const int depth = s->depth;
-    mgrm_io_t io[MGRM_STAGING_MAX] = {0};
-    size_t nchunks = j->size ? (j->size + MGRM_CHUNK - 1) / MGRM_CHUNK : 1, sent = 0;
+    mgpx_io_t io[MGPX_STAGING_MAX] = {0};
+    size_t nchunks = j->size ? (j->size + MGW_CHUNK - 1) / MGW_CHUNK : 1, sent = 0;
     int rc = 0;
     if (!p && !j->err)
         j->err = CL_OUT_OF_HOST_MEMORY;
@@ -497,13 +496,13 @@ static int run_rect(mgrm_session_t *s, mgrm_job_t *j, unsigned char *scratch)
         size_t posted = 0, ahead = s->nstripes > 1 ? (size_t)depth : 1;
         for (size_t i = 0; i < nchunks && !rc; i++) {
             for (; posted < nchunks && posted < i + ahead; posted++) {
-                size_t o = posted * MGRM_CHUNK, k = posted % (size_t)depth;
-                io_recv(&io[k], j->xfer, o, min_sz(MGRM_CHUNK, j->size - o),
-                        p ? p + o : scratch + k * MGRM_CHUNK);
-                mgrm_io_post(s, &io[k], s->wnext++);
+                size_t o = posted * MGW_CHUNK, k = posted % (size_t)depth;
+                io_recv(&io[k], j->xfer, o, min_sz(MGW_CHUNK, j->size - o),
+                        p ? p + o : scratch + k * MGW_CHUNK);
+                mgpx_io_post(s, &io[k], s->wnext++);
             }
             size_t k = i % (size_t)depth;
-            if (mgrm_io_wait(s, &io[k])) {
+            if (mgpx_io_wait(s, &io[k])) {
                 rc = -1;
                 break;
             }
@@ -528,8 +527,8 @@ static int run_rect(mgrm_session_t *s, mgrm_job_t *j, unsigned char *scratch)
         j->err = clEnqueueReadBufferRect(j->tq, j->mem, CL_TRUE, j->bo, ho, j->reg, j->brp, j->bsp,
                                          j->reg[0], j->reg[0] * j->reg[1], p, 0, NULL, NULL);
     for (size_t i = 0; !j->err && i < nchunks && j->size && !rc; i++) {
-        size_t o = i * MGRM_CHUNK, k = i % (size_t)depth, n = min_sz(MGRM_CHUNK, j->size - o);
-        if (mgrm_io_wait(s, &io[k])) { /* the send out of this io's last use */
+        size_t o = i * MGW_CHUNK, k = i % (size_t)depth, n = min_sz(MGW_CHUNK, j->size - o);
+        if (mgpx_io_wait(s, &io[k])) { /* the send out of this io's last use */
             rc = -1;
             break;
         }
@@ -543,7 +542,7 @@ static int run_rect(mgrm_session_t *s, mgrm_job_t *j, unsigned char *scratch)
         sent += n;
     }
     for (int k = 0; k < depth && !rc; k++)
-        rc = mgrm_io_wait(s, &io[k]) ? -1 : 0;
+        rc = mgpx_io_wait(s, &io[k]) ? -1 : 0;
     io_drain(s, io, depth, rc);
     j->sent = sent;
     j->end = !rc && s->nstripes > 1; /* the end chunk follows the gate: bulk_main */
@@ -553,7 +552,7 @@ static int run_rect(mgrm_session_t *s, mgrm_job_t *j, unsigned char *scratch)
     return rc;
 }
 
-static void job_free(mgrm_job_t *j)
+static void job_free(mgpx_job_t *j)
 {
     gate_open(j);
     for (cl_uint i = 0; i < j->nwaits; i++)
@@ -572,7 +571,7 @@ static void job_free(mgrm_job_t *j)
 
 static int bulk_stopped(void *arg)
 {
-    mgrm_session_t *s = arg;
+    mgpx_session_t *s = arg;
     pthread_mutex_lock(&s->lock);
     int q = s->bulk_quit;
     pthread_mutex_unlock(&s->lock);
@@ -583,37 +582,37 @@ static int bulk_stopped(void *arg)
  * in a native clFinish (FINISH), it reads no PING, so this thread, idle
  * then, tells the client every second that the proxy lives: an empty
  * EVENTS_DONE. */
-static void keepalive_wait(mgrm_session_t *s)
+static void keepalive_wait(mgpx_session_t *s)
 {
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += 1;
     pthread_cond_timedwait(&s->cond, &s->lock, &until);
-    if (s->finishing_ms && mgrm_now_ms() - s->finishing_ms >= 1000) {
-        mgrm_buf_t b;
+    if (s->finishing_ms && mgtr_now_ms() - s->finishing_ms >= 1000) {
+        mgw_buf_t b;
         pthread_mutex_unlock(&s->lock);
-        mgrm_buf_init(&b, MGRM_OP_EVENTS_DONE, 0, 0);
-        mgrm_buf_u32(&b, 0);
+        mgw_buf_init(&b, MGW_OP_EVENTS_DONE, 0, 0);
+        mgw_buf_u32(&b, 0);
         pthread_mutex_lock(&s->send_lock);
         if (!s->dead)
-            mgrm_msg_send(s->t, s->cmd, &b);
+            mgtr_msg_send(s->t, s->cmd, &b);
         pthread_mutex_unlock(&s->send_lock);
-        mgrm_buf_free(&b);
+        mgw_buf_free(&b);
         pthread_mutex_lock(&s->lock);
     }
 }
 
 static void *bulk_main(void *arg)
 {
-    mgrm_session_t *s = arg;
-    unsigned char *scratch = malloc((size_t)s->depth * MGRM_CHUNK);
+    mgpx_session_t *s = arg;
+    unsigned char *scratch = malloc((size_t)s->depth * MGW_CHUNK);
     int broken = scratch == NULL;
     for (;;) {
         pthread_mutex_lock(&s->lock);
-        MGRM_SPIN_WHILE(!s->jobs && !s->bulk_quit, &s->lock);
+        MGTR_SPIN_WHILE(!s->jobs && !s->bulk_quit, &s->lock);
         while (!s->jobs && !s->bulk_quit)
             keepalive_wait(s);
-        mgrm_job_t *j = s->jobs;
+        mgpx_job_t *j = s->jobs;
         if (j && !(s->jobs = j->next))
             s->jobs_tail = &s->jobs;
         pthread_mutex_unlock(&s->lock);
@@ -647,7 +646,7 @@ static void *bulk_main(void *arg)
             rc = read_end(s, xfer, err, sent);
         if (rc && !broken) {
             broken = 1;
-            mgrm_log("session %u (%s): bulk lane broken or out of step; closing session", s->num,
+            mgpx_log("session %u (%s): bulk lane broken or out of step; closing session", s->num,
                      s->peer);
             s->t->shutdown(s->cmd); /* ends the session thread too */
         }
@@ -656,20 +655,20 @@ static void *bulk_main(void *arg)
     return NULL;
 }
 
-int mgrm_bulk_start(mgrm_session_t *s)
+int mgpx_bulk_start(mgpx_session_t *s)
 {
     /* the lane's endpoints (the caller holds s->lock); the session thread
      * may switch a lane of one stripe to shm before the first job, under
      * s->lock */
     s->stripe[0].bk.stopped = bulk_stopped;
     s->stripe[0].bk.arg = s;
-    if (mgrm_stripes_start(s) || pthread_create(&s->bulk_thread, NULL, bulk_main, s))
+    if (mgpx_stripes_start(s) || pthread_create(&s->bulk_thread, NULL, bulk_main, s))
         return -1;
     s->bulk_started = 1;
     return 0;
 }
 
-void mgrm_bulk_stop(mgrm_session_t *s)
+void mgpx_bulk_stop(mgpx_session_t *s)
 {
     pthread_mutex_lock(&s->lock);
     s->bulk_quit = 1;
@@ -678,9 +677,9 @@ void mgrm_bulk_stop(mgrm_session_t *s)
     pthread_mutex_unlock(&s->lock);
     if (started)
         pthread_join(s->bulk_thread, NULL);
-    mgrm_stripes_stop(s);
+    mgpx_stripes_stop(s);
     while (s->jobs) {
-        mgrm_job_t *j = s->jobs;
+        mgpx_job_t *j = s->jobs;
         s->jobs = j->next;
         j->err = j->err ? j->err : CL_DEVICE_NOT_AVAILABLE;
         job_free(j);

@@ -20,70 +20,70 @@
 
 #include "proxy.h"
 
-int mgrm_op_cma_open(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *reply)
+int mgpx_op_cma_open(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *reply)
 {
-    if (mgrm_cur_done(c))
-        return MGRM_BAD;
-    if (s->dry || (s->px && s->px->no_cma) || s->stripe[0].bk.ops != &mgrm_bulk_shm ||
+    if (mgw_cur_done(c))
+        return MGPX_BAD;
+    if (s->dry || (s->px && s->px->no_cma) || s->stripe[0].bk.ops != &mgtr_bulk_shm ||
         s->cma_offered || !s->t->peer_is_pid)
         return CL_INVALID_OPERATION;
     if (getrandom(s->cma_nonce, sizeof s->cma_nonce, 0) != (ssize_t)sizeof s->cma_nonce)
         return CL_OUT_OF_RESOURCES;
     s->cma_offered = 1; /* one try per session */
-    mgrm_buf_u32(reply, (uint32_t)getpid());
-    mgrm_buf_raw(reply, s->cma_nonce, sizeof s->cma_nonce);
+    mgw_buf_u32(reply, (uint32_t)getpid());
+    mgw_buf_raw(reply, s->cma_nonce, sizeof s->cma_nonce);
     return CL_SUCCESS;
 }
 
-int mgrm_op_cma_ready(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *reply)
+int mgpx_op_cma_ready(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *reply)
 {
-    unsigned char got[MGRM_CMA_NONCE];
-    uint32_t pid = mgrm_cur_u32(c);
-    uint64_t addr = mgrm_cur_u64(c);
-    if (mgrm_cur_done(c) || pid == 0 || pid > 0x7fffffffu || !mgrm_cma_range_ok(addr, sizeof got))
-        return MGRM_BAD;
+    unsigned char got[MGTR_CMA_NONCE];
+    uint32_t pid = mgw_cur_u32(c);
+    uint64_t addr = mgw_cur_u64(c);
+    if (mgw_cur_done(c) || pid == 0 || pid > 0x7fffffffu || !mgtr_cma_range_ok(addr, sizeof got))
+        return MGPX_BAD;
     if (s->dry || s->cma_offered != 1 || s->cma_pid)
         return CL_INVALID_OPERATION;
     s->cma_offered = 2;
     if (!s->t->peer_is_pid(s->cmd, (long)pid)) {
-        mgrm_log("session %u (%s): pid %u does not hold the client's connection; no one-copy lane",
+        mgpx_log("session %u (%s): pid %u does not hold the client's connection; no one-copy lane",
                  s->num, s->peer, pid);
         return CL_INVALID_VALUE;
     }
-    if (mgrm_cma_copy((long)pid, 0, addr, got, sizeof got)) {
-        mgrm_log("session %u (%s): cannot read the client's memory (%m); shm lane only", s->num,
+    if (mgtr_cma_copy((long)pid, 0, addr, got, sizeof got)) {
+        mgpx_log("session %u (%s): cannot read the client's memory (%m); shm lane only", s->num,
                  s->peer);
         return CL_INVALID_OPERATION;
     }
     if (memcmp(got, s->cma_nonce, sizeof got)) {
-        mgrm_log("session %u (%s): the client's memory does not hold the nonce; shm lane only",
+        mgpx_log("session %u (%s): the client's memory does not hold the nonce; shm lane only",
                  s->num, s->peer);
         return CL_INVALID_VALUE;
     }
     int fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
     if (fd < 0) {
-        mgrm_log("session %u (%s): pidfd_open: %m; shm lane only", s->num, s->peer);
+        mgpx_log("session %u (%s): pidfd_open: %m; shm lane only", s->num, s->peer);
         return CL_INVALID_OPERATION;
     }
     s->cma_pidfd = fd;
     s->cma_pid = (long)pid;
-    mgrm_log("session %u (%s): one-copy lane (cross-memory attach), client pid %u, %s", s->num,
+    mgpx_log("session %u (%s): one-copy lane (cross-memory attach), client pid %u, %s", s->num,
              s->peer, pid,
              !s->px || s->px->cma_map < 0
                  ? "mapped buffers on CPU devices; else pinned regions from 4 MiB, staging below"
-             : s->px->cma_map == MGRM_CMA_MAP    ? "mapped buffers"
-             : s->px->cma_map == MGRM_CMA_PINNED ? "pinned regions"
+             : s->px->cma_map == MGPX_CMA_MAP    ? "mapped buffers"
+             : s->px->cma_map == MGPX_CMA_PINNED ? "pinned regions"
                                                  : "pinned staging");
     return CL_SUCCESS;
 }
 
-int mgrm_cma_alive(mgrm_session_t *s)
+int mgpx_cma_alive(mgpx_session_t *s)
 {
     struct pollfd p = {.fd = s->cma_pidfd, .events = POLLIN};
     return s->cma_pid > 0 && s->cma_pidfd >= 0 && poll(&p, 1, 0) == 0; /* readable: exited */
 }
 
-void mgrm_cma_session_end(mgrm_session_t *s)
+void mgpx_cma_session_end(mgpx_session_t *s)
 {
     if (s->cma_pid > 0 && s->cma_pidfd >= 0)
         close(s->cma_pidfd);

@@ -5,9 +5,9 @@
  * barrier: m1 (the client's wait list and everything before it in an
  * in-order queue) and m2 (waits on a user event `gate`, and holds back the
  * commands after it).  The bulk thread streams the data
- * in MGRM_CHUNK pieces through the context's pinned staging buffers on the
+ * in MGW_CHUNK pieces through the context's pinned staging buffers on the
  * queue's companion transfer queue, after m1, with at most
- * MGRM_STAGING_SLOTS chunks in flight, so network and PCIe overlap; then it
+ * MGPX_STAGING_SLOTS chunks in flight, so network and PCIe overlap; then it
  * opens the gate with the transfer's status.  m2 is the command's event.
  * The session thread never waits for the device, so a user event set later
  * by the client cannot deadlock it.
@@ -19,62 +19,62 @@
 
 /* queue, event, wait list: the head of every enqueue request */
 typedef struct enq_head {
-    mgrm_obj_t *q;
+    mgpx_obj_t *q;
     uint64_t ev;
-    cl_event w[MGRM_MAX_WAIT];
+    cl_event w[MGW_MAX_WAIT];
     cl_uint nw;
     cl_int err;
 } enq_head_t;
 
-static void head_decode(mgrm_session_t *s, mgrm_cur_t *c, enq_head_t *e)
+static void head_decode(mgpx_session_t *s, mgw_cur_t *c, enq_head_t *e)
 {
-    uint64_t ids[MGRM_MAX_WAIT];
-    uint64_t qid = mgrm_cur_u64(c);
-    e->ev = mgrm_cur_u64(c);
-    e->nw = mgrm_cur_ids(c, ids, MGRM_MAX_WAIT);
+    uint64_t ids[MGW_MAX_WAIT];
+    uint64_t qid = mgw_cur_u64(c);
+    e->ev = mgw_cur_u64(c);
+    e->nw = mgw_cur_ids(c, ids, MGW_MAX_WAIT);
     e->err = CL_SUCCESS;
-    e->q = mgrm_map_get(&s->map, qid, MGRM_K_QUEUE);
+    e->q = mgpx_map_get(&s->map, qid, MGW_K_QUEUE);
     if (!e->q)
         e->err = CL_INVALID_COMMAND_QUEUE;
     for (cl_uint i = 0; i < e->nw; i++) {
-        mgrm_obj_t *o = mgrm_map_get(&s->map, ids[i], MGRM_K_EVENT);
+        mgpx_obj_t *o = mgpx_map_get(&s->map, ids[i], MGW_K_EVENT);
         e->w[i] = o ? o->h : NULL;
         if (!o)
             e->err = CL_INVALID_EVENT_WAIT_LIST;
     }
-    if (e->ev == 0 || mgrm_map_get(&s->map, e->ev, MGRM_K_EVENT))
+    if (e->ev == 0 || mgpx_map_get(&s->map, e->ev, MGW_K_EVENT))
         e->err = CL_INVALID_EVENT;
 }
 
 /* The command failed before it had an event: report on the client's event. */
-static int fail_event(mgrm_session_t *s, uint64_t ev, cl_int err)
+static int fail_event(mgpx_session_t *s, uint64_t ev, cl_int err)
 {
-    mgrm_buf_t b;
+    mgw_buf_t b;
     if (s->dry)
-        return MGRM_NOREPLY;
-    mgrm_log("session %u (%s): command for event %llu failed: %d", s->num, s->peer,
+        return MGPX_NOREPLY;
+    mgpx_log("session %u (%s): command for event %llu failed: %d", s->num, s->peer,
              (unsigned long long)ev, err);
-    mgrm_buf_init(&b, MGRM_OP_EVENT_DONE, 0, 0);
-    mgrm_buf_u64(&b, ev);
-    mgrm_buf_i32(&b, err);
+    mgw_buf_init(&b, MGW_OP_EVENT_DONE, 0, 0);
+    mgw_buf_u64(&b, ev);
+    mgw_buf_i32(&b, err);
     pthread_mutex_lock(&s->send_lock);
     if (!s->dead)
-        mgrm_msg_send(s->t, s->cmd, &b);
+        mgtr_msg_send(s->t, s->cmd, &b);
     pthread_mutex_unlock(&s->send_lock);
-    mgrm_buf_free(&b);
-    return MGRM_NOREPLY;
+    mgw_buf_free(&b);
+    return MGPX_NOREPLY;
 }
 
-static int finish(mgrm_session_t *s, enq_head_t *e, cl_int err, cl_event ev)
+static int finish(mgpx_session_t *s, enq_head_t *e, cl_int err, cl_event ev)
 {
     if (err != CL_SUCCESS)
         return fail_event(s, e->ev, err);
-    err = mgrm_event_track(s, e->ev, e->q->id, ev);
-    return err ? fail_event(s, e->ev, err) : MGRM_NOREPLY;
+    err = mgpx_event_track(s, e->ev, e->q->id, ev);
+    return err ? fail_event(s, e->ev, err) : MGPX_NOREPLY;
 }
 
 /* finish(), then e is freed. */
-static int finish_free(mgrm_session_t *s, enq_head_t *e, cl_int err, cl_event ev)
+static int finish_free(mgpx_session_t *s, enq_head_t *e, cl_int err, cl_event ev)
 {
     int rc = finish(s, e, err, ev);
     free(e);
@@ -84,24 +84,24 @@ static int finish_free(mgrm_session_t *s, enq_head_t *e, cl_int err, cl_event ev
 /* After a command's arguments are decoded: a malformed request, an error
    already met (reported on the command's event) or a dry run ends here, with
    e freed and *rc set; returns 1 then. */
-static int head_stop(mgrm_session_t *s, mgrm_cur_t *c, enq_head_t *e, int *rc)
+static int head_stop(mgpx_session_t *s, mgw_cur_t *c, enq_head_t *e, int *rc)
 {
-    if (!mgrm_cur_done(c) && !e->err && !s->dry)
+    if (!mgw_cur_done(c) && !e->err && !s->dry)
         return 0;
-    *rc = mgrm_cur_done(c) ? MGRM_BAD : e->err ? fail_event(s, e->ev, e->err) : MGRM_NOREPLY;
+    *rc = mgw_cur_done(c) ? MGPX_BAD : e->err ? fail_event(s, e->ev, e->err) : MGPX_NOREPLY;
     free(e);
     return 1;
 }
 
-static cl_mem mem_of(mgrm_session_t *s, uint64_t id, cl_int *err)
+static cl_mem mem_of(mgpx_session_t *s, uint64_t id, cl_int *err)
 {
-    mgrm_obj_t *o = mgrm_map_get(&s->map, id, MGRM_K_MEM);
+    mgpx_obj_t *o = mgpx_map_get(&s->map, id, MGW_K_MEM);
     if (!o && *err == CL_SUCCESS)
         *err = CL_INVALID_MEM_OBJECT;
     return o ? o->h : NULL;
 }
 
-int mgrm_op_ndrange(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+int mgpx_op_ndrange(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
     enq_head_t *e = malloc(sizeof *e);
     size_t off[3], gws[3], lws[3];
@@ -109,49 +109,49 @@ int mgrm_op_ndrange(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
     if (!e)
         return CL_OUT_OF_HOST_MEMORY;
     head_decode(s, c, e);
-    mgrm_obj_t *k = mgrm_map_get(&s->map, mgrm_cur_u64(c), MGRM_K_KERNEL);
-    uint32_t dim = mgrm_cur_u32(c);
+    mgpx_obj_t *k = mgpx_map_get(&s->map, mgw_cur_u64(c), MGW_K_KERNEL);
+    uint32_t dim = mgw_cur_u32(c);
     for (int i = 0; i < 3; i++) {
-        off[i] = mgrm_cur_size(c, SIZE_MAX);
-        gws[i] = mgrm_cur_size(c, SIZE_MAX);
-        lws[i] = mgrm_cur_size(c, SIZE_MAX);
+        off[i] = mgw_cur_size(c, SIZE_MAX);
+        gws[i] = mgw_cur_size(c, SIZE_MAX);
+        lws[i] = mgw_cur_size(c, SIZE_MAX);
     }
-    uint8_t has_lws = mgrm_cur_u8(c);
-    uint32_t nargs = mgrm_cur_u32(c);
+    uint8_t has_lws = mgw_cur_u8(c);
+    uint32_t nargs = mgw_cur_u32(c);
     cl_int err = e->err;
     if (!k && !err)
         err = CL_INVALID_KERNEL;
     if ((dim < 1 || dim > 3) && !err)
         err = CL_INVALID_WORK_DIMENSION;
     for (uint32_t i = 0; i < nargs && !c->err; i++) {
-        cl_uint idx = mgrm_cur_u32(c);
-        uint8_t kind = mgrm_cur_u8(c);
+        cl_uint idx = mgw_cur_u32(c);
+        uint8_t kind = mgw_cur_u8(c);
         size_t n = 0;
         const void *v = NULL;
         cl_mem m = NULL;
         cl_int aerr = CL_SUCCESS;
         switch (kind) {
-        case MGRM_ARG_VALUE:
-            v = mgrm_cur_bytes(c, &n);
+        case MGW_ARG_VALUE:
+            v = mgw_cur_bytes(c, &n);
             break;
-        case MGRM_ARG_MEM: {
-            uint64_t id = mgrm_cur_u64(c);
+        case MGW_ARG_MEM: {
+            uint64_t id = mgw_cur_u64(c);
             if (id)
                 m = mem_of(s, id, &aerr);
             v = &m;
             n = sizeof m;
             break;
         }
-        case MGRM_ARG_LOCAL:
-            n = mgrm_cur_size(c, SIZE_MAX);
+        case MGW_ARG_LOCAL:
+            n = mgw_cur_size(c, SIZE_MAX);
             break;
         default:
             aerr = CL_INVALID_ARG_VALUE; /* samplers are not served */
-            c->err |= kind != MGRM_ARG_SAMPLER;
+            c->err |= kind != MGW_ARG_SAMPLER;
         }
-        mgrm_kargs_t *ka = k ? k->aux : NULL;
+        mgpx_kargs_t *ka = k ? k->aux : NULL;
         if (ka && (idx >= ka->n || (ka->kind[idx] != 0xff && ka->kind[idx] != kind) ||
-                   (ka->kind[idx] == 0xff && kind == MGRM_ARG_VALUE && n == sizeof(cl_mem))))
+                   (ka->kind[idx] == 0xff && kind == MGW_ARG_VALUE && n == sizeof(cl_mem))))
             aerr = CL_INVALID_ARG_VALUE; /* unknown kinds: no value may pose as a handle */
         if (!aerr && !err && !s->dry && !c->err)
             aerr = clSetKernelArg(k->h, idx, n, v);
@@ -167,7 +167,7 @@ int mgrm_op_ndrange(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
     return finish_free(s, e, err, ev);
 }
 
-static void job_push(mgrm_session_t *s, mgrm_job_t *j)
+static void job_push(mgpx_session_t *s, mgpx_job_t *j)
 {
     pthread_mutex_lock(&s->lock);
     j->next = NULL;
@@ -183,53 +183,53 @@ static void job_push(mgrm_session_t *s, mgrm_job_t *j)
  * [addr, addr + size) of the client and nowhere else).  A write that fails
  * here still gets a job, which drains its data from the bulk lane (a
  * one-copy write has none). */
-static int transfer(mgrm_session_t *s, mgrm_cur_t *c, int type, int cma)
+static int transfer(mgpx_session_t *s, mgw_cur_t *c, int type, int cma)
 {
     enq_head_t *e = malloc(sizeof *e);
-    mgrm_job_t *j = calloc(1, sizeof *j);
+    mgpx_job_t *j = calloc(1, sizeof *j);
     cl_int err;
-    int rc = MGRM_NOREPLY, rect = type == JOB_WRITE_RECT || type == JOB_READ_RECT;
+    int rc = MGPX_NOREPLY, rect = type == JOB_WRITE_RECT || type == JOB_READ_RECT;
     if (!e || !j) {
         free(e);
         free(j);
         return CL_OUT_OF_HOST_MEMORY;
     }
     j->type = type;
-    j->xfer = mgrm_cur_u64(c);
-    j->size = mgrm_cur_size(c, SIZE_MAX);
+    j->xfer = mgw_cur_u64(c);
+    j->size = mgw_cur_size(c, SIZE_MAX);
     head_decode(s, c, e);
     err = e->err;
-    j->mem = mem_of(s, mgrm_cur_u64(c), &err);
+    j->mem = mem_of(s, mgw_cur_u64(c), &err);
     if (rect) {
         for (int i = 0; i < 3; i++)
-            j->bo[i] = mgrm_cur_size(c, SIZE_MAX);
+            j->bo[i] = mgw_cur_size(c, SIZE_MAX);
         for (int i = 0; i < 3; i++)
-            j->reg[i] = mgrm_cur_size(c, SIZE_MAX);
-        j->brp = mgrm_cur_size(c, SIZE_MAX);
-        j->bsp = mgrm_cur_size(c, SIZE_MAX);
+            j->reg[i] = mgw_cur_size(c, SIZE_MAX);
+        j->brp = mgw_cur_size(c, SIZE_MAX);
+        j->bsp = mgw_cur_size(c, SIZE_MAX);
         if (!err && (j->reg[0] == 0 || j->reg[1] == 0 || j->reg[2] == 0 ||
                      j->reg[0] > SIZE_MAX / j->reg[1] / j->reg[2] ||
                      j->reg[0] * j->reg[1] * j->reg[2] != j->size || j->size > (1ull << 32)))
             err = CL_INVALID_VALUE;
     } else {
-        j->off = mgrm_cur_size(c, SIZE_MAX);
+        j->off = mgw_cur_size(c, SIZE_MAX);
     }
     if (cma) {
-        j->addr = mgrm_cur_u64(c);
-        if (!mgrm_cma_range_ok(j->addr, j->size))
+        j->addr = mgw_cur_u64(c);
+        if (!mgtr_cma_range_ok(j->addr, j->size))
             c->err = 1; /* malformed: not a range of the client's address space */
         else if (!err && s->cma_pid <= 0)
             err = CL_INVALID_OPERATION; /* the lane is not on in this session */
     }
-    if (mgrm_cur_done(c)) {
+    if (mgw_cur_done(c)) {
         free(e);
         free(j);
-        return MGRM_BAD;
+        return MGPX_BAD;
     }
     if (s->dry) {
         free(e);
         free(j);
-        return MGRM_NOREPLY;
+        return MGPX_NOREPLY;
     }
     cl_event m2 = NULL;
     if (!err)
@@ -275,46 +275,46 @@ static int transfer(mgrm_session_t *s, mgrm_cur_t *c, int type, int cma)
     return rc;
 }
 
-int mgrm_op_write(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+int mgpx_op_write(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
     return transfer(s, c, JOB_WRITE, 0);
 }
 
-int mgrm_op_read(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+int mgpx_op_read(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
     return transfer(s, c, JOB_READ, 0);
 }
 
-int mgrm_op_write_cma(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+int mgpx_op_write_cma(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
     return transfer(s, c, JOB_WRITE, 1);
 }
 
-int mgrm_op_read_cma(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+int mgpx_op_read_cma(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
     return transfer(s, c, JOB_READ, 1);
 }
 
-int mgrm_op_write_rect(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+int mgpx_op_write_rect(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
     return transfer(s, c, JOB_WRITE_RECT, 0);
 }
 
-int mgrm_op_read_rect(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+int mgpx_op_read_rect(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
     return transfer(s, c, JOB_READ_RECT, 0);
 }
 
-int mgrm_op_copy(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+int mgpx_op_copy(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
     enq_head_t *e = malloc(sizeof *e);
     int rc;
     if (!e)
         return CL_OUT_OF_HOST_MEMORY;
     head_decode(s, c, e);
-    cl_mem src = mem_of(s, mgrm_cur_u64(c), &e->err), dst = mem_of(s, mgrm_cur_u64(c), &e->err);
-    size_t so = mgrm_cur_size(c, SIZE_MAX), dof = mgrm_cur_size(c, SIZE_MAX);
-    size_t n = mgrm_cur_size(c, SIZE_MAX);
+    cl_mem src = mem_of(s, mgw_cur_u64(c), &e->err), dst = mem_of(s, mgw_cur_u64(c), &e->err);
+    size_t so = mgw_cur_size(c, SIZE_MAX), dof = mgw_cur_size(c, SIZE_MAX);
+    size_t n = mgw_cur_size(c, SIZE_MAX);
     if (head_stop(s, c, e, &rc))
         return rc;
     cl_event ev = NULL;
@@ -323,7 +323,7 @@ int mgrm_op_copy(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
     return finish_free(s, e, err, ev);
 }
 
-int mgrm_op_copy_rect(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+int mgpx_op_copy_rect(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
     enq_head_t *e = malloc(sizeof *e);
     size_t v[13];
@@ -331,9 +331,9 @@ int mgrm_op_copy_rect(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
     if (!e)
         return CL_OUT_OF_HOST_MEMORY;
     head_decode(s, c, e);
-    cl_mem src = mem_of(s, mgrm_cur_u64(c), &e->err), dst = mem_of(s, mgrm_cur_u64(c), &e->err);
+    cl_mem src = mem_of(s, mgw_cur_u64(c), &e->err), dst = mem_of(s, mgw_cur_u64(c), &e->err);
     for (int i = 0; i < 13; i++)
-        v[i] = mgrm_cur_size(c, SIZE_MAX);
+        v[i] = mgw_cur_size(c, SIZE_MAX);
     if (head_stop(s, c, e, &rc))
         return rc;
     cl_event ev = NULL;
@@ -342,7 +342,7 @@ int mgrm_op_copy_rect(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
     return finish_free(s, e, err, ev);
 }
 
-int mgrm_op_fill(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+int mgpx_op_fill(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
     enq_head_t *e = malloc(sizeof *e);
     size_t plen;
@@ -350,9 +350,9 @@ int mgrm_op_fill(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
     if (!e)
         return CL_OUT_OF_HOST_MEMORY;
     head_decode(s, c, e);
-    cl_mem m = mem_of(s, mgrm_cur_u64(c), &e->err);
-    const void *pat = mgrm_cur_bytes(c, &plen);
-    size_t off = mgrm_cur_size(c, SIZE_MAX), n = mgrm_cur_size(c, SIZE_MAX);
+    cl_mem m = mem_of(s, mgw_cur_u64(c), &e->err);
+    const void *pat = mgw_cur_bytes(c, &plen);
+    size_t off = mgw_cur_size(c, SIZE_MAX), n = mgw_cur_size(c, SIZE_MAX);
     if (head_stop(s, c, e, &rc))
         return rc;
     cl_event ev = NULL;
@@ -361,7 +361,7 @@ int mgrm_op_fill(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
     return finish_free(s, e, err, ev);
 }
 
-static int marker(mgrm_session_t *s, mgrm_cur_t *c, int barrier)
+static int marker(mgpx_session_t *s, mgw_cur_t *c, int barrier)
 {
     enq_head_t *e = malloc(sizeof *e);
     int rc;
@@ -376,12 +376,12 @@ static int marker(mgrm_session_t *s, mgrm_cur_t *c, int barrier)
     return finish_free(s, e, err, ev);
 }
 
-int mgrm_op_marker(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+int mgpx_op_marker(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
     return marker(s, c, 0);
 }
 
-int mgrm_op_barrier(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+int mgpx_op_barrier(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
     return marker(s, c, 1);
 }

@@ -17,8 +17,8 @@
 
 #include "proxy.h"
 
-static mgrm_proxy_t px;
-static mgrm_listener_t *listener;
+static mgpx_proxy_t px;
+static mgtr_listener_t *listener;
 static volatile sig_atomic_t stopping;
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t reg_cond = PTHREAD_COND_INITIALIZER;
@@ -27,12 +27,12 @@ static unsigned nthreads, nsessions;
 /* Sessions waiting for, or holding, their bulk lane. */
 typedef struct reg {
     struct reg *next;
-    mgrm_session_t *s;
-    uint8_t token[MGRM_TOKEN];
+    mgpx_session_t *s;
+    uint8_t token[MGW_TOKEN];
 } reg_t;
 static reg_t *regs;
 
-void mgrm_log(const char *fmt, ...)
+void mgpx_log(const char *fmt, ...)
 {
     struct timeval tv;
     struct tm tm;
@@ -102,25 +102,25 @@ static int add_devices(const char *spec)
 
 static void *conn_main(void *arg)
 {
-    mgrm_ep_t *ep = ((void **)arg)[0];
+    mgtr_ep_t *ep = ((void **)arg)[0];
     char *peer = ((void **)arg)[1];
-    uint8_t token[MGRM_TOKEN];
+    uint8_t token[MGW_TOKEN];
     char err[256];
     free(arg);
     /* a peer that stalls the handshake is dropped after 10 s */
     px.t->set_timeout(ep, 10000);
-    int lane = mgrm_auth_proxy(px.t, ep, &px.key, token, err, sizeof err);
+    int lane = mgtr_auth_proxy(px.t, ep, &px.key, token, err, sizeof err);
     if (lane < 0) {
-        mgrm_log("connection from %s refused: %s", peer, err);
+        mgpx_log("connection from %s refused: %s", peer, err);
         px.t->close(ep);
-    } else if (lane == MGRM_LANE_BULK) {
-        uint8_t raw[MGRM_HDR_SIZE], join[MGRM_TOKEN + 4], tok[MGRM_TOKEN];
-        mgrm_hdr_t h;
-        mgrm_session_t *s = NULL;
+    } else if (lane == MGW_LANE_BULK) {
+        uint8_t raw[MGW_HDR_SIZE], join[MGW_TOKEN + 4], tok[MGW_TOKEN];
+        mgw_hdr_t h;
+        mgpx_session_t *s = NULL;
         uint32_t idx = UINT32_MAX;
-        if (!px.t->recv(ep, raw, sizeof raw) && !mgrm_hdr_parse(raw, &h, sizeof join) &&
-            h.op == MGRM_OP_JOIN && h.length == sizeof join && !px.t->recv(ep, join, sizeof join) &&
-            !mgrm_join_decode(join, sizeof join, tok, &idx) && !px.t->set_timeout(ep, 0)) {
+        if (!px.t->recv(ep, raw, sizeof raw) && !mgw_hdr_parse(raw, &h, sizeof join) &&
+            h.op == MGW_OP_JOIN && h.length == sizeof join && !px.t->recv(ep, join, sizeof join) &&
+            !mgw_join_decode(join, sizeof join, tok, &idx) && !px.t->set_timeout(ep, 0)) {
             /* The command lane's thread registers its session just after
              * AUTH_OK, so a quick client's bulk lane may arrive first. */
             struct timespec until;
@@ -130,15 +130,15 @@ static void *conn_main(void *arg)
             pthread_mutex_lock(&reg_lock);
             do {
                 for (reg_t *r = regs; r && !found; r = r->next)
-                    if (!sodium_memcmp(r->token, tok, MGRM_TOKEN)) {
-                        mgrm_session_t *cand = r->s;
+                    if (!sodium_memcmp(r->token, tok, MGW_TOKEN)) {
+                        mgpx_session_t *cand = r->s;
                         found = 1;
                         pthread_mutex_lock(&cand->lock);
                         /* each stripe once, and only those granted */
                         if (!cand->bulk_quit && idx < cand->nstripes && !cand->stripe[idx].ep) {
                             cand->stripe[idx].ep = ep;
                             s = cand;
-                            if (++cand->njoined == cand->nstripes && mgrm_bulk_start(cand))
+                            if (++cand->njoined == cand->nstripes && mgpx_bulk_start(cand))
                                 cand->t->shutdown(cand->cmd);
                         }
                         pthread_mutex_unlock(&cand->lock);
@@ -148,13 +148,13 @@ static void *conn_main(void *arg)
             pthread_mutex_unlock(&reg_lock);
         }
         if (!s) {
-            mgrm_log("bulk connection from %s refused: unknown session token, or stripe %u not "
+            mgpx_log("bulk connection from %s refused: unknown session token, or stripe %u not "
                      "granted or already joined",
                      peer, (unsigned)idx);
             px.t->close(ep);
         }
     } else {
-        mgrm_session_t *s = malloc(sizeof *s);
+        mgpx_session_t *s = malloc(sizeof *s);
         reg_t *r = malloc(sizeof *r);
         if (!s || !r) {
             free(s);
@@ -162,19 +162,19 @@ static void *conn_main(void *arg)
             px.t->close(ep);
         } else {
             px.t->set_timeout(ep, 0);
-            mgrm_session_init(s, &px);
+            mgpx_session_init(s, &px);
             s->cmd = ep;
             snprintf(s->peer, sizeof s->peer, "%s", peer);
             r->s = s;
-            memcpy(r->token, token, MGRM_TOKEN);
+            memcpy(r->token, token, MGW_TOKEN);
             pthread_mutex_lock(&reg_lock);
             s->num = ++nsessions;
             r->next = regs;
             regs = r;
             pthread_cond_broadcast(&reg_cond);
             pthread_mutex_unlock(&reg_lock);
-            mgrm_log("session %u: client %s connected and authenticated", s->num, peer);
-            mgrm_session_run(s);
+            mgpx_log("session %u: client %s connected and authenticated", s->num, peer);
+            mgpx_session_run(s);
             pthread_mutex_lock(&reg_lock);
             for (reg_t **pp = &regs; *pp; pp = &(*pp)->next)
                 if (*pp == r) {
@@ -183,7 +183,7 @@ static void *conn_main(void *arg)
                 }
             pthread_mutex_unlock(&reg_lock);
             free(r);
-            mgrm_session_unref(s);
+            mgpx_session_unref(s);
         }
     }
     free(peer);
@@ -201,7 +201,7 @@ static void usage(FILE *f)
             "[--device SUBSTRING[:N]]... [--no-shm] [--no-cma] [--streams N]\n"
             "  --streams N  at most N TCP connections (1-%d, default %d) in a client's bulk\n"
             "               lane; the client asks for its own number (MPIGPU_VCL_STREAMS)\n",
-            MGRM_STREAMS_MAX, MGRM_STREAMS_MAX);
+            MGW_STREAMS_MAX, MGW_STREAMS_MAX);
 }
 
 int main(int argc, char **argv)
@@ -210,13 +210,13 @@ int main(int argc, char **argv)
     char err[512], bound[300];
     int ndevargs = 0;
     const char *cma_copy = getenv("MPIGPU_PROXY_CMA_COPY");
-    px.t = &mgrm_transport_tcp;
+    px.t = &mgtr_transport_tcp;
     const char *drop = getenv("MPIGPU_PROXY_TEST_DROP_CALLBACKS");
     px.drop_cb = drop && !strcmp(drop, "1");
     px.cma_map = !cma_copy || !strcmp(cma_copy, "auto") ? -1
-                 : !strcmp(cma_copy, "map")             ? MGRM_CMA_MAP
-                 : !strcmp(cma_copy, "pinned")          ? MGRM_CMA_PINNED
-                 : !strcmp(cma_copy, "staging")         ? MGRM_CMA_STAGING
+                 : !strcmp(cma_copy, "map")             ? MGPX_CMA_MAP
+                 : !strcmp(cma_copy, "pinned")          ? MGPX_CMA_PINNED
+                 : !strcmp(cma_copy, "staging")         ? MGPX_CMA_STAGING
                                                         : -2;
     if (px.cma_map == -2) {
         fprintf(stderr,
@@ -225,14 +225,14 @@ int main(int argc, char **argv)
                 cma_copy);
         return 2;
     }
-    if (mgrm_spin_setup("MPIGPU_PROXY_SPIN")) {
+    if (mgtr_spin_setup("MPIGPU_PROXY_SPIN")) {
         fprintf(stderr,
                 "mpigpu-proxy: MPIGPU_PROXY_SPIN=\"%s\": expected microseconds from 0 to "
                 "100000\n",
                 getenv("MPIGPU_PROXY_SPIN"));
         return 2;
     }
-    px.max_streams = MGRM_STREAMS_MAX;
+    px.max_streams = MGW_STREAMS_MAX;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
@@ -248,9 +248,9 @@ int main(int argc, char **argv)
         } else if (!strcmp(argv[i], "--streams") && i + 1 < argc) {
             char *end;
             long v = strtol(argv[++i], &end, 10);
-            if (!argv[i][0] || *end || v < 1 || v > MGRM_STREAMS_MAX) {
+            if (!argv[i][0] || *end || v < 1 || v > MGW_STREAMS_MAX) {
                 fprintf(stderr, "mpigpu-proxy: --streams %s: not a number from 1 to %d\n", argv[i],
-                        MGRM_STREAMS_MAX);
+                        MGW_STREAMS_MAX);
                 return 2;
             }
             px.max_streams = (unsigned)v;
@@ -273,7 +273,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "mpigpu-proxy: libsodium initialization failed\n");
         return 1;
     }
-    if (mgrm_key_load(keyfile, &px.key, err, sizeof err)) {
+    if (mgw_key_load(keyfile, &px.key, err, sizeof err)) {
         fprintf(stderr, "mpigpu-proxy: %s\n", err);
         return 1;
     }
@@ -297,12 +297,12 @@ int main(int argc, char **argv)
     for (cl_uint d = 0; d < px.ndev; d++) {
         char name[256] = "";
         clGetDeviceInfo(px.dev[d], CL_DEVICE_NAME, sizeof name, name, NULL);
-        mgrm_log("serving device %u: %s", d, name);
+        mgpx_log("serving device %u: %s", d, name);
     }
     fprintf(stderr, "mpigpu-proxy: listening on %s\n", bound);
     fflush(stderr);
     while (!stopping) {
-        mgrm_ep_t *ep;
+        mgtr_ep_t *ep;
         char peer[96];
         if (px.t->accept(listener, &ep, peer, sizeof peer))
             continue;
@@ -328,7 +328,7 @@ int main(int argc, char **argv)
         }
         pthread_detach(th);
     }
-    mgrm_log("stopping: closing %u connection(s)", nthreads);
+    mgpx_log("stopping: closing %u connection(s)", nthreads);
     pthread_mutex_lock(&reg_lock);
     for (reg_t *r = regs; r; r = r->next)
         r->s->t->shutdown(r->s->cmd);
@@ -342,6 +342,6 @@ int main(int argc, char **argv)
     px.t->listener_close(listener);
     free(px.dev);
     sodium_memzero(&px.key, sizeof px.key);
-    mgrm_log("stopped");
+    mgpx_log("stopped");
     return 0;
 }

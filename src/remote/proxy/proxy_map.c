@@ -14,14 +14,14 @@ static size_t hash(uint64_t id, size_t cap)
     return (size_t)id & (cap - 1);
 }
 
-static int grow(mgrm_map_t *m)
+static int grow(mgpx_map_t *m)
 {
     size_t cap = m->cap ? m->cap * 2 : 64;
-    mgrm_obj_t *s = calloc(cap, sizeof *s);
+    mgpx_obj_t *s = calloc(cap, sizeof *s);
     if (!s)
         return -1;
     for (size_t i = 0; i < m->cap; i++) {
-        mgrm_obj_t *o = &m->slot[i];
+        mgpx_obj_t *o = &m->slot[i];
         if (o->id && o->id != DELETED) {
             size_t j = hash(o->id, cap);
             while (s[j].id)
@@ -39,12 +39,12 @@ static int grow(mgrm_map_t *m)
     return 0;
 }
 
-mgrm_obj_t *mgrm_map_get(mgrm_map_t *m, uint64_t id, int kind)
+mgpx_obj_t *mgpx_map_get(mgpx_map_t *m, uint64_t id, int kind)
 {
     if (!m->cap || id == 0 || id == DELETED)
         return NULL;
     for (size_t j = hash(id, m->cap);; j = (j + 1) & (m->cap - 1)) {
-        mgrm_obj_t *o = &m->slot[j];
+        mgpx_obj_t *o = &m->slot[j];
         if (o->id == 0)
             return NULL;
         if (o->id == id)
@@ -52,7 +52,7 @@ mgrm_obj_t *mgrm_map_get(mgrm_map_t *m, uint64_t id, int kind)
     }
 }
 
-int mgrm_map_put(mgrm_map_t *m, uint64_t id, int kind, void *h, void *aux)
+int mgpx_map_put(mgpx_map_t *m, uint64_t id, int kind, void *h, void *aux)
 {
     if (id == 0 || id == DELETED)
         return -1;
@@ -60,7 +60,7 @@ int mgrm_map_put(mgrm_map_t *m, uint64_t id, int kind, void *h, void *aux)
         return -1;
     size_t j = hash(id, m->cap), tomb = SIZE_MAX;
     for (;; j = (j + 1) & (m->cap - 1)) {
-        mgrm_obj_t *o = &m->slot[j];
+        mgpx_obj_t *o = &m->slot[j];
         if (o->id == id)
             return -1; /* IDs are never reused within a session */
         if (o->id == DELETED && tomb == SIZE_MAX)
@@ -72,29 +72,29 @@ int mgrm_map_put(mgrm_map_t *m, uint64_t id, int kind, void *h, void *aux)
         j = tomb;
     else
         m->used++;
-    m->slot[j] = (mgrm_obj_t){id, kind, h, aux};
+    m->slot[j] = (mgpx_obj_t){id, kind, h, aux};
     return 0;
 }
 
-void mgrm_map_del(mgrm_map_t *m, mgrm_obj_t *o)
+void mgpx_map_del(mgpx_map_t *m, mgpx_obj_t *o)
 {
     o->id = DELETED;
     o->h = o->aux = NULL;
-    o->kind = MGRM_K_NONE;
+    o->kind = MGW_K_NONE;
 }
 
 /* Releases in dependency order: events, kernels, programs, memory, queues,
  * contexts. */
-void mgrm_map_free(mgrm_map_t *m)
+void mgpx_map_free(mgpx_map_t *m)
 {
-    static const int order[] = {MGRM_K_EVENT, MGRM_K_KERNEL, MGRM_K_PROGRAM,
-                                MGRM_K_MEM,   MGRM_K_QUEUE,  MGRM_K_CONTEXT};
+    static const int order[] = {MGW_K_EVENT, MGW_K_KERNEL, MGW_K_PROGRAM,
+                                MGW_K_MEM,   MGW_K_QUEUE,  MGW_K_CONTEXT};
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
         for (size_t i = 0; i < m->cap; i++) {
-            mgrm_obj_t *o = &m->slot[i];
+            mgpx_obj_t *o = &m->slot[i];
             if (o->id && o->id != DELETED && o->kind == order[k]) {
-                mgrm_obj_release(o);
-                mgrm_map_del(m, o);
+                mgpx_obj_release(o);
+                mgpx_map_del(m, o);
             }
         }
     free(m->slot);

@@ -10,20 +10,20 @@
 /* A request must be consumed exactly. */
 #define DECODED(c)                                                                                 \
     do {                                                                                           \
-        if (mgrm_cur_done(c))                                                                      \
-            return MGRM_BAD;                                                                       \
+        if (mgw_cur_done(c))                                                                       \
+            return MGPX_BAD;                                                                       \
     } while (0)
 
-cl_device_id mgrm_dev(mgrm_session_t *s, uint64_t idx)
+cl_device_id mgpx_dev(mgpx_session_t *s, uint64_t idx)
 {
     if (!s->px || idx >= s->px->ndev)
         return NULL;
     return s->px->dev[idx];
 }
 
-mgrm_staging_t *mgrm_staging_get(mgrm_session_t *s, cl_context ctx, cl_device_id dev, int buffers)
+mgpx_staging_t *mgpx_staging_get(mgpx_session_t *s, cl_context ctx, cl_device_id dev, int buffers)
 {
-    mgrm_staging_t *st;
+    mgpx_staging_t *st;
     cl_int err = CL_SUCCESS;
     pthread_mutex_lock(&s->lock);
     for (st = s->staging; st && st->ctx != ctx; st = st->next)
@@ -43,18 +43,18 @@ mgrm_staging_t *mgrm_staging_get(mgrm_session_t *s, cl_context ctx, cl_device_id
         if (st->mem[i])
             continue;
         st->mem[i] =
-            clCreateBuffer(ctx, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, MGRM_CHUNK, NULL, &err);
+            clCreateBuffer(ctx, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, MGW_CHUNK, NULL, &err);
         if (err == CL_SUCCESS)
             st->ptr[i] = clEnqueueMapBuffer(st->q, st->mem[i], CL_TRUE, CL_MAP_READ | CL_MAP_WRITE,
-                                            0, MGRM_CHUNK, 0, NULL, NULL, &err);
+                                            0, MGW_CHUNK, 0, NULL, NULL, &err);
     }
     pthread_mutex_unlock(&s->lock);
     return err == CL_SUCCESS ? st : NULL;
 }
 
-mgrm_staging_t *mgrm_staging_pinned(mgrm_session_t *s, cl_context ctx, cl_device_id dev)
+mgpx_staging_t *mgpx_staging_pinned(mgpx_session_t *s, cl_context ctx, cl_device_id dev)
 {
-    mgrm_staging_t *st = mgrm_staging_get(s, ctx, dev, 0);
+    mgpx_staging_t *st = mgpx_staging_get(s, ctx, dev, 0);
     cl_int err = CL_SUCCESS;
     if (!st)
         return NULL;
@@ -62,11 +62,11 @@ mgrm_staging_t *mgrm_staging_pinned(mgrm_session_t *s, cl_context ctx, cl_device
     for (int i = 0; i < 2 && err == CL_SUCCESS; i++) {
         if (st->pin[i])
             continue;
-        st->pin[i] = clCreateBuffer(ctx, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, MGRM_PIN_CHUNK,
+        st->pin[i] = clCreateBuffer(ctx, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, MGPX_PIN_CHUNK,
                                     NULL, &err);
         if (err == CL_SUCCESS)
             st->pinp[i] = clEnqueueMapBuffer(st->q, st->pin[i], CL_TRUE, CL_MAP_READ | CL_MAP_WRITE,
-                                             0, MGRM_PIN_CHUNK, 0, NULL, NULL, &err);
+                                             0, MGPX_PIN_CHUNK, 0, NULL, NULL, &err);
         if (err != CL_SUCCESS && st->pin[i]) {
             clReleaseMemObject(st->pin[i]);
             st->pin[i] = NULL;
@@ -76,7 +76,7 @@ mgrm_staging_t *mgrm_staging_pinned(mgrm_session_t *s, cl_context ctx, cl_device
     return err == CL_SUCCESS ? st : NULL;
 }
 
-static void unmap_free(mgrm_staging_t *st, cl_mem m, void *p)
+static void unmap_free(mgpx_staging_t *st, cl_mem m, void *p)
 {
     if (!m)
         return;
@@ -86,12 +86,12 @@ static void unmap_free(mgrm_staging_t *st, cl_mem m, void *p)
     clReleaseMemObject(m);
 }
 
-void mgrm_staging_free(mgrm_session_t *s)
+void mgpx_staging_free(mgpx_session_t *s)
 {
     while (s->staging) {
-        mgrm_staging_t *st = s->staging;
+        mgpx_staging_t *st = s->staging;
         s->staging = st->next;
-        for (int i = 0; i < MGRM_STAGING_MAX; i++)
+        for (int i = 0; i < MGPX_STAGING_MAX; i++)
             unmap_free(st, st->mem[i], st->ptr[i]);
         for (int i = 0; i < 2; i++)
             unmap_free(st, st->pin[i], st->pinp[i]);
@@ -110,15 +110,15 @@ static int dev_param_ok(cl_uint p)
            p != 0x4054 /* CL_DEVICE_PARENT_DEVICE_EXT */;
 }
 
-static int op_devices(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+static int op_devices(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
     DECODED(c);
     if (s->dry)
         return CL_SUCCESS;
-    mgrm_buf_u32(r, s->px->ndev);
+    mgw_buf_u32(r, s->px->ndev);
     for (cl_uint d = 0; d < s->px->ndev; d++) {
         size_t at = r->len, n = 0;
-        mgrm_buf_u32(r, 0);
+        mgw_buf_u32(r, 0);
         for (size_t k = 0; k < 3; k++)
             for (cl_uint p = dev_ranges[k][0]; p < dev_ranges[k][1]; p++) {
                 size_t sz = 0;
@@ -127,8 +127,8 @@ static int op_devices(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
                     continue;
                 void *v = malloc(sz ? sz : 1);
                 if (v && clGetDeviceInfo(s->px->dev[d], p, sz, v, NULL) == CL_SUCCESS) {
-                    mgrm_buf_u32(r, p);
-                    mgrm_buf_bytes(r, v, sz);
+                    mgw_buf_u32(r, p);
+                    mgw_buf_bytes(r, v, sz);
                     n++;
                 }
                 free(v);
@@ -140,22 +140,22 @@ static int op_devices(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
     return CL_SUCCESS;
 }
 
-static int devs_decode(mgrm_session_t *s, mgrm_cur_t *c, cl_device_id *devs, cl_uint *n)
+static int devs_decode(mgpx_session_t *s, mgw_cur_t *c, cl_device_id *devs, cl_uint *n)
 {
-    uint64_t idx[MGRM_MAX_DEVS];
-    *n = mgrm_cur_ids(c, idx, MGRM_MAX_DEVS);
+    uint64_t idx[MGW_MAX_DEVS];
+    *n = mgw_cur_ids(c, idx, MGW_MAX_DEVS);
     for (cl_uint i = 0; i < *n; i++)
-        if (!(devs[i] = mgrm_dev(s, idx[i])))
+        if (!(devs[i] = mgpx_dev(s, idx[i])))
             return CL_INVALID_DEVICE;
     return CL_SUCCESS;
 }
 
-static int op_context_create(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+static int op_context_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    cl_device_id devs[MGRM_MAX_DEVS];
+    cl_device_id devs[MGW_MAX_DEVS];
     cl_uint n;
     cl_int err;
-    uint64_t id = mgrm_cur_u64(c);
+    uint64_t id = mgw_cur_u64(c);
     err = devs_decode(s, c, devs, &n);
     DECODED(c);
     if (err || n == 0)
@@ -163,21 +163,21 @@ static int op_context_create(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
     if (s->dry)
         return CL_SUCCESS;
     cl_context ctx = clCreateContext(NULL, n, devs, NULL, NULL, &err);
-    if (err == CL_SUCCESS && mgrm_map_put(&s->map, id, MGRM_K_CONTEXT, ctx, NULL)) {
+    if (err == CL_SUCCESS && mgpx_map_put(&s->map, id, MGW_K_CONTEXT, ctx, NULL)) {
         clReleaseContext(ctx);
         err = CL_INVALID_VALUE;
     }
     return err;
 }
 
-static int op_queue_create(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+static int op_queue_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    uint64_t id = mgrm_cur_u64(c), ctxid = mgrm_cur_u64(c), dev = mgrm_cur_u64(c);
-    cl_command_queue_properties props = mgrm_cur_u64(c);
+    uint64_t id = mgw_cur_u64(c), ctxid = mgw_cur_u64(c), dev = mgw_cur_u64(c);
+    cl_command_queue_properties props = mgw_cur_u64(c);
     cl_int err;
     DECODED(c);
-    mgrm_obj_t *ctx = mgrm_map_get(&s->map, ctxid, MGRM_K_CONTEXT);
-    cl_device_id d = mgrm_dev(s, dev);
+    mgpx_obj_t *ctx = mgpx_map_get(&s->map, ctxid, MGW_K_CONTEXT);
+    cl_device_id d = mgpx_dev(s, dev);
     if (!ctx)
         return CL_INVALID_CONTEXT;
     if (!d)
@@ -187,7 +187,7 @@ static int op_queue_create(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
     cl_command_queue q = clCreateCommandQueue(ctx->h, d, props, &err), tq = NULL;
     if (err == CL_SUCCESS)
         tq = clCreateCommandQueue(ctx->h, d, 0, &err);
-    if (err == CL_SUCCESS && mgrm_map_put(&s->map, id, MGRM_K_QUEUE, q, tq))
+    if (err == CL_SUCCESS && mgpx_map_put(&s->map, id, MGW_K_QUEUE, q, tq))
         err = CL_INVALID_VALUE;
     if (err != CL_SUCCESS) {
         if (q)
@@ -202,14 +202,14 @@ static int op_queue_create(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
     (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY | CL_MEM_ALLOC_HOST_PTR |            \
      CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)
 
-static int op_buffer_create(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+static int op_buffer_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    uint64_t id = mgrm_cur_u64(c), ctxid = mgrm_cur_u64(c);
-    cl_mem_flags flags = mgrm_cur_u64(c);
-    size_t size = mgrm_cur_size(c, SIZE_MAX);
+    uint64_t id = mgw_cur_u64(c), ctxid = mgw_cur_u64(c);
+    cl_mem_flags flags = mgw_cur_u64(c);
+    size_t size = mgw_cur_size(c, SIZE_MAX);
     cl_int err;
     DECODED(c);
-    mgrm_obj_t *ctx = mgrm_map_get(&s->map, ctxid, MGRM_K_CONTEXT);
+    mgpx_obj_t *ctx = mgpx_map_get(&s->map, ctxid, MGW_K_CONTEXT);
     if (!ctx)
         return CL_INVALID_CONTEXT;
     if (flags & ~(cl_mem_flags)MEM_FLAGS_OK)
@@ -217,23 +217,23 @@ static int op_buffer_create(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
     if (s->dry)
         return CL_SUCCESS;
     cl_mem m = clCreateBuffer(ctx->h, flags, size, NULL, &err);
-    if (err == CL_SUCCESS && mgrm_map_put(&s->map, id, MGRM_K_MEM, m, NULL)) {
+    if (err == CL_SUCCESS && mgpx_map_put(&s->map, id, MGW_K_MEM, m, NULL)) {
         clReleaseMemObject(m);
         err = CL_INVALID_VALUE;
     }
     return err;
 }
 
-static int op_subbuffer_create(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+static int op_subbuffer_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    uint64_t id = mgrm_cur_u64(c), pid = mgrm_cur_u64(c);
-    cl_mem_flags flags = mgrm_cur_u64(c);
+    uint64_t id = mgw_cur_u64(c), pid = mgw_cur_u64(c);
+    cl_mem_flags flags = mgw_cur_u64(c);
     cl_buffer_region reg;
     cl_int err;
-    reg.origin = mgrm_cur_size(c, SIZE_MAX);
-    reg.size = mgrm_cur_size(c, SIZE_MAX);
+    reg.origin = mgw_cur_size(c, SIZE_MAX);
+    reg.size = mgw_cur_size(c, SIZE_MAX);
     DECODED(c);
-    mgrm_obj_t *p = mgrm_map_get(&s->map, pid, MGRM_K_MEM);
+    mgpx_obj_t *p = mgpx_map_get(&s->map, pid, MGW_K_MEM);
     if (!p)
         return CL_INVALID_MEM_OBJECT;
     if (flags & ~(cl_mem_flags)MEM_FLAGS_OK)
@@ -241,22 +241,22 @@ static int op_subbuffer_create(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
     if (s->dry)
         return CL_SUCCESS;
     cl_mem m = clCreateSubBuffer(p->h, flags, CL_BUFFER_CREATE_TYPE_REGION, &reg, &err);
-    if (err == CL_SUCCESS && mgrm_map_put(&s->map, id, MGRM_K_MEM, m, NULL)) {
+    if (err == CL_SUCCESS && mgpx_map_put(&s->map, id, MGW_K_MEM, m, NULL)) {
         clReleaseMemObject(m);
         err = CL_INVALID_VALUE;
     }
     return err;
 }
 
-static int op_buffer_init(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+static int op_buffer_init(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    uint64_t id = mgrm_cur_u64(c);
-    size_t off = mgrm_cur_size(c, SIZE_MAX), n;
-    const void *data = mgrm_cur_bytes(c, &n);
+    uint64_t id = mgw_cur_u64(c);
+    size_t off = mgw_cur_size(c, SIZE_MAX), n;
+    const void *data = mgw_cur_bytes(c, &n);
     cl_context ctx;
     cl_device_id dev;
     DECODED(c);
-    mgrm_obj_t *m = mgrm_map_get(&s->map, id, MGRM_K_MEM);
+    mgpx_obj_t *m = mgpx_map_get(&s->map, id, MGW_K_MEM);
     if (!m)
         return CL_INVALID_MEM_OBJECT;
     if (s->dry)
@@ -264,167 +264,167 @@ static int op_buffer_init(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
     if (clGetMemObjectInfo(m->h, CL_MEM_CONTEXT, sizeof ctx, &ctx, NULL) ||
         clGetContextInfo(ctx, CL_CONTEXT_DEVICES, sizeof dev, &dev, NULL))
         return CL_INVALID_MEM_OBJECT;
-    mgrm_staging_t *st = mgrm_staging_get(s, ctx, dev, 0);
+    mgpx_staging_t *st = mgpx_staging_get(s, ctx, dev, 0);
     if (!st)
         return CL_OUT_OF_RESOURCES;
     return clEnqueueWriteBuffer(st->q, m->h, CL_TRUE, off, n, data, 0, NULL, NULL);
 }
 
-static int op_release(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+static int op_release(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    uint32_t kind = mgrm_cur_u32(c);
-    uint64_t id = mgrm_cur_u64(c);
+    uint32_t kind = mgw_cur_u32(c);
+    uint64_t id = mgw_cur_u64(c);
     DECODED(c);
-    mgrm_obj_t *o = kind < MGRM_K_DEVICE ? mgrm_map_get(&s->map, id, (int)kind) : NULL;
-    if (!o && kind == MGRM_K_EVENT)
-        return MGRM_NOREPLY; /* the event of a command that failed before it was enqueued */
+    mgpx_obj_t *o = kind < MGW_K_DEVICE ? mgpx_map_get(&s->map, id, (int)kind) : NULL;
+    if (!o && kind == MGW_K_EVENT)
+        return MGPX_NOREPLY; /* the event of a command that failed before it was enqueued */
     if (!o)
         return CL_INVALID_VALUE;
     if (s->dry)
-        return MGRM_NOREPLY;
-    mgrm_obj_release(o);
-    mgrm_map_del(&s->map, o);
-    return MGRM_NOREPLY;
+        return MGPX_NOREPLY;
+    mgpx_obj_release(o);
+    mgpx_map_del(&s->map, o);
+    return MGPX_NOREPLY;
 }
 
-static int op_release_events(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+static int op_release_events(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    uint64_t ids[MGRM_MAX_WAIT];
-    uint32_t n = mgrm_cur_ids(c, ids, MGRM_MAX_WAIT);
+    uint64_t ids[MGW_MAX_WAIT];
+    uint32_t n = mgw_cur_ids(c, ids, MGW_MAX_WAIT);
     DECODED(c);
     for (uint32_t i = 0; i < n && !s->dry; i++) {
-        mgrm_obj_t *o = mgrm_map_get(&s->map, ids[i], MGRM_K_EVENT);
+        mgpx_obj_t *o = mgpx_map_get(&s->map, ids[i], MGW_K_EVENT);
         if (o) { /* else the event of a command that failed before it was enqueued */
-            mgrm_obj_release(o);
-            mgrm_map_del(&s->map, o);
+            mgpx_obj_release(o);
+            mgpx_map_del(&s->map, o);
         }
     }
-    return MGRM_NOREPLY;
+    return MGPX_NOREPLY;
 }
 
-static int op_user_event_create(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+static int op_user_event_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    uint64_t id = mgrm_cur_u64(c), ctxid = mgrm_cur_u64(c);
+    uint64_t id = mgw_cur_u64(c), ctxid = mgw_cur_u64(c);
     cl_int err;
     DECODED(c);
-    mgrm_obj_t *ctx = mgrm_map_get(&s->map, ctxid, MGRM_K_CONTEXT);
+    mgpx_obj_t *ctx = mgpx_map_get(&s->map, ctxid, MGW_K_CONTEXT);
     if (!ctx)
         return CL_INVALID_CONTEXT;
     if (s->dry)
-        return MGRM_NOREPLY;
+        return MGPX_NOREPLY;
     cl_event e = clCreateUserEvent(ctx->h, &err);
-    if (err == CL_SUCCESS && mgrm_map_put(&s->map, id, MGRM_K_EVENT, e, NULL)) {
+    if (err == CL_SUCCESS && mgpx_map_put(&s->map, id, MGW_K_EVENT, e, NULL)) {
         clReleaseEvent(e);
         err = CL_INVALID_EVENT;
     }
     if (err == CL_SUCCESS)
         s->user_open++;
-    return err == CL_SUCCESS ? MGRM_NOREPLY : err;
+    return err == CL_SUCCESS ? MGPX_NOREPLY : err;
 }
 
-static int op_user_event_set(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+static int op_user_event_set(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    uint64_t id = mgrm_cur_u64(c);
-    cl_int st = mgrm_cur_i32(c);
+    uint64_t id = mgw_cur_u64(c);
+    cl_int st = mgw_cur_i32(c);
     DECODED(c);
-    mgrm_obj_t *e = mgrm_map_get(&s->map, id, MGRM_K_EVENT);
+    mgpx_obj_t *e = mgpx_map_get(&s->map, id, MGW_K_EVENT);
     if (!e)
         return CL_INVALID_EVENT;
     if (s->dry)
-        return MGRM_NOREPLY;
+        return MGPX_NOREPLY;
     cl_int err = clSetUserEventStatus(e->h, st);
     if (err == CL_SUCCESS)
         s->user_open--;
-    return err == CL_SUCCESS ? MGRM_NOREPLY : err;
+    return err == CL_SUCCESS ? MGPX_NOREPLY : err;
 }
 
-static int op_flush(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+static int op_flush(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    uint64_t id = mgrm_cur_u64(c);
+    uint64_t id = mgw_cur_u64(c);
     DECODED(c);
-    mgrm_obj_t *q = mgrm_map_get(&s->map, id, MGRM_K_QUEUE);
+    mgpx_obj_t *q = mgpx_map_get(&s->map, id, MGW_K_QUEUE);
     if (!q)
         return CL_INVALID_COMMAND_QUEUE;
     if (!s->dry)
         clFlush(q->h);
-    return MGRM_NOREPLY;
+    return MGPX_NOREPLY;
 }
 
-static int op_ping(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+static int op_ping(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
     DECODED(c);
     return CL_SUCCESS;
 }
 
-int mgrm_op_info(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
-int mgrm_op_program_source(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
-int mgrm_op_program_binary(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
-int mgrm_op_program_build(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
-int mgrm_op_program_compile(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
-int mgrm_op_program_link(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
-int mgrm_op_kernel_create(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
-int mgrm_op_ndrange(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
-int mgrm_op_write(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
-int mgrm_op_read(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
-int mgrm_op_write_rect(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
-int mgrm_op_read_rect(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
-int mgrm_op_write_cma(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
-int mgrm_op_read_cma(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
-int mgrm_op_copy(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
-int mgrm_op_copy_rect(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
-int mgrm_op_fill(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
-int mgrm_op_marker(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
-int mgrm_op_barrier(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r);
+int mgpx_op_info(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
+int mgpx_op_program_source(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
+int mgpx_op_program_binary(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
+int mgpx_op_program_build(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
+int mgpx_op_program_compile(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
+int mgpx_op_program_link(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
+int mgpx_op_kernel_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
+int mgpx_op_ndrange(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
+int mgpx_op_write(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
+int mgpx_op_read(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
+int mgpx_op_write_rect(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
+int mgpx_op_read_rect(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
+int mgpx_op_write_cma(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
+int mgpx_op_read_cma(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
+int mgpx_op_copy(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
+int mgpx_op_copy_rect(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
+int mgpx_op_fill(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
+int mgpx_op_marker(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
+int mgpx_op_barrier(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
 
 static const struct {
-    mgrm_handler_t fn;
+    mgpx_handler_t fn;
     int sync;
-} ops[MGRM_OP_CMD_MAX] = {
-    [MGRM_OP_DEVICES] = {op_devices, 1},
-    [MGRM_OP_CONTEXT_CREATE] = {op_context_create, 1},
-    [MGRM_OP_QUEUE_CREATE] = {op_queue_create, 1},
-    [MGRM_OP_BUFFER_CREATE] = {op_buffer_create, 1},
-    [MGRM_OP_SUBBUFFER_CREATE] = {op_subbuffer_create, 1},
-    [MGRM_OP_BUFFER_INIT] = {op_buffer_init, 1},
-    [MGRM_OP_RELEASE] = {op_release, 0},
-    [MGRM_OP_GET_INFO] = {mgrm_op_info, 1},
-    [MGRM_OP_PROGRAM_SOURCE] = {mgrm_op_program_source, 1},
-    [MGRM_OP_PROGRAM_BINARY] = {mgrm_op_program_binary, 1},
-    [MGRM_OP_PROGRAM_BUILD] = {mgrm_op_program_build, 1},
-    [MGRM_OP_PROGRAM_COMPILE] = {mgrm_op_program_compile, 1},
-    [MGRM_OP_PROGRAM_LINK] = {mgrm_op_program_link, 1},
-    [MGRM_OP_KERNEL_CREATE] = {mgrm_op_kernel_create, 1},
-    [MGRM_OP_ENQ_NDRANGE] = {mgrm_op_ndrange, 0},
-    [MGRM_OP_ENQ_WRITE] = {mgrm_op_write, 0},
-    [MGRM_OP_ENQ_READ] = {mgrm_op_read, 0},
-    [MGRM_OP_ENQ_COPY] = {mgrm_op_copy, 0},
-    [MGRM_OP_ENQ_COPY_RECT] = {mgrm_op_copy_rect, 0},
-    [MGRM_OP_ENQ_WRITE_RECT] = {mgrm_op_write_rect, 0},
-    [MGRM_OP_ENQ_READ_RECT] = {mgrm_op_read_rect, 0},
-    [MGRM_OP_ENQ_FILL] = {mgrm_op_fill, 0},
-    [MGRM_OP_ENQ_MARKER] = {mgrm_op_marker, 0},
-    [MGRM_OP_ENQ_BARRIER] = {mgrm_op_barrier, 0},
-    [MGRM_OP_USER_EVENT_CREATE] = {op_user_event_create, 0},
-    [MGRM_OP_USER_EVENT_SET] = {op_user_event_set, 0},
-    [MGRM_OP_FLUSH] = {op_flush, 0},
-    [MGRM_OP_PING] = {op_ping, 1},
-    [MGRM_OP_SHM_OPEN] = {mgrm_op_shm_open, 1},
-    [MGRM_OP_SHM_READY] = {mgrm_op_shm_ready, 1},
-    [MGRM_OP_CMA_OPEN] = {mgrm_op_cma_open, 1},
-    [MGRM_OP_CMA_READY] = {mgrm_op_cma_ready, 1},
-    [MGRM_OP_ENQ_WRITE_CMA] = {mgrm_op_write_cma, 0},
-    [MGRM_OP_ENQ_READ_CMA] = {mgrm_op_read_cma, 0},
-    [MGRM_OP_FINISH] = {mgrm_op_finish, 0},
-    [MGRM_OP_RELEASE_EVENTS] = {op_release_events, 0},
-    [MGRM_OP_STREAMS] = {mgrm_op_streams, 1},
+} ops[MGW_OP_CMD_MAX] = {
+    [MGW_OP_DEVICES] = {op_devices, 1},
+    [MGW_OP_CONTEXT_CREATE] = {op_context_create, 1},
+    [MGW_OP_QUEUE_CREATE] = {op_queue_create, 1},
+    [MGW_OP_BUFFER_CREATE] = {op_buffer_create, 1},
+    [MGW_OP_SUBBUFFER_CREATE] = {op_subbuffer_create, 1},
+    [MGW_OP_BUFFER_INIT] = {op_buffer_init, 1},
+    [MGW_OP_RELEASE] = {op_release, 0},
+    [MGW_OP_GET_INFO] = {mgpx_op_info, 1},
+    [MGW_OP_PROGRAM_SOURCE] = {mgpx_op_program_source, 1},
+    [MGW_OP_PROGRAM_BINARY] = {mgpx_op_program_binary, 1},
+    [MGW_OP_PROGRAM_BUILD] = {mgpx_op_program_build, 1},
+    [MGW_OP_PROGRAM_COMPILE] = {mgpx_op_program_compile, 1},
+    [MGW_OP_PROGRAM_LINK] = {mgpx_op_program_link, 1},
+    [MGW_OP_KERNEL_CREATE] = {mgpx_op_kernel_create, 1},
+    [MGW_OP_ENQ_NDRANGE] = {mgpx_op_ndrange, 0},
+    [MGW_OP_ENQ_WRITE] = {mgpx_op_write, 0},
+    [MGW_OP_ENQ_READ] = {mgpx_op_read, 0},
+    [MGW_OP_ENQ_COPY] = {mgpx_op_copy, 0},
+    [MGW_OP_ENQ_COPY_RECT] = {mgpx_op_copy_rect, 0},
+    [MGW_OP_ENQ_WRITE_RECT] = {mgpx_op_write_rect, 0},
+    [MGW_OP_ENQ_READ_RECT] = {mgpx_op_read_rect, 0},
+    [MGW_OP_ENQ_FILL] = {mgpx_op_fill, 0},
+    [MGW_OP_ENQ_MARKER] = {mgpx_op_marker, 0},
+    [MGW_OP_ENQ_BARRIER] = {mgpx_op_barrier, 0},
+    [MGW_OP_USER_EVENT_CREATE] = {op_user_event_create, 0},
+    [MGW_OP_USER_EVENT_SET] = {op_user_event_set, 0},
+    [MGW_OP_FLUSH] = {op_flush, 0},
+    [MGW_OP_PING] = {op_ping, 1},
+    [MGW_OP_SHM_OPEN] = {mgpx_op_shm_open, 1},
+    [MGW_OP_SHM_READY] = {mgpx_op_shm_ready, 1},
+    [MGW_OP_CMA_OPEN] = {mgpx_op_cma_open, 1},
+    [MGW_OP_CMA_READY] = {mgpx_op_cma_ready, 1},
+    [MGW_OP_ENQ_WRITE_CMA] = {mgpx_op_write_cma, 0},
+    [MGW_OP_ENQ_READ_CMA] = {mgpx_op_read_cma, 0},
+    [MGW_OP_FINISH] = {mgpx_op_finish, 0},
+    [MGW_OP_RELEASE_EVENTS] = {op_release_events, 0},
+    [MGW_OP_STREAMS] = {mgpx_op_streams, 1},
 };
 
-mgrm_handler_t mgrm_handler(int op)
+mgpx_handler_t mgpx_handler(int op)
 {
-    return op > 0 && op < MGRM_OP_CMD_MAX ? ops[op].fn : NULL;
+    return op > 0 && op < MGW_OP_CMD_MAX ? ops[op].fn : NULL;
 }
 
-int mgrm_op_sync(int op)
+int mgpx_op_sync(int op)
 {
-    return op > 0 && op < MGRM_OP_CMD_MAX && ops[op].sync;
+    return op > 0 && op < MGW_OP_CMD_MAX && ops[op].sync;
 }

@@ -7,7 +7,7 @@
 
 #include "proxy.h"
 
-void mgrm_session_init(mgrm_session_t *s, mgrm_proxy_t *px)
+void mgpx_session_init(mgpx_session_t *s, mgpx_proxy_t *px)
 {
     memset(s, 0, sizeof *s);
     s->px = px;
@@ -18,20 +18,20 @@ void mgrm_session_init(mgrm_session_t *s, mgrm_proxy_t *px)
     s->refs = 1;
     s->jobs_tail = &s->jobs;
     s->nstripes = 1;
-    s->depth = MGRM_STAGING_SLOTS;
+    s->depth = MGPX_STAGING_SLOTS;
     pthread_mutex_init(&s->io_lock, NULL);
     pthread_cond_init(&s->io_cond, NULL);
-    for (int i = 0; i < MGRM_STREAMS_MAX; i++) {
-        mgrm_bulk_init(&s->stripe[i].bk, s->t, NULL);
+    for (int i = 0; i < MGW_STREAMS_MAX; i++) {
+        mgtr_bulk_init(&s->stripe[i].bk, s->t, NULL);
         s->stripe[i].tail = &s->stripe[i].head;
     }
 }
 
-static void session_free(mgrm_session_t *s)
+static void session_free(mgpx_session_t *s)
 {
     if (s->cmd)
         s->t->close(s->cmd);
-    for (int i = 0; i < MGRM_STREAMS_MAX; i++)
+    for (int i = 0; i < MGW_STREAMS_MAX; i++)
         if (s->stripe[i].ep)
             s->t->close(s->stripe[i].ep);
     pthread_mutex_destroy(&s->send_lock);
@@ -42,47 +42,47 @@ static void session_free(mgrm_session_t *s)
     free(s);
 }
 
-void mgrm_session_unref(mgrm_session_t *s)
+void mgpx_session_unref(mgpx_session_t *s)
 {
     if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) == 0)
         session_free(s);
 }
 
-static int send_locked(mgrm_session_t *s, mgrm_buf_t *b)
+static int send_locked(mgpx_session_t *s, mgw_buf_t *b)
 {
     int rc = 0;
     if (s->dry)
         return 0;
     pthread_mutex_lock(&s->send_lock);
     if (!s->dead)
-        rc = mgrm_msg_send(s->t, s->cmd, b);
+        rc = mgtr_msg_send(s->t, s->cmd, b);
     pthread_mutex_unlock(&s->send_lock);
     return rc;
 }
 
-int mgrm_reply(mgrm_session_t *s, uint32_t seq, cl_int rc, const mgrm_buf_t *extra)
+int mgpx_reply(mgpx_session_t *s, uint32_t seq, cl_int rc, const mgw_buf_t *extra)
 {
-    mgrm_buf_t b;
+    mgw_buf_t b;
     int r;
-    mgrm_buf_init(&b, MGRM_OP_REPLY, 0, seq);
-    mgrm_buf_i32(&b, rc);
+    mgw_buf_init(&b, MGW_OP_REPLY, 0, seq);
+    mgw_buf_i32(&b, rc);
     if (extra)
-        mgrm_buf_raw(&b, extra->p + MGRM_HDR_SIZE, extra->len - MGRM_HDR_SIZE);
+        mgw_buf_raw(&b, extra->p + MGW_HDR_SIZE, extra->len - MGW_HDR_SIZE);
     r = send_locked(s, &b);
-    mgrm_buf_free(&b);
+    mgw_buf_free(&b);
     return r;
 }
 
-int mgrm_send_error(mgrm_session_t *s, uint32_t seq, cl_int rc, const char *why)
+int mgpx_send_error(mgpx_session_t *s, uint32_t seq, cl_int rc, const char *why)
 {
-    mgrm_buf_t b;
+    mgw_buf_t b;
     int r;
-    mgrm_log("session %u (%s): error: %s (seq %u)", s->num, s->peer, why, seq);
-    mgrm_buf_init(&b, MGRM_OP_ERROR, 0, seq);
-    mgrm_buf_i32(&b, rc);
-    mgrm_buf_str(&b, why);
+    mgpx_log("session %u (%s): error: %s (seq %u)", s->num, s->peer, why, seq);
+    mgw_buf_init(&b, MGW_OP_ERROR, 0, seq);
+    mgw_buf_i32(&b, rc);
+    mgw_buf_str(&b, why);
     r = send_locked(s, &b);
-    mgrm_buf_free(&b);
+    mgw_buf_free(&b);
     return r;
 }
 
@@ -97,7 +97,7 @@ int mgrm_send_error(mgrm_session_t *s, uint32_t seq, cl_int rc, const char *why)
  * empties the slot under ev_lock sends the completion, so it goes exactly
  * once. */
 typedef struct ev_slot {
-    mgrm_session_t *s; /* NULL: free */
+    mgpx_session_t *s; /* NULL: free */
     uint64_t id;
     uint64_t qid; /* the command's queue */
     uint32_t gen;
@@ -112,7 +112,7 @@ static void CL_CALLBACK event_done(cl_event e, cl_int status, void *arg)
     uintptr_t key = (uintptr_t)arg;
     size_t i = (size_t)(key >> 32);
     uint32_t gen = (uint32_t)key;
-    mgrm_session_t *s = NULL;
+    mgpx_session_t *s = NULL;
     uint64_t id = 0;
     (void)e;
     pthread_mutex_lock(&ev_lock);
@@ -130,18 +130,18 @@ static void CL_CALLBACK event_done(cl_event e, cl_int status, void *arg)
     pthread_mutex_unlock(&ev_lock);
     if (!s)
         return;
-    mgrm_buf_t b;
-    mgrm_buf_init(&b, MGRM_OP_EVENT_DONE, 0, 0);
-    mgrm_buf_u64(&b, id);
-    mgrm_buf_i32(&b, status);
+    mgw_buf_t b;
+    mgw_buf_init(&b, MGW_OP_EVENT_DONE, 0, 0);
+    mgw_buf_u64(&b, id);
+    mgw_buf_i32(&b, status);
     send_locked(s, &b);
-    mgrm_buf_free(&b);
+    mgw_buf_free(&b);
     s->done_by_cb++;
-    mgrm_session_unref(s);
+    mgpx_session_unref(s);
 }
 
 /* A free slot for (s, id, qid), or SIZE_MAX; ev_lock held. */
-static size_t ev_slot_take(mgrm_session_t *s, uint64_t id, uint64_t qid)
+static size_t ev_slot_take(mgpx_session_t *s, uint64_t id, uint64_t qid)
 {
     for (size_t n = 0; n < ev_cap; n++, ev_next = (ev_next + 1) % ev_cap)
         if (!ev_tab[ev_next].s)
@@ -163,7 +163,7 @@ found:
 }
 
 /* Drop the callbacks of s that have not come (its teardown). */
-static void ev_slots_drop(mgrm_session_t *s)
+static void ev_slots_drop(mgpx_session_t *s)
 {
     pthread_mutex_lock(&ev_lock);
     for (size_t i = 0; i < ev_cap; i++)
@@ -172,9 +172,9 @@ static void ev_slots_drop(mgrm_session_t *s)
     pthread_mutex_unlock(&ev_lock);
 }
 
-int mgrm_event_track(mgrm_session_t *s, uint64_t id, uint64_t qid, cl_event e)
+int mgpx_event_track(mgpx_session_t *s, uint64_t id, uint64_t qid, cl_event e)
 {
-    if (mgrm_map_put(&s->map, id, MGRM_K_EVENT, e, NULL)) {
+    if (mgpx_map_put(&s->map, id, MGW_K_EVENT, e, NULL)) {
         clReleaseEvent(e);
         return CL_INVALID_EVENT;
     }
@@ -205,7 +205,7 @@ typedef struct done_ev {
  * complete now, and empties their slots.  The statuses are read without
  * ev_lock held, as a callback may take it while the runtime holds the
  * event's own lock. */
-static int events_report(mgrm_session_t *s, uint64_t qid)
+static int events_report(mgpx_session_t *s, uint64_t qid)
 {
     done_ev_t *d = NULL;
     size_t n = 0, cap = 0, m = 0;
@@ -226,7 +226,7 @@ static int events_report(mgrm_session_t *s, uint64_t qid)
     }
     pthread_mutex_unlock(&ev_lock);
     for (size_t k = 0; k < n; k++) {
-        mgrm_obj_t *o = mgrm_map_get(&s->map, d[k].id, MGRM_K_EVENT);
+        mgpx_obj_t *o = mgpx_map_get(&s->map, d[k].id, MGW_K_EVENT);
         if (!o || clGetEventInfo(o->h, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof d[k].st, &d[k].st,
                                  NULL) != CL_SUCCESS)
             d[k].st = CL_QUEUED;
@@ -241,24 +241,24 @@ static int events_report(mgrm_session_t *s, uint64_t qid)
     }
     pthread_mutex_unlock(&ev_lock);
     s->done_by_fin += m;
-    for (size_t k = 0; k < m && rc == 0; k += MGRM_MAX_DONE) {
-        size_t cnt = m - k < MGRM_MAX_DONE ? m - k : MGRM_MAX_DONE;
-        mgrm_buf_t b;
-        mgrm_buf_init(&b, MGRM_OP_EVENTS_DONE, 0, 0);
-        mgrm_buf_u32(&b, (uint32_t)cnt);
+    for (size_t k = 0; k < m && rc == 0; k += MGW_MAX_DONE) {
+        size_t cnt = m - k < MGW_MAX_DONE ? m - k : MGW_MAX_DONE;
+        mgw_buf_t b;
+        mgw_buf_init(&b, MGW_OP_EVENTS_DONE, 0, 0);
+        mgw_buf_u32(&b, (uint32_t)cnt);
         for (size_t i = k; i < k + cnt; i++) {
-            mgrm_buf_u64(&b, d[i].id);
-            mgrm_buf_i32(&b, d[i].st);
+            mgw_buf_u64(&b, d[i].id);
+            mgw_buf_i32(&b, d[i].st);
         }
         rc = send_locked(s, &b);
-        mgrm_buf_free(&b);
+        mgw_buf_free(&b);
     }
     free(d);
     return rc;
 }
 
 /* 1 if queue qid of s has a tracked event not reported yet. */
-static int queue_pending(mgrm_session_t *s, uint64_t qid)
+static int queue_pending(mgpx_session_t *s, uint64_t qid)
 {
     int any = 0;
     pthread_mutex_lock(&ev_lock);
@@ -268,16 +268,16 @@ static int queue_pending(mgrm_session_t *s, uint64_t qid)
     return any;
 }
 
-int mgrm_op_finish(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
+int mgpx_op_finish(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    uint64_t ids[MGRM_MAX_WAIT];
-    cl_event w[MGRM_MAX_WAIT];
-    uint64_t qid = mgrm_cur_u64(c);
-    cl_uint n = mgrm_cur_ids(c, ids, MGRM_MAX_WAIT);
+    uint64_t ids[MGW_MAX_WAIT];
+    cl_event w[MGW_MAX_WAIT];
+    uint64_t qid = mgw_cur_u64(c);
+    cl_uint n = mgw_cur_ids(c, ids, MGW_MAX_WAIT);
     (void)r;
-    if (mgrm_cur_done(c))
-        return MGRM_BAD;
-    mgrm_obj_t *q = mgrm_map_get(&s->map, qid, MGRM_K_QUEUE);
+    if (mgw_cur_done(c))
+        return MGPX_BAD;
+    mgpx_obj_t *q = mgpx_map_get(&s->map, qid, MGW_K_QUEUE);
     if (!q)
         return CL_INVALID_COMMAND_QUEUE;
     /* An ID the map does not hold (a command that failed at its enqueue,
@@ -286,11 +286,11 @@ int mgrm_op_finish(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
        completions reported: the client's wait must not hang on it. */
     cl_uint nw = 0;
     for (cl_uint i = 0; i < n; i++) {
-        mgrm_obj_t *o = mgrm_map_get(&s->map, ids[i], MGRM_K_EVENT);
+        mgpx_obj_t *o = mgpx_map_get(&s->map, ids[i], MGW_K_EVENT);
         if (o)
             w[nw++] = o->h;
     }
-    int rc = nw == n ? MGRM_NOREPLY : CL_INVALID_EVENT;
+    int rc = nw == n ? MGPX_NOREPLY : CL_INVALID_EVENT;
     /* Nothing of the queue left to report (a repeated FINISH of a client
        that waited while an earlier one ran): no native wait, which could
        otherwise block this thread on commands enqueued since. */
@@ -302,7 +302,7 @@ int mgrm_op_finish(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
     pthread_mutex_lock(&s->lock);
     int wait = s->user_open == 0 && s->jobs_open == 0;
     if (wait)
-        s->finishing_ms = mgrm_now_ms();
+        s->finishing_ms = mgtr_now_ms();
     pthread_mutex_unlock(&s->lock);
     if (wait) {
         s->fin_inline++;
@@ -320,13 +320,13 @@ int mgrm_op_finish(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *r)
     return rc;
 }
 
-void mgrm_obj_release(mgrm_obj_t *o)
+void mgpx_obj_release(mgpx_obj_t *o)
 {
     switch (o->kind) {
-    case MGRM_K_CONTEXT:
+    case MGW_K_CONTEXT:
         clReleaseContext(o->h);
         break;
-    case MGRM_K_QUEUE:
+    case MGW_K_QUEUE:
         clFinish(o->h);
         if (o->aux) {
             clFinish(o->aux);
@@ -334,90 +334,90 @@ void mgrm_obj_release(mgrm_obj_t *o)
         }
         clReleaseCommandQueue(o->h);
         break;
-    case MGRM_K_MEM:
+    case MGW_K_MEM:
         clReleaseMemObject(o->h);
         break;
-    case MGRM_K_PROGRAM:
+    case MGW_K_PROGRAM:
         clReleaseProgram(o->h);
         break;
-    case MGRM_K_KERNEL:
+    case MGW_K_KERNEL:
         clReleaseKernel(o->h);
         free(o->aux);
         break;
-    case MGRM_K_EVENT:
+    case MGW_K_EVENT:
         clReleaseEvent(o->h);
         break;
     }
 }
 
-int mgrm_session_dispatch(mgrm_session_t *s, const mgrm_hdr_t *h, const uint8_t *payload)
+int mgpx_session_dispatch(mgpx_session_t *s, const mgw_hdr_t *h, const uint8_t *payload)
 {
-    mgrm_cur_t c;
-    mgrm_buf_t extra;
-    mgrm_handler_t fn = mgrm_handler(h->op);
+    mgw_cur_t c;
+    mgw_buf_t extra;
+    mgpx_handler_t fn = mgpx_handler(h->op);
     int rc;
     if (!fn) {
         char why[64];
         snprintf(why, sizeof why, "unknown op %u", h->op);
-        mgrm_send_error(s, h->seq, CL_INVALID_OPERATION, why);
+        mgpx_send_error(s, h->seq, CL_INVALID_OPERATION, why);
         return 0;
     }
-    mgrm_cur_init(&c, payload, h->length);
-    mgrm_buf_init(&extra, MGRM_OP_REPLY, 0, h->seq);
+    mgw_cur_init(&c, payload, h->length);
+    mgw_buf_init(&extra, MGW_OP_REPLY, 0, h->seq);
     rc = fn(s, &c, &extra);
-    if (rc == MGRM_BAD || c.err) {
+    if (rc == MGPX_BAD || c.err) {
         char why[80];
         snprintf(why, sizeof why, "malformed request (op %u, %u bytes)", h->op, h->length);
-        mgrm_send_error(s, h->seq, CL_INVALID_VALUE, why);
-    } else if (mgrm_op_sync(h->op)) {
+        mgpx_send_error(s, h->seq, CL_INVALID_VALUE, why);
+    } else if (mgpx_op_sync(h->op)) {
         if (extra.err)
             rc = CL_OUT_OF_HOST_MEMORY;
-        mgrm_reply(s, h->seq, rc, rc == CL_SUCCESS ? &extra : NULL);
+        mgpx_reply(s, h->seq, rc, rc == CL_SUCCESS ? &extra : NULL);
     } else if (rc < 0) {
         /* an asynchronous command that had no event to carry its error */
         char why[64];
         snprintf(why, sizeof why, "op %u failed with %d", h->op, rc);
-        mgrm_send_error(s, h->seq, rc, why);
+        mgpx_send_error(s, h->seq, rc, why);
     }
-    mgrm_buf_free(&extra);
+    mgw_buf_free(&extra);
     return 0;
 }
 
 /* Fails every user event, so that nothing queued waits forever, then frees
  * all objects of the session. */
-static void session_teardown(mgrm_session_t *s)
+static void session_teardown(mgpx_session_t *s)
 {
-    mgrm_map_t *m = &s->map;
+    mgpx_map_t *m = &s->map;
     ev_slots_drop(s);
     for (size_t i = 0; i < m->cap; i++) {
-        mgrm_obj_t *o = &m->slot[i];
-        if (o->id && o->id != UINT64_MAX && o->kind == MGRM_K_EVENT) {
+        mgpx_obj_t *o = &m->slot[i];
+        if (o->id && o->id != UINT64_MAX && o->kind == MGW_K_EVENT) {
             cl_command_type ct = 0;
             clGetEventInfo(o->h, CL_EVENT_COMMAND_TYPE, sizeof ct, &ct, NULL);
             if (ct == CL_COMMAND_USER)
                 clSetUserEventStatus(o->h, CL_DEVICE_NOT_AVAILABLE);
         }
     }
-    mgrm_bulk_stop(s);
-    mgrm_shm_session_end(s);
-    mgrm_cma_session_end(s);
-    mgrm_staging_free(s);
-    mgrm_map_free(m);
+    mgpx_bulk_stop(s);
+    mgpx_shm_session_end(s);
+    mgpx_cma_session_end(s);
+    mgpx_staging_free(s);
+    mgpx_map_free(m);
 }
 
-void mgrm_session_run(mgrm_session_t *s)
+void mgpx_session_run(mgpx_session_t *s)
 {
     uint8_t *buf = NULL;
     size_t cap = 0;
-    mgrm_hdr_t h;
+    mgw_hdr_t h;
     int r;
     const char *why = "client disconnected";
-    while ((r = mgrm_msg_recv(s->t, s->cmd, &h, &buf, &cap, MGRM_MSG_MAX)) == 0)
-        if (mgrm_session_dispatch(s, &h, buf))
+    while ((r = mgtr_msg_recv(s->t, s->cmd, &h, &buf, &cap, MGW_MSG_MAX)) == 0)
+        if (mgpx_session_dispatch(s, &h, buf))
             break;
     if (r == -2) {
         why = "bad message header (magic or oversized length): closing session";
-        mgrm_send_error(s, h.seq, CL_INVALID_VALUE, why);
+        mgpx_send_error(s, h.seq, CL_INVALID_VALUE, why);
     }
     free(buf);
     pthread_mutex_lock(&s->send_lock);
@@ -425,18 +425,18 @@ void mgrm_session_run(mgrm_session_t *s)
     pthread_mutex_unlock(&s->send_lock);
     s->t->shutdown(s->cmd);
     pthread_mutex_lock(&s->lock);
-    for (int i = 0; i < MGRM_STREAMS_MAX; i++)
+    for (int i = 0; i < MGW_STREAMS_MAX; i++)
         if (s->stripe[i].ep)
             s->t->shutdown(s->stripe[i].ep);
     pthread_mutex_unlock(&s->lock);
     session_teardown(s);
     if (s->cma_pid > 0)
-        mgrm_log("session %u (%s): one-copy lane moved %llu bytes in, %llu out", s->num, s->peer,
+        mgpx_log("session %u (%s): one-copy lane moved %llu bytes in, %llu out", s->num, s->peer,
                  (unsigned long long)s->cma_in, (unsigned long long)s->cma_out);
     if (s->fin_inline || s->fin_later)
-        mgrm_log("session %u (%s): FINISH %lu inline, %lu without waiting; completions: %lu by "
+        mgpx_log("session %u (%s): FINISH %lu inline, %lu without waiting; completions: %lu by "
                  "FINISH, %lu by callback",
                  s->num, s->peer, s->fin_inline, s->fin_later, s->done_by_fin,
                  (unsigned long)s->done_by_cb);
-    mgrm_log("session %u (%s): %s; all its objects released", s->num, s->peer, why);
+    mgpx_log("session %u (%s): %s; all its objects released", s->num, s->peer, why);
 }

@@ -11,7 +11,7 @@
 
 #include "proxy.h"
 
-static void shm_unlink_name(mgrm_session_t *s)
+static void shm_unlink_name(mgpx_session_t *s)
 {
     if (s->shm_name[0]) {
         shm_unlink(s->shm_name);
@@ -19,49 +19,49 @@ static void shm_unlink_name(mgrm_session_t *s)
     }
 }
 
-int mgrm_op_shm_open(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *reply)
+int mgpx_op_shm_open(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *reply)
 {
-    if (mgrm_cur_done(c))
-        return MGRM_BAD;
+    if (mgw_cur_done(c))
+        return MGPX_BAD;
     if (s->dry || (s->px && s->px->no_shm) || s->shm_base || s->stripe[0].bk.base ||
         s->nstripes > 1)
         return CL_INVALID_OPERATION;
-    if (mgrm_shm_create(s->shm_name, &s->shm_base)) {
+    if (mgtr_shm_create(s->shm_name, &s->shm_base)) {
         s->shm_name[0] = 0;
         s->shm_base = NULL;
-        mgrm_log("session %u (%s): cannot make a shm segment; stream bulk lane", s->num, s->peer);
+        mgpx_log("session %u (%s): cannot make a shm segment; stream bulk lane", s->num, s->peer);
         return CL_OUT_OF_RESOURCES;
     }
-    mgrm_buf_str(reply, s->shm_name);
+    mgw_buf_str(reply, s->shm_name);
     return CL_SUCCESS;
 }
 
-int mgrm_op_shm_ready(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *reply)
+int mgpx_op_shm_ready(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *reply)
 {
-    uint32_t mapped = mgrm_cur_u32(c);
-    if (mgrm_cur_done(c) || mapped > 1)
-        return MGRM_BAD;
+    uint32_t mapped = mgw_cur_u32(c);
+    if (mgw_cur_done(c) || mapped > 1)
+        return MGPX_BAD;
     if (s->dry || !s->shm_base)
         return CL_INVALID_OPERATION;
     shm_unlink_name(s);
     if (!mapped) {
-        munmap(s->shm_base, MGRM_SHM_SIZE);
+        munmap(s->shm_base, MGTR_SHM_SIZE);
         s->shm_base = NULL;
         return CL_SUCCESS;
     }
     pthread_mutex_lock(&s->lock);
-    mgrm_bulk_use_shm(&s->stripe[0].bk, s->shm_base, 1);
+    mgtr_bulk_use_shm(&s->stripe[0].bk, s->shm_base, 1);
     s->shm_base = NULL; /* the lane owns it now */
     pthread_mutex_unlock(&s->lock);
-    mgrm_log("session %u (%s): shared-memory bulk lane", s->num, s->peer);
+    mgpx_log("session %u (%s): shared-memory bulk lane", s->num, s->peer);
     return CL_SUCCESS;
 }
 
-void mgrm_shm_session_end(mgrm_session_t *s)
+void mgpx_shm_session_end(mgpx_session_t *s)
 {
     shm_unlink_name(s);
     if (s->shm_base)
-        munmap(s->shm_base, MGRM_SHM_SIZE);
+        munmap(s->shm_base, MGTR_SHM_SIZE);
     s->shm_base = NULL;
-    mgrm_bulk_fini(&s->stripe[0].bk);
+    mgtr_bulk_fini(&s->stripe[0].bk);
 }

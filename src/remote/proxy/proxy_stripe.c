@@ -17,16 +17,16 @@
 
 #include "proxy.h"
 
-static int io_run(mgrm_session_t *s, unsigned i, mgrm_io_t *io)
+static int io_run(mgpx_session_t *s, unsigned i, mgpx_io_t *io)
 {
-    mgrm_bulk_t *bk = &s->stripe[i].bk;
-    mgrm_chunk_t due = io->ch;
+    mgtr_bulk_t *bk = &s->stripe[i].bk;
+    mgtr_chunk_t due = io->ch;
     if (io->send)
         return bk->ops->send(bk, &io->ch, io->p);
     if (bk->ops->recv_hdr(bk, &io->ch))
         return -1;
     if (io->ch.xfer != due.xfer || io->ch.off != due.off || io->ch.n != due.n) {
-        mgrm_log("session %u (%s): stripe %u: chunk of transfer %llu at offset %llu (%zu bytes) "
+        mgpx_log("session %u (%s): stripe %u: chunk of transfer %llu at offset %llu (%zu bytes) "
                  "where transfer %llu at offset %llu (%zu bytes) was due",
                  s->num, s->peer, i, (unsigned long long)io->ch.xfer,
                  (unsigned long long)io->ch.off, io->ch.n, (unsigned long long)due.xfer,
@@ -41,7 +41,7 @@ static int io_run(mgrm_session_t *s, unsigned i, mgrm_io_t *io)
     return 0;
 }
 
-void mgrm_io_post(mgrm_session_t *s, mgrm_io_t *io, unsigned long long seq)
+void mgpx_io_post(mgpx_session_t *s, mgpx_io_t *io, unsigned long long seq)
 {
     io->next = NULL;
     io->done = 0;
@@ -52,7 +52,7 @@ void mgrm_io_post(mgrm_session_t *s, mgrm_io_t *io, unsigned long long seq)
         io->done = 1;
         return;
     }
-    mgrm_stripe_t *st = &s->stripe[seq % s->nstripes];
+    mgpx_stripe_t *st = &s->stripe[seq % s->nstripes];
     pthread_mutex_lock(&s->io_lock);
     *st->tail = io;
     st->tail = &io->next;
@@ -60,7 +60,7 @@ void mgrm_io_post(mgrm_session_t *s, mgrm_io_t *io, unsigned long long seq)
     pthread_mutex_unlock(&s->io_lock);
 }
 
-int mgrm_io_wait(mgrm_session_t *s, mgrm_io_t *io)
+int mgpx_io_wait(mgpx_session_t *s, mgpx_io_t *io)
 {
     if (!io->posted)
         return 0;
@@ -74,29 +74,29 @@ int mgrm_io_wait(mgrm_session_t *s, mgrm_io_t *io)
     return io->rc;
 }
 
-void mgrm_stripes_shutdown(mgrm_session_t *s)
+void mgpx_stripes_shutdown(mgpx_session_t *s)
 {
-    for (unsigned i = 0; i < MGRM_STREAMS_MAX; i++)
+    for (unsigned i = 0; i < MGW_STREAMS_MAX; i++)
         if (s->stripe[i].ep)
             s->t->shutdown(s->stripe[i].ep);
 }
 
 typedef struct stripe_arg {
-    mgrm_session_t *s;
+    mgpx_session_t *s;
     unsigned i;
 } stripe_arg_t;
 
 static void *stripe_main(void *arg)
 {
-    mgrm_session_t *s = ((stripe_arg_t *)arg)->s;
+    mgpx_session_t *s = ((stripe_arg_t *)arg)->s;
     unsigned i = ((stripe_arg_t *)arg)->i;
-    mgrm_stripe_t *st = &s->stripe[i];
+    mgpx_stripe_t *st = &s->stripe[i];
     free(arg);
     for (;;) {
         pthread_mutex_lock(&s->io_lock);
         while (!st->head && !s->io_quit)
             pthread_cond_wait(&s->io_cond, &s->io_lock);
-        mgrm_io_t *io = st->head;
+        mgpx_io_t *io = st->head;
         if (io && !(st->head = io->next))
             st->tail = &st->head;
         int broken = s->io_broken;
@@ -106,8 +106,8 @@ static void *stripe_main(void *arg)
         int rc = broken ? -1 : io_run(s, i, io);
         if (rc && !broken) {
             /* the other stripes' transfers cannot finish either */
-            mgrm_log("session %u (%s): bulk stripe %u broken", s->num, s->peer, i);
-            mgrm_stripes_shutdown(s);
+            mgpx_log("session %u (%s): bulk stripe %u broken", s->num, s->peer, i);
+            mgpx_stripes_shutdown(s);
         }
         pthread_mutex_lock(&s->io_lock);
         if (rc)
@@ -120,7 +120,7 @@ static void *stripe_main(void *arg)
     return NULL;
 }
 
-int mgrm_stripes_start(mgrm_session_t *s)
+int mgpx_stripes_start(mgpx_session_t *s)
 {
     for (unsigned i = 0; i < s->nstripes; i++) {
         s->stripe[i].bk.t = s->t;
@@ -140,39 +140,39 @@ int mgrm_stripes_start(mgrm_session_t *s)
         }
         s->stripe[i].started = 1;
     }
-    mgrm_log("session %u (%s): bulk lane of %u TCP stripes", s->num, s->peer, s->nstripes);
+    mgpx_log("session %u (%s): bulk lane of %u TCP stripes", s->num, s->peer, s->nstripes);
     return 0;
 }
 
-void mgrm_stripes_stop(mgrm_session_t *s)
+void mgpx_stripes_stop(mgpx_session_t *s)
 {
     pthread_mutex_lock(&s->io_lock);
     s->io_quit = 1;
     pthread_cond_broadcast(&s->io_cond);
     pthread_mutex_unlock(&s->io_lock);
-    for (unsigned i = 0; i < MGRM_STREAMS_MAX; i++)
+    for (unsigned i = 0; i < MGW_STREAMS_MAX; i++)
         if (s->stripe[i].started) {
             pthread_join(s->stripe[i].th, NULL);
             s->stripe[i].started = 0;
         }
 }
 
-int mgrm_op_streams(mgrm_session_t *s, mgrm_cur_t *c, mgrm_buf_t *reply)
+int mgpx_op_streams(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *reply)
 {
-    uint32_t want = mgrm_cur_u32(c);
-    if (mgrm_cur_done(c) || want < 1 || want > MGRM_STREAMS_MAX)
-        return MGRM_BAD;
-    unsigned cap = s->px && s->px->max_streams ? s->px->max_streams : MGRM_STREAMS_MAX;
+    uint32_t want = mgw_cur_u32(c);
+    if (mgw_cur_done(c) || want < 1 || want > MGW_STREAMS_MAX)
+        return MGPX_BAD;
+    unsigned cap = s->px && s->px->max_streams ? s->px->max_streams : MGW_STREAMS_MAX;
     unsigned n = want < cap ? want : cap;
     pthread_mutex_lock(&s->lock);
     int late = s->njoined > 0 || s->bulk_started;
     if (!late) {
         s->nstripes = n;
-        s->depth = n > 1 ? MGRM_STAGING_MAX : MGRM_STAGING_SLOTS;
+        s->depth = n > 1 ? MGPX_STAGING_MAX : MGPX_STAGING_SLOTS;
     }
     pthread_mutex_unlock(&s->lock);
     if (late)
         return CL_INVALID_OPERATION; /* the lane is already there */
-    mgrm_buf_u32(reply, n);
+    mgw_buf_u32(reply, n);
     return CL_SUCCESS;
 }

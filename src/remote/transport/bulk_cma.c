@@ -12,13 +12,13 @@
 
 #include "bulk.h"
 
-int mgrm_cma_range_ok(uint64_t addr, uint64_t size)
+int mgtr_cma_range_ok(uint64_t addr, uint64_t size)
 {
-    return addr != 0 && size <= MGRM_CMA_MAX && addr <= UINT64_MAX - size &&
+    return addr != 0 && size <= MGTR_CMA_MAX && addr <= UINT64_MAX - size &&
            (uintptr_t)addr == addr && (uintptr_t)(addr + size) == addr + size;
 }
 
-int mgrm_cma_copy(long pid, int to_client, uint64_t addr, void *local, size_t n)
+int mgtr_cma_copy(long pid, int to_client, uint64_t addr, void *local, size_t n)
 {
     size_t done = 0;
     while (done < n) {
@@ -65,7 +65,7 @@ static int task_run(cma_task_t *t)
     for (size_t i; (i = atomic_fetch_add(&t->taken, 1)) < t->npieces;) {
         size_t off = i * t->piece, k = t->n - off < t->piece ? t->n - off : t->piece;
         if (!atomic_load(&t->err) &&
-            mgrm_cma_copy(t->pid, t->to_client, t->addr + off, t->local + off, k))
+            mgtr_cma_copy(t->pid, t->to_client, t->addr + off, t->local + off, k))
             atomic_store(&t->err, errno ? errno : EIO);
         last = atomic_fetch_add(&t->done, 1) + 1 == t->npieces;
     }
@@ -89,7 +89,7 @@ static void *pool_main(void *arg)
         cma_task_t *t = pool_next();
         if (!t) {
             /* Spin first: the next copy of a transfer follows soon. */
-            MGRM_WAIT_WHILE(!pool_next(), &pool_lock, &pool_work);
+            MGTR_WAIT_WHILE(!pool_next(), &pool_lock, &pool_work);
             continue;
         }
         t->users++;
@@ -121,13 +121,13 @@ static void pool_start(void)
     }
 }
 
-int mgrm_cma_copy_par(long pid, int to_client, uint64_t addr, void *local, size_t n)
+int mgtr_cma_copy_par(long pid, int to_client, uint64_t addr, void *local, size_t n)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     const size_t min_piece = (size_t)256 << 10;
     pthread_once(&once, pool_start);
     if (pool_threads <= 0 || n < 2 * min_piece)
-        return mgrm_cma_copy(pid, to_client, addr, local, n);
+        return mgtr_cma_copy(pid, to_client, addr, local, n);
     cma_task_t t = {.pid = pid, .to_client = to_client, .addr = addr, .local = local, .n = n};
     size_t parts = (size_t)pool_threads + 1;
     t.piece = (n + parts - 1) / parts;
@@ -147,7 +147,7 @@ int mgrm_cma_copy_par(long pid, int to_client, uint64_t addr, void *local, size_
     pthread_mutex_lock(&pool_lock);
     /* A helper that took t just before the last piece went may still be
        about to look at t->taken: wait for it to leave too. */
-    MGRM_WAIT_WHILE(atomic_load(&t.done) < t.npieces || t.users > 0, &pool_lock, &pool_done);
+    MGTR_WAIT_WHILE(atomic_load(&t.done) < t.npieces || t.users > 0, &pool_lock, &pool_done);
     for (pp = &pool_q; *pp != &t; pp = &(*pp)->next)
         ;
     *pp = t.next;

@@ -16,11 +16,11 @@
 #include <time.h>
 #include <unistd.h>
 
-struct mgrm_ep {
+struct mgtr_ep {
     int fd;
 };
 
-struct mgrm_listener {
+struct mgtr_listener {
     int fd;
 };
 
@@ -57,9 +57,9 @@ static void tune(int fd)
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof bufsz);
 }
 
-static mgrm_ep_t *ep_new(int fd)
+static mgtr_ep_t *ep_new(int fd)
 {
-    mgrm_ep_t *ep = malloc(sizeof *ep);
+    mgtr_ep_t *ep = malloc(sizeof *ep);
     if (!ep) {
         close(fd);
         return NULL;
@@ -69,7 +69,7 @@ static mgrm_ep_t *ep_new(int fd)
     return ep;
 }
 
-static int tcp_connect(const char *addr, mgrm_ep_t **out, char *err, size_t errlen)
+static int tcp_connect(const char *addr, mgtr_ep_t **out, char *err, size_t errlen)
 {
     char host[256], port[32];
     struct addrinfo hints = {0}, *res = NULL, *ai;
@@ -107,7 +107,7 @@ static int tcp_connect(const char *addr, mgrm_ep_t **out, char *err, size_t errl
     return 0;
 }
 
-static int tcp_listen(const char *addr, mgrm_listener_t **out, char *bound, size_t boundlen,
+static int tcp_listen(const char *addr, mgtr_listener_t **out, char *bound, size_t boundlen,
                       char *err, size_t errlen)
 {
     char host[256], port[32];
@@ -150,7 +150,7 @@ static int tcp_listen(const char *addr, mgrm_listener_t **out, char *bound, size
     return 0;
 }
 
-static int tcp_accept(mgrm_listener_t *l, mgrm_ep_t **out, char *peer, size_t peerlen)
+static int tcp_accept(mgtr_listener_t *l, mgtr_ep_t **out, char *peer, size_t peerlen)
 {
     struct sockaddr_storage ss;
     socklen_t sl = sizeof ss;
@@ -168,7 +168,7 @@ static int tcp_accept(mgrm_listener_t *l, mgrm_ep_t **out, char *peer, size_t pe
     return *out ? 0 : -1;
 }
 
-static int tcp_send(mgrm_ep_t *ep, const void *p, size_t n)
+static int tcp_send(mgtr_ep_t *ep, const void *p, size_t n)
 {
     const char *c = p;
     while (n) {
@@ -183,7 +183,7 @@ static int tcp_send(mgrm_ep_t *ep, const void *p, size_t n)
     return 0;
 }
 
-static int tcp_recv(mgrm_ep_t *ep, void *p, size_t n)
+static int tcp_recv(mgtr_ep_t *ep, void *p, size_t n)
 {
     char *c = p;
     while (n) {
@@ -198,32 +198,32 @@ static int tcp_recv(mgrm_ep_t *ep, void *p, size_t n)
     return 0;
 }
 
-double mgrm_now_ns(void)
+double mgtr_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-long long mgrm_now_ms(void)
+long long mgtr_now_ms(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
 }
 
-static void tcp_spin_readable(mgrm_ep_t *ep, long spin_ns)
+static void tcp_spin_readable(mgtr_ep_t *ep, long spin_ns)
 {
-    double end = mgrm_now_ns() + (double)spin_ns;
+    double end = mgtr_now_ns() + (double)spin_ns;
     char c;
     do {
         ssize_t r = recv(ep->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
         if (r != -1 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
             return;
-    } while (mgrm_now_ns() < end);
+    } while (mgtr_now_ns() < end);
 }
 
-static int tcp_set_timeout(mgrm_ep_t *ep, int ms)
+static int tcp_set_timeout(mgtr_ep_t *ep, int ms)
 {
     struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
     return setsockopt(ep->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) ||
@@ -234,7 +234,7 @@ static int tcp_set_timeout(mgrm_ep_t *ep, int ms)
 
 /* The peer's address is a loopback one or the address this end of the
  * connection has (a local address: the kernel routes it over loopback). */
-static int tcp_is_local(mgrm_ep_t *ep)
+static int tcp_is_local(mgtr_ep_t *ep)
 {
     struct sockaddr_storage a, b;
     socklen_t al = sizeof a, bl = sizeof b;
@@ -288,7 +288,7 @@ static unsigned long proc_inode(const char *file, const char *loc, const char *r
     return ino;
 }
 
-static int tcp_peer_is_pid(mgrm_ep_t *ep, long pid)
+static int tcp_peer_is_pid(mgtr_ep_t *ep, long pid)
 {
     struct sockaddr_storage a, b;
     socklen_t al = sizeof a, bl = sizeof b;
@@ -324,12 +324,12 @@ static int tcp_peer_is_pid(mgrm_ep_t *ep, long pid)
     return found;
 }
 
-static void tcp_shutdown(mgrm_ep_t *ep)
+static void tcp_shutdown(mgtr_ep_t *ep)
 {
     shutdown(ep->fd, SHUT_RDWR);
 }
 
-static void tcp_close(mgrm_ep_t *ep)
+static void tcp_close(mgtr_ep_t *ep)
 {
     if (ep) {
         close(ep->fd);
@@ -337,12 +337,12 @@ static void tcp_close(mgrm_ep_t *ep)
     }
 }
 
-static void tcp_listener_shutdown(mgrm_listener_t *l)
+static void tcp_listener_shutdown(mgtr_listener_t *l)
 {
     shutdown(l->fd, SHUT_RDWR);
 }
 
-static void tcp_listener_close(mgrm_listener_t *l)
+static void tcp_listener_close(mgtr_listener_t *l)
 {
     if (l) {
         close(l->fd);
@@ -350,7 +350,7 @@ static void tcp_listener_close(mgrm_listener_t *l)
     }
 }
 
-const mgrm_transport_t mgrm_transport_tcp = {
+const mgtr_transport_t mgtr_transport_tcp = {
     .name = "tcp",
     .connect = tcp_connect,
     .listen = tcp_listen,
@@ -367,14 +367,14 @@ const mgrm_transport_t mgrm_transport_tcp = {
     .listener_close = tcp_listener_close,
 };
 
-long mgrm_spin_ns = 0;
+long mgtr_spin_ns = 0;
 
-int mgrm_spin_setup(const char *var)
+int mgtr_spin_setup(const char *var)
 {
     const char *v = getenv(var);
     if (!v || !v[0]) {
-        mgrm_spin_ns =
-            sysconf(_SC_NPROCESSORS_ONLN) >= MGRM_SPIN_MIN_CPUS ? MGRM_SPIN_DEFAULT_US * 1000L : 0;
+        mgtr_spin_ns =
+            sysconf(_SC_NPROCESSORS_ONLN) >= MGTR_SPIN_MIN_CPUS ? MGTR_SPIN_DEFAULT_US * 1000L : 0;
         return 0;
     }
     char *end;
@@ -382,19 +382,19 @@ int mgrm_spin_setup(const char *var)
     long us = strtol(v, &end, 10);
     if (errno || end == v || *end || us < 0 || us > 100000)
         return -1;
-    mgrm_spin_ns = us * 1000L;
+    mgtr_spin_ns = us * 1000L;
     return 0;
 }
 
-int mgrm_msg_recv(const mgrm_transport_t *t, mgrm_ep_t *ep, mgrm_hdr_t *h, uint8_t **buf,
+int mgtr_msg_recv(const mgtr_transport_t *t, mgtr_ep_t *ep, mgw_hdr_t *h, uint8_t **buf,
                   size_t *cap, uint32_t max)
 {
-    uint8_t raw[MGRM_HDR_SIZE];
-    if (mgrm_spin_ns > 0 && t->spin_readable)
-        t->spin_readable(ep, mgrm_spin_ns);
+    uint8_t raw[MGW_HDR_SIZE];
+    if (mgtr_spin_ns > 0 && t->spin_readable)
+        t->spin_readable(ep, mgtr_spin_ns);
     if (t->recv(ep, raw, sizeof raw))
         return -1;
-    if (mgrm_hdr_parse(raw, h, max))
+    if (mgw_hdr_parse(raw, h, max))
         return -2;
     if (h->length > *cap || !*buf) {
         size_t c = h->length < 4096 ? 4096 : h->length;
@@ -407,9 +407,9 @@ int mgrm_msg_recv(const mgrm_transport_t *t, mgrm_ep_t *ep, mgrm_hdr_t *h, uint8
     return h->length && t->recv(ep, *buf, h->length) ? -1 : 0;
 }
 
-int mgrm_msg_send(const mgrm_transport_t *t, mgrm_ep_t *ep, mgrm_buf_t *b)
+int mgtr_msg_send(const mgtr_transport_t *t, mgtr_ep_t *ep, mgw_buf_t *b)
 {
-    if (mgrm_buf_finish(b))
+    if (mgw_buf_finish(b))
         return -1;
     return t->send(ep, b->p, b->len);
 }

@@ -5,7 +5,8 @@ MG_WIRE_INC = -I$(top_srcdir)/src/remote/wire $(MG_COMMON_INC)
 if REMOTE
 noinst_LTLIBRARIES += libmgw.la
 libmgw_la_CPPFLAGS = $(MG_BASE_CPPFLAGS) $(MG_WIRE_INC)
-libmgw_la_SOURCES = src/remote/wire/wire.c
-libmgw_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
+libmgw_la_SOURCES = src/remote/wire/wire.c src/remote/wire/auth.c
+libmgw_la_CFLAGS = $(AM_CFLAGS) $(SODIUM_CFLAGS) -fvisibility=hidden
+libmgw_la_LIBADD = $(SODIUM_LIBS)
 noinst_HEADERS += src/remote/wire/wire.h
 endif
