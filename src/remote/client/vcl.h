@@ -27,7 +27,105 @@
 #include "bulk.h"
 #include "transport.h"
 
-#define MGVCL_EXPORT __attribute__((visibility("default")))
+/* Every OpenCL entry point this ICD defines, named mgvcl_clXxx (its type is
+ * the OpenCL prototype's).  The ICD loader reaches them through the
+ * dispatch table (vcl_icd.c), the first member of every object. */
+#define MGVCL_ENTRY_POINTS(X)                                                                      \
+    X(clBuildProgram)                                                                              \
+    X(clCompileProgram)                                                                            \
+    X(clCreateBuffer)                                                                              \
+    X(clCreateCommandQueue)                                                                        \
+    X(clCreateContext)                                                                             \
+    X(clCreateContextFromType)                                                                     \
+    X(clCreateImage)                                                                               \
+    X(clCreateImage2D)                                                                             \
+    X(clCreateImage3D)                                                                             \
+    X(clCreateKernel)                                                                              \
+    X(clCreateKernelsInProgram)                                                                    \
+    X(clCreateProgramWithBinary)                                                                   \
+    X(clCreateProgramWithSource)                                                                   \
+    X(clCreateSampler)                                                                             \
+    X(clCreateSubBuffer)                                                                           \
+    X(clCreateSubDevices)                                                                          \
+    X(clCreateUserEvent)                                                                           \
+    X(clEnqueueBarrier)                                                                            \
+    X(clEnqueueBarrierWithWaitList)                                                                \
+    X(clEnqueueCopyBuffer)                                                                         \
+    X(clEnqueueCopyBufferRect)                                                                     \
+    X(clEnqueueCopyBufferToImage)                                                                  \
+    X(clEnqueueCopyImage)                                                                          \
+    X(clEnqueueCopyImageToBuffer)                                                                  \
+    X(clEnqueueFillBuffer)                                                                         \
+    X(clEnqueueFillImage)                                                                          \
+    X(clEnqueueMapBuffer)                                                                          \
+    X(clEnqueueMapImage)                                                                           \
+    X(clEnqueueMarker)                                                                             \
+    X(clEnqueueMarkerWithWaitList)                                                                 \
+    X(clEnqueueNDRangeKernel)                                                                      \
+    X(clEnqueueNativeKernel)                                                                       \
+    X(clEnqueueReadBuffer)                                                                         \
+    X(clEnqueueReadBufferRect)                                                                     \
+    X(clEnqueueReadImage)                                                                          \
+    X(clEnqueueTask)                                                                               \
+    X(clEnqueueUnmapMemObject)                                                                     \
+    X(clEnqueueWaitForEvents)                                                                      \
+    X(clEnqueueWriteBuffer)                                                                        \
+    X(clEnqueueWriteBufferRect)                                                                    \
+    X(clEnqueueWriteImage)                                                                         \
+    X(clFinish)                                                                                    \
+    X(clFlush)                                                                                     \
+    X(clGetCommandQueueInfo)                                                                       \
+    X(clGetContextInfo)                                                                            \
+    X(clGetDeviceIDs)                                                                              \
+    X(clGetDeviceInfo)                                                                             \
+    X(clGetEventInfo)                                                                              \
+    X(clGetEventProfilingInfo)                                                                     \
+    X(clGetExtensionFunctionAddress)                                                               \
+    X(clGetExtensionFunctionAddressForPlatform)                                                    \
+    X(clGetImageInfo)                                                                              \
+    X(clGetKernelArgInfo)                                                                          \
+    X(clGetKernelInfo)                                                                             \
+    X(clGetKernelWorkGroupInfo)                                                                    \
+    X(clGetMemObjectInfo)                                                                          \
+    X(clGetPlatformIDs)                                                                            \
+    X(clGetPlatformInfo)                                                                           \
+    X(clGetProgramBuildInfo)                                                                       \
+    X(clGetProgramInfo)                                                                            \
+    X(clGetSamplerInfo)                                                                            \
+    X(clGetSupportedImageFormats)                                                                  \
+    X(clIcdGetPlatformIDsKHR)                                                                      \
+    X(clLinkProgram)                                                                               \
+    X(clReleaseCommandQueue)                                                                       \
+    X(clReleaseContext)                                                                            \
+    X(clReleaseDevice)                                                                             \
+    X(clReleaseEvent)                                                                              \
+    X(clReleaseKernel)                                                                             \
+    X(clReleaseMemObject)                                                                          \
+    X(clReleaseProgram)                                                                            \
+    X(clReleaseSampler)                                                                            \
+    X(clRetainCommandQueue)                                                                        \
+    X(clRetainContext)                                                                             \
+    X(clRetainDevice)                                                                              \
+    X(clRetainEvent)                                                                               \
+    X(clRetainKernel)                                                                              \
+    X(clRetainMemObject)                                                                           \
+    X(clRetainProgram)                                                                             \
+    X(clRetainSampler)                                                                             \
+    X(clSetCommandQueueProperty)                                                                   \
+    X(clSetEventCallback)                                                                          \
+    X(clSetKernelArg)                                                                              \
+    X(clSetMemObjectDestructorCallback)                                                            \
+    X(clSetUserEventStatus)                                                                        \
+    X(clUnloadCompiler)                                                                            \
+    X(clUnloadPlatformCompiler)                                                                    \
+    X(clWaitForEvents)
+#define MGVCL_DECLARE(name) extern __typeof__(name) mgvcl_##name;
+MGVCL_ENTRY_POINTS(MGVCL_DECLARE)
+#undef MGVCL_DECLARE
+/* The loader looks up a few entry points by their OpenCL names (vcl.map):
+ * each is exported as an alias of its mgvcl_ definition, in the same file. */
+#define MGVCL_LOADER_ALIAS(name)                                                                   \
+    extern __typeof__(name) name __attribute__((alias("mgvcl_" #name), visibility("default")));
 
 extern struct _cl_icd_dispatch mgvcl_dispatch;
 

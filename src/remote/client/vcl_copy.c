@@ -5,9 +5,9 @@
 
 #include "vcl.h"
 
-cl_int CL_API_CALL clEnqueueCopyBuffer(cl_command_queue q, cl_mem src, cl_mem dst, size_t so,
-                                       size_t dof, size_t n, cl_uint nw, const cl_event *w,
-                                       cl_event *out)
+cl_int CL_API_CALL mgvcl_clEnqueueCopyBuffer(cl_command_queue q, cl_mem src, cl_mem dst, size_t so,
+                                             size_t dof, size_t n, cl_uint nw, const cl_event *w,
+                                             cl_event *out)
 {
     mgw_buf_t b;
     cl_event ev;
@@ -35,10 +35,11 @@ cl_int CL_API_CALL clEnqueueCopyBuffer(cl_command_queue q, cl_mem src, cl_mem ds
     return rc;
 }
 
-cl_int CL_API_CALL clEnqueueCopyBufferRect(cl_command_queue q, cl_mem src, cl_mem dst,
-                                           const size_t *so, const size_t *dof, const size_t *reg,
-                                           size_t srp, size_t ssp, size_t drp, size_t dsp,
-                                           cl_uint nw, const cl_event *w, cl_event *out)
+cl_int CL_API_CALL mgvcl_clEnqueueCopyBufferRect(cl_command_queue q, cl_mem src, cl_mem dst,
+                                                 const size_t *so, const size_t *dof,
+                                                 const size_t *reg, size_t srp, size_t ssp,
+                                                 size_t drp, size_t dsp, cl_uint nw,
+                                                 const cl_event *w, cl_event *out)
 {
     mgw_buf_t b;
     cl_event ev;
@@ -71,9 +72,9 @@ cl_int CL_API_CALL clEnqueueCopyBufferRect(cl_command_queue q, cl_mem src, cl_me
     return rc;
 }
 
-cl_int CL_API_CALL clEnqueueFillBuffer(cl_command_queue q, cl_mem m, const void *pat, size_t plen,
-                                       size_t off, size_t n, cl_uint nw, const cl_event *w,
-                                       cl_event *out)
+cl_int CL_API_CALL mgvcl_clEnqueueFillBuffer(cl_command_queue q, cl_mem m, const void *pat,
+                                             size_t plen, size_t off, size_t n, cl_uint nw,
+                                             const cl_event *w, cl_event *out)
 {
     mgw_buf_t b;
     cl_event ev;
@@ -111,9 +112,9 @@ typedef struct mapping {
 static mapping_t *maps;
 static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void *CL_API_CALL clEnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_bool blocking,
-                                     cl_map_flags flags, size_t off, size_t n, cl_uint nw,
-                                     const cl_event *w, cl_event *out, cl_int *err)
+void *CL_API_CALL mgvcl_clEnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_bool blocking,
+                                           cl_map_flags flags, size_t off, size_t n, cl_uint nw,
+                                           const cl_event *w, cl_event *out, cl_int *err)
 {
     cl_int rc = CL_SUCCESS;
     mapping_t *mp = NULL;
@@ -151,7 +152,7 @@ void *CL_API_CALL clEnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_bool block
         }
     }
     if (flags & CL_MAP_WRITE_INVALIDATE_REGION)
-        rc = clEnqueueMarkerWithWaitList(q, nw, w, out);
+        rc = mgvcl_clEnqueueMarkerWithWaitList(q, nw, w, out);
     else
         rc = mgvcl_read_any(q, m, blocking, off, n, mp->p, nw, w, out);
     if (rc)
@@ -159,8 +160,8 @@ void *CL_API_CALL clEnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_bool block
     if (out && *out)
         (*out)->type = CL_COMMAND_MAP_BUFFER;
     if (blocking && (flags & CL_MAP_WRITE_INVALIDATE_REGION) && out && *out)
-        clWaitForEvents(1, out);
-    clRetainMemObject(m);
+        mgvcl_clWaitForEvents(1, out);
+    mgvcl_clRetainMemObject(m);
     atomic_fetch_add(&m->maps, 1);
     pthread_mutex_lock(&maps_lock);
     mp->next = maps;
@@ -178,8 +179,8 @@ fn_fail:
     return NULL;
 }
 
-cl_int CL_API_CALL clEnqueueUnmapMemObject(cl_command_queue q, cl_mem m, void *p, cl_uint nw,
-                                           const cl_event *w, cl_event *out)
+cl_int CL_API_CALL mgvcl_clEnqueueUnmapMemObject(cl_command_queue q, cl_mem m, void *p, cl_uint nw,
+                                                 const cl_event *w, cl_event *out)
 {
     mapping_t *mp = NULL;
     cl_int rc;
@@ -200,45 +201,46 @@ cl_int CL_API_CALL clEnqueueUnmapMemObject(cl_command_queue q, cl_mem m, void *p
     if (mp->write) /* the data is on the wire when the call returns */
         rc = mgvcl_write_now(q, m, mp->off, mp->n, mp->p, nw, w, out);
     else
-        rc = clEnqueueMarkerWithWaitList(q, nw, w, out);
+        rc = mgvcl_clEnqueueMarkerWithWaitList(q, nw, w, out);
     if (rc == CL_SUCCESS && out && *out)
         (*out)->type = CL_COMMAND_UNMAP_MEM_OBJECT;
     if (mp->own)
         free(mp->p);
     free(mp);
     atomic_fetch_sub(&m->maps, 1);
-    clReleaseMemObject(m);
+    mgvcl_clReleaseMemObject(m);
     return rc;
 }
 
 /* Images and samplers are not served: the devices report no image support. */
-cl_mem CL_API_CALL clCreateImage(cl_context c, cl_mem_flags f, const cl_image_format *fmt,
-                                 const cl_image_desc *d, void *h, cl_int *err)
+cl_mem CL_API_CALL mgvcl_clCreateImage(cl_context c, cl_mem_flags f, const cl_image_format *fmt,
+                                       const cl_image_desc *d, void *h, cl_int *err)
 {
     if (err)
         *err = CL_INVALID_OPERATION;
     return NULL;
 }
 
-cl_mem CL_API_CALL clCreateImage2D(cl_context c, cl_mem_flags f, const cl_image_format *fmt,
-                                   size_t w, size_t h, size_t rp, void *p, cl_int *err)
+cl_mem CL_API_CALL mgvcl_clCreateImage2D(cl_context c, cl_mem_flags f, const cl_image_format *fmt,
+                                         size_t w, size_t h, size_t rp, void *p, cl_int *err)
 {
     if (err)
         *err = CL_INVALID_OPERATION;
     return NULL;
 }
 
-cl_mem CL_API_CALL clCreateImage3D(cl_context c, cl_mem_flags f, const cl_image_format *fmt,
-                                   size_t w, size_t h, size_t d, size_t rp, size_t sp, void *p,
-                                   cl_int *err)
+cl_mem CL_API_CALL mgvcl_clCreateImage3D(cl_context c, cl_mem_flags f, const cl_image_format *fmt,
+                                         size_t w, size_t h, size_t d, size_t rp, size_t sp,
+                                         void *p, cl_int *err)
 {
     if (err)
         *err = CL_INVALID_OPERATION;
     return NULL;
 }
 
-cl_int CL_API_CALL clGetSupportedImageFormats(cl_context c, cl_mem_flags f, cl_mem_object_type t,
-                                              cl_uint n, cl_image_format *fmts, cl_uint *nf)
+cl_int CL_API_CALL mgvcl_clGetSupportedImageFormats(cl_context c, cl_mem_flags f,
+                                                    cl_mem_object_type t, cl_uint n,
+                                                    cl_image_format *fmts, cl_uint *nf)
 {
     if (!mgvcl_is(c))
         return CL_INVALID_CONTEXT;
@@ -247,80 +249,83 @@ cl_int CL_API_CALL clGetSupportedImageFormats(cl_context c, cl_mem_flags f, cl_m
     return CL_SUCCESS;
 }
 
-cl_int CL_API_CALL clGetImageInfo(cl_mem m, cl_image_info p, size_t s, void *v, size_t *r)
+cl_int CL_API_CALL mgvcl_clGetImageInfo(cl_mem m, cl_image_info p, size_t s, void *v, size_t *r)
 {
     return CL_INVALID_MEM_OBJECT;
 }
 
-cl_sampler CL_API_CALL clCreateSampler(cl_context c, cl_bool norm, cl_addressing_mode a,
-                                       cl_filter_mode f, cl_int *err)
+cl_sampler CL_API_CALL mgvcl_clCreateSampler(cl_context c, cl_bool norm, cl_addressing_mode a,
+                                             cl_filter_mode f, cl_int *err)
 {
     if (err)
         *err = CL_INVALID_OPERATION;
     return NULL;
 }
 
-cl_int CL_API_CALL clRetainSampler(cl_sampler s)
+cl_int CL_API_CALL mgvcl_clRetainSampler(cl_sampler s)
 {
     return CL_INVALID_SAMPLER;
 }
 
-cl_int CL_API_CALL clReleaseSampler(cl_sampler s)
+cl_int CL_API_CALL mgvcl_clReleaseSampler(cl_sampler s)
 {
     return CL_INVALID_SAMPLER;
 }
 
-cl_int CL_API_CALL clGetSamplerInfo(cl_sampler s, cl_sampler_info p, size_t n, void *v, size_t *r)
+cl_int CL_API_CALL mgvcl_clGetSamplerInfo(cl_sampler s, cl_sampler_info p, size_t n, void *v,
+                                          size_t *r)
 {
     return CL_INVALID_SAMPLER;
 }
 
-cl_int CL_API_CALL clEnqueueReadImage(cl_command_queue q, cl_mem i, cl_bool b, const size_t *o,
-                                      const size_t *r, size_t rp, size_t sp, void *p, cl_uint nw,
-                                      const cl_event *w, cl_event *e)
+cl_int CL_API_CALL mgvcl_clEnqueueReadImage(cl_command_queue q, cl_mem i, cl_bool b,
+                                            const size_t *o, const size_t *r, size_t rp, size_t sp,
+                                            void *p, cl_uint nw, const cl_event *w, cl_event *e)
 {
     return CL_INVALID_MEM_OBJECT;
 }
 
-cl_int CL_API_CALL clEnqueueWriteImage(cl_command_queue q, cl_mem i, cl_bool b, const size_t *o,
-                                       const size_t *r, size_t rp, size_t sp, const void *p,
-                                       cl_uint nw, const cl_event *w, cl_event *e)
+cl_int CL_API_CALL mgvcl_clEnqueueWriteImage(cl_command_queue q, cl_mem i, cl_bool b,
+                                             const size_t *o, const size_t *r, size_t rp, size_t sp,
+                                             const void *p, cl_uint nw, const cl_event *w,
+                                             cl_event *e)
 {
     return CL_INVALID_MEM_OBJECT;
 }
 
-cl_int CL_API_CALL clEnqueueCopyImage(cl_command_queue q, cl_mem s, cl_mem d, const size_t *so,
-                                      const size_t *dof, const size_t *r, cl_uint nw,
-                                      const cl_event *w, cl_event *e)
+cl_int CL_API_CALL mgvcl_clEnqueueCopyImage(cl_command_queue q, cl_mem s, cl_mem d,
+                                            const size_t *so, const size_t *dof, const size_t *r,
+                                            cl_uint nw, const cl_event *w, cl_event *e)
 {
     return CL_INVALID_MEM_OBJECT;
 }
 
-cl_int CL_API_CALL clEnqueueCopyImageToBuffer(cl_command_queue q, cl_mem s, cl_mem d,
-                                              const size_t *so, const size_t *r, size_t dof,
-                                              cl_uint nw, const cl_event *w, cl_event *e)
+cl_int CL_API_CALL mgvcl_clEnqueueCopyImageToBuffer(cl_command_queue q, cl_mem s, cl_mem d,
+                                                    const size_t *so, const size_t *r, size_t dof,
+                                                    cl_uint nw, const cl_event *w, cl_event *e)
 {
     return CL_INVALID_MEM_OBJECT;
 }
 
-cl_int CL_API_CALL clEnqueueCopyBufferToImage(cl_command_queue q, cl_mem s, cl_mem d, size_t so,
-                                              const size_t *dof, const size_t *r, cl_uint nw,
-                                              const cl_event *w, cl_event *e)
+cl_int CL_API_CALL mgvcl_clEnqueueCopyBufferToImage(cl_command_queue q, cl_mem s, cl_mem d,
+                                                    size_t so, const size_t *dof, const size_t *r,
+                                                    cl_uint nw, const cl_event *w, cl_event *e)
 {
     return CL_INVALID_MEM_OBJECT;
 }
 
-void *CL_API_CALL clEnqueueMapImage(cl_command_queue q, cl_mem i, cl_bool b, cl_map_flags f,
-                                    const size_t *o, const size_t *r, size_t *rp, size_t *sp,
-                                    cl_uint nw, const cl_event *w, cl_event *e, cl_int *err)
+void *CL_API_CALL mgvcl_clEnqueueMapImage(cl_command_queue q, cl_mem i, cl_bool b, cl_map_flags f,
+                                          const size_t *o, const size_t *r, size_t *rp, size_t *sp,
+                                          cl_uint nw, const cl_event *w, cl_event *e, cl_int *err)
 {
     if (err)
         *err = CL_INVALID_MEM_OBJECT;
     return NULL;
 }
 
-cl_int CL_API_CALL clEnqueueFillImage(cl_command_queue q, cl_mem i, const void *c, const size_t *o,
-                                      const size_t *r, cl_uint nw, const cl_event *w, cl_event *e)
+cl_int CL_API_CALL mgvcl_clEnqueueFillImage(cl_command_queue q, cl_mem i, const void *c,
+                                            const size_t *o, const size_t *r, cl_uint nw,
+                                            const cl_event *w, cl_event *e)
 {
     return CL_INVALID_MEM_OBJECT;
 }

@@ -30,7 +30,7 @@ static cl_uint all_devices(cl_device_type type, cl_uint max, cl_device_id *out)
     return n;
 }
 
-cl_int CL_API_CALL clGetPlatformIDs(cl_uint n, cl_platform_id *p, cl_uint *np)
+cl_int CL_API_CALL mgvcl_clGetPlatformIDs(cl_uint n, cl_platform_id *p, cl_uint *np)
 {
     if ((!n && p) || (!p && !np))
         return CL_INVALID_VALUE;
@@ -46,13 +46,14 @@ cl_int CL_API_CALL clGetPlatformIDs(cl_uint n, cl_platform_id *p, cl_uint *np)
     return CL_SUCCESS;
 }
 
-MGVCL_EXPORT cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint n, cl_platform_id *p, cl_uint *np)
+cl_int CL_API_CALL mgvcl_clIcdGetPlatformIDsKHR(cl_uint n, cl_platform_id *p, cl_uint *np)
 {
-    return clGetPlatformIDs(n, p, np);
+    return mgvcl_clGetPlatformIDs(n, p, np);
 }
+MGVCL_LOADER_ALIAS(clIcdGetPlatformIDsKHR)
 
-MGVCL_EXPORT cl_int CL_API_CALL clGetPlatformInfo(cl_platform_id p, cl_platform_info param,
-                                                  size_t size, void *value, size_t *size_ret)
+cl_int CL_API_CALL mgvcl_clGetPlatformInfo(cl_platform_id p, cl_platform_info param, size_t size,
+                                           void *value, size_t *size_ret)
 {
     const char *s;
     if (p != &mgvcl_platform)
@@ -81,9 +82,10 @@ MGVCL_EXPORT cl_int CL_API_CALL clGetPlatformInfo(cl_platform_id p, cl_platform_
     }
     return mgvcl_ret(s, strlen(s) + 1, size, value, size_ret);
 }
+MGVCL_LOADER_ALIAS(clGetPlatformInfo)
 
-cl_int CL_API_CALL clGetDeviceIDs(cl_platform_id p, cl_device_type type, cl_uint n,
-                                  cl_device_id *devs, cl_uint *nd)
+cl_int CL_API_CALL mgvcl_clGetDeviceIDs(cl_platform_id p, cl_device_type type, cl_uint n,
+                                        cl_device_id *devs, cl_uint *nd)
 {
     if (p && p != &mgvcl_platform)
         return CL_INVALID_PLATFORM;
@@ -95,8 +97,8 @@ cl_int CL_API_CALL clGetDeviceIDs(cl_platform_id p, cl_device_type type, cl_uint
     return k ? CL_SUCCESS : CL_DEVICE_NOT_FOUND;
 }
 
-cl_int CL_API_CALL clGetDeviceInfo(cl_device_id d, cl_device_info param, size_t size, void *value,
-                                   size_t *size_ret)
+cl_int CL_API_CALL mgvcl_clGetDeviceInfo(cl_device_id d, cl_device_info param, size_t size,
+                                         void *value, size_t *size_ret)
 {
     static const cl_uint one = 1;
     static const cl_device_id none = NULL;
@@ -116,18 +118,18 @@ cl_int CL_API_CALL clGetDeviceInfo(cl_device_id d, cl_device_info param, size_t 
     return CL_INVALID_VALUE;
 }
 
-cl_int CL_API_CALL clRetainDevice(cl_device_id d)
+cl_int CL_API_CALL mgvcl_clRetainDevice(cl_device_id d)
 {
     return mgvcl_is(d) ? CL_SUCCESS : CL_INVALID_DEVICE;
 }
 
-cl_int CL_API_CALL clReleaseDevice(cl_device_id d)
+cl_int CL_API_CALL mgvcl_clReleaseDevice(cl_device_id d)
 {
     return mgvcl_is(d) ? CL_SUCCESS : CL_INVALID_DEVICE;
 }
 
-cl_int CL_API_CALL clCreateSubDevices(cl_device_id d, const cl_device_partition_property *p,
-                                      cl_uint n, cl_device_id *out, cl_uint *nout)
+cl_int CL_API_CALL mgvcl_clCreateSubDevices(cl_device_id d, const cl_device_partition_property *p,
+                                            cl_uint n, cl_device_id *out, cl_uint *nout)
 {
     return mgvcl_is(d) ? CL_INVALID_VALUE : CL_INVALID_DEVICE;
 }
@@ -154,7 +156,7 @@ static cl_int props_check(const cl_context_properties *props, cl_context ctx)
     return CL_SUCCESS;
 }
 
-cl_context CL_API_CALL clCreateContext(
+cl_context CL_API_CALL mgvcl_clCreateContext(
     const cl_context_properties *props, cl_uint n, const cl_device_id *devs,
     void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *), void *data, cl_int *err)
 {
@@ -200,7 +202,7 @@ fn_fail:
     goto fn_exit;
 }
 
-cl_context CL_API_CALL clCreateContextFromType(
+cl_context CL_API_CALL mgvcl_clCreateContextFromType(
     const cl_context_properties *props, cl_device_type type,
     void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *), void *data, cl_int *err)
 {
@@ -214,10 +216,10 @@ cl_context CL_API_CALL clCreateContextFromType(
             *err = CL_DEVICE_NOT_FOUND;
         return NULL;
     }
-    return clCreateContext(props, k, devs, notify, data, err);
+    return mgvcl_clCreateContext(props, k, devs, notify, data, err);
 }
 
-cl_int CL_API_CALL clRetainContext(cl_context ctx)
+cl_int CL_API_CALL mgvcl_clRetainContext(cl_context ctx)
 {
     if (!mgvcl_is(ctx))
         return CL_INVALID_CONTEXT;
@@ -225,7 +227,7 @@ cl_int CL_API_CALL clRetainContext(cl_context ctx)
     return CL_SUCCESS;
 }
 
-cl_int CL_API_CALL clReleaseContext(cl_context ctx)
+cl_int CL_API_CALL mgvcl_clReleaseContext(cl_context ctx)
 {
     if (!mgvcl_is(ctx))
         return CL_INVALID_CONTEXT;
@@ -237,8 +239,8 @@ cl_int CL_API_CALL clReleaseContext(cl_context ctx)
     return CL_SUCCESS;
 }
 
-cl_int CL_API_CALL clGetContextInfo(cl_context ctx, cl_context_info p, size_t size, void *value,
-                                    size_t *size_ret)
+cl_int CL_API_CALL mgvcl_clGetContextInfo(cl_context ctx, cl_context_info p, size_t size,
+                                          void *value, size_t *size_ret)
 {
     cl_uint u;
     if (!mgvcl_is(ctx))
@@ -257,8 +259,9 @@ cl_int CL_API_CALL clGetContextInfo(cl_context ctx, cl_context_info p, size_t si
     return CL_INVALID_VALUE;
 }
 
-cl_command_queue CL_API_CALL clCreateCommandQueue(cl_context ctx, cl_device_id dev,
-                                                  cl_command_queue_properties props, cl_int *err)
+cl_command_queue CL_API_CALL mgvcl_clCreateCommandQueue(cl_context ctx, cl_device_id dev,
+                                                        cl_command_queue_properties props,
+                                                        cl_int *err)
 {
     cl_command_queue q = NULL;
     cl_int rc = CL_SUCCESS;
@@ -295,7 +298,7 @@ cl_command_queue CL_API_CALL clCreateCommandQueue(cl_context ctx, cl_device_id d
             free(q);
             q = NULL;
         } else {
-            clRetainContext(ctx);
+            mgvcl_clRetainContext(ctx);
         }
     }
     if (err)
@@ -303,7 +306,7 @@ cl_command_queue CL_API_CALL clCreateCommandQueue(cl_context ctx, cl_device_id d
     return q;
 }
 
-cl_int CL_API_CALL clRetainCommandQueue(cl_command_queue q)
+cl_int CL_API_CALL mgvcl_clRetainCommandQueue(cl_command_queue q)
 {
     if (!mgvcl_is(q))
         return CL_INVALID_COMMAND_QUEUE;
@@ -311,21 +314,21 @@ cl_int CL_API_CALL clRetainCommandQueue(cl_command_queue q)
     return CL_SUCCESS;
 }
 
-cl_int CL_API_CALL clReleaseCommandQueue(cl_command_queue q)
+cl_int CL_API_CALL mgvcl_clReleaseCommandQueue(cl_command_queue q)
 {
     if (!mgvcl_is(q))
         return CL_INVALID_COMMAND_QUEUE;
     if (atomic_fetch_sub(&q->refs, 1) == 1) {
-        clFinish(q);
+        mgvcl_clFinish(q);
         mgvcl_release_remote(q->ctx->conn, MGW_K_QUEUE, q->id);
-        clReleaseContext(q->ctx);
+        mgvcl_clReleaseContext(q->ctx);
         free(q);
     }
     return CL_SUCCESS;
 }
 
-cl_int CL_API_CALL clGetCommandQueueInfo(cl_command_queue q, cl_command_queue_info p, size_t size,
-                                         void *value, size_t *size_ret)
+cl_int CL_API_CALL mgvcl_clGetCommandQueueInfo(cl_command_queue q, cl_command_queue_info p,
+                                               size_t size, void *value, size_t *size_ret)
 {
     cl_uint u;
     if (!mgvcl_is(q))
@@ -344,8 +347,9 @@ cl_int CL_API_CALL clGetCommandQueueInfo(cl_command_queue q, cl_command_queue_in
     return CL_INVALID_VALUE;
 }
 
-cl_int CL_API_CALL clSetCommandQueueProperty(cl_command_queue q, cl_command_queue_properties p,
-                                             cl_bool enable, cl_command_queue_properties *old)
+cl_int CL_API_CALL mgvcl_clSetCommandQueueProperty(cl_command_queue q,
+                                                   cl_command_queue_properties p, cl_bool enable,
+                                                   cl_command_queue_properties *old)
 {
     return CL_INVALID_OPERATION;
 }

@@ -267,7 +267,7 @@ cl_int mgvcl_enq_end(cl_command_queue q, mgw_buf_t *b, cl_event ev, cl_event *ou
     return rc;
 }
 
-cl_int CL_API_CALL clWaitForEvents(cl_uint n, const cl_event *list)
+cl_int CL_API_CALL mgvcl_clWaitForEvents(cl_uint n, const cl_event *list)
 {
     if (!n || !list)
         return CL_INVALID_VALUE;
@@ -291,8 +291,8 @@ cl_int CL_API_CALL clWaitForEvents(cl_uint n, const cl_event *list)
     return wait_events(n, list);
 }
 
-cl_int CL_API_CALL clGetEventInfo(cl_event e, cl_event_info p, size_t size, void *value,
-                                  size_t *size_ret)
+cl_int CL_API_CALL mgvcl_clGetEventInfo(cl_event e, cl_event_info p, size_t size, void *value,
+                                        size_t *size_ret)
 {
     cl_int st;
     cl_uint refs;
@@ -317,8 +317,8 @@ cl_int CL_API_CALL clGetEventInfo(cl_event e, cl_event_info p, size_t size, void
     return CL_INVALID_VALUE;
 }
 
-cl_int CL_API_CALL clGetEventProfilingInfo(cl_event e, cl_profiling_info p, size_t size,
-                                           void *value, size_t *size_ret)
+cl_int CL_API_CALL mgvcl_clGetEventProfilingInfo(cl_event e, cl_profiling_info p, size_t size,
+                                                 void *value, size_t *size_ret)
 {
     if (!mgvcl_is(e))
         return CL_INVALID_EVENT;
@@ -327,7 +327,7 @@ cl_int CL_API_CALL clGetEventProfilingInfo(cl_event e, cl_profiling_info p, size
     return mgvcl_info(e->conn, MGW_K_PROFILING, e->id, 0, p, size, value, size_ret);
 }
 
-cl_int CL_API_CALL clRetainEvent(cl_event e)
+cl_int CL_API_CALL mgvcl_clRetainEvent(cl_event e)
 {
     if (!mgvcl_is(e))
         return CL_INVALID_EVENT;
@@ -335,7 +335,7 @@ cl_int CL_API_CALL clRetainEvent(cl_event e)
     return CL_SUCCESS;
 }
 
-cl_int CL_API_CALL clReleaseEvent(cl_event e)
+cl_int CL_API_CALL mgvcl_clReleaseEvent(cl_event e)
 {
     if (!mgvcl_is(e))
         return CL_INVALID_EVENT;
@@ -343,7 +343,7 @@ cl_int CL_API_CALL clReleaseEvent(cl_event e)
     return CL_SUCCESS;
 }
 
-cl_event CL_API_CALL clCreateUserEvent(cl_context ctx, cl_int *err)
+cl_event CL_API_CALL mgvcl_clCreateUserEvent(cl_context ctx, cl_int *err)
 {
     cl_event e;
     mgw_buf_t b;
@@ -370,7 +370,7 @@ cl_event CL_API_CALL clCreateUserEvent(cl_context ctx, cl_int *err)
     return e;
 }
 
-cl_int CL_API_CALL clSetUserEventStatus(cl_event e, cl_int status)
+cl_int CL_API_CALL mgvcl_clSetUserEventStatus(cl_event e, cl_int status)
 {
     mgw_buf_t b;
     if (!mgvcl_is(e) || e->type != CL_COMMAND_USER)
@@ -391,8 +391,9 @@ cl_int CL_API_CALL clSetUserEventStatus(cl_event e, cl_int status)
     return rc;
 }
 
-cl_int CL_API_CALL clSetEventCallback(cl_event e, cl_int when,
-                                      void(CL_CALLBACK *fn)(cl_event, cl_int, void *), void *data)
+cl_int CL_API_CALL mgvcl_clSetEventCallback(cl_event e, cl_int when,
+                                            void(CL_CALLBACK *fn)(cl_event, cl_int, void *),
+                                            void *data)
 {
     if (!mgvcl_is(e))
         return CL_INVALID_EVENT;
@@ -419,7 +420,7 @@ cl_int CL_API_CALL clSetEventCallback(cl_event e, cl_int when,
     return CL_SUCCESS;
 }
 
-cl_int CL_API_CALL clFinish(cl_command_queue q)
+cl_int CL_API_CALL mgvcl_clFinish(cl_command_queue q)
 {
     if (!mgvcl_is(q))
         return CL_INVALID_COMMAND_QUEUE;
@@ -445,7 +446,7 @@ cl_int CL_API_CALL clFinish(cl_command_queue q)
 }
 
 /* The proxy flushes every command as it enqueues it. */
-cl_int CL_API_CALL clFlush(cl_command_queue q)
+cl_int CL_API_CALL mgvcl_clFlush(cl_command_queue q)
 {
     return mgvcl_is(q) ? CL_SUCCESS : CL_INVALID_COMMAND_QUEUE;
 }
@@ -463,31 +464,31 @@ static cl_int marker(cl_command_queue q, cl_uint nw, const cl_event *w, cl_event
     return rc;
 }
 
-cl_int CL_API_CALL clEnqueueMarkerWithWaitList(cl_command_queue q, cl_uint nw, const cl_event *w,
-                                               cl_event *out)
+cl_int CL_API_CALL mgvcl_clEnqueueMarkerWithWaitList(cl_command_queue q, cl_uint nw,
+                                                     const cl_event *w, cl_event *out)
 {
     return marker(q, nw, w, out, MGW_OP_ENQ_MARKER, CL_COMMAND_MARKER);
 }
 
-cl_int CL_API_CALL clEnqueueBarrierWithWaitList(cl_command_queue q, cl_uint nw, const cl_event *w,
-                                                cl_event *out)
+cl_int CL_API_CALL mgvcl_clEnqueueBarrierWithWaitList(cl_command_queue q, cl_uint nw,
+                                                      const cl_event *w, cl_event *out)
 {
     return marker(q, nw, w, out, MGW_OP_ENQ_BARRIER, CL_COMMAND_BARRIER);
 }
 
-cl_int CL_API_CALL clEnqueueMarker(cl_command_queue q, cl_event *out)
+cl_int CL_API_CALL mgvcl_clEnqueueMarker(cl_command_queue q, cl_event *out)
 {
     if (!out)
         return CL_INVALID_VALUE;
     return marker(q, 0, NULL, out, MGW_OP_ENQ_MARKER, CL_COMMAND_MARKER);
 }
 
-cl_int CL_API_CALL clEnqueueBarrier(cl_command_queue q)
+cl_int CL_API_CALL mgvcl_clEnqueueBarrier(cl_command_queue q)
 {
     return marker(q, 0, NULL, NULL, MGW_OP_ENQ_BARRIER, CL_COMMAND_BARRIER);
 }
 
-cl_int CL_API_CALL clEnqueueWaitForEvents(cl_command_queue q, cl_uint n, const cl_event *w)
+cl_int CL_API_CALL mgvcl_clEnqueueWaitForEvents(cl_command_queue q, cl_uint n, const cl_event *w)
 {
     if (!n || !w)
         return CL_INVALID_VALUE;

@@ -1,5 +1,9 @@
 /* libmpigpu-vcl.so: the ICD dispatch table and the entry points the ICD
- * loader looks up by name (the only exported symbols, see vcl.map). */
+ * loader looks up by name (the only exported symbols, see vcl.map).  An
+ * application reaches every other entry point through the dispatch table of
+ * the objects it holds, so they are all named mgvcl_clXxx: no bare OpenCL
+ * name is defined here for a linker or a code index to take for the real
+ * one. */
 #include <string.h>
 
 #include "vcl.h"
@@ -29,10 +33,10 @@ static cl_int CL_API_CALL migrate(cl_command_queue q, cl_uint n, const cl_mem *m
         if (m[i]->ctx != q->ctx)
             return CL_INVALID_CONTEXT;
     }
-    return clEnqueueMarkerWithWaitList(q, nw, w, out);
+    return mgvcl_clEnqueueMarkerWithWaitList(q, nw, w, out);
 }
 
-#define D(name) .name = name
+#define D(name) .name = mgvcl_##name
 struct _cl_icd_dispatch mgvcl_dispatch = {
     D(clGetPlatformIDs),
     D(clGetPlatformInfo),
@@ -127,17 +131,18 @@ struct _cl_icd_dispatch mgvcl_dispatch = {
     D(clGetExtensionFunctionAddressForPlatform),
 };
 
-MGVCL_EXPORT void *CL_API_CALL clGetExtensionFunctionAddress(const char *name)
+void *CL_API_CALL mgvcl_clGetExtensionFunctionAddress(const char *name)
 {
     if (name && !strcmp(name, "clIcdGetPlatformIDsKHR"))
-        return (void *)clIcdGetPlatformIDsKHR;
+        return (void *)mgvcl_clIcdGetPlatformIDsKHR;
     return NULL; /* no extension functions */
 }
+MGVCL_LOADER_ALIAS(clGetExtensionFunctionAddress)
 
-MGVCL_EXPORT void *CL_API_CALL clGetExtensionFunctionAddressForPlatform(cl_platform_id p,
-                                                                        const char *name)
+void *CL_API_CALL mgvcl_clGetExtensionFunctionAddressForPlatform(cl_platform_id p, const char *name)
 {
     if (p != &mgvcl_platform)
         return NULL;
-    return clGetExtensionFunctionAddress(name);
+    return mgvcl_clGetExtensionFunctionAddress(name);
 }
+MGVCL_LOADER_ALIAS(clGetExtensionFunctionAddressForPlatform)

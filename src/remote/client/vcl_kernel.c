@@ -23,7 +23,7 @@ static size_t type_size(const char *t, cl_device_id d)
         size_t sz = base[i].size;
         if (!sz) { /* address-sized */
             cl_uint bits = 64;
-            clGetDeviceInfo(d, CL_DEVICE_ADDRESS_BITS, sizeof bits, &bits, NULL);
+            mgvcl_clGetDeviceInfo(d, CL_DEVICE_ADDRESS_BITS, sizeof bits, &bits, NULL);
             sz = bits / 8;
         }
         if (!t[l])
@@ -84,13 +84,13 @@ static cl_kernel kernel_make(cl_program p, const char *name, cl_int *err)
         free(k);
         k = NULL;
     } else {
-        clRetainProgram(p);
+        mgvcl_clRetainProgram(p);
     }
     *err = rc;
     return k;
 }
 
-cl_kernel CL_API_CALL clCreateKernel(cl_program p, const char *name, cl_int *err)
+cl_kernel CL_API_CALL mgvcl_clCreateKernel(cl_program p, const char *name, cl_int *err)
 {
     cl_int rc;
     cl_kernel k = NULL;
@@ -105,19 +105,20 @@ cl_kernel CL_API_CALL clCreateKernel(cl_program p, const char *name, cl_int *err
     return k;
 }
 
-cl_int CL_API_CALL clCreateKernelsInProgram(cl_program p, cl_uint n, cl_kernel *ks, cl_uint *nret)
+cl_int CL_API_CALL mgvcl_clCreateKernelsInProgram(cl_program p, cl_uint n, cl_kernel *ks,
+                                                  cl_uint *nret)
 {
     size_t len = 0;
     cl_int rc;
     cl_uint count = 0;
     if (!mgvcl_is(p))
         return CL_INVALID_PROGRAM;
-    if ((rc = clGetProgramInfo(p, CL_PROGRAM_KERNEL_NAMES, 0, NULL, &len)))
+    if ((rc = mgvcl_clGetProgramInfo(p, CL_PROGRAM_KERNEL_NAMES, 0, NULL, &len)))
         return rc;
     char *names = malloc(len + 1), *save = NULL;
     if (!names)
         return CL_OUT_OF_HOST_MEMORY;
-    if ((rc = clGetProgramInfo(p, CL_PROGRAM_KERNEL_NAMES, len, names, NULL))) {
+    if ((rc = mgvcl_clGetProgramInfo(p, CL_PROGRAM_KERNEL_NAMES, len, names, NULL))) {
         free(names);
         return rc;
     }
@@ -129,7 +130,7 @@ cl_int CL_API_CALL clCreateKernelsInProgram(cl_program p, cl_uint n, cl_kernel *
         return CL_INVALID_VALUE;
     }
     if (ks) {
-        clGetProgramInfo(p, CL_PROGRAM_KERNEL_NAMES, len, names, NULL);
+        mgvcl_clGetProgramInfo(p, CL_PROGRAM_KERNEL_NAMES, len, names, NULL);
         names[len] = 0;
         cl_uint i = 0;
         for (char *s = strtok_r(names, ";", &save); s && !rc; s = strtok_r(NULL, ";", &save))
@@ -137,7 +138,7 @@ cl_int CL_API_CALL clCreateKernelsInProgram(cl_program p, cl_uint n, cl_kernel *
                 i++;
         if (rc)
             while (i)
-                clReleaseKernel(ks[--i]);
+                mgvcl_clReleaseKernel(ks[--i]);
     }
     free(names);
     if (nret && !rc)
@@ -145,7 +146,7 @@ cl_int CL_API_CALL clCreateKernelsInProgram(cl_program p, cl_uint n, cl_kernel *
     return rc;
 }
 
-cl_int CL_API_CALL clRetainKernel(cl_kernel k)
+cl_int CL_API_CALL mgvcl_clRetainKernel(cl_kernel k)
 {
     if (!mgvcl_is(k))
         return CL_INVALID_KERNEL;
@@ -153,7 +154,7 @@ cl_int CL_API_CALL clRetainKernel(cl_kernel k)
     return CL_SUCCESS;
 }
 
-cl_int CL_API_CALL clReleaseKernel(cl_kernel k)
+cl_int CL_API_CALL mgvcl_clReleaseKernel(cl_kernel k)
 {
     if (!mgvcl_is(k))
         return CL_INVALID_KERNEL;
@@ -163,14 +164,14 @@ cl_int CL_API_CALL clReleaseKernel(cl_kernel k)
             free(k->args[i].val);
         free(k->args);
         free(k->name);
-        clReleaseProgram(k->prog);
+        mgvcl_clReleaseProgram(k->prog);
         free(k);
     }
     return CL_SUCCESS;
 }
 
 /* Sends nothing: the value is kept, and marked dirty only if it changed. */
-cl_int CL_API_CALL clSetKernelArg(cl_kernel k, cl_uint idx, size_t size, const void *value)
+cl_int CL_API_CALL mgvcl_clSetKernelArg(cl_kernel k, cl_uint idx, size_t size, const void *value)
 {
     unsigned char idbuf[8];
     const void *v = value;
@@ -229,8 +230,8 @@ cl_int CL_API_CALL clSetKernelArg(cl_kernel k, cl_uint idx, size_t size, const v
     return CL_SUCCESS;
 }
 
-cl_int CL_API_CALL clGetKernelInfo(cl_kernel k, cl_kernel_info p, size_t size, void *value,
-                                   size_t *size_ret)
+cl_int CL_API_CALL mgvcl_clGetKernelInfo(cl_kernel k, cl_kernel_info p, size_t size, void *value,
+                                         size_t *size_ret)
 {
     cl_uint u;
     if (!mgvcl_is(k))
@@ -251,9 +252,9 @@ cl_int CL_API_CALL clGetKernelInfo(cl_kernel k, cl_kernel_info p, size_t size, v
     return mgvcl_info(k->prog->ctx->conn, MGW_K_KERNEL, k->id, 0, p, size, value, size_ret);
 }
 
-cl_int CL_API_CALL clGetKernelWorkGroupInfo(cl_kernel k, cl_device_id d,
-                                            cl_kernel_work_group_info p, size_t size, void *value,
-                                            size_t *size_ret)
+cl_int CL_API_CALL mgvcl_clGetKernelWorkGroupInfo(cl_kernel k, cl_device_id d,
+                                                  cl_kernel_work_group_info p, size_t size,
+                                                  void *value, size_t *size_ret)
 {
     if (!mgvcl_is(k))
         return CL_INVALID_KERNEL;
@@ -264,8 +265,8 @@ cl_int CL_API_CALL clGetKernelWorkGroupInfo(cl_kernel k, cl_device_id d,
     return mgvcl_info(d->conn, MGW_K_KERNEL_WG, k->id, d->idx, p, size, value, size_ret);
 }
 
-cl_int CL_API_CALL clGetKernelArgInfo(cl_kernel k, cl_uint idx, cl_kernel_arg_info p, size_t size,
-                                      void *value, size_t *size_ret)
+cl_int CL_API_CALL mgvcl_clGetKernelArgInfo(cl_kernel k, cl_uint idx, cl_kernel_arg_info p,
+                                            size_t size, void *value, size_t *size_ret)
 {
     if (!mgvcl_is(k))
         return CL_INVALID_KERNEL;
@@ -276,9 +277,10 @@ cl_int CL_API_CALL clGetKernelArgInfo(cl_kernel k, cl_uint idx, cl_kernel_arg_in
     return mgvcl_info(k->prog->ctx->conn, MGW_K_KERNEL_ARG, k->id, idx, p, size, value, size_ret);
 }
 
-cl_int CL_API_CALL clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dim,
-                                          const size_t *off, const size_t *gws, const size_t *lws,
-                                          cl_uint nw, const cl_event *w, cl_event *out)
+cl_int CL_API_CALL mgvcl_clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dim,
+                                                const size_t *off, const size_t *gws,
+                                                const size_t *lws, cl_uint nw, const cl_event *w,
+                                                cl_event *out)
 {
     mgw_buf_t b;
     cl_event ev;
@@ -331,17 +333,17 @@ cl_int CL_API_CALL clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_ui
     return rc;
 }
 
-cl_int CL_API_CALL clEnqueueTask(cl_command_queue q, cl_kernel k, cl_uint nw, const cl_event *w,
-                                 cl_event *out)
+cl_int CL_API_CALL mgvcl_clEnqueueTask(cl_command_queue q, cl_kernel k, cl_uint nw,
+                                       const cl_event *w, cl_event *out)
 {
     size_t one = 1;
-    return clEnqueueNDRangeKernel(q, k, 1, NULL, &one, &one, nw, w, out);
+    return mgvcl_clEnqueueNDRangeKernel(q, k, 1, NULL, &one, &one, nw, w, out);
 }
 
-cl_int CL_API_CALL clEnqueueNativeKernel(cl_command_queue q, void(CL_CALLBACK *fn)(void *),
-                                         void *args, size_t n, cl_uint nm, const cl_mem *ml,
-                                         const void **loc, cl_uint nw, const cl_event *w,
-                                         cl_event *out)
+cl_int CL_API_CALL mgvcl_clEnqueueNativeKernel(cl_command_queue q, void(CL_CALLBACK *fn)(void *),
+                                               void *args, size_t n, cl_uint nm, const cl_mem *ml,
+                                               const void **loc, cl_uint nw, const cl_event *w,
+                                               cl_event *out)
 {
     return CL_INVALID_OPERATION; /* host code cannot run on a remote device */
 }

@@ -80,8 +80,8 @@ static cl_mem mem_new(cl_context ctx, cl_mem_flags flags, size_t size)
     return m;
 }
 
-cl_mem CL_API_CALL clCreateBuffer(cl_context ctx, cl_mem_flags flags, size_t size, void *host,
-                                  cl_int *err)
+cl_mem CL_API_CALL mgvcl_clCreateBuffer(cl_context ctx, cl_mem_flags flags, size_t size, void *host,
+                                        cl_int *err)
 {
     cl_mem m = NULL;
     cl_int rc = CL_SUCCESS;
@@ -126,7 +126,7 @@ cl_mem CL_API_CALL clCreateBuffer(cl_context ctx, cl_mem_flags flags, size_t siz
         free(m);
         m = NULL;
     } else {
-        clRetainContext(ctx);
+        mgvcl_clRetainContext(ctx);
         live_add(m);
     }
 fn_exit:
@@ -144,8 +144,9 @@ static cl_mem_flags sub_flags(cl_mem_flags parent, cl_mem_flags own)
            (own & HOST_ACCESS ? own & HOST_ACCESS : parent & HOST_ACCESS);
 }
 
-cl_mem CL_API_CALL clCreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffer_create_type type,
-                                     const void *info, cl_int *err)
+cl_mem CL_API_CALL mgvcl_clCreateSubBuffer(cl_mem parent, cl_mem_flags flags,
+                                           cl_buffer_create_type type, const void *info,
+                                           cl_int *err)
 {
     const cl_buffer_region *r = info;
     cl_mem m = NULL;
@@ -189,8 +190,8 @@ cl_mem CL_API_CALL clCreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffe
         free(m);
         m = NULL;
     } else {
-        clRetainMemObject(parent);
-        clRetainContext(parent->ctx);
+        mgvcl_clRetainMemObject(parent);
+        mgvcl_clRetainContext(parent->ctx);
         live_add(m);
     }
 fn_exit:
@@ -199,7 +200,7 @@ fn_exit:
     return m;
 }
 
-cl_int CL_API_CALL clRetainMemObject(cl_mem m)
+cl_int CL_API_CALL mgvcl_clRetainMemObject(cl_mem m)
 {
     if (!mgvcl_is(m))
         return CL_INVALID_MEM_OBJECT;
@@ -207,7 +208,7 @@ cl_int CL_API_CALL clRetainMemObject(cl_mem m)
     return CL_SUCCESS;
 }
 
-cl_int CL_API_CALL clReleaseMemObject(cl_mem m)
+cl_int CL_API_CALL mgvcl_clReleaseMemObject(cl_mem m)
 {
     if (!mgvcl_is(m))
         return CL_INVALID_MEM_OBJECT;
@@ -221,15 +222,16 @@ cl_int CL_API_CALL clReleaseMemObject(cl_mem m)
             free(cb);
         }
         if (m->parent)
-            clReleaseMemObject(m->parent);
-        clReleaseContext(m->ctx);
+            mgvcl_clReleaseMemObject(m->parent);
+        mgvcl_clReleaseContext(m->ctx);
         free(m);
     }
     return CL_SUCCESS;
 }
 
-cl_int CL_API_CALL clSetMemObjectDestructorCallback(cl_mem m, void(CL_CALLBACK *fn)(cl_mem, void *),
-                                                    void *data)
+cl_int CL_API_CALL mgvcl_clSetMemObjectDestructorCallback(cl_mem m,
+                                                          void(CL_CALLBACK *fn)(cl_mem, void *),
+                                                          void *data)
 {
     mem_cb_t *cb;
     if (!mgvcl_is(m))
@@ -245,8 +247,8 @@ cl_int CL_API_CALL clSetMemObjectDestructorCallback(cl_mem m, void(CL_CALLBACK *
     return CL_SUCCESS;
 }
 
-cl_int CL_API_CALL clGetMemObjectInfo(cl_mem m, cl_mem_info p, size_t size, void *value,
-                                      size_t *size_ret)
+cl_int CL_API_CALL mgvcl_clGetMemObjectInfo(cl_mem m, cl_mem_info p, size_t size, void *value,
+                                            size_t *size_ret)
 {
     cl_uint u;
     cl_mem_object_type t = CL_MEM_OBJECT_BUFFER;
@@ -347,9 +349,9 @@ static cl_int read_common(cl_command_queue q, cl_mem m, cl_bool blocking, size_t
     return rc;
 }
 
-cl_int CL_API_CALL clEnqueueReadBuffer(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off,
-                                       size_t n, void *dst, cl_uint nw, const cl_event *w,
-                                       cl_event *out)
+cl_int CL_API_CALL mgvcl_clEnqueueReadBuffer(cl_command_queue q, cl_mem m, cl_bool blocking,
+                                             size_t off, size_t n, void *dst, cl_uint nw,
+                                             const cl_event *w, cl_event *out)
 {
     return read_common(q, m, blocking, off, n, dst, nw, w, out, MGW_OP_ENQ_READ, NULL,
                        CL_COMMAND_READ_BUFFER, 1);
@@ -402,9 +404,9 @@ static cl_int write_common(cl_command_queue q, cl_mem m, cl_bool blocking, size_
     return rc;
 }
 
-cl_int CL_API_CALL clEnqueueWriteBuffer(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off,
-                                        size_t n, const void *src, cl_uint nw, const cl_event *w,
-                                        cl_event *out)
+cl_int CL_API_CALL mgvcl_clEnqueueWriteBuffer(cl_command_queue q, cl_mem m, cl_bool blocking,
+                                              size_t off, size_t n, const void *src, cl_uint nw,
+                                              const cl_event *w, cl_event *out)
 {
     return write_common(q, m, blocking, off, n, src, nw, w, out, MGW_OP_ENQ_WRITE, NULL,
                         CL_COMMAND_WRITE_BUFFER, 0);
@@ -454,10 +456,11 @@ static cl_int rect_bounds(cl_mem m, const size_t *o, const size_t *reg, size_t r
     return last > m->size ? CL_INVALID_VALUE : CL_SUCCESS;
 }
 
-cl_int CL_API_CALL clEnqueueReadBufferRect(cl_command_queue q, cl_mem m, cl_bool blocking,
-                                           const size_t *bo, const size_t *ho, const size_t *reg,
-                                           size_t brp, size_t bsp, size_t hrp, size_t hsp,
-                                           void *dst, cl_uint nw, const cl_event *w, cl_event *out)
+cl_int CL_API_CALL mgvcl_clEnqueueReadBufferRect(cl_command_queue q, cl_mem m, cl_bool blocking,
+                                                 const size_t *bo, const size_t *ho,
+                                                 const size_t *reg, size_t brp, size_t bsp,
+                                                 size_t hrp, size_t hsp, void *dst, cl_uint nw,
+                                                 const cl_event *w, cl_event *out)
 {
     size_t rect[10], n, hoff;
     if (rect_args(bo, ho, reg, &brp, &bsp, &hrp, &hsp, rect, &n, &hoff))
@@ -469,11 +472,11 @@ cl_int CL_API_CALL clEnqueueReadBufferRect(cl_command_queue q, cl_mem m, cl_bool
                        rect, CL_COMMAND_READ_BUFFER_RECT, 1);
 }
 
-cl_int CL_API_CALL clEnqueueWriteBufferRect(cl_command_queue q, cl_mem m, cl_bool blocking,
-                                            const size_t *bo, const size_t *ho, const size_t *reg,
-                                            size_t brp, size_t bsp, size_t hrp, size_t hsp,
-                                            const void *src, cl_uint nw, const cl_event *w,
-                                            cl_event *out)
+cl_int CL_API_CALL mgvcl_clEnqueueWriteBufferRect(cl_command_queue q, cl_mem m, cl_bool blocking,
+                                                  const size_t *bo, const size_t *ho,
+                                                  const size_t *reg, size_t brp, size_t bsp,
+                                                  size_t hrp, size_t hsp, const void *src,
+                                                  cl_uint nw, const cl_event *w, cl_event *out)
 {
     size_t rect[10], n, hoff;
     if (rect_args(bo, ho, reg, &brp, &bsp, &hrp, &hsp, rect, &n, &hoff))

@@ -30,12 +30,12 @@ static cl_program program_done(cl_program p, cl_int rc, cl_int *err)
         return NULL;
     }
     if (p)
-        clRetainContext(p->ctx);
+        mgvcl_clRetainContext(p->ctx);
     return p;
 }
 
-cl_program CL_API_CALL clCreateProgramWithSource(cl_context ctx, cl_uint n, const char **strs,
-                                                 const size_t *lens, cl_int *err)
+cl_program CL_API_CALL mgvcl_clCreateProgramWithSource(cl_context ctx, cl_uint n, const char **strs,
+                                                       const size_t *lens, cl_int *err)
 {
     cl_program p = NULL;
     size_t total = 0;
@@ -67,10 +67,10 @@ cl_program CL_API_CALL clCreateProgramWithSource(cl_context ctx, cl_uint n, cons
     return program_done(p, rc, err);
 }
 
-cl_program CL_API_CALL clCreateProgramWithBinary(cl_context ctx, cl_uint n,
-                                                 const cl_device_id *devs, const size_t *lens,
-                                                 const unsigned char **bins, cl_int *status,
-                                                 cl_int *err)
+cl_program CL_API_CALL mgvcl_clCreateProgramWithBinary(cl_context ctx, cl_uint n,
+                                                       const cl_device_id *devs, const size_t *lens,
+                                                       const unsigned char **bins, cl_int *status,
+                                                       cl_int *err)
 {
     cl_program p;
     mgw_buf_t b;
@@ -110,7 +110,7 @@ cl_program CL_API_CALL clCreateProgramWithBinary(cl_context ctx, cl_uint n,
     return program_done(p, rc, err);
 }
 
-cl_int CL_API_CALL clRetainProgram(cl_program p)
+cl_int CL_API_CALL mgvcl_clRetainProgram(cl_program p)
 {
     if (!mgvcl_is(p))
         return CL_INVALID_PROGRAM;
@@ -118,13 +118,13 @@ cl_int CL_API_CALL clRetainProgram(cl_program p)
     return CL_SUCCESS;
 }
 
-cl_int CL_API_CALL clReleaseProgram(cl_program p)
+cl_int CL_API_CALL mgvcl_clReleaseProgram(cl_program p)
 {
     if (!mgvcl_is(p))
         return CL_INVALID_PROGRAM;
     if (atomic_fetch_sub(&p->refs, 1) == 1) {
         mgvcl_release_remote(p->ctx->conn, MGW_K_PROGRAM, p->id);
-        clReleaseContext(p->ctx);
+        mgvcl_clReleaseContext(p->ctx);
         free(p->source);
         free(p);
     }
@@ -138,9 +138,9 @@ static void devs_put(mgw_buf_t *b, cl_uint n, const cl_device_id *devs)
         mgw_buf_u64(b, mgvcl_is(devs[i]) ? devs[i]->idx : UINT64_MAX);
 }
 
-cl_int CL_API_CALL clBuildProgram(cl_program p, cl_uint n, const cl_device_id *devs,
-                                  const char *opt, void(CL_CALLBACK *notify)(cl_program, void *),
-                                  void *data)
+cl_int CL_API_CALL mgvcl_clBuildProgram(cl_program p, cl_uint n, const cl_device_id *devs,
+                                        const char *opt,
+                                        void(CL_CALLBACK *notify)(cl_program, void *), void *data)
 {
     mgw_buf_t b;
     if (!mgvcl_is(p))
@@ -160,10 +160,10 @@ cl_int CL_API_CALL clBuildProgram(cl_program p, cl_uint n, const cl_device_id *d
     return rc;
 }
 
-cl_int CL_API_CALL clCompileProgram(cl_program p, cl_uint n, const cl_device_id *devs,
-                                    const char *opt, cl_uint nh, const cl_program *hdrs,
-                                    const char **names,
-                                    void(CL_CALLBACK *notify)(cl_program, void *), void *data)
+cl_int CL_API_CALL mgvcl_clCompileProgram(cl_program p, cl_uint n, const cl_device_id *devs,
+                                          const char *opt, cl_uint nh, const cl_program *hdrs,
+                                          const char **names,
+                                          void(CL_CALLBACK *notify)(cl_program, void *), void *data)
 {
     mgw_buf_t b;
     if (!mgvcl_is(p))
@@ -191,10 +191,10 @@ cl_int CL_API_CALL clCompileProgram(cl_program p, cl_uint n, const cl_device_id 
     return rc;
 }
 
-cl_program CL_API_CALL clLinkProgram(cl_context ctx, cl_uint n, const cl_device_id *devs,
-                                     const char *opt, cl_uint np, const cl_program *progs,
-                                     void(CL_CALLBACK *notify)(cl_program, void *), void *data,
-                                     cl_int *err)
+cl_program CL_API_CALL mgvcl_clLinkProgram(cl_context ctx, cl_uint n, const cl_device_id *devs,
+                                           const char *opt, cl_uint np, const cl_program *progs,
+                                           void(CL_CALLBACK *notify)(cl_program, void *),
+                                           void *data, cl_int *err)
 {
     mgw_buf_t b;
     uint8_t *rep = NULL;
@@ -225,7 +225,7 @@ cl_program CL_API_CALL clLinkProgram(cl_context ctx, cl_uint n, const cl_device_
     if (made) { /* a failed link may still give a program with its log */
         if (err)
             *err = rc;
-        clRetainContext(ctx);
+        mgvcl_clRetainContext(ctx);
         if (notify)
             notify(p, data);
         return p;
@@ -233,18 +233,18 @@ cl_program CL_API_CALL clLinkProgram(cl_context ctx, cl_uint n, const cl_device_
     return program_done(p, rc, err);
 }
 
-cl_int CL_API_CALL clUnloadCompiler(void)
+cl_int CL_API_CALL mgvcl_clUnloadCompiler(void)
 {
     return CL_SUCCESS;
 }
 
-cl_int CL_API_CALL clUnloadPlatformCompiler(cl_platform_id p)
+cl_int CL_API_CALL mgvcl_clUnloadPlatformCompiler(cl_platform_id p)
 {
     return p == &mgvcl_platform ? CL_SUCCESS : CL_INVALID_PLATFORM;
 }
 
-cl_int CL_API_CALL clGetProgramInfo(cl_program p, cl_program_info param, size_t size, void *value,
-                                    size_t *size_ret)
+cl_int CL_API_CALL mgvcl_clGetProgramInfo(cl_program p, cl_program_info param, size_t size,
+                                          void *value, size_t *size_ret)
 {
     cl_uint u;
     if (!mgvcl_is(p))
@@ -301,8 +301,9 @@ cl_int CL_API_CALL clGetProgramInfo(cl_program p, cl_program_info param, size_t 
     return mgvcl_info(p->ctx->conn, MGW_K_PROGRAM, p->id, 0, param, size, value, size_ret);
 }
 
-cl_int CL_API_CALL clGetProgramBuildInfo(cl_program p, cl_device_id d, cl_program_build_info param,
-                                         size_t size, void *value, size_t *size_ret)
+cl_int CL_API_CALL mgvcl_clGetProgramBuildInfo(cl_program p, cl_device_id d,
+                                               cl_program_build_info param, size_t size,
+                                               void *value, size_t *size_ret)
 {
     if (!mgvcl_is(p))
         return CL_INVALID_PROGRAM;
