@@ -329,10 +329,10 @@ static void *rx_cmd_main(void *arg)
             if (!cur.err)
                 reply_done(c, h.seq, rc, buf + 4, h.length - 4);
         } else if (h.op == MGW_OP_EVENT_DONE) {
-            uint64_t id = mgw_cur_u64(&cur);
-            cl_int st = mgw_cur_i32(&cur);
+            mgw_event_done_t m;
+            (void)mgw_event_done_decode(&cur, &m); /* a longer one is read as before */
             if (!cur.err)
-                event_done(c, id, st);
+                event_done(c, m.event, m.status);
         } else if (h.op == MGW_OP_EVENTS_DONE) {
             uint32_t n = mgw_cur_u32(&cur);
             if (n > MGW_MAX_DONE || (size_t)n * 12 != h.length - cur.off)
@@ -505,8 +505,7 @@ static int shm_setup(mgvcl_conn_t *c)
     int mapped = name && !mgw_cur_done(&cur) && !strncmp(name, "/mpigpu-", 8) &&
                  !mgtr_shm_attach(name, &base);
     free(name);
-    mgw_buf_init(&b, MGW_OP_SHM_READY, 0, 3);
-    mgw_buf_u32(&b, (uint32_t)mapped);
+    mgw_shm_ready_encode(&b, 3, &(mgw_shm_ready_t){.mapped = (uint32_t)mapped});
     r = early_call(c, &b, &rep, &cap, &h);
     mgw_buf_free(&b);
     if (r == 0 && mapped) {
@@ -579,9 +578,9 @@ static int cma_setup(mgvcl_conn_t *c)
         if (!ok)
             goto fn_exit;
     }
-    mgw_buf_init(&b, MGW_OP_CMA_READY, 0, 5);
-    mgw_buf_u32(&b, (uint32_t)getpid());
-    mgw_buf_u64(&b, (uint64_t)(uintptr_t)c->cma_nonce);
+    mgw_cma_ready_encode(
+        &b, 5,
+        &(mgw_cma_ready_t){.pid = (uint32_t)getpid(), .addr = (uint64_t)(uintptr_t)c->cma_nonce});
     r = early_call(c, &b, &rep, &cap, &h);
     mgw_buf_free(&b);
     c->cma = r == 0;
@@ -643,8 +642,7 @@ static unsigned streams_ask(mgvcl_conn_t *c, unsigned want, int *broken)
     mgw_buf_t b;
     mgw_cur_t cur;
     unsigned got = 1;
-    mgw_buf_init(&b, MGW_OP_STREAMS, 0, 1);
-    mgw_buf_u32(&b, want);
+    mgw_streams_encode(&b, 1, &(mgw_streams_t){.want = want});
     int r = early_call(c, &b, &rep, &cap, &h);
     mgw_buf_free(&b);
     if (r == 1) {
@@ -821,11 +819,8 @@ cl_int mgvcl_info(mgvcl_conn_t *c, int kind, uint64_t id, uint64_t aux, cl_uint 
     mgw_buf_t b;
     uint8_t *rep = NULL;
     size_t len = 0;
-    mgw_buf_init(&b, MGW_OP_GET_INFO, 0, 0);
-    mgw_buf_u32(&b, (uint32_t)kind);
-    mgw_buf_u64(&b, id);
-    mgw_buf_u64(&b, aux);
-    mgw_buf_u32(&b, param);
+    mgw_get_info_encode(
+        &b, 0, &(mgw_get_info_t){.kind = (uint32_t)kind, .id = id, .aux = aux, .param = param});
     cl_int rc = mgvcl_call(c, &b, &rep, &len);
     mgw_buf_free(&b);
     if (rc == CL_SUCCESS) {
@@ -846,9 +841,7 @@ void mgvcl_release_remote(mgvcl_conn_t *c, int kind, uint64_t id)
         release_flush(c, id);
         return;
     }
-    mgw_buf_init(&b, MGW_OP_RELEASE, 0, 0);
-    mgw_buf_u32(&b, (uint32_t)kind);
-    mgw_buf_u64(&b, id);
+    mgw_release_encode(&b, 0, &(mgw_release_t){.kind = (uint32_t)kind, .id = id});
     mgvcl_send(c, &b);
     mgw_buf_free(&b);
 }

@@ -287,11 +287,9 @@ cl_command_queue CL_API_CALL mgvcl_clCreateCommandQueue(cl_context ctx, cl_devic
         q->dev = dev;
         q->props = props;
         q->id = mgvcl_id(ctx->conn);
-        mgw_buf_init(&b, MGW_OP_QUEUE_CREATE, 0, 0);
-        mgw_buf_u64(&b, q->id);
-        mgw_buf_u64(&b, ctx->id);
-        mgw_buf_u64(&b, dev->idx);
-        mgw_buf_u64(&b, props);
+        mgw_queue_create_encode(
+            &b, 0,
+            &(mgw_queue_create_t){.id = q->id, .ctx = ctx->id, .dev = dev->idx, .props = props});
         rc = mgvcl_call(ctx->conn, &b, NULL, NULL);
         mgw_buf_free(&b);
         if (rc) {

@@ -354,9 +354,8 @@ cl_event CL_API_CALL mgvcl_clCreateUserEvent(cl_context ctx, cl_int *err)
     } else if (!(e = mgvcl_event_new(ctx, NULL, CL_COMMAND_USER))) {
         rc = CL_OUT_OF_HOST_MEMORY;
     } else {
-        mgw_buf_init(&b, MGW_OP_USER_EVENT_CREATE, 0, 0);
-        mgw_buf_u64(&b, e->id);
-        mgw_buf_u64(&b, ctx->id);
+        mgw_user_event_create_encode(&b, 0,
+                                     &(mgw_user_event_create_t){.id = e->id, .ctx = ctx->id});
         rc = mgvcl_send(ctx->conn, &b);
         mgw_buf_free(&b);
         if (rc) {
@@ -382,9 +381,7 @@ cl_int CL_API_CALL mgvcl_clSetUserEventStatus(cl_event e, cl_int status)
     pthread_mutex_unlock(&mgvcl_lock);
     if (done)
         return CL_INVALID_OPERATION;
-    mgw_buf_init(&b, MGW_OP_USER_EVENT_SET, 0, 0);
-    mgw_buf_u64(&b, e->id);
-    mgw_buf_i32(&b, status);
+    mgw_user_event_set_encode(&b, 0, &(mgw_user_event_set_t){.id = e->id, .status = status});
     cl_int rc = mgvcl_send(e->conn, &b);
     mgw_buf_free(&b);
     mgvcl_event_complete(e, status);

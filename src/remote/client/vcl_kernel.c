@@ -53,10 +53,8 @@ static cl_kernel kernel_make(cl_program p, const char *name, cl_int *err)
     atomic_init(&k->refs, 1);
     k->prog = p;
     k->id = mgvcl_id(p->ctx->conn);
-    mgw_buf_init(&b, MGW_OP_KERNEL_CREATE, 0, 0);
-    mgw_buf_u64(&b, k->id);
-    mgw_buf_u64(&b, p->id);
-    mgw_buf_str(&b, name);
+    mgw_kernel_create_encode(&b, 0,
+                             &(mgw_kernel_create_t){.id = k->id, .program = p->id, .name = name});
     rc = mgvcl_call(p->ctx->conn, &b, &rep, &len);
     mgw_buf_free(&b);
     if (rc == CL_SUCCESS) {

@@ -106,19 +106,19 @@ cl_mem CL_API_CALL mgvcl_clCreateBuffer(cl_context ctx, cl_mem_flags flags, size
         goto fn_exit;
     if (flags & CL_MEM_USE_HOST_PTR)
         m->host_ptr = host;
-    mgw_buf_init(&b, MGW_OP_BUFFER_CREATE, 0, 0);
-    mgw_buf_u64(&b, m->id);
-    mgw_buf_u64(&b, ctx->id);
-    mgw_buf_u64(&b, flags & ~(cl_mem_flags)(HOST_FLAGS | HOST_ACCESS));
-    mgw_buf_u64(&b, size);
+    mgw_buffer_create_encode(
+        &b, 0,
+        &(mgw_buffer_create_t){.id = m->id,
+                               .ctx = ctx->id,
+                               .flags = flags & ~(cl_mem_flags)(HOST_FLAGS | HOST_ACCESS),
+                               .size = size});
     rc = mgvcl_call(ctx->conn, &b, NULL, NULL);
     mgw_buf_free(&b);
     for (size_t off = 0; rc == CL_SUCCESS && host && off < size; off += 16u << 20) {
         size_t n = size - off < (16u << 20) ? size - off : 16u << 20;
-        mgw_buf_init(&b, MGW_OP_BUFFER_INIT, 0, 0);
-        mgw_buf_u64(&b, m->id);
-        mgw_buf_u64(&b, off);
-        mgw_buf_bytes(&b, (const char *)host + off, n);
+        mgw_buffer_init_encode(
+            &b, 0,
+            &(mgw_buffer_init_t){.id = m->id, .off = off, .data = {(const char *)host + off, n}});
         rc = mgvcl_call(ctx->conn, &b, NULL, NULL);
         mgw_buf_free(&b);
     }
@@ -178,12 +178,13 @@ cl_mem CL_API_CALL mgvcl_clCreateSubBuffer(cl_mem parent, cl_mem_flags flags,
     m->origin = r->origin;
     if (parent->host_ptr)
         m->host_ptr = (char *)parent->host_ptr + r->origin;
-    mgw_buf_init(&b, MGW_OP_SUBBUFFER_CREATE, 0, 0);
-    mgw_buf_u64(&b, m->id);
-    mgw_buf_u64(&b, parent->id);
-    mgw_buf_u64(&b, flags & ~(cl_mem_flags)(HOST_FLAGS | HOST_ACCESS));
-    mgw_buf_u64(&b, r->origin);
-    mgw_buf_u64(&b, r->size);
+    mgw_subbuffer_create_encode(
+        &b, 0,
+        &(mgw_subbuffer_create_t){.id = m->id,
+                                  .parent = parent->id,
+                                  .flags = flags & ~(cl_mem_flags)(HOST_FLAGS | HOST_ACCESS),
+                                  .origin = r->origin,
+                                  .size = r->size});
     rc = mgvcl_call(parent->ctx->conn, &b, NULL, NULL);
     mgw_buf_free(&b);
     if (rc) {

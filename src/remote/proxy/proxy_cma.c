@@ -38,9 +38,11 @@ int mgpx_op_cma_open(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *reply)
 int mgpx_op_cma_ready(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *reply)
 {
     unsigned char got[MGTR_CMA_NONCE];
-    uint32_t pid = mgw_cur_u32(c);
-    uint64_t addr = mgw_cur_u64(c);
-    if (mgw_cur_done(c) || pid == 0 || pid > 0x7fffffffu || !mgtr_cma_range_ok(addr, sizeof got))
+    mgw_cma_ready_t m;
+    int bad = mgw_cma_ready_decode(c, &m);
+    uint32_t pid = m.pid;
+    uint64_t addr = m.addr;
+    if (bad || pid == 0 || pid > 0x7fffffffu || !mgtr_cma_range_ok(addr, sizeof got))
         return MGPX_BAD;
     if (s->dry || s->cma_offered != 1 || s->cma_pid)
         return CL_INVALID_OPERATION;

@@ -54,9 +54,7 @@ static int fail_event(mgpx_session_t *s, uint64_t ev, cl_int err)
         return MGPX_NOREPLY;
     mgpx_log("session %u (%s): command for event %llu failed: %d", s->num, s->peer,
              (unsigned long long)ev, err);
-    mgw_buf_init(&b, MGW_OP_EVENT_DONE, 0, 0);
-    mgw_buf_u64(&b, ev);
-    mgw_buf_i32(&b, err);
+    mgw_event_done_encode(&b, 0, &(mgw_event_done_t){.event = ev, .status = err});
     pthread_mutex_lock(&s->send_lock);
     if (!s->dead)
         mgtr_msg_send(s->t, s->cmd, &b);

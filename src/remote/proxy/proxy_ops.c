@@ -172,12 +172,14 @@ static int op_context_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 
 static int op_queue_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    uint64_t id = mgw_cur_u64(c), ctxid = mgw_cur_u64(c), dev = mgw_cur_u64(c);
-    cl_command_queue_properties props = mgw_cur_u64(c);
+    mgw_queue_create_t m;
     cl_int err;
-    DECODED(c);
-    mgpx_obj_t *ctx = mgpx_map_get(&s->map, ctxid, MGW_K_CONTEXT);
-    cl_device_id d = mgpx_dev(s, dev);
+    if (mgw_queue_create_decode(c, &m))
+        return MGPX_BAD;
+    uint64_t id = m.id;
+    cl_command_queue_properties props = m.props;
+    mgpx_obj_t *ctx = mgpx_map_get(&s->map, m.ctx, MGW_K_CONTEXT);
+    cl_device_id d = mgpx_dev(s, m.dev);
     if (!ctx)
         return CL_INVALID_CONTEXT;
     if (!d)
@@ -204,21 +206,23 @@ static int op_queue_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 
 static int op_buffer_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    uint64_t id = mgw_cur_u64(c), ctxid = mgw_cur_u64(c);
-    cl_mem_flags flags = mgw_cur_u64(c);
-    size_t size = mgw_cur_size(c, SIZE_MAX);
+    mgw_buffer_create_t m;
     cl_int err;
-    DECODED(c);
-    mgpx_obj_t *ctx = mgpx_map_get(&s->map, ctxid, MGW_K_CONTEXT);
+    if (mgw_buffer_create_decode(c, &m))
+        return MGPX_BAD;
+    uint64_t id = m.id;
+    cl_mem_flags flags = m.flags;
+    size_t size = m.size;
+    mgpx_obj_t *ctx = mgpx_map_get(&s->map, m.ctx, MGW_K_CONTEXT);
     if (!ctx)
         return CL_INVALID_CONTEXT;
     if (flags & ~(cl_mem_flags)MEM_FLAGS_OK)
         return CL_INVALID_VALUE;
     if (s->dry)
         return CL_SUCCESS;
-    cl_mem m = clCreateBuffer(ctx->h, flags, size, NULL, &err);
-    if (err == CL_SUCCESS && mgpx_map_put(&s->map, id, MGW_K_MEM, m, NULL)) {
-        clReleaseMemObject(m);
+    cl_mem mem = clCreateBuffer(ctx->h, flags, size, NULL, &err);
+    if (err == CL_SUCCESS && mgpx_map_put(&s->map, id, MGW_K_MEM, mem, NULL)) {
+        clReleaseMemObject(mem);
         err = CL_INVALID_VALUE;
     }
     return err;
@@ -226,23 +230,23 @@ static int op_buffer_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 
 static int op_subbuffer_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    uint64_t id = mgw_cur_u64(c), pid = mgw_cur_u64(c);
-    cl_mem_flags flags = mgw_cur_u64(c);
-    cl_buffer_region reg;
+    mgw_subbuffer_create_t m;
     cl_int err;
-    reg.origin = mgw_cur_size(c, SIZE_MAX);
-    reg.size = mgw_cur_size(c, SIZE_MAX);
-    DECODED(c);
-    mgpx_obj_t *p = mgpx_map_get(&s->map, pid, MGW_K_MEM);
+    if (mgw_subbuffer_create_decode(c, &m))
+        return MGPX_BAD;
+    uint64_t id = m.id;
+    cl_mem_flags flags = m.flags;
+    cl_buffer_region reg = {m.origin, m.size};
+    mgpx_obj_t *p = mgpx_map_get(&s->map, m.parent, MGW_K_MEM);
     if (!p)
         return CL_INVALID_MEM_OBJECT;
     if (flags & ~(cl_mem_flags)MEM_FLAGS_OK)
         return CL_INVALID_VALUE;
     if (s->dry)
         return CL_SUCCESS;
-    cl_mem m = clCreateSubBuffer(p->h, flags, CL_BUFFER_CREATE_TYPE_REGION, &reg, &err);
-    if (err == CL_SUCCESS && mgpx_map_put(&s->map, id, MGW_K_MEM, m, NULL)) {
-        clReleaseMemObject(m);
+    cl_mem mem = clCreateSubBuffer(p->h, flags, CL_BUFFER_CREATE_TYPE_REGION, &reg, &err);
+    if (err == CL_SUCCESS && mgpx_map_put(&s->map, id, MGW_K_MEM, mem, NULL)) {
+        clReleaseMemObject(mem);
         err = CL_INVALID_VALUE;
     }
     return err;
@@ -250,13 +254,14 @@ static int op_subbuffer_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 
 static int op_buffer_init(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    uint64_t id = mgw_cur_u64(c);
-    size_t off = mgw_cur_size(c, SIZE_MAX), n;
-    const void *data = mgw_cur_bytes(c, &n);
+    mgw_buffer_init_t bi;
     cl_context ctx;
     cl_device_id dev;
-    DECODED(c);
-    mgpx_obj_t *m = mgpx_map_get(&s->map, id, MGW_K_MEM);
+    if (mgw_buffer_init_decode(c, &bi))
+        return MGPX_BAD;
+    size_t off = bi.off, n = bi.data.n;
+    const void *data = bi.data.p;
+    mgpx_obj_t *m = mgpx_map_get(&s->map, bi.id, MGW_K_MEM);
     if (!m)
         return CL_INVALID_MEM_OBJECT;
     if (s->dry)
@@ -272,9 +277,11 @@ static int op_buffer_init(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 
 static int op_release(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    uint32_t kind = mgw_cur_u32(c);
-    uint64_t id = mgw_cur_u64(c);
-    DECODED(c);
+    mgw_release_t m;
+    if (mgw_release_decode(c, &m))
+        return MGPX_BAD;
+    uint32_t kind = m.kind;
+    uint64_t id = m.id;
     mgpx_obj_t *o = kind < MGW_K_DEVICE ? mgpx_map_get(&s->map, id, (int)kind) : NULL;
     if (!o && kind == MGW_K_EVENT)
         return MGPX_NOREPLY; /* the event of a command that failed before it was enqueued */
@@ -304,16 +311,17 @@ static int op_release_events(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 
 static int op_user_event_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    uint64_t id = mgw_cur_u64(c), ctxid = mgw_cur_u64(c);
+    mgw_user_event_create_t m;
     cl_int err;
-    DECODED(c);
-    mgpx_obj_t *ctx = mgpx_map_get(&s->map, ctxid, MGW_K_CONTEXT);
+    if (mgw_user_event_create_decode(c, &m))
+        return MGPX_BAD;
+    mgpx_obj_t *ctx = mgpx_map_get(&s->map, m.ctx, MGW_K_CONTEXT);
     if (!ctx)
         return CL_INVALID_CONTEXT;
     if (s->dry)
         return MGPX_NOREPLY;
     cl_event e = clCreateUserEvent(ctx->h, &err);
-    if (err == CL_SUCCESS && mgpx_map_put(&s->map, id, MGW_K_EVENT, e, NULL)) {
+    if (err == CL_SUCCESS && mgpx_map_put(&s->map, m.id, MGW_K_EVENT, e, NULL)) {
         clReleaseEvent(e);
         err = CL_INVALID_EVENT;
     }
@@ -324,15 +332,15 @@ static int op_user_event_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 
 static int op_user_event_set(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    uint64_t id = mgw_cur_u64(c);
-    cl_int st = mgw_cur_i32(c);
-    DECODED(c);
-    mgpx_obj_t *e = mgpx_map_get(&s->map, id, MGW_K_EVENT);
+    mgw_user_event_set_t m;
+    if (mgw_user_event_set_decode(c, &m))
+        return MGPX_BAD;
+    mgpx_obj_t *e = mgpx_map_get(&s->map, m.id, MGW_K_EVENT);
     if (!e)
         return CL_INVALID_EVENT;
     if (s->dry)
         return MGPX_NOREPLY;
-    cl_int err = clSetUserEventStatus(e->h, st);
+    cl_int err = clSetUserEventStatus(e->h, m.status);
     if (err == CL_SUCCESS)
         s->user_open--;
     return err == CL_SUCCESS ? MGPX_NOREPLY : err;
@@ -340,9 +348,10 @@ static int op_user_event_set(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 
 static int op_flush(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    uint64_t id = mgw_cur_u64(c);
-    DECODED(c);
-    mgpx_obj_t *q = mgpx_map_get(&s->map, id, MGW_K_QUEUE);
+    mgw_flush_t m;
+    if (mgw_flush_decode(c, &m))
+        return MGPX_BAD;
+    mgpx_obj_t *q = mgpx_map_get(&s->map, m.queue, MGW_K_QUEUE);
     if (!q)
         return CL_INVALID_COMMAND_QUEUE;
     if (!s->dry)
@@ -376,55 +385,52 @@ int mgpx_op_fill(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
 int mgpx_op_marker(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
 int mgpx_op_barrier(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
 
-static const struct {
-    mgpx_handler_t fn;
-    int sync;
-} ops[MGW_OP_CMD_MAX] = {
-    [MGW_OP_DEVICES] = {op_devices, 1},
-    [MGW_OP_CONTEXT_CREATE] = {op_context_create, 1},
-    [MGW_OP_QUEUE_CREATE] = {op_queue_create, 1},
-    [MGW_OP_BUFFER_CREATE] = {op_buffer_create, 1},
-    [MGW_OP_SUBBUFFER_CREATE] = {op_subbuffer_create, 1},
-    [MGW_OP_BUFFER_INIT] = {op_buffer_init, 1},
-    [MGW_OP_RELEASE] = {op_release, 0},
-    [MGW_OP_GET_INFO] = {mgpx_op_info, 1},
-    [MGW_OP_PROGRAM_SOURCE] = {mgpx_op_program_source, 1},
-    [MGW_OP_PROGRAM_BINARY] = {mgpx_op_program_binary, 1},
-    [MGW_OP_PROGRAM_BUILD] = {mgpx_op_program_build, 1},
-    [MGW_OP_PROGRAM_COMPILE] = {mgpx_op_program_compile, 1},
-    [MGW_OP_PROGRAM_LINK] = {mgpx_op_program_link, 1},
-    [MGW_OP_KERNEL_CREATE] = {mgpx_op_kernel_create, 1},
-    [MGW_OP_ENQ_NDRANGE] = {mgpx_op_ndrange, 0},
-    [MGW_OP_ENQ_WRITE] = {mgpx_op_write, 0},
-    [MGW_OP_ENQ_READ] = {mgpx_op_read, 0},
-    [MGW_OP_ENQ_COPY] = {mgpx_op_copy, 0},
-    [MGW_OP_ENQ_COPY_RECT] = {mgpx_op_copy_rect, 0},
-    [MGW_OP_ENQ_WRITE_RECT] = {mgpx_op_write_rect, 0},
-    [MGW_OP_ENQ_READ_RECT] = {mgpx_op_read_rect, 0},
-    [MGW_OP_ENQ_FILL] = {mgpx_op_fill, 0},
-    [MGW_OP_ENQ_MARKER] = {mgpx_op_marker, 0},
-    [MGW_OP_ENQ_BARRIER] = {mgpx_op_barrier, 0},
-    [MGW_OP_USER_EVENT_CREATE] = {op_user_event_create, 0},
-    [MGW_OP_USER_EVENT_SET] = {op_user_event_set, 0},
-    [MGW_OP_FLUSH] = {op_flush, 0},
-    [MGW_OP_PING] = {op_ping, 1},
-    [MGW_OP_SHM_OPEN] = {mgpx_op_shm_open, 1},
-    [MGW_OP_SHM_READY] = {mgpx_op_shm_ready, 1},
-    [MGW_OP_CMA_OPEN] = {mgpx_op_cma_open, 1},
-    [MGW_OP_CMA_READY] = {mgpx_op_cma_ready, 1},
-    [MGW_OP_ENQ_WRITE_CMA] = {mgpx_op_write_cma, 0},
-    [MGW_OP_ENQ_READ_CMA] = {mgpx_op_read_cma, 0},
-    [MGW_OP_FINISH] = {mgpx_op_finish, 0},
-    [MGW_OP_RELEASE_EVENTS] = {op_release_events, 0},
-    [MGW_OP_STREAMS] = {mgpx_op_streams, 1},
+static const mgpx_handler_t ops[MGW_OP_CMD_MAX] = {
+    [MGW_OP_DEVICES] = op_devices,
+    [MGW_OP_CONTEXT_CREATE] = op_context_create,
+    [MGW_OP_QUEUE_CREATE] = op_queue_create,
+    [MGW_OP_BUFFER_CREATE] = op_buffer_create,
+    [MGW_OP_SUBBUFFER_CREATE] = op_subbuffer_create,
+    [MGW_OP_BUFFER_INIT] = op_buffer_init,
+    [MGW_OP_RELEASE] = op_release,
+    [MGW_OP_GET_INFO] = mgpx_op_info,
+    [MGW_OP_PROGRAM_SOURCE] = mgpx_op_program_source,
+    [MGW_OP_PROGRAM_BINARY] = mgpx_op_program_binary,
+    [MGW_OP_PROGRAM_BUILD] = mgpx_op_program_build,
+    [MGW_OP_PROGRAM_COMPILE] = mgpx_op_program_compile,
+    [MGW_OP_PROGRAM_LINK] = mgpx_op_program_link,
+    [MGW_OP_KERNEL_CREATE] = mgpx_op_kernel_create,
+    [MGW_OP_ENQ_NDRANGE] = mgpx_op_ndrange,
+    [MGW_OP_ENQ_WRITE] = mgpx_op_write,
+    [MGW_OP_ENQ_READ] = mgpx_op_read,
+    [MGW_OP_ENQ_COPY] = mgpx_op_copy,
+    [MGW_OP_ENQ_COPY_RECT] = mgpx_op_copy_rect,
+    [MGW_OP_ENQ_WRITE_RECT] = mgpx_op_write_rect,
+    [MGW_OP_ENQ_READ_RECT] = mgpx_op_read_rect,
+    [MGW_OP_ENQ_FILL] = mgpx_op_fill,
+    [MGW_OP_ENQ_MARKER] = mgpx_op_marker,
+    [MGW_OP_ENQ_BARRIER] = mgpx_op_barrier,
+    [MGW_OP_USER_EVENT_CREATE] = op_user_event_create,
+    [MGW_OP_USER_EVENT_SET] = op_user_event_set,
+    [MGW_OP_FLUSH] = op_flush,
+    [MGW_OP_PING] = op_ping,
+    [MGW_OP_SHM_OPEN] = mgpx_op_shm_open,
+    [MGW_OP_SHM_READY] = mgpx_op_shm_ready,
+    [MGW_OP_CMA_OPEN] = mgpx_op_cma_open,
+    [MGW_OP_CMA_READY] = mgpx_op_cma_ready,
+    [MGW_OP_ENQ_WRITE_CMA] = mgpx_op_write_cma,
+    [MGW_OP_ENQ_READ_CMA] = mgpx_op_read_cma,
+    [MGW_OP_FINISH] = mgpx_op_finish,
+    [MGW_OP_RELEASE_EVENTS] = op_release_events,
+    [MGW_OP_STREAMS] = mgpx_op_streams,
 };
 
 mgpx_handler_t mgpx_handler(int op)
 {
-    return op > 0 && op < MGW_OP_CMD_MAX ? ops[op].fn : NULL;
+    return op > 0 && op < MGW_OP_CMD_MAX ? ops[op] : NULL;
 }
 
 int mgpx_op_sync(int op)
 {
-    return op > 0 && op < MGW_OP_CMD_MAX && ops[op].sync;
+    return op > 0 && op < MGW_OP_CMD_MAX && mgw_op_replied(op);
 }

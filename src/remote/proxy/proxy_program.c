@@ -103,12 +103,14 @@ static const int info_kind[MGW_K_MAX] = {
 
 int mgpx_op_info(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    uint32_t kind = mgw_cur_u32(c);
-    uint64_t id = mgw_cur_u64(c), aux = mgw_cur_u64(c);
-    cl_uint p = mgw_cur_u32(c);
+    mgw_get_info_t m;
     cl_device_id dev = NULL;
     void *h = NULL;
-    DECODED(c);
+    if (mgw_get_info_decode(c, &m))
+        return MGPX_BAD;
+    uint32_t kind = m.kind;
+    uint64_t id = m.id, aux = m.aux;
+    cl_uint p = m.param;
     if (kind == MGW_K_DEVICE) {
         if (!(dev = mgpx_dev(s, id)))
             return CL_INVALID_DEVICE;
@@ -333,15 +335,17 @@ static uint8_t arg_kind(cl_kernel k, cl_uint i)
 
 int mgpx_op_kernel_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    uint64_t id = mgw_cur_u64(c), pid = mgw_cur_u64(c);
-    char *name = mgw_cur_strdup(c);
+    mgw_kernel_create_t m;
     cl_int err;
     cl_uint nargs = 0;
-    if (mgw_cur_done(c)) {
+    int bad = mgw_kernel_create_decode(c, &m);
+    uint64_t id = m.id;
+    char *name = (char *)m.name; /* decode's copy: ours to free */
+    if (bad) {
         free(name);
         return MGPX_BAD;
     }
-    mgpx_obj_t *p = mgpx_map_get(&s->map, pid, MGW_K_PROGRAM);
+    mgpx_obj_t *p = mgpx_map_get(&s->map, m.program, MGW_K_PROGRAM);
     if (!p || s->dry) {
         free(name);
         return p ? CL_SUCCESS : CL_INVALID_PROGRAM;

@@ -131,9 +131,7 @@ static void CL_CALLBACK event_done(cl_event e, cl_int status, void *arg)
     if (!s)
         return;
     mgw_buf_t b;
-    mgw_buf_init(&b, MGW_OP_EVENT_DONE, 0, 0);
-    mgw_buf_u64(&b, id);
-    mgw_buf_i32(&b, status);
+    mgw_event_done_encode(&b, 0, &(mgw_event_done_t){.event = id, .status = status});
     send_locked(s, &b);
     mgw_buf_free(&b);
     s->done_by_cb++;

@@ -38,13 +38,13 @@ int mgpx_op_shm_open(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *reply)
 
 int mgpx_op_shm_ready(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *reply)
 {
-    uint32_t mapped = mgw_cur_u32(c);
-    if (mgw_cur_done(c) || mapped > 1)
+    mgw_shm_ready_t m;
+    if (mgw_shm_ready_decode(c, &m) || m.mapped > 1)
         return MGPX_BAD;
     if (s->dry || !s->shm_base)
         return CL_INVALID_OPERATION;
     shm_unlink_name(s);
-    if (!mapped) {
+    if (!m.mapped) {
         munmap(s->shm_base, MGTR_SHM_SIZE);
         s->shm_base = NULL;
         return CL_SUCCESS;

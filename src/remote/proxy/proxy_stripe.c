@@ -159,9 +159,10 @@ void mgpx_stripes_stop(mgpx_session_t *s)
 
 int mgpx_op_streams(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *reply)
 {
-    uint32_t want = mgw_cur_u32(c);
-    if (mgw_cur_done(c) || want < 1 || want > MGW_STREAMS_MAX)
+    mgw_streams_t m;
+    if (mgw_streams_decode(c, &m) || m.want < 1 || m.want > MGW_STREAMS_MAX)
         return MGPX_BAD;
+    uint32_t want = m.want;
     unsigned cap = s->px && s->px->max_streams ? s->px->max_streams : MGW_STREAMS_MAX;
     unsigned n = want < cap ? want : cap;
     pthread_mutex_lock(&s->lock);

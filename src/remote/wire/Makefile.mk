@@ -8,5 +8,5 @@ libmgw_la_CPPFLAGS = $(MG_BASE_CPPFLAGS) $(MG_WIRE_INC)
 libmgw_la_SOURCES = src/remote/wire/wire.c src/remote/wire/auth.c
 libmgw_la_CFLAGS = $(AM_CFLAGS) $(SODIUM_CFLAGS) -fvisibility=hidden
 libmgw_la_LIBADD = $(SODIUM_LIBS)
-noinst_HEADERS += src/remote/wire/wire.h
+noinst_HEADERS += src/remote/wire/wire.h src/remote/wire/messages.h
 endif

@@ -53,65 +53,8 @@ enum mgw_kind {
 /* Kernel argument kinds, from the proxy's clGetKernelArgInfo. */
 enum mgw_argkind { MGW_ARG_VALUE = 0, MGW_ARG_MEM, MGW_ARG_LOCAL, MGW_ARG_SAMPLER };
 
-enum mgw_op {
-    /* handshake (both lanes) */
-    MGW_OP_HELLO = 1, /* c->p: u8 lane, nonce */
-    MGW_OP_CHALLENGE, /* p->c: nonce, mac(proxy) */
-    MGW_OP_RESPONSE,  /* c->p: mac(client) */
-    MGW_OP_AUTH_OK,   /* p->c: command lane: token */
-    MGW_OP_JOIN,      /* c->p (bulk lane, after auth): token, u32 stripe index */
-    /* command lane, client -> proxy; (r) = answered by REPLY */
-    MGW_OP_DEVICES = 16,     /* (r) served devices and their info */
-    MGW_OP_CONTEXT_CREATE,   /* (r) */
-    MGW_OP_QUEUE_CREATE,     /* (r) */
-    MGW_OP_BUFFER_CREATE,    /* (r) */
-    MGW_OP_SUBBUFFER_CREATE, /* (r) */
-    MGW_OP_BUFFER_INIT,      /* (r) initial contents (CL_MEM_COPY_HOST_PTR) */
-    MGW_OP_RELEASE,          /* kind, id */
-    MGW_OP_GET_INFO,         /* (r) kind, id, aux, param */
-    MGW_OP_PROGRAM_SOURCE,   /* (r) */
-    MGW_OP_PROGRAM_BINARY,   /* (r) */
-    MGW_OP_PROGRAM_BUILD,    /* (r) */
-    MGW_OP_PROGRAM_COMPILE,  /* (r) */
-    MGW_OP_PROGRAM_LINK,     /* (r) */
-    MGW_OP_KERNEL_CREATE,    /* (r) */
-    MGW_OP_ENQ_NDRANGE,
-    MGW_OP_ENQ_WRITE, /* data follows on the bulk lane */
-    MGW_OP_ENQ_READ,  /* data comes back on the bulk lane */
-    MGW_OP_ENQ_COPY,
-    MGW_OP_ENQ_COPY_RECT,
-    MGW_OP_ENQ_WRITE_RECT,
-    MGW_OP_ENQ_READ_RECT,
-    MGW_OP_ENQ_FILL,
-    MGW_OP_ENQ_MARKER,
-    MGW_OP_ENQ_BARRIER,
-    MGW_OP_USER_EVENT_CREATE,
-    MGW_OP_USER_EVENT_SET,
-    MGW_OP_FLUSH,
-    MGW_OP_PING,      /* (r) */
-    MGW_OP_SHM_OPEN,  /* (r) proxy makes a segment; reply: string name */
-    MGW_OP_SHM_READY, /* (r) u32 mapped: proxy unlinks; 1 switches the bulk lane to shm */
-    /* the one-copy lane (bulk.h, proxy_cma.c), after SHM_READY */
-    MGW_OP_CMA_OPEN,      /* (r) reply: u32 proxy pid, MGTR_CMA_NONCE bytes (raw) */
-    MGW_OP_CMA_READY,     /* (r) u32 client pid, u64 address of the nonce in its memory */
-    MGW_OP_ENQ_WRITE_CMA, /* ENQ_WRITE's payload, then u64 client address; no bulk data */
-    MGW_OP_ENQ_READ_CMA,  /* ENQ_READ's payload, then u64 client address */
-    MGW_OP_FINISH, /* u64 queue, u32 n, n x u64 event (0: the whole queue): report the queue's
-                       completed events after waiting for those (EVENTS_DONE) */
-    MGW_OP_RELEASE_EVENTS, /* u32 n (<= MGW_MAX_WAIT), n x u64 event: RELEASE of each */
-    /* before any bulk connection joins: u32 stripes wanted (1..MGW_STREAMS_MAX);
-     * (r) reply: u32 stripes granted (the proxy's cap); not sent: 1 */
-    MGW_OP_STREAMS,
-    MGW_OP_CMD_MAX,
-    /* proxy -> client */
-    MGW_OP_REPLY = 64,  /* i32 rc, then op-specific */
-    MGW_OP_EVENT_DONE,  /* u64 event, i32 status */
-    MGW_OP_ERROR,       /* i32 rc, string: a request the proxy could not decode */
-    MGW_OP_EVENTS_DONE, /* u32 n (<= MGW_MAX_DONE), then n x (u64 event, i32 status) */
-    /* bulk lane, both ways: u64 xfer, u64 offset, i32 status, then data
-     * (stream) or u32 slot, u32 offset, u32 length (shm); see bulk.h */
-    MGW_OP_BULK = 80,
-};
+/* The ops, and the layouts of the fixed-layout messages (messages.h). */
+#include "messages.h"
 
 enum mgw_lane { MGW_LANE_CMD = 1, MGW_LANE_BULK = 2 };
 
@@ -190,5 +133,8 @@ int mgw_key_load(const char *path, mgw_key_t *key, char *err, size_t errlen);
  * proof each side of the handshake gives that it holds the key. */
 void mgw_auth_mac(const mgw_key_t *key, const char *label, uint8_t lane, const uint8_t *a,
                   const uint8_t *b, uint8_t out[MGW_MAC]);
+
+/* Each fixed-layout message's struct, encoder and decoder (messages.h). */
+MGW_MESSAGES_DEFINE()
 
 #endif
