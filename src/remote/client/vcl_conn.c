@@ -55,10 +55,8 @@ static void release_flush(mgvcl_conn_t *c, uint64_t id)
     if (!n)
         return;
     mgw_buf_t b;
-    mgw_buf_init(&b, MGW_OP_RELEASE_EVENTS, 0, 0);
-    mgw_buf_u32(&b, (uint32_t)n);
-    for (int i = 0; i < n; i++)
-        mgw_buf_u64(&b, ids[i]);
+    mgw_release_events_encode(&b, 0,
+                              &(mgw_release_events_t){.events = {.n = (uint32_t)n, .v = ids}});
     mgvcl_send(c, &b);
     mgw_buf_free(&b);
 }
@@ -344,8 +342,10 @@ static void *rx_cmd_main(void *arg)
                     event_done(c, id, st);
             }
         } else if (h.op == MGW_OP_ERROR) {
-            cl_int rc = mgw_cur_i32(&cur);
-            char *why = mgw_cur_strdup(&cur);
+            mgw_error_t m;
+            (void)mgw_error_decode(&cur, &m); /* what could be read is reported */
+            cl_int rc = m.rc;
+            char *why = (char *)m.why; /* decode's copy: ours to free */
             fprintf(stderr, "mpigpu-vcl: %s: proxy reports error %d: %s\n", c->addr, rc,
                     why ? why : "?");
             free(why);

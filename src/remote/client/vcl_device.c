@@ -181,11 +181,16 @@ cl_context CL_API_CALL mgvcl_clCreateContext(
     ctx->ndev = n;
     memcpy(ctx->devs, devs, n * sizeof *devs);
     props_check(props, ctx);
-    mgw_buf_init(&b, MGW_OP_CONTEXT_CREATE, 0, 0);
-    mgw_buf_u64(&b, ctx->id);
-    mgw_buf_u32(&b, n);
+    uint64_t *idx = malloc(n * sizeof *idx); /* n is the caller's: no bound yet */
+    if (!idx) {
+        rc = CL_OUT_OF_HOST_MEMORY;
+        goto fn_fail;
+    }
     for (cl_uint i = 0; i < n; i++)
-        mgw_buf_u64(&b, devs[i]->idx);
+        idx[i] = devs[i]->idx;
+    mgw_context_create_encode(&b, 0,
+                              &(mgw_context_create_t){.id = ctx->id, .devs = {.n = n, .v = idx}});
+    free(idx);
     rc = mgvcl_call(ctx->conn, &b, NULL, NULL);
     mgw_buf_free(&b);
     if (rc)

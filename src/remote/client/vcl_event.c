@@ -179,11 +179,13 @@ cl_int mgvcl_enq_begin(cl_command_queue q, cl_uint nw, const cl_event *w, cl_com
 static void finish_send(cl_command_queue q, cl_uint n, const cl_event *w)
 {
     mgw_buf_t b;
-    mgw_buf_init(&b, MGW_OP_FINISH, 0, 0);
-    mgw_buf_u64(&b, q->id);
-    mgw_buf_u32(&b, n);
+    uint64_t *ids = n ? malloc(n * sizeof *ids) : NULL;
+    if (n && !ids)
+        return; /* the caller's wait goes on as before; a later FINISH retries */
     for (cl_uint i = 0; i < n; i++)
-        mgw_buf_u64(&b, w[i]->id);
+        ids[i] = w[i]->id;
+    mgw_finish_encode(&b, 0, &(mgw_finish_t){.queue = q->id, .events = {.n = n, .v = ids}});
+    free(ids);
     mgvcl_send(q->ctx->conn, &b);
     mgw_buf_free(&b);
 }

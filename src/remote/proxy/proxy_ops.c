@@ -140,24 +140,18 @@ static int op_devices(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
     return CL_SUCCESS;
 }
 
-static int devs_decode(mgpx_session_t *s, mgw_cur_t *c, cl_device_id *devs, cl_uint *n)
-{
-    uint64_t idx[MGW_MAX_DEVS];
-    *n = mgw_cur_ids(c, idx, MGW_MAX_DEVS);
-    for (cl_uint i = 0; i < *n; i++)
-        if (!(devs[i] = mgpx_dev(s, idx[i])))
-            return CL_INVALID_DEVICE;
-    return CL_SUCCESS;
-}
-
 static int op_context_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
     cl_device_id devs[MGW_MAX_DEVS];
-    cl_uint n;
-    cl_int err;
-    uint64_t id = mgw_cur_u64(c);
-    err = devs_decode(s, c, devs, &n);
-    DECODED(c);
+    mgw_context_create_t m;
+    cl_int err = CL_SUCCESS;
+    if (mgw_context_create_decode(c, &m))
+        return MGPX_BAD;
+    uint64_t id = m.id;
+    cl_uint n = m.devs.n;
+    for (cl_uint i = 0; i < n && !err; i++)
+        if (!(devs[i] = mgpx_dev(s, mgw_ids_get(&m.devs, i))))
+            err = CL_INVALID_DEVICE;
     if (err || n == 0)
         return CL_INVALID_DEVICE;
     if (s->dry)
@@ -296,11 +290,11 @@ static int op_release(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 
 static int op_release_events(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    uint64_t ids[MGW_MAX_WAIT];
-    uint32_t n = mgw_cur_ids(c, ids, MGW_MAX_WAIT);
-    DECODED(c);
-    for (uint32_t i = 0; i < n && !s->dry; i++) {
-        mgpx_obj_t *o = mgpx_map_get(&s->map, ids[i], MGW_K_EVENT);
+    mgw_release_events_t m;
+    if (mgw_release_events_decode(c, &m))
+        return MGPX_BAD;
+    for (uint32_t i = 0; i < m.events.n && !s->dry; i++) {
+        mgpx_obj_t *o = mgpx_map_get(&s->map, mgw_ids_get(&m.events, i), MGW_K_EVENT);
         if (o) { /* else the event of a command that failed before it was enqueued */
             mgpx_obj_release(o);
             mgpx_map_del(&s->map, o);

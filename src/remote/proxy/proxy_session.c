@@ -78,9 +78,7 @@ int mgpx_send_error(mgpx_session_t *s, uint32_t seq, cl_int rc, const char *why)
     mgw_buf_t b;
     int r;
     mgpx_log("session %u (%s): error: %s (seq %u)", s->num, s->peer, why, seq);
-    mgw_buf_init(&b, MGW_OP_ERROR, 0, seq);
-    mgw_buf_i32(&b, rc);
-    mgw_buf_str(&b, why);
+    mgw_error_encode(&b, seq, &(mgw_error_t){.rc = rc, .why = why});
     r = send_locked(s, &b);
     mgw_buf_free(&b);
     return r;
@@ -268,13 +266,13 @@ static int queue_pending(mgpx_session_t *s, uint64_t qid)
 
 int mgpx_op_finish(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    uint64_t ids[MGW_MAX_WAIT];
     cl_event w[MGW_MAX_WAIT];
-    uint64_t qid = mgw_cur_u64(c);
-    cl_uint n = mgw_cur_ids(c, ids, MGW_MAX_WAIT);
+    mgw_finish_t m;
     (void)r;
-    if (mgw_cur_done(c))
+    if (mgw_finish_decode(c, &m))
         return MGPX_BAD;
+    uint64_t qid = m.queue;
+    cl_uint n = m.events.n;
     mgpx_obj_t *q = mgpx_map_get(&s->map, qid, MGW_K_QUEUE);
     if (!q)
         return CL_INVALID_COMMAND_QUEUE;
@@ -284,7 +282,7 @@ int mgpx_op_finish(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
        completions reported: the client's wait must not hang on it. */
     cl_uint nw = 0;
     for (cl_uint i = 0; i < n; i++) {
-        mgpx_obj_t *o = mgpx_map_get(&s->map, ids[i], MGW_K_EVENT);
+        mgpx_obj_t *o = mgpx_map_get(&s->map, mgw_ids_get(&m.events, i), MGW_K_EVENT);
         if (o)
             w[nw++] = o->h;
     }

@@ -24,11 +24,14 @@
  *                    whatever decode returned (NULL when absent);
  *     bytes          u32 length + bytes.  Decoded as a view into the
  *                    payload (mgw_bytes_t), valid while the payload is.
+ *     devs, events   u32 count (<= MGW_MAX_DEVS, MGW_MAX_WAIT) + that many
+ *                    u64 IDs (mgw_ids_t): encoded from .v, decoded as a
+ *                    view into the payload; read either with mgw_ids_get.
  *
- * Messages whose payload holds lists or depends on earlier fields (wait
- * lists, kernel launches, program lists, DEVICES and REPLY payloads) are
- * still written and read field by field where they are built and handled;
- * their layouts are in the comments of MGW_OPS.
+ * Messages whose payload depends on earlier fields (enqueues, kernel
+ * launches, program lists, DEVICES and REPLY payloads) are still written
+ * and read field by field where they are built and handled; their layouts
+ * are in the comments of MGW_OPS.
  */
 #ifndef MGW_MESSAGES_H
 #define MGW_MESSAGES_H
@@ -43,7 +46,7 @@
     X(JOIN, 5, 0)              /* c->p (bulk lane, after auth): token, u32 stripe index */         \
     /* command lane, client -> proxy */                                                            \
     X(DEVICES, 16, 1)          /* served devices and their info */                                 \
-    X(CONTEXT_CREATE, 17, 1)   /* u64 id, u32 n, n x u64 device */                                 \
+    X(CONTEXT_CREATE, 17, 1)                                                                       \
     X(QUEUE_CREATE, 18, 1)                                                                         \
     X(BUFFER_CREATE, 19, 1)                                                                        \
     X(SUBBUFFER_CREATE, 20, 1)                                                                     \
@@ -77,22 +80,22 @@
     X(CMA_READY, 47, 1)                                                                            \
     X(ENQ_WRITE_CMA, 48, 0)    /* ENQ_WRITE's payload, then u64 client address; no bulk data */    \
     X(ENQ_READ_CMA, 49, 0)     /* ENQ_READ's payload, then u64 client address */                   \
-    X(FINISH, 50, 0)           /* u64 queue, u32 n, n x u64 event (0: the whole queue): report  */ \
-                               /* the queue's completed events after waiting for those          */ \
-                               /* (EVENTS_DONE) */                                                 \
-    X(RELEASE_EVENTS, 51, 0)   /* u32 n (<= MGW_MAX_WAIT), n x u64 event: RELEASE of each */       \
+    X(FINISH, 50, 0)           /* report the queue's completed events (EVENTS_DONE) after */       \
+                               /* waiting for those named (none: the whole queue) */               \
+    X(RELEASE_EVENTS, 51, 0)   /* RELEASE of each */                                               \
     X(STREAMS, 52, 1)          /* before any bulk connection joins; not sent: 1 stripe; */         \
                                /* reply: u32 stripes granted (the proxy's cap) */                  \
     /* proxy -> client */                                                                          \
     X(REPLY, 64, 0)            /* i32 rc, then op-specific */                                      \
     X(EVENT_DONE, 65, 0)                                                                           \
-    X(ERROR, 66, 0)            /* i32 rc, string: a request the proxy could not decode */          \
+    X(ERROR, 66, 0)            /* a request the proxy could not decode */                          \
     X(EVENTS_DONE, 67, 0)      /* u32 n (<= MGW_MAX_DONE), then n x (u64 event, i32 status) */     \
     /* bulk lane, both ways: u64 xfer, u64 offset, i32 status, then data (stream) or */            \
     /* u32 slot, u32 offset, u32 length (shm); see transport/bulk.h */                             \
     X(BULK, 80, 0)
 
 #define MGW_MESSAGES(M, F)                                                                         \
+    M(CONTEXT_CREATE, context_create, F(u64, id) F(devs, devs))                                    \
     M(QUEUE_CREATE, queue_create, F(u64, id) F(u64, ctx) F(u64, dev) F(u64, props))                \
     M(BUFFER_CREATE, buffer_create, F(u64, id) F(u64, ctx) F(u64, flags) F(size, size))            \
     M(SUBBUFFER_CREATE, subbuffer_create,                                                          \
@@ -107,7 +110,10 @@
     M(SHM_READY, shm_ready, F(u32, mapped))                                                        \
     M(CMA_READY, cma_ready, F(u32, pid) F(u64, addr)) /* addr: the nonce in the client */          \
     M(STREAMS, streams, F(u32, want))                 /* 1 .. MGW_STREAMS_MAX */                   \
-    M(EVENT_DONE, event_done, F(u64, event) F(i32, status))
+    M(FINISH, finish, F(u64, queue) F(events, events))                                             \
+    M(RELEASE_EVENTS, release_events, F(events, events))                                           \
+    M(EVENT_DONE, event_done, F(u64, event) F(i32, status))                                        \
+    M(ERROR, error, F(i32, rc) F(str, why))
 /* clang-format on */
 
 /* A byte string in a payload (type bytes). */
@@ -116,6 +122,14 @@ typedef struct mgw_bytes {
     size_t n;
 } mgw_bytes_t;
 
+/* A list of IDs (types devs, events): .v when encoding; a decoded one is a
+ * view into the payload (.raw, little-endian), valid while the payload is. */
+typedef struct mgw_ids {
+    uint32_t n;
+    const uint64_t *v;
+    const uint8_t *raw;
+} mgw_ids_t;
+
 /* Field types: the member, its encoder and its decoder. */
 #define MGW_T_u32 uint32_t
 #define MGW_T_i32 int32_t
@@ -123,18 +137,24 @@ typedef struct mgw_bytes {
 #define MGW_T_size size_t
 #define MGW_T_str const char *
 #define MGW_T_bytes mgw_bytes_t
+#define MGW_T_devs mgw_ids_t
+#define MGW_T_events mgw_ids_t
 #define MGW_ENC_u32(b, v) mgw_buf_u32(b, v)
 #define MGW_ENC_i32(b, v) mgw_buf_i32(b, v)
 #define MGW_ENC_u64(b, v) mgw_buf_u64(b, v)
 #define MGW_ENC_size(b, v) mgw_buf_u64(b, (uint64_t)(v))
 #define MGW_ENC_str(b, v) mgw_buf_str(b, v)
 #define MGW_ENC_bytes(b, v) mgw_buf_bytes(b, (v).p, (v).n)
+#define MGW_ENC_devs(b, v) mgw_buf_ids(b, &(v))
+#define MGW_ENC_events(b, v) mgw_buf_ids(b, &(v))
 #define MGW_DEC_u32(c, v) (v) = mgw_cur_u32(c)
 #define MGW_DEC_i32(c, v) (v) = mgw_cur_i32(c)
 #define MGW_DEC_u64(c, v) (v) = mgw_cur_u64(c)
 #define MGW_DEC_size(c, v) (v) = mgw_cur_size(c, SIZE_MAX)
 #define MGW_DEC_str(c, v) (v) = mgw_cur_strdup(c)
 #define MGW_DEC_bytes(c, v) (v).p = mgw_cur_bytes(c, &(v).n)
+#define MGW_DEC_devs(c, v) mgw_cur_idview(c, &(v), MGW_MAX_DEVS)
+#define MGW_DEC_events(c, v) mgw_cur_idview(c, &(v), MGW_MAX_WAIT)
 
 enum mgw_op {
 #define MGW_OP_ENUM(name, num, replied) MGW_OP_##name = num,

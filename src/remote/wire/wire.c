@@ -231,6 +231,23 @@ uint32_t mgw_cur_ids(mgw_cur_t *c, uint64_t *out, uint32_t max)
     return c->err ? 0 : n;
 }
 
+void mgw_buf_ids(mgw_buf_t *b, const mgw_ids_t *ids)
+{
+    mgw_buf_u32(b, ids->n);
+    for (uint32_t i = 0; i < ids->n; i++)
+        mgw_buf_u64(b, ids->v[i]);
+}
+
+void mgw_cur_idview(mgw_cur_t *c, mgw_ids_t *ids, uint32_t max)
+{
+    uint32_t n = mgw_cur_u32(c);
+    if (n > max)
+        c->err = 1;
+    ids->v = NULL;
+    ids->raw = c->err ? NULL : mgw_cur_raw(c, (size_t)n * 8);
+    ids->n = ids->raw ? n : 0;
+}
+
 int mgw_cur_done(const mgw_cur_t *c)
 {
     return c->err || c->off != c->len ? -1 : 0;

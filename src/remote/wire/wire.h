@@ -110,6 +110,18 @@ const void *mgw_cur_bytes(mgw_cur_t *c, size_t *n);
 char *mgw_cur_strdup(mgw_cur_t *c);
 /* u32 count (<= max) followed by that many u64; fills out (caller-sized). */
 uint32_t mgw_cur_ids(mgw_cur_t *c, uint64_t *out, uint32_t max);
+/* A list of IDs (messages.h): u32 count (<= max), then the u64s. */
+void mgw_buf_ids(mgw_buf_t *b, const mgw_ids_t *ids);
+void mgw_cur_idview(mgw_cur_t *c, mgw_ids_t *ids, uint32_t max);
+static inline uint64_t mgw_ids_get(const mgw_ids_t *ids, uint32_t i)
+{
+    if (ids->v)
+        return ids->v[i];
+    uint64_t v = 0;
+    for (int k = 0; k < 8; k++)
+        v |= (uint64_t)ids->raw[8 * (size_t)i + k] << (8 * k);
+    return v;
+}
 /* 0 when every read stayed in bounds and the payload was consumed exactly. */
 int mgw_cur_done(const mgw_cur_t *c);
 
