@@ -17,6 +17,14 @@ test_remote_rawclient_LDADD = libmgtr.la libmgw.la $(SODIUM_LIBS)
 TESTS += test/remote/vcl_security.sh test/remote/vcl_streams.sh
 EXTRA_DIST += test/remote/vcl_security.sh test/remote/vcl_streams.sh
 endif
+# The wire's message table, round-tripped from the table itself.
+if REMOTE
+check_PROGRAMS += test/remote/wire_table
+test_remote_wire_table_SOURCES = test/remote/wire_table.c
+test_remote_wire_table_CPPFLAGS = $(MG_BASE_CPPFLAGS) $(MG_WIRE_INC)
+test_remote_wire_table_LDADD = libmgw.la $(SODIUM_LIBS)
+TESTS += test/remote/wire_table
+endif
 EXTRA_DIST += test/remote/fuzz.sh
 if HAVE_FUZZ
 TESTS += test/remote/fuzz.sh

@@ -194,8 +194,8 @@ static inline int mgw_op_replied(int op)
     {                                                                                              \
         fields return mgw_cur_done(c);                                                             \
     }
-/* The per-message code lives in the including file's wire.h, after the
- * buffer and cursor it uses: MGW_MESSAGES_DEFINE expands it. */
+/* Every message's struct, encoder and decoder; wire.h expands it once the
+ * buffer and the cursor are declared. */
 #define MGW_MESSAGES_DEFINE()                                                                      \
     MGW_MESSAGES(MGW_STRUCT, MGW_FIELD_MEMBER)                                                     \
     MGW_MESSAGES(MGW_ENCODER, MGW_FIELD_ENC)                                                       \
