@@ -6,14 +6,35 @@
 #   2. calls: every symbol an object of src/F takes from another folder's
 #      objects is defined in a folder under F (nm on the built objects), so no
 #      two folders call each other, whatever the headers say.
+# The remote path (src/remote/) sits under OpenCL beside the library: its
+# folders may use src/common and each other's faces only as
+# wire < transport < client, proxy; client and proxy never use each other,
+# and no library folder uses any of them.
+#   3. the ICD, libmpigpu-vcl.so, exports only the names of its vcl.map.
 # Run by make check after the build; srcdir and abs_top_builddir come from
-# the test environment.
+# the test environment, MGVCL_REMOTE_BUILT (test/remote/Makefile.mk) says
+# whether the remote path was built.
 set -u
 src=${srcdir:-.}/src
 bld=${abs_top_builddir:-.}/src
 
-# Lowest first.  A folder may use the folders before it.
-stack="common datatype pack device p2p mpi"
+# Every folder, lowest first, with the folders it may use.
+folders="common datatype pack device p2p mpi"
+remote="remote/wire remote/transport remote/client remote/proxy"
+[ "${MGVCL_REMOTE_BUILT:-yes}" = no ] || folders="$folders $remote"
+below() {
+    case $1 in
+    common) echo "" ;;
+    datatype) echo "common" ;;
+    pack) echo "common datatype" ;;
+    device) echo "common datatype pack" ;;
+    p2p) echo "common datatype pack device" ;;
+    mpi) echo "common datatype pack device p2p" ;;
+    remote/wire) echo "common" ;;
+    remote/transport) echo "common remote/wire" ;;
+    remote/client | remote/proxy) echo "common remote/wire remote/transport" ;;
+    esac
+}
 # Each folder's face: the headers other folders may include.
 face() {
     case $1 in
@@ -22,16 +43,10 @@ face() {
     pack) echo "mgpk.h" ;;
     device) echo "mgdev.h registry.h locality.h staging.h" ;;
     p2p) echo "p2p.h" ;;
-    mpi) echo "" ;;
+    remote/wire) echo "wire.h" ;;
+    remote/transport) echo "transport.h bulk.h" ;;
+    *) echo "" ;;
     esac
-}
-below() { # the folders under $1
-    out=
-    for f in $stack; do
-        [ "$f" = "$1" ] && break
-        out="$out $f"
-    done
-    echo "$out"
 }
 
 fail=0
@@ -41,7 +56,7 @@ bad() {
 }
 
 # 1. includes
-for f in $stack; do
+for f in $folders; do
     allowed="config.h mpigpu.h mgpk_sources.h"
     for h in "$src/$f"/*.h; do
         [ -e "$h" ] && allowed="$allowed $(basename "$h")"
@@ -63,26 +78,47 @@ done
 # 2. calls, from the objects libtool built (src/F/.libs/*.o)
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
-for f in $stack; do
-    objs=$(ls "$bld/$f"/.libs/*.o 2>/dev/null)
+for f in $folders; do
+    # libtool objects; a program's (mpigpu-proxy) lie beside its sources
+    objs=$(ls "$bld/$f"/.libs/*.o 2>/dev/null || ls "$bld/$f"/*.o 2>/dev/null)
     if [ -z "$objs" ]; then
-        echo "layers: no objects under $bld/$f/.libs (build first)" >&2
+        echo "layers: no objects under $bld/$f (build first)" >&2
         exit 99
     fi
-    nm $objs | awk '$2 ~ /^[TDBRVW]$/ {print $3}' | sort -u >"$tmp/$f.def"
-    nm $objs | awk '$1 == "U" {print $2}' | sort -u >"$tmp/$f.und"
+    n=$(echo "$f" | tr / _)
+    nm $objs | awk '$2 ~ /^[TDBRVW]$/ {print $3}' | sort -u >"$tmp/$n.def"
+    nm $objs | awk '$1 == "U" {print $2}' | sort -u >"$tmp/$n.und"
 done
-for f in $stack; do
+# The ICD's loader entry points (client/vcl.map) keep their OpenCL names;
+# the proxy's calls of those names go to the OpenCL library it links.
+if [ -e "$tmp/remote_client.def" ]; then
+    sed -n 's/^[[:space:]]*\(cl[A-Za-z]*\);.*/\1/p' "$src/remote/client/vcl.map" | sort >"$tmp/map"
+    comm -23 "$tmp/remote_client.def" "$tmp/map" >"$tmp/x" && mv "$tmp/x" "$tmp/remote_client.def"
+fi
+for f in $folders; do
     ok=" $(below "$f") "
-    for g in $stack; do
+    for g in $folders; do
         [ "$g" = "$f" ] && continue
         case "$ok" in *" $g "*) continue ;; esac
-        comm -12 "$tmp/$f.und" "$tmp/$g.def" >"$tmp/x"
+        comm -12 "$tmp/$(echo "$f" | tr / _).und" "$tmp/$(echo "$g" | tr / _).def" >"$tmp/x"
         if [ -s "$tmp/x" ]; then
             bad "src/$f calls up or across into src/$g: $(tr '\n' ' ' <"$tmp/x")"
         fi
     done
 done
 
-[ $fail -eq 0 ] && echo "layers: $stack: includes and calls go only down"
+# 3. the ICD (remote/client) exports exactly the names of vcl.map, and
+# defines no other OpenCL name, even locally: its entry points are mgvcl_clXxx
+if [ -e "$tmp/map" ]; then
+    so=${abs_top_builddir:-.}/.libs/libmpigpu-vcl.so
+    [ -e "$so" ] || { echo "layers: no $so (build first)" >&2; exit 99; }
+    nm -D --defined-only "$so" | awk '$2 ~ /^[TDBRVWi]$/ {print $3}' | sed 's/@.*//' |
+        sort -u >"$tmp/exp"
+    comm -3 "$tmp/exp" "$tmp/map" >"$tmp/x"
+    [ -s "$tmp/x" ] && bad "libmpigpu-vcl.so exports other names than vcl.map's: $(tr '\n\t' '  ' <"$tmp/x")"
+    nm "$so" | awk '$3 ~ /^cl[A-Z]/ {print $3}' | sort -u | comm -23 - "$tmp/map" >"$tmp/x"
+    [ -s "$tmp/x" ] && bad "libmpigpu-vcl.so defines bare OpenCL names: $(tr '\n' ' ' <"$tmp/x")"
+fi
+
+[ $fail -eq 0 ] && echo "layers: $folders: includes and calls go only down"
 exit $fail

@@ -11,10 +11,19 @@ endif
 if REMOTE
 check_PROGRAMS += test/remote/rawclient
 test_remote_rawclient_SOURCES = test/remote/rawclient.c
+test_remote_rawclient_CPPFLAGS = $(MG_BASE_CPPFLAGS) $(MG_TRANSPORT_INC)
 test_remote_rawclient_CFLAGS = $(AM_CFLAGS) $(SODIUM_CFLAGS)
-test_remote_rawclient_LDADD = libmgrm.la $(SODIUM_LIBS)
+test_remote_rawclient_LDADD = libmgtr.la libmgw.la $(SODIUM_LIBS)
 TESTS += test/remote/vcl_security.sh test/remote/vcl_streams.sh
 EXTRA_DIST += test/remote/vcl_security.sh test/remote/vcl_streams.sh
+endif
+# The wire's message table, round-tripped from the table itself.
+if REMOTE
+check_PROGRAMS += test/remote/wire_table
+test_remote_wire_table_SOURCES = test/remote/wire_table.c
+test_remote_wire_table_CPPFLAGS = $(MG_BASE_CPPFLAGS) $(MG_WIRE_INC)
+test_remote_wire_table_LDADD = libmgw.la $(SODIUM_LIBS)
+TESTS += test/remote/wire_table
 endif
 EXTRA_DIST += test/remote/fuzz.sh
 if HAVE_FUZZ

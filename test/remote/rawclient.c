@@ -22,13 +22,13 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "../../src/remote/bulk.h"
-#include "../../src/remote/transport.h"
+#include "bulk.h"
+#include "transport.h"
 
 #define CL_SUCCESS 0
 #define CL_MEM_SIZE 0x1102
 
-static const mgrm_transport_t *t = &mgrm_transport_tcp;
+static const mgtr_transport_t *t = &mgtr_transport_tcp;
 static int failures;
 
 #define CHECK(cond, ...)                                                                           \
@@ -41,41 +41,41 @@ static int failures;
         }                                                                                          \
     } while (0)
 
-static mgrm_ep_t *session(const char *addr, const mgrm_key_t *key, int *ok)
+static mgtr_ep_t *session(const char *addr, const mgw_key_t *key, int *ok)
 {
-    mgrm_ep_t *ep;
-    uint8_t token[MGRM_TOKEN];
+    mgtr_ep_t *ep;
+    uint8_t token[MGW_TOKEN];
     char err[256];
     if (t->connect(addr, &ep, err, sizeof err)) {
         fprintf(stderr, "connect: %s\n", err);
         exit(1);
     }
-    *ok = !mgrm_auth_client(t, ep, key, MGRM_LANE_CMD, 0, token, err, sizeof err);
+    *ok = !mgtr_auth_client(t, ep, key, MGW_LANE_CMD, 0, token, err, sizeof err);
     if (!*ok)
         fprintf(stderr, "handshake refused as expected? %s\n", err);
     return ep;
 }
 
 /* Sends m, returns the op of the answer (REPLY or ERROR) and its rc. */
-static int ask(mgrm_ep_t *ep, mgrm_buf_t *m, int32_t *rc, uint8_t **out, size_t *outlen)
+static int ask(mgtr_ep_t *ep, mgw_buf_t *m, int32_t *rc, uint8_t **out, size_t *outlen)
 {
     static uint32_t seq = 100;
     static uint8_t *buf;
     static size_t cap;
-    mgrm_hdr_t h;
+    mgw_hdr_t h;
     uint32_t s = ++seq;
     m->p[12] = (uint8_t)s;
     m->p[13] = (uint8_t)(s >> 8);
-    if (mgrm_msg_send(t, ep, m))
+    if (mgtr_msg_send(t, ep, m))
         return -1;
-    mgrm_buf_free(m);
+    mgw_buf_free(m);
     do
-        if (mgrm_msg_recv(t, ep, &h, &buf, &cap, MGRM_MSG_MAX))
+        if (mgtr_msg_recv(t, ep, &h, &buf, &cap, MGW_MSG_MAX))
             return -1;
-    while (h.op == MGRM_OP_EVENT_DONE);
-    mgrm_cur_t c;
-    mgrm_cur_init(&c, buf, h.length);
-    *rc = mgrm_cur_i32(&c);
+    while (h.op == MGW_OP_EVENT_DONE);
+    mgw_cur_t c;
+    mgw_cur_init(&c, buf, h.length);
+    *rc = mgw_cur_i32(&c);
     if (out) {
         *out = buf + 4;
         *outlen = h.length - 4;
@@ -83,27 +83,27 @@ static int ask(mgrm_ep_t *ep, mgrm_buf_t *m, int32_t *rc, uint8_t **out, size_t 
     return h.seq == s ? h.op : -2;
 }
 
-static int ping(mgrm_ep_t *ep)
+static int ping(mgtr_ep_t *ep)
 {
-    mgrm_buf_t m;
+    mgw_buf_t m;
     int32_t rc;
-    mgrm_buf_init(&m, MGRM_OP_PING, 0, 0);
-    return ask(ep, &m, &rc, NULL, NULL) == MGRM_OP_REPLY && rc == 0;
+    mgw_buf_init(&m, MGW_OP_PING, 0, 0);
+    return ask(ep, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc == 0;
 }
 
-static int mem_size(mgrm_ep_t *ep, uint64_t id, uint64_t *size)
+static int mem_size(mgtr_ep_t *ep, uint64_t id, uint64_t *size)
 {
-    mgrm_buf_t m;
+    mgw_buf_t m;
     int32_t rc;
     uint8_t *out;
     size_t n;
-    mgrm_buf_init(&m, MGRM_OP_GET_INFO, 0, 0);
-    mgrm_buf_u32(&m, MGRM_K_MEM);
-    mgrm_buf_u64(&m, id);
-    mgrm_buf_u64(&m, 0);
-    mgrm_buf_u32(&m, CL_MEM_SIZE);
+    mgw_buf_init(&m, MGW_OP_GET_INFO, 0, 0);
+    mgw_buf_u32(&m, MGW_K_MEM);
+    mgw_buf_u64(&m, id);
+    mgw_buf_u64(&m, 0);
+    mgw_buf_u32(&m, CL_MEM_SIZE);
     int op = ask(ep, &m, &rc, &out, &n);
-    if (op != MGRM_OP_REPLY)
+    if (op != MGW_OP_REPLY)
         return -1000;
     if (rc == 0 && n >= 12)
         memcpy(size, out + 4, 8);
@@ -111,16 +111,16 @@ static int mem_size(mgrm_ep_t *ep, uint64_t id, uint64_t *size)
 }
 
 /* The status the proxy reports for event id (skipping other messages). */
-static int32_t event_status(mgrm_ep_t *ep, uint64_t id)
+static int32_t event_status(mgtr_ep_t *ep, uint64_t id)
 {
     static uint8_t *buf;
     static size_t cap;
-    mgrm_hdr_t h;
-    while (mgrm_msg_recv(t, ep, &h, &buf, &cap, MGRM_MSG_MAX) == 0) {
-        mgrm_cur_t c;
-        mgrm_cur_init(&c, buf, h.length);
-        if (h.op == MGRM_OP_EVENT_DONE && mgrm_cur_u64(&c) == id)
-            return mgrm_cur_i32(&c);
+    mgw_hdr_t h;
+    while (mgtr_msg_recv(t, ep, &h, &buf, &cap, MGW_MSG_MAX) == 0) {
+        mgw_cur_t c;
+        mgw_cur_init(&c, buf, h.length);
+        if (h.op == MGW_OP_EVENT_DONE && mgw_cur_u64(&c) == id)
+            return mgw_cur_i32(&c);
     }
     return 1000;
 }
@@ -128,31 +128,31 @@ static int32_t event_status(mgrm_ep_t *ep, uint64_t id)
 /* Sends FINISH(q), then a PING; counts the reports of event id (EVENT_DONE,
  * or in an EVENTS_DONE) until the PING's reply, *st gets the last status.
  * -1 if the lane broke. */
-static int finish_reports(mgrm_ep_t *ep, uint64_t q, uint64_t id, int32_t *st)
+static int finish_reports(mgtr_ep_t *ep, uint64_t q, uint64_t id, int32_t *st)
 {
     static uint8_t *buf;
     static size_t cap;
-    mgrm_hdr_t h;
-    mgrm_buf_t m;
+    mgw_hdr_t h;
+    mgw_buf_t m;
     int n = 0;
-    mgrm_buf_init(&m, MGRM_OP_FINISH, 0, 0);
-    mgrm_buf_u64(&m, q);
-    mgrm_buf_u32(&m, 1);
-    mgrm_buf_u64(&m, id); /* wait for that one */
-    int bad = mgrm_msg_send(t, ep, &m);
-    mgrm_buf_free(&m);
-    mgrm_buf_init(&m, MGRM_OP_PING, 0, 4321);
-    bad = bad || mgrm_msg_send(t, ep, &m);
-    mgrm_buf_free(&m);
-    while (!bad && mgrm_msg_recv(t, ep, &h, &buf, &cap, MGRM_MSG_MAX) == 0) {
-        mgrm_cur_t c;
-        mgrm_cur_init(&c, buf, h.length);
-        if (h.op == MGRM_OP_REPLY && h.seq == 4321)
+    mgw_buf_init(&m, MGW_OP_FINISH, 0, 0);
+    mgw_buf_u64(&m, q);
+    mgw_buf_u32(&m, 1);
+    mgw_buf_u64(&m, id); /* wait for that one */
+    int bad = mgtr_msg_send(t, ep, &m);
+    mgw_buf_free(&m);
+    mgw_buf_init(&m, MGW_OP_PING, 0, 4321);
+    bad = bad || mgtr_msg_send(t, ep, &m);
+    mgw_buf_free(&m);
+    while (!bad && mgtr_msg_recv(t, ep, &h, &buf, &cap, MGW_MSG_MAX) == 0) {
+        mgw_cur_t c;
+        mgw_cur_init(&c, buf, h.length);
+        if (h.op == MGW_OP_REPLY && h.seq == 4321)
             return n;
-        uint32_t k = h.op == MGRM_OP_EVENTS_DONE ? mgrm_cur_u32(&c) : h.op == MGRM_OP_EVENT_DONE;
+        uint32_t k = h.op == MGW_OP_EVENTS_DONE ? mgw_cur_u32(&c) : h.op == MGW_OP_EVENT_DONE;
         for (uint32_t i = 0; i < k && !c.err; i++) {
-            uint64_t e = mgrm_cur_u64(&c);
-            int32_t v = mgrm_cur_i32(&c);
+            uint64_t e = mgw_cur_u64(&c);
+            int32_t v = mgw_cur_i32(&c);
             if (e == id && !c.err) {
                 *st = v;
                 n++;
@@ -163,73 +163,73 @@ static int finish_reports(mgrm_ep_t *ep, uint64_t q, uint64_t id, int32_t *st)
 }
 
 /* An NDRange of kernel 104 on queue q with one argument (kind, payload). */
-static void launch(mgrm_ep_t *ep, uint64_t q, uint64_t ev, uint8_t kind, uint64_t v)
+static void launch(mgtr_ep_t *ep, uint64_t q, uint64_t ev, uint8_t kind, uint64_t v)
 {
-    mgrm_buf_t m;
-    mgrm_buf_init(&m, MGRM_OP_ENQ_NDRANGE, 0, 9);
-    mgrm_buf_u64(&m, q);
-    mgrm_buf_u64(&m, ev);
-    mgrm_buf_u32(&m, 0); /* no wait list */
-    mgrm_buf_u64(&m, 104);
-    mgrm_buf_u32(&m, 1);
+    mgw_buf_t m;
+    mgw_buf_init(&m, MGW_OP_ENQ_NDRANGE, 0, 9);
+    mgw_buf_u64(&m, q);
+    mgw_buf_u64(&m, ev);
+    mgw_buf_u32(&m, 0); /* no wait list */
+    mgw_buf_u64(&m, 104);
+    mgw_buf_u32(&m, 1);
     for (int i = 0; i < 3; i++) {
-        mgrm_buf_u64(&m, 0);
-        mgrm_buf_u64(&m, 1);
-        mgrm_buf_u64(&m, 1);
+        mgw_buf_u64(&m, 0);
+        mgw_buf_u64(&m, 1);
+        mgw_buf_u64(&m, 1);
     }
-    mgrm_buf_u8(&m, 0);
-    mgrm_buf_u32(&m, 1);
-    mgrm_buf_u32(&m, 0);
-    mgrm_buf_u8(&m, kind);
-    if (kind == MGRM_ARG_VALUE)
-        mgrm_buf_bytes(&m, &v, sizeof v);
+    mgw_buf_u8(&m, 0);
+    mgw_buf_u32(&m, 1);
+    mgw_buf_u32(&m, 0);
+    mgw_buf_u8(&m, kind);
+    if (kind == MGW_ARG_VALUE)
+        mgw_buf_bytes(&m, &v, sizeof v);
     else
-        mgrm_buf_u64(&m, v);
-    mgrm_msg_send(t, ep, &m);
-    mgrm_buf_free(&m);
+        mgw_buf_u64(&m, v);
+    mgtr_msg_send(t, ep, &m);
+    mgw_buf_free(&m);
 }
 
 /* Session A builds a kernel; a value posing as its buffer argument is
  * refused on the launch's event, and so is B's launch of A's kernel. */
-static void kernel_checks(mgrm_ep_t *a, mgrm_ep_t *b)
+static void kernel_checks(mgtr_ep_t *a, mgtr_ep_t *b)
 {
-    mgrm_buf_t m;
+    mgw_buf_t m;
     int32_t rc;
     uint8_t *out;
     size_t n;
-    mgrm_buf_init(&m, MGRM_OP_QUEUE_CREATE, 0, 0);
-    mgrm_buf_u64(&m, 102);
-    mgrm_buf_u64(&m, 100);
-    mgrm_buf_u64(&m, 0);
-    mgrm_buf_u64(&m, 0);
-    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_REPLY && rc == 0, "A: queue (%d)", rc);
-    mgrm_buf_init(&m, MGRM_OP_PROGRAM_SOURCE, 0, 0);
-    mgrm_buf_u64(&m, 103);
-    mgrm_buf_u64(&m, 100);
-    mgrm_buf_str(&m, "kernel void k(global int *p) { p[0] = 7; }");
-    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_REPLY && rc == 0, "A: program (%d)", rc);
-    mgrm_buf_init(&m, MGRM_OP_PROGRAM_BUILD, 0, 0);
-    mgrm_buf_u64(&m, 103);
-    mgrm_buf_u32(&m, 0);
-    mgrm_buf_str(&m, "");
-    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_REPLY && rc == 0, "A: build (%d)", rc);
-    mgrm_buf_init(&m, MGRM_OP_KERNEL_CREATE, 0, 0);
-    mgrm_buf_u64(&m, 104);
-    mgrm_buf_u64(&m, 103);
-    mgrm_buf_str(&m, "k");
-    CHECK(ask(a, &m, &rc, &out, &n) == MGRM_OP_REPLY && rc == 0 && n >= 5 && out[4] == MGRM_ARG_MEM,
+    mgw_buf_init(&m, MGW_OP_QUEUE_CREATE, 0, 0);
+    mgw_buf_u64(&m, 102);
+    mgw_buf_u64(&m, 100);
+    mgw_buf_u64(&m, 0);
+    mgw_buf_u64(&m, 0);
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc == 0, "A: queue (%d)", rc);
+    mgw_buf_init(&m, MGW_OP_PROGRAM_SOURCE, 0, 0);
+    mgw_buf_u64(&m, 103);
+    mgw_buf_u64(&m, 100);
+    mgw_buf_str(&m, "kernel void k(global int *p) { p[0] = 7; }");
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc == 0, "A: program (%d)", rc);
+    mgw_buf_init(&m, MGW_OP_PROGRAM_BUILD, 0, 0);
+    mgw_buf_u64(&m, 103);
+    mgw_buf_u32(&m, 0);
+    mgw_buf_str(&m, "");
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc == 0, "A: build (%d)", rc);
+    mgw_buf_init(&m, MGW_OP_KERNEL_CREATE, 0, 0);
+    mgw_buf_u64(&m, 104);
+    mgw_buf_u64(&m, 103);
+    mgw_buf_str(&m, "k");
+    CHECK(ask(a, &m, &rc, &out, &n) == MGW_OP_REPLY && rc == 0 && n >= 5 && out[4] == MGW_ARG_MEM,
           "A: kernel with one buffer argument (%d)", rc);
-    launch(a, 102, 105, MGRM_ARG_VALUE, 0x4141414141414141ull);
+    launch(a, 102, 105, MGW_ARG_VALUE, 0x4141414141414141ull);
     rc = event_status(a, 105);
     CHECK(rc < 0, "a value passed as a buffer argument: event status %d", rc);
-    launch(b, 102, 205, MGRM_ARG_MEM, 101);
+    launch(b, 102, 205, MGW_ARG_MEM, 101);
     rc = event_status(b, 205);
     CHECK(rc < 0, "B launches A's kernel on A's queue: event status %d", rc);
-    launch(a, 102, 106, MGRM_ARG_MEM, 101);
+    launch(a, 102, 106, MGW_ARG_MEM, 101);
     rc = event_status(a, 106);
     CHECK(rc == 0, "A's own launch: event status %d", rc);
     /* FINISH: reports each completion once, whoever sees it first */
-    launch(a, 102, 107, MGRM_ARG_MEM, 101);
+    launch(a, 102, 107, MGW_ARG_MEM, 101);
     int32_t st = 1000;
     int k = finish_reports(a, 102, 107, &st);
     if (k == 0) /* its callback is still sending it */
@@ -237,62 +237,62 @@ static void kernel_checks(mgrm_ep_t *a, mgrm_ep_t *b)
     usleep(200000);
     k += finish_reports(a, 102, 107, &st);
     CHECK(k == 1 && st == 0, "A's launch then FINISH: reported %d times, status %d", k, st);
-    mgrm_buf_init(&m, MGRM_OP_FINISH, 0, 0);
-    mgrm_buf_u64(&m, 102);
-    mgrm_buf_u32(&m, 0);
-    CHECK(ask(b, &m, &rc, NULL, NULL) == MGRM_OP_ERROR && rc == -36,
+    mgw_buf_init(&m, MGW_OP_FINISH, 0, 0);
+    mgw_buf_u64(&m, 102);
+    mgw_buf_u32(&m, 0);
+    CHECK(ask(b, &m, &rc, NULL, NULL) == MGW_OP_ERROR && rc == -36,
           "B finishes A's queue: rc %d (want CL_INVALID_COMMAND_QUEUE)", rc);
-    mgrm_buf_init(&m, MGRM_OP_FINISH, 0, 0);
-    mgrm_buf_u32(&m, 102);
-    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_ERROR && rc == -30,
+    mgw_buf_init(&m, MGW_OP_FINISH, 0, 0);
+    mgw_buf_u32(&m, 102);
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGW_OP_ERROR && rc == -30,
           "a truncated FINISH: rc %d (want CL_INVALID_VALUE)", rc);
-    mgrm_buf_init(&m, MGRM_OP_FINISH, 0, 0);
-    mgrm_buf_u64(&m, 102);
-    mgrm_buf_u32(&m, 1);
-    mgrm_buf_u64(&m, 205); /* B's event */
-    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_ERROR && rc == -58,
+    mgw_buf_init(&m, MGW_OP_FINISH, 0, 0);
+    mgw_buf_u64(&m, 102);
+    mgw_buf_u32(&m, 1);
+    mgw_buf_u64(&m, 205); /* B's event */
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGW_OP_ERROR && rc == -58,
           "FINISH waiting for another session's event: rc %d (want CL_INVALID_EVENT)", rc);
 }
 
-static void foreign(const char *addr, const mgrm_key_t *key)
+static void foreign(const char *addr, const mgw_key_t *key)
 {
     int ok;
     int32_t rc;
-    mgrm_buf_t m;
-    mgrm_ep_t *a = session(addr, key, &ok), *b;
+    mgw_buf_t m;
+    mgtr_ep_t *a = session(addr, key, &ok), *b;
     CHECK(ok, "session A authenticates");
-    mgrm_buf_init(&m, MGRM_OP_CONTEXT_CREATE, 0, 0);
-    mgrm_buf_u64(&m, 100);
-    mgrm_buf_u32(&m, 1);
-    mgrm_buf_u64(&m, 0);
-    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_REPLY && rc == 0, "A: context (%d)", rc);
-    mgrm_buf_init(&m, MGRM_OP_BUFFER_CREATE, 0, 0);
-    mgrm_buf_u64(&m, 101);
-    mgrm_buf_u64(&m, 100);
-    mgrm_buf_u64(&m, 1); /* CL_MEM_READ_WRITE */
-    mgrm_buf_u64(&m, 4096);
-    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_REPLY && rc == 0, "A: buffer (%d)", rc);
+    mgw_buf_init(&m, MGW_OP_CONTEXT_CREATE, 0, 0);
+    mgw_buf_u64(&m, 100);
+    mgw_buf_u32(&m, 1);
+    mgw_buf_u64(&m, 0);
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc == 0, "A: context (%d)", rc);
+    mgw_buf_init(&m, MGW_OP_BUFFER_CREATE, 0, 0);
+    mgw_buf_u64(&m, 101);
+    mgw_buf_u64(&m, 100);
+    mgw_buf_u64(&m, 1); /* CL_MEM_READ_WRITE */
+    mgw_buf_u64(&m, 4096);
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc == 0, "A: buffer (%d)", rc);
     b = session(addr, key, &ok);
     CHECK(ok, "session B authenticates");
     uint64_t size = 0;
     rc = mem_size(b, 101, &size);
     CHECK(rc < 0 && rc != -1000, "B reads A's buffer 101: rc %d", rc);
-    mgrm_buf_init(&m, MGRM_OP_QUEUE_CREATE, 0, 0);
-    mgrm_buf_u64(&m, 7);
-    mgrm_buf_u64(&m, 100); /* A's context */
-    mgrm_buf_u64(&m, 0);
-    mgrm_buf_u64(&m, 0);
-    CHECK(ask(b, &m, &rc, NULL, NULL) == MGRM_OP_REPLY && rc == -34,
+    mgw_buf_init(&m, MGW_OP_QUEUE_CREATE, 0, 0);
+    mgw_buf_u64(&m, 7);
+    mgw_buf_u64(&m, 100); /* A's context */
+    mgw_buf_u64(&m, 0);
+    mgw_buf_u64(&m, 0);
+    CHECK(ask(b, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc == -34,
           "B makes a queue in A's context: rc %d (want CL_INVALID_CONTEXT)", rc);
-    mgrm_buf_init(&m, MGRM_OP_RELEASE, 0, 0);
-    mgrm_buf_u32(&m, MGRM_K_MEM);
-    mgrm_buf_u64(&m, 101);
-    CHECK(ask(b, &m, &rc, NULL, NULL) == MGRM_OP_ERROR, "B releases A's buffer: no error");
+    mgw_buf_init(&m, MGW_OP_RELEASE, 0, 0);
+    mgw_buf_u32(&m, MGW_K_MEM);
+    mgw_buf_u64(&m, 101);
+    CHECK(ask(b, &m, &rc, NULL, NULL) == MGW_OP_ERROR, "B releases A's buffer: no error");
     /* the same ID under the wrong kind in A's own session */
-    mgrm_buf_init(&m, MGRM_OP_RELEASE, 0, 0);
-    mgrm_buf_u32(&m, MGRM_K_PROGRAM);
-    mgrm_buf_u64(&m, 101);
-    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_ERROR, "A: release of 101 as a program");
+    mgw_buf_init(&m, MGW_OP_RELEASE, 0, 0);
+    mgw_buf_u32(&m, MGW_K_PROGRAM);
+    mgw_buf_u64(&m, 101);
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGW_OP_ERROR, "A: release of 101 as a program");
     kernel_checks(a, b);
     size = 0;
     rc = mem_size(a, 101, &size);
@@ -303,50 +303,50 @@ static void foreign(const char *addr, const mgrm_key_t *key)
     t->close(b);
 }
 
-static void malformed(const char *addr, const mgrm_key_t *key)
+static void malformed(const char *addr, const mgw_key_t *key)
 {
     int ok;
     int32_t rc;
-    mgrm_buf_t m;
-    mgrm_ep_t *a = session(addr, key, &ok);
+    mgw_buf_t m;
+    mgtr_ep_t *a = session(addr, key, &ok);
     CHECK(ok, "authenticates");
-    mgrm_buf_init(&m, MGRM_OP_CONTEXT_CREATE, 0, 0);
-    mgrm_buf_u32(&m, 5); /* truncated: an ID needs 8 bytes */
-    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_ERROR, "truncated request answered");
-    mgrm_buf_init(&m, MGRM_OP_CONTEXT_CREATE, 0, 0);
-    mgrm_buf_u64(&m, 5);
-    mgrm_buf_u32(&m, 0xffffffffu); /* device count far past the payload */
-    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_ERROR, "bad count answered");
-    mgrm_buf_init(&m, MGRM_OP_PING, 0, 0);
-    mgrm_buf_u64(&m, 0); /* trailing bytes */
-    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_ERROR, "trailing bytes answered");
-    mgrm_buf_init(&m, 999, 0, 0);
-    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_ERROR, "unknown op answered");
-    mgrm_buf_init(&m, MGRM_OP_RELEASE_EVENTS, 0, 0);
-    mgrm_buf_u32(&m, 2);
-    mgrm_buf_u64(&m, 5); /* one of the two IDs */
-    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_ERROR, "short event release list answered");
-    mgrm_buf_init(&m, MGRM_OP_RELEASE_EVENTS, 0, 0);
-    mgrm_buf_u32(&m, 5000); /* over MGRM_MAX_WAIT */
+    mgw_buf_init(&m, MGW_OP_CONTEXT_CREATE, 0, 0);
+    mgw_buf_u32(&m, 5); /* truncated: an ID needs 8 bytes */
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGW_OP_ERROR, "truncated request answered");
+    mgw_buf_init(&m, MGW_OP_CONTEXT_CREATE, 0, 0);
+    mgw_buf_u64(&m, 5);
+    mgw_buf_u32(&m, 0xffffffffu); /* device count far past the payload */
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGW_OP_ERROR, "bad count answered");
+    mgw_buf_init(&m, MGW_OP_PING, 0, 0);
+    mgw_buf_u64(&m, 0); /* trailing bytes */
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGW_OP_ERROR, "trailing bytes answered");
+    mgw_buf_init(&m, 999, 0, 0);
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGW_OP_ERROR, "unknown op answered");
+    mgw_buf_init(&m, MGW_OP_RELEASE_EVENTS, 0, 0);
+    mgw_buf_u32(&m, 2);
+    mgw_buf_u64(&m, 5); /* one of the two IDs */
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGW_OP_ERROR, "short event release list answered");
+    mgw_buf_init(&m, MGW_OP_RELEASE_EVENTS, 0, 0);
+    mgw_buf_u32(&m, 5000); /* over MGW_MAX_WAIT */
     for (int i = 0; i < 5000; i++)
-        mgrm_buf_u64(&m, (uint64_t)i + 1000);
-    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_ERROR, "too long event release list answered");
-    mgrm_buf_init(&m, MGRM_OP_PROGRAM_SOURCE, 0, 0);
-    mgrm_buf_u64(&m, 9);
-    mgrm_buf_u64(&m, 12345); /* no such context */
-    mgrm_buf_str(&m, "kernel void k() {}");
-    CHECK(ask(a, &m, &rc, NULL, NULL) == MGRM_OP_REPLY && rc == -34, "unknown context: %d", rc);
+        mgw_buf_u64(&m, (uint64_t)i + 1000);
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGW_OP_ERROR, "too long event release list answered");
+    mgw_buf_init(&m, MGW_OP_PROGRAM_SOURCE, 0, 0);
+    mgw_buf_u64(&m, 9);
+    mgw_buf_u64(&m, 12345); /* no such context */
+    mgw_buf_str(&m, "kernel void k() {}");
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc == -34, "unknown context: %d", rc);
     CHECK(ping(a), "still served after bad messages");
     /* an oversized length: answered, then the session is closed */
-    uint8_t raw[MGRM_HDR_SIZE];
-    mgrm_hdr_t h = {MGRM_MAGIC, MGRM_OP_PING, 0, MGRM_MSG_MAX + 1, 77};
-    mgrm_hdr_write(raw, &h);
+    uint8_t raw[MGW_HDR_SIZE];
+    mgw_hdr_t h = {MGW_MAGIC, MGW_OP_PING, 0, MGW_MSG_MAX + 1, 77};
+    mgw_hdr_write(raw, &h);
     CHECK(!t->send(a, raw, sizeof raw), "send oversized header");
     uint8_t *buf = NULL;
     size_t cap = 0;
-    CHECK(!mgrm_msg_recv(t, a, &h, &buf, &cap, MGRM_MSG_MAX) && h.op == MGRM_OP_ERROR,
+    CHECK(!mgtr_msg_recv(t, a, &h, &buf, &cap, MGW_MSG_MAX) && h.op == MGW_OP_ERROR,
           "oversized message answered");
-    CHECK(mgrm_msg_recv(t, a, &h, &buf, &cap, MGRM_MSG_MAX) != 0, "session closed after it");
+    CHECK(mgtr_msg_recv(t, a, &h, &buf, &cap, MGW_MSG_MAX) != 0, "session closed after it");
     free(buf);
     t->close(a);
     a = session(addr, key, &ok);
@@ -355,52 +355,52 @@ static void malformed(const char *addr, const mgrm_key_t *key)
 }
 
 /* SHM_OPEN, SHM_READY, CMA_OPEN on a fresh session; the nonce in nonce. */
-static mgrm_ep_t *cma_session(const char *addr, const mgrm_key_t *key, uint8_t *nonce)
+static mgtr_ep_t *cma_session(const char *addr, const mgw_key_t *key, uint8_t *nonce)
 {
     int ok;
     int32_t rc;
     uint8_t *out;
     size_t n;
     unsigned char *base = NULL;
-    mgrm_buf_t m;
-    mgrm_ep_t *ep = session(addr, key, &ok);
+    mgw_buf_t m;
+    mgtr_ep_t *ep = session(addr, key, &ok);
     CHECK(ok, "handshake");
-    mgrm_buf_init(&m, MGRM_OP_SHM_OPEN, 0, 0);
-    CHECK(ask(ep, &m, &rc, &out, &n) == MGRM_OP_REPLY && rc == 0, "SHM_OPEN: %d", rc);
-    mgrm_cur_t c;
-    mgrm_cur_init(&c, out, n);
-    char *name = mgrm_cur_strdup(&c);
-    CHECK(name && !mgrm_shm_attach(name, &base), "shm segment %s", name ? name : "?");
+    mgw_buf_init(&m, MGW_OP_SHM_OPEN, 0, 0);
+    CHECK(ask(ep, &m, &rc, &out, &n) == MGW_OP_REPLY && rc == 0, "SHM_OPEN: %d", rc);
+    mgw_cur_t c;
+    mgw_cur_init(&c, out, n);
+    char *name = mgw_cur_strdup(&c);
+    CHECK(name && !mgtr_shm_attach(name, &base), "shm segment %s", name ? name : "?");
     free(name);
-    mgrm_buf_init(&m, MGRM_OP_SHM_READY, 0, 0);
-    mgrm_buf_u32(&m, base != NULL);
-    CHECK(ask(ep, &m, &rc, NULL, NULL) == MGRM_OP_REPLY && rc == 0, "SHM_READY: %d", rc);
-    mgrm_buf_init(&m, MGRM_OP_CMA_OPEN, 0, 0);
-    CHECK(ask(ep, &m, &rc, &out, &n) == MGRM_OP_REPLY && rc == 0 && n == 4 + MGRM_CMA_NONCE,
+    mgw_buf_init(&m, MGW_OP_SHM_READY, 0, 0);
+    mgw_buf_u32(&m, base != NULL);
+    CHECK(ask(ep, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc == 0, "SHM_READY: %d", rc);
+    mgw_buf_init(&m, MGW_OP_CMA_OPEN, 0, 0);
+    CHECK(ask(ep, &m, &rc, &out, &n) == MGW_OP_REPLY && rc == 0 && n == 4 + MGTR_CMA_NONCE,
           "CMA_OPEN: %d", rc);
-    if (n == 4 + MGRM_CMA_NONCE) {
+    if (n == 4 + MGTR_CMA_NONCE) {
         uint32_t pid = (uint32_t)out[0] | (uint32_t)out[1] << 8 | (uint32_t)out[2] << 16 |
                        (uint32_t)out[3] << 24;
         prctl(PR_SET_PTRACER, (unsigned long)pid, 0, 0, 0); /* Yama 1; EINVAL without Yama */
-        memcpy(nonce, out + 4, MGRM_CMA_NONCE);
+        memcpy(nonce, out + 4, MGTR_CMA_NONCE);
     }
     return ep; /* the segment stays mapped until exit */
 }
 
-static int32_t cma_ready(mgrm_ep_t *ep, long pid, const void *at)
+static int32_t cma_ready(mgtr_ep_t *ep, long pid, const void *at)
 {
-    mgrm_buf_t m;
+    mgw_buf_t m;
     int32_t rc = 0;
-    mgrm_buf_init(&m, MGRM_OP_CMA_READY, 0, 0);
-    mgrm_buf_u32(&m, (uint32_t)pid);
-    mgrm_buf_u64(&m, (uint64_t)(uintptr_t)at);
-    return ask(ep, &m, &rc, NULL, NULL) == MGRM_OP_REPLY ? rc : 1000;
+    mgw_buf_init(&m, MGW_OP_CMA_READY, 0, 0);
+    mgw_buf_u32(&m, (uint32_t)pid);
+    mgw_buf_u64(&m, (uint64_t)(uintptr_t)at);
+    return ask(ep, &m, &rc, NULL, NULL) == MGW_OP_REPLY ? rc : 1000;
 }
 
-static void cma(const char *addr, const mgrm_key_t *key, long victim)
+static void cma(const char *addr, const mgw_key_t *key, long victim)
 {
-    static uint8_t nonce[MGRM_CMA_NONCE], wrong[MGRM_CMA_NONCE];
-    mgrm_ep_t *ep = cma_session(addr, key, nonce);
+    static uint8_t nonce[MGTR_CMA_NONCE], wrong[MGTR_CMA_NONCE];
+    mgtr_ep_t *ep = cma_session(addr, key, nonce);
     /* the victim does not hold this connection: refused before any read */
     int32_t rc = cma_ready(ep, victim, nonce);
     CHECK(rc < 0, "CMA_READY with another process's pid: %d", rc);
@@ -425,7 +425,7 @@ static void cma(const char *addr, const mgrm_key_t *key, long victim)
 
 /* 1 when the proxy closes ep within 10 s (anything it sends first is
  * skipped). */
-static int closed(mgrm_ep_t *ep)
+static int closed(mgtr_ep_t *ep)
 {
     uint8_t b[4096];
     t->set_timeout(ep, 10000);
@@ -435,35 +435,34 @@ static int closed(mgrm_ep_t *ep)
     return 0;
 }
 
-static mgrm_ep_t *striped_session(const char *addr, const mgrm_key_t *key, uint32_t want,
-                                  uint32_t *granted, uint8_t tok[MGRM_TOKEN])
+static mgtr_ep_t *striped_session(const char *addr, const mgw_key_t *key, uint32_t want,
+                                  uint32_t *granted, uint8_t tok[MGW_TOKEN])
 {
-    mgrm_ep_t *ep;
+    mgtr_ep_t *ep;
     char err[256];
     int32_t rc = 0;
     uint8_t *out;
     size_t n = 0;
-    mgrm_buf_t m;
+    mgw_buf_t m;
     if (t->connect(addr, &ep, err, sizeof err) ||
-        mgrm_auth_client(t, ep, key, MGRM_LANE_CMD, 0, tok, err, sizeof err)) {
+        mgtr_auth_client(t, ep, key, MGW_LANE_CMD, 0, tok, err, sizeof err)) {
         fprintf(stderr, "session: %s\n", err);
         exit(1);
     }
-    mgrm_buf_init(&m, MGRM_OP_STREAMS, 0, 0);
-    mgrm_buf_u32(&m, want);
+    mgw_buf_init(&m, MGW_OP_STREAMS, 0, 0);
+    mgw_buf_u32(&m, want);
     *granted = 0;
-    if (ask(ep, &m, &rc, &out, &n) == MGRM_OP_REPLY && rc == 0 && n == 4)
+    if (ask(ep, &m, &rc, &out, &n) == MGW_OP_REPLY && rc == 0 && n == 4)
         memcpy(granted, out, 4);
     return ep;
 }
 
-static mgrm_ep_t *join(const char *addr, const mgrm_key_t *key, uint8_t tok[MGRM_TOKEN],
-                       unsigned idx)
+static mgtr_ep_t *join(const char *addr, const mgw_key_t *key, uint8_t tok[MGW_TOKEN], unsigned idx)
 {
-    mgrm_ep_t *ep;
+    mgtr_ep_t *ep;
     char err[256];
     if (t->connect(addr, &ep, err, sizeof err) ||
-        mgrm_auth_client(t, ep, key, MGRM_LANE_BULK, idx, tok, err, sizeof err)) {
+        mgtr_auth_client(t, ep, key, MGW_LANE_BULK, idx, tok, err, sizeof err)) {
         fprintf(stderr, "join: %s\n", err);
         exit(1);
     }
@@ -472,63 +471,63 @@ static mgrm_ep_t *join(const char *addr, const mgrm_key_t *key, uint8_t tok[MGRM
 
 /* Context 100, queue 102, buffer 101 of 2 MiB; then an ENQ_WRITE of all of
  * it (event and transfer 300), whose data the caller sends. */
-static void write_begin(mgrm_ep_t *ep)
+static void write_begin(mgtr_ep_t *ep)
 {
-    mgrm_buf_t m;
+    mgw_buf_t m;
     int32_t rc = 0;
-    mgrm_buf_init(&m, MGRM_OP_CONTEXT_CREATE, 0, 0);
-    mgrm_buf_u64(&m, 100);
-    mgrm_buf_u32(&m, 1);
-    mgrm_buf_u64(&m, 0);
-    CHECK(ask(ep, &m, &rc, NULL, NULL) == MGRM_OP_REPLY && rc == 0, "context (%d)", rc);
-    mgrm_buf_init(&m, MGRM_OP_BUFFER_CREATE, 0, 0);
-    mgrm_buf_u64(&m, 101);
-    mgrm_buf_u64(&m, 100);
-    mgrm_buf_u64(&m, 1);
-    mgrm_buf_u64(&m, 2 << 20);
-    CHECK(ask(ep, &m, &rc, NULL, NULL) == MGRM_OP_REPLY && rc == 0, "buffer (%d)", rc);
-    mgrm_buf_init(&m, MGRM_OP_QUEUE_CREATE, 0, 0);
-    mgrm_buf_u64(&m, 102);
-    mgrm_buf_u64(&m, 100);
-    mgrm_buf_u64(&m, 0);
-    mgrm_buf_u64(&m, 0);
-    CHECK(ask(ep, &m, &rc, NULL, NULL) == MGRM_OP_REPLY && rc == 0, "queue (%d)", rc);
-    mgrm_buf_init(&m, MGRM_OP_ENQ_WRITE, 0, 0);
-    mgrm_buf_u64(&m, 300); /* transfer */
-    mgrm_buf_u64(&m, 2 << 20);
-    mgrm_buf_u64(&m, 102); /* queue, event, no wait list */
-    mgrm_buf_u64(&m, 300);
-    mgrm_buf_u32(&m, 0);
-    mgrm_buf_u64(&m, 101); /* buffer, offset */
-    mgrm_buf_u64(&m, 0);
-    CHECK(mgrm_msg_send(t, ep, &m) == 0, "ENQ_WRITE sent");
-    mgrm_buf_free(&m);
+    mgw_buf_init(&m, MGW_OP_CONTEXT_CREATE, 0, 0);
+    mgw_buf_u64(&m, 100);
+    mgw_buf_u32(&m, 1);
+    mgw_buf_u64(&m, 0);
+    CHECK(ask(ep, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc == 0, "context (%d)", rc);
+    mgw_buf_init(&m, MGW_OP_BUFFER_CREATE, 0, 0);
+    mgw_buf_u64(&m, 101);
+    mgw_buf_u64(&m, 100);
+    mgw_buf_u64(&m, 1);
+    mgw_buf_u64(&m, 2 << 20);
+    CHECK(ask(ep, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc == 0, "buffer (%d)", rc);
+    mgw_buf_init(&m, MGW_OP_QUEUE_CREATE, 0, 0);
+    mgw_buf_u64(&m, 102);
+    mgw_buf_u64(&m, 100);
+    mgw_buf_u64(&m, 0);
+    mgw_buf_u64(&m, 0);
+    CHECK(ask(ep, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc == 0, "queue (%d)", rc);
+    mgw_buf_init(&m, MGW_OP_ENQ_WRITE, 0, 0);
+    mgw_buf_u64(&m, 300); /* transfer */
+    mgw_buf_u64(&m, 2 << 20);
+    mgw_buf_u64(&m, 102); /* queue, event, no wait list */
+    mgw_buf_u64(&m, 300);
+    mgw_buf_u32(&m, 0);
+    mgw_buf_u64(&m, 101); /* buffer, offset */
+    mgw_buf_u64(&m, 0);
+    CHECK(mgtr_msg_send(t, ep, &m) == 0, "ENQ_WRITE sent");
+    mgw_buf_free(&m);
 }
 
-static int chunk_send(mgrm_ep_t *ep, uint64_t off, int last)
+static int chunk_send(mgtr_ep_t *ep, uint64_t off, int last)
 {
-    static uint8_t data[MGRM_CHUNK];
-    mgrm_bulk_t bk;
-    mgrm_chunk_t ch = {.xfer = 300, .off = off, .n = MGRM_CHUNK, .last = last, .slot = -1};
-    mgrm_bulk_init(&bk, t, ep);
+    static uint8_t data[MGW_CHUNK];
+    mgtr_bulk_t bk;
+    mgtr_chunk_t ch = {.xfer = 300, .off = off, .n = MGW_CHUNK, .last = last, .slot = -1};
+    mgtr_bulk_init(&bk, t, ep);
     return bk.ops->send(&bk, &ch, data);
 }
 
-static void stripes(const char *addr, const mgrm_key_t *key, uint32_t cap)
+static void stripes(const char *addr, const mgw_key_t *key, uint32_t cap)
 {
-    uint8_t tok[MGRM_TOKEN];
+    uint8_t tok[MGW_TOKEN];
     uint32_t got;
     int32_t rc = 0;
-    mgrm_buf_t m;
-    mgrm_ep_t *ep = striped_session(addr, key, 0, &got, tok), *s[4];
+    mgw_buf_t m;
+    mgtr_ep_t *ep = striped_session(addr, key, 0, &got, tok), *s[4];
     CHECK(got == 0, "STREAMS 0 granted %u", got);
-    mgrm_buf_init(&m, MGRM_OP_STREAMS, 0, 0);
-    mgrm_buf_u32(&m, MGRM_STREAMS_MAX + 1);
-    CHECK(ask(ep, &m, &rc, NULL, NULL) == MGRM_OP_ERROR, "STREAMS %d not refused",
-          MGRM_STREAMS_MAX + 1);
-    mgrm_buf_init(&m, MGRM_OP_STREAMS, 0, 0);
-    mgrm_buf_u32(&m, cap + 1);
-    CHECK(ask(ep, &m, &rc, NULL, NULL) == MGRM_OP_REPLY && rc == 0, "STREAMS %u: %d", cap + 1, rc);
+    mgw_buf_init(&m, MGW_OP_STREAMS, 0, 0);
+    mgw_buf_u32(&m, MGW_STREAMS_MAX + 1);
+    CHECK(ask(ep, &m, &rc, NULL, NULL) == MGW_OP_ERROR, "STREAMS %d not refused",
+          MGW_STREAMS_MAX + 1);
+    mgw_buf_init(&m, MGW_OP_STREAMS, 0, 0);
+    mgw_buf_u32(&m, cap + 1);
+    CHECK(ask(ep, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc == 0, "STREAMS %u: %d", cap + 1, rc);
     t->close(ep);
     /* a fresh session: cap + 1 asked, cap granted */
     ep = striped_session(addr, key, cap + 1, &got, tok);
@@ -542,9 +541,9 @@ static void stripes(const char *addr, const mgrm_key_t *key, uint32_t cap)
     t->close(s[2]);
     for (uint32_t i = 1; i < cap && i < 4; i++)
         s[i] = join(addr, key, tok, i);
-    mgrm_buf_init(&m, MGRM_OP_STREAMS, 0, 0);
-    mgrm_buf_u32(&m, 1);
-    CHECK(ask(ep, &m, &rc, NULL, NULL) == MGRM_OP_REPLY && rc < 0, "STREAMS after the joins: %d",
+    mgw_buf_init(&m, MGW_OP_STREAMS, 0, 0);
+    mgw_buf_u32(&m, 1);
+    CHECK(ask(ep, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc < 0, "STREAMS after the joins: %d",
           rc);
     CHECK(ping(ep), "session alive");
     /* chunk 1 of the transfer is due on stripe 1 at offset 1 MiB */
@@ -572,14 +571,14 @@ static void stripes(const char *addr, const mgrm_key_t *key, uint32_t cap)
 
 int main(int argc, char **argv)
 {
-    mgrm_key_t key;
+    mgw_key_t key;
     char err[512];
     if (argc != 4 && !(argc == 5 && (!strcmp(argv[3], "cma") || !strcmp(argv[3], "stripes")))) {
         fprintf(stderr,
                 "usage: rawclient HOST:PORT KEYFILE foreign|malformed|auth|cma PID|stripes CAP\n");
         return 2;
     }
-    if (mgrm_key_load(argv[2], &key, err, sizeof err)) {
+    if (mgw_key_load(argv[2], &key, err, sizeof err)) {
         fprintf(stderr, "%s\n", err);
         return 2;
     }
@@ -591,7 +590,7 @@ int main(int argc, char **argv)
         cma(argv[1], &key, atol(argv[4]));
     } else if (!strcmp(argv[3], "stripes")) {
         uint32_t cap = (uint32_t)atol(argv[4]);
-        if (cap < 2 || cap >= MGRM_STREAMS_MAX)
+        if (cap < 2 || cap >= MGW_STREAMS_MAX)
             return 2;
         stripes(argv[1], &key, cap);
     } else {

@@ -1,0 +1,361 @@
+/*
+ * libmpigpu-vcl.so internals: the virtual OpenCL platform "mpigpu virtual".
+ *
+ * Every OpenCL object is a plain struct whose first member is the ICD
+ * dispatch pointer.  Objects are reference counted on the client; the proxy
+ * holds one reference per wire ID, dropped by a RELEASE message when the
+ * client object is freed.  One connection (mgvcl_conn_t) per proxy carries a
+ * command lane (read by a receiver thread: replies and event completions)
+ * and a bulk lane of one or more TCP stripes (each read by a thread of its
+ * own: read data; with several, each written by a thread of its own too:
+ * write data, chunk k of all write chunks on stripe k mod nstripes).
+ */
+#ifndef MGVCL_VCL_H
+#define MGVCL_VCL_H
+
+#define CL_TARGET_OPENCL_VERSION 120
+#define CL_USE_DEPRECATED_OPENCL_1_1_APIS
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#define CL_USE_DEPRECATED_OPENCL_1_0_APIS
+#include <CL/cl.h>
+#include <CL/cl_ext.h>
+#include <CL/cl_icd.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "bulk.h"
+#include "mglog.h"
+#include "transport.h"
+
+/* Every OpenCL entry point this ICD defines, named mgvcl_clXxx (its type is
+ * the OpenCL prototype's).  The ICD loader reaches them through the
+ * dispatch table (vcl_icd.c), the first member of every object. */
+#define MGVCL_ENTRY_POINTS(X)                                                                      \
+    X(clBuildProgram)                                                                              \
+    X(clCompileProgram)                                                                            \
+    X(clCreateBuffer)                                                                              \
+    X(clCreateCommandQueue)                                                                        \
+    X(clCreateContext)                                                                             \
+    X(clCreateContextFromType)                                                                     \
+    X(clCreateImage)                                                                               \
+    X(clCreateImage2D)                                                                             \
+    X(clCreateImage3D)                                                                             \
+    X(clCreateKernel)                                                                              \
+    X(clCreateKernelsInProgram)                                                                    \
+    X(clCreateProgramWithBinary)                                                                   \
+    X(clCreateProgramWithSource)                                                                   \
+    X(clCreateSampler)                                                                             \
+    X(clCreateSubBuffer)                                                                           \
+    X(clCreateSubDevices)                                                                          \
+    X(clCreateUserEvent)                                                                           \
+    X(clEnqueueBarrier)                                                                            \
+    X(clEnqueueBarrierWithWaitList)                                                                \
+    X(clEnqueueCopyBuffer)                                                                         \
+    X(clEnqueueCopyBufferRect)                                                                     \
+    X(clEnqueueCopyBufferToImage)                                                                  \
+    X(clEnqueueCopyImage)                                                                          \
+    X(clEnqueueCopyImageToBuffer)                                                                  \
+    X(clEnqueueFillBuffer)                                                                         \
+    X(clEnqueueFillImage)                                                                          \
+    X(clEnqueueMapBuffer)                                                                          \
+    X(clEnqueueMapImage)                                                                           \
+    X(clEnqueueMarker)                                                                             \
+    X(clEnqueueMarkerWithWaitList)                                                                 \
+    X(clEnqueueNDRangeKernel)                                                                      \
+    X(clEnqueueNativeKernel)                                                                       \
+    X(clEnqueueReadBuffer)                                                                         \
+    X(clEnqueueReadBufferRect)                                                                     \
+    X(clEnqueueReadImage)                                                                          \
+    X(clEnqueueTask)                                                                               \
+    X(clEnqueueUnmapMemObject)                                                                     \
+    X(clEnqueueWaitForEvents)                                                                      \
+    X(clEnqueueWriteBuffer)                                                                        \
+    X(clEnqueueWriteBufferRect)                                                                    \
+    X(clEnqueueWriteImage)                                                                         \
+    X(clFinish)                                                                                    \
+    X(clFlush)                                                                                     \
+    X(clGetCommandQueueInfo)                                                                       \
+    X(clGetContextInfo)                                                                            \
+    X(clGetDeviceIDs)                                                                              \
+    X(clGetDeviceInfo)                                                                             \
+    X(clGetEventInfo)                                                                              \
+    X(clGetEventProfilingInfo)                                                                     \
+    X(clGetExtensionFunctionAddress)                                                               \
+    X(clGetExtensionFunctionAddressForPlatform)                                                    \
+    X(clGetImageInfo)                                                                              \
+    X(clGetKernelArgInfo)                                                                          \
+    X(clGetKernelInfo)                                                                             \
+    X(clGetKernelWorkGroupInfo)                                                                    \
+    X(clGetMemObjectInfo)                                                                          \
+    X(clGetPlatformIDs)                                                                            \
+    X(clGetPlatformInfo)                                                                           \
+    X(clGetProgramBuildInfo)                                                                       \
+    X(clGetProgramInfo)                                                                            \
+    X(clGetSamplerInfo)                                                                            \
+    X(clGetSupportedImageFormats)                                                                  \
+    X(clIcdGetPlatformIDsKHR)                                                                      \
+    X(clLinkProgram)                                                                               \
+    X(clReleaseCommandQueue)                                                                       \
+    X(clReleaseContext)                                                                            \
+    X(clReleaseDevice)                                                                             \
+    X(clReleaseEvent)                                                                              \
+    X(clReleaseKernel)                                                                             \
+    X(clReleaseMemObject)                                                                          \
+    X(clReleaseProgram)                                                                            \
+    X(clReleaseSampler)                                                                            \
+    X(clRetainCommandQueue)                                                                        \
+    X(clRetainContext)                                                                             \
+    X(clRetainDevice)                                                                              \
+    X(clRetainEvent)                                                                               \
+    X(clRetainKernel)                                                                              \
+    X(clRetainMemObject)                                                                           \
+    X(clRetainProgram)                                                                             \
+    X(clRetainSampler)                                                                             \
+    X(clSetCommandQueueProperty)                                                                   \
+    X(clSetEventCallback)                                                                          \
+    X(clSetKernelArg)                                                                              \
+    X(clSetMemObjectDestructorCallback)                                                            \
+    X(clSetUserEventStatus)                                                                        \
+    X(clUnloadCompiler)                                                                            \
+    X(clUnloadPlatformCompiler)                                                                    \
+    X(clWaitForEvents)
+#define MGVCL_DECLARE(name) extern __typeof__(name) mgvcl_##name;
+MGVCL_ENTRY_POINTS(MGVCL_DECLARE)
+#undef MGVCL_DECLARE
+/* The loader looks up a few entry points by their OpenCL names (vcl.map):
+ * each is exported as an alias of its mgvcl_ definition, in the same file. */
+#define MGVCL_LOADER_ALIAS(name)                                                                   \
+    extern __typeof__(name) name __attribute__((alias("mgvcl_" #name), visibility("default")));
+
+extern struct _cl_icd_dispatch mgvcl_dispatch;
+
+typedef struct mgvcl_conn mgvcl_conn_t;
+
+typedef struct dev_param {
+    cl_uint param;
+    size_t size;
+    void *value;
+} dev_param_t;
+
+struct _cl_platform_id {
+    struct _cl_icd_dispatch *dispatch;
+};
+
+struct _cl_device_id {
+    struct _cl_icd_dispatch *dispatch;
+    mgvcl_conn_t *conn;
+    uint32_t idx; /* index among the proxy's served devices */
+    cl_device_type type;
+    size_t nparams;
+    dev_param_t *params;
+};
+
+struct _cl_context {
+    struct _cl_icd_dispatch *dispatch;
+    atomic_int refs;
+    uint64_t id;
+    mgvcl_conn_t *conn;
+    cl_uint ndev;
+    cl_device_id *devs;
+    cl_context_properties props[3];
+    size_t nprops;
+};
+
+struct _cl_command_queue {
+    struct _cl_icd_dispatch *dispatch;
+    atomic_int refs;
+    uint64_t id;
+    cl_context ctx;
+    cl_device_id dev;
+    cl_command_queue_properties props;
+    int pending; /* commands not complete yet; under the connection lock */
+    int failed;  /* a command failed since the last clFinish */
+};
+
+typedef struct mem_cb {
+    struct mem_cb *next;
+    void(CL_CALLBACK *fn)(cl_mem, void *);
+    void *data;
+} mem_cb_t;
+
+struct _cl_mem {
+    struct _cl_icd_dispatch *dispatch;
+    atomic_int refs;
+    uint64_t id;
+    cl_context ctx;
+    cl_mem_flags flags;
+    size_t size, origin;
+    void *host_ptr;
+    cl_mem parent;
+    atomic_int maps;
+    mem_cb_t *cbs;
+};
+
+struct _cl_program {
+    struct _cl_icd_dispatch *dispatch;
+    atomic_int refs;
+    uint64_t id;
+    cl_context ctx;
+    char *source;
+    int arg_info; /* built with -cl-kernel-arg-info, or not from source */
+};
+
+typedef struct karg {
+    uint8_t kind; /* enum mgw_argkind, 0xff unknown */
+    uint8_t set, dirty;
+    size_t want; /* the value's size from its type name, 0 unknown */
+    size_t size;
+    unsigned char *val; /* value bytes, or the u64 wire ID of a buffer */
+} karg_t;
+
+struct _cl_kernel {
+    struct _cl_icd_dispatch *dispatch;
+    atomic_int refs;
+    uint64_t id;
+    cl_program prog;
+    char *name;
+    cl_uint nargs;
+    karg_t *args;
+};
+
+typedef struct ev_cb {
+    struct ev_cb *next;
+    void(CL_CALLBACK *fn)(cl_event, cl_int, void *);
+    void *data;
+    cl_int when;
+} ev_cb_t;
+
+struct _cl_event {
+    struct _cl_icd_dispatch *dispatch;
+    atomic_int refs;
+    uint64_t id;
+    mgvcl_conn_t *conn;
+    cl_context ctx;
+    cl_command_queue q; /* NULL for user events */
+    cl_command_type type;
+    cl_int status; /* under the connection lock */
+    int data;      /* a read: completes when its data has arrived */
+    /* a read's chunks, under the connection lock: bytes accepted (claimed)
+     * and copied (got); the end chunk (ended) says how many bytes come in
+     * all (expect) and the status (est); busy: copies in progress, during
+     * which nothing completes the event (failst: a failure held until then) */
+    size_t claimed, got, expect;
+    int ended, busy, rdone;
+    cl_int est, failst;
+    int in_table;
+    struct _cl_event *hnext; /* connection's table of incomplete events */
+    unsigned char *dst;      /* read destination (or packed temp for rects) */
+    size_t dsize;
+    /* rect read: unpack from dst into host memory */
+    unsigned char *host;
+    size_t reg[3], hrp, hsp;
+    void *free_after; /* freed when complete (map copies, temps) */
+    ev_cb_t *cbs;
+};
+
+/* Connections (vcl_conn.c) */
+#define MGVCL_HASH 1024
+#define MGVCL_REL_BATCH 64 /* event releases sent together (or after at most 1 s) */
+
+/* A write chunk posted to a stripe's sender thread. */
+typedef struct mgvcl_tx {
+    struct mgvcl_tx *next;
+    mgtr_chunk_t ch;
+    const void *p;
+    size_t *left; /* the posting call's chunks not sent yet (under tx_lock) */
+    int *failed;
+} mgvcl_tx_t;
+
+/* One TCP connection of the bulk lane. */
+typedef struct mgvcl_stripe {
+    mgvcl_conn_t *c;
+    mgtr_ep_t *ep;
+    mgtr_bulk_t bk; /* stripe 0 of one: stream, or shm with a proxy on this host */
+    pthread_t rx, tx;
+    mgvcl_tx_t *head, **tail; /* under c->tx_lock */
+} mgvcl_stripe_t;
+
+struct mgvcl_conn {
+    const mgtr_transport_t *t;
+    mgtr_ep_t *cmd;
+    char addr[128];
+    pthread_mutex_t cmd_lock;  /* command-lane sends */
+    pthread_mutex_t bulk_lock; /* bulk-lane sends, with the command that owns them */
+    unsigned nstripes;         /* the bulk lane's stripes (granted by the proxy) */
+    mgvcl_stripe_t stripe[MGW_STREAMS_MAX];
+    unsigned long long wnext; /* stripe of the next write chunk, mod nstripes (bulk_lock) */
+    pthread_mutex_t tx_lock;  /* the stripes' send queues */
+    pthread_cond_t tx_cond;
+    uint32_t seq;
+    atomic_uint_fast64_t next_id;
+    atomic_int dead; /* set once, under the client lock; read with or without it */
+    struct pend *pend;
+    cl_event ev[MGVCL_HASH];
+    int nev; /* events in ev[]; under mgvcl_lock */
+    cl_uint ndev;
+    struct _cl_device_id *devs;
+    pthread_t rx_cmd, heartbeat;
+    atomic_llong last_rx;     /* ms, monotonic: the last message from the proxy */
+    int cma;                  /* the one-copy lane is on: plain writes and reads name host ranges */
+    pthread_mutex_t rel_lock; /* rel, nrel */
+    uint64_t rel[MGVCL_REL_BATCH]; /* events released here, not yet on the proxy */
+    int nrel;
+    unsigned char cma_nonce[MGTR_CMA_NONCE]; /* the proxy's probe reads it here */
+};
+
+/* The one lock of the event state (statuses, tables, queue counters). */
+extern pthread_mutex_t mgvcl_lock;
+extern pthread_cond_t mgvcl_cond;
+
+/* Init from the environment; returns the connections (may be 0). */
+int mgvcl_init(mgvcl_conn_t ***conns, int *nconns);
+extern struct _cl_platform_id mgvcl_platform;
+uint64_t mgvcl_id(mgvcl_conn_t *c);
+/* Sends an asynchronous message; CL_SUCCESS or CL_DEVICE_NOT_AVAILABLE. */
+cl_int mgvcl_send(mgvcl_conn_t *c, mgw_buf_t *b);
+/* Sends a request and waits for its reply: returns the reply's cl_int;
+ * *reply (malloc'd, caller frees) and *len get the rest of the payload. */
+cl_int mgvcl_call(mgvcl_conn_t *c, mgw_buf_t *b, uint8_t **reply, size_t *len);
+/* Sends a command and then its data on the bulk lane, in order. */
+cl_int mgvcl_send_bulk(mgvcl_conn_t *c, mgw_buf_t *b, uint64_t xfer, const void *p, size_t n);
+/* A generic info query answered by the proxy. */
+cl_int mgvcl_info(mgvcl_conn_t *c, int kind, uint64_t id, uint64_t aux, cl_uint param, size_t size,
+                  void *value, size_t *size_ret);
+/* Releases the proxy's object; events go in batches (RELEASE_EVENTS). */
+void mgvcl_release_remote(mgvcl_conn_t *c, int kind, uint64_t id);
+extern atomic_ulong mgvcl_msgs, mgvcl_bytes_out, mgvcl_bytes_in;
+/* bytes the proxy was asked to copy from / into this process (one-copy lane) */
+extern atomic_ulong mgvcl_cma_out, mgvcl_cma_in;
+
+/* Copies a value out per the OpenCL info-query rules. */
+cl_int mgvcl_ret(const void *v, size_t n, size_t size, void *value, size_t *size_ret);
+
+/* Events (vcl_event.c) */
+cl_event mgvcl_event_new(cl_context ctx, cl_command_queue q, cl_command_type type);
+/* Marks complete (status <= 0), runs callbacks, drops the table's ref. */
+void mgvcl_event_complete(cl_event e, cl_int status);
+cl_event mgvcl_event_find(mgvcl_conn_t *c, uint64_t id); /* under the lock */
+void mgvcl_conn_fail(mgvcl_conn_t *c);
+void mgvcl_event_unref(cl_event e);
+/* Validates a wait list of queue q; appends it to the message. */
+cl_int mgvcl_waits(cl_command_queue q, cl_uint n, const cl_event *w, mgw_buf_t *b);
+/* The head of every enqueue: checks q and the wait list, makes the event,
+ * writes queue, event, wait list into b (already initialized). */
+cl_int mgvcl_enq_begin(cl_command_queue q, cl_uint nw, const cl_event *w, cl_command_type t,
+                       mgw_buf_t *b, cl_event *ev);
+/* Sends b (and data on the bulk lane when p), hands out the event, waits if
+ * blocking. */
+cl_int mgvcl_enq_end(cl_command_queue q, mgw_buf_t *b, cl_event ev, cl_event *out, cl_bool blocking,
+                     uint64_t xfer, const void *p, size_t n);
+int mgvcl_is(const void *obj);     /* object of this ICD (dispatch check) */
+int mgvcl_mem_live(const void *p); /* p is a live cl_mem of this ICD */
+/* clEnqueueWriteBuffer whose data has left src when it returns (never the
+ * one-copy lane): src may be freed at once (unmap's host copy) */
+cl_int mgvcl_write_now(cl_command_queue q, cl_mem m, size_t off, size_t n, const void *src,
+                       cl_uint nw, const cl_event *w, cl_event *out);
+/* clEnqueueReadBuffer without the host-access check (for maps) */
+cl_int mgvcl_read_any(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off, size_t n,
+                      void *dst, cl_uint nw, const cl_event *w, cl_event *out);
+
+#endif

@@ -1,0 +1,331 @@
+/* libmpigpu-vcl.so: device-side copies and fills, map/unmap (host copies),
+ * and the image and sampler entry points (not served). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vcl.h"
+
+cl_int CL_API_CALL mgvcl_clEnqueueCopyBuffer(cl_command_queue q, cl_mem src, cl_mem dst, size_t so,
+                                             size_t dof, size_t n, cl_uint nw, const cl_event *w,
+                                             cl_event *out)
+{
+    mgw_buf_t b;
+    cl_event ev;
+    if (!mgvcl_is(q))
+        return CL_INVALID_COMMAND_QUEUE;
+    if (!mgvcl_is(src) || !mgvcl_is(dst))
+        return CL_INVALID_MEM_OBJECT;
+    if (src->ctx != q->ctx || dst->ctx != q->ctx)
+        return CL_INVALID_CONTEXT;
+    if (!n || so > src->size || n > src->size - so || dof > dst->size || n > dst->size - dof)
+        return CL_INVALID_VALUE;
+    if (src == dst && so < dof + n && dof < so + n)
+        return CL_MEM_COPY_OVERLAP;
+    mgw_buf_init(&b, MGW_OP_ENQ_COPY, 0, 0);
+    cl_int rc = mgvcl_enq_begin(q, nw, w, CL_COMMAND_COPY_BUFFER, &b, &ev);
+    if (!rc) {
+        mgw_buf_u64(&b, src->id);
+        mgw_buf_u64(&b, dst->id);
+        mgw_buf_u64(&b, so);
+        mgw_buf_u64(&b, dof);
+        mgw_buf_u64(&b, n);
+        rc = mgvcl_enq_end(q, &b, ev, out, CL_FALSE, 0, NULL, 0);
+    }
+    mgw_buf_free(&b);
+    return rc;
+}
+
+cl_int CL_API_CALL mgvcl_clEnqueueCopyBufferRect(cl_command_queue q, cl_mem src, cl_mem dst,
+                                                 const size_t *so, const size_t *dof,
+                                                 const size_t *reg, size_t srp, size_t ssp,
+                                                 size_t drp, size_t dsp, cl_uint nw,
+                                                 const cl_event *w, cl_event *out)
+{
+    mgw_buf_t b;
+    cl_event ev;
+    if (!mgvcl_is(q))
+        return CL_INVALID_COMMAND_QUEUE;
+    if (!mgvcl_is(src) || !mgvcl_is(dst))
+        return CL_INVALID_MEM_OBJECT;
+    if (src->ctx != q->ctx || dst->ctx != q->ctx)
+        return CL_INVALID_CONTEXT;
+    if (!so || !dof || !reg || !reg[0] || !reg[1] || !reg[2])
+        return CL_INVALID_VALUE;
+    mgw_buf_init(&b, MGW_OP_ENQ_COPY_RECT, 0, 0);
+    cl_int rc = mgvcl_enq_begin(q, nw, w, CL_COMMAND_COPY_BUFFER_RECT, &b, &ev);
+    if (!rc) {
+        mgw_buf_u64(&b, src->id);
+        mgw_buf_u64(&b, dst->id);
+        for (int i = 0; i < 3; i++)
+            mgw_buf_u64(&b, so[i]);
+        for (int i = 0; i < 3; i++)
+            mgw_buf_u64(&b, dof[i]);
+        for (int i = 0; i < 3; i++)
+            mgw_buf_u64(&b, reg[i]);
+        mgw_buf_u64(&b, srp);
+        mgw_buf_u64(&b, ssp);
+        mgw_buf_u64(&b, drp);
+        mgw_buf_u64(&b, dsp);
+        rc = mgvcl_enq_end(q, &b, ev, out, CL_FALSE, 0, NULL, 0);
+    }
+    mgw_buf_free(&b);
+    return rc;
+}
+
+cl_int CL_API_CALL mgvcl_clEnqueueFillBuffer(cl_command_queue q, cl_mem m, const void *pat,
+                                             size_t plen, size_t off, size_t n, cl_uint nw,
+                                             const cl_event *w, cl_event *out)
+{
+    mgw_buf_t b;
+    cl_event ev;
+    if (!mgvcl_is(q))
+        return CL_INVALID_COMMAND_QUEUE;
+    if (!mgvcl_is(m))
+        return CL_INVALID_MEM_OBJECT;
+    if (m->ctx != q->ctx)
+        return CL_INVALID_CONTEXT;
+    if (!pat || !plen || plen > 128 || (plen & (plen - 1)) || off % plen || n % plen ||
+        off > m->size || n > m->size - off)
+        return CL_INVALID_VALUE;
+    mgw_buf_init(&b, MGW_OP_ENQ_FILL, 0, 0);
+    cl_int rc = mgvcl_enq_begin(q, nw, w, CL_COMMAND_FILL_BUFFER, &b, &ev);
+    if (!rc) {
+        mgw_buf_u64(&b, m->id);
+        mgw_buf_bytes(&b, pat, plen);
+        mgw_buf_u64(&b, off);
+        mgw_buf_u64(&b, n);
+        rc = mgvcl_enq_end(q, &b, ev, out, CL_FALSE, 0, NULL, 0);
+    }
+    mgw_buf_free(&b);
+    return rc;
+}
+
+/* One mapping: the host copy and what unmap must write back. */
+typedef struct mapping {
+    struct mapping *next;
+    cl_mem m;
+    void *p;
+    size_t off, n;
+    int write, own;
+} mapping_t;
+
+static mapping_t *maps;
+static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void *CL_API_CALL mgvcl_clEnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_bool blocking,
+                                           cl_map_flags flags, size_t off, size_t n, cl_uint nw,
+                                           const cl_event *w, cl_event *out, cl_int *err)
+{
+    cl_int rc = CL_SUCCESS;
+    mapping_t *mp = NULL;
+    if (!mgvcl_is(q))
+        rc = CL_INVALID_COMMAND_QUEUE;
+    else if (!mgvcl_is(m))
+        rc = CL_INVALID_MEM_OBJECT;
+    else if (m->ctx != q->ctx)
+        rc = CL_INVALID_CONTEXT;
+    else if (!n || off > m->size || n > m->size - off ||
+             (flags &
+              ~(cl_map_flags)(CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) ||
+             ((flags & CL_MAP_WRITE_INVALIDATE_REGION) && (flags & (CL_MAP_READ | CL_MAP_WRITE))))
+        rc = CL_INVALID_VALUE;
+    else if (((flags & CL_MAP_READ) &&
+              (m->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS))) ||
+             ((flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) &&
+              (m->flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS))))
+        rc = CL_INVALID_OPERATION;
+    else if (!(mp = calloc(1, sizeof *mp)))
+        rc = CL_OUT_OF_HOST_MEMORY;
+    if (rc)
+        goto fn_fail;
+    mp->m = m;
+    mp->off = off;
+    mp->n = n;
+    mp->write = (flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) != 0;
+    if (m->host_ptr) {
+        mp->p = (char *)m->host_ptr + off;
+    } else {
+        mp->own = 1;
+        if (!(mp->p = malloc(n))) {
+            rc = CL_OUT_OF_HOST_MEMORY;
+            goto fn_fail;
+        }
+    }
+    if (flags & CL_MAP_WRITE_INVALIDATE_REGION)
+        rc = mgvcl_clEnqueueMarkerWithWaitList(q, nw, w, out);
+    else
+        rc = mgvcl_read_any(q, m, blocking, off, n, mp->p, nw, w, out);
+    if (rc)
+        goto fn_fail;
+    if (out && *out)
+        (*out)->type = CL_COMMAND_MAP_BUFFER;
+    if (blocking && (flags & CL_MAP_WRITE_INVALIDATE_REGION) && out && *out)
+        mgvcl_clWaitForEvents(1, out);
+    mgvcl_clRetainMemObject(m);
+    atomic_fetch_add(&m->maps, 1);
+    pthread_mutex_lock(&maps_lock);
+    mp->next = maps;
+    maps = mp;
+    pthread_mutex_unlock(&maps_lock);
+    if (err)
+        *err = CL_SUCCESS;
+    return mp->p;
+fn_fail:
+    if (mp && mp->own)
+        free(mp->p);
+    free(mp);
+    if (err)
+        *err = rc;
+    return NULL;
+}
+
+cl_int CL_API_CALL mgvcl_clEnqueueUnmapMemObject(cl_command_queue q, cl_mem m, void *p, cl_uint nw,
+                                                 const cl_event *w, cl_event *out)
+{
+    mapping_t *mp = NULL;
+    cl_int rc;
+    if (!mgvcl_is(q))
+        return CL_INVALID_COMMAND_QUEUE;
+    if (!mgvcl_is(m))
+        return CL_INVALID_MEM_OBJECT;
+    pthread_mutex_lock(&maps_lock);
+    for (mapping_t **pp = &maps; *pp; pp = &(*pp)->next)
+        if ((*pp)->m == m && (*pp)->p == p) {
+            mp = *pp;
+            *pp = mp->next;
+            break;
+        }
+    pthread_mutex_unlock(&maps_lock);
+    if (!mp)
+        return CL_INVALID_VALUE;
+    if (mp->write) /* the data is on the wire when the call returns */
+        rc = mgvcl_write_now(q, m, mp->off, mp->n, mp->p, nw, w, out);
+    else
+        rc = mgvcl_clEnqueueMarkerWithWaitList(q, nw, w, out);
+    if (rc == CL_SUCCESS && out && *out)
+        (*out)->type = CL_COMMAND_UNMAP_MEM_OBJECT;
+    if (mp->own)
+        free(mp->p);
+    free(mp);
+    atomic_fetch_sub(&m->maps, 1);
+    mgvcl_clReleaseMemObject(m);
+    return rc;
+}
+
+/* Images and samplers are not served: the devices report no image support. */
+cl_mem CL_API_CALL mgvcl_clCreateImage(cl_context c, cl_mem_flags f, const cl_image_format *fmt,
+                                       const cl_image_desc *d, void *h, cl_int *err)
+{
+    if (err)
+        *err = CL_INVALID_OPERATION;
+    return NULL;
+}
+
+cl_mem CL_API_CALL mgvcl_clCreateImage2D(cl_context c, cl_mem_flags f, const cl_image_format *fmt,
+                                         size_t w, size_t h, size_t rp, void *p, cl_int *err)
+{
+    if (err)
+        *err = CL_INVALID_OPERATION;
+    return NULL;
+}
+
+cl_mem CL_API_CALL mgvcl_clCreateImage3D(cl_context c, cl_mem_flags f, const cl_image_format *fmt,
+                                         size_t w, size_t h, size_t d, size_t rp, size_t sp,
+                                         void *p, cl_int *err)
+{
+    if (err)
+        *err = CL_INVALID_OPERATION;
+    return NULL;
+}
+
+cl_int CL_API_CALL mgvcl_clGetSupportedImageFormats(cl_context c, cl_mem_flags f,
+                                                    cl_mem_object_type t, cl_uint n,
+                                                    cl_image_format *fmts, cl_uint *nf)
+{
+    if (!mgvcl_is(c))
+        return CL_INVALID_CONTEXT;
+    if (nf)
+        *nf = 0;
+    return CL_SUCCESS;
+}
+
+cl_int CL_API_CALL mgvcl_clGetImageInfo(cl_mem m, cl_image_info p, size_t s, void *v, size_t *r)
+{
+    return CL_INVALID_MEM_OBJECT;
+}
+
+cl_sampler CL_API_CALL mgvcl_clCreateSampler(cl_context c, cl_bool norm, cl_addressing_mode a,
+                                             cl_filter_mode f, cl_int *err)
+{
+    if (err)
+        *err = CL_INVALID_OPERATION;
+    return NULL;
+}
+
+cl_int CL_API_CALL mgvcl_clRetainSampler(cl_sampler s)
+{
+    return CL_INVALID_SAMPLER;
+}
+
+cl_int CL_API_CALL mgvcl_clReleaseSampler(cl_sampler s)
+{
+    return CL_INVALID_SAMPLER;
+}
+
+cl_int CL_API_CALL mgvcl_clGetSamplerInfo(cl_sampler s, cl_sampler_info p, size_t n, void *v,
+                                          size_t *r)
+{
+    return CL_INVALID_SAMPLER;
+}
+
+cl_int CL_API_CALL mgvcl_clEnqueueReadImage(cl_command_queue q, cl_mem i, cl_bool b,
+                                            const size_t *o, const size_t *r, size_t rp, size_t sp,
+                                            void *p, cl_uint nw, const cl_event *w, cl_event *e)
+{
+    return CL_INVALID_MEM_OBJECT;
+}
+
+cl_int CL_API_CALL mgvcl_clEnqueueWriteImage(cl_command_queue q, cl_mem i, cl_bool b,
+                                             const size_t *o, const size_t *r, size_t rp, size_t sp,
+                                             const void *p, cl_uint nw, const cl_event *w,
+                                             cl_event *e)
+{
+    return CL_INVALID_MEM_OBJECT;
+}
+
+cl_int CL_API_CALL mgvcl_clEnqueueCopyImage(cl_command_queue q, cl_mem s, cl_mem d,
+                                            const size_t *so, const size_t *dof, const size_t *r,
+                                            cl_uint nw, const cl_event *w, cl_event *e)
+{
+    return CL_INVALID_MEM_OBJECT;
+}
+
+cl_int CL_API_CALL mgvcl_clEnqueueCopyImageToBuffer(cl_command_queue q, cl_mem s, cl_mem d,
+                                                    const size_t *so, const size_t *r, size_t dof,
+                                                    cl_uint nw, const cl_event *w, cl_event *e)
+{
+    return CL_INVALID_MEM_OBJECT;
+}
+
+cl_int CL_API_CALL mgvcl_clEnqueueCopyBufferToImage(cl_command_queue q, cl_mem s, cl_mem d,
+                                                    size_t so, const size_t *dof, const size_t *r,
+                                                    cl_uint nw, const cl_event *w, cl_event *e)
+{
+    return CL_INVALID_MEM_OBJECT;
+}
+
+void *CL_API_CALL mgvcl_clEnqueueMapImage(cl_command_queue q, cl_mem i, cl_bool b, cl_map_flags f,
+                                          const size_t *o, const size_t *r, size_t *rp, size_t *sp,
+                                          cl_uint nw, const cl_event *w, cl_event *e, cl_int *err)
+{
+    if (err)
+        *err = CL_INVALID_MEM_OBJECT;
+    return NULL;
+}
+
+cl_int CL_API_CALL mgvcl_clEnqueueFillImage(cl_command_queue q, cl_mem i, const void *c,
+                                            const size_t *o, const size_t *r, cl_uint nw,
+                                            const cl_event *w, cl_event *e)
+{
+    return CL_INVALID_MEM_OBJECT;
+}

@@ -1,0 +1,347 @@
+/* libmpigpu-vcl.so: kernels, their cached arguments, and launches. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vcl.h"
+
+/* The size of a value argument from its OpenCL C type name; 0 unknown. */
+static size_t type_size(const char *t, cl_device_id d)
+{
+    static const struct {
+        const char *name;
+        size_t size;
+    } base[] = {{"char", 1},   {"uchar", 1},     {"bool", 1},     {"short", 2},
+                {"ushort", 2}, {"half", 2},      {"int", 4},      {"uint", 4},
+                {"float", 4},  {"long", 8},      {"ulong", 8},    {"double", 8},
+                {"size_t", 0}, {"ptrdiff_t", 0}, {"intptr_t", 0}, {"uintptr_t", 0}};
+    if (!strncmp(t, "unsigned ", 9))
+        t += 9;
+    for (size_t i = 0; i < sizeof base / sizeof base[0]; i++) {
+        size_t l = strlen(base[i].name);
+        if (strncmp(t, base[i].name, l))
+            continue;
+        size_t sz = base[i].size;
+        if (!sz) { /* address-sized */
+            cl_uint bits = 64;
+            mgvcl_clGetDeviceInfo(d, CL_DEVICE_ADDRESS_BITS, sizeof bits, &bits, NULL);
+            sz = bits / 8;
+        }
+        if (!t[l])
+            return sz;
+        char *end;
+        long n = strtol(t + l, &end, 10);
+        if (*end || (n != 2 && n != 3 && n != 4 && n != 8 && n != 16))
+            return 0;
+        return sz * (n == 3 ? 4 : (size_t)n);
+    }
+    return 0;
+}
+
+static cl_kernel kernel_make(cl_program p, const char *name, cl_int *err)
+{
+    cl_kernel k = calloc(1, sizeof *k);
+    mgw_buf_t b;
+    uint8_t *rep = NULL;
+    size_t len = 0;
+    cl_int rc;
+    if (!k || !(k->name = strdup(name))) {
+        free(k);
+        *err = CL_OUT_OF_HOST_MEMORY;
+        return NULL;
+    }
+    k->dispatch = &mgvcl_dispatch;
+    atomic_init(&k->refs, 1);
+    k->prog = p;
+    k->id = mgvcl_id(p->ctx->conn);
+    mgw_kernel_create_encode(&b, 0,
+                             &(mgw_kernel_create_t){.id = k->id, .program = p->id, .name = name});
+    rc = mgvcl_call(p->ctx->conn, &b, &rep, &len);
+    mgw_buf_free(&b);
+    if (rc == CL_SUCCESS) {
+        mgw_cur_t c;
+        mgw_cur_init(&c, rep, len);
+        k->nargs = mgw_cur_u32(&c);
+        if (k->nargs > 4096 || !(k->args = calloc(k->nargs ? k->nargs : 1, sizeof *k->args)))
+            rc = CL_OUT_OF_HOST_MEMORY;
+        for (cl_uint i = 0; !rc && i < k->nargs && !c.err; i++) {
+            k->args[i].kind = mgw_cur_u8(&c);
+            char *type = mgw_cur_strdup(&c);
+            if (type && k->args[i].kind == MGW_ARG_VALUE)
+                k->args[i].want = type_size(type, p->ctx->devs[0]);
+            free(type);
+        }
+        if (!rc && c.err)
+            rc = CL_OUT_OF_RESOURCES;
+    }
+    free(rep);
+    if (rc) {
+        if (k->args)
+            mgvcl_release_remote(p->ctx->conn, MGW_K_KERNEL, k->id);
+        free(k->args);
+        free(k->name);
+        free(k);
+        k = NULL;
+    } else {
+        mgvcl_clRetainProgram(p);
+    }
+    *err = rc;
+    return k;
+}
+
+cl_kernel CL_API_CALL mgvcl_clCreateKernel(cl_program p, const char *name, cl_int *err)
+{
+    cl_int rc;
+    cl_kernel k = NULL;
+    if (!mgvcl_is(p))
+        rc = CL_INVALID_PROGRAM;
+    else if (!name)
+        rc = CL_INVALID_VALUE;
+    else
+        k = kernel_make(p, name, &rc);
+    if (err)
+        *err = rc;
+    return k;
+}
+
+cl_int CL_API_CALL mgvcl_clCreateKernelsInProgram(cl_program p, cl_uint n, cl_kernel *ks,
+                                                  cl_uint *nret)
+{
+    size_t len = 0;
+    cl_int rc;
+    cl_uint count = 0;
+    if (!mgvcl_is(p))
+        return CL_INVALID_PROGRAM;
+    if ((rc = mgvcl_clGetProgramInfo(p, CL_PROGRAM_KERNEL_NAMES, 0, NULL, &len)))
+        return rc;
+    char *names = malloc(len + 1), *save = NULL;
+    if (!names)
+        return CL_OUT_OF_HOST_MEMORY;
+    if ((rc = mgvcl_clGetProgramInfo(p, CL_PROGRAM_KERNEL_NAMES, len, names, NULL))) {
+        free(names);
+        return rc;
+    }
+    names[len] = 0;
+    for (char *s = strtok_r(names, ";", &save); s; s = strtok_r(NULL, ";", &save))
+        count++;
+    if (ks && n < count) {
+        free(names);
+        return CL_INVALID_VALUE;
+    }
+    if (ks) {
+        mgvcl_clGetProgramInfo(p, CL_PROGRAM_KERNEL_NAMES, len, names, NULL);
+        names[len] = 0;
+        cl_uint i = 0;
+        for (char *s = strtok_r(names, ";", &save); s && !rc; s = strtok_r(NULL, ";", &save))
+            if ((ks[i] = kernel_make(p, s, &rc)))
+                i++;
+        if (rc)
+            while (i)
+                mgvcl_clReleaseKernel(ks[--i]);
+    }
+    free(names);
+    if (nret && !rc)
+        *nret = count;
+    return rc;
+}
+
+cl_int CL_API_CALL mgvcl_clRetainKernel(cl_kernel k)
+{
+    if (!mgvcl_is(k))
+        return CL_INVALID_KERNEL;
+    atomic_fetch_add(&k->refs, 1);
+    return CL_SUCCESS;
+}
+
+cl_int CL_API_CALL mgvcl_clReleaseKernel(cl_kernel k)
+{
+    if (!mgvcl_is(k))
+        return CL_INVALID_KERNEL;
+    if (atomic_fetch_sub(&k->refs, 1) == 1) {
+        mgvcl_release_remote(k->prog->ctx->conn, MGW_K_KERNEL, k->id);
+        for (cl_uint i = 0; i < k->nargs; i++)
+            free(k->args[i].val);
+        free(k->args);
+        free(k->name);
+        mgvcl_clReleaseProgram(k->prog);
+        free(k);
+    }
+    return CL_SUCCESS;
+}
+
+/* Sends nothing: the value is kept, and marked dirty only if it changed. */
+cl_int CL_API_CALL mgvcl_clSetKernelArg(cl_kernel k, cl_uint idx, size_t size, const void *value)
+{
+    unsigned char idbuf[8];
+    const void *v = value;
+    if (!mgvcl_is(k))
+        return CL_INVALID_KERNEL;
+    if (idx >= k->nargs)
+        return CL_INVALID_ARG_INDEX;
+    karg_t *a = &k->args[idx];
+    uint8_t kind = a->kind;
+    if (kind == 0xff) /* no arg info: local if no value, else a buffer if it is a live one */
+        kind = !value                                                             ? MGW_ARG_LOCAL
+               : size == sizeof(cl_mem) && mgvcl_mem_live(*(cl_mem const *)value) ? MGW_ARG_MEM
+                                                                                  : MGW_ARG_VALUE;
+    switch (kind) {
+    case MGW_ARG_MEM: {
+        if (size != sizeof(cl_mem))
+            return CL_INVALID_ARG_SIZE;
+        cl_mem m = value ? *(cl_mem const *)value : NULL;
+        if (m && !mgvcl_is(m))
+            return CL_INVALID_MEM_OBJECT;
+        uint64_t id = m ? m->id : 0;
+        memcpy(idbuf, &id, 8);
+        v = idbuf;
+        size = 8;
+        break;
+    }
+    case MGW_ARG_LOCAL:
+        if (value)
+            return CL_INVALID_ARG_VALUE;
+        if (!size)
+            return CL_INVALID_ARG_SIZE;
+        break;
+    case MGW_ARG_SAMPLER:
+        return size != sizeof(cl_sampler) ? CL_INVALID_ARG_SIZE : CL_INVALID_SAMPLER;
+    default:
+        if (!size || (a->want && size != a->want))
+            return CL_INVALID_ARG_SIZE;
+        if (!value)
+            return CL_INVALID_ARG_VALUE;
+    }
+    int same = a->set && a->size == size && a->kind == kind &&
+               (!v ? !a->val : a->val && !memcmp(a->val, v, size));
+    if (same)
+        return CL_SUCCESS;
+    unsigned char *nv = NULL;
+    if (v && !(nv = malloc(size)))
+        return CL_OUT_OF_HOST_MEMORY;
+    if (v)
+        memcpy(nv, v, size);
+    free(a->val);
+    a->val = nv;
+    a->size = size;
+    if (a->kind == 0xff)
+        a->kind = kind; /* the first use fixes an unknown kind */
+    a->set = a->dirty = 1;
+    return CL_SUCCESS;
+}
+
+cl_int CL_API_CALL mgvcl_clGetKernelInfo(cl_kernel k, cl_kernel_info p, size_t size, void *value,
+                                         size_t *size_ret)
+{
+    cl_uint u;
+    if (!mgvcl_is(k))
+        return CL_INVALID_KERNEL;
+    switch (p) {
+    case CL_KERNEL_FUNCTION_NAME:
+        return mgvcl_ret(k->name, strlen(k->name) + 1, size, value, size_ret);
+    case CL_KERNEL_NUM_ARGS:
+        return mgvcl_ret(&k->nargs, sizeof k->nargs, size, value, size_ret);
+    case CL_KERNEL_REFERENCE_COUNT:
+        u = (cl_uint)atomic_load(&k->refs);
+        return mgvcl_ret(&u, sizeof u, size, value, size_ret);
+    case CL_KERNEL_CONTEXT:
+        return mgvcl_ret(&k->prog->ctx, sizeof(cl_context), size, value, size_ret);
+    case CL_KERNEL_PROGRAM:
+        return mgvcl_ret(&k->prog, sizeof k->prog, size, value, size_ret);
+    }
+    return mgvcl_info(k->prog->ctx->conn, MGW_K_KERNEL, k->id, 0, p, size, value, size_ret);
+}
+
+cl_int CL_API_CALL mgvcl_clGetKernelWorkGroupInfo(cl_kernel k, cl_device_id d,
+                                                  cl_kernel_work_group_info p, size_t size,
+                                                  void *value, size_t *size_ret)
+{
+    if (!mgvcl_is(k))
+        return CL_INVALID_KERNEL;
+    if (!d && k->prog->ctx->ndev == 1)
+        d = k->prog->ctx->devs[0];
+    if (!mgvcl_is(d) || d->conn != k->prog->ctx->conn)
+        return CL_INVALID_DEVICE;
+    return mgvcl_info(d->conn, MGW_K_KERNEL_WG, k->id, d->idx, p, size, value, size_ret);
+}
+
+cl_int CL_API_CALL mgvcl_clGetKernelArgInfo(cl_kernel k, cl_uint idx, cl_kernel_arg_info p,
+                                            size_t size, void *value, size_t *size_ret)
+{
+    if (!mgvcl_is(k))
+        return CL_INVALID_KERNEL;
+    if (idx >= k->nargs)
+        return CL_INVALID_ARG_INDEX;
+    if (!k->prog->arg_info)
+        return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
+    return mgvcl_info(k->prog->ctx->conn, MGW_K_KERNEL_ARG, k->id, idx, p, size, value, size_ret);
+}
+
+cl_int CL_API_CALL mgvcl_clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dim,
+                                                const size_t *off, const size_t *gws,
+                                                const size_t *lws, cl_uint nw, const cl_event *w,
+                                                cl_event *out)
+{
+    mgw_buf_t b;
+    cl_event ev;
+    cl_uint ndirty = 0;
+    if (!mgvcl_is(k))
+        return CL_INVALID_KERNEL;
+    if (mgvcl_is(q) && q->ctx != k->prog->ctx)
+        return CL_INVALID_CONTEXT;
+    if (dim < 1 || dim > 3)
+        return CL_INVALID_WORK_DIMENSION;
+    if (!gws)
+        return CL_INVALID_GLOBAL_WORK_SIZE;
+    for (cl_uint i = 0; i < dim; i++)
+        if (!gws[i])
+            return CL_INVALID_GLOBAL_WORK_SIZE;
+    for (cl_uint i = 0; i < k->nargs; i++) {
+        if (!k->args[i].set)
+            return CL_INVALID_KERNEL_ARGS;
+        ndirty += k->args[i].dirty;
+    }
+    mgw_buf_init(&b, MGW_OP_ENQ_NDRANGE, 0, 0);
+    cl_int rc = mgvcl_enq_begin(q, nw, w, CL_COMMAND_NDRANGE_KERNEL, &b, &ev);
+    if (!rc) {
+        mgw_buf_u64(&b, k->id);
+        mgw_buf_u32(&b, dim);
+        for (cl_uint i = 0; i < 3; i++) {
+            mgw_buf_u64(&b, off && i < dim ? off[i] : 0);
+            mgw_buf_u64(&b, i < dim ? gws[i] : 1);
+            mgw_buf_u64(&b, lws && i < dim ? lws[i] : 1);
+        }
+        mgw_buf_u8(&b, lws != NULL);
+        mgw_buf_u32(&b, ndirty);
+        for (cl_uint i = 0; i < k->nargs; i++) {
+            karg_t *a = &k->args[i];
+            if (!a->dirty)
+                continue;
+            mgw_buf_u32(&b, i);
+            mgw_buf_u8(&b, a->kind);
+            if (a->kind == MGW_ARG_MEM)
+                mgw_buf_raw(&b, a->val, 8); /* host order = little-endian hosts */
+            else if (a->kind == MGW_ARG_LOCAL)
+                mgw_buf_u64(&b, a->size);
+            else
+                mgw_buf_bytes(&b, a->val, a->size);
+            a->dirty = 0;
+        }
+        rc = mgvcl_enq_end(q, &b, ev, out, CL_FALSE, 0, NULL, 0);
+    }
+    mgw_buf_free(&b);
+    return rc;
+}
+
+cl_int CL_API_CALL mgvcl_clEnqueueTask(cl_command_queue q, cl_kernel k, cl_uint nw,
+                                       const cl_event *w, cl_event *out)
+{
+    size_t one = 1;
+    return mgvcl_clEnqueueNDRangeKernel(q, k, 1, NULL, &one, &one, nw, w, out);
+}
+
+cl_int CL_API_CALL mgvcl_clEnqueueNativeKernel(cl_command_queue q, void(CL_CALLBACK *fn)(void *),
+                                               void *args, size_t n, cl_uint nm, const cl_mem *ml,
+                                               const void **loc, cl_uint nw, const cl_event *w,
+                                               cl_event *out)
+{
+    return CL_INVALID_OPERATION; /* host code cannot run on a remote device */
+}

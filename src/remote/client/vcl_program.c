@@ -1,0 +1,314 @@
+/* libmpigpu-vcl.so: programs and kernels.  clSetKernelArg only updates the
+ * client's copy of the arguments; a launch carries the arguments changed
+ * since that kernel's last launch.  Argument kinds (buffer, local, value)
+ * come from the proxy's clGetKernelArgInfo when the kernel is created. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vcl.h"
+
+static cl_program program_new(cl_context ctx)
+{
+    cl_program p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->dispatch = &mgvcl_dispatch;
+    atomic_init(&p->refs, 1);
+    p->arg_info = 1;
+    p->ctx = ctx;
+    p->id = mgvcl_id(ctx->conn);
+    return p;
+}
+
+static cl_program program_done(cl_program p, cl_int rc, cl_int *err)
+{
+    if (err)
+        *err = rc;
+    if (rc && p) {
+        free(p->source);
+        free(p);
+        return NULL;
+    }
+    if (p)
+        mgvcl_clRetainContext(p->ctx);
+    return p;
+}
+
+cl_program CL_API_CALL mgvcl_clCreateProgramWithSource(cl_context ctx, cl_uint n, const char **strs,
+                                                       const size_t *lens, cl_int *err)
+{
+    cl_program p = NULL;
+    size_t total = 0;
+    mgw_buf_t b;
+    if (!mgvcl_is(ctx))
+        return program_done(NULL, CL_INVALID_CONTEXT, err);
+    if (!n || !strs)
+        return program_done(NULL, CL_INVALID_VALUE, err);
+    for (cl_uint i = 0; i < n; i++) {
+        if (!strs[i])
+            return program_done(NULL, CL_INVALID_VALUE, err);
+        total += lens && lens[i] ? lens[i] : strlen(strs[i]);
+    }
+    if (!(p = program_new(ctx)) || !(p->source = malloc(total + 1)))
+        return program_done(p, CL_OUT_OF_HOST_MEMORY, err);
+    total = 0;
+    for (cl_uint i = 0; i < n; i++) {
+        size_t l = lens && lens[i] ? lens[i] : strlen(strs[i]);
+        memcpy(p->source + total, strs[i], l);
+        total += l;
+    }
+    p->source[total] = 0;
+    mgw_buf_init(&b, MGW_OP_PROGRAM_SOURCE, 0, 0);
+    mgw_buf_u64(&b, p->id);
+    mgw_buf_u64(&b, ctx->id);
+    mgw_buf_bytes(&b, p->source, total);
+    cl_int rc = mgvcl_call(ctx->conn, &b, NULL, NULL);
+    mgw_buf_free(&b);
+    return program_done(p, rc, err);
+}
+
+cl_program CL_API_CALL mgvcl_clCreateProgramWithBinary(cl_context ctx, cl_uint n,
+                                                       const cl_device_id *devs, const size_t *lens,
+                                                       const unsigned char **bins, cl_int *status,
+                                                       cl_int *err)
+{
+    cl_program p;
+    mgw_buf_t b;
+    uint8_t *rep = NULL;
+    size_t len = 0;
+    if (!mgvcl_is(ctx))
+        return program_done(NULL, CL_INVALID_CONTEXT, err);
+    if (!n || !devs || !lens || !bins || n > MGW_MAX_DEVS)
+        return program_done(NULL, CL_INVALID_VALUE, err);
+    for (cl_uint i = 0; i < n; i++) {
+        if (!mgvcl_is(devs[i]) || devs[i]->conn != ctx->conn)
+            return program_done(NULL, CL_INVALID_DEVICE, err);
+        if (!lens[i] || !bins[i])
+            return program_done(NULL, CL_INVALID_VALUE, err);
+    }
+    if (!(p = program_new(ctx)))
+        return program_done(NULL, CL_OUT_OF_HOST_MEMORY, err);
+    mgw_buf_init(&b, MGW_OP_PROGRAM_BINARY, 0, 0);
+    mgw_buf_u64(&b, p->id);
+    mgw_buf_u64(&b, ctx->id);
+    mgw_buf_u32(&b, n);
+    for (cl_uint i = 0; i < n; i++) {
+        mgw_buf_u64(&b, devs[i]->idx);
+        mgw_buf_bytes(&b, bins[i], lens[i]);
+    }
+    cl_int rc = mgvcl_call(ctx->conn, &b, &rep, &len);
+    mgw_buf_free(&b);
+    if (status) {
+        mgw_cur_t c;
+        mgw_cur_init(&c, rep, len);
+        for (cl_uint i = 0; i < n; i++) {
+            cl_int s = mgw_cur_i32(&c);
+            status[i] = c.err ? rc : s;
+        }
+    }
+    free(rep);
+    return program_done(p, rc, err);
+}
+
+cl_int CL_API_CALL mgvcl_clRetainProgram(cl_program p)
+{
+    if (!mgvcl_is(p))
+        return CL_INVALID_PROGRAM;
+    atomic_fetch_add(&p->refs, 1);
+    return CL_SUCCESS;
+}
+
+cl_int CL_API_CALL mgvcl_clReleaseProgram(cl_program p)
+{
+    if (!mgvcl_is(p))
+        return CL_INVALID_PROGRAM;
+    if (atomic_fetch_sub(&p->refs, 1) == 1) {
+        mgvcl_release_remote(p->ctx->conn, MGW_K_PROGRAM, p->id);
+        mgvcl_clReleaseContext(p->ctx);
+        free(p->source);
+        free(p);
+    }
+    return CL_SUCCESS;
+}
+
+static void devs_put(mgw_buf_t *b, cl_uint n, const cl_device_id *devs)
+{
+    mgw_buf_u32(b, n);
+    for (cl_uint i = 0; i < n; i++)
+        mgw_buf_u64(b, mgvcl_is(devs[i]) ? devs[i]->idx : UINT64_MAX);
+}
+
+cl_int CL_API_CALL mgvcl_clBuildProgram(cl_program p, cl_uint n, const cl_device_id *devs,
+                                        const char *opt,
+                                        void(CL_CALLBACK *notify)(cl_program, void *), void *data)
+{
+    mgw_buf_t b;
+    if (!mgvcl_is(p))
+        return CL_INVALID_PROGRAM;
+    if ((n && !devs) || (!n && devs) || (!notify && data) || n > MGW_MAX_DEVS)
+        return CL_INVALID_VALUE;
+    mgw_buf_init(&b, MGW_OP_PROGRAM_BUILD, 0, 0);
+    mgw_buf_u64(&b, p->id);
+    devs_put(&b, n, devs);
+    mgw_buf_str(&b, opt ? opt : "");
+    cl_int rc = mgvcl_call(p->ctx->conn, &b, NULL, NULL);
+    mgw_buf_free(&b);
+    /* the proxy always asks for argument info; show it as asked */
+    p->arg_info = !p->source || (opt && strstr(opt, "-cl-kernel-arg-info"));
+    if (notify)
+        notify(p, data);
+    return rc;
+}
+
+cl_int CL_API_CALL mgvcl_clCompileProgram(cl_program p, cl_uint n, const cl_device_id *devs,
+                                          const char *opt, cl_uint nh, const cl_program *hdrs,
+                                          const char **names,
+                                          void(CL_CALLBACK *notify)(cl_program, void *), void *data)
+{
+    mgw_buf_t b;
+    if (!mgvcl_is(p))
+        return CL_INVALID_PROGRAM;
+    if ((n && !devs) || (!n && devs) || (!notify && data) || n > MGW_MAX_DEVS || nh > 64 ||
+        (nh && (!hdrs || !names)) || (!nh && (hdrs || names)))
+        return CL_INVALID_VALUE;
+    for (cl_uint i = 0; i < nh; i++)
+        if (!mgvcl_is(hdrs[i]))
+            return CL_INVALID_PROGRAM;
+    mgw_buf_init(&b, MGW_OP_PROGRAM_COMPILE, 0, 0);
+    mgw_buf_u64(&b, p->id);
+    devs_put(&b, n, devs);
+    mgw_buf_str(&b, opt ? opt : "");
+    p->arg_info = opt && strstr(opt, "-cl-kernel-arg-info");
+    mgw_buf_u32(&b, nh);
+    for (cl_uint i = 0; i < nh; i++) {
+        mgw_buf_u64(&b, hdrs[i]->id);
+        mgw_buf_str(&b, names[i]);
+    }
+    cl_int rc = mgvcl_call(p->ctx->conn, &b, NULL, NULL);
+    mgw_buf_free(&b);
+    if (notify)
+        notify(p, data);
+    return rc;
+}
+
+cl_program CL_API_CALL mgvcl_clLinkProgram(cl_context ctx, cl_uint n, const cl_device_id *devs,
+                                           const char *opt, cl_uint np, const cl_program *progs,
+                                           void(CL_CALLBACK *notify)(cl_program, void *),
+                                           void *data, cl_int *err)
+{
+    mgw_buf_t b;
+    uint8_t *rep = NULL;
+    size_t len = 0;
+    cl_program p;
+    if (!mgvcl_is(ctx))
+        return program_done(NULL, CL_INVALID_CONTEXT, err);
+    if ((n && !devs) || (!n && devs) || !np || !progs || (!notify && data) || n > MGW_MAX_DEVS ||
+        np > MGW_MAX_DEVS)
+        return program_done(NULL, CL_INVALID_VALUE, err);
+    for (cl_uint i = 0; i < np; i++)
+        if (!mgvcl_is(progs[i]))
+            return program_done(NULL, CL_INVALID_PROGRAM, err);
+    if (!(p = program_new(ctx)))
+        return program_done(NULL, CL_OUT_OF_HOST_MEMORY, err);
+    mgw_buf_init(&b, MGW_OP_PROGRAM_LINK, 0, 0);
+    mgw_buf_u64(&b, p->id);
+    mgw_buf_u64(&b, ctx->id);
+    devs_put(&b, n, devs);
+    mgw_buf_str(&b, opt ? opt : "");
+    mgw_buf_u32(&b, np);
+    for (cl_uint i = 0; i < np; i++)
+        mgw_buf_u64(&b, progs[i]->id);
+    cl_int rc = mgvcl_call(ctx->conn, &b, &rep, &len);
+    mgw_buf_free(&b);
+    int made = rc == CL_SUCCESS || (len >= 1 && rep[0]);
+    free(rep);
+    if (made) { /* a failed link may still give a program with its log */
+        if (err)
+            *err = rc;
+        mgvcl_clRetainContext(ctx);
+        if (notify)
+            notify(p, data);
+        return p;
+    }
+    return program_done(p, rc, err);
+}
+
+cl_int CL_API_CALL mgvcl_clUnloadCompiler(void)
+{
+    return CL_SUCCESS;
+}
+
+cl_int CL_API_CALL mgvcl_clUnloadPlatformCompiler(cl_platform_id p)
+{
+    return p == &mgvcl_platform ? CL_SUCCESS : CL_INVALID_PLATFORM;
+}
+
+cl_int CL_API_CALL mgvcl_clGetProgramInfo(cl_program p, cl_program_info param, size_t size,
+                                          void *value, size_t *size_ret)
+{
+    cl_uint u;
+    if (!mgvcl_is(p))
+        return CL_INVALID_PROGRAM;
+    switch (param) {
+    case CL_PROGRAM_REFERENCE_COUNT:
+        u = (cl_uint)atomic_load(&p->refs);
+        return mgvcl_ret(&u, sizeof u, size, value, size_ret);
+    case CL_PROGRAM_CONTEXT:
+        return mgvcl_ret(&p->ctx, sizeof p->ctx, size, value, size_ret);
+    case CL_PROGRAM_NUM_DEVICES:
+        return mgvcl_ret(&p->ctx->ndev, sizeof(cl_uint), size, value, size_ret);
+    case CL_PROGRAM_DEVICES:
+        return mgvcl_ret(p->ctx->devs, p->ctx->ndev * sizeof(cl_device_id), size, value, size_ret);
+    case CL_PROGRAM_SOURCE:
+        return mgvcl_ret(p->source ? p->source : "", p->source ? strlen(p->source) + 1 : 1, size,
+                         value, size_ret);
+    case CL_PROGRAM_BINARIES: {
+        mgw_buf_t b;
+        uint8_t *rep = NULL;
+        size_t len = 0;
+        size_t need = p->ctx->ndev * sizeof(unsigned char *);
+        if (size_ret)
+            *size_ret = need;
+        if (!value)
+            return CL_SUCCESS;
+        if (size < need)
+            return CL_INVALID_VALUE;
+        mgw_buf_init(&b, MGW_OP_GET_INFO, 0, 0);
+        mgw_buf_u32(&b, MGW_K_PROGRAM);
+        mgw_buf_u64(&b, p->id);
+        mgw_buf_u64(&b, 0);
+        mgw_buf_u32(&b, CL_PROGRAM_BINARIES);
+        cl_int rc = mgvcl_call(p->ctx->conn, &b, &rep, &len);
+        mgw_buf_free(&b);
+        if (rc == CL_SUCCESS) {
+            mgw_cur_t c;
+            mgw_cur_init(&c, rep, len);
+            uint32_t n = mgw_cur_u32(&c);
+            for (uint32_t i = 0; i < n && i < p->ctx->ndev && !c.err; i++) {
+                size_t bl;
+                const void *bin = mgw_cur_bytes(&c, &bl);
+                unsigned char *dst = ((unsigned char **)value)[i];
+                if (bin && dst)
+                    memcpy(dst, bin, bl);
+            }
+            if (c.err)
+                rc = CL_OUT_OF_RESOURCES;
+        }
+        free(rep);
+        return rc;
+    }
+    }
+    return mgvcl_info(p->ctx->conn, MGW_K_PROGRAM, p->id, 0, param, size, value, size_ret);
+}
+
+cl_int CL_API_CALL mgvcl_clGetProgramBuildInfo(cl_program p, cl_device_id d,
+                                               cl_program_build_info param, size_t size,
+                                               void *value, size_t *size_ret)
+{
+    if (!mgvcl_is(p))
+        return CL_INVALID_PROGRAM;
+    if (!mgvcl_is(d) || d->conn != p->ctx->conn)
+        return CL_INVALID_DEVICE;
+    return mgvcl_info(p->ctx->conn, MGW_K_PROGRAM_BUILD, p->id, d->idx, param, size, value,
+                      size_ret);
+}

@@ -1,0 +1,88 @@
+/*
+ * libFuzzer target of the proxy's message decoding and validation (make
+ * fuzz).  Input: a u16 op then the payload.  The session runs "dry": every
+ * handler decodes its whole request and validates its IDs against a map of
+ * placeholder objects, then stops before calling OpenCL, so no device is
+ * needed.  The first 16 bytes also go through the header parser, and the
+ * payload through the shm lane's descriptor decoder, whose accepted
+ * descriptors must lie inside their slot, and (as u64 address, u64 size)
+ * through the one-copy lane's range check, whose accepted ranges must not
+ * wrap, and through the bulk lane's JOIN decoder, whose accepted stripe
+ * numbers must be below MGW_STREAMS_MAX.  The one-copy ops (CMA_OPEN,
+ * CMA_READY, ENQ_WRITE_CMA, ENQ_READ_CMA) and STREAMS are dispatched like
+ * every other op.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "proxy.h"
+
+/* The bulk thread never runs dry; the session only stops it. */
+int mgpx_bulk_start(mgpx_session_t *s);
+
+static mgpx_session_t *session(void)
+{
+    static mgpx_session_t s;
+    static mgpx_proxy_t px;
+    static cl_device_id devs[2] = {(cl_device_id)16, (cl_device_id)32};
+    static int done;
+    if (!done) {
+        px.dev = devs;
+        px.ndev = 2;
+        mgpx_session_init(&s, &px);
+        s.dry = 1;
+        /* IDs 1..6: one object of each kind; 7: a second buffer */
+        static const int kinds[] = {MGW_K_CONTEXT, MGW_K_QUEUE, MGW_K_MEM, MGW_K_PROGRAM,
+                                    MGW_K_KERNEL,  MGW_K_EVENT, MGW_K_MEM};
+        static mgpx_kargs_t *ka;
+        ka = malloc(sizeof *ka + 5);
+        ka->n = 5;
+        memcpy(ka->kind, (uint8_t[]){MGW_ARG_MEM, MGW_ARG_MEM, MGW_ARG_LOCAL, MGW_ARG_VALUE, 0xff},
+               5);
+        for (int i = 0; i < 7; i++)
+            mgpx_map_put(&s.map, (uint64_t)i + 1, kinds[i], (void *)(uintptr_t)(64 * (i + 1)),
+                         kinds[i] == MGW_K_KERNEL ? ka : NULL);
+        done = 1;
+    }
+    return &s;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
+{
+    mgw_hdr_t h;
+    if (n >= MGW_HDR_SIZE)
+        mgw_hdr_parse(data, &h, MGW_MSG_MAX);
+    if (n < 2)
+        return 0;
+    h.magic = MGW_MAGIC;
+    h.op = (uint16_t)(data[0] | data[1] << 8);
+    h.flags = 0;
+    h.seq = 1;
+    h.length = (uint32_t)(n - 2);
+    uint32_t slot, off, len;
+    if (!mgtr_shm_desc_decode(data + 2, n - 2, MGTR_SHM_SLOTS, MGTR_SHM_SLOT, &slot, &off, &len) &&
+        (n - 2 != MGTR_SHM_DESC || slot >= MGTR_SHM_SLOTS || (uint64_t)off + len > MGTR_SHM_SLOT))
+        abort();
+    if (n - 2 >= 16) {
+        uint64_t a = 0, z = 0;
+        for (int i = 0; i < 8; i++) {
+            a |= (uint64_t)data[2 + i] << (8 * i);
+            z |= (uint64_t)data[10 + i] << (8 * i);
+        }
+        if (mgtr_cma_range_ok(a, z) && (a == 0 || z > MGTR_CMA_MAX || a + z < a))
+            abort();
+    }
+    uint8_t tok[MGW_TOKEN];
+    uint32_t stripe;
+    if (!mgw_join_decode(data + 2, n - 2, tok, &stripe) &&
+        (n - 2 != MGW_TOKEN + 4 || stripe >= MGW_STREAMS_MAX))
+        abort();
+    /* a copy of exactly the payload, so that ASan sees any overread */
+    uint8_t *p = malloc(n - 2 ? n - 2 : 1);
+    if (!p)
+        return 0;
+    memcpy(p, data + 2, n - 2);
+    mgpx_session_dispatch(session(), &h, p);
+    free(p);
+    return 0;
+}
