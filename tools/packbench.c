@@ -12,7 +12,7 @@
  *   pack_d2d   MPI_Pack of a device buffer into device memory            (library)
  *   unpack_h2d MPI_Unpack of host packed data into a device buffer       (library)
  *   unpack_p2d the same from pinned host memory                         (library)
- *   hand_d2d   a hand-written kernel for this one layout (test/perf/hand.cl)
+ *   hand_d2d   a hand-written kernel for this one layout (tools/hand.cl)
  *   hand_d2h   that kernel, then a read of the packed bytes into pinned memory
  *   copy_d2h   clEnqueueReadBufferRect into pinned memory (cont, vect, face,
  *              subarray4d: one 3D rectangle per outer index), or one

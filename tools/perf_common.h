@@ -79,7 +79,7 @@ long perf_copy_read(const perf_spec_t *spec, const perf_layout_t *lay, const voi
 long perf_copy_write(const perf_spec_t *spec, const perf_layout_t *lay, void *dev,
                      const void *host);
 
-/* Hand-written kernels for one layout (test/perf/hand.cl, embedded). */
+/* Hand-written kernels for one layout (tools/hand.cl, embedded). */
 typedef struct perf_hand perf_hand_t;
 perf_hand_t *perf_hand_create(void);
 void perf_hand_free(perf_hand_t *h);

@@ -85,8 +85,8 @@ typedef struct mgdt_node {
 /*
  * The scalar arguments of the pack engine's grid kernels (shape.cl), passed
  * by value as one argument: NVIDIA's launch costs about 0.05 us per scalar
- * argument and 0.3 us per buffer (test/perf/launchprobe.c, performance.md
- * session 4), and one small struct costs about as much as four scalars.
+ * argument and 0.3 us per buffer (test/perf/launchprobe.c; the run is in the git history of
+ * doc/performance.md), and one small struct costs about as much as four scalars.
  * All fields are 64-bit, so the layout is the same on both sides.
  */
 #define MGPK_GRID_NP 7

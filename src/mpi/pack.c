@@ -165,7 +165,7 @@ typedef struct pk_host_side {
 /* A kept host buffer of at least len bytes for call c (*cap its capacity),
    and its return: a fresh one of 32 MiB or more is mapped anew by malloc on
    every call, and its page faults took 20 to 110 ms on the H100's host
-   (performance.md, session 13). */
+   (performance.md, S13-2). */
 static int pk_kept_get(const pk_call_t *c, int64_t len, char **buf, size_t *cap)
 {
     mgp2p_lock();

@@ -482,7 +482,7 @@ fn_exit:
 /* The times of one cell's methods into v (v[m] for method m + 1; -1 where
    skip[m] says not to run it), each the best of up to 4 timed calls after a
    warm-up: 4 below 2 ms, 2 below 20 ms, else 1.  The methods take turns, so that a
-   stretch where the VM's scheduler held the process up (session 15: 130 to
+   stretch where the VM's scheduler held the process up (seen on the development VM: 130 to
    240 us for a 20 us cell) slows all of them, not one method's calls. */
 static int cal_cell(mgpk_ctx_t *ctx, const cal_bufs_t *b, const mgdt_type_t *t, int64_t count,
                     int to_host, const int *skip, double v[MGPK_CAL_NMETHODS])
@@ -715,8 +715,8 @@ mgpk_method_t mgpk_calib_choose(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_
     /* Each method's time at this call's sparseness, between the table's
        dense and sparse vectors.  Past the sparse one, host staging and a
        rectangle copy grow with the span on a discrete device (H100: 512 rows
-       of 8 B took 20 us 64 B apart and 58 us 512 B apart, performance.md,
-       session 4); where the device's memory is the host's, nothing is
+       of 8 B took 20 us 64 B apart and 58 us 512 B apart, in the git history of
+       doc/performance.md); where the device's memory is the host's, nothing is
        copied (mgpk_map) and every method touches the same lines. */
     double x = cal_sparseness(type, count);
     mgpk_method_t best = MGPK_METHOD_KERNEL;

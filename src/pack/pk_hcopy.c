@@ -33,7 +33,8 @@
 /* After a job, a helper watches for the next one, and the caller for the
    last part, this long before sleeping on a condition variable: waking a
    sleeper took tens of microseconds on a shared VM, as long as a part of
-   1 MiB of 8-byte runs takes (doc/performance.md, session 15). */
+   1 MiB of 8-byte runs takes (the 2026-11-24 PoCL runs in the git history
+   of doc/performance.md). */
 #define MGPK_HCOPY_SPIN_NS 100000L
 
 struct mgpk_hcopy {

@@ -6,7 +6,7 @@
  *
  * The walk moves the same bytes as MPI_Pack in the same order, so its output
  * is interchangeable with MPI's; it beats MPICH 4.0.2's own pack where that
- * one copies runs of variable length (doc/performance.md, session 13).
+ * one copies runs of variable length (doc/performance.md, S13-2).
  */
 #include "config.h"
 
@@ -16,13 +16,13 @@
    parts costs more than it saves.  The pool's helpers watch for work a
    while before they sleep (pk_hcopy.c), so the bound can be low: split in
    parts of 256 KiB, 1 MiB of contiguous bytes packed 1.2 to 1.4x faster than
-   one memcpy on the VM, where 1 MiB parts left it whole (doc/performance.md,
-   session 15).  The work of a range counts its packed bytes plus
+   one memcpy on the VM, where 1 MiB parts left it whole (the 2026-11-24 PoCL runs in the
+   git history of doc/performance.md).  The work of a range counts its packed bytes plus
    MGPK_HOST_RUN_COST per run. */
 #define MGPK_HOST_SPLIT_MIN ((int64_t)512 << 10)
 /* Below this much work a job is split only while a helper is awake: waking
    a sleeping one cost 10 to 20 us on the VM, more than a split of less
-   saves (session 15, helpers that never watch: 1 MiB of contiguous bytes
+   saves (the same runs, helpers that never watch: 1 MiB of contiguous bytes
    took 23 to 39 us split against 16 to 19 us on one thread; 2 MiB of
    8-byte runs 252 to 280 us split against 387 to 421). */
 #define MGPK_HOST_WAKE_MIN ((int64_t)4 << 20)
@@ -35,7 +35,7 @@
 /* The walk's cost of n packed bytes from `first`, in bytes of memcpy: each
    run adds about as much as 64 bytes of copying (indexed:8 at 1 MiB, 128 Ki
    runs: 586 us on one thread on the VM, against 50 us for 1 MiB of 128-byte
-   runs; session 14).  The mean run length is that of the first 16 runs, at
+   runs; S14-1).  The mean run length is that of the first 16 runs, at
    most 9 times n in all. */
 static int64_t host_work(const mgdt_type_t *type, int64_t first, int64_t n)
 {

@@ -209,7 +209,7 @@ static cl_long kernel_span(const mgpk_ctx_t *ctx, mgpk_family_t family, int widt
    (the vector of 8 B words runs at the memory's rate with 1 to 4), and
    MGPK_GRID_WORDS_NARROW when W < 4: there the arithmetic per word is the
    limit, and four words per work-item raised a byte-wide struct on the H100
-   from 212 to 320 GB/s (performance.md, session 3). */
+   from 212 to 320 GB/s (in the git history of doc/performance.md). */
 static cl_long grid_words(const mgpk_ctx_t *ctx, mgpk_family_t family, int width, cl_long nwords)
 {
     int g = ctx->settings.grid_words;
