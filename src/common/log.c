@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "mglog.h"
+#include "mgparam.h"
 
 static const struct {
     const char *name;
@@ -29,10 +30,10 @@ static int threshold_get(void)
     int t = atomic_load_explicit(&threshold, memory_order_relaxed);
     if (t >= 0)
         return t;
-    /* Parsed as the device layer's settings parse it (atoi): any nonzero
-       value turns on the MPIGPU_VERBOSE=1 lines. */
-    const char *v = getenv("MPIGPU_VERBOSE");
-    int verbose = v && v[0] ? atoi(v) : 0;
+    /* MPIGPU_VERBOSE from the settings table; a malformed value counts as
+       0 here, and MPI_Init reports it. */
+    mgparam_value_t v;
+    int verbose = mgparam_read(MGPARAM_VERBOSE, &v, NULL, 0) == 0 ? (int)v.num : 0;
     int want = verbose >= 2 ? MGLOG_LEVEL_DEBUG : verbose ? MGLOG_LEVEL_INFO : MGLOG_LEVEL_WARN;
     int expected = -1;
     if (!atomic_compare_exchange_strong_explicit(&threshold, &expected, want, memory_order_relaxed,
