@@ -31,7 +31,7 @@ int mgdt_init(void)
     int rc = MPI_SUCCESS;
     pthread_mutex_lock(&cache_lock);
     if (cache_keyval == MPI_KEYVAL_INVALID)
-        rc = MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, attr_delete, &cache_keyval, NULL);
+        rc = PMPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, attr_delete, &cache_keyval, NULL);
     pthread_mutex_unlock(&cache_lock);
     return rc;
 }
@@ -47,7 +47,7 @@ void mgdt_finalize(void)
     /* Attributes still attached keep the keyval alive inside MPI until their
        datatypes are freed; their delete callback still runs then. */
     if (cache_keyval != MPI_KEYVAL_INVALID)
-        MPI_Type_free_keyval(&cache_keyval);
+        PMPI_Type_free_keyval(&cache_keyval);
     pthread_mutex_unlock(&cache_lock);
 }
 
@@ -58,7 +58,7 @@ void mgdt_type_free(mgdt_type_t *type)
     if (type->user && type->user_free)
         type->user_free(type->user);
     if (type->twin != MPI_DATATYPE_NULL)
-        MPI_Type_free(&type->twin);
+        PMPI_Type_free(&type->twin);
     mgdt_type_free((mgdt_type_t *)type->bytes);
     free(type->nodes);
     free(type->lookaside);
@@ -133,9 +133,9 @@ int mgdt_type_create(MPI_Datatype dt, mgdt_type_t **out)
     if (!type)
         MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mgdt: out of memory (type)");
     type->twin = MPI_DATATYPE_NULL;
-    MPI_Type_size_x(dt, &size);
-    MPI_Type_get_extent_x(dt, &lb, &extent);
-    MPI_Type_get_true_extent_x(dt, &tlb, &textent);
+    PMPI_Type_size_x(dt, &size);
+    PMPI_Type_get_extent_x(dt, &lb, &extent);
+    PMPI_Type_get_true_extent_x(dt, &tlb, &textent);
     type->size = size;
     type->extent = extent;
     type->lb = lb;
@@ -201,20 +201,20 @@ int mgdt_type_get(MPI_Datatype dt, const mgdt_type_t **out)
     pthread_mutex_lock(&cache_lock);
     if (cache_keyval == MPI_KEYVAL_INVALID)
         MG_FAIL(rc, fn_unlock, MPI_ERR_OTHER, "mgdt: mgdt_init() was not called");
-    MPI_Type_get_envelope(dt, &ni, &na, &nt, &comb);
+    PMPI_Type_get_envelope(dt, &ni, &na, &nt, &comb);
     if (comb == MPI_COMBINER_NAMED || comb == MPI_COMBINER_F90_REAL ||
         comb == MPI_COMBINER_F90_COMPLEX || comb == MPI_COMBINER_F90_INTEGER) {
         rc = named_lookup(dt, out);
         goto fn_unlock;
     }
-    MPI_Type_get_attr(dt, cache_keyval, &val, &flag);
+    PMPI_Type_get_attr(dt, cache_keyval, &val, &flag);
     if (flag) {
         *out = val;
         goto fn_unlock;
     }
     rc = mgdt_type_create(dt, &type);
     MG_CHECK(rc, fn_unlock);
-    rc = MPI_Type_set_attr(dt, cache_keyval, type);
+    rc = PMPI_Type_set_attr(dt, cache_keyval, type);
     if (rc != MPI_SUCCESS) {
         mgdt_type_free(type);
         MG_FAIL(rc, fn_unlock, MPI_ERR_TYPE, "mgdt: cannot cache on datatype");

@@ -68,13 +68,13 @@ static int decode_basic(MPI_Datatype dt, int query_ext32, mgdt_tree_t **out)
     MPI_Aint lb, extent, ext32 = -1;
     int64_t basic;
 
-    MPI_Type_size(dt, &size);
-    MPI_Type_get_extent(dt, &lb, &extent);
+    PMPI_Type_size(dt, &size);
+    PMPI_Type_get_extent(dt, &lb, &extent);
     basic = size;
     if (is_one_of(dt, halves, sizeof(halves) / sizeof(halves[0])))
         basic = size / 2;
     if (query_ext32 && size > 0 && !is_one_of(dt, no_ext32, 3))
-        MPI_Pack_external_size("external32", 1, dt, &ext32);
+        PMPI_Pack_external_size("external32", 1, dt, &ext32);
     *out = mgdt_tree_leaf(size, extent, is_one_of(dt, two_elems, 3) ? 2 : 1, basic, ext32 == size);
     if (!*out)
         MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mgdt: out of memory (leaf)");
@@ -109,7 +109,7 @@ static int decode_named(MPI_Datatype dt, mgdt_tree_t **out)
         MG_CHECK(rc, fn_fail);
         t->displs[1] = pairs[i].second_off;
         t->blocklens[0] = t->blocklens[1] = 1;
-        MPI_Type_get_extent(dt, &lb, &extent);
+        PMPI_Type_get_extent(dt, &lb, &extent);
         t->extent = extent;
         mgdt_tree_finish(t);
         *out = t;
@@ -249,7 +249,7 @@ int mgdt_decode(MPI_Datatype dt, int depth, mgdt_tree_t **out)
     *out = NULL;
     if (dt == MPI_DATATYPE_NULL)
         MG_FAIL(rc, fn_exit, MPI_ERR_TYPE, "mgdt: MPI_DATATYPE_NULL");
-    MPI_Type_get_envelope(dt, &ni, &na, &nt, &comb);
+    PMPI_Type_get_envelope(dt, &ni, &na, &nt, &comb);
     if (comb == MPI_COMBINER_NAMED) {
         rc = decode_named(dt, out);
         goto fn_exit;
@@ -275,7 +275,7 @@ int mgdt_decode(MPI_Datatype dt, int depth, mgdt_tree_t **out)
     kids = calloc(nt + 1, sizeof(*kids));
     if (!ints || !addrs || !types || !kids)
         MG_FAIL(rc, fn_free, MPI_ERR_NO_MEM, "mgdt: out of memory (contents)");
-    MPI_Type_get_contents(dt, ni, na, nt, ints, addrs, types);
+    PMPI_Type_get_contents(dt, ni, na, nt, ints, addrs, types);
     got = 1;
     for (int i = 0; i < nt; i++) {
         rc = mgdt_decode(types[i], depth + 1, &kids[i]);
@@ -283,17 +283,17 @@ int mgdt_decode(MPI_Datatype dt, int depth, mgdt_tree_t **out)
     }
     rc = build(comb, ints, addrs, kids, out);
     MG_CHECK(rc, fn_free);
-    MPI_Type_get_extent(dt, &lb, &extent);
+    PMPI_Type_get_extent(dt, &lb, &extent);
     (*out)->extent = extent;
 
 fn_free:
     /* get_contents hands out new handles for derived types only. */
     for (int i = 0; got && i < nt; i++) {
         int cni, cna, cnt, ccomb;
-        MPI_Type_get_envelope(types[i], &cni, &cna, &cnt, &ccomb);
+        PMPI_Type_get_envelope(types[i], &cni, &cna, &cnt, &ccomb);
         if (ccomb != MPI_COMBINER_NAMED && ccomb != MPI_COMBINER_F90_REAL &&
             ccomb != MPI_COMBINER_F90_INTEGER && ccomb != MPI_COMBINER_F90_COMPLEX)
-            MPI_Type_free(&types[i]);
+            PMPI_Type_free(&types[i]);
         if (kids)
             mgdt_tree_free(kids[i]);
     }

@@ -35,13 +35,13 @@ static int twin_run(MPI_Count n, MPI_Datatype child, MPI_Datatype *out)
 {
     MPI_Datatype t = MPI_DATATYPE_NULL;
     MPI_Count size = 0;
-    int rc = MPI_Type_contiguous_c(n, child, &t);
+    int rc = PMPI_Type_contiguous_c(n, child, &t);
     if (rc == MPI_SUCCESS)
-        rc = MPI_Type_size_c(t, &size);
+        rc = PMPI_Type_size_c(t, &size);
     if (rc == MPI_SUCCESS)
-        rc = MPI_Type_create_resized(t, 0, (MPI_Aint)size, out);
+        rc = PMPI_Type_create_resized(t, 0, (MPI_Aint)size, out);
     if (t != MPI_DATATYPE_NULL)
-        MPI_Type_free(&t);
+        PMPI_Type_free(&t);
     return rc;
 }
 
@@ -63,8 +63,8 @@ static int twin_pair(MPI_Datatype dt, int *done, MPI_Datatype *out)
     MPI_Aint lb = 0, ext = 0;
     int size = 0;
     *done = 0;
-    MPI_Type_get_extent(dt, &lb, &ext);
-    MPI_Type_size(dt, &size);
+    PMPI_Type_get_extent(dt, &lb, &ext);
+    PMPI_Type_size(dt, &size);
     if (ext == size)
         return MPI_SUCCESS;
     *done = 1;
@@ -97,17 +97,17 @@ static int twin_struct(int n, const int *bl, const MPI_Datatype *types, int dept
     }
     for (int i = 0; i < n; i++) {
         disp[i] = (MPI_Aint)at;
-        MPI_Type_size_c(tw[i], &size);
+        PMPI_Type_size_c(tw[i], &size);
         at += (MPI_Count)bl[i] * size;
     }
-    rc = MPI_Type_create_struct(n, bl, disp, tw, &t);
+    rc = PMPI_Type_create_struct(n, bl, disp, tw, &t);
     MG_CHECK(rc, fn_free);
-    rc = MPI_Type_create_resized(t, 0, (MPI_Aint)at, out);
-    MPI_Type_free(&t);
+    rc = PMPI_Type_create_resized(t, 0, (MPI_Aint)at, out);
+    PMPI_Type_free(&t);
 fn_free:
     for (int i = 0; tw && i < built; i++)
         if (tw[i] != types[i])
-            MPI_Type_free(&tw[i]); /* a twin of its own, not the member itself */
+            PMPI_Type_free(&tw[i]); /* a twin of its own, not the member itself */
     free(tw);
     free(disp);
     return rc;
@@ -122,7 +122,7 @@ static int twin_build(MPI_Datatype dt, int depth, MPI_Datatype *out)
     MPI_Datatype *types = NULL, child = MPI_DATATYPE_NULL;
     MPI_Count n = 0, size = 0, csize = 0;
 
-    MPI_Type_get_envelope(dt, &ni, &na, &nt, &comb);
+    PMPI_Type_get_envelope(dt, &ni, &na, &nt, &comb);
     if (is_basic(comb)) {
         int pair = 0;
         rc = twin_pair(dt, &pair, out);
@@ -137,7 +137,7 @@ static int twin_build(MPI_Datatype dt, int depth, MPI_Datatype *out)
     types = malloc(sizeof(MPI_Datatype) * (size_t)(nt + 1));
     if (!ints || !addrs || !types)
         MG_FAIL(rc, fn_free, MPI_ERR_NO_MEM, "mgdt: out of memory (packed twin)");
-    MPI_Type_get_contents(dt, ni, na, nt, ints, addrs, types);
+    PMPI_Type_get_contents(dt, ni, na, nt, ints, addrs, types);
     got = 1;
     if (comb == MPI_COMBINER_STRUCT) {
         rc = twin_struct(ints[0], ints + 1, types, depth, out);
@@ -147,18 +147,18 @@ static int twin_build(MPI_Datatype dt, int depth, MPI_Datatype *out)
        of size(dt) / size(child) twins of the child. */
     rc = twin_build(types[0], depth + 1, &child);
     MG_CHECK(rc, fn_free);
-    MPI_Type_size_c(dt, &size);
-    MPI_Type_size_c(types[0], &csize);
+    PMPI_Type_size_c(dt, &size);
+    PMPI_Type_size_c(types[0], &csize);
     n = csize > 0 ? size / csize : 0;
     rc = twin_run(n, child, out);
     if (child != types[0])
-        MPI_Type_free(&child);
+        PMPI_Type_free(&child);
 fn_free:
     for (int i = 0; got && i < nt; i++) {
         int cni, cna, cnt, ccomb;
-        MPI_Type_get_envelope(types[i], &cni, &cna, &cnt, &ccomb);
+        PMPI_Type_get_envelope(types[i], &cni, &cna, &cnt, &ccomb);
         if (!is_basic(ccomb))
-            MPI_Type_free(&types[i]);
+            PMPI_Type_free(&types[i]);
     }
     free(types);
     free(addrs);
@@ -175,9 +175,9 @@ int mgdt_type_twin(const mgdt_type_t *ctype, MPI_Datatype dt, MPI_Datatype *twin
 
     MPI_Aint lb = 0, ext = 0;
     int size = 0;
-    MPI_Type_get_envelope(dt, &ni, &na, &nt, &comb);
-    MPI_Type_get_extent(dt, &lb, &ext);
-    MPI_Type_size(dt, &size);
+    PMPI_Type_get_envelope(dt, &ni, &na, &nt, &comb);
+    PMPI_Type_get_extent(dt, &lb, &ext);
+    PMPI_Type_size(dt, &size);
     if (is_basic(comb) && ext == size) {
         *twin = dt;
         return MPI_SUCCESS;
@@ -187,11 +187,11 @@ int mgdt_type_twin(const mgdt_type_t *ctype, MPI_Datatype dt, MPI_Datatype *twin
         MPI_Datatype t = MPI_DATATYPE_NULL;
         rc = twin_build(dt, 1, &t);
         if (rc == MPI_SUCCESS)
-            rc = MPI_Type_commit(&t);
+            rc = PMPI_Type_commit(&t);
         if (rc == MPI_SUCCESS)
             type->twin = t;
         else if (t != MPI_DATATYPE_NULL)
-            MPI_Type_free(&t);
+            PMPI_Type_free(&t);
     }
     *twin = type->twin;
     pthread_mutex_unlock(&twin_lock);
