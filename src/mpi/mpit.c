@@ -10,7 +10,7 @@
  * may be reset or written through its handle (the handle keeps its own
  * base); levels and high-water marks are read-only.
  *
- * Thread safety: mpit_lock guards the list of handles.  Reading a variable
+ * Thread safety: mpit_lock guards the one list of handles.  Reading a variable
  * takes the owning layer's lock (the device state's, the point-to-point
  * engine's counters are atomic or read under its lock).
  */
@@ -221,24 +221,57 @@ static mpit_value_t pvar_value(mpit_source_t src)
     return 0;
 }
 
-/* A handle of one of our variables.  MPI_T_pvar_handle is an opaque
-   pointer; ours point at these, and MPI's never do (the list tells). */
+/* A handle of one of our variables, performance or control: MPI_T's handle
+   types are opaque pointers; ours point at these, and MPI's never do (the
+   list tells). */
+typedef enum { HANDLE_PVAR, HANDLE_CVAR } mpit_kind_t;
+
 typedef struct mpit_handle {
     struct mpit_handle *next;
-    MPI_T_pvar_session session;
-    int var;           /* index into pvars[] */
-    mpit_value_t base; /* a counter's value at the handle's last reset */
+    mpit_kind_t kind;
+    int var;                    /* index into pvars[], or a control variable's mgparam id */
+    MPI_T_pvar_session session; /* a performance variable's session */
+    mpit_value_t base;          /* a counter's value at the handle's last reset */
 } mpit_handle_t;
 
 static pthread_mutex_t mpit_lock = PTHREAD_MUTEX_INITIALIZER;
 static mpit_handle_t *handles;
 
-/* Ours, or NULL for a handle of MPI's (mpit_lock held). */
-static mpit_handle_t *handle_find(MPI_T_pvar_handle h)
+/* A new handle in the list, or NULL when out of memory. */
+static mpit_handle_t *handle_new(mpit_kind_t kind, int var, MPI_T_pvar_session session)
 {
-    for (mpit_handle_t *p = handles; p; p = p->next)
-        if ((MPI_T_pvar_handle)p == h)
-            return p;
+    mpit_handle_t *h = calloc(1, sizeof(*h));
+    if (!h)
+        return NULL;
+    h->kind = kind;
+    h->var = var;
+    h->session = session;
+    pthread_mutex_lock(&mpit_lock);
+    h->next = handles;
+    handles = h;
+    pthread_mutex_unlock(&mpit_lock);
+    return h;
+}
+
+/* Ours, or NULL for a handle of MPI's (mpit_lock held). */
+static mpit_handle_t *handle_find(mpit_kind_t kind, const void *p)
+{
+    for (mpit_handle_t *h = handles; h; h = h->next)
+        if (h->kind == kind && (const void *)h == p)
+            return h;
+    return NULL;
+}
+
+/* Take ours out of the list (mpit_lock held); NULL for MPI's. */
+static mpit_handle_t *handle_unlink(mpit_kind_t kind, const void *p)
+{
+    for (mpit_handle_t **pp = &handles; *pp; pp = &(*pp)->next) {
+        mpit_handle_t *h = *pp;
+        if (h->kind == kind && (const void *)h == p) {
+            *pp = h->next;
+            return h;
+        }
+    }
     return NULL;
 }
 
@@ -332,16 +365,9 @@ int MPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *ob
         return MPI_T_ERR_INVALID_INDEX;
     if (session == MPI_T_PVAR_SESSION_NULL)
         return MPI_T_ERR_INVALID_SESSION;
-    mpit_handle_t *h = calloc(1, sizeof(*h));
+    mpit_handle_t *h = handle_new(HANDLE_PVAR, pvar_index - base, session);
     if (!h)
         return MPI_T_ERR_OUT_OF_HANDLES;
-    h->session = session;
-    h->var = pvar_index - base;
-    h->base = 0;
-    pthread_mutex_lock(&mpit_lock);
-    h->next = handles;
-    handles = h;
-    pthread_mutex_unlock(&mpit_lock);
     *handle = (MPI_T_pvar_handle)h;
     *count = 1;
     return MPI_SUCCESS;
@@ -351,22 +377,20 @@ MPIGPU_EXPORT
 int MPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle)
 {
     pthread_mutex_lock(&mpit_lock);
-    for (mpit_handle_t **pp = &handles; *pp; pp = &(*pp)->next) {
-        if ((MPI_T_pvar_handle)*pp == *handle) {
-            mpit_handle_t *h = *pp;
-            if (h->session != session) {
-                pthread_mutex_unlock(&mpit_lock);
-                return MPI_T_ERR_INVALID_HANDLE;
-            }
-            *pp = h->next;
-            pthread_mutex_unlock(&mpit_lock);
-            free(h);
-            *handle = MPI_T_PVAR_HANDLE_NULL;
-            return MPI_SUCCESS;
-        }
-    }
+    mpit_handle_t *h = handle_find(HANDLE_PVAR, *handle);
+    int rc = MPI_SUCCESS;
+    if (h && h->session != session)
+        rc = MPI_T_ERR_INVALID_HANDLE;
+    else if (h)
+        handle_unlink(HANDLE_PVAR, h);
     pthread_mutex_unlock(&mpit_lock);
-    return PMPI_T_pvar_handle_free(session, handle);
+    if (!h)
+        return PMPI_T_pvar_handle_free(session, handle);
+    if (rc == MPI_SUCCESS) {
+        free(h);
+        *handle = MPI_T_PVAR_HANDLE_NULL;
+    }
+    return rc;
 }
 
 MPIGPU_EXPORT
@@ -375,7 +399,7 @@ int MPI_T_pvar_session_free(MPI_T_pvar_session *session)
     pthread_mutex_lock(&mpit_lock);
     for (mpit_handle_t **pp = &handles; *pp;) {
         mpit_handle_t *h = *pp;
-        if (h->session == *session) {
+        if (h->kind == HANDLE_PVAR && h->session == *session) {
             *pp = h->next;
             free(h);
         } else {
@@ -392,7 +416,7 @@ MPIGPU_EXPORT
 int MPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
     pthread_mutex_lock(&mpit_lock);
-    mpit_handle_t *h = handle_find(handle);
+    mpit_handle_t *h = handle_find(HANDLE_PVAR, handle);
     pthread_mutex_unlock(&mpit_lock);
     return h ? MPI_T_ERR_PVAR_NO_STARTSTOP : PMPI_T_pvar_start(session, handle);
 }
@@ -401,7 +425,7 @@ MPIGPU_EXPORT
 int MPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
     pthread_mutex_lock(&mpit_lock);
-    mpit_handle_t *h = handle_find(handle);
+    mpit_handle_t *h = handle_find(HANDLE_PVAR, handle);
     pthread_mutex_unlock(&mpit_lock);
     return h ? MPI_T_ERR_PVAR_NO_STARTSTOP : PMPI_T_pvar_stop(session, handle);
 }
@@ -426,7 +450,7 @@ MPIGPU_EXPORT
 int MPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
 {
     pthread_mutex_lock(&mpit_lock);
-    mpit_handle_t *h = handle_find(handle);
+    mpit_handle_t *h = handle_find(HANDLE_PVAR, handle);
     int rc = h ? handle_read(session, h, buf, 0) : MPI_SUCCESS;
     pthread_mutex_unlock(&mpit_lock);
     return h ? rc : PMPI_T_pvar_read(session, handle, buf);
@@ -436,7 +460,7 @@ MPIGPU_EXPORT
 int MPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
 {
     pthread_mutex_lock(&mpit_lock);
-    mpit_handle_t *h = handle_find(handle);
+    mpit_handle_t *h = handle_find(HANDLE_PVAR, handle);
     int rc = h ? handle_read(session, h, buf, 1) : MPI_SUCCESS;
     pthread_mutex_unlock(&mpit_lock);
     return h ? rc : PMPI_T_pvar_readreset(session, handle, buf);
@@ -449,13 +473,14 @@ int MPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
         /* Every counter of the session, then MPI's own. */
         pthread_mutex_lock(&mpit_lock);
         for (mpit_handle_t *h = handles; h; h = h->next)
-            if (h->session == session && pvars[h->var].var_class == MPI_T_PVAR_CLASS_COUNTER)
+            if (h->kind == HANDLE_PVAR && h->session == session &&
+                pvars[h->var].var_class == MPI_T_PVAR_CLASS_COUNTER)
                 handle_read(session, h, NULL, 1);
         pthread_mutex_unlock(&mpit_lock);
         return PMPI_T_pvar_reset(session, handle);
     }
     pthread_mutex_lock(&mpit_lock);
-    mpit_handle_t *h = handle_find(handle);
+    mpit_handle_t *h = handle_find(HANDLE_PVAR, handle);
     int rc = h ? handle_read(session, h, NULL, 1) : MPI_SUCCESS;
     pthread_mutex_unlock(&mpit_lock);
     return h ? rc : PMPI_T_pvar_reset(session, handle);
@@ -466,7 +491,7 @@ MPIGPU_EXPORT
 int MPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf)
 {
     pthread_mutex_lock(&mpit_lock);
-    mpit_handle_t *h = handle_find(handle);
+    mpit_handle_t *h = handle_find(HANDLE_PVAR, handle);
     int rc = MPI_SUCCESS;
     if (h) {
         const mpit_pvar_t *v = &pvars[h->var];
@@ -509,13 +534,6 @@ static int cvars_count(void)
     pthread_once(&cvars_once, cvars_list);
     return ncvars;
 }
-
-typedef struct mpit_cvar_handle {
-    struct mpit_cvar_handle *next;
-    int id; /* mgparam_id_t */
-} mpit_cvar_handle_t;
-
-static mpit_cvar_handle_t *cvar_handles; /* mpit_lock */
 
 static void cvar_text(int id, char *buf)
 {
@@ -593,52 +611,33 @@ int MPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle 
         return PMPI_T_cvar_handle_alloc(cvar_index, obj_handle, handle, count);
     if (cvar_index - base >= cvars_count())
         return MPI_T_ERR_INVALID_INDEX;
-    mpit_cvar_handle_t *h = calloc(1, sizeof(*h));
+    mpit_handle_t *h = handle_new(HANDLE_CVAR, cvar_ids[cvar_index - base], NULL);
     if (!h)
         return MPI_T_ERR_OUT_OF_HANDLES;
-    h->id = cvar_ids[cvar_index - base];
-    pthread_mutex_lock(&mpit_lock);
-    h->next = cvar_handles;
-    cvar_handles = h;
-    pthread_mutex_unlock(&mpit_lock);
     *handle = (MPI_T_cvar_handle)h;
     *count = CVAR_LEN;
     return MPI_SUCCESS;
-}
-
-/* Ours, or NULL for a handle of MPI's (mpit_lock held). */
-static mpit_cvar_handle_t *cvar_find(MPI_T_cvar_handle handle)
-{
-    for (mpit_cvar_handle_t *h = cvar_handles; h; h = h->next)
-        if ((MPI_T_cvar_handle)h == handle)
-            return h;
-    return NULL;
 }
 
 MPIGPU_EXPORT
 int MPI_T_cvar_handle_free(MPI_T_cvar_handle *handle)
 {
     pthread_mutex_lock(&mpit_lock);
-    for (mpit_cvar_handle_t **pp = &cvar_handles; *pp; pp = &(*pp)->next) {
-        if ((MPI_T_cvar_handle)*pp == *handle) {
-            mpit_cvar_handle_t *h = *pp;
-            *pp = h->next;
-            pthread_mutex_unlock(&mpit_lock);
-            free(h);
-            *handle = MPI_T_CVAR_HANDLE_NULL;
-            return MPI_SUCCESS;
-        }
-    }
+    mpit_handle_t *h = handle_unlink(HANDLE_CVAR, *handle);
     pthread_mutex_unlock(&mpit_lock);
-    return PMPI_T_cvar_handle_free(handle);
+    if (!h)
+        return PMPI_T_cvar_handle_free(handle);
+    free(h);
+    *handle = MPI_T_CVAR_HANDLE_NULL;
+    return MPI_SUCCESS;
 }
 
 MPIGPU_EXPORT
 int MPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
 {
     pthread_mutex_lock(&mpit_lock);
-    mpit_cvar_handle_t *h = cvar_find(handle);
-    int id = h ? h->id : -1;
+    mpit_handle_t *h = handle_find(HANDLE_CVAR, handle);
+    int id = h ? h->var : -1;
     pthread_mutex_unlock(&mpit_lock);
     if (id < 0)
         return PMPI_T_cvar_read(handle, buf);
@@ -650,7 +649,7 @@ MPIGPU_EXPORT
 int MPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
 {
     pthread_mutex_lock(&mpit_lock);
-    mpit_cvar_handle_t *h = cvar_find(handle);
+    mpit_handle_t *h = handle_find(HANDLE_CVAR, handle);
     pthread_mutex_unlock(&mpit_lock);
     return h ? MPI_T_ERR_CVAR_SET_NEVER : PMPI_T_cvar_write(handle, buf);
 }
