@@ -132,6 +132,9 @@ struct mgpk_ctx {
 
     mgpk_upload_t *uploads;  /* registry, guarded by the global upload lock */
     mgpk_calib_info_t calib; /* the AUTO decision table (pk_calib.c), ctx->lock */
+    /* Set (release) once calib.source is decided, so mgpk_calib_load() returns
+       without ctx->lock on every later operation. */
+    atomic_int calib_decided;
     /* The last decisions taken from it, ctx->lock: a pack to host asks twice
        per call (the device layer with host staging allowed, then the
        engine without), so one entry would miss every time. */

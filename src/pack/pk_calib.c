@@ -766,8 +766,14 @@ int mgpk_calib_get(mgpk_ctx_t *ctx, mgpk_calib_info_t *info)
 
 int mgpk_calib_load(mgpk_ctx_t *ctx)
 {
+    /* Decided once per context: later operations read the flag, not the lock
+       (a failed decision is retried under the lock by the next caller). */
+    if (atomic_load_explicit(&ctx->calib_decided, memory_order_acquire))
+        return MPI_SUCCESS;
     pthread_mutex_lock(&ctx->lock);
     int rc = cal_ensure(ctx);
+    if (rc == MPI_SUCCESS && ctx->calib.source != MGPK_CAL_NONE)
+        atomic_store_explicit(&ctx->calib_decided, 1, memory_order_release);
     pthread_mutex_unlock(&ctx->lock);
     return rc;
 }
