@@ -78,6 +78,15 @@ const mgparam_t mgparam_table[MGPARAM_COUNT] = {
                        .max = 1024,
                        .unit = "a work-group size",
                        .help = "work-group size of the pack kernels on GPUs"},
+    [MGPARAM_KERNEL_SWITCH] = {.name = "MPIGPU_KERNEL_SWITCH",
+                               .type = MGPARAM_T_INT,
+                               .def = "80",
+                               .min = 0,
+                               .max = 100000,
+                               .unit = "microseconds",
+                               .help = "what a pack kernel costs beyond its calibrated time on a "
+                                       "GPU that other processes of the node also use (a context "
+                                       "switch), when auto compares it with copies; 0: ignore"},
     [MGPARAM_CHUNK] = {.name = "MPIGPU_CHUNK",
                        .type = MGPARAM_T_SIZE,
                        .def = "4M",

@@ -104,6 +104,15 @@ static int slot_add(cl_context context, mgpk_ctx_t *pk)
     return MPI_SUCCESS;
 }
 
+/* What a kernel costs beyond its calibrated time on device: a context switch
+   where other processes of the node use the same GPU (sharers, counted in
+   mgdev_setup for the default device; another device counts as unshared). */
+static double kernel_switch(cl_device_id device)
+{
+    const mgdev_state_t *st = &mgdev_state;
+    return device && device == st->device && st->sharers > 1 ? st->settings.kernel_switch_us : 0;
+}
+
 /* A new engine for context.  Its auto table is decided at its first
    point-to-point operation (mgp2p_op_init) or first auto pack, so a process
    that never moves device data never loads or measures one. */
@@ -111,6 +120,7 @@ static int engine_create(cl_context context, cl_device_id device, cl_command_que
                          mgpk_ctx_t **pk)
 {
     mgpk_settings_t ps = mgdev_settings_pack(&mgdev_state.settings);
+    ps.kernel_switch_us = kernel_switch(device);
     return mgpk_ctx_create(context, device, queue, &ps, pk);
 }
 
@@ -213,6 +223,15 @@ int mgdev_setup(void)
     MG_CHECK(rc, fin_dt);
     rc = device_open();
     MG_CHECK(rc, fin_reg);
+    /* Collective over the node, as on the failure paths below. */
+    st->sharers = mgdev_loc_sharers(st->device);
+    if (st->pk)
+        mgpk_ctx_set_kernel_switch(st->pk, kernel_switch(st->device));
+    if (st->sharers > 1)
+        MGLOG_INFO(MGLOG_DEVICE,
+                   "%d processes of this node use the default GPU: kernels count %d us "
+                   "more when auto compares methods (MPIGPU_KERNEL_SWITCH)",
+                   st->sharers, st->settings.kernel_switch_us);
     st->ready = 1;
 fn_exit:
     return rc;
@@ -221,6 +240,7 @@ fin_reg:
 fin_dt:
     mgdt_finalize();
 fin_loc:
+    (void)mgdev_loc_sharers(NULL);
     mgdev_loc_finalize();
     mgdev_settings_free(&st->settings);
     goto fn_exit;

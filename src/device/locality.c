@@ -392,6 +392,35 @@ void mgdev_staging_bind(void *ptr, size_t len)
                 strerror(err));
 }
 
+int mgdev_loc_sharers(cl_device_id dev)
+{
+    uint64_t key = 0;
+    cl_device_type type = 0;
+    if (dev && clGetDeviceInfo(dev, CL_DEVICE_TYPE, sizeof(type), &type, NULL) == CL_SUCCESS &&
+        (type & CL_DEVICE_TYPE_GPU)) {
+        key = dev_pci(dev);
+        if (key == MGDEV_LOC_PCI_NONE) {
+            char name[256] = "";
+            clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof(name) - 1, name, NULL);
+            key = 0xcbf29ce484222325ull;
+            for (const char *p = name; *p; p++)
+                key = fnv1a(key, (unsigned char)*p);
+        }
+        key |= 1; /* never 0, which stands for "no GPU" */
+    }
+    if (loc.node == MPI_COMM_NULL || loc.local_size <= 1)
+        return 1;
+    /* Ranks of one device form one color; the split allocates nothing here
+       that a failure could leave half done on some ranks. */
+    MPI_Comm same = MPI_COMM_NULL;
+    int n = 1, color = key ? (int)(key % (uint64_t)INT_MAX) : MPI_UNDEFINED;
+    if (PMPI_Comm_split(loc.node, color, 0, &same) != MPI_SUCCESS || same == MPI_COMM_NULL)
+        return 1;
+    PMPI_Comm_size(same, &n);
+    PMPI_Comm_free(&same);
+    return n > 0 ? n : 1;
+}
+
 void mgdev_loc_local(int *local_rank, int *local_size)
 {
     *local_rank = loc.local_rank;

@@ -75,6 +75,12 @@ int mgdev_loc_preview(int nranks, mgdev_loc_preview_fn fn, void *arg);
 /* Staging memory from now on goes to dev's NUMA node (device_open and
    MPIX_Gpu_set_queue call it). */
 void mgdev_loc_use(cl_device_id dev);
+/* Collective over the node (every rank of mgdev_loc_init calls it once, also
+   after a failed setup, with dev NULL): the number of the node's processes
+   whose device is dev, this one included.  Only GPUs are counted (a CPU
+   device's kernels switch no context): 1 for a CPU device, NULL, or without a
+   node communicator.  A GPU whose PCI address is unknown counts by name. */
+int mgdev_loc_sharers(cl_device_id dev);
 /* This rank's place on its node, for messages. */
 void mgdev_loc_local(int *local_rank, int *local_size);
 /* 1 when the process of MPI_COMM_WORLD rank wrank shares this node (MPI's

@@ -46,6 +46,7 @@ typedef struct mgdev_settings {
                              through rings of shared memory (on by default) */
     size_t p2p_shm_piece; /* MPIGPU_P2P_SHM_PIECE: bytes of one slot of such a ring */
     int p2p_shm_slots;    /* MPIGPU_P2P_SHM_SLOTS: slots of one ring */
+    int kernel_switch_us; /* MPIGPU_KERNEL_SWITCH: a kernel's extra cost on a shared GPU */
 } mgdev_settings_t;
 
 /* MPIGPU_P2P_PROTOCOL (doc/design.md, "Point-to-point"). */
@@ -91,6 +92,7 @@ typedef struct mgdev_state {
     pthread_mutex_t lock;    /* guards the table and the defaults */
     mgdev_ctx_slot_t *slots; /* every engine made; later slots win */
     size_t nslots, slots_cap;
+    int sharers; /* processes of the node on the default device (mgdev_loc_sharers) */
 } mgdev_state_t;
 
 extern mgdev_state_t mgdev_state;

@@ -97,6 +97,7 @@ int mgdev_settings_read(mgdev_settings_t *s)
     s->span_bytes = (size_t)v[MGPARAM_SPAN].num;
     s->grid_words = (int)v[MGPARAM_GRID].num;
     s->local_size = (int)v[MGPARAM_LOCAL].num;
+    s->kernel_switch_us = (int)v[MGPARAM_KERNEL_SWITCH].num;
     s->chunk_bytes = (size_t)v[MGPARAM_CHUNK].num;
     s->staging_max = (size_t)v[MGPARAM_STAGING_MAX].num;
     s->staging_keep = (size_t)v[MGPARAM_STAGING_KEEP].num;

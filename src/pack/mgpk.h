@@ -97,6 +97,9 @@ typedef struct mgpk_settings {
     int local_size;              /* work-group size of kernel launches on GPUs, and of
                                     forced grid kernels on CPU devices; 0: 256 on
                                     GPUs, the runtime's choice for those */
+    double kernel_switch_us;     /* what a kernel costs beyond its calibrated time (a
+                                    context switch on a GPU that other processes use),
+                                    added to the kernel method's time by auto; 0: none */
 } mgpk_settings_t;
 
 /* Create an engine for (context, device).  queue may be NULL, in which case
@@ -104,6 +107,10 @@ typedef struct mgpk_settings {
 int mgpk_ctx_create(cl_context context, cl_device_id device, cl_command_queue queue,
                     const mgpk_settings_t *settings, mgpk_ctx_t **ctx);
 void mgpk_ctx_free(mgpk_ctx_t *ctx);
+/* Set settings.kernel_switch_us after creation (the device layer learns at
+   MPI_Init, after the default engine exists, how many processes share its
+   GPU); forgets the auto choices taken so far. */
+void mgpk_ctx_set_kernel_switch(mgpk_ctx_t *ctx, double us);
 cl_command_queue mgpk_ctx_queue(const mgpk_ctx_t *ctx);
 cl_context mgpk_ctx_context(const mgpk_ctx_t *ctx);
 cl_device_id mgpk_ctx_device(const mgpk_ctx_t *ctx);

@@ -721,6 +721,11 @@ mgpk_method_t mgpk_calib_choose(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_
     double x = cal_sparseness(type, count);
     mgpk_method_t best = MGPK_METHOD_KERNEL;
     double bt = cal_at(c, d, si, bi, 0, x, 0);
+    /* The table was measured by this process alone; on a GPU that other
+       processes of the node also run kernels on, each kernel waits for a
+       context switch first (MPIGPU_KERNEL_SWITCH). */
+    if (bt > 0)
+        bt += ctx->settings.kernel_switch_us * 1e-6;
     /* The measured copy is one command; without a shape every run is one
        more (c->run). */
     double copy = cal_at(c, d, si, bi, 1, x, rect && !shared);

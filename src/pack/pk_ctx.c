@@ -96,6 +96,14 @@ fn_fail:
     goto fn_exit;
 }
 
+void mgpk_ctx_set_kernel_switch(mgpk_ctx_t *ctx, double us)
+{
+    pthread_mutex_lock(&ctx->lock);
+    ctx->settings.kernel_switch_us = us;
+    memset(ctx->memo, 0, sizeof(ctx->memo));
+    pthread_mutex_unlock(&ctx->lock);
+}
+
 void mgpk_ctx_free(mgpk_ctx_t *ctx)
 {
     if (!ctx)

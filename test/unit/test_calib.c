@@ -455,6 +455,15 @@ START_TEST(test_choice)
     ck_assert_int_eq(mgpk_method_choose(r, &v64.t, 1, 256, 0, 1, 0), MGPK_METHOD_COPY);
     mgpk_ctx_free(r);
     vec_free(&g);
+    /* On a GPU that other processes share, a kernel counts a context switch
+       more (MPIGPU_KERNEL_SWITCH): 10 us + 95 loses to the copy's 100 where
+       10 + 85 still wins, and setting it forgets the remembered choices. */
+    ck_assert_int_eq(mgpk_method_choose(ctx, &v8.t, 4096, 4096 * 32, 0, 1, 0), MGPK_METHOD_KERNEL);
+    mgpk_ctx_set_kernel_switch(ctx, 95);
+    ck_assert_int_eq(mgpk_method_choose(ctx, &v8.t, 4096, 4096 * 32, 0, 1, 0), MGPK_METHOD_COPY);
+    mgpk_ctx_set_kernel_switch(ctx, 85);
+    ck_assert_int_eq(mgpk_method_choose(ctx, &v8.t, 4096, 4096 * 32, 0, 1, 0), MGPK_METHOD_KERNEL);
+    mgpk_ctx_set_kernel_switch(ctx, 0);
     mgpk_ctx_free(ctx);
     mgpk_ctx_free(k);
     mgpk_ctx_free(c);
