@@ -10,7 +10,10 @@
  * Every function returns MPI_SUCCESS or an MPI error class value such as
  * MPI_ERR_BUFFER; MPI_Error_string() on it gives the cause (the OpenCL error
  * name, the device address, the range).  Errors go through the error handler
- * of MPI_COMM_WORLD.
+ * of MPI_COMM_WORLD.  Before MPI_Init and after MPI_Finalize every MPIX_
+ * function returns MPI_ERR_OTHER ("mpigpu: MPIX_Gpu_malloc called before
+ * MPI_Init") without calling an error handler, and
+ * MPIX_Query_opencl_support() returns 0.
  *
  * Ownership: handles returned by MPIX_Gpu_get_device() are borrowed and stay
  * valid until MPI_Finalize().  Device addresses from MPIX_Gpu_malloc() belong
@@ -86,7 +89,12 @@ MPIGPU_EXPORT int MPIX_Gpu_set_queue(cl_command_queue queue);
  */
 MPIGPU_EXPORT int MPIX_Gpu_malloc(size_t size, void **devptr);
 
-/** @brief Free a device address returned by MPIX_Gpu_malloc(). */
+/**
+ * @brief Free a device address returned by MPIX_Gpu_malloc().
+ *
+ * The range goes to a quarantine and is handed out again last, oldest
+ * first, so that a stale pointer gets an error naming the freed range.
+ */
 MPIGPU_EXPORT int MPIX_Gpu_free(void *devptr);
 
 /**
@@ -101,8 +109,11 @@ MPIGPU_EXPORT int MPIX_Gpu_deregister(void *devptr);
 /**
  * @brief Classify a pointer.
  *
- * Sets *is_device to 1, with the buffer and the offset into it, when ptr is
- * a device address; sets it to 0 otherwise.  mem and offset may be NULL.
+ * Sets *is_device to 1 when ptr lies in the device address range, with the
+ * buffer and the offset into it for a byte of a live allocation; sets it to
+ * 0 for a host address.  *is_device 1 with *mem NULL and *offset 0 means a
+ * freed or never allocated device address, which must not be dereferenced.
+ * mem and offset may be NULL.
  */
 MPIGPU_EXPORT int MPIX_Gpu_query(const void *ptr, int *is_device, cl_mem *mem, size_t *offset);
 
@@ -115,11 +126,17 @@ MPIGPU_EXPORT int MPIX_Gpu_query(const void *ptr, int *is_device, cl_mem *mem, s
  * straight between device memory and that range at the bus's speed, instead
  * of through the library's pinned staging and a host copy.  Correctness does
  * not depend on it.  The range stays declared until
- * MPIX_Gpu_host_deregister(ptr) or MPI_Finalize().
+ * MPIX_Gpu_host_deregister(ptr) or MPI_Finalize().  A NULL ptr, a size of 0,
+ * a range that wraps around the address space or touches the device
+ * address range return MPI_ERR_ARG.
  */
 MPIGPU_EXPORT int MPIX_Gpu_host_register(void *ptr, size_t size);
 
-/** @brief Forget a range declared by MPIX_Gpu_host_register(). */
+/**
+ * @brief Forget a range declared by MPIX_Gpu_host_register(), by its ptr.
+ * MPI_ERR_ARG for a ptr that starts no declared range (never declared, or
+ * forgotten already); NULL does nothing.
+ */
 MPIGPU_EXPORT int MPIX_Gpu_host_deregister(void *ptr);
 
 /** Values of the per-datatype method attribute (see MPIX_Gpu_pack_keyval()). */

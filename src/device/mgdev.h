@@ -117,11 +117,15 @@ void mgdev_default_get(cl_context *context, cl_device_id *device, cl_command_que
 /* Make queue's context and device the default (MPIX_Gpu_set_queue). */
 int mgdev_queue_adopt(cl_command_queue queue);
 
-/* Page-locked host ranges (pinned.c): the staging pool's buffers and those
-   of MPIX_Gpu_host_register().  mgdev_pinned says whether [ptr, ptr + len)
-   lies inside one; remove returns whether ptr started one. */
+/* Page-locked host ranges (pinned.c): the library's own (the staging pool's
+   buffers, node lanes) and the application's (the _user pair, for
+   MPIX_Gpu_host_register()).  mgdev_pinned says whether [ptr, ptr + len)
+   lies inside one of either kind; remove returns whether ptr started one of
+   its own kind, and removes it. */
 int mgdev_pinned_add(const void *ptr, size_t len);
 int mgdev_pinned_remove(const void *ptr);
+int mgdev_pinned_add_user(const void *ptr, size_t len);
+int mgdev_pinned_remove_user(const void *ptr);
 int mgdev_pinned(const void *ptr, size_t len);
 void mgdev_pinned_finalize(void);
 

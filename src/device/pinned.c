@@ -18,6 +18,7 @@
 typedef struct pin_range {
     const char *lo;
     size_t len;
+    int user; /* MPIX_Gpu_host_register, not the library's own */
 } pin_range_t;
 
 static struct {
@@ -26,7 +27,7 @@ static struct {
     size_t n, cap;
 } pins = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-int mgdev_pinned_add(const void *ptr, size_t len)
+static int pin_add(const void *ptr, size_t len, int user)
 {
     int rc = MPI_SUCCESS;
     pthread_mutex_lock(&pins.lock);
@@ -38,7 +39,7 @@ int mgdev_pinned_add(const void *ptr, size_t len)
         pins.r = r;
         pins.cap = cap;
     }
-    pins.r[pins.n++] = (pin_range_t){.lo = ptr, .len = len};
+    pins.r[pins.n++] = (pin_range_t){.lo = ptr, .len = len, .user = user};
 fn_exit:
     pthread_mutex_unlock(&pins.lock);
     return rc;
@@ -46,18 +47,40 @@ fn_fail:
     goto fn_exit;
 }
 
-int mgdev_pinned_remove(const void *ptr)
+/* The application can neither remove the library's ranges nor the
+   library the application's. */
+static int pin_remove(const void *ptr, int user)
 {
     int found = 0;
     pthread_mutex_lock(&pins.lock);
     for (size_t i = 0; i < pins.n; i++)
-        if (pins.r[i].lo == (const char *)ptr) {
+        if (pins.r[i].lo == (const char *)ptr && pins.r[i].user == user) {
             pins.r[i] = pins.r[--pins.n];
             found = 1;
             break;
         }
     pthread_mutex_unlock(&pins.lock);
     return found;
+}
+
+int mgdev_pinned_add(const void *ptr, size_t len)
+{
+    return pin_add(ptr, len, 0);
+}
+
+int mgdev_pinned_remove(const void *ptr)
+{
+    return pin_remove(ptr, 0);
+}
+
+int mgdev_pinned_add_user(const void *ptr, size_t len)
+{
+    return pin_add(ptr, len, 1);
+}
+
+int mgdev_pinned_remove_user(const void *ptr)
+{
+    return pin_remove(ptr, 1);
 }
 
 int mgdev_pinned(const void *ptr, size_t len)

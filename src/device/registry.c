@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -15,9 +16,19 @@ typedef struct mgdev_reg_hole {
     size_t len;
 } mgdev_reg_hole_t;
 
-/* The reservation is set once by mgdev_reg_init() before other threads use the
-   library and cleared by mgdev_reg_finalize(), so mgdev_reg_in_range() reads
-   it without the lock. */
+/* A freed range in quarantine (doc/design.md, "Device addresses"). */
+typedef struct mgdev_reg_freed {
+    uintptr_t base;
+    size_t size; /* the buffer's bytes, for messages */
+    size_t span;
+    int owned;
+} mgdev_reg_freed_t;
+
+/* The reservation is mapped by the first mgdev_reg_init(), before other
+   threads use the library, and never unmapped: after mgdev_reg_finalize() it
+   stays PROT_NONE, so an old device address still faults on the host instead
+   of becoming a wild host pointer, and no later mapping can take its place.
+   mgdev_reg_in_range() therefore reads it without the lock. */
 static uintptr_t res_base;
 static size_t res_size;
 
@@ -28,12 +39,18 @@ static pthread_rwlock_t reg_lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZE
 #else
 static pthread_rwlock_t reg_lock = PTHREAD_RWLOCK_INITIALIZER;
 #endif
-/* Live entries sorted by base; holes sorted by offset, never adjacent (they
-   are merged on free), so the free list stays as short as the fragmentation. */
+/* Between mgdev_reg_init() and mgdev_reg_finalize(), every byte of the
+   reservation past its first unit lies in exactly one of: the span of a live
+   entry (sorted by base), a hole (free and not quarantined; sorted by
+   offset, never adjacent, since they are merged), or a quarantined range (a
+   ring in free order, the oldest at quar_head). */
+static int reg_live;
 static mgdev_reg_entry_t *entries;
 static size_t nentries, entries_cap;
 static mgdev_reg_hole_t *holes;
 static size_t nholes, holes_cap;
+static mgdev_reg_freed_t *quar;
+static size_t quar_head, quar_len, quar_cap, quar_bytes;
 static size_t used_bytes, high_water;
 
 static int grow(void **array, size_t *cap, size_t need, size_t elem)
@@ -51,39 +68,49 @@ static int grow(void **array, size_t *cap, size_t need, size_t elem)
     return MPI_SUCCESS;
 }
 
-int mgdev_reg_init(void)
+/* Map the reservation, falling back to smaller sizes where the address space
+   or the vm.overcommit policy refuses a terabyte. */
+static int reserve(void)
 {
-    int rc = MPI_SUCCESS;
     void *p = MAP_FAILED;
     size_t size = (size_t)1 << 40;
-
-    if (res_base)
-        goto fn_exit;
-    /* Fall back to smaller reservations where the address space or
-       vm.overcommit policy refuses a terabyte. */
     for (; size >= ((size_t)1 << 30); size >>= 2) {
         p = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (p != MAP_FAILED)
             break;
     }
     if (p == MAP_FAILED)
-        MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM,
-                "mpigpu: cannot reserve 1 GiB of address space for device addresses");
+        return mgerr_set(MPI_ERR_NO_MEM,
+                         "mpigpu: cannot reserve 1 GiB of address space for device addresses");
+    res_base = (uintptr_t)p;
+    res_size = size;
+    return MPI_SUCCESS;
+}
+
+int mgdev_reg_init(void)
+{
+    int rc = MPI_SUCCESS;
+
+    pthread_rwlock_wrlock(&reg_lock);
+    if (reg_live)
+        goto fn_exit;
+    if (!res_base) {
+        rc = reserve();
+        MG_CHECK(rc, fn_fail);
+    }
     rc = grow((void **)&holes, &holes_cap, 1, sizeof(*holes));
-    MG_CHECK(rc, unmap);
+    MG_CHECK(rc, fn_fail);
     /* Offset 0 stays unused so that a pointer just before the first
        allocation is still inside the range, never a host address. */
     holes[0].off = MGDEV_REG_ALIGN;
-    holes[0].len = size - MGDEV_REG_ALIGN;
+    holes[0].len = res_size - MGDEV_REG_ALIGN;
     nholes = 1;
     used_bytes = high_water = 0;
-    res_base = (uintptr_t)p;
-    res_size = size;
+    reg_live = 1;
 
 fn_exit:
+    pthread_rwlock_unlock(&reg_lock);
     return rc;
-unmap:
-    munmap(p, size);
 fn_fail:
     goto fn_exit;
 }
@@ -95,13 +122,14 @@ void mgdev_reg_finalize(void)
         clReleaseMemObject(entries[i].mem);
     free(entries);
     free(holes);
+    free(quar);
     entries = NULL;
     holes = NULL;
+    quar = NULL;
     nentries = entries_cap = nholes = holes_cap = 0;
-    if (res_base)
-        munmap((void *)res_base, res_size);
-    res_base = 0;
-    res_size = 0;
+    quar_head = quar_len = quar_cap = quar_bytes = 0;
+    used_bytes = high_water = 0;
+    reg_live = 0;
     pthread_rwlock_unlock(&reg_lock);
 }
 
@@ -121,53 +149,111 @@ static ptrdiff_t find_le(uintptr_t p)
     return found;
 }
 
-static int hole_take(size_t span, size_t *off)
+/* Take span bytes from the start of hole i. */
+static size_t hole_cut(size_t i, size_t span)
 {
-    for (size_t i = 0; i < nholes; i++) {
-        if (holes[i].len < span)
-            continue;
-        *off = holes[i].off;
-        holes[i].off += span;
-        holes[i].len -= span;
-        if (holes[i].len == 0) {
-            memmove(&holes[i], &holes[i + 1], (nholes - i - 1) * sizeof(*holes));
-            nholes--;
-        }
-        return MPI_SUCCESS;
+    size_t off = holes[i].off;
+    holes[i].off += span;
+    holes[i].len -= span;
+    if (holes[i].len == 0) {
+        memmove(&holes[i], &holes[i + 1], (nholes - i - 1) * sizeof(*holes));
+        nholes--;
     }
-    return mgerr_set(MPI_ERR_NO_MEM,
-                     "mpigpu: device address range exhausted (%zu bytes requested, %zu of %zu "
-                     "reserved bytes in use)",
-                     span, used_bytes, res_size);
+    return off;
 }
 
-/* Return [off, off + len) to the free list, merging with its neighbours. */
-static int hole_give(size_t off, size_t len)
+/* Return [off, off + len) to the holes, merging it with its neighbours, and
+   give the index of the hole that holds it.  The caller made room for one
+   more hole. */
+static size_t hole_give(size_t off, size_t len)
 {
-    size_t i = 0;
-    while (i < nholes && holes[i].off < off)
-        i++;
+    size_t i = 0, hi = nholes;
+    while (i < hi) {
+        size_t mid = i + (hi - i) / 2;
+        if (holes[mid].off < off)
+            i = mid + 1;
+        else
+            hi = mid;
+    }
     int merge_prev = i > 0 && holes[i - 1].off + holes[i - 1].len == off;
     int merge_next = i < nholes && off + len == holes[i].off;
     if (merge_prev && merge_next) {
         holes[i - 1].len += len + holes[i].len;
         memmove(&holes[i], &holes[i + 1], (nholes - i - 1) * sizeof(*holes));
         nholes--;
-    } else if (merge_prev) {
+        return i - 1;
+    }
+    if (merge_prev) {
         holes[i - 1].len += len;
-    } else if (merge_next) {
+        return i - 1;
+    }
+    if (merge_next) {
         holes[i].off = off;
         holes[i].len += len;
-    } else {
+        return i;
+    }
+    memmove(&holes[i + 1], &holes[i], (nholes - i) * sizeof(*holes));
+    holes[i].off = off;
+    holes[i].len = len;
+    nholes++;
+    return i;
+}
+
+/* End the quarantine of the oldest freed range: its space becomes a hole.
+   The caller made room for one more hole. */
+static size_t quar_release(void)
+{
+    const mgdev_reg_freed_t *f = &quar[quar_head];
+    quar_head = (quar_head + 1) % quar_cap;
+    quar_len--;
+    quar_bytes -= f->span;
+    return hole_give(f->base - res_base, f->span);
+}
+
+/* Room in the ring for one more range (quar_len < MGDEV_REG_QUARANTINE_RANGES). */
+static int quar_grow(void)
+{
+    if (quar_len < quar_cap)
+        return MPI_SUCCESS;
+    size_t ncap = quar_cap ? 2 * quar_cap : 64;
+    if (ncap > MGDEV_REG_QUARANTINE_RANGES)
+        ncap = MGDEV_REG_QUARANTINE_RANGES;
+    mgdev_reg_freed_t *q = malloc(ncap * sizeof(*q));
+    if (!q)
+        return mgerr_set(MPI_ERR_NO_MEM, "mpigpu: out of host memory for the address registry");
+    for (size_t k = 0; k < quar_len; k++)
+        q[k] = quar[(quar_head + k) % quar_cap];
+    free(quar);
+    quar = q;
+    quar_cap = ncap;
+    quar_head = 0;
+    return MPI_SUCCESS;
+}
+
+/* Free and not quarantined space first (first fit); only when no hole fits,
+   quarantined space, oldest first.  Releasing a range grows one hole only,
+   so that hole is the only one that may newly fit. */
+static int hole_take(size_t span, size_t *off)
+{
+    for (size_t i = 0; i < nholes; i++)
+        if (holes[i].len >= span) {
+            *off = hole_cut(i, span);
+            return MPI_SUCCESS;
+        }
+    while (quar_len > 0) {
         int rc = grow((void **)&holes, &holes_cap, nholes + 1, sizeof(*holes));
         if (rc != MPI_SUCCESS)
             return rc;
-        memmove(&holes[i + 1], &holes[i], (nholes - i) * sizeof(*holes));
-        holes[i].off = off;
-        holes[i].len = len;
-        nholes++;
+        size_t i = quar_release();
+        if (holes[i].len >= span) {
+            *off = hole_cut(i, span);
+            return MPI_SUCCESS;
+        }
     }
-    return MPI_SUCCESS;
+    return mgerr_set(MPI_ERR_NO_MEM,
+                     "mpigpu: device address range exhausted (%zu bytes requested, %zu of %zu "
+                     "reserved bytes in use)",
+                     span, used_bytes, res_size);
 }
 
 int mgdev_reg_insert(cl_mem mem, cl_context context, size_t size, int owned, void **ptr)
@@ -180,9 +266,9 @@ int mgdev_reg_insert(cl_mem mem, cl_context context, size_t size, int owned, voi
     size_t body = size ? size : 1;
 
     pthread_rwlock_wrlock(&reg_lock);
-    if (!res_base)
+    if (!reg_live)
         MG_FAIL(rc, fn_fail, MPI_ERR_OTHER, "mpigpu: device address registry not initialized");
-    if (body > res_size)
+    if (body > res_size - 2 * MGDEV_REG_ALIGN)
         MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM,
                 "mpigpu: %zu bytes exceed the reserved device address range (%zu bytes)", size,
                 res_size);
@@ -216,19 +302,66 @@ fn_fail:
     goto fn_exit;
 }
 
+/* What p is, for a message (reg_lock held); see mgdev_reg_why(). */
+static void why_locked(uintptr_t p, char *buf, size_t len)
+{
+    if (!res_base || p < res_base || p - res_base >= res_size) {
+        snprintf(buf, len, "%p is a host address, not a device address", (void *)p);
+        return;
+    }
+    if (!reg_live) {
+        snprintf(buf, len, "device address %p is void: MPI_Finalize released every device address",
+                 (void *)p);
+        return;
+    }
+    ptrdiff_t i = find_le(p);
+    if (i >= 0 && p - entries[i].base < entries[i].span) {
+        const mgdev_reg_entry_t *e = &entries[i];
+        snprintf(buf, len, "device address %p lies %s the device allocation [%p, %p) (%zu bytes)",
+                 (void *)p, p - e->base < e->size ? "in" : "past the end of", (void *)e->base,
+                 (void *)(e->base + e->size), e->size);
+        return;
+    }
+    for (size_t k = quar_len; k-- > 0;) {
+        const mgdev_reg_freed_t *f = &quar[(quar_head + k) % quar_cap];
+        if (p - f->base < f->span) {
+            snprintf(buf, len, "device address %p lies in a freed range (%zu bytes at %p, %s)",
+                     (void *)p, f->size, (void *)f->base,
+                     f->owned ? "freed by MPIX_Gpu_free" : "deregistered by MPIX_Gpu_deregister");
+            return;
+        }
+    }
+    snprintf(buf, len,
+             "device address %p lies in no allocation (never allocated, or freed and out of "
+             "quarantine)",
+             (void *)p);
+}
+
+const char *mgdev_reg_why(const void *ptr, char *buf, size_t len)
+{
+    pthread_rwlock_rdlock(&reg_lock);
+    why_locked((uintptr_t)ptr, buf, len);
+    pthread_rwlock_unlock(&reg_lock);
+    return buf;
+}
+
 int mgdev_reg_remove(const void *ptr, int expect_owned, mgdev_reg_entry_t *entry)
 {
     int rc = MPI_SUCCESS;
     uintptr_t p = (uintptr_t)ptr;
     const char *want = expect_owned ? "MPIX_Gpu_malloc" : "MPIX_Gpu_register";
+    const char *fn = expect_owned ? "MPIX_Gpu_free" : "MPIX_Gpu_deregister";
+    char why[MGDEV_REG_WHY_LEN];
 
     if (!mgdev_reg_in_range(ptr, 1))
         return mgerr_set(MPI_ERR_BUFFER, "mpigpu: %p is not a device address from %s", ptr, want);
     pthread_rwlock_wrlock(&reg_lock);
     ptrdiff_t i = find_le(p);
-    if (i < 0 || p >= entries[i].base + (entries[i].size ? entries[i].size : 1))
-        MG_FAIL(rc, fn_fail, MPI_ERR_BUFFER,
-                "mpigpu: %p is not a live device address (already freed or never allocated)", ptr);
+    if (i < 0 || p >= entries[i].base + (entries[i].size ? entries[i].size : 1)) {
+        why_locked(p, why, sizeof(why));
+        MG_FAIL(rc, fn_fail, MPI_ERR_BUFFER, "mpigpu: %s: %p is not a live device address: %s", fn,
+                ptr, why);
+    }
     if (entries[i].base != p)
         MG_FAIL(rc, fn_fail, MPI_ERR_BUFFER,
                 "mpigpu: %p is inside the device allocation [%p, %p) but not its base", ptr,
@@ -236,10 +369,20 @@ int mgdev_reg_remove(const void *ptr, int expect_owned, mgdev_reg_entry_t *entry
     if (entries[i].owned != expect_owned)
         MG_FAIL(rc, fn_fail, MPI_ERR_BUFFER, "mpigpu: %p comes from %s, not from %s", ptr,
                 entries[i].owned ? "MPIX_Gpu_malloc" : "MPIX_Gpu_register", want);
+    /* Make room first, so that nothing below can fail. */
+    if (quar_len == MGDEV_REG_QUARANTINE_RANGES)
+        rc = grow((void **)&holes, &holes_cap, nholes + 1, sizeof(*holes));
+    else
+        rc = quar_grow();
+    MG_CHECK(rc, fn_fail);
 
     mgdev_reg_entry_t e = entries[i];
-    rc = hole_give(e.base - res_base, e.span);
-    MG_CHECK(rc, fn_fail);
+    if (quar_len == MGDEV_REG_QUARANTINE_RANGES)
+        quar_release();
+    quar[(quar_head + quar_len) % quar_cap] =
+        (mgdev_reg_freed_t){.base = e.base, .size = e.size, .span = e.span, .owned = e.owned};
+    quar_len++;
+    quar_bytes += e.span;
     memmove(&entries[i], &entries[i + 1], (nentries - (size_t)i - 1) * sizeof(*entries));
     nentries--;
     used_bytes -= e.span;
@@ -303,6 +446,16 @@ void mgdev_reg_usage(size_t *in_use, size_t *hw, size_t *reserved)
         *hw = high_water;
     if (reserved)
         *reserved = res_size;
+    pthread_rwlock_unlock(&reg_lock);
+}
+
+void mgdev_reg_quarantine(size_t *ranges, size_t *bytes)
+{
+    pthread_rwlock_rdlock(&reg_lock);
+    if (ranges)
+        *ranges = quar_len;
+    if (bytes)
+        *bytes = quar_bytes;
     pthread_rwlock_unlock(&reg_lock);
 }
 

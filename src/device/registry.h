@@ -11,6 +11,11 @@
  * cl_mem keeps it alive).  Entries handed out by lookup/remove are copies; the
  * cl_mem in a copy is not retained for the caller.
  *
+ * Freed ranges go to a quarantine and are handed out again last, oldest
+ * first, so that a stale pointer meets an unmapped hole (mgdev_reg_why names
+ * the freed range).  The reservation stays mapped PROT_NONE after
+ * mgdev_reg_finalize(): an old device address never becomes a host address.
+ *
  * Thread safety: lookups run concurrently under a read lock; insert and remove
  * take the write lock.  Freeing an address while another thread uses it is
  * erroneous, as with host memory.
@@ -38,9 +43,25 @@ typedef struct mgdev_reg_entry {
 /* Address alignment and minimum guard gap between two sub-ranges. */
 #define MGDEV_REG_ALIGN 256
 
-/* Reserve the address range.  Returns MPI_SUCCESS or MPI_ERR_NO_MEM. */
+/* The most freed ranges held in quarantine; a free past it ends the
+   quarantine of the oldest.  Address space is not what runs short: the
+   reservation is PROT_NONE and MAP_NORESERVE, and an allocation that finds no
+   free hole takes quarantined space back (oldest first), so the quarantine
+   never makes one fail.  What grows is the bookkeeping, one 32-byte record
+   per range (2 MiB at this bound), and the scan that explains a stale
+   address on an error path (65,536 compares).  At this bound a stale pointer
+   is reported as freed until 65,536 later frees, or until the address space
+   runs out. */
+#define MGDEV_REG_QUARANTINE_RANGES ((size_t)1 << 16)
+
+/* Enough for a message of mgdev_reg_why(). */
+#define MGDEV_REG_WHY_LEN 256
+
+/* Reserve the address range (once per process; a later call after
+   mgdev_reg_finalize() reuses it).  Returns MPI_SUCCESS or MPI_ERR_NO_MEM. */
 int mgdev_reg_init(void);
-/* Release every entry left and unmap the range. */
+/* Release every entry left and the bookkeeping.  The range stays reserved
+   and inaccessible, and mgdev_reg_in_range() still recognizes it. */
 void mgdev_reg_finalize(void);
 
 /* Give mem (size bytes, of context) a new device address in *ptr.  mem is
@@ -58,10 +79,18 @@ int mgdev_reg_remove(const void *ptr, int expect_owned, mgdev_reg_entry_t *entry
 int mgdev_reg_lookup(const void *ptr, mgdev_reg_entry_t *entry, size_t *offset);
 /* 1 when any byte of [ptr, ptr + len) lies in the reserved range (lock-free). */
 int mgdev_reg_in_range(const void *ptr, size_t len);
+/* What ptr is, for the message of a call that found it in no live entry:
+   "device address P lies in a freed range (N bytes at Q, freed by
+   MPIX_Gpu_free)", "... past the end of the device allocation [B, E) ...",
+   "... in no allocation ...", or that it is a host address.  Writes it to buf
+   (len bytes, MGDEV_REG_WHY_LEN is enough) and returns buf. */
+const char *mgdev_reg_why(const void *ptr, char *buf, size_t len);
 
 /* Statistics for tests: bytes of the reserved range in use (spans of live
    entries) and the highest offset ever handed out. */
 void mgdev_reg_usage(size_t *in_use, size_t *high_water, size_t *reserved);
+/* Statistics for tests: freed ranges in quarantine and their bytes (spans). */
+void mgdev_reg_quarantine(size_t *ranges, size_t *bytes);
 
 /* 1 when any byte that count instances of dt at buf touch lies in the
    reserved device range. */

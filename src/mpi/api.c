@@ -12,6 +12,27 @@
 #include "mgmpi.h"
 #include "mglog.h"
 
+/* Every MPIX_ call but MPIX_Query_opencl_support starts here: the library
+   must have started at MPI_Init and not stopped at MPI_Finalize.  Outside
+   them no error handler may be called, and mgmpi_error returns the code as
+   it is; MPI_Error_string works before MPI_Init and after MPI_Finalize. */
+static int api_enter(const char *fn)
+{
+    int init = 0, fin = 0;
+    if (mgdev_state.ready)
+        return MPI_SUCCESS;
+    PMPI_Initialized(&init);
+    PMPI_Finalized(&fin);
+    if (!init)
+        return mgerr_set(MPI_ERR_OTHER, "mpigpu: %s called before MPI_Init", fn);
+    if (fin)
+        return mgerr_set(MPI_ERR_OTHER, "mpigpu: %s called after MPI_Finalize", fn);
+    return mgerr_set(MPI_ERR_OTHER,
+                     "mpigpu: %s: the library is not running (its start at MPI_Init failed, "
+                     "or MPI_Finalize is under way)",
+                     fn);
+}
+
 int MPIX_Query_opencl_support(void)
 {
     return mgdev_state.ready && mgdev_state.has_device;
@@ -19,7 +40,9 @@ int MPIX_Query_opencl_support(void)
 
 int MPIX_Gpu_get_device(cl_context *context, cl_device_id *device, cl_command_queue *queue)
 {
-    int rc = mgdev_require_device("MPIX_Gpu_get_device");
+    int rc = api_enter("MPIX_Gpu_get_device");
+    if (rc == MPI_SUCCESS)
+        rc = mgdev_require_device("MPIX_Gpu_get_device");
     if (rc == MPI_SUCCESS)
         mgdev_default_get(context, device, queue, NULL);
     return mgmpi_error(MPI_COMM_WORLD, rc);
@@ -27,10 +50,8 @@ int MPIX_Gpu_get_device(cl_context *context, cl_device_id *device, cl_command_qu
 
 int MPIX_Gpu_set_queue(cl_command_queue queue)
 {
-    int rc = MPI_SUCCESS;
-    if (!mgdev_state.ready)
-        MG_FAIL(rc, fn_fail, MPI_ERR_OTHER,
-                "mpigpu: MPIX_Gpu_set_queue called outside MPI_Init..MPI_Finalize");
+    int rc = api_enter("MPIX_Gpu_set_queue");
+    MG_CHECK(rc, fn_fail);
     if (!queue)
         MG_FAIL(rc, fn_fail, MPI_ERR_ARG, "mpigpu: MPIX_Gpu_set_queue: queue is NULL");
     rc = mgdev_queue_adopt(queue);
@@ -142,7 +163,9 @@ int MPIX_Gpu_malloc(size_t size, void **devptr)
 {
     cl_context context = NULL;
     cl_int clrc;
-    int rc = mgdev_require_device("MPIX_Gpu_malloc");
+    int rc = api_enter("MPIX_Gpu_malloc");
+    MG_CHECK(rc, fn_fail);
+    rc = mgdev_require_device("MPIX_Gpu_malloc");
     MG_CHECK(rc, fn_fail);
     if (!devptr)
         MG_FAIL(rc, fn_fail, MPI_ERR_ARG, "mpigpu: MPIX_Gpu_malloc: devptr is NULL");
@@ -168,8 +191,8 @@ fn_fail:
 
 int MPIX_Gpu_free(void *devptr)
 {
-    int rc = MPI_SUCCESS;
-    if (devptr)
+    int rc = api_enter("MPIX_Gpu_free");
+    if (rc == MPI_SUCCESS && devptr)
         rc = mgdev_reg_remove(devptr, 1, NULL);
     return mgmpi_error(MPI_COMM_WORLD, rc);
 }
@@ -178,7 +201,9 @@ int MPIX_Gpu_register(cl_mem mem, void **devptr)
 {
     cl_context context = NULL;
     size_t size = 0;
-    int rc = mgdev_require_device("MPIX_Gpu_register");
+    int rc = api_enter("MPIX_Gpu_register");
+    MG_CHECK(rc, fn_fail);
+    rc = mgdev_require_device("MPIX_Gpu_register");
     MG_CHECK(rc, fn_fail);
     if (!mem || !devptr)
         MG_FAIL(rc, fn_fail, MPI_ERR_ARG, "mpigpu: MPIX_Gpu_register: %s is NULL",
@@ -198,22 +223,33 @@ fn_fail:
 
 int MPIX_Gpu_deregister(void *devptr)
 {
-    int rc = MPI_SUCCESS;
-    if (devptr)
+    int rc = api_enter("MPIX_Gpu_deregister");
+    if (rc == MPI_SUCCESS && devptr)
         rc = mgdev_reg_remove(devptr, 0, NULL);
     return mgmpi_error(MPI_COMM_WORLD, rc);
 }
 
 int MPIX_Gpu_host_register(void *ptr, size_t size)
 {
-    int rc = MPI_SUCCESS;
+    uintptr_t end;
+    int rc = api_enter("MPIX_Gpu_host_register");
+    MG_CHECK(rc, fn_fail);
     if (!ptr || size == 0)
         MG_FAIL(rc, fn_fail, MPI_ERR_ARG, "mpigpu: MPIX_Gpu_host_register: %s",
                 ptr ? "size is 0" : "ptr is NULL");
+    if (__builtin_add_overflow((uintptr_t)ptr, size, &end))
+        MG_FAIL(rc, fn_fail, MPI_ERR_ARG,
+                "mpigpu: MPIX_Gpu_host_register: range [%p, %p + %zu) overflows the address space",
+                ptr, ptr, size);
     if (mgdev_reg_in_range(ptr, 1))
         MG_FAIL(rc, fn_fail, MPI_ERR_ARG, "mpigpu: MPIX_Gpu_host_register: %p is a device address",
                 ptr);
-    rc = mgdev_pinned_add(ptr, size);
+    if (mgdev_reg_in_range(ptr, size))
+        MG_FAIL(rc, fn_fail, MPI_ERR_ARG,
+                "mpigpu: MPIX_Gpu_host_register: range [%p, %p) runs into the device address "
+                "range",
+                ptr, (void *)end);
+    rc = mgdev_pinned_add_user(ptr, size);
 fn_exit:
     return mgmpi_error(MPI_COMM_WORLD, rc);
 fn_fail:
@@ -222,9 +258,12 @@ fn_fail:
 
 int MPIX_Gpu_host_deregister(void *ptr)
 {
-    int rc = MPI_SUCCESS;
-    if (ptr && !mgdev_pinned_remove(ptr))
-        MG_FAIL(rc, fn_fail, MPI_ERR_ARG, "mpigpu: MPIX_Gpu_host_deregister: %p was not registered",
+    int rc = api_enter("MPIX_Gpu_host_deregister");
+    MG_CHECK(rc, fn_fail);
+    if (ptr && !mgdev_pinned_remove_user(ptr))
+        MG_FAIL(rc, fn_fail, MPI_ERR_ARG,
+                "mpigpu: MPIX_Gpu_host_deregister: %p was not registered (or is deregistered "
+                "already)",
                 ptr);
 fn_exit:
     return mgmpi_error(MPI_COMM_WORLD, rc);
@@ -234,7 +273,8 @@ fn_fail:
 
 int MPIX_Gpu_pack_keyval(int *keyval)
 {
-    int rc = MPI_SUCCESS;
+    int rc = api_enter("MPIX_Gpu_pack_keyval");
+    MG_CHECK(rc, fn_fail);
     if (!keyval)
         MG_FAIL(rc, fn_fail, MPI_ERR_ARG, "mpigpu: MPIX_Gpu_pack_keyval: keyval is NULL");
     rc = mgdev_pack_keyval(keyval);
@@ -249,15 +289,19 @@ fn_fail:
 
 int MPIX_Gpu_query(const void *ptr, int *is_device, cl_mem *mem, size_t *offset)
 {
-    int rc = MPI_SUCCESS;
-    mgdev_reg_entry_t e;
+    mgdev_reg_entry_t e = {.mem = NULL};
     size_t off = 0;
+    int rc = api_enter("MPIX_Gpu_query");
+    MG_CHECK(rc, fn_fail);
     if (!is_device)
         MG_FAIL(rc, fn_fail, MPI_ERR_ARG, "mpigpu: MPIX_Gpu_query: is_device is NULL");
-    *is_device = mgdev_reg_lookup(ptr, &e, &off);
-    if (*is_device && mem)
+    /* An address of the reserved range outside every live allocation (freed,
+       never allocated, a guard gap) is a device address without a buffer:
+       calling it host would invite a dereference. */
+    *is_device = mgdev_reg_lookup(ptr, &e, &off) || mgdev_reg_in_range(ptr, 1);
+    if (mem)
         *mem = e.mem;
-    if (*is_device && offset)
+    if (offset)
         *offset = off;
 fn_exit:
     return mgmpi_error(MPI_COMM_WORLD, rc);
@@ -274,18 +318,27 @@ typedef struct copy_side {
 /* Classify [p, p + bytes) and check that every byte lies in one place. */
 static int copy_side_get(void *p, size_t bytes, const char *what, copy_side_t *s)
 {
+    uintptr_t end;
+    char why[MGDEV_REG_WHY_LEN];
+    if (__builtin_add_overflow((uintptr_t)p, bytes, &end))
+        return mgerr_set(MPI_ERR_BUFFER,
+                         "mpigpu: MPIX_Gpu_memcpy: %s range [%p, %p + %zu) overflows the address "
+                         "space",
+                         what, p, p, bytes);
     s->dev = mgdev_reg_lookup(p, &s->e, &s->off);
     if (s->dev && bytes > s->e.size - s->off)
         return mgerr_set(MPI_ERR_BUFFER,
                          "mpigpu: MPIX_Gpu_memcpy: %s range [%p, %p) exceeds the device "
                          "allocation [%p, %p)",
-                         what, p, (void *)((char *)p + bytes), (void *)s->e.base,
-                         (void *)(s->e.base + s->e.size));
+                         what, p, (void *)end, (void *)s->e.base, (void *)(s->e.base + s->e.size));
+    if (!s->dev && mgdev_reg_in_range(p, 1))
+        return mgerr_set(MPI_ERR_BUFFER, "mpigpu: MPIX_Gpu_memcpy: %s: %s", what,
+                         mgdev_reg_why(p, why, sizeof(why)));
     if (!s->dev && mgdev_reg_in_range(p, bytes))
         return mgerr_set(MPI_ERR_BUFFER,
                          "mpigpu: MPIX_Gpu_memcpy: %s range [%p, %p) is not inside one device "
                          "allocation",
-                         what, p, (void *)((char *)p + bytes));
+                         what, p, (void *)end);
     if (!s->dev && !p)
         return mgerr_set(MPI_ERR_BUFFER, "mpigpu: MPIX_Gpu_memcpy: %s is NULL", what);
     return MPI_SUCCESS;
@@ -343,8 +396,9 @@ int MPIX_Gpu_memcpy(void *dst, const void *src, size_t bytes)
     copy_side_t d, s;
     mgpk_ctx_t *pk = NULL;
     void *srcp = (void *)(uintptr_t)src;
-    int rc = MPI_SUCCESS;
+    int rc = api_enter("MPIX_Gpu_memcpy");
 
+    MG_CHECK(rc, fn_fail);
     if (bytes == 0)
         goto fn_exit;
     rc = copy_side_get(dst, bytes, "destination", &d);
@@ -374,7 +428,9 @@ fn_fail:
 
 static int not_yet(MPI_Comm comm, const char *fn)
 {
-    int rc = mgerr_set(MPI_ERR_UNSUPPORTED_OPERATION, "mpigpu: %s: not implemented yet", fn);
+    int rc = api_enter(fn);
+    if (rc == MPI_SUCCESS)
+        rc = mgerr_set(MPI_ERR_UNSUPPORTED_OPERATION, "mpigpu: %s: not implemented yet", fn);
     return mgmpi_error(comm, rc);
 }
 

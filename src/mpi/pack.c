@@ -80,6 +80,14 @@ static int pk_side_get(const pk_call_t *c, const char *what, char *p, int64_t lo
                          "allocation [%p, %p); nothing was written",
                          c->fn, what, (void *)first, (void *)(first + len), (void *)p,
                          (void *)s->e.base, (void *)(s->e.base + s->e.size));
+    if (!s->dev && mgdev_reg_in_range(first, 1)) {
+        char why[MGDEV_REG_WHY_LEN];
+        return mgerr_set(MPI_ERR_BUFFER,
+                         "mpigpu: %s: %s access [%p, %p) from address %p is not inside one live "
+                         "device allocation: %s; nothing was written",
+                         c->fn, what, (void *)first, (void *)(first + len), (void *)p,
+                         mgdev_reg_why(first, why, sizeof(why)));
+    }
     if (!s->dev && mgdev_reg_in_range(first, len))
         return mgerr_set(MPI_ERR_BUFFER,
                          "mpigpu: %s: %s access [%p, %p) from address %p is not inside one live "

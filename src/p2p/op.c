@@ -49,7 +49,15 @@ int mgp2p_op_init(mgp2p_op_t *op, mgp2p_op_kind_t kind, const char *fn, const vo
     int64_t lo, hi;
     mgp2p_type_span(op->type, count, &lo, &hi);
     const char *first = (const char *)buf + lo;
-    if (!mgdev_reg_lookup(first, &e, &off) || (size_t)(hi - lo) > e.size - off)
+    if (!mgdev_reg_lookup(first, &e, &off)) {
+        char why[MGDEV_REG_WHY_LEN];
+        MG_FAIL(rc, fn_fail, MPI_ERR_BUFFER,
+                "mpigpu: %s: access [%p, %p) from device address %p is not inside one live "
+                "device allocation: %s; nothing was sent or received",
+                fn, (const void *)first, (const void *)(first + (hi - lo)), buf,
+                mgdev_reg_why(first, why, sizeof(why)));
+    }
+    if ((size_t)(hi - lo) > e.size - off)
         MG_FAIL(rc, fn_fail, MPI_ERR_BUFFER,
                 "mpigpu: %s: access [%p, %p) from device address %p is not inside one live "
                 "device allocation; nothing was sent or received",

@@ -14,6 +14,12 @@ test_mpi_pack_basic_LDADD = libmpigpu.la $(OPENCL_LIBS)
 test_mpi_dtoracle_SOURCES = test/mpi/dtoracle.c test/mpi/typegen.c test/mpi/typegen.h
 test_mpi_dtoracle_LDADD = libmpigpu.la $(OPENCL_LIBS)
 TESTS += test/mpi/api test/mpi/pack_basic test/mpi/dtoracle
+# Every MPIX_ call before MPI_Init and after MPI_Finalize; the reservation
+# after MPI_Finalize.
+check_PROGRAMS += test/mpi/lifecycle
+test_mpi_lifecycle_SOURCES = test/mpi/lifecycle.c
+test_mpi_lifecycle_LDADD = libmpigpu.la $(OPENCL_LIBS)
+TESTS += test/mpi/lifecycle
 check_PROGRAMS += test/mpi/pack_attr
 test_mpi_pack_attr_SOURCES = test/mpi/pack_attr.c
 test_mpi_pack_attr_LDADD = libmpigpu.la $(OPENCL_LIBS)

@@ -1,4 +1,5 @@
 /* MPIX_ API on one rank: devices, device addresses, copies, errors. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,9 +61,13 @@ static void test_query_malloc(void)
     CHECK(MPIX_Gpu_query(p + 10, &is_dev, &mem, &off) == MPI_SUCCESS);
     CHECK(is_dev == 1 && mem && off == 10);
     CHECK(MPIX_Gpu_query(p + 4095, &is_dev, NULL, NULL) == MPI_SUCCESS && is_dev == 1);
-    CHECK(MPIX_Gpu_query(p + 4096, &is_dev, NULL, NULL) == MPI_SUCCESS && is_dev == 0);
-    CHECK(MPIX_Gpu_query(p - 1, &is_dev, NULL, NULL) == MPI_SUCCESS && is_dev == 0);
-    CHECK(MPIX_Gpu_query(&host, &is_dev, &mem, &off) == MPI_SUCCESS && is_dev == 0);
+    cl_mem m2 = mem;
+    /* Outside every allocation but inside the device range: device, with no
+       buffer, never host. */
+    CHECK(MPIX_Gpu_query(p + 4096, &is_dev, &m2, &off) == MPI_SUCCESS && is_dev == 1 && !m2 &&
+          off == 0);
+    CHECK(MPIX_Gpu_query(p - 1, &is_dev, NULL, NULL) == MPI_SUCCESS && is_dev == 1);
+    CHECK(MPIX_Gpu_query(&host, &is_dev, NULL, NULL) == MPI_SUCCESS && is_dev == 0);
     cl_context mc = NULL;
     clGetMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof(mc), &mc, NULL);
     CHECK(mc == c);
@@ -70,11 +75,13 @@ static void test_query_malloc(void)
     CHECK(MPIX_Gpu_malloc(0, (void **)&z) == MPI_SUCCESS);
     CHECK(MPIX_Gpu_malloc(0, (void **)&z2) == MPI_SUCCESS && z2 != z);
     CHECK(MPIX_Gpu_query(z, &is_dev, NULL, NULL) == MPI_SUCCESS && is_dev == 1);
-    CHECK(MPIX_Gpu_query(z + 1, &is_dev, NULL, NULL) == MPI_SUCCESS && is_dev == 0);
+    CHECK(MPIX_Gpu_query(z + 1, &is_dev, &m2, NULL) == MPI_SUCCESS && is_dev == 1 && !m2);
     CHECK(MPIX_Gpu_free(z) == MPI_SUCCESS && MPIX_Gpu_free(z2) == MPI_SUCCESS);
     CHECK(MPIX_Gpu_free(NULL) == MPI_SUCCESS);
     CHECK(MPIX_Gpu_free(p) == MPI_SUCCESS);
-    CHECK(MPIX_Gpu_query(p, &is_dev, NULL, NULL) == MPI_SUCCESS && is_dev == 0);
+    m2 = mem;
+    off = 7;
+    CHECK(MPIX_Gpu_query(p, &is_dev, &m2, &off) == MPI_SUCCESS && is_dev == 1 && !m2 && off == 0);
 }
 
 static void test_memcpy(void)
@@ -106,8 +113,16 @@ static void test_memcpy(void)
     snprintf(want, sizeof(want), "%p", (void *)(p + N + 1));
     CHECK_ERR(MPIX_Gpu_memcpy(p + 2, h, N - 1), MPI_ERR_BUFFER, want);
     CHECK_ERR(MPIX_Gpu_memcpy(g, p + 1, N), MPI_ERR_BUFFER, "source");
+    /* A range that wraps is named as it is, not as a wrapped pair. */
+    snprintf(want, sizeof(want), "[%p, %p + %zu) overflows the address space", (void *)g, (void *)g,
+             SIZE_MAX);
+    CHECK_ERR(MPIX_Gpu_memcpy(g, h, SIZE_MAX), MPI_ERR_BUFFER, want);
+    snprintf(want, sizeof(want), "destination range [%p, %p + %zu) overflows", (void *)p, (void *)p,
+             SIZE_MAX - 1);
+    CHECK_ERR(MPIX_Gpu_memcpy(p, h, SIZE_MAX - 1), MPI_ERR_BUFFER, want);
     CHECK(MPIX_Gpu_free(p) == MPI_SUCCESS && MPIX_Gpu_free(q) == MPI_SUCCESS);
-    CHECK_ERR(MPIX_Gpu_memcpy(g, p, 1), MPI_ERR_BUFFER, "not inside one device allocation");
+    snprintf(want, sizeof(want), "lies in a freed range (%d bytes at %p", N, (void *)p);
+    CHECK_ERR(MPIX_Gpu_memcpy(g, p, 1), MPI_ERR_BUFFER, want);
     free(h);
     free(g);
     free(m);
@@ -202,6 +217,12 @@ static void test_host_register(void)
     CHECK_ERR(MPIX_Gpu_host_register(&host, 0), MPI_ERR_ARG, "size is 0");
     CHECK_ERR(MPIX_Gpu_host_deregister(&host), MPI_ERR_ARG, "was not registered");
     CHECK(MPIX_Gpu_host_deregister(NULL) == MPI_SUCCESS);
+    /* A range that wraps around the address space. */
+    char want[96];
+    snprintf(want, sizeof(want), "range [%p, %p + %zu) overflows the address space", (void *)&host,
+             (void *)&host, SIZE_MAX);
+    CHECK_ERR(MPIX_Gpu_host_register(&host, SIZE_MAX), MPI_ERR_ARG, want);
+    CHECK_ERR(MPIX_Gpu_host_deregister(&host), MPI_ERR_ARG, "was not registered");
     CHECK(MPIX_Gpu_malloc(sizeof(src), (void **)&d) == MPI_SUCCESS);
     CHECK_ERR(MPIX_Gpu_host_register(d, 8), MPI_ERR_ARG, "device address");
     cl_mem hm = clCreateBuffer(c, CL_MEM_ALLOC_HOST_PTR, sizeof(ref), NULL, &err);
@@ -210,6 +231,8 @@ static void test_host_register(void)
                                    NULL, NULL, &err);
     CHECK(err == CL_SUCCESS && pin);
     CHECK(MPIX_Gpu_host_register(pin, sizeof(ref)) == MPI_SUCCESS);
+    /* Only the start of a declared range deregisters it. */
+    CHECK_ERR(MPIX_Gpu_host_deregister(pin + 1), MPI_ERR_ARG, "was not registered");
     for (int i = 0; i < 2 * NV; i++)
         src[i] = i * 0.5 + 1;
     PMPI_Pack(src, 1, vec, ref, sizeof(ref), &pos, MPI_COMM_WORLD);
@@ -235,6 +258,54 @@ static void test_host_register(void)
     clReleaseMemObject(hm);
     CHECK(MPIX_Gpu_free(d) == MPI_SUCCESS);
     MPI_Type_free(&vec);
+}
+
+/* A stale device address (freed, and its range not handed out again) gets
+   an error naming the freed range from every call that would use it, under
+   MPI_ERRORS_RETURN, and nothing is written. */
+static void test_stale(void)
+{
+    char *p = NULL, *q = NULL, want[160];
+    int host[64] = {0}, is_dev = -1, pos = 0, flag = 0;
+    char packed[512];
+    cl_mem mem = NULL;
+    size_t off = 5;
+    MPI_Request req = MPI_REQUEST_NULL;
+    MPI_Status st;
+
+    CHECK(MPIX_Gpu_malloc(256, (void **)&p) == MPI_SUCCESS);
+    CHECK(MPIX_Gpu_malloc(256, (void **)&q) == MPI_SUCCESS);
+    CHECK(MPIX_Gpu_query(q, &is_dev, &mem, NULL) == MPI_SUCCESS && mem);
+    CHECK(MPIX_Gpu_free(p) == MPI_SUCCESS);
+    /* Reused last: a new allocation of the same size gets other addresses. */
+    char *r = NULL;
+    CHECK(MPIX_Gpu_malloc(256, (void **)&r) == MPI_SUCCESS && r != p);
+    CHECK(MPIX_Gpu_query(p + 8, &is_dev, &mem, &off) == MPI_SUCCESS);
+    CHECK(is_dev == 1 && mem == NULL && off == 0);
+
+    snprintf(want, sizeof(want), "device address %p lies in a freed range (256 bytes at %p, freed",
+             (void *)p, (void *)p);
+    CHECK_ERR(MPIX_Gpu_memcpy(host, p, 8), MPI_ERR_BUFFER, want);
+    CHECK_ERR(MPIX_Gpu_memcpy(p, host, 8), MPI_ERR_BUFFER, want);
+    CHECK_ERR(MPIX_Gpu_memcpy(q, p, 8), MPI_ERR_BUFFER, want);
+    CHECK_ERR(MPIX_Gpu_free(p), MPI_ERR_BUFFER, want);
+    CHECK_ERR(MPI_Send(p, 4, MPI_INT, 0, 0, MPI_COMM_WORLD), MPI_ERR_BUFFER, want);
+    CHECK_ERR(MPI_Isend(p, 4, MPI_INT, 0, 0, MPI_COMM_WORLD, &req), MPI_ERR_BUFFER, want);
+    CHECK(req == MPI_REQUEST_NULL);
+    CHECK_ERR(MPI_Recv(p, 4, MPI_INT, 0, 0, MPI_COMM_WORLD, &st), MPI_ERR_BUFFER, want);
+    CHECK_ERR(MPI_Irecv(p, 4, MPI_INT, 0, 0, MPI_COMM_WORLD, &req), MPI_ERR_BUFFER, want);
+    CHECK(req == MPI_REQUEST_NULL);
+    CHECK_ERR(MPI_Pack(p, 4, MPI_INT, packed, sizeof(packed), &pos, MPI_COMM_WORLD), MPI_ERR_BUFFER,
+              want);
+    CHECK(pos == 0);
+    CHECK_ERR(MPI_Pack(host, 4, MPI_INT, p, 256, &pos, MPI_COMM_WORLD), MPI_ERR_BUFFER, want);
+    CHECK(pos == 0);
+    CHECK_ERR(MPI_Unpack(p, 256, &pos, host, 4, MPI_INT, MPI_COMM_WORLD), MPI_ERR_BUFFER, want);
+    CHECK(pos == 0 && host[0] == 0);
+    /* Nothing is left to match. */
+    MPI_Iprobe(0, 0, MPI_COMM_WORLD, &flag, &st);
+    CHECK(flag == 0);
+    CHECK(MPIX_Gpu_free(q) == MPI_SUCCESS && MPIX_Gpu_free(r) == MPI_SUCCESS);
 }
 
 static void test_set_queue(void)
@@ -316,6 +387,7 @@ int main(int argc, char **argv)
     test_register();
     test_errors();
     test_host_register();
+    test_stale();
     test_set_queue();
     MPI_Finalize();
     CHECK(MPIX_Query_opencl_support() == 0);
