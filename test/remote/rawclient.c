@@ -56,7 +56,8 @@ static mgtr_ep_t *session(const char *addr, const mgw_key_t *key, int *ok)
     return ep;
 }
 
-/* Sends m, returns the op of the answer (REPLY or ERROR) and its rc. */
+/* Sends m, returns the op of the answer (REPLY or ERROR) and its rc; *out
+ * and *outlen get the reply's fields after rc (mgw_<op>_reply_decode). */
 static int ask(mgtr_ep_t *ep, mgw_buf_t *m, int32_t *rc, uint8_t **out, size_t *outlen)
 {
     static uint32_t seq = 100;
@@ -75,10 +76,10 @@ static int ask(mgtr_ep_t *ep, mgw_buf_t *m, int32_t *rc, uint8_t **out, size_t *
     while (h.op == MGW_OP_EVENT_DONE);
     mgw_cur_t c;
     mgw_cur_init(&c, buf, h.length);
-    *rc = mgw_cur_i32(&c);
+    *rc = mgw_cur_i32(&c); /* REPLY and ERROR both begin with it */
     if (out) {
-        *out = buf + 4;
-        *outlen = h.length - 4;
+        *out = buf + c.off;
+        *outlen = h.length - c.off;
     }
     return h.seq == s ? h.op : -2;
 }
@@ -87,7 +88,7 @@ static int ping(mgtr_ep_t *ep)
 {
     mgw_buf_t m;
     int32_t rc;
-    mgw_buf_init(&m, MGW_OP_PING, 0, 0);
+    mgw_ping_encode(&m, 0, &(mgw_ping_t){});
     return ask(ep, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc == 0;
 }
 
@@ -97,16 +98,16 @@ static int mem_size(mgtr_ep_t *ep, uint64_t id, uint64_t *size)
     int32_t rc;
     uint8_t *out;
     size_t n;
-    mgw_buf_init(&m, MGW_OP_GET_INFO, 0, 0);
-    mgw_buf_u32(&m, MGW_K_MEM);
-    mgw_buf_u64(&m, id);
-    mgw_buf_u64(&m, 0);
-    mgw_buf_u32(&m, CL_MEM_SIZE);
+    mgw_get_info_encode(&m, 0,
+                        &(mgw_get_info_t){.kind = MGW_K_MEM, .id = id, .param = CL_MEM_SIZE});
     int op = ask(ep, &m, &rc, &out, &n);
     if (op != MGW_OP_REPLY)
         return -1000;
-    if (rc == 0 && n >= 12)
-        memcpy(size, out + 4, 8);
+    mgw_get_info_reply_t r;
+    mgw_cur_t c;
+    mgw_cur_init(&c, out, n);
+    if (rc == 0 && !mgw_get_info_reply_decode(&c, &r) && r.value.n == 8)
+        memcpy(size, r.value.p, 8);
     return rc;
 }
 
@@ -118,9 +119,10 @@ static int32_t event_status(mgtr_ep_t *ep, uint64_t id)
     mgw_hdr_t h;
     while (mgtr_msg_recv(t, ep, &h, &buf, &cap, MGW_MSG_MAX) == 0) {
         mgw_cur_t c;
+        mgw_event_done_t m;
         mgw_cur_init(&c, buf, h.length);
-        if (h.op == MGW_OP_EVENT_DONE && mgw_cur_u64(&c) == id)
-            return mgw_cur_i32(&c);
+        if (h.op == MGW_OP_EVENT_DONE && !mgw_event_done_decode(&c, &m) && m.event == id)
+            return m.status;
     }
     return 1000;
 }
@@ -135,29 +137,30 @@ static int finish_reports(mgtr_ep_t *ep, uint64_t q, uint64_t id, int32_t *st)
     mgw_hdr_t h;
     mgw_buf_t m;
     int n = 0;
-    mgw_buf_init(&m, MGW_OP_FINISH, 0, 0);
-    mgw_buf_u64(&m, q);
-    mgw_buf_u32(&m, 1);
-    mgw_buf_u64(&m, id); /* wait for that one */
+    mgw_finish_encode(&m, 0, &(mgw_finish_t){.queue = q, .events = {.n = 1, .v = &id}});
     int bad = mgtr_msg_send(t, ep, &m);
     mgw_buf_free(&m);
-    mgw_buf_init(&m, MGW_OP_PING, 0, 4321);
+    mgw_ping_encode(&m, 4321, &(mgw_ping_t){});
     bad = bad || mgtr_msg_send(t, ep, &m);
     mgw_buf_free(&m);
     while (!bad && mgtr_msg_recv(t, ep, &h, &buf, &cap, MGW_MSG_MAX) == 0) {
         mgw_cur_t c;
+        mgw_event_done_t one;
+        mgw_events_done_t all;
+        mgw_event_status_t d;
         mgw_cur_init(&c, buf, h.length);
         if (h.op == MGW_OP_REPLY && h.seq == 4321)
             return n;
-        uint32_t k = h.op == MGW_OP_EVENTS_DONE ? mgw_cur_u32(&c) : h.op == MGW_OP_EVENT_DONE;
-        for (uint32_t i = 0; i < k && !c.err; i++) {
-            uint64_t e = mgw_cur_u64(&c);
-            int32_t v = mgw_cur_i32(&c);
-            if (e == id && !c.err) {
-                *st = v;
-                n++;
-            }
+        if (h.op == MGW_OP_EVENT_DONE && !mgw_event_done_decode(&c, &one) && one.event == id) {
+            *st = one.status;
+            n++;
         }
+        if (h.op == MGW_OP_EVENTS_DONE && !mgw_events_done_decode(&c, &all))
+            while (mgw_event_status_next(&all.done, &d) == 0)
+                if (d.event == id) {
+                    *st = d.status;
+                    n++;
+                }
     }
     return -1;
 }
@@ -166,25 +169,18 @@ static int finish_reports(mgtr_ep_t *ep, uint64_t q, uint64_t id, int32_t *st)
 static void launch(mgtr_ep_t *ep, uint64_t q, uint64_t ev, uint8_t kind, uint64_t v)
 {
     mgw_buf_t m;
-    mgw_buf_init(&m, MGW_OP_ENQ_NDRANGE, 0, 9);
-    mgw_buf_u64(&m, q);
-    mgw_buf_u64(&m, ev);
-    mgw_buf_u32(&m, 0); /* no wait list */
-    mgw_buf_u64(&m, 104);
-    mgw_buf_u32(&m, 1);
-    for (int i = 0; i < 3; i++) {
-        mgw_buf_u64(&m, 0);
-        mgw_buf_u64(&m, 1);
-        mgw_buf_u64(&m, 1);
-    }
-    mgw_buf_u8(&m, 0);
-    mgw_buf_u32(&m, 1);
-    mgw_buf_u32(&m, 0);
-    mgw_buf_u8(&m, kind);
+    mgw_karg_t a = {.index = 0, .kind = kind};
     if (kind == MGW_ARG_VALUE)
-        mgw_buf_bytes(&m, &v, sizeof v);
+        a.value = (mgw_bytes_t){&v, sizeof v};
     else
-        mgw_buf_u64(&m, v);
+        a.num = v;
+    mgw_enq_ndrange_encode(&m, 9,
+                           &(mgw_enq_ndrange_t){.head = {.queue = q, .event = ev},
+                                                .kernel = 104,
+                                                .dim = 1,
+                                                .global = {1, 1, 1},
+                                                .local = {1, 1, 1},
+                                                .args = {.n = 1, .v = &a}});
     mgtr_msg_send(t, ep, &m);
     mgw_buf_free(&m);
 }
@@ -197,28 +193,25 @@ static void kernel_checks(mgtr_ep_t *a, mgtr_ep_t *b)
     int32_t rc;
     uint8_t *out;
     size_t n;
-    mgw_buf_init(&m, MGW_OP_QUEUE_CREATE, 0, 0);
-    mgw_buf_u64(&m, 102);
-    mgw_buf_u64(&m, 100);
-    mgw_buf_u64(&m, 0);
-    mgw_buf_u64(&m, 0);
+    static const char src[] = "kernel void k(global int *p) { p[0] = 7; }";
+    mgw_queue_create_encode(&m, 0, &(mgw_queue_create_t){.id = 102, .ctx = 100});
     CHECK(ask(a, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc == 0, "A: queue (%d)", rc);
-    mgw_buf_init(&m, MGW_OP_PROGRAM_SOURCE, 0, 0);
-    mgw_buf_u64(&m, 103);
-    mgw_buf_u64(&m, 100);
-    mgw_buf_str(&m, "kernel void k(global int *p) { p[0] = 7; }");
+    mgw_program_source_encode(
+        &m, 0, &(mgw_program_source_t){.id = 103, .ctx = 100, .source = {src, sizeof src - 1}});
     CHECK(ask(a, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc == 0, "A: program (%d)", rc);
-    mgw_buf_init(&m, MGW_OP_PROGRAM_BUILD, 0, 0);
-    mgw_buf_u64(&m, 103);
-    mgw_buf_u32(&m, 0);
-    mgw_buf_str(&m, "");
+    mgw_program_build_encode(&m, 0, &(mgw_program_build_t){.id = 103, .options = ""});
     CHECK(ask(a, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc == 0, "A: build (%d)", rc);
-    mgw_buf_init(&m, MGW_OP_KERNEL_CREATE, 0, 0);
-    mgw_buf_u64(&m, 104);
-    mgw_buf_u64(&m, 103);
-    mgw_buf_str(&m, "k");
-    CHECK(ask(a, &m, &rc, &out, &n) == MGW_OP_REPLY && rc == 0 && n >= 5 && out[4] == MGW_ARG_MEM,
+    mgw_kernel_create_encode(&m, 0, &(mgw_kernel_create_t){.id = 104, .program = 103, .name = "k"});
+    int op = ask(a, &m, &rc, &out, &n);
+    mgw_kernel_create_reply_t kr;
+    mgw_karg_info_t ai = {0};
+    mgw_cur_t c;
+    mgw_cur_init(&c, out, n);
+    CHECK(op == MGW_OP_REPLY && rc == 0 && !mgw_kernel_create_reply_decode(&c, &kr) &&
+              kr.args.n == 1 && !mgw_karg_info_next(&kr.args, &ai) && ai.kind == MGW_ARG_MEM &&
+              ai.type && !strcmp(ai.type, "int*"),
           "A: kernel with one buffer argument (%d)", rc);
+    mgw_karg_info_free(&ai);
     launch(a, 102, 105, MGW_ARG_VALUE, 0x4141414141414141ull);
     rc = event_status(a, 105);
     CHECK(rc < 0, "a value passed as a buffer argument: event status %d", rc);
@@ -237,19 +230,15 @@ static void kernel_checks(mgtr_ep_t *a, mgtr_ep_t *b)
     usleep(200000);
     k += finish_reports(a, 102, 107, &st);
     CHECK(k == 1 && st == 0, "A's launch then FINISH: reported %d times, status %d", k, st);
-    mgw_buf_init(&m, MGW_OP_FINISH, 0, 0);
-    mgw_buf_u64(&m, 102);
-    mgw_buf_u32(&m, 0);
+    mgw_finish_encode(&m, 0, &(mgw_finish_t){.queue = 102});
     CHECK(ask(b, &m, &rc, NULL, NULL) == MGW_OP_ERROR && rc == -36,
           "B finishes A's queue: rc %d (want CL_INVALID_COMMAND_QUEUE)", rc);
     mgw_buf_init(&m, MGW_OP_FINISH, 0, 0);
     mgw_buf_u32(&m, 102);
     CHECK(ask(a, &m, &rc, NULL, NULL) == MGW_OP_ERROR && rc == -30,
           "a truncated FINISH: rc %d (want CL_INVALID_VALUE)", rc);
-    mgw_buf_init(&m, MGW_OP_FINISH, 0, 0);
-    mgw_buf_u64(&m, 102);
-    mgw_buf_u32(&m, 1);
-    mgw_buf_u64(&m, 205); /* B's event */
+    uint64_t bev = 205; /* B's event */
+    mgw_finish_encode(&m, 0, &(mgw_finish_t){.queue = 102, .events = {.n = 1, .v = &bev}});
     CHECK(ask(a, &m, &rc, NULL, NULL) == MGW_OP_ERROR && rc == -58,
           "FINISH waiting for another session's event: rc %d (want CL_INVALID_EVENT)", rc);
 }
@@ -261,37 +250,27 @@ static void foreign(const char *addr, const mgw_key_t *key)
     mgw_buf_t m;
     mgtr_ep_t *a = session(addr, key, &ok), *b;
     CHECK(ok, "session A authenticates");
-    mgw_buf_init(&m, MGW_OP_CONTEXT_CREATE, 0, 0);
-    mgw_buf_u64(&m, 100);
-    mgw_buf_u32(&m, 1);
-    mgw_buf_u64(&m, 0);
+    static const uint64_t dev0 = 0;
+    mgw_context_create_encode(&m, 0,
+                              &(mgw_context_create_t){.id = 100, .devs = {.n = 1, .v = &dev0}});
     CHECK(ask(a, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc == 0, "A: context (%d)", rc);
-    mgw_buf_init(&m, MGW_OP_BUFFER_CREATE, 0, 0);
-    mgw_buf_u64(&m, 101);
-    mgw_buf_u64(&m, 100);
-    mgw_buf_u64(&m, 1); /* CL_MEM_READ_WRITE */
-    mgw_buf_u64(&m, 4096);
+    mgw_buffer_create_encode(
+        &m, 0,
+        &(mgw_buffer_create_t){
+            .id = 101, .ctx = 100, .flags = 1 /* CL_MEM_READ_WRITE */, .size = 4096});
     CHECK(ask(a, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc == 0, "A: buffer (%d)", rc);
     b = session(addr, key, &ok);
     CHECK(ok, "session B authenticates");
     uint64_t size = 0;
     rc = mem_size(b, 101, &size);
     CHECK(rc < 0 && rc != -1000, "B reads A's buffer 101: rc %d", rc);
-    mgw_buf_init(&m, MGW_OP_QUEUE_CREATE, 0, 0);
-    mgw_buf_u64(&m, 7);
-    mgw_buf_u64(&m, 100); /* A's context */
-    mgw_buf_u64(&m, 0);
-    mgw_buf_u64(&m, 0);
+    mgw_queue_create_encode(&m, 0, &(mgw_queue_create_t){.id = 7, .ctx = 100 /* A's */});
     CHECK(ask(b, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc == -34,
           "B makes a queue in A's context: rc %d (want CL_INVALID_CONTEXT)", rc);
-    mgw_buf_init(&m, MGW_OP_RELEASE, 0, 0);
-    mgw_buf_u32(&m, MGW_K_MEM);
-    mgw_buf_u64(&m, 101);
+    mgw_release_encode(&m, 0, &(mgw_release_t){.kind = MGW_K_MEM, .id = 101});
     CHECK(ask(b, &m, &rc, NULL, NULL) == MGW_OP_ERROR, "B releases A's buffer: no error");
     /* the same ID under the wrong kind in A's own session */
-    mgw_buf_init(&m, MGW_OP_RELEASE, 0, 0);
-    mgw_buf_u32(&m, MGW_K_PROGRAM);
-    mgw_buf_u64(&m, 101);
+    mgw_release_encode(&m, 0, &(mgw_release_t){.kind = MGW_K_PROGRAM, .id = 101});
     CHECK(ask(a, &m, &rc, NULL, NULL) == MGW_OP_ERROR, "A: release of 101 as a program");
     kernel_checks(a, b);
     size = 0;
@@ -331,10 +310,10 @@ static void malformed(const char *addr, const mgw_key_t *key)
     for (int i = 0; i < 5000; i++)
         mgw_buf_u64(&m, (uint64_t)i + 1000);
     CHECK(ask(a, &m, &rc, NULL, NULL) == MGW_OP_ERROR, "too long event release list answered");
-    mgw_buf_init(&m, MGW_OP_PROGRAM_SOURCE, 0, 0);
-    mgw_buf_u64(&m, 9);
-    mgw_buf_u64(&m, 12345); /* no such context */
-    mgw_buf_str(&m, "kernel void k() {}");
+    mgw_program_source_encode(&m, 0,
+                              &(mgw_program_source_t){.id = 9,
+                                                      .ctx = 12345, /* no such context */
+                                                      .source = {"kernel void k() {}", 18}});
     CHECK(ask(a, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc == -34, "unknown context: %d", rc);
     CHECK(ping(a), "still served after bad messages");
     /* an oversized length: answered, then the session is closed */
@@ -365,24 +344,25 @@ static mgtr_ep_t *cma_session(const char *addr, const mgw_key_t *key, uint8_t *n
     mgw_buf_t m;
     mgtr_ep_t *ep = session(addr, key, &ok);
     CHECK(ok, "handshake");
-    mgw_buf_init(&m, MGW_OP_SHM_OPEN, 0, 0);
+    mgw_shm_open_encode(&m, 0, &(mgw_shm_open_t){});
     CHECK(ask(ep, &m, &rc, &out, &n) == MGW_OP_REPLY && rc == 0, "SHM_OPEN: %d", rc);
     mgw_cur_t c;
+    mgw_shm_open_reply_t so;
     mgw_cur_init(&c, out, n);
-    char *name = mgw_cur_strdup(&c);
-    CHECK(name && !mgtr_shm_attach(name, &base), "shm segment %s", name ? name : "?");
-    free(name);
-    mgw_buf_init(&m, MGW_OP_SHM_READY, 0, 0);
-    mgw_buf_u32(&m, base != NULL);
+    int named = !mgw_shm_open_reply_decode(&c, &so);
+    CHECK(named && !mgtr_shm_attach(so.name, &base), "shm segment %s", named ? so.name : "?");
+    mgw_shm_open_reply_free(&so);
+    mgw_shm_ready_encode(&m, 0, &(mgw_shm_ready_t){.mapped = base != NULL});
     CHECK(ask(ep, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc == 0, "SHM_READY: %d", rc);
-    mgw_buf_init(&m, MGW_OP_CMA_OPEN, 0, 0);
-    CHECK(ask(ep, &m, &rc, &out, &n) == MGW_OP_REPLY && rc == 0 && n == 4 + MGTR_CMA_NONCE,
-          "CMA_OPEN: %d", rc);
-    if (n == 4 + MGTR_CMA_NONCE) {
-        uint32_t pid = (uint32_t)out[0] | (uint32_t)out[1] << 8 | (uint32_t)out[2] << 16 |
-                       (uint32_t)out[3] << 24;
-        prctl(PR_SET_PTRACER, (unsigned long)pid, 0, 0, 0); /* Yama 1; EINVAL without Yama */
-        memcpy(nonce, out + 4, MGTR_CMA_NONCE);
+    mgw_cma_open_encode(&m, 0, &(mgw_cma_open_t){});
+    int op = ask(ep, &m, &rc, &out, &n);
+    mgw_cma_open_reply_t co;
+    mgw_cur_init(&c, out, n);
+    int offered = op == MGW_OP_REPLY && rc == 0 && !mgw_cma_open_reply_decode(&c, &co);
+    CHECK(offered, "CMA_OPEN: %d", rc);
+    if (offered) {
+        prctl(PR_SET_PTRACER, (unsigned long)co.pid, 0, 0, 0); /* Yama 1; EINVAL without Yama */
+        memcpy(nonce, co.nonce, MGTR_CMA_NONCE);
     }
     return ep; /* the segment stays mapped until exit */
 }
@@ -391,9 +371,8 @@ static int32_t cma_ready(mgtr_ep_t *ep, long pid, const void *at)
 {
     mgw_buf_t m;
     int32_t rc = 0;
-    mgw_buf_init(&m, MGW_OP_CMA_READY, 0, 0);
-    mgw_buf_u32(&m, (uint32_t)pid);
-    mgw_buf_u64(&m, (uint64_t)(uintptr_t)at);
+    mgw_cma_ready_encode(&m, 0,
+                         &(mgw_cma_ready_t){.pid = (uint32_t)pid, .addr = (uint64_t)(uintptr_t)at});
     return ask(ep, &m, &rc, NULL, NULL) == MGW_OP_REPLY ? rc : 1000;
 }
 
@@ -449,11 +428,15 @@ static mgtr_ep_t *striped_session(const char *addr, const mgw_key_t *key, uint32
         fprintf(stderr, "session: %s\n", err);
         exit(1);
     }
-    mgw_buf_init(&m, MGW_OP_STREAMS, 0, 0);
-    mgw_buf_u32(&m, want);
+    mgw_streams_encode(&m, 0, &(mgw_streams_t){.want = want});
     *granted = 0;
-    if (ask(ep, &m, &rc, &out, &n) == MGW_OP_REPLY && rc == 0 && n == 4)
-        memcpy(granted, out, 4);
+    mgw_streams_reply_t r;
+    mgw_cur_t c;
+    if (ask(ep, &m, &rc, &out, &n) == MGW_OP_REPLY && rc == 0) {
+        mgw_cur_init(&c, out, n);
+        if (!mgw_streams_reply_decode(&c, &r))
+            *granted = r.granted;
+    }
     return ep;
 }
 
@@ -475,31 +458,20 @@ static void write_begin(mgtr_ep_t *ep)
 {
     mgw_buf_t m;
     int32_t rc = 0;
-    mgw_buf_init(&m, MGW_OP_CONTEXT_CREATE, 0, 0);
-    mgw_buf_u64(&m, 100);
-    mgw_buf_u32(&m, 1);
-    mgw_buf_u64(&m, 0);
+    static const uint64_t dev0 = 0;
+    mgw_context_create_encode(&m, 0,
+                              &(mgw_context_create_t){.id = 100, .devs = {.n = 1, .v = &dev0}});
     CHECK(ask(ep, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc == 0, "context (%d)", rc);
-    mgw_buf_init(&m, MGW_OP_BUFFER_CREATE, 0, 0);
-    mgw_buf_u64(&m, 101);
-    mgw_buf_u64(&m, 100);
-    mgw_buf_u64(&m, 1);
-    mgw_buf_u64(&m, 2 << 20);
+    mgw_buffer_create_encode(
+        &m, 0, &(mgw_buffer_create_t){.id = 101, .ctx = 100, .flags = 1, .size = 2 << 20});
     CHECK(ask(ep, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc == 0, "buffer (%d)", rc);
-    mgw_buf_init(&m, MGW_OP_QUEUE_CREATE, 0, 0);
-    mgw_buf_u64(&m, 102);
-    mgw_buf_u64(&m, 100);
-    mgw_buf_u64(&m, 0);
-    mgw_buf_u64(&m, 0);
+    mgw_queue_create_encode(&m, 0, &(mgw_queue_create_t){.id = 102, .ctx = 100});
     CHECK(ask(ep, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc == 0, "queue (%d)", rc);
-    mgw_buf_init(&m, MGW_OP_ENQ_WRITE, 0, 0);
-    mgw_buf_u64(&m, 300); /* transfer */
-    mgw_buf_u64(&m, 2 << 20);
-    mgw_buf_u64(&m, 102); /* queue, event, no wait list */
-    mgw_buf_u64(&m, 300);
-    mgw_buf_u32(&m, 0);
-    mgw_buf_u64(&m, 101); /* buffer, offset */
-    mgw_buf_u64(&m, 0);
+    /* transfer and event 300 on queue 102, no wait list; buffer 101 from 0 */
+    mgw_enq_write_encode(
+        &m, 0,
+        &(mgw_enq_write_t){
+            .x = {.xfer = 300, .size = 2 << 20, .head = {.queue = 102, .event = 300}, .mem = 101}});
     CHECK(mgtr_msg_send(t, ep, &m) == 0, "ENQ_WRITE sent");
     mgw_buf_free(&m);
 }
@@ -521,12 +493,10 @@ static void stripes(const char *addr, const mgw_key_t *key, uint32_t cap)
     mgw_buf_t m;
     mgtr_ep_t *ep = striped_session(addr, key, 0, &got, tok), *s[4];
     CHECK(got == 0, "STREAMS 0 granted %u", got);
-    mgw_buf_init(&m, MGW_OP_STREAMS, 0, 0);
-    mgw_buf_u32(&m, MGW_STREAMS_MAX + 1);
+    mgw_streams_encode(&m, 0, &(mgw_streams_t){.want = MGW_STREAMS_MAX + 1});
     CHECK(ask(ep, &m, &rc, NULL, NULL) == MGW_OP_ERROR, "STREAMS %d not refused",
           MGW_STREAMS_MAX + 1);
-    mgw_buf_init(&m, MGW_OP_STREAMS, 0, 0);
-    mgw_buf_u32(&m, cap + 1);
+    mgw_streams_encode(&m, 0, &(mgw_streams_t){.want = cap + 1});
     CHECK(ask(ep, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc == 0, "STREAMS %u: %d", cap + 1, rc);
     t->close(ep);
     /* a fresh session: cap + 1 asked, cap granted */
@@ -541,8 +511,7 @@ static void stripes(const char *addr, const mgw_key_t *key, uint32_t cap)
     t->close(s[2]);
     for (uint32_t i = 1; i < cap && i < 4; i++)
         s[i] = join(addr, key, tok, i);
-    mgw_buf_init(&m, MGW_OP_STREAMS, 0, 0);
-    mgw_buf_u32(&m, 1);
+    mgw_streams_encode(&m, 0, &(mgw_streams_t){.want = 1});
     CHECK(ask(ep, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc < 0, "STREAMS after the joins: %d",
           rc);
     CHECK(ping(ep), "session alive");

@@ -315,7 +315,8 @@ uint64_t mgvcl_id(mgvcl_conn_t *c);
 /* Sends an asynchronous message; CL_SUCCESS or CL_DEVICE_NOT_AVAILABLE. */
 cl_int mgvcl_send(mgvcl_conn_t *c, mgw_buf_t *b);
 /* Sends a request and waits for its reply: returns the reply's cl_int;
- * *reply (malloc'd, caller frees) and *len get the rest of the payload. */
+ * *reply (malloc'd, caller frees) and *len get the rest of the payload: the
+ * op's reply fields when CL_SUCCESS (mgw_<op>_reply_decode). */
 cl_int mgvcl_call(mgvcl_conn_t *c, mgw_buf_t *b, uint8_t **reply, size_t *len);
 /* Sends a command and then its data on the bulk lane, in order. */
 cl_int mgvcl_send_bulk(mgvcl_conn_t *c, mgw_buf_t *b, uint64_t xfer, const void *p, size_t n);
@@ -338,16 +339,23 @@ void mgvcl_event_complete(cl_event e, cl_int status);
 cl_event mgvcl_event_find(mgvcl_conn_t *c, uint64_t id); /* under the lock */
 void mgvcl_conn_fail(mgvcl_conn_t *c);
 void mgvcl_event_unref(cl_event e);
-/* Validates a wait list of queue q; appends it to the message. */
-cl_int mgvcl_waits(cl_command_queue q, cl_uint n, const cl_event *w, mgw_buf_t *b);
-/* The head of every enqueue: checks q and the wait list, makes the event,
- * writes queue, event, wait list into b (already initialized). */
+/* An enqueue being made: its event, and the head of its message (queue,
+ * event, wait list; the list's IDs in wbuf, or malloc'd when longer). */
+typedef struct mgvcl_enq {
+    cl_event ev;
+    mgw_enq_head_t head;
+    uint64_t wbuf[16];
+    uint64_t *wids;
+} mgvcl_enq_t;
+/* The start of every enqueue: checks q and the wait list, makes the event
+ * and fills e; the caller encodes its message with e->head and hands it to
+ * mgvcl_enq_end.  On an error nothing is left to free. */
 cl_int mgvcl_enq_begin(cl_command_queue q, cl_uint nw, const cl_event *w, cl_command_type t,
-                       mgw_buf_t *b, cl_event *ev);
+                       mgvcl_enq_t *e);
 /* Sends b (and data on the bulk lane when p), hands out the event, waits if
- * blocking. */
-cl_int mgvcl_enq_end(cl_command_queue q, mgw_buf_t *b, cl_event ev, cl_event *out, cl_bool blocking,
-                     uint64_t xfer, const void *p, size_t n);
+ * blocking; frees what e holds. */
+cl_int mgvcl_enq_end(cl_command_queue q, mgvcl_enq_t *e, mgw_buf_t *b, cl_event *out,
+                     cl_bool blocking, uint64_t xfer, const void *p, size_t n);
 int mgvcl_is(const void *obj);     /* object of this ICD (dispatch check) */
 int mgvcl_mem_live(const void *p); /* p is a live cl_mem of this ICD */
 /* clEnqueueWriteBuffer whose data has left src when it returns (never the

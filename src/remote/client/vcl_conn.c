@@ -98,7 +98,7 @@ static void *heartbeat_main(void *arg)
         }
         if (quiet > 2000 && t - last_ping > 2000) {
             mgw_buf_t b;
-            mgw_buf_init(&b, MGW_OP_PING, 0, 0);
+            mgw_ping_encode(&b, 0, &(mgw_ping_t){});
             mgvcl_send(c, &b); /* its REPLY has no waiter and only counts as traffic */
             mgw_buf_free(&b);
             last_ping = t;
@@ -329,24 +329,20 @@ static void *rx_cmd_main(void *arg)
         mgvcl_bytes_in += MGW_HDR_SIZE + h.length;
         mgw_cur_init(&cur, buf, h.length);
         if (h.op == MGW_OP_REPLY) {
-            cl_int rc = mgw_cur_i32(&cur);
+            cl_int rc = mgw_cur_i32(&cur); /* then the op's reply fields */
             if (!cur.err)
-                reply_done(c, h.seq, rc, buf + 4, h.length - 4);
+                reply_done(c, h.seq, rc, buf + cur.off, h.length - cur.off);
         } else if (h.op == MGW_OP_EVENT_DONE) {
             mgw_event_done_t m;
             (void)mgw_event_done_decode(&cur, &m); /* a longer one is read as before */
             if (!cur.err)
                 event_done(c, m.event, m.status);
         } else if (h.op == MGW_OP_EVENTS_DONE) {
-            uint32_t n = mgw_cur_u32(&cur);
-            if (n > MGW_MAX_DONE || (size_t)n * 12 != h.length - cur.off)
-                cur.err = 1;
-            for (uint32_t i = 0; i < n && !cur.err; i++) {
-                uint64_t id = mgw_cur_u64(&cur);
-                cl_int st = mgw_cur_i32(&cur);
-                if (!cur.err)
-                    event_done(c, id, st);
-            }
+            mgw_events_done_t m;
+            mgw_event_status_t d;
+            if (!mgw_events_done_decode(&cur, &m))
+                while (mgw_event_status_next(&m.done, &d) == 0)
+                    event_done(c, d.event, d.status);
         } else if (h.op == MGW_OP_ERROR) {
             mgw_error_t m;
             (void)mgw_error_decode(&cur, &m); /* what could be read is reported */
@@ -463,17 +459,21 @@ static void *rx_bulk_main(void *arg)
     return NULL;
 }
 
-/* A request on the command lane before the receiver threads run: its reply
- * code, or 1 when the lane broke. */
-static int early_call(mgvcl_conn_t *c, mgw_buf_t *b, uint8_t **rep, size_t *cap, mgw_hdr_t *h)
+/* A request on the command lane before the receiver threads run (its
+ * reply at most max bytes): its reply code, with cur over the reply's fields
+ * after it, or 1 when the lane broke. */
+static int early_call(mgvcl_conn_t *c, mgw_buf_t *b, uint8_t **rep, size_t *cap, uint32_t max,
+                      mgw_cur_t *cur)
 {
+    mgw_hdr_t h;
     mgvcl_msgs++;
     mgvcl_bytes_out += MGW_HDR_SIZE;
-    if (mgtr_msg_send(c->t, c->cmd, b) || mgtr_msg_recv(c->t, c->cmd, h, rep, cap, 4096) ||
-        h->op != MGW_OP_REPLY || h->length < 4)
+    if (mgtr_msg_send(c->t, c->cmd, b) || mgtr_msg_recv(c->t, c->cmd, &h, rep, cap, max) ||
+        h.op != MGW_OP_REPLY)
         return 1;
-    return (int32_t)((uint32_t)(*rep)[0] | (uint32_t)(*rep)[1] << 8 | (uint32_t)(*rep)[2] << 16 |
-                     (uint32_t)(*rep)[3] << 24);
+    mgw_cur_init(cur, *rep, h.length);
+    int32_t rc = mgw_cur_i32(cur);
+    return cur->err ? 1 : rc;
 }
 
 /* MPIGPU_VCL_SHM is not 0 and the proxy is on this host: the shm lane will
@@ -492,27 +492,25 @@ static int shm_setup(mgvcl_conn_t *c)
 {
     uint8_t *rep = NULL;
     size_t cap = 0;
-    mgw_hdr_t h;
+    mgw_cur_t cur;
     mgw_buf_t b;
+    mgw_shm_open_reply_t m;
     unsigned char *base = NULL;
     int rc = 0, r;
     if (!shm_wanted(c))
         return 0;
-    mgw_buf_init(&b, MGW_OP_SHM_OPEN, 0, 2);
-    r = early_call(c, &b, &rep, &cap, &h);
+    mgw_shm_open_encode(&b, 2, &(mgw_shm_open_t){});
+    r = early_call(c, &b, &rep, &cap, 4096, &cur);
     mgw_buf_free(&b);
     if (r == 1)
         rc = -1;
     if (r)
         goto fn_exit;
-    mgw_cur_t cur;
-    mgw_cur_init(&cur, rep + 4, h.length - 4);
-    char *name = mgw_cur_strdup(&cur);
-    int mapped = name && !mgw_cur_done(&cur) && !strncmp(name, "/mpigpu-", 8) &&
-                 !mgtr_shm_attach(name, &base);
-    free(name);
+    int mapped = !mgw_shm_open_reply_decode(&cur, &m) && !strncmp(m.name, "/mpigpu-", 8) &&
+                 !mgtr_shm_attach(m.name, &base);
+    mgw_shm_open_reply_free(&m);
     mgw_shm_ready_encode(&b, 3, &(mgw_shm_ready_t){.mapped = (uint32_t)mapped});
-    r = early_call(c, &b, &rep, &cap, &h);
+    r = early_call(c, &b, &rep, &cap, 4096, &cur);
     mgw_buf_free(&b);
     if (r == 0 && mapped) {
         mgtr_bulk_use_shm(&c->stripe[0].bk, base, 0);
@@ -556,23 +554,21 @@ static int cma_setup(mgvcl_conn_t *c)
     int want = (int)mgparam_read_or_default(MGPARAM_VCL_CMA, MGLOG_VCL).num;
     uint8_t *rep = NULL;
     size_t cap = 0;
-    mgw_hdr_t h;
+    mgw_cur_t cur;
     mgw_buf_t b;
+    mgw_cma_open_reply_t m;
     int rc = 0, r, scope = yama_scope();
     if (!want || c->stripe[0].bk.ops != &mgtr_bulk_shm || !c->t->peer_is_pid || scope >= 2)
         return 0;
-    mgw_buf_init(&b, MGW_OP_CMA_OPEN, 0, 4);
-    r = early_call(c, &b, &rep, &cap, &h);
+    mgw_cma_open_encode(&b, 4, &(mgw_cma_open_t){});
+    r = early_call(c, &b, &rep, &cap, 4096, &cur);
     mgw_buf_free(&b);
     if (r)
         goto fn_exit; /* 1: the lane broke (rc set below); else not offered */
-    mgw_cur_t cur;
-    mgw_cur_init(&cur, rep + 4, h.length - 4);
-    long pid = (long)mgw_cur_u32(&cur);
-    const void *nonce = mgw_cur_raw(&cur, MGTR_CMA_NONCE);
-    if (mgw_cur_done(&cur) || !nonce || !c->t->peer_is_pid(c->cmd, pid))
+    long pid = 0;
+    if (mgw_cma_open_reply_decode(&cur, &m) || !c->t->peer_is_pid(c->cmd, pid = (long)m.pid))
         goto fn_exit; /* not the process this connection leads to */
-    memcpy(c->cma_nonce, nonce, MGTR_CMA_NONCE);
+    memcpy(c->cma_nonce, m.nonce, MGTR_CMA_NONCE);
     if (scope == 1) {
         pthread_mutex_lock(&tracer_lock);
         int ok =
@@ -586,7 +582,7 @@ static int cma_setup(mgvcl_conn_t *c)
     mgw_cma_ready_encode(
         &b, 5,
         &(mgw_cma_ready_t){.pid = (uint32_t)getpid(), .addr = (uint64_t)(uintptr_t)c->cma_nonce});
-    r = early_call(c, &b, &rep, &cap, &h);
+    r = early_call(c, &b, &rep, &cap, 4096, &cur);
     mgw_buf_free(&b);
     c->cma = r == 0;
 fn_exit:
@@ -596,34 +592,34 @@ fn_exit:
     return rc;
 }
 
-static void devs_parse(mgvcl_conn_t *c, const uint8_t *p, size_t n)
+/* The DEVICES reply: each served device and its parameters. */
+static void devs_parse(mgvcl_conn_t *c, mgw_cur_t *cur)
 {
-    mgw_cur_t cur;
-    mgw_cur_init(&cur, p, n);
-    uint32_t nd = mgw_cur_u32(&cur);
-    if (nd > MGW_MAX_DEVS || !(c->devs = calloc(nd ? nd : 1, sizeof *c->devs)))
+    mgw_devices_reply_t m;
+    mgw_device_t dm;
+    if (mgw_devices_reply_decode(cur, &m) ||
+        !(c->devs = calloc(m.devices.n ? m.devices.n : 1, sizeof *c->devs)))
         return;
-    for (uint32_t d = 0; d < nd && !cur.err; d++) {
+    for (uint32_t d = 0; mgw_device_next(&m.devices, &dm) == 0; d++) {
         struct _cl_device_id *dev = &c->devs[d];
-        uint32_t np = mgw_cur_u32(&cur);
+        mgw_dev_param_t pm;
         dev->dispatch = &mgvcl_dispatch;
         dev->conn = c;
         dev->idx = d;
-        dev->params = calloc(np ? np : 1, sizeof *dev->params);
-        if (np > 4096 || !dev->params)
+        dev->params = calloc(dm.params.n ? dm.params.n : 1, sizeof *dev->params);
+        if (!dev->params)
             return;
-        for (uint32_t i = 0; i < np && !cur.err; i++) {
-            dev_param_t *dp = &dev->params[i];
-            size_t len;
-            dp->param = mgw_cur_u32(&cur);
-            const void *v = mgw_cur_bytes(&cur, &len);
-            if (!v || !(dp->value = malloc(len ? len : 1)))
+        while (mgw_dev_param_next(&dm.params, &pm) == 0) {
+            dev_param_t *dp = &dev->params[dev->nparams];
+            size_t len = pm.value.n;
+            if (!(dp->value = malloc(len ? len : 1)))
                 break;
-            memcpy(dp->value, v, len);
+            memcpy(dp->value, pm.value.p, len);
+            dp->param = pm.param;
             dp->size = len;
             dev->nparams++;
             if (dp->param == CL_DEVICE_TYPE && len == sizeof(cl_device_type))
-                memcpy(&dev->type, v, len);
+                memcpy(&dev->type, dp->value, len);
             /* images are not served; host memory is not the device's */
             if ((dp->param == CL_DEVICE_IMAGE_SUPPORT ||
                  dp->param == CL_DEVICE_HOST_UNIFIED_MEMORY) &&
@@ -643,22 +639,20 @@ static unsigned streams_ask(mgvcl_conn_t *c, unsigned want, int *broken)
 {
     uint8_t *rep = NULL;
     size_t cap = 0;
-    mgw_hdr_t h;
     mgw_buf_t b;
     mgw_cur_t cur;
+    mgw_streams_reply_t m;
     unsigned got = 1;
     mgw_streams_encode(&b, 1, &(mgw_streams_t){.want = want});
-    int r = early_call(c, &b, &rep, &cap, &h);
+    int r = early_call(c, &b, &rep, &cap, 4096, &cur);
     mgw_buf_free(&b);
     if (r == 1) {
         *broken = 1;
     } else if (r == 0) {
-        mgw_cur_init(&cur, rep + 4, h.length - 4);
-        uint32_t g = mgw_cur_u32(&cur);
-        if (mgw_cur_done(&cur) || g < 1 || g > want)
+        if (mgw_streams_reply_decode(&cur, &m) || m.granted < 1 || m.granted > want)
             *broken = 1;
         else
-            got = g;
+            got = m.granted;
     }
     free(rep);
     return got;
@@ -712,17 +706,13 @@ static mgvcl_conn_t *conn_open(const char *addr, const mgw_key_t *key)
     /* the device list, read here under the handshake's time limit; the
      * receiver threads then wait without one (keepalive finds dead peers) */
     mgw_buf_t b;
-    mgw_hdr_t h;
+    mgw_cur_t cur;
     size_t cap = 0;
-    mgw_buf_init(&b, MGW_OP_DEVICES, 0, 1);
-    mgvcl_msgs++;
-    mgvcl_bytes_out += MGW_HDR_SIZE;
-    bad = mgtr_msg_send(c->t, c->cmd, &b) ||
-          mgtr_msg_recv(c->t, c->cmd, &h, &rep, &cap, MGW_MSG_MAX) || h.op != MGW_OP_REPLY ||
-          h.length < 4 || rep[0] | rep[1] | rep[2] | rep[3];
+    mgw_devices_encode(&b, 1, &(mgw_devices_t){});
+    bad = early_call(c, &b, &rep, &cap, MGW_MSG_MAX, &cur) != 0;
     mgw_buf_free(&b);
     if (!bad)
-        devs_parse(c, rep + 4, h.length - 4);
+        devs_parse(c, &cur);
     free(rep);
     bad = bad || (c->nstripes == 1 && (shm_setup(c) || cma_setup(c)));
     if (bad || c->t->set_timeout(c->cmd, 0)) {
@@ -819,10 +809,11 @@ cl_int mgvcl_info(mgvcl_conn_t *c, int kind, uint64_t id, uint64_t aux, cl_uint 
     mgw_buf_free(&b);
     if (rc == CL_SUCCESS) {
         mgw_cur_t cur;
-        size_t n;
+        mgw_get_info_reply_t m;
         mgw_cur_init(&cur, rep, len);
-        const void *v = mgw_cur_bytes(&cur, &n);
-        rc = v ? mgvcl_ret(v, n, size, value, size_ret) : CL_OUT_OF_RESOURCES;
+        rc = mgw_get_info_reply_decode(&cur, &m)
+                 ? CL_OUT_OF_RESOURCES
+                 : mgvcl_ret(m.value.p, m.value.n, size, value, size_ret);
     }
     free(rep);
     return rc;

@@ -10,7 +10,7 @@ cl_int CL_API_CALL mgvcl_clEnqueueCopyBuffer(cl_command_queue q, cl_mem src, cl_
                                              cl_event *out)
 {
     mgw_buf_t b;
-    cl_event ev;
+    mgvcl_enq_t e;
     if (!mgvcl_is(q))
         return CL_INVALID_COMMAND_QUEUE;
     if (!mgvcl_is(src) || !mgvcl_is(dst))
@@ -21,16 +21,17 @@ cl_int CL_API_CALL mgvcl_clEnqueueCopyBuffer(cl_command_queue q, cl_mem src, cl_
         return CL_INVALID_VALUE;
     if (src == dst && so < dof + n && dof < so + n)
         return CL_MEM_COPY_OVERLAP;
-    mgw_buf_init(&b, MGW_OP_ENQ_COPY, 0, 0);
-    cl_int rc = mgvcl_enq_begin(q, nw, w, CL_COMMAND_COPY_BUFFER, &b, &ev);
-    if (!rc) {
-        mgw_buf_u64(&b, src->id);
-        mgw_buf_u64(&b, dst->id);
-        mgw_buf_u64(&b, so);
-        mgw_buf_u64(&b, dof);
-        mgw_buf_u64(&b, n);
-        rc = mgvcl_enq_end(q, &b, ev, out, CL_FALSE, 0, NULL, 0);
-    }
+    cl_int rc = mgvcl_enq_begin(q, nw, w, CL_COMMAND_COPY_BUFFER, &e);
+    if (rc)
+        return rc;
+    mgw_enq_copy_encode(&b, 0,
+                        &(mgw_enq_copy_t){.head = e.head,
+                                          .src = src->id,
+                                          .dst = dst->id,
+                                          .src_off = so,
+                                          .dst_off = dof,
+                                          .size = n});
+    rc = mgvcl_enq_end(q, &e, &b, out, CL_FALSE, 0, NULL, 0);
     mgw_buf_free(&b);
     return rc;
 }
@@ -42,7 +43,7 @@ cl_int CL_API_CALL mgvcl_clEnqueueCopyBufferRect(cl_command_queue q, cl_mem src,
                                                  const cl_event *w, cl_event *out)
 {
     mgw_buf_t b;
-    cl_event ev;
+    mgvcl_enq_t e;
     if (!mgvcl_is(q))
         return CL_INVALID_COMMAND_QUEUE;
     if (!mgvcl_is(src) || !mgvcl_is(dst))
@@ -51,23 +52,21 @@ cl_int CL_API_CALL mgvcl_clEnqueueCopyBufferRect(cl_command_queue q, cl_mem src,
         return CL_INVALID_CONTEXT;
     if (!so || !dof || !reg || !reg[0] || !reg[1] || !reg[2])
         return CL_INVALID_VALUE;
-    mgw_buf_init(&b, MGW_OP_ENQ_COPY_RECT, 0, 0);
-    cl_int rc = mgvcl_enq_begin(q, nw, w, CL_COMMAND_COPY_BUFFER_RECT, &b, &ev);
-    if (!rc) {
-        mgw_buf_u64(&b, src->id);
-        mgw_buf_u64(&b, dst->id);
-        for (int i = 0; i < 3; i++)
-            mgw_buf_u64(&b, so[i]);
-        for (int i = 0; i < 3; i++)
-            mgw_buf_u64(&b, dof[i]);
-        for (int i = 0; i < 3; i++)
-            mgw_buf_u64(&b, reg[i]);
-        mgw_buf_u64(&b, srp);
-        mgw_buf_u64(&b, ssp);
-        mgw_buf_u64(&b, drp);
-        mgw_buf_u64(&b, dsp);
-        rc = mgvcl_enq_end(q, &b, ev, out, CL_FALSE, 0, NULL, 0);
-    }
+    cl_int rc = mgvcl_enq_begin(q, nw, w, CL_COMMAND_COPY_BUFFER_RECT, &e);
+    if (rc)
+        return rc;
+    mgw_enq_copy_rect_t m = {.head = e.head,
+                             .src = src->id,
+                             .dst = dst->id,
+                             .src_row_pitch = srp,
+                             .src_slice_pitch = ssp,
+                             .dst_row_pitch = drp,
+                             .dst_slice_pitch = dsp};
+    memcpy(m.src_origin, so, sizeof m.src_origin);
+    memcpy(m.dst_origin, dof, sizeof m.dst_origin);
+    memcpy(m.region, reg, sizeof m.region);
+    mgw_enq_copy_rect_encode(&b, 0, &m);
+    rc = mgvcl_enq_end(q, &e, &b, out, CL_FALSE, 0, NULL, 0);
     mgw_buf_free(&b);
     return rc;
 }
@@ -77,7 +76,7 @@ cl_int CL_API_CALL mgvcl_clEnqueueFillBuffer(cl_command_queue q, cl_mem m, const
                                              const cl_event *w, cl_event *out)
 {
     mgw_buf_t b;
-    cl_event ev;
+    mgvcl_enq_t e;
     if (!mgvcl_is(q))
         return CL_INVALID_COMMAND_QUEUE;
     if (!mgvcl_is(m))
@@ -87,15 +86,14 @@ cl_int CL_API_CALL mgvcl_clEnqueueFillBuffer(cl_command_queue q, cl_mem m, const
     if (!pat || !plen || plen > 128 || (plen & (plen - 1)) || off % plen || n % plen ||
         off > m->size || n > m->size - off)
         return CL_INVALID_VALUE;
-    mgw_buf_init(&b, MGW_OP_ENQ_FILL, 0, 0);
-    cl_int rc = mgvcl_enq_begin(q, nw, w, CL_COMMAND_FILL_BUFFER, &b, &ev);
-    if (!rc) {
-        mgw_buf_u64(&b, m->id);
-        mgw_buf_bytes(&b, pat, plen);
-        mgw_buf_u64(&b, off);
-        mgw_buf_u64(&b, n);
-        rc = mgvcl_enq_end(q, &b, ev, out, CL_FALSE, 0, NULL, 0);
-    }
+    cl_int rc = mgvcl_enq_begin(q, nw, w, CL_COMMAND_FILL_BUFFER, &e);
+    if (rc)
+        return rc;
+    mgw_enq_fill_encode(
+        &b, 0,
+        &(mgw_enq_fill_t){
+            .head = e.head, .mem = m->id, .pattern = {pat, plen}, .off = off, .size = n});
+    rc = mgvcl_enq_end(q, &e, &b, out, CL_FALSE, 0, NULL, 0);
     mgw_buf_free(&b);
     return rc;
 }

@@ -134,41 +134,34 @@ void mgvcl_conn_fail(mgvcl_conn_t *c)
     }
 }
 
-cl_int mgvcl_waits(cl_command_queue q, cl_uint n, const cl_event *w, mgw_buf_t *b)
+cl_int mgvcl_enq_begin(cl_command_queue q, cl_uint nw, const cl_event *w, cl_command_type t,
+                       mgvcl_enq_t *e)
 {
-    if ((n && !w) || (!n && w) || n > MGW_MAX_WAIT)
+    e->ev = NULL;
+    e->wids = e->wbuf;
+    if (!mgvcl_is(q))
+        return CL_INVALID_COMMAND_QUEUE;
+    if (atomic_load_explicit(&q->ctx->conn->dead, memory_order_relaxed))
+        return CL_DEVICE_NOT_AVAILABLE;
+    if ((nw && !w) || (!nw && w) || nw > MGW_MAX_WAIT)
         return CL_INVALID_EVENT_WAIT_LIST;
-    for (cl_uint i = 0; i < n; i++) {
+    for (cl_uint i = 0; i < nw; i++) {
         if (!mgvcl_is(w[i]))
             return CL_INVALID_EVENT_WAIT_LIST;
         if (w[i]->ctx != q->ctx)
             return CL_INVALID_CONTEXT;
     }
-    mgw_buf_u32(b, n);
-    for (cl_uint i = 0; i < n; i++)
-        mgw_buf_u64(b, w[i]->id);
-    return CL_SUCCESS;
-}
-
-cl_int mgvcl_enq_begin(cl_command_queue q, cl_uint nw, const cl_event *w, cl_command_type t,
-                       mgw_buf_t *b, cl_event *ev)
-{
-    cl_int rc;
-    *ev = NULL;
-    if (!mgvcl_is(q))
-        return CL_INVALID_COMMAND_QUEUE;
-    if (atomic_load_explicit(&q->ctx->conn->dead, memory_order_relaxed))
-        return CL_DEVICE_NOT_AVAILABLE;
-    mgw_buf_u64(b, q->id);
-    size_t at = b->len;
-    mgw_buf_u64(b, 0); /* the event ID, once made */
-    if ((rc = mgvcl_waits(q, nw, w, b)))
-        return rc;
-    if (!(*ev = mgvcl_event_new(q->ctx, q, t)))
+    if (nw > sizeof e->wbuf / sizeof e->wbuf[0] && !(e->wids = malloc(nw * sizeof *e->wids)))
         return CL_OUT_OF_HOST_MEMORY;
-    if (!b->err)
-        for (int i = 0; i < 8; i++)
-            b->p[at + i] = (uint8_t)((*ev)->id >> (8 * i));
+    if (!(e->ev = mgvcl_event_new(q->ctx, q, t))) {
+        if (e->wids != e->wbuf)
+            free(e->wids);
+        return CL_OUT_OF_HOST_MEMORY;
+    }
+    for (cl_uint i = 0; i < nw; i++)
+        e->wids[i] = w[i]->id;
+    e->head =
+        (mgw_enq_head_t){.queue = q->id, .event = e->ev->id, .waits = {.n = nw, .v = e->wids}};
     return CL_SUCCESS;
 }
 
@@ -253,9 +246,13 @@ static cl_int wait_events(cl_uint n, const cl_event *list)
     return rc;
 }
 
-cl_int mgvcl_enq_end(cl_command_queue q, mgw_buf_t *b, cl_event ev, cl_event *out, cl_bool blocking,
-                     uint64_t xfer, const void *p, size_t n)
+cl_int mgvcl_enq_end(cl_command_queue q, mgvcl_enq_t *e, mgw_buf_t *b, cl_event *out,
+                     cl_bool blocking, uint64_t xfer, const void *p, size_t n)
 {
+    cl_event ev = e->ev;
+    if (e->wids != e->wbuf)
+        free(e->wids);
+    e->wids = e->wbuf;
     cl_int rc = xfer ? mgvcl_send_bulk(q->ctx->conn, b, xfer, p, n) : mgvcl_send(q->ctx->conn, b);
     if (rc != CL_SUCCESS) {
         mgvcl_conn_fail(q->ctx->conn); /* a failed send: the proxy is gone */
@@ -453,15 +450,18 @@ cl_int CL_API_CALL mgvcl_clFlush(cl_command_queue q)
     return mgvcl_is(q) ? CL_SUCCESS : CL_INVALID_COMMAND_QUEUE;
 }
 
-static cl_int marker(cl_command_queue q, cl_uint nw, const cl_event *w, cl_event *out, int op,
-                     cl_command_type t)
+static cl_int marker(cl_command_queue q, cl_uint nw, const cl_event *w, cl_event *out, int barrier)
 {
     mgw_buf_t b;
-    cl_event ev;
-    mgw_buf_init(&b, (uint16_t)op, 0, 0);
-    cl_int rc = mgvcl_enq_begin(q, nw, w, t, &b, &ev);
-    if (rc == CL_SUCCESS)
-        rc = mgvcl_enq_end(q, &b, ev, out, CL_FALSE, 0, NULL, 0);
+    mgvcl_enq_t e;
+    cl_int rc = mgvcl_enq_begin(q, nw, w, barrier ? CL_COMMAND_BARRIER : CL_COMMAND_MARKER, &e);
+    if (rc != CL_SUCCESS)
+        return rc;
+    if (barrier)
+        mgw_enq_barrier_encode(&b, 0, &(mgw_enq_barrier_t){.head = e.head});
+    else
+        mgw_enq_marker_encode(&b, 0, &(mgw_enq_marker_t){.head = e.head});
+    rc = mgvcl_enq_end(q, &e, &b, out, CL_FALSE, 0, NULL, 0);
     mgw_buf_free(&b);
     return rc;
 }
@@ -469,30 +469,30 @@ static cl_int marker(cl_command_queue q, cl_uint nw, const cl_event *w, cl_event
 cl_int CL_API_CALL mgvcl_clEnqueueMarkerWithWaitList(cl_command_queue q, cl_uint nw,
                                                      const cl_event *w, cl_event *out)
 {
-    return marker(q, nw, w, out, MGW_OP_ENQ_MARKER, CL_COMMAND_MARKER);
+    return marker(q, nw, w, out, 0);
 }
 
 cl_int CL_API_CALL mgvcl_clEnqueueBarrierWithWaitList(cl_command_queue q, cl_uint nw,
                                                       const cl_event *w, cl_event *out)
 {
-    return marker(q, nw, w, out, MGW_OP_ENQ_BARRIER, CL_COMMAND_BARRIER);
+    return marker(q, nw, w, out, 1);
 }
 
 cl_int CL_API_CALL mgvcl_clEnqueueMarker(cl_command_queue q, cl_event *out)
 {
     if (!out)
         return CL_INVALID_VALUE;
-    return marker(q, 0, NULL, out, MGW_OP_ENQ_MARKER, CL_COMMAND_MARKER);
+    return marker(q, 0, NULL, out, 0);
 }
 
 cl_int CL_API_CALL mgvcl_clEnqueueBarrier(cl_command_queue q)
 {
-    return marker(q, 0, NULL, NULL, MGW_OP_ENQ_BARRIER, CL_COMMAND_BARRIER);
+    return marker(q, 0, NULL, NULL, 1);
 }
 
 cl_int CL_API_CALL mgvcl_clEnqueueWaitForEvents(cl_command_queue q, cl_uint n, const cl_event *w)
 {
     if (!n || !w)
         return CL_INVALID_VALUE;
-    return marker(q, n, w, NULL, MGW_OP_ENQ_BARRIER, CL_COMMAND_BARRIER);
+    return marker(q, n, w, NULL, 1);
 }

@@ -57,25 +57,29 @@ static cl_kernel kernel_make(cl_program p, const char *name, cl_int *err)
                              &(mgw_kernel_create_t){.id = k->id, .program = p->id, .name = name});
     rc = mgvcl_call(p->ctx->conn, &b, &rep, &len);
     mgw_buf_free(&b);
-    if (rc == CL_SUCCESS) {
+    int made = rc == CL_SUCCESS; /* the proxy has the kernel */
+    if (made) {
         mgw_cur_t c;
+        mgw_kernel_create_reply_t m;
         mgw_cur_init(&c, rep, len);
-        k->nargs = mgw_cur_u32(&c);
-        if (k->nargs > 4096 || !(k->args = calloc(k->nargs ? k->nargs : 1, sizeof *k->args)))
-            rc = CL_OUT_OF_HOST_MEMORY;
-        for (cl_uint i = 0; !rc && i < k->nargs && !c.err; i++) {
-            k->args[i].kind = mgw_cur_u8(&c);
-            char *type = mgw_cur_strdup(&c);
-            if (type && k->args[i].kind == MGW_ARG_VALUE)
-                k->args[i].want = type_size(type, p->ctx->devs[0]);
-            free(type);
-        }
-        if (!rc && c.err)
+        if (mgw_kernel_create_reply_decode(&c, &m))
             rc = CL_OUT_OF_RESOURCES;
+        else if (!(k->args = calloc(m.args.n ? m.args.n : 1, sizeof *k->args)))
+            rc = CL_OUT_OF_HOST_MEMORY;
+        mgw_karg_info_t a;
+        for (cl_uint i = 0; !rc && mgw_karg_info_next(&m.args, &a) == 0; i++) {
+            k->args[i].kind = a.kind;
+            if (a.kind == MGW_ARG_VALUE)
+                k->args[i].want = type_size(a.type, p->ctx->devs[0]);
+            mgw_karg_info_free(&a);
+        }
+        if (!rc)
+            k->nargs = m.args.n;
+        mgw_kernel_create_reply_free(&m);
     }
     free(rep);
     if (rc) {
-        if (k->args)
+        if (made)
             mgvcl_release_remote(p->ctx->conn, MGW_K_KERNEL, k->id);
         free(k->args);
         free(k->name);
@@ -281,7 +285,7 @@ cl_int CL_API_CALL mgvcl_clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k,
                                                 cl_event *out)
 {
     mgw_buf_t b;
-    cl_event ev;
+    mgvcl_enq_t e;
     cl_uint ndirty = 0;
     if (!mgvcl_is(k))
         return CL_INVALID_KERNEL;
@@ -299,34 +303,43 @@ cl_int CL_API_CALL mgvcl_clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k,
             return CL_INVALID_KERNEL_ARGS;
         ndirty += k->args[i].dirty;
     }
-    mgw_buf_init(&b, MGW_OP_ENQ_NDRANGE, 0, 0);
-    cl_int rc = mgvcl_enq_begin(q, nw, w, CL_COMMAND_NDRANGE_KERNEL, &b, &ev);
-    if (!rc) {
-        mgw_buf_u64(&b, k->id);
-        mgw_buf_u32(&b, dim);
-        for (cl_uint i = 0; i < 3; i++) {
-            mgw_buf_u64(&b, off && i < dim ? off[i] : 0);
-            mgw_buf_u64(&b, i < dim ? gws[i] : 1);
-            mgw_buf_u64(&b, lws && i < dim ? lws[i] : 1);
-        }
-        mgw_buf_u8(&b, lws != NULL);
-        mgw_buf_u32(&b, ndirty);
-        for (cl_uint i = 0; i < k->nargs; i++) {
-            karg_t *a = &k->args[i];
-            if (!a->dirty)
-                continue;
-            mgw_buf_u32(&b, i);
-            mgw_buf_u8(&b, a->kind);
-            if (a->kind == MGW_ARG_MEM)
-                mgw_buf_raw(&b, a->val, 8); /* host order = little-endian hosts */
-            else if (a->kind == MGW_ARG_LOCAL)
-                mgw_buf_u64(&b, a->size);
-            else
-                mgw_buf_bytes(&b, a->val, a->size);
-            a->dirty = 0;
-        }
-        rc = mgvcl_enq_end(q, &b, ev, out, CL_FALSE, 0, NULL, 0);
+    mgw_karg_t abuf[16], *args = ndirty > 16 ? malloc(ndirty * sizeof *args) : abuf;
+    if (!args)
+        return CL_OUT_OF_HOST_MEMORY;
+    cl_int rc = mgvcl_enq_begin(q, nw, w, CL_COMMAND_NDRANGE_KERNEL, &e);
+    if (rc) {
+        if (args != abuf)
+            free(args);
+        return rc;
     }
+    mgw_enq_ndrange_t m = {.head = e.head,
+                           .kernel = k->id,
+                           .dim = dim,
+                           .has_local = lws != NULL,
+                           .args = {.n = ndirty, .v = args}};
+    for (cl_uint i = 0; i < 3; i++) {
+        m.offset[i] = off && i < dim ? off[i] : 0;
+        m.global[i] = i < dim ? gws[i] : 1;
+        m.local[i] = lws && i < dim ? lws[i] : 1;
+    }
+    for (cl_uint i = 0, j = 0; i < k->nargs; i++) {
+        karg_t *a = &k->args[i];
+        if (!a->dirty)
+            continue;
+        mgw_karg_t *g = &args[j++];
+        *g = (mgw_karg_t){.index = i, .kind = a->kind};
+        if (a->kind == MGW_ARG_MEM)
+            memcpy(&g->num, a->val, 8); /* the buffer's wire ID */
+        else if (a->kind == MGW_ARG_LOCAL)
+            g->num = a->size;
+        else
+            g->value = (mgw_bytes_t){a->val, a->size};
+        a->dirty = 0;
+    }
+    mgw_enq_ndrange_encode(&b, 0, &m);
+    if (args != abuf)
+        free(args);
+    rc = mgvcl_enq_end(q, &e, &b, out, CL_FALSE, 0, NULL, 0);
     mgw_buf_free(&b);
     return rc;
 }

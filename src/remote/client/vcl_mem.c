@@ -297,55 +297,64 @@ static cl_int mem_check(cl_command_queue q, cl_mem m, size_t off, size_t n, int 
     return CL_SUCCESS;
 }
 
+/* The head of a transfer of n bytes of m, e made. */
+static mgw_xfer_head_t xfer_head(cl_mem m, size_t n, const mgvcl_enq_t *e)
+{
+    return (mgw_xfer_head_t){.xfer = e->ev->id, .size = n, .head = e->head, .mem = m->id};
+}
+
+/* A rect's buffer side, from rect_args' packing. */
+static mgw_rect_t rect_of(const size_t *rect)
+{
+    mgw_rect_t r = {.row_pitch = rect[6], .slice_pitch = rect[7]};
+    memcpy(r.origin, rect, sizeof r.origin);
+    memcpy(r.region, rect + 3, sizeof r.region);
+    return r;
+}
+
 /* A read into dst (or a packed temp unpacked into a host rect). */
 static cl_int read_common(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off, size_t n,
                           void *dst, cl_uint nw, const cl_event *w, cl_event *out, int op,
                           const size_t *rect, cl_command_type type, int access)
 {
     mgw_buf_t b;
-    cl_event ev = NULL;
+    mgvcl_enq_t e;
+    unsigned char *tmp = NULL;
     cl_int rc =
         mem_check(q, m, op == MGW_OP_ENQ_READ ? off : 0, op == MGW_OP_ENQ_READ ? n : 0, access);
     if (!rc && (!dst || (!n && op == MGW_OP_ENQ_READ)))
         rc = CL_INVALID_VALUE;
     if (rc)
         return rc;
+    if (rect && !(tmp = malloc(n ? n : 1)))
+        return CL_OUT_OF_HOST_MEMORY;
     int cma = op == MGW_OP_ENQ_READ && q->ctx->conn->cma;
-    mgw_buf_init(&b, (uint16_t)(cma ? MGW_OP_ENQ_READ_CMA : op), 0, 0);
-    size_t at = b.len;
-    mgw_buf_u64(&b, 0); /* xfer = the event ID */
-    mgw_buf_u64(&b, n);
-    rc = mgvcl_enq_begin(q, nw, w, type, &b, &ev);
-    if (!rc) {
-        mgw_buf_u64(&b, m->id);
-        if (rect)
-            for (int i = 0; i < 8; i++)
-                mgw_buf_u64(&b, rect[i]);
-        else
-            mgw_buf_u64(&b, off);
-        if (cma) {
-            mgw_buf_u64(&b, (uint64_t)(uintptr_t)dst);
-            mgvcl_cma_in += n;
-        }
-        for (int i = 0; i < 8 && !b.err; i++)
-            b.p[at + i] = (uint8_t)(ev->id >> (8 * i));
-        ev->data = 1;
-        ev->dsize = n;
-        ev->dst = dst;
-        if (rect) {
-            ev->host = dst;
-            memcpy(ev->reg, rect + 3, sizeof ev->reg);
-            ev->hrp = rect[8];
-            ev->hsp = rect[9];
-            if (!(ev->dst = ev->free_after = malloc(n ? n : 1))) {
-                mgvcl_event_complete(ev, CL_OUT_OF_HOST_MEMORY);
-                mgvcl_event_unref(ev);
-                rc = CL_OUT_OF_HOST_MEMORY;
-            }
-        }
-        if (!rc)
-            rc = mgvcl_enq_end(q, &b, ev, out, blocking, 0, NULL, 0);
+    if ((rc = mgvcl_enq_begin(q, nw, w, type, &e))) {
+        free(tmp);
+        return rc;
     }
+    mgw_xfer_head_t x = xfer_head(m, n, &e);
+    if (rect) {
+        mgw_enq_read_rect_encode(&b, 0, &(mgw_enq_read_rect_t){.x = x, .rect = rect_of(rect)});
+    } else if (cma) {
+        mgw_enq_read_cma_encode(
+            &b, 0, &(mgw_enq_read_cma_t){.x = x, .off = off, .addr = (uint64_t)(uintptr_t)dst});
+        mgvcl_cma_in += n;
+    } else {
+        mgw_enq_read_encode(&b, 0, &(mgw_enq_read_t){.x = x, .off = off});
+    }
+    cl_event ev = e.ev;
+    ev->data = 1;
+    ev->dsize = n;
+    ev->dst = dst;
+    if (rect) {
+        ev->host = dst;
+        memcpy(ev->reg, rect + 3, sizeof ev->reg);
+        ev->hrp = rect[8];
+        ev->hsp = rect[9];
+        ev->dst = ev->free_after = tmp;
+    }
+    rc = mgvcl_enq_end(q, &e, &b, out, blocking, 0, NULL, 0);
     mgw_buf_free(&b);
     return rc;
 }
@@ -372,7 +381,7 @@ static cl_int write_common(cl_command_queue q, cl_mem m, cl_bool blocking, size_
                            const size_t *rect, cl_command_type type, int now)
 {
     mgw_buf_t b;
-    cl_event ev = NULL;
+    mgvcl_enq_t e;
     cl_int rc =
         mem_check(q, m, op == MGW_OP_ENQ_WRITE ? off : 0, op == MGW_OP_ENQ_WRITE ? n : 0, 2);
     if (!rc && (!src || (!n && op == MGW_OP_ENQ_WRITE)))
@@ -380,27 +389,21 @@ static cl_int write_common(cl_command_queue q, cl_mem m, cl_bool blocking, size_
     if (rc)
         return rc;
     int cma = op == MGW_OP_ENQ_WRITE && !now && q->ctx->conn->cma;
-    mgw_buf_init(&b, (uint16_t)(cma ? MGW_OP_ENQ_WRITE_CMA : op), 0, 0);
-    size_t at = b.len;
-    mgw_buf_u64(&b, 0);
-    mgw_buf_u64(&b, n);
-    rc = mgvcl_enq_begin(q, nw, w, type, &b, &ev);
-    if (!rc) {
-        mgw_buf_u64(&b, m->id);
-        if (rect)
-            for (int i = 0; i < 8; i++)
-                mgw_buf_u64(&b, rect[i]);
-        else
-            mgw_buf_u64(&b, off);
-        if (cma) {
-            mgw_buf_u64(&b, (uint64_t)(uintptr_t)src);
-            mgvcl_cma_out += n;
-        }
-        for (int i = 0; i < 8 && !b.err; i++)
-            b.p[at + i] = (uint8_t)(ev->id >> (8 * i));
-        rc = cma ? mgvcl_enq_end(q, &b, ev, out, blocking, 0, NULL, 0)
-                 : mgvcl_enq_end(q, &b, ev, out, blocking, ev->id, src, n);
+    if ((rc = mgvcl_enq_begin(q, nw, w, type, &e)))
+        return rc;
+    mgw_xfer_head_t x = xfer_head(m, n, &e);
+    uint64_t xfer = x.xfer;
+    if (rect) {
+        mgw_enq_write_rect_encode(&b, 0, &(mgw_enq_write_rect_t){.x = x, .rect = rect_of(rect)});
+    } else if (cma) {
+        mgw_enq_write_cma_encode(
+            &b, 0, &(mgw_enq_write_cma_t){.x = x, .off = off, .addr = (uint64_t)(uintptr_t)src});
+        mgvcl_cma_out += n;
+    } else {
+        mgw_enq_write_encode(&b, 0, &(mgw_enq_write_t){.x = x, .off = off});
     }
+    rc = cma ? mgvcl_enq_end(q, &e, &b, out, blocking, 0, NULL, 0)
+             : mgvcl_enq_end(q, &e, &b, out, blocking, xfer, src, n);
     mgw_buf_free(&b);
     return rc;
 }

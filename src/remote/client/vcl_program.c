@@ -58,10 +58,8 @@ cl_program CL_API_CALL mgvcl_clCreateProgramWithSource(cl_context ctx, cl_uint n
         total += l;
     }
     p->source[total] = 0;
-    mgw_buf_init(&b, MGW_OP_PROGRAM_SOURCE, 0, 0);
-    mgw_buf_u64(&b, p->id);
-    mgw_buf_u64(&b, ctx->id);
-    mgw_buf_bytes(&b, p->source, total);
+    mgw_program_source_encode(
+        &b, 0, &(mgw_program_source_t){.id = p->id, .ctx = ctx->id, .source = {p->source, total}});
     cl_int rc = mgvcl_call(ctx->conn, &b, NULL, NULL);
     mgw_buf_free(&b);
     return program_done(p, rc, err);
@@ -88,23 +86,21 @@ cl_program CL_API_CALL mgvcl_clCreateProgramWithBinary(cl_context ctx, cl_uint n
     }
     if (!(p = program_new(ctx)))
         return program_done(NULL, CL_OUT_OF_HOST_MEMORY, err);
-    mgw_buf_init(&b, MGW_OP_PROGRAM_BINARY, 0, 0);
-    mgw_buf_u64(&b, p->id);
-    mgw_buf_u64(&b, ctx->id);
-    mgw_buf_u32(&b, n);
-    for (cl_uint i = 0; i < n; i++) {
-        mgw_buf_u64(&b, devs[i]->idx);
-        mgw_buf_bytes(&b, bins[i], lens[i]);
-    }
+    mgw_binary_t bl[MGW_MAX_DEVS];
+    for (cl_uint i = 0; i < n; i++)
+        bl[i] = (mgw_binary_t){.dev = devs[i]->idx, .data = {bins[i], lens[i]}};
+    mgw_program_binary_encode(
+        &b, 0, &(mgw_program_binary_t){.id = p->id, .ctx = ctx->id, .binaries = {.n = n, .v = bl}});
     cl_int rc = mgvcl_call(ctx->conn, &b, &rep, &len);
     mgw_buf_free(&b);
-    if (status) {
+    if (status) { /* each device's status; the call's where the reply has none */
+        mgw_program_binary_reply_t m;
+        mgw_status_t st;
         mgw_cur_t c;
         mgw_cur_init(&c, rep, len);
-        for (cl_uint i = 0; i < n; i++) {
-            cl_int s = mgw_cur_i32(&c);
-            status[i] = c.err ? rc : s;
-        }
+        int ok = rc == CL_SUCCESS && !mgw_program_binary_reply_decode(&c, &m);
+        for (cl_uint i = 0; i < n; i++)
+            status[i] = ok && mgw_status_next(&m.statuses, &st) == 0 ? st.status : rc;
     }
     free(rep);
     return program_done(p, rc, err);
@@ -131,11 +127,13 @@ cl_int CL_API_CALL mgvcl_clReleaseProgram(cl_program p)
     return CL_SUCCESS;
 }
 
-static void devs_put(mgw_buf_t *b, cl_uint n, const cl_device_id *devs)
+/* A device list's wire form (n <= MGW_MAX_DEVS): each device's index, or
+ * an index no proxy serves for what is not a device of this ICD. */
+static mgw_ids_t devs_ids(cl_uint n, const cl_device_id *devs, uint64_t idx[MGW_MAX_DEVS])
 {
-    mgw_buf_u32(b, n);
     for (cl_uint i = 0; i < n; i++)
-        mgw_buf_u64(b, mgvcl_is(devs[i]) ? devs[i]->idx : UINT64_MAX);
+        idx[i] = mgvcl_is(devs[i]) ? devs[i]->idx : UINT64_MAX;
+    return (mgw_ids_t){.n = n, .v = idx};
 }
 
 cl_int CL_API_CALL mgvcl_clBuildProgram(cl_program p, cl_uint n, const cl_device_id *devs,
@@ -143,14 +141,15 @@ cl_int CL_API_CALL mgvcl_clBuildProgram(cl_program p, cl_uint n, const cl_device
                                         void(CL_CALLBACK *notify)(cl_program, void *), void *data)
 {
     mgw_buf_t b;
+    uint64_t idx[MGW_MAX_DEVS];
     if (!mgvcl_is(p))
         return CL_INVALID_PROGRAM;
     if ((n && !devs) || (!n && devs) || (!notify && data) || n > MGW_MAX_DEVS)
         return CL_INVALID_VALUE;
-    mgw_buf_init(&b, MGW_OP_PROGRAM_BUILD, 0, 0);
-    mgw_buf_u64(&b, p->id);
-    devs_put(&b, n, devs);
-    mgw_buf_str(&b, opt ? opt : "");
+    mgw_program_build_encode(&b, 0,
+                             &(mgw_program_build_t){.id = p->id,
+                                                    .devs = devs_ids(n, devs, idx),
+                                                    .options = opt ? opt : ""});
     cl_int rc = mgvcl_call(p->ctx->conn, &b, NULL, NULL);
     mgw_buf_free(&b);
     /* the proxy always asks for argument info; show it as asked */
@@ -166,24 +165,24 @@ cl_int CL_API_CALL mgvcl_clCompileProgram(cl_program p, cl_uint n, const cl_devi
                                           void(CL_CALLBACK *notify)(cl_program, void *), void *data)
 {
     mgw_buf_t b;
+    uint64_t idx[MGW_MAX_DEVS];
+    mgw_header_t hl[MGW_MAX_HEADERS];
     if (!mgvcl_is(p))
         return CL_INVALID_PROGRAM;
-    if ((n && !devs) || (!n && devs) || (!notify && data) || n > MGW_MAX_DEVS || nh > 64 ||
-        (nh && (!hdrs || !names)) || (!nh && (hdrs || names)))
+    if ((n && !devs) || (!n && devs) || (!notify && data) || n > MGW_MAX_DEVS ||
+        nh > MGW_MAX_HEADERS || (nh && (!hdrs || !names)) || (!nh && (hdrs || names)))
         return CL_INVALID_VALUE;
     for (cl_uint i = 0; i < nh; i++)
         if (!mgvcl_is(hdrs[i]))
             return CL_INVALID_PROGRAM;
-    mgw_buf_init(&b, MGW_OP_PROGRAM_COMPILE, 0, 0);
-    mgw_buf_u64(&b, p->id);
-    devs_put(&b, n, devs);
-    mgw_buf_str(&b, opt ? opt : "");
+    for (cl_uint i = 0; i < nh; i++)
+        hl[i] = (mgw_header_t){.program = hdrs[i]->id, .name = names[i]};
+    mgw_program_compile_encode(&b, 0,
+                               &(mgw_program_compile_t){.id = p->id,
+                                                        .devs = devs_ids(n, devs, idx),
+                                                        .options = opt ? opt : "",
+                                                        .headers = {.n = nh, .v = hl}});
     p->arg_info = opt && strstr(opt, "-cl-kernel-arg-info");
-    mgw_buf_u32(&b, nh);
-    for (cl_uint i = 0; i < nh; i++) {
-        mgw_buf_u64(&b, hdrs[i]->id);
-        mgw_buf_str(&b, names[i]);
-    }
     cl_int rc = mgvcl_call(p->ctx->conn, &b, NULL, NULL);
     mgw_buf_free(&b);
     if (notify)
@@ -197,8 +196,7 @@ cl_program CL_API_CALL mgvcl_clLinkProgram(cl_context ctx, cl_uint n, const cl_d
                                            void *data, cl_int *err)
 {
     mgw_buf_t b;
-    uint8_t *rep = NULL;
-    size_t len = 0;
+    uint64_t idx[MGW_MAX_DEVS], pid[MGW_MAX_DEVS];
     cl_program p;
     if (!mgvcl_is(ctx))
         return program_done(NULL, CL_INVALID_CONTEXT, err);
@@ -210,26 +208,18 @@ cl_program CL_API_CALL mgvcl_clLinkProgram(cl_context ctx, cl_uint n, const cl_d
             return program_done(NULL, CL_INVALID_PROGRAM, err);
     if (!(p = program_new(ctx)))
         return program_done(NULL, CL_OUT_OF_HOST_MEMORY, err);
-    mgw_buf_init(&b, MGW_OP_PROGRAM_LINK, 0, 0);
-    mgw_buf_u64(&b, p->id);
-    mgw_buf_u64(&b, ctx->id);
-    devs_put(&b, n, devs);
-    mgw_buf_str(&b, opt ? opt : "");
-    mgw_buf_u32(&b, np);
     for (cl_uint i = 0; i < np; i++)
-        mgw_buf_u64(&b, progs[i]->id);
-    cl_int rc = mgvcl_call(ctx->conn, &b, &rep, &len);
+        pid[i] = progs[i]->id;
+    mgw_program_link_encode(&b, 0,
+                            &(mgw_program_link_t){.id = p->id,
+                                                  .ctx = ctx->id,
+                                                  .devs = devs_ids(n, devs, idx),
+                                                  .options = opt ? opt : "",
+                                                  .programs = {.n = np, .v = pid}});
+    cl_int rc = mgvcl_call(ctx->conn, &b, NULL, NULL);
     mgw_buf_free(&b);
-    int made = rc == CL_SUCCESS || (len >= 1 && rep[0]);
-    free(rep);
-    if (made) { /* a failed link may still give a program with its log */
-        if (err)
-            *err = rc;
-        mgvcl_clRetainContext(ctx);
-        if (notify)
-            notify(p, data);
-        return p;
-    }
+    if (rc == CL_SUCCESS && notify)
+        notify(p, data);
     return program_done(p, rc, err);
 }
 
@@ -273,26 +263,24 @@ cl_int CL_API_CALL mgvcl_clGetProgramInfo(cl_program p, cl_program_info param, s
             return CL_SUCCESS;
         if (size < need)
             return CL_INVALID_VALUE;
-        mgw_buf_init(&b, MGW_OP_GET_INFO, 0, 0);
-        mgw_buf_u32(&b, MGW_K_PROGRAM);
-        mgw_buf_u64(&b, p->id);
-        mgw_buf_u64(&b, 0);
-        mgw_buf_u32(&b, CL_PROGRAM_BINARIES);
+        mgw_get_info_encode(
+            &b, 0,
+            &(mgw_get_info_t){.kind = MGW_K_PROGRAM, .id = p->id, .param = CL_PROGRAM_BINARIES});
         cl_int rc = mgvcl_call(p->ctx->conn, &b, &rep, &len);
         mgw_buf_free(&b);
         if (rc == CL_SUCCESS) {
+            mgw_get_info_reply_t m;
+            mgw_blob_t bin;
             mgw_cur_t c;
             mgw_cur_init(&c, rep, len);
-            uint32_t n = mgw_cur_u32(&c);
-            for (uint32_t i = 0; i < n && i < p->ctx->ndev && !c.err; i++) {
-                size_t bl;
-                const void *bin = mgw_cur_bytes(&c, &bl);
-                unsigned char *dst = ((unsigned char **)value)[i];
-                if (bin && dst)
-                    memcpy(dst, bin, bl);
-            }
-            if (c.err)
+            if (mgw_get_info_reply_decode(&c, &m))
                 rc = CL_OUT_OF_RESOURCES;
+            for (uint32_t i = 0; !rc && i < p->ctx->ndev && !mgw_blob_next(&m.binaries, &bin);
+                 i++) {
+                unsigned char *dst = ((unsigned char **)value)[i];
+                if (dst && bin.data.n)
+                    memcpy(dst, bin.data.p, bin.data.n);
+            }
         }
         free(rep);
         return rc;

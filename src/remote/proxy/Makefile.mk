@@ -27,7 +27,8 @@ FUZZ_SRC = src/remote/proxy/fuzz_wire.c src/remote/proxy/proxy_session.c \
 	src/remote/transport/transport_tcp.c src/remote/wire/wire.c src/common/log.c \
 	src/common/mgparam.c src/common/mgparam_table.c
 FUZZ_HDR = src/remote/proxy/proxy.h src/remote/transport/transport.h \
-	src/remote/transport/bulk.h src/remote/wire/wire.h src/common/mglog.h \
+	src/remote/transport/bulk.h src/remote/wire/wire.h src/remote/wire/messages.h \
+	src/common/mglog.h \
 	src/common/mgclock.h src/common/mgspin.h src/common/mgparam.h
 EXTRA_DIST += src/remote/proxy/fuzz_wire.c
 FUZZ_TIME = 60

@@ -1,16 +1,18 @@
 /*
- * libFuzzer target of the proxy's message decoding and validation (make
- * fuzz).  Input: a u16 op then the payload.  The session runs "dry": every
- * handler decodes its whole request and validates its IDs against a map of
- * placeholder objects, then stops before calling OpenCL, so no device is
- * needed.  The first 16 bytes also go through the header parser, and the
- * payload through the shm lane's descriptor decoder, whose accepted
- * descriptors must lie inside their slot, and (as u64 address, u64 size)
- * through the one-copy lane's range check, whose accepted ranges must not
- * wrap, and through the bulk lane's JOIN decoder, whose accepted stripe
- * numbers must be below MGW_STREAMS_MAX.  The one-copy ops (CMA_OPEN,
- * CMA_READY, ENQ_WRITE_CMA, ENQ_READ_CMA) and STREAMS are dispatched like
- * every other op.
+ * libFuzzer target of the message decoding (make fuzz).  Input: a u16 op
+ * then the payload.
+ *   - The payload goes through the table's decoders of that op
+ *     (wire/messages.h): the request's and, for a replied op, the reply's.
+ *     A payload a decoder accepts must encode back to the same bytes.
+ *   - The session runs it "dry": every handler decodes its whole request
+ *     and validates its IDs against a map of placeholder objects, then stops
+ *     before calling OpenCL, so no device is needed.  The one-copy ops
+ *     (CMA_OPEN, CMA_READY, ENQ_WRITE_CMA, ENQ_READ_CMA) and STREAMS are
+ *     dispatched like every other op.
+ *   - The first 16 bytes go through the header parser; the payload through
+ *     the shm lane's descriptor decoder, whose accepted descriptors must lie
+ *     inside their slot, and (as u64 address, u64 size) through the one-copy
+ *     lane's range check, whose accepted ranges must not wrap.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +49,48 @@ static mgpx_session_t *session(void)
     return &s;
 }
 
+/* A payload that decoder name accepted encodes back to the same bytes. */
+#define SAME_BYTES(name, m, p, n)                                                                  \
+    do {                                                                                           \
+        mgw_buf_t b_;                                                                              \
+        mgw_buf_init(&b_, 0, 0, 0);                                                                \
+        mgw_##name##_put(&b_, &m);                                                                 \
+        if (b_.err || b_.len - MGW_HDR_SIZE != (n) || memcmp(b_.p + MGW_HDR_SIZE, p, n))           \
+            abort();                                                                               \
+        mgw_buf_free(&b_);                                                                         \
+    } while (0)
+#define NO_FIELD(kind, ...)
+#define REQ_CASE(OP, name, ...)                                                                    \
+    case MGW_OP_##OP: {                                                                            \
+        mgw_##name##_t m;                                                                          \
+        mgw_cur_init(&c, p, n);                                                                    \
+        if (!mgw_##name##_decode(&c, &m))                                                          \
+            SAME_BYTES(name, m, p, n);                                                             \
+        mgw_##name##_free(&m);                                                                     \
+        break;                                                                                     \
+    }
+#define REP_CASE(OP, name, ...)                                                                    \
+    case MGW_OP_##OP: {                                                                            \
+        mgw_##name##_reply_t m;                                                                    \
+        mgw_cur_init(&c, p, n);                                                                    \
+        if (!mgw_##name##_reply_decode(&c, &m))                                                    \
+            SAME_BYTES(name##_reply, m, p, n);                                                     \
+        mgw_##name##_reply_free(&m);                                                               \
+        break;                                                                                     \
+    }
+
+/* The table's decoders of op: its request's, and its reply's. */
+static void table_decode(uint16_t op, const uint8_t *p, size_t n)
+{
+    mgw_cur_t c;
+    switch (op) {
+        MGW_MESSAGES(REQ_CASE, NO_FIELD)
+    }
+    switch (op) {
+        MGW_REPLIES(REP_CASE, NO_FIELD)
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 {
     mgw_hdr_t h;
@@ -72,16 +116,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
         if (mgtr_cma_range_ok(a, z) && (a == 0 || z > MGTR_CMA_MAX || a + z < a))
             abort();
     }
-    uint8_t tok[MGW_TOKEN];
-    uint32_t stripe;
-    if (!mgw_join_decode(data + 2, n - 2, tok, &stripe) &&
-        (n - 2 != MGW_TOKEN + 4 || stripe >= MGW_STREAMS_MAX))
-        abort();
     /* a copy of exactly the payload, so that ASan sees any overread */
     uint8_t *p = malloc(n - 2 ? n - 2 : 1);
     if (!p)
         return 0;
     memcpy(p, data + 2, n - 2);
+    table_decode(h.op, p, n - 2);
     mgpx_session_dispatch(session(), &h, p);
     free(p);
     return 0;

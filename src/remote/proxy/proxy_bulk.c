@@ -591,8 +591,7 @@ static void keepalive_wait(mgpx_session_t *s)
     if (s->finishing_ms && mgtr_now_ms() - s->finishing_ms >= 1000) {
         mgw_buf_t b;
         pthread_mutex_unlock(&s->lock);
-        mgw_buf_init(&b, MGW_OP_EVENTS_DONE, 0, 0);
-        mgw_buf_u32(&b, 0);
+        mgw_events_done_encode(&b, 0, &(mgw_events_done_t){0}); /* none: a keepalive */
         pthread_mutex_lock(&s->send_lock);
         if (!s->dead)
             mgtr_msg_send(s->t, s->cmd, &b);

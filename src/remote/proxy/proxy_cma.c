@@ -22,7 +22,9 @@
 
 int mgpx_op_cma_open(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *reply)
 {
-    if (mgw_cur_done(c))
+    mgw_cma_open_t m;
+    mgw_cma_open_reply_t rm = {.pid = (uint32_t)getpid()};
+    if (mgw_cma_open_decode(c, &m))
         return MGPX_BAD;
     if (s->dry || (s->px && s->px->no_cma) || s->stripe[0].bk.ops != &mgtr_bulk_shm ||
         s->cma_offered || !s->t->peer_is_pid)
@@ -30,8 +32,8 @@ int mgpx_op_cma_open(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *reply)
     if (getrandom(s->cma_nonce, sizeof s->cma_nonce, 0) != (ssize_t)sizeof s->cma_nonce)
         return CL_OUT_OF_RESOURCES;
     s->cma_offered = 1; /* one try per session */
-    mgw_buf_u32(reply, (uint32_t)getpid());
-    mgw_buf_raw(reply, s->cma_nonce, sizeof s->cma_nonce);
+    memcpy(rm.nonce, s->cma_nonce, sizeof rm.nonce);
+    mgw_cma_open_reply_put(reply, &rm);
     return CL_SUCCESS;
 }
 

@@ -26,24 +26,32 @@ typedef struct enq_head {
     cl_int err;
 } enq_head_t;
 
-static void head_decode(mgpx_session_t *s, mgw_cur_t *c, enq_head_t *e)
+/* The head's IDs, each checked for its kind; e->err gets the first error. */
+static void head_decode(mgpx_session_t *s, const mgw_enq_head_t *h, enq_head_t *e)
 {
-    uint64_t ids[MGW_MAX_WAIT];
-    uint64_t qid = mgw_cur_u64(c);
-    e->ev = mgw_cur_u64(c);
-    e->nw = mgw_cur_ids(c, ids, MGW_MAX_WAIT);
+    e->ev = h->event;
+    e->nw = h->waits.n;
     e->err = CL_SUCCESS;
-    e->q = mgpx_map_get(&s->map, qid, MGW_K_QUEUE);
+    e->q = mgpx_map_get(&s->map, h->queue, MGW_K_QUEUE);
     if (!e->q)
         e->err = CL_INVALID_COMMAND_QUEUE;
     for (cl_uint i = 0; i < e->nw; i++) {
-        mgpx_obj_t *o = mgpx_map_get(&s->map, ids[i], MGW_K_EVENT);
+        mgpx_obj_t *o = mgpx_map_get(&s->map, mgw_ids_get(&h->waits, i), MGW_K_EVENT);
         e->w[i] = o ? o->h : NULL;
         if (!o)
             e->err = CL_INVALID_EVENT_WAIT_LIST;
     }
     if (e->ev == 0 || mgpx_map_get(&s->map, e->ev, MGW_K_EVENT))
         e->err = CL_INVALID_EVENT;
+}
+
+/* The head of a decoded request, in a fresh enq_head_t (NULL: no memory). */
+static enq_head_t *head_new(mgpx_session_t *s, const mgw_enq_head_t *h)
+{
+    enq_head_t *e = malloc(sizeof *e);
+    if (e)
+        head_decode(s, h, e);
+    return e;
 }
 
 /* The command failed before it had an event: report on the client's event. */
@@ -79,14 +87,14 @@ static int finish_free(mgpx_session_t *s, enq_head_t *e, cl_int err, cl_event ev
     return rc;
 }
 
-/* After a command's arguments are decoded: a malformed request, an error
-   already met (reported on the command's event) or a dry run ends here, with
-   e freed and *rc set; returns 1 then. */
-static int head_stop(mgpx_session_t *s, mgw_cur_t *c, enq_head_t *e, int *rc)
+/* After a command's arguments are checked: an error already met (reported
+   on the command's event) or a dry run ends here, with e freed and *rc set;
+   returns 1 then. */
+static int head_stop(mgpx_session_t *s, enq_head_t *e, int *rc)
 {
-    if (!mgw_cur_done(c) && !e->err && !s->dry)
+    if (!e->err && !s->dry)
         return 0;
-    *rc = mgw_cur_done(c) ? MGPX_BAD : e->err ? fail_event(s, e->ev, e->err) : MGPX_NOREPLY;
+    *rc = e->err ? fail_event(s, e->ev, e->err) : MGPX_NOREPLY;
     free(e);
     return 1;
 }
@@ -99,69 +107,79 @@ static cl_mem mem_of(mgpx_session_t *s, uint64_t id, cl_int *err)
     return o ? o->h : NULL;
 }
 
+/* An argument of a launch in its one form: a value has no num, a buffer or
+ * a local size no value; a kind the wire does not know is malformed. */
+static int karg_ok(const mgw_karg_t *a)
+{
+    switch (a->kind) {
+    case MGW_ARG_VALUE:
+        return a->num == 0;
+    case MGW_ARG_MEM:
+    case MGW_ARG_LOCAL:
+    case MGW_ARG_SAMPLER:
+        return a->value.n == 0;
+    }
+    return 0;
+}
+
 int mgpx_op_ndrange(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    enq_head_t *e = malloc(sizeof *e);
-    size_t off[3], gws[3], lws[3];
+    mgw_enq_ndrange_t m;
+    mgw_karg_t a;
     int rc;
+    if (mgw_enq_ndrange_decode(c, &m))
+        return MGPX_BAD;
+    mgw_karg_list_t l = m.args;
+    while (mgw_karg_next(&l, &a) == 0)
+        if (!karg_ok(&a))
+            return MGPX_BAD;
+    enq_head_t *e = head_new(s, &m.head);
     if (!e)
         return CL_OUT_OF_HOST_MEMORY;
-    head_decode(s, c, e);
-    mgpx_obj_t *k = mgpx_map_get(&s->map, mgw_cur_u64(c), MGW_K_KERNEL);
-    uint32_t dim = mgw_cur_u32(c);
-    for (int i = 0; i < 3; i++) {
-        off[i] = mgw_cur_size(c, SIZE_MAX);
-        gws[i] = mgw_cur_size(c, SIZE_MAX);
-        lws[i] = mgw_cur_size(c, SIZE_MAX);
-    }
-    uint8_t has_lws = mgw_cur_u8(c);
-    uint32_t nargs = mgw_cur_u32(c);
+    mgpx_obj_t *k = mgpx_map_get(&s->map, m.kernel, MGW_K_KERNEL);
     cl_int err = e->err;
     if (!k && !err)
         err = CL_INVALID_KERNEL;
-    if ((dim < 1 || dim > 3) && !err)
+    if ((m.dim < 1 || m.dim > 3) && !err)
         err = CL_INVALID_WORK_DIMENSION;
-    for (uint32_t i = 0; i < nargs && !c->err; i++) {
-        cl_uint idx = mgw_cur_u32(c);
-        uint8_t kind = mgw_cur_u8(c);
+    while (mgw_karg_next(&m.args, &a) == 0) {
         size_t n = 0;
         const void *v = NULL;
-        cl_mem m = NULL;
+        cl_mem mem = NULL;
         cl_int aerr = CL_SUCCESS;
-        switch (kind) {
+        switch (a.kind) {
         case MGW_ARG_VALUE:
-            v = mgw_cur_bytes(c, &n);
+            v = a.value.p;
+            n = a.value.n;
             break;
-        case MGW_ARG_MEM: {
-            uint64_t id = mgw_cur_u64(c);
-            if (id)
-                m = mem_of(s, id, &aerr);
-            v = &m;
-            n = sizeof m;
+        case MGW_ARG_MEM:
+            if (a.num)
+                mem = mem_of(s, a.num, &aerr);
+            v = &mem;
+            n = sizeof mem;
             break;
-        }
         case MGW_ARG_LOCAL:
-            n = mgw_cur_size(c, SIZE_MAX);
+            n = (size_t)a.num;
             break;
         default:
             aerr = CL_INVALID_ARG_VALUE; /* samplers are not served */
-            c->err |= kind != MGW_ARG_SAMPLER;
         }
         mgpx_kargs_t *ka = k ? k->aux : NULL;
-        if (ka && (idx >= ka->n || (ka->kind[idx] != 0xff && ka->kind[idx] != kind) ||
-                   (ka->kind[idx] == 0xff && kind == MGW_ARG_VALUE && n == sizeof(cl_mem))))
+        cl_uint idx = a.index;
+        if (ka && (idx >= ka->n || (ka->kind[idx] != 0xff && ka->kind[idx] != a.kind) ||
+                   (ka->kind[idx] == 0xff && a.kind == MGW_ARG_VALUE && n == sizeof(cl_mem))))
             aerr = CL_INVALID_ARG_VALUE; /* unknown kinds: no value may pose as a handle */
-        if (!aerr && !err && !s->dry && !c->err)
+        if (!aerr && !err && !s->dry)
             aerr = clSetKernelArg(k->h, idx, n, v);
         if (aerr && !err)
             err = aerr;
     }
     e->err = err;
-    if (head_stop(s, c, e, &rc))
+    if (head_stop(s, e, &rc))
         return rc;
     cl_event ev = NULL;
-    err = clEnqueueNDRangeKernel(e->q->h, k->h, dim, off, gws, has_lws ? lws : NULL, e->nw,
-                                 e->nw ? e->w : NULL, &ev);
+    err = clEnqueueNDRangeKernel(e->q->h, k->h, m.dim, m.offset, m.global,
+                                 m.has_local ? m.local : NULL, e->nw, e->nw ? e->w : NULL, &ev);
     return finish_free(s, e, err, ev);
 }
 
@@ -181,48 +199,41 @@ static void job_push(mgpx_session_t *s, mgpx_job_t *j)
  * [addr, addr + size) of the client and nowhere else).  A write that fails
  * here still gets a job, which drains its data from the bulk lane (a
  * one-copy write has none). */
-static int transfer(mgpx_session_t *s, mgw_cur_t *c, int type, int cma)
+static int transfer(mgpx_session_t *s, const mgw_xfer_head_t *x, int type, size_t off,
+                    const mgw_rect_t *rect, int cma, uint64_t addr)
 {
-    enq_head_t *e = malloc(sizeof *e);
+    if (cma && !mgtr_cma_range_ok(addr, x->size))
+        return MGPX_BAD; /* malformed: not a range of the client's address space */
+    enq_head_t *e = head_new(s, &x->head);
     mgpx_job_t *j = calloc(1, sizeof *j);
     cl_int err;
-    int rc = MGPX_NOREPLY, rect = type == JOB_WRITE_RECT || type == JOB_READ_RECT;
+    int rc = MGPX_NOREPLY;
     if (!e || !j) {
         free(e);
         free(j);
         return CL_OUT_OF_HOST_MEMORY;
     }
     j->type = type;
-    j->xfer = mgw_cur_u64(c);
-    j->size = mgw_cur_size(c, SIZE_MAX);
-    head_decode(s, c, e);
+    j->xfer = x->xfer;
+    j->size = x->size;
     err = e->err;
-    j->mem = mem_of(s, mgw_cur_u64(c), &err);
+    j->mem = mem_of(s, x->mem, &err);
     if (rect) {
-        for (int i = 0; i < 3; i++)
-            j->bo[i] = mgw_cur_size(c, SIZE_MAX);
-        for (int i = 0; i < 3; i++)
-            j->reg[i] = mgw_cur_size(c, SIZE_MAX);
-        j->brp = mgw_cur_size(c, SIZE_MAX);
-        j->bsp = mgw_cur_size(c, SIZE_MAX);
+        memcpy(j->bo, rect->origin, sizeof j->bo);
+        memcpy(j->reg, rect->region, sizeof j->reg);
+        j->brp = rect->row_pitch;
+        j->bsp = rect->slice_pitch;
         if (!err && (j->reg[0] == 0 || j->reg[1] == 0 || j->reg[2] == 0 ||
                      j->reg[0] > SIZE_MAX / j->reg[1] / j->reg[2] ||
                      j->reg[0] * j->reg[1] * j->reg[2] != j->size || j->size > (1ull << 32)))
             err = CL_INVALID_VALUE;
     } else {
-        j->off = mgw_cur_size(c, SIZE_MAX);
+        j->off = off;
     }
     if (cma) {
-        j->addr = mgw_cur_u64(c);
-        if (!mgtr_cma_range_ok(j->addr, j->size))
-            c->err = 1; /* malformed: not a range of the client's address space */
-        else if (!err && s->cma_pid <= 0)
+        j->addr = addr;
+        if (!err && s->cma_pid <= 0)
             err = CL_INVALID_OPERATION; /* the lane is not on in this session */
-    }
-    if (mgw_cur_done(c)) {
-        free(e);
-        free(j);
-        return MGPX_BAD;
     }
     if (s->dry) {
         free(e);
@@ -275,98 +286,107 @@ static int transfer(mgpx_session_t *s, mgw_cur_t *c, int type, int cma)
 
 int mgpx_op_write(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    return transfer(s, c, JOB_WRITE, 0);
+    mgw_enq_write_t m;
+    return mgw_enq_write_decode(c, &m) ? MGPX_BAD : transfer(s, &m.x, JOB_WRITE, m.off, NULL, 0, 0);
 }
 
 int mgpx_op_read(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    return transfer(s, c, JOB_READ, 0);
+    mgw_enq_read_t m;
+    return mgw_enq_read_decode(c, &m) ? MGPX_BAD : transfer(s, &m.x, JOB_READ, m.off, NULL, 0, 0);
 }
 
 int mgpx_op_write_cma(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    return transfer(s, c, JOB_WRITE, 1);
+    mgw_enq_write_cma_t m;
+    return mgw_enq_write_cma_decode(c, &m) ? MGPX_BAD
+                                           : transfer(s, &m.x, JOB_WRITE, m.off, NULL, 1, m.addr);
 }
 
 int mgpx_op_read_cma(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    return transfer(s, c, JOB_READ, 1);
+    mgw_enq_read_cma_t m;
+    return mgw_enq_read_cma_decode(c, &m) ? MGPX_BAD
+                                          : transfer(s, &m.x, JOB_READ, m.off, NULL, 1, m.addr);
 }
 
 int mgpx_op_write_rect(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    return transfer(s, c, JOB_WRITE_RECT, 0);
+    mgw_enq_write_rect_t m;
+    return mgw_enq_write_rect_decode(c, &m) ? MGPX_BAD
+                                            : transfer(s, &m.x, JOB_WRITE_RECT, 0, &m.rect, 0, 0);
 }
 
 int mgpx_op_read_rect(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    return transfer(s, c, JOB_READ_RECT, 0);
+    mgw_enq_read_rect_t m;
+    return mgw_enq_read_rect_decode(c, &m) ? MGPX_BAD
+                                           : transfer(s, &m.x, JOB_READ_RECT, 0, &m.rect, 0, 0);
 }
 
 int mgpx_op_copy(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    enq_head_t *e = malloc(sizeof *e);
+    mgw_enq_copy_t m;
     int rc;
+    if (mgw_enq_copy_decode(c, &m))
+        return MGPX_BAD;
+    enq_head_t *e = head_new(s, &m.head);
     if (!e)
         return CL_OUT_OF_HOST_MEMORY;
-    head_decode(s, c, e);
-    cl_mem src = mem_of(s, mgw_cur_u64(c), &e->err), dst = mem_of(s, mgw_cur_u64(c), &e->err);
-    size_t so = mgw_cur_size(c, SIZE_MAX), dof = mgw_cur_size(c, SIZE_MAX);
-    size_t n = mgw_cur_size(c, SIZE_MAX);
-    if (head_stop(s, c, e, &rc))
+    cl_mem src = mem_of(s, m.src, &e->err), dst = mem_of(s, m.dst, &e->err);
+    if (head_stop(s, e, &rc))
         return rc;
     cl_event ev = NULL;
-    cl_int err =
-        clEnqueueCopyBuffer(e->q->h, src, dst, so, dof, n, e->nw, e->nw ? e->w : NULL, &ev);
+    cl_int err = clEnqueueCopyBuffer(e->q->h, src, dst, m.src_off, m.dst_off, m.size, e->nw,
+                                     e->nw ? e->w : NULL, &ev);
     return finish_free(s, e, err, ev);
 }
 
 int mgpx_op_copy_rect(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    enq_head_t *e = malloc(sizeof *e);
-    size_t v[13];
+    mgw_enq_copy_rect_t m;
     int rc;
+    if (mgw_enq_copy_rect_decode(c, &m))
+        return MGPX_BAD;
+    enq_head_t *e = head_new(s, &m.head);
     if (!e)
         return CL_OUT_OF_HOST_MEMORY;
-    head_decode(s, c, e);
-    cl_mem src = mem_of(s, mgw_cur_u64(c), &e->err), dst = mem_of(s, mgw_cur_u64(c), &e->err);
-    for (int i = 0; i < 13; i++)
-        v[i] = mgw_cur_size(c, SIZE_MAX);
-    if (head_stop(s, c, e, &rc))
+    cl_mem src = mem_of(s, m.src, &e->err), dst = mem_of(s, m.dst, &e->err);
+    if (head_stop(s, e, &rc))
         return rc;
     cl_event ev = NULL;
-    cl_int err = clEnqueueCopyBufferRect(e->q->h, src, dst, v, v + 3, v + 6, v[9], v[10], v[11],
-                                         v[12], e->nw, e->nw ? e->w : NULL, &ev);
+    cl_int err = clEnqueueCopyBufferRect(e->q->h, src, dst, m.src_origin, m.dst_origin, m.region,
+                                         m.src_row_pitch, m.src_slice_pitch, m.dst_row_pitch,
+                                         m.dst_slice_pitch, e->nw, e->nw ? e->w : NULL, &ev);
     return finish_free(s, e, err, ev);
 }
 
 int mgpx_op_fill(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    enq_head_t *e = malloc(sizeof *e);
-    size_t plen;
+    mgw_enq_fill_t m;
     int rc;
+    if (mgw_enq_fill_decode(c, &m))
+        return MGPX_BAD;
+    enq_head_t *e = head_new(s, &m.head);
     if (!e)
         return CL_OUT_OF_HOST_MEMORY;
-    head_decode(s, c, e);
-    cl_mem m = mem_of(s, mgw_cur_u64(c), &e->err);
-    const void *pat = mgw_cur_bytes(c, &plen);
-    size_t off = mgw_cur_size(c, SIZE_MAX), n = mgw_cur_size(c, SIZE_MAX);
-    if (head_stop(s, c, e, &rc))
+    cl_mem mem = mem_of(s, m.mem, &e->err);
+    if (head_stop(s, e, &rc))
         return rc;
     cl_event ev = NULL;
-    cl_int err =
-        clEnqueueFillBuffer(e->q->h, m, pat, plen, off, n, e->nw, e->nw ? e->w : NULL, &ev);
+    cl_int err = clEnqueueFillBuffer(e->q->h, mem, m.pattern.p, m.pattern.n, m.off, m.size, e->nw,
+                                     e->nw ? e->w : NULL, &ev);
     return finish_free(s, e, err, ev);
 }
 
-static int marker(mgpx_session_t *s, mgw_cur_t *c, int barrier)
+/* A marker or barrier (same message layout). */
+static int marker(mgpx_session_t *s, const mgw_enq_head_t *h, int barrier)
 {
-    enq_head_t *e = malloc(sizeof *e);
     int rc;
+    enq_head_t *e = head_new(s, h);
     if (!e)
         return CL_OUT_OF_HOST_MEMORY;
-    head_decode(s, c, e);
-    if (head_stop(s, c, e, &rc))
+    if (head_stop(s, e, &rc))
         return rc;
     cl_event ev = NULL;
     cl_int err = barrier ? clEnqueueBarrierWithWaitList(e->q->h, e->nw, e->nw ? e->w : NULL, &ev)
@@ -376,10 +396,12 @@ static int marker(mgpx_session_t *s, mgw_cur_t *c, int barrier)
 
 int mgpx_op_marker(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    return marker(s, c, 0);
+    mgw_enq_marker_t m;
+    return mgw_enq_marker_decode(c, &m) ? MGPX_BAD : marker(s, &m.head, 0);
 }
 
 int mgpx_op_barrier(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    return marker(s, c, 1);
+    mgw_enq_barrier_t m;
+    return mgw_enq_barrier_decode(c, &m) ? MGPX_BAD : marker(s, &m.head, 1);
 }

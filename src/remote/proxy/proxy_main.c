@@ -101,13 +101,10 @@ static void *conn_main(void *arg)
         mgpx_log("connection from %s refused: %s", peer, err);
         px.t->close(ep);
     } else if (lane == MGW_LANE_BULK) {
-        uint8_t raw[MGW_HDR_SIZE], join[MGW_TOKEN + 4], tok[MGW_TOKEN];
-        mgw_hdr_t h;
+        uint8_t tok[MGW_TOKEN];
         mgpx_session_t *s = NULL;
         uint32_t idx = UINT32_MAX;
-        if (!px.t->recv(ep, raw, sizeof raw) && !mgw_hdr_parse(raw, &h, sizeof join) &&
-            h.op == MGW_OP_JOIN && h.length == sizeof join && !px.t->recv(ep, join, sizeof join) &&
-            !mgw_join_decode(join, sizeof join, tok, &idx) && !px.t->set_timeout(ep, 0)) {
+        if (!mgtr_auth_join(px.t, ep, tok, &idx) && !px.t->set_timeout(ep, 0)) {
             /* The command lane's thread registers its session just after
              * AUTH_OK, so a quick client's bulk lane may arrive first. */
             struct timespec until;

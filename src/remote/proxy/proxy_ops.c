@@ -7,13 +7,6 @@
 
 #include "proxy.h"
 
-/* A request must be consumed exactly. */
-#define DECODED(c)                                                                                 \
-    do {                                                                                           \
-        if (mgw_cur_done(c))                                                                       \
-            return MGPX_BAD;                                                                       \
-    } while (0)
-
 cl_device_id mgpx_dev(mgpx_session_t *s, uint64_t idx)
 {
     if (!s->px || idx >= s->px->ndev)
@@ -110,34 +103,50 @@ static int dev_param_ok(cl_uint p)
            p != 0x4054 /* CL_DEVICE_PARENT_DEVICE_EXT */;
 }
 
+/* The parameters of device dev that it has, values malloc'd; their number. */
+static uint32_t dev_params(cl_device_id dev, mgw_dev_param_t *out)
+{
+    uint32_t n = 0;
+    for (size_t k = 0; k < 3; k++)
+        for (cl_uint p = dev_ranges[k][0]; p < dev_ranges[k][1]; p++) {
+            size_t sz = 0;
+            if (!dev_param_ok(p) || clGetDeviceInfo(dev, p, 0, NULL, &sz) || sz > 65536)
+                continue;
+            void *v = malloc(sz ? sz : 1);
+            if (v && clGetDeviceInfo(dev, p, sz, v, NULL) == CL_SUCCESS)
+                out[n++] = (mgw_dev_param_t){.param = p, .value = {v, sz}};
+            else
+                free(v);
+        }
+    return n;
+}
+
 static int op_devices(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    DECODED(c);
+    mgw_devices_t m;
+    size_t most = 0;
+    if (mgw_devices_decode(c, &m))
+        return MGPX_BAD;
     if (s->dry)
         return CL_SUCCESS;
-    mgw_buf_u32(r, s->px->ndev);
-    for (cl_uint d = 0; d < s->px->ndev; d++) {
-        size_t at = r->len, n = 0;
-        mgw_buf_u32(r, 0);
-        for (size_t k = 0; k < 3; k++)
-            for (cl_uint p = dev_ranges[k][0]; p < dev_ranges[k][1]; p++) {
-                size_t sz = 0;
-                if (!dev_param_ok(p) || clGetDeviceInfo(s->px->dev[d], p, 0, NULL, &sz) ||
-                    sz > 65536)
-                    continue;
-                void *v = malloc(sz ? sz : 1);
-                if (v && clGetDeviceInfo(s->px->dev[d], p, sz, v, NULL) == CL_SUCCESS) {
-                    mgw_buf_u32(r, p);
-                    mgw_buf_bytes(r, v, sz);
-                    n++;
-                }
-                free(v);
-            }
-        if (!r->err)
-            for (int i = 0; i < 4; i++)
-                r->p[at + i] = (uint8_t)(n >> (8 * i));
+    for (size_t k = 0; k < 3; k++)
+        most += dev_ranges[k][1] - dev_ranges[k][0];
+    cl_uint nd = s->px->ndev < MGW_MAX_DEVS ? s->px->ndev : MGW_MAX_DEVS;
+    mgw_device_t *devs = calloc(nd ? nd : 1, sizeof *devs);
+    mgw_dev_param_t *params = calloc(nd * most + 1, sizeof *params);
+    cl_int err = devs && params ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
+    for (cl_uint d = 0; d < nd && !err; d++) {
+        mgw_dev_param_t *dp = params + d * most;
+        devs[d].params = (mgw_dev_param_list_t){.n = dev_params(s->px->dev[d], dp), .v = dp};
     }
-    return CL_SUCCESS;
+    if (!err)
+        mgw_devices_reply_put(r, &(mgw_devices_reply_t){.devices = {.n = nd, .v = devs}});
+    for (cl_uint d = 0; d < nd && devs; d++)
+        for (uint32_t i = 0; i < devs[d].params.n; i++)
+            free((void *)devs[d].params.v[i].value.p);
+    free(devs);
+    free(params);
+    return err;
 }
 
 static int op_context_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
@@ -355,8 +364,8 @@ static int op_flush(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 
 static int op_ping(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    DECODED(c);
-    return CL_SUCCESS;
+    mgw_ping_t m;
+    return mgw_ping_decode(c, &m) ? MGPX_BAD : CL_SUCCESS;
 }
 
 int mgpx_op_info(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);

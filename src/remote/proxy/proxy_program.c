@@ -4,12 +4,6 @@
 
 #include "proxy.h"
 
-#define DECODED(c)                                                                                 \
-    do {                                                                                           \
-        if (mgw_cur_done(c))                                                                       \
-            return MGPX_BAD;                                                                       \
-    } while (0)
-
 /* Parameters whose values are handles never cross the wire: the client
  * answers those itself. */
 static int handle_param(int kind, cl_uint p)
@@ -63,7 +57,7 @@ static cl_int get_info(int kind, void *h, uint64_t aux, cl_device_id dev, cl_uin
     return CL_INVALID_VALUE;
 }
 
-/* CL_PROGRAM_BINARIES: u32 n, then each binary as bytes. */
+/* CL_PROGRAM_BINARIES: one binary per device in the reply. */
 static cl_int program_binaries(cl_program prog, mgw_buf_t *r)
 {
     cl_uint n = 0;
@@ -79,9 +73,10 @@ static cl_int program_binaries(cl_program prog, mgw_buf_t *r)
     if (!err)
         err = clGetProgramInfo(prog, CL_PROGRAM_BINARIES, n * sizeof(void *), bin, NULL);
     if (!err) {
-        mgw_buf_u32(r, n);
+        mgw_blob_t bl[MGW_MAX_DEVS];
         for (cl_uint i = 0; i < n; i++)
-            mgw_buf_bytes(r, bin[i], sizes[i]);
+            bl[i] = (mgw_blob_t){.data = {bin[i], sizes[i]}};
+        mgw_get_info_reply_put(r, &(mgw_get_info_reply_t){.binaries = {.n = n, .v = bl}});
     }
     for (cl_uint i = 0; i < n; i++)
         free(bin[i]);
@@ -140,7 +135,7 @@ int mgpx_op_info(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
         return CL_OUT_OF_HOST_MEMORY;
     err = get_info((int)kind, h, aux, dev, p, sz, v, NULL);
     if (!err)
-        mgw_buf_bytes(r, v, sz);
+        mgw_get_info_reply_put(r, &(mgw_get_info_reply_t){.value = {v, sz}});
     free(v);
     return err;
 }
@@ -156,45 +151,58 @@ static int put_program(mgpx_session_t *s, uint64_t id, cl_program p, cl_int err)
 
 int mgpx_op_program_source(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    uint64_t id = mgw_cur_u64(c), ctxid = mgw_cur_u64(c);
-    size_t n;
-    const char *src = mgw_cur_bytes(c, &n);
+    mgw_program_source_t m;
     cl_int err;
-    DECODED(c);
-    mgpx_obj_t *ctx = mgpx_map_get(&s->map, ctxid, MGW_K_CONTEXT);
+    if (mgw_program_source_decode(c, &m))
+        return MGPX_BAD;
+    mgpx_obj_t *ctx = mgpx_map_get(&s->map, m.ctx, MGW_K_CONTEXT);
     if (!ctx)
         return CL_INVALID_CONTEXT;
     if (s->dry)
         return CL_SUCCESS;
-    cl_program p = clCreateProgramWithSource(ctx->h, 1, &src, &n, &err);
-    return put_program(s, id, p, err);
+    const char *src = m.source.p;
+    cl_program p = clCreateProgramWithSource(ctx->h, 1, &src, &m.source.n, &err);
+    return put_program(s, m.id, p, err);
 }
 
 int mgpx_op_program_binary(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    uint64_t id = mgw_cur_u64(c), ctxid = mgw_cur_u64(c);
-    uint32_t n = mgw_cur_u32(c);
+    mgw_program_binary_t m;
+    mgw_binary_t bin;
     cl_device_id devs[MGW_MAX_DEVS];
     const unsigned char *bins[MGW_MAX_DEVS];
     size_t lens[MGW_MAX_DEVS];
     cl_int st[MGW_MAX_DEVS], err = CL_SUCCESS;
-    if (n == 0 || n > MGW_MAX_DEVS)
+    if (mgw_program_binary_decode(c, &m) || m.binaries.n == 0)
         return MGPX_BAD;
-    for (uint32_t i = 0; i < n; i++) {
-        if (!(devs[i] = mgpx_dev(s, mgw_cur_u64(c))))
+    uint32_t n = m.binaries.n;
+    for (uint32_t i = 0; mgw_binary_next(&m.binaries, &bin) == 0; i++) {
+        if (!(devs[i] = mgpx_dev(s, bin.dev)))
             err = CL_INVALID_DEVICE;
-        bins[i] = mgw_cur_bytes(c, &lens[i]);
+        bins[i] = bin.data.p;
+        lens[i] = bin.data.n;
     }
-    DECODED(c);
-    mgpx_obj_t *ctx = mgpx_map_get(&s->map, ctxid, MGW_K_CONTEXT);
+    mgpx_obj_t *ctx = mgpx_map_get(&s->map, m.ctx, MGW_K_CONTEXT);
     if (!ctx)
         return CL_INVALID_CONTEXT;
     if (err || s->dry)
         return err;
     cl_program p = clCreateProgramWithBinary(ctx->h, n, devs, lens, bins, st, &err);
-    err = put_program(s, id, p, err);
+    err = put_program(s, m.id, p, err);
+    mgw_status_t sl[MGW_MAX_DEVS];
     for (uint32_t i = 0; i < n; i++)
-        mgw_buf_i32(r, st[i]);
+        sl[i] = (mgw_status_t){.status = st[i]};
+    mgw_program_binary_reply_put(r, &(mgw_program_binary_reply_t){.statuses = {.n = n, .v = sl}});
+    return err;
+}
+
+/* The devices of a device list (wire indexes), or CL_INVALID_DEVICE. */
+static cl_int devs_get(mgpx_session_t *s, const mgw_ids_t *ids, cl_device_id *devs)
+{
+    cl_int err = CL_SUCCESS;
+    for (uint32_t i = 0; i < ids->n; i++)
+        if (!(devs[i] = mgpx_dev(s, mgw_ids_get(ids, i))))
+            err = CL_INVALID_DEVICE;
     return err;
 }
 
@@ -215,19 +223,17 @@ static char *with_arg_info(const char *opt)
 
 int mgpx_op_program_build(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    uint64_t id = mgw_cur_u64(c), idx[MGW_MAX_DEVS];
+    mgw_program_build_t m;
     cl_device_id devs[MGW_MAX_DEVS];
-    uint32_t n = mgw_cur_ids(c, idx, MGW_MAX_DEVS);
-    char *opt = mgw_cur_strdup(c), *o2 = NULL;
-    cl_int err = CL_SUCCESS;
-    if (mgw_cur_done(c)) {
-        free(opt);
+    char *o2 = NULL;
+    if (mgw_program_build_decode(c, &m)) {
+        mgw_program_build_free(&m);
         return MGPX_BAD;
     }
-    mgpx_obj_t *p = mgpx_map_get(&s->map, id, MGW_K_PROGRAM);
-    for (uint32_t i = 0; i < n; i++)
-        if (!(devs[i] = mgpx_dev(s, idx[i])))
-            err = CL_INVALID_DEVICE;
+    const char *opt = m.options;
+    uint32_t n = m.devs.n;
+    mgpx_obj_t *p = mgpx_map_get(&s->map, m.id, MGW_K_PROGRAM);
+    cl_int err = devs_get(s, &m.devs, devs);
     if (!p)
         err = CL_INVALID_PROGRAM;
     if (!err && !s->dry)
@@ -235,38 +241,37 @@ int mgpx_op_program_build(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
                                         : CL_OUT_OF_HOST_MEMORY;
     if (err == CL_BUILD_PROGRAM_FAILURE && !s->dry)
         err = clBuildProgram(p->h, n, n ? devs : NULL, opt, NULL, NULL);
-    free(opt);
+    mgw_program_build_free(&m);
     free(o2);
     return err;
 }
 
 int mgpx_op_program_compile(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    uint64_t id = mgw_cur_u64(c), idx[MGW_MAX_DEVS];
+    mgw_program_compile_t m;
+    mgw_header_t hd;
     cl_device_id devs[MGW_MAX_DEVS];
-    uint32_t n = mgw_cur_ids(c, idx, MGW_MAX_DEVS);
-    char *opt = mgw_cur_strdup(c), *o2 = NULL;
-    uint32_t nh = mgw_cur_u32(c);
-    cl_program hdr[64];
-    char *names[64] = {0};
+    cl_program hdr[MGW_MAX_HEADERS];
+    char *names[MGW_MAX_HEADERS] = {0}, *o2 = NULL;
+    if (mgw_program_compile_decode(c, &m)) {
+        mgw_program_compile_free(&m);
+        return MGPX_BAD;
+    }
+    const char *opt = m.options;
+    uint32_t n = m.devs.n, nh = m.headers.n;
     cl_int err = CL_SUCCESS;
-    if (nh > 64)
-        c->err = 1;
-    for (uint32_t i = 0; i < nh && !c->err; i++) {
-        mgpx_obj_t *h = mgpx_map_get(&s->map, mgw_cur_u64(c), MGW_K_PROGRAM);
+    for (uint32_t i = 0; mgw_header_next(&m.headers, &hd) == 0; i++) {
+        mgpx_obj_t *h = mgpx_map_get(&s->map, hd.program, MGW_K_PROGRAM);
         hdr[i] = h ? h->h : NULL;
         if (!h)
             err = CL_INVALID_PROGRAM;
-        names[i] = mgw_cur_strdup(c);
+        names[i] = (char *)hd.name; /* the header's copy: ours to free */
     }
-    mgpx_obj_t *p = mgpx_map_get(&s->map, id, MGW_K_PROGRAM);
-    for (uint32_t i = 0; i < n; i++)
-        if (!(devs[i] = mgpx_dev(s, idx[i])))
-            err = CL_INVALID_DEVICE;
+    if (devs_get(s, &m.devs, devs))
+        err = CL_INVALID_DEVICE;
+    mgpx_obj_t *p = mgpx_map_get(&s->map, m.id, MGW_K_PROGRAM);
     if (!p)
         err = CL_INVALID_PROGRAM;
-    if (mgw_cur_done(c))
-        err = MGPX_BAD;
     if (!err && !s->dry)
         err = (o2 = with_arg_info(opt))
                   ? clCompileProgram(p->h, n, n ? devs : NULL, o2, nh, nh ? hdr : NULL,
@@ -275,43 +280,39 @@ int mgpx_op_program_compile(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
     if (err == CL_COMPILE_PROGRAM_FAILURE && !s->dry)
         err = clCompileProgram(p->h, n, n ? devs : NULL, opt, nh, nh ? hdr : NULL,
                                nh ? (const char **)names : NULL, NULL, NULL);
-    for (uint32_t i = 0; i < 64; i++)
+    for (uint32_t i = 0; i < nh; i++)
         free(names[i]);
-    free(opt);
+    mgw_program_compile_free(&m);
     free(o2);
     return err;
 }
 
 int mgpx_op_program_link(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
-    uint64_t id = mgw_cur_u64(c), ctxid = mgw_cur_u64(c), idx[MGW_MAX_DEVS];
+    mgw_program_link_t m;
     cl_device_id devs[MGW_MAX_DEVS];
-    uint32_t n = mgw_cur_ids(c, idx, MGW_MAX_DEVS);
-    char *opt = mgw_cur_strdup(c);
-    uint64_t pid[MGW_MAX_DEVS];
     cl_program progs[MGW_MAX_DEVS];
-    uint32_t np = mgw_cur_ids(c, pid, MGW_MAX_DEVS);
-    cl_int err = CL_SUCCESS;
-    mgpx_obj_t *ctx = mgpx_map_get(&s->map, ctxid, MGW_K_CONTEXT);
-    for (uint32_t i = 0; i < n; i++)
-        if (!(devs[i] = mgpx_dev(s, idx[i])))
-            err = CL_INVALID_DEVICE;
+    if (mgw_program_link_decode(c, &m)) {
+        mgw_program_link_free(&m);
+        return MGPX_BAD;
+    }
+    uint32_t n = m.devs.n, np = m.programs.n;
+    mgpx_obj_t *ctx = mgpx_map_get(&s->map, m.ctx, MGW_K_CONTEXT);
+    cl_int err = devs_get(s, &m.devs, devs);
     for (uint32_t i = 0; i < np; i++) {
-        mgpx_obj_t *p = mgpx_map_get(&s->map, pid[i], MGW_K_PROGRAM);
+        mgpx_obj_t *p = mgpx_map_get(&s->map, mgw_ids_get(&m.programs, i), MGW_K_PROGRAM);
         progs[i] = p ? p->h : NULL;
         if (!p)
             err = CL_INVALID_PROGRAM;
     }
     if (!ctx)
         err = CL_INVALID_CONTEXT;
-    if (mgw_cur_done(c))
-        err = MGPX_BAD;
     if (!err && !s->dry) {
-        cl_program p = clLinkProgram(ctx->h, n, n ? devs : NULL, opt, np, progs, NULL, NULL, &err);
-        err = put_program(s, id, p, err);
-        mgw_buf_u8(r, p != NULL);
+        cl_program p =
+            clLinkProgram(ctx->h, n, n ? devs : NULL, m.options, np, progs, NULL, NULL, &err);
+        err = put_program(s, m.id, p, err);
     }
-    free(opt);
+    mgw_program_link_free(&m);
     return err;
 }
 
@@ -339,36 +340,39 @@ int mgpx_op_kernel_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
     cl_int err;
     cl_uint nargs = 0;
     int bad = mgw_kernel_create_decode(c, &m);
-    uint64_t id = m.id;
-    char *name = (char *)m.name; /* decode's copy: ours to free */
-    if (bad) {
-        free(name);
-        return MGPX_BAD;
+    mgpx_obj_t *p = bad ? NULL : mgpx_map_get(&s->map, m.program, MGW_K_PROGRAM);
+    if (bad || !p || s->dry) {
+        mgw_kernel_create_free(&m);
+        return bad ? MGPX_BAD : p ? CL_SUCCESS : CL_INVALID_PROGRAM;
     }
-    mgpx_obj_t *p = mgpx_map_get(&s->map, m.program, MGW_K_PROGRAM);
-    if (!p || s->dry) {
-        free(name);
-        return p ? CL_SUCCESS : CL_INVALID_PROGRAM;
-    }
-    cl_kernel k = clCreateKernel(p->h, name, &err);
-    free(name);
+    cl_kernel k = clCreateKernel(p->h, m.name, &err);
+    mgw_kernel_create_free(&m);
     if (err)
         return err;
     mgpx_kargs_t *ka = NULL;
-    if (clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL) || nargs > 4096 ||
-        !(ka = malloc(sizeof *ka + nargs)) || mgpx_map_put(&s->map, id, MGW_K_KERNEL, k, ka)) {
+    if (clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL) ||
+        nargs > MGW_MAX_ARGS || !(ka = malloc(sizeof *ka + nargs)) ||
+        mgpx_map_put(&s->map, m.id, MGW_K_KERNEL, k, ka)) {
         free(ka);
         clReleaseKernel(k);
         return CL_INVALID_VALUE;
     }
     ka->n = nargs;
-    mgw_buf_u32(r, nargs);
+    mgw_karg_info_t *ai = calloc(nargs ? nargs : 1, sizeof *ai);
+    char(*type)[128] = calloc(nargs ? nargs : 1, sizeof *type);
     for (cl_uint i = 0; i < nargs; i++) {
-        char type[128] = "";
-        mgw_buf_u8(r, ka->kind[i] = arg_kind(k, i));
-        if (clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_NAME, sizeof type - 1, type, NULL))
-            type[0] = 0;
-        mgw_buf_str(r, type);
+        ka->kind[i] = arg_kind(k, i);
+        if (type &&
+            clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_NAME, sizeof type[i] - 1, type[i], NULL))
+            type[i][0] = 0;
+        if (ai)
+            ai[i] = (mgw_karg_info_t){.kind = ka->kind[i], .type = type ? type[i] : ""};
     }
+    if (ai && type)
+        mgw_kernel_create_reply_put(r, &(mgw_kernel_create_reply_t){.args = {.n = nargs, .v = ai}});
+    else
+        r->err = 1; /* answered CL_OUT_OF_HOST_MEMORY; the kernel stays until released */
+    free(ai);
+    free(type);
     return CL_SUCCESS;
 }

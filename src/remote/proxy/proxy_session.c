@@ -64,9 +64,8 @@ int mgpx_reply(mgpx_session_t *s, uint32_t seq, cl_int rc, const mgw_buf_t *extr
 {
     mgw_buf_t b;
     int r;
-    mgw_buf_init(&b, MGW_OP_REPLY, 0, seq);
-    mgw_buf_i32(&b, rc);
-    if (extra)
+    mgw_reply_init(&b, seq, rc);
+    if (extra) /* the op's reply fields, put by its handler */
         mgw_buf_raw(&b, extra->p + MGW_HDR_SIZE, extra->len - MGW_HDR_SIZE);
     r = send_locked(s, &b);
     mgw_buf_free(&b);
@@ -237,18 +236,26 @@ static int events_report(mgpx_session_t *s, uint64_t qid)
     }
     pthread_mutex_unlock(&ev_lock);
     s->done_by_fin += m;
-    for (size_t k = 0; k < m && rc == 0; k += MGW_MAX_DONE) {
+    mgw_event_status_t *es = m ? malloc(m * sizeof *es) : NULL;
+    for (size_t k = 0; k < m && es; k++)
+        es[k] = (mgw_event_status_t){.event = d[k].id, .status = d[k].st};
+    for (size_t k = 0; k < m && es && rc == 0; k += MGW_MAX_DONE) {
         size_t cnt = m - k < MGW_MAX_DONE ? m - k : MGW_MAX_DONE;
         mgw_buf_t b;
-        mgw_buf_init(&b, MGW_OP_EVENTS_DONE, 0, 0);
-        mgw_buf_u32(&b, (uint32_t)cnt);
-        for (size_t i = k; i < k + cnt; i++) {
-            mgw_buf_u64(&b, d[i].id);
-            mgw_buf_i32(&b, d[i].st);
-        }
+        mgw_events_done_encode(&b, 0,
+                               &(mgw_events_done_t){.done = {.n = (uint32_t)cnt, .v = es + k}});
         rc = send_locked(s, &b);
         mgw_buf_free(&b);
     }
+    if (m && !es) { /* no memory for the list: one at a time */
+        for (size_t k = 0; k < m && rc == 0; k++) {
+            mgw_buf_t b;
+            mgw_event_done_encode(&b, 0, &(mgw_event_done_t){.event = d[k].id, .status = d[k].st});
+            rc = send_locked(s, &b);
+            mgw_buf_free(&b);
+        }
+    }
+    free(es);
     free(d);
     return rc;
 }

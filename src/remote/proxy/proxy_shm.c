@@ -21,7 +21,8 @@ static void shm_unlink_name(mgpx_session_t *s)
 
 int mgpx_op_shm_open(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *reply)
 {
-    if (mgw_cur_done(c))
+    mgw_shm_open_t m;
+    if (mgw_shm_open_decode(c, &m))
         return MGPX_BAD;
     if (s->dry || (s->px && s->px->no_shm) || s->shm_base || s->stripe[0].bk.base ||
         s->nstripes > 1)
@@ -32,7 +33,7 @@ int mgpx_op_shm_open(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *reply)
         mgpx_log("session %u (%s): cannot make a shm segment; stream bulk lane", s->num, s->peer);
         return CL_OUT_OF_RESOURCES;
     }
-    mgw_buf_str(reply, s->shm_name);
+    mgw_shm_open_reply_put(reply, &(mgw_shm_open_reply_t){.name = s->shm_name});
     return CL_SUCCESS;
 }
 

@@ -174,6 +174,6 @@ int mgpx_op_streams(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *reply)
     pthread_mutex_unlock(&s->lock);
     if (late)
         return CL_INVALID_OPERATION; /* the lane is already there */
-    mgw_buf_u32(reply, n);
+    mgw_streams_reply_put(reply, &(mgw_streams_reply_t){.granted = n});
     return CL_SUCCESS;
 }

@@ -6,15 +6,15 @@
  *   - shm (bulk_shm.c): client and proxy on one host share a POSIX shm
  *     segment that holds two rings of slots (client->proxy for writes,
  *     proxy->client for reads); the BULK message carries only a descriptor
- *     (u32 slot, u32 offset in the slot, u32 length).  Flow control: each
+ *     (record shm_desc: slot, offset in the slot, length).  Flow control: each
  *     slot has a state word in the segment (0 free, 1 full); the sender
  *     waits for its next slot to be free (a credit), the receiver frees it
  *     when it is done with the bytes (a futex wakes the sender).
  *
  * Every BULK message is the 16-byte header (op MGW_OP_BULK, flags
- * MGW_F_LAST on the last chunk of a transfer) and the prefix u64 xfer,
- * u64 offset in the transfer, i32 status; then the data (stream) or the
- * descriptor (shm).  A chunk is at most MGW_CHUNK bytes.
+ * MGW_F_LAST on the last chunk of a transfer) and the prefix, message bulk
+ * of wire/messages.h (xfer, offset in the transfer, status); then the data
+ * (stream) or the descriptor (shm).  A chunk is at most MGW_CHUNK bytes.
  *
  * A third lane moves no bytes at all: the one-copy lane (bulk_cma.c, a
  * client on this host that let its proxy attach to its memory).  A plain
@@ -39,8 +39,8 @@
 
 #include "transport.h"
 
-#define MGTR_BULK_PREFIX 20 /* u64 xfer, u64 offset, i32 status */
-#define MGTR_SHM_DESC 12    /* u32 slot, u32 offset in slot, u32 length */
+#define MGTR_BULK_PREFIX 20 /* the encoded size of message bulk (wire/messages.h) */
+#define MGTR_SHM_DESC 12    /* ... and of record shm_desc */
 #define MGTR_SHM_SLOTS 8    /* slots per ring (per direction) */
 #define MGTR_SHM_SLOT MGW_CHUNK
 #define MGTR_SHM_HDR 4096 /* segment header: magic, geometry, slot states */
@@ -124,7 +124,7 @@ void mgtr_bulk_fini(mgtr_bulk_t *b);
 int mgtr_shm_desc_decode(const uint8_t *p, size_t n, uint32_t nslots, uint32_t slot_size,
                          uint32_t *slot, uint32_t *off, uint32_t *len);
 /* One-copy lane (bulk_cma.c).  MGTR_CMA_NONCE: the probe's size. */
-#define MGTR_CMA_NONCE 16
+#define MGTR_CMA_NONCE MGW_CMA_NONCE
 #define MGTR_CMA_MAX ((uint64_t)1 << 48) /* no host range is longer */
 /* 1 when [addr, addr + size) is a range of a 64-bit address space: addr
  * not 0, size <= MGTR_CMA_MAX, no wrap, fits a pointer.  (Fuzzed.) */
@@ -139,8 +139,11 @@ int mgtr_cma_copy(long pid, int to_client, uint64_t addr, void *local, size_t n)
  * caller; returns when all are done.  Thread-safe. */
 int mgtr_cma_copy_par(long pid, int to_client, uint64_t addr, void *local, size_t n);
 
-/* Common BULK header + prefix (both lanes). */
-int mgtr_bulk_hdr_send(mgtr_bulk_t *b, const mgtr_chunk_t *ch, size_t extra);
+/* Common BULK header + prefix (both lanes): sends them, and desc (shm lane)
+ * if not NULL; the header counts data more bytes, which the caller sends
+ * next (stream lane). */
+int mgtr_bulk_hdr_send(mgtr_bulk_t *b, const mgtr_chunk_t *ch, const mgw_shm_desc_t *desc,
+                       size_t data);
 int mgtr_bulk_hdr_recv(mgtr_bulk_t *b, mgtr_chunk_t *ch, size_t *extra, size_t max_extra);
 
 #endif

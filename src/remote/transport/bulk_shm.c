@@ -102,10 +102,12 @@ int mgtr_shm_desc_decode(const uint8_t *p, size_t n, uint32_t nslots, uint32_t s
                          uint32_t *slot, uint32_t *off, uint32_t *len)
 {
     mgw_cur_t c;
+    mgw_shm_desc_t d;
     mgw_cur_init(&c, p, n);
-    *slot = mgw_cur_u32(&c);
-    *off = mgw_cur_u32(&c);
-    *len = mgw_cur_u32(&c);
+    mgw_shm_desc_get(&c, &d);
+    *slot = d.slot;
+    *off = d.off;
+    *len = d.len;
     if (mgw_cur_done(&c) || *slot >= nslots || *off > slot_size || *len > slot_size - *off)
         return -1;
     return 0;
@@ -135,8 +137,7 @@ static int shm_acquire(mgtr_bulk_t *b, mgtr_chunk_t *ch)
 
 static int shm_send(mgtr_bulk_t *b, const mgtr_chunk_t *ch, const void *src)
 {
-    uint8_t d[MGTR_SHM_DESC];
-    uint32_t v[3] = {ch->slot < 0 ? 0 : (uint32_t)ch->slot, 0, (uint32_t)ch->n};
+    mgw_shm_desc_t d = {.slot = ch->slot < 0 ? 0 : (uint32_t)ch->slot, .len = (uint32_t)ch->n};
     if (ch->n) {
         if (ch->slot < 0 || (unsigned)ch->slot != b->tx_next || ch->n > MGTR_SHM_SLOT)
             return -1;
@@ -147,12 +148,7 @@ static int shm_send(mgtr_bulk_t *b, const mgtr_chunk_t *ch, const void *src)
     } else {
         b->tx_acq = b->tx_next;
     }
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 4; j++)
-            d[4 * i + j] = (uint8_t)(v[i] >> (8 * j));
-    if (mgtr_bulk_hdr_send(b, ch, sizeof d))
-        return -1;
-    return b->t->send(b->ep, d, sizeof d);
+    return mgtr_bulk_hdr_send(b, ch, &d, 0);
 }
 
 static int shm_recv_hdr(mgtr_bulk_t *b, mgtr_chunk_t *ch)

@@ -15,64 +15,71 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Receives one handshake message of the expected op into payload (exact len). */
-static int recv_exact(const mgtr_transport_t *t, mgtr_ep_t *ep, uint16_t op, void *payload,
-                      size_t len)
+#define HS_MAX 128 /* no handshake message is longer */
+
+/* Receives one handshake message of op into buf: 0 with c over its payload,
+ * or -1. */
+static int hs_recv(const mgtr_transport_t *t, mgtr_ep_t *ep, uint16_t op, uint8_t buf[HS_MAX],
+                   mgw_cur_t *c)
 {
     uint8_t raw[MGW_HDR_SIZE];
     mgw_hdr_t h;
-    if (t->recv(ep, raw, sizeof raw) || mgw_hdr_parse(raw, &h, 1024) || h.op != op ||
-        h.length != len)
+    if (t->recv(ep, raw, sizeof raw) || mgw_hdr_parse(raw, &h, HS_MAX) || h.op != op ||
+        (h.length && t->recv(ep, buf, h.length)))
         return -1;
-    return t->recv(ep, payload, len);
+    mgw_cur_init(c, buf, h.length);
+    return 0;
 }
 
-static int send_raw(const mgtr_transport_t *t, mgtr_ep_t *ep, uint16_t op, const void *a, size_t na,
-                    const void *b, size_t nb)
+/* Sends a message that encode started in m, and frees m. */
+static int hs_send(const mgtr_transport_t *t, mgtr_ep_t *ep, mgw_buf_t *m)
 {
-    mgw_buf_t m;
-    int rc;
-    mgw_buf_init(&m, op, 0, 0);
-    mgw_buf_raw(&m, a, na);
-    mgw_buf_raw(&m, b, nb);
-    rc = mgtr_msg_send(t, ep, &m);
-    mgw_buf_free(&m);
+    int rc = mgtr_msg_send(t, ep, m);
+    mgw_buf_free(m);
     return rc;
 }
 
 int mgtr_auth_client(const mgtr_transport_t *t, mgtr_ep_t *ep, const mgw_key_t *key, int lane,
                      unsigned stripe, uint8_t token[MGW_TOKEN], char *err, size_t errlen)
 {
-    uint8_t nc[MGW_NONCE], ch[MGW_NONCE + MGW_MAC], want[MGW_MAC], resp[MGW_MAC];
-    uint8_t l = (uint8_t)lane, tok[MGW_TOKEN];
+    uint8_t buf[HS_MAX], want[MGW_MAC];
+    mgw_hello_t hello = {.lane = (uint8_t)lane};
+    mgw_challenge_t ch;
+    mgw_response_t resp;
+    mgw_auth_ok_t ok;
+    mgw_buf_t m;
+    mgw_cur_t c;
     if (sodium_init() < 0) {
         snprintf(err, errlen, "libsodium initialization failed");
         return -1;
     }
-    randombytes_buf(nc, sizeof nc);
-    if (send_raw(t, ep, MGW_OP_HELLO, &l, 1, nc, sizeof nc) ||
-        recv_exact(t, ep, MGW_OP_CHALLENGE, ch, sizeof ch)) {
+    randombytes_buf(hello.nonce, sizeof hello.nonce);
+    mgw_hello_encode(&m, 0, &hello);
+    if (hs_send(t, ep, &m) || hs_recv(t, ep, MGW_OP_CHALLENGE, buf, &c) ||
+        mgw_challenge_decode(&c, &ch)) {
         snprintf(err, errlen, "handshake failed (connection closed or not an mpigpu-proxy)");
         return -1;
     }
-    mgw_auth_mac(key, "mgrm-proxy", l, nc, ch, want);
-    if (sodium_memcmp(want, ch + MGW_NONCE, MGW_MAC)) {
+    mgw_auth_mac(key, "mgrm-proxy", hello.lane, hello.nonce, ch.nonce, want);
+    if (sodium_memcmp(want, ch.mac, MGW_MAC)) {
         snprintf(err, errlen, "the proxy did not prove the shared key (wrong key?)");
         return -1;
     }
-    mgw_auth_mac(key, "mgrm-client", l, ch, nc, resp);
-    if (send_raw(t, ep, MGW_OP_RESPONSE, resp, sizeof resp, NULL, 0) ||
-        recv_exact(t, ep, MGW_OP_AUTH_OK, tok, sizeof tok)) {
+    mgw_auth_mac(key, "mgrm-client", hello.lane, ch.nonce, hello.nonce, resp.mac);
+    mgw_response_encode(&m, 0, &resp);
+    if (hs_send(t, ep, &m) || hs_recv(t, ep, MGW_OP_AUTH_OK, buf, &c) ||
+        mgw_auth_ok_decode(&c, &ok)) {
         snprintf(err, errlen, "the proxy refused the key");
         return -1;
     }
     if (lane == MGW_LANE_CMD) {
-        memcpy(token, tok, MGW_TOKEN);
+        memcpy(token, ok.token, MGW_TOKEN);
         return 0;
     }
-    uint8_t idx[4] = {(uint8_t)stripe, (uint8_t)(stripe >> 8), (uint8_t)(stripe >> 16),
-                      (uint8_t)(stripe >> 24)};
-    if (send_raw(t, ep, MGW_OP_JOIN, token, MGW_TOKEN, idx, sizeof idx)) {
+    mgw_join_t join = {.stripe = stripe};
+    memcpy(join.token, token, MGW_TOKEN);
+    mgw_join_encode(&m, 0, &join);
+    if (hs_send(t, ep, &m)) {
         snprintf(err, errlen, "bulk lane: join failed");
         return -1;
     }
@@ -82,31 +89,54 @@ int mgtr_auth_client(const mgtr_transport_t *t, mgtr_ep_t *ep, const mgw_key_t *
 int mgtr_auth_proxy(const mgtr_transport_t *t, mgtr_ep_t *ep, const mgw_key_t *key,
                     uint8_t token[MGW_TOKEN], char *err, size_t errlen)
 {
-    uint8_t hello[1 + MGW_NONCE], ns[MGW_NONCE], m[MGW_MAC], want[MGW_MAC];
-    if (recv_exact(t, ep, MGW_OP_HELLO, hello, sizeof hello)) {
+    uint8_t buf[HS_MAX], want[MGW_MAC];
+    mgw_hello_t hello;
+    mgw_challenge_t ch;
+    mgw_response_t resp;
+    mgw_auth_ok_t ok;
+    mgw_buf_t m;
+    mgw_cur_t c;
+    if (hs_recv(t, ep, MGW_OP_HELLO, buf, &c) || mgw_hello_decode(&c, &hello)) {
         snprintf(err, errlen, "bad or missing HELLO");
         return -1;
     }
-    if (hello[0] != MGW_LANE_CMD && hello[0] != MGW_LANE_BULK) {
-        snprintf(err, errlen, "bad lane %u in HELLO", hello[0]);
+    if (hello.lane != MGW_LANE_CMD && hello.lane != MGW_LANE_BULK) {
+        snprintf(err, errlen, "bad lane %u in HELLO", hello.lane);
         return -1;
     }
-    randombytes_buf(ns, sizeof ns);
-    mgw_auth_mac(key, "mgrm-proxy", hello[0], hello + 1, ns, m);
-    if (send_raw(t, ep, MGW_OP_CHALLENGE, ns, sizeof ns, m, sizeof m) ||
-        recv_exact(t, ep, MGW_OP_RESPONSE, m, sizeof m)) {
+    randombytes_buf(ch.nonce, sizeof ch.nonce);
+    mgw_auth_mac(key, "mgrm-proxy", hello.lane, hello.nonce, ch.nonce, ch.mac);
+    mgw_challenge_encode(&m, 0, &ch);
+    if (hs_send(t, ep, &m) || hs_recv(t, ep, MGW_OP_RESPONSE, buf, &c) ||
+        mgw_response_decode(&c, &resp)) {
         snprintf(err, errlen, "authentication failed: no valid response (client without the key?)");
         return -1;
     }
-    mgw_auth_mac(key, "mgrm-client", hello[0], ns, hello + 1, want);
-    if (sodium_memcmp(want, m, MGW_MAC)) {
+    mgw_auth_mac(key, "mgrm-client", hello.lane, ch.nonce, hello.nonce, want);
+    if (sodium_memcmp(want, resp.mac, MGW_MAC)) {
         snprintf(err, errlen, "authentication failed: wrong key");
         return -1;
     }
-    randombytes_buf(token, MGW_TOKEN);
-    if (send_raw(t, ep, MGW_OP_AUTH_OK, token, MGW_TOKEN, NULL, 0)) {
+    randombytes_buf(ok.token, MGW_TOKEN);
+    memcpy(token, ok.token, MGW_TOKEN);
+    mgw_auth_ok_encode(&m, 0, &ok);
+    if (hs_send(t, ep, &m)) {
         snprintf(err, errlen, "connection lost after authentication");
         return -1;
     }
-    return hello[0];
+    return hello.lane;
+}
+
+int mgtr_auth_join(const mgtr_transport_t *t, mgtr_ep_t *ep, uint8_t token[MGW_TOKEN],
+                   uint32_t *stripe)
+{
+    uint8_t buf[HS_MAX];
+    mgw_join_t join;
+    mgw_cur_t c;
+    *stripe = UINT32_MAX;
+    if (hs_recv(t, ep, MGW_OP_JOIN, buf, &c) || mgw_join_decode(&c, &join))
+        return -1;
+    *stripe = join.stripe;
+    memcpy(token, join.token, MGW_TOKEN);
+    return join.stripe < MGW_STREAMS_MAX ? 0 : -1;
 }

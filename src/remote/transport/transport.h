@@ -109,5 +109,10 @@ int mgtr_auth_client(const mgtr_transport_t *t, mgtr_ep_t *ep, const mgw_key_t *
  * session token when the lane is the command lane). */
 int mgtr_auth_proxy(const mgtr_transport_t *t, mgtr_ep_t *ep, const mgw_key_t *key,
                     uint8_t token[MGW_TOKEN], char *err, size_t errlen);
+/* Proxy side, bulk lane: the JOIN after the handshake.  0 with the session
+ * token and the stripe (< MGW_STREAMS_MAX); -1 otherwise (*stripe: the one
+ * asked for, or UINT32_MAX). */
+int mgtr_auth_join(const mgtr_transport_t *t, mgtr_ep_t *ep, uint8_t token[MGW_TOKEN],
+                   uint32_t *stripe);
 
 #endif

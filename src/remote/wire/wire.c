@@ -51,6 +51,18 @@ void mgw_buf_init(mgw_buf_t *b, uint16_t op, uint16_t flags, uint32_t seq)
     }
 }
 
+void mgw_buf_flags(mgw_buf_t *b, uint16_t flags)
+{
+    if (b->p)
+        put_le(b->p + 6, flags, 2);
+}
+
+void mgw_reply_init(mgw_buf_t *b, uint32_t seq, int32_t rc)
+{
+    mgw_buf_init(b, MGW_OP_REPLY, 0, seq);
+    mgw_buf_i32(b, rc);
+}
+
 void mgw_buf_free(mgw_buf_t *b)
 {
     free(b->p);
@@ -191,6 +203,15 @@ size_t mgw_cur_size(mgw_cur_t *c, size_t max)
     return (size_t)v;
 }
 
+void mgw_cur_copy(mgw_cur_t *c, void *out, size_t n)
+{
+    const void *p = mgw_cur_raw(c, n);
+    if (p)
+        memcpy(out, p, n);
+    else
+        memset(out, 0, n);
+}
+
 const void *mgw_cur_bytes(mgw_cur_t *c, size_t *n)
 {
     uint32_t len = mgw_cur_u32(c);
@@ -219,21 +240,13 @@ char *mgw_cur_strdup(mgw_cur_t *c)
     return s;
 }
 
-uint32_t mgw_cur_ids(mgw_cur_t *c, uint64_t *out, uint32_t max)
-{
-    uint32_t n = mgw_cur_u32(c);
-    if (n > max) {
-        c->err = 1;
-        return 0;
-    }
-    for (uint32_t i = 0; i < n; i++)
-        out[i] = mgw_cur_u64(c);
-    return c->err ? 0 : n;
-}
-
 void mgw_buf_ids(mgw_buf_t *b, const mgw_ids_t *ids)
 {
     mgw_buf_u32(b, ids->n);
+    if (!ids->v) { /* a decoded list */
+        mgw_buf_raw(b, ids->raw, (size_t)ids->n * 8);
+        return;
+    }
     for (uint32_t i = 0; i < ids->n; i++)
         mgw_buf_u64(b, ids->v[i]);
 }
@@ -251,16 +264,4 @@ void mgw_cur_idview(mgw_cur_t *c, mgw_ids_t *ids, uint32_t max)
 int mgw_cur_done(const mgw_cur_t *c)
 {
     return c->err || c->off != c->len ? -1 : 0;
-}
-
-int mgw_join_decode(const uint8_t *p, size_t n, uint8_t token[MGW_TOKEN], uint32_t *stripe)
-{
-    mgw_cur_t c;
-    mgw_cur_init(&c, p, n);
-    const void *tok = mgw_cur_raw(&c, MGW_TOKEN);
-    *stripe = mgw_cur_u32(&c);
-    if (mgw_cur_done(&c) || !tok || *stripe >= MGW_STREAMS_MAX)
-        return -1;
-    memcpy(token, tok, MGW_TOKEN);
-    return 0;
 }

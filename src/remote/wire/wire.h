@@ -17,18 +17,16 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
-#define MGW_MAGIC 0x4d47520eu /* "MGR" + version 14 */
+#define MGW_MAGIC 0x4d47520fu /* "MGR" + version 15 */
 #define MGW_HDR_SIZE 16
 #define MGW_MSG_MAX (64u << 20)
 #define MGW_CHUNK (1u << 20) /* bulk chunk size */
 #define MGW_NONCE 32
 #define MGW_MAC 32
 #define MGW_TOKEN 32
-#define MGW_MAX_WAIT 4096 /* events in one wait list */
-#define MGW_MAX_DEVS 256
-#define MGW_MAX_DONE 4096  /* completions in one EVENTS_DONE */
-#define MGW_STREAMS_MAX 16 /* TCP connections (stripes) of a session's bulk lane */
 
 /* Message flags. */
 #define MGW_F_LAST 1u /* last bulk chunk of a transfer */
@@ -53,7 +51,7 @@ enum mgw_kind {
 /* Kernel argument kinds, from the proxy's clGetKernelArgInfo. */
 enum mgw_argkind { MGW_ARG_VALUE = 0, MGW_ARG_MEM, MGW_ARG_LOCAL, MGW_ARG_SAMPLER };
 
-/* The ops, and the layouts of the fixed-layout messages (messages.h). */
+/* The ops, the messages' layouts and their bounds (messages.h). */
 #include "messages.h"
 
 enum mgw_lane { MGW_LANE_CMD = 1, MGW_LANE_BULK = 2 };
@@ -82,6 +80,11 @@ typedef struct mgw_cur {
 } mgw_cur_t;
 
 void mgw_buf_init(mgw_buf_t *b, uint16_t op, uint16_t flags, uint32_t seq);
+/* Sets the header's flags of a started buffer (BULK: MGW_F_LAST). */
+void mgw_buf_flags(mgw_buf_t *b, uint16_t flags);
+/* Starts b as a REPLY to seq: the header and rc; the op's reply fields
+ * follow (messages.h, MGW_REPLIES). */
+void mgw_reply_init(mgw_buf_t *b, uint32_t seq, int32_t rc);
 void mgw_buf_free(mgw_buf_t *b);
 void mgw_buf_u8(mgw_buf_t *b, uint8_t v);
 void mgw_buf_u32(mgw_buf_t *b, uint32_t v);
@@ -103,13 +106,13 @@ uint64_t mgw_cur_u64(mgw_cur_t *c);
 size_t mgw_cur_size(mgw_cur_t *c, size_t max);
 /* Points into the payload (no copy); NULL and err set if out of bounds. */
 const void *mgw_cur_raw(mgw_cur_t *c, size_t n);
+/* n bytes copied into out (zeros, and err set, if out of bounds) */
+void mgw_cur_copy(mgw_cur_t *c, void *out, size_t n);
 /* u32 length + bytes; *n gets the length */
 const void *mgw_cur_bytes(mgw_cur_t *c, size_t *n);
 /* A string: returns a malloc'd NUL-terminated copy (caller frees), or NULL
  * with err set; an embedded NUL is an error. */
 char *mgw_cur_strdup(mgw_cur_t *c);
-/* u32 count (<= max) followed by that many u64; fills out (caller-sized). */
-uint32_t mgw_cur_ids(mgw_cur_t *c, uint64_t *out, uint32_t max);
 /* A list of IDs (messages.h): u32 count (<= max), then the u64s. */
 void mgw_buf_ids(mgw_buf_t *b, const mgw_ids_t *ids);
 void mgw_cur_idview(mgw_cur_t *c, mgw_ids_t *ids, uint32_t max);
@@ -124,10 +127,6 @@ static inline uint64_t mgw_ids_get(const mgw_ids_t *ids, uint32_t i)
 }
 /* 0 when every read stayed in bounds and the payload was consumed exactly. */
 int mgw_cur_done(const mgw_cur_t *c);
-
-/* A JOIN payload of n bytes: token and u32 stripe.  0 when n is
- * MGW_TOKEN + 4 and stripe < MGW_STREAMS_MAX; -1 otherwise.  (Fuzzed.) */
-int mgw_join_decode(const uint8_t *p, size_t n, uint8_t token[MGW_TOKEN], uint32_t *stripe);
 
 /* Parses and validates a header: magic, length <= max. 0 or -1. */
 int mgw_hdr_parse(const uint8_t raw[MGW_HDR_SIZE], mgw_hdr_t *h, uint32_t max);
@@ -146,7 +145,8 @@ int mgw_key_load(const char *path, mgw_key_t *key, char *err, size_t errlen);
 void mgw_auth_mac(const mgw_key_t *key, const char *label, uint8_t lane, const uint8_t *a,
                   const uint8_t *b, uint8_t out[MGW_MAC]);
 
-/* Each fixed-layout message's struct, encoder and decoder (messages.h). */
+/* Every record's, message's and reply's struct, encoder and decoder
+ * (messages.h). */
 MGW_MESSAGES_DEFINE()
 
 #endif
