@@ -9,7 +9,8 @@
       under the default settings, which a probe takes early).  Two calls
       that mpigpu hands to PMPI unchanged for short host messages are the
       exception there: MPICH 4.0.2 itself writes MPI_SUCCESS in
-      MPI_Waitall and MPI_Sendrecv_replace.
+      MPI_Waitall and MPI_Sendrecv_replace.  Also the probes and receives of
+      MPI_PROC_NULL.
    2. Truncation: 2,000,000 bytes (and 100) into a receive of 1 MiB (and 64)
       on a device buffer, and on a host buffer that mpigpu takes, from a host
       sender (one plain message) and a device sender (pieces when long).
@@ -240,6 +241,65 @@ static void test_sentinel(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* MPI_PROC_NULL: the probes match at once with an empty status, and the
+   receives (matched or not) complete at once. */
+static void test_sentinel_procnull(void)
+{
+    for (int rd = 0; rd < 2; rd++) {
+        int *r = ibuf_make(SMALL, rd, 0), flag = 0, count = -1;
+        MPI_Status st, rst;
+        MPI_Message m = MPI_MESSAGE_NULL;
+        MPI_Request q = MPI_REQUEST_NULL;
+        snprintf(where, sizeof(where), "sentinel MPI_PROC_NULL %s", rd ? "dev" : "host");
+        for (int call = 0; call < 5; call++) {
+            st.MPI_ERROR = rst.MPI_ERROR = SENTINEL;
+            flag = 0;
+            switch (call) {
+            case 0:
+                CHECK(MPI_Probe(MPI_PROC_NULL, 5, MPI_COMM_WORLD, &st) == MPI_SUCCESS);
+                CHECK(MPI_Recv(r, SMALL, MPI_INT, MPI_PROC_NULL, 5, MPI_COMM_WORLD, &rst) ==
+                      MPI_SUCCESS);
+                break;
+            case 1:
+                CHECK(MPI_Iprobe(MPI_PROC_NULL, 5, MPI_COMM_WORLD, &flag, &st) == MPI_SUCCESS);
+                CHECK(flag);
+                CHECK(MPI_Irecv(r, SMALL, MPI_INT, MPI_PROC_NULL, 5, MPI_COMM_WORLD, &q) ==
+                      MPI_SUCCESS);
+                CHECK(MPI_Wait(&q, &rst) == MPI_SUCCESS);
+                break;
+            case 2:
+                CHECK(MPI_Mprobe(MPI_PROC_NULL, 5, MPI_COMM_WORLD, &m, &st) == MPI_SUCCESS);
+                CHECK(m == MPI_MESSAGE_NO_PROC);
+                CHECK(MPI_Mrecv(r, SMALL, MPI_INT, &m, &rst) == MPI_SUCCESS);
+                break;
+            default:
+                CHECK(MPI_Improbe(MPI_PROC_NULL, 5, MPI_COMM_WORLD, &flag, &m, &st) == MPI_SUCCESS);
+                CHECK(flag && m == MPI_MESSAGE_NO_PROC);
+                CHECK(MPI_Imrecv(r, SMALL, MPI_INT, &m, &q) == MPI_SUCCESS);
+                flag = 0;
+                if (call == 3)
+                    CHECK(MPI_Test(&q, &flag, &rst) == MPI_SUCCESS && flag);
+                else
+                    CHECK(MPI_Request_get_status(q, &flag, &rst) == MPI_SUCCESS && flag &&
+                          MPI_Wait(&q, &rst) == MPI_SUCCESS);
+                break;
+            }
+            for (int k = 0; k < 2; k++) {
+                MPI_Status *x = k ? &rst : &st;
+                MPI_Get_count(x, MPI_INT, &count);
+                /* (MPICH 4.0.2 itself gives source 0 and tag 0 to MPI_Irecv
+                   from MPI_PROC_NULL, which mpigpu hands to it.) */
+                if (call != 1 || !k)
+                    CHECK(x->MPI_SOURCE == MPI_PROC_NULL && x->MPI_TAG == MPI_ANY_TAG);
+                CHECK(count == 0);
+                CHECK(x->MPI_ERROR == SENTINEL);
+            }
+        }
+        CHECK(ibuf_check(r, SMALL, rd, 0));
+        buf_free(r, rd);
+    }
+}
+
 /* ---- 2. truncation ---- */
 
 /* MPICH's answer for a truncated host receive (PMPI only). */
@@ -432,6 +492,8 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     test_sentinel();
+    if (rank == 1)
+        test_sentinel_procnull();
     test_truncation();
     int all = 0;
     MPI_Reduce(&errs, &all, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
