@@ -1,7 +1,10 @@
 /*
  * Per-datatype cache.  Derived types carry their mgdt_type_t in an MPI
- * attribute, so it dies with the datatype; predefined types may not carry
- * attributes we own, so they live in a small table until mgdt_finalize().
+ * attribute, which holds one reference: MPI deletes the attribute when the
+ * datatype goes (MPI_Type_free, or later when MPI itself still uses the
+ * type), and an operation that holds a reference of its own keeps the
+ * mgdt_type_t past that.  Predefined types may not carry attributes we own,
+ * so they live in a small table until mgdt_finalize().
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -22,7 +25,7 @@ static size_t nnamed, named_cap;
 
 static int attr_delete(MPI_Datatype dt, int keyval, void *attr, void *extra)
 {
-    mgdt_type_free(attr);
+    mgdt_type_release(attr);
     return MPI_SUCCESS;
 }
 
@@ -51,9 +54,22 @@ void mgdt_finalize(void)
     pthread_mutex_unlock(&cache_lock);
 }
 
+const mgdt_type_t *mgdt_type_hold(const mgdt_type_t *ctype)
+{
+    /* The count is the one mutable part of a shared type. */
+    if (ctype)
+        atomic_fetch_add_explicit(&((mgdt_type_t *)ctype)->refs, 1, memory_order_relaxed);
+    return ctype;
+}
+
+void mgdt_type_release(const mgdt_type_t *ctype)
+{
+    mgdt_type_free((mgdt_type_t *)ctype);
+}
+
 void mgdt_type_free(mgdt_type_t *type)
 {
-    if (!type)
+    if (!type || atomic_fetch_sub_explicit(&type->refs, 1, memory_order_acq_rel) > 1)
         return;
     if (type->user && type->user_free)
         type->user_free(type->user);
@@ -93,6 +109,7 @@ static int byte_view(MPI_Datatype dt, mgdt_type_t *type)
     b = calloc(1, sizeof(*b));
     if (!b)
         MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mgdt: out of memory (type)");
+    atomic_init(&b->refs, 1); /* its parent's */
     b->twin = MPI_DATATYPE_NULL;
     b->size = type->size;
     b->extent = type->extent;
@@ -132,6 +149,7 @@ int mgdt_type_create(MPI_Datatype dt, mgdt_type_t **out)
     type = calloc(1, sizeof(*type));
     if (!type)
         MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mgdt: out of memory (type)");
+    atomic_init(&type->refs, 1); /* the caller's */
     type->twin = MPI_DATATYPE_NULL;
     PMPI_Type_size_x(dt, &size);
     PMPI_Type_get_extent_x(dt, &lb, &extent);
@@ -224,5 +242,13 @@ int mgdt_type_get(MPI_Datatype dt, const mgdt_type_t **out)
 fn_unlock:
     pthread_mutex_unlock(&cache_lock);
 fn_exit:
+    return rc;
+}
+
+int mgdt_type_acquire(MPI_Datatype dt, const mgdt_type_t **out)
+{
+    int rc = mgdt_type_get(dt, out);
+    if (rc == MPI_SUCCESS)
+        mgdt_type_hold(*out);
     return rc;
 }

@@ -4,16 +4,22 @@
  * It knows nothing of OpenCL: the pack engine attaches its per-context state
  * through mgdt_type_set_user().
  *
- * Ownership: an mgdt_type_t returned by mgdt_type_get() is owned by the cache
- * attached to the MPI datatype (an attribute keyval) and lives until the MPI
- * datatype is freed, or until mgdt_finalize() for predefined types.  Callers
- * borrow it and never free it.  mgdt_type_create() hands out a type the caller
- * owns and releases with mgdt_type_free().
+ * Ownership: a type is reference counted.  The cache attached to the MPI
+ * datatype (an attribute keyval) holds one reference until the MPI datatype is
+ * freed (MPI deletes the attribute then), or until mgdt_finalize() for
+ * predefined types.  mgdt_type_get() lends the cache's type; a caller that
+ * keeps it past its call (an operation pending after MPI_Type_free, which MPI
+ * allows) takes a reference of its own with mgdt_type_acquire() or
+ * mgdt_type_hold() and drops it with mgdt_type_release().  mgdt_type_create()
+ * hands out a type with one reference, the caller's, dropped by
+ * mgdt_type_free().  The last reference frees the type, its twin and its
+ * pack-engine state, in whichever thread drops it.
  */
 #ifndef MGDT_H
 #define MGDT_H
 
 #include <mpi.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -69,6 +75,7 @@ typedef struct mgdt_type {
     /* Slot for the pack engine (per-context uploads). */
     void *user;
     void (*user_free)(void *user);
+    atomic_int refs; /* references (see the top of this file) */
 } mgdt_type_t;
 
 int mgdt_init(void);
@@ -78,8 +85,16 @@ void mgdt_finalize(void);
    predefined.  Returns an MPI error code (MPI_ERR_TYPE for an uncommitted or
    unsupported type). */
 int mgdt_type_get(MPI_Datatype dt, const mgdt_type_t **type);
+/* The same, with a reference of the caller's own: *type stays valid after
+   MPI_Type_free(dt) until mgdt_type_release(*type). */
+int mgdt_type_acquire(MPI_Datatype dt, const mgdt_type_t **type);
+/* Take another reference to type (returned), or drop one; NULL is
+   ignored. */
+const mgdt_type_t *mgdt_type_hold(const mgdt_type_t *type);
+void mgdt_type_release(const mgdt_type_t *type);
 
-/* Same, uncached: the caller owns *type. */
+/* Same, uncached: the caller holds the one reference to *type, and drops it
+   with mgdt_type_free(). */
 int mgdt_type_create(MPI_Datatype dt, mgdt_type_t **type);
 void mgdt_type_free(mgdt_type_t *type);
 

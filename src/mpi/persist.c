@@ -60,7 +60,7 @@ static int init_common(const char *fn, mgp2p_op_kind_t kind, mgp2p_send_mode_t m
         goto free_op;
     return MPI_SUCCESS;
 free_op:
-    free(op);
+    mgp2p_op_free(op);
     return rc;
 }
 

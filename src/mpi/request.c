@@ -13,9 +13,13 @@
  * unchanged.
  *
  * Errors of device operations are reported by these calls, not by the query
- * function, so that they go through the operation's communicator.  MPI
- * answers for a persistent device request's stand-in; its status is then
- * replaced by the operation's.
+ * function, so that they go through the operation's communicator, with the
+ * operation's message named after the completion call ("mpigpu: MPI_Wait on
+ * MPI_Irecv: ...").  Only the _all and _some forms write MPI_ERROR, and only
+ * when they return MPI_ERR_IN_STATUS (MPI 3.2.5): the error class of each
+ * request that failed, MPI_SUCCESS in the others'.  MPI answers for a
+ * persistent device request's stand-in; its status is then replaced by the
+ * operation's.
  */
 #include "config.h"
 
@@ -28,14 +32,15 @@
 
 /* What a pass needs of the device requests in reqs[0..n), taken under the
    lock before PMPI frees them: err[i] is an error class, comm[i] the
-   communicator to raise it on, pop[i] the persistent operation behind an
-   active persistent request (its status replaces the stand-in's). */
+   communicator to raise it on, op[i] the operation behind an active device
+   request (valid while the lock is held: only a progress pass frees one). */
 typedef struct req_errs {
+    const char *fn; /* the completion call, for messages */
     int any_dev, n;
     int err_small[16], *err;
     MPI_Comm comm_small[16], *comm;
     int raised_small[16], *raised;
-    mgp2p_op_t *pop_small[16], **pop;
+    mgp2p_op_t *op_small[16], **op;
 } req_errs_t;
 
 /* Take (or, later in the call, refresh) the errors; lock held. */
@@ -48,25 +53,26 @@ static void errs_refresh(req_errs_t *e, const MPI_Request reqs[])
         e->err[i] = live ? op->err : MPI_SUCCESS;
         e->comm[i] = op ? op->comm : MPI_COMM_NULL;
         e->raised[i] = live ? op->raised : 0;
-        e->pop[i] = live && op->persistent ? op : NULL;
+        e->op[i] = live ? op : NULL;
         e->any_dev |= op != NULL;
     }
 }
 
-static int errs_take(req_errs_t *e, int n, const MPI_Request reqs[])
+static int errs_take(req_errs_t *e, const char *fn, int n, const MPI_Request reqs[])
 {
     memset(e, 0, sizeof(*e));
+    e->fn = fn;
     e->n = n;
     e->err = e->err_small;
     e->comm = e->comm_small;
     e->raised = e->raised_small;
-    e->pop = e->pop_small;
+    e->op = e->op_small;
     if (n > 16) {
         e->err = calloc((size_t)n, sizeof(int));
         e->comm = calloc((size_t)n, sizeof(MPI_Comm));
         e->raised = calloc((size_t)n, sizeof(int));
-        e->pop = calloc((size_t)n, sizeof(mgp2p_op_t *));
-        if (!e->err || !e->comm || !e->raised || !e->pop)
+        e->op = calloc((size_t)n, sizeof(mgp2p_op_t *));
+        if (!e->err || !e->comm || !e->raised || !e->op)
             return mgerr_set(MPI_ERR_NO_MEM, "mpigpu: out of host memory in a completion call");
     }
     mgp2p_lock();
@@ -83,32 +89,39 @@ static void errs_free(req_errs_t *e)
         free(e->comm);
     if (e->raised != e->raised_small)
         free(e->raised);
-    if (e->pop != e->pop_small)
-        free(e->pop);
+    if (e->op != e->op_small)
+        free(e->op);
 }
 
+/* Raise index i's error.  Lock held: the operation, and with it its hold
+   on a communicator that the user may have freed, lives until a progress
+   pass reaps it. */
 static int errs_raise(const req_errs_t *e, int i)
 {
     return e->raised[i] ? e->err[i] : mgmpi_error(e->comm[i], e->err[i]);
 }
 
-/* Record index i's error in status (for the _all/_some forms). */
-static int errs_mark(const req_errs_t *e, int i, MPI_Status *statuses, int k)
+/* The _all/_some forms return MPI_ERR_IN_STATUS: index i's status (the k-th)
+   gets its error class, MPI_SUCCESS when it has none, and its error is
+   raised.  Lock held. */
+static void errs_mark(const req_errs_t *e, int i, MPI_Status *statuses, int k)
 {
-    if (e->err[i] == MPI_SUCCESS)
-        return 0;
     if (statuses != MPI_STATUSES_IGNORE)
         statuses[k].MPI_ERROR = e->err[i];
-    errs_raise(e, i);
-    return 1;
+    if (e->err[i] != MPI_SUCCESS)
+        errs_raise(e, i);
 }
 
-/* reqs[i] completed in this pass: a persistent device request reports its
-   operation's status and becomes startable again.  Lock held. */
+/* reqs[i] completed in this pass: a device request's error message is
+   recorded here, named after the completion call; a persistent one reports
+   its operation's status and becomes startable again.  Lock held. */
 static void errs_complete(const req_errs_t *e, int i, MPI_Status *status)
 {
-    mgp2p_op_t *op = e->pop[i];
+    mgp2p_op_t *op = e->op[i];
     if (!op)
+        return;
+    mgp2p_op_report(op, e->fn);
+    if (!op->persistent)
         return;
     mgp2p_op_status(op, status);
     op->started = 0;
@@ -119,56 +132,61 @@ static MPI_Status *status_at(MPI_Status statuses[], int k)
     return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[k];
 }
 
-/* One pass of MPI_Test on one request; *err gets the device error to raise. */
+/* One pass of MPI_Test on one request (lock held). */
 static int test_pass(MPI_Request *request, int *flag, MPI_Status *status, req_errs_t *e)
 {
-    mgp2p_lock();
     mgp2p_progress_locked();
     errs_refresh(e, request);
     int rc = PMPI_Test(request, flag, status);
     if (rc == MPI_SUCCESS && *flag)
         errs_complete(e, 0, status);
-    mgp2p_unlock();
     return rc;
 }
 
-static int one_common(MPI_Request *request, int *flag, MPI_Status *status, int block)
+/* The passes of every form below end with the lock held, released once the
+   errors are raised. */
+static int one_common(const char *fn, MPI_Request *request, int *flag, MPI_Status *status,
+                      int block)
 {
     req_errs_t e;
-    int f = 0, rc = errs_take(&e, 1, request);
+    int f = 0, rc = errs_take(&e, fn, 1, request);
     if (rc != MPI_SUCCESS)
         return rc;
     if (!e.any_dev && !mgp2p_progress_busy())
         return block ? PMPI_Wait(request, status) : PMPI_Test(request, flag, status);
     for (;;) {
+        mgp2p_lock();
         rc = test_pass(request, &f, status, &e);
         if (rc != MPI_SUCCESS || f || !block)
             break;
+        mgp2p_unlock();
         mgp2p_progress_relax();
     }
-    if (flag)
-        *flag = f;
     if (rc == MPI_SUCCESS && f && e.err[0] != MPI_SUCCESS)
         rc = errs_raise(&e, 0);
+    mgp2p_unlock();
+    if (flag)
+        *flag = f;
     return rc;
 }
 
 MPIGPU_EXPORT
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
-    return one_common(request, flag, status, 0);
+    return one_common("MPI_Test", request, flag, status, 0);
 }
 
 MPIGPU_EXPORT
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
-    return one_common(request, NULL, status, 1);
+    return one_common("MPI_Wait", request, NULL, status, 1);
 }
 
-static int all_common(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[], int block)
+static int all_common(const char *fn, int count, MPI_Request reqs[], int *flag,
+                      MPI_Status statuses[], int block)
 {
     req_errs_t e;
-    int rc = errs_take(&e, count, reqs);
+    int rc = errs_take(&e, fn, count, reqs);
     if (rc != MPI_SUCCESS)
         goto fn_exit;
     if (!e.any_dev && !mgp2p_progress_busy()) {
@@ -185,20 +203,21 @@ static int all_common(int count, MPI_Request reqs[], int *flag, MPI_Status statu
         if (rc == MPI_SUCCESS && f)
             for (int i = 0; i < count; i++)
                 errs_complete(&e, i, status_at(statuses, i));
-        mgp2p_unlock();
         if (rc != MPI_SUCCESS || f || !block)
             break;
+        mgp2p_unlock();
         mgp2p_progress_relax();
     }
     if (flag)
         *flag = f;
-    if (rc != MPI_SUCCESS || !f)
-        goto fn_exit;
     int bad = 0;
-    for (int i = 0; i < count; i++)
-        bad |= errs_mark(&e, i, statuses, i);
+    for (int i = 0; rc == MPI_SUCCESS && f && i < count; i++)
+        bad |= e.err[i] != MPI_SUCCESS;
+    for (int i = 0; bad && i < count; i++)
+        errs_mark(&e, i, statuses, i);
     if (bad)
         rc = MPI_ERR_IN_STATUS;
+    mgp2p_unlock();
 fn_exit:
     errs_free(&e);
     return rc;
@@ -207,21 +226,21 @@ fn_exit:
 MPIGPU_EXPORT
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
-    return all_common(count, array_of_requests, NULL, array_of_statuses, 1);
+    return all_common("MPI_Waitall", count, array_of_requests, NULL, array_of_statuses, 1);
 }
 
 MPIGPU_EXPORT
 int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
                 MPI_Status array_of_statuses[])
 {
-    return all_common(count, array_of_requests, flag, array_of_statuses, 0);
+    return all_common("MPI_Testall", count, array_of_requests, flag, array_of_statuses, 0);
 }
 
-static int any_common(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status,
-                      int block)
+static int any_common(const char *fn, int count, MPI_Request reqs[], int *index, int *flag,
+                      MPI_Status *status, int block)
 {
     req_errs_t e;
-    int rc = errs_take(&e, count, reqs);
+    int rc = errs_take(&e, fn, count, reqs);
     if (rc != MPI_SUCCESS)
         goto fn_exit;
     if (!e.any_dev && !mgp2p_progress_busy()) {
@@ -237,15 +256,16 @@ static int any_common(int count, MPI_Request reqs[], int *index, int *flag, MPI_
         rc = PMPI_Testany(count, reqs, index, &f, status);
         if (rc == MPI_SUCCESS && f && *index != MPI_UNDEFINED)
             errs_complete(&e, *index, status);
-        mgp2p_unlock();
         if (rc != MPI_SUCCESS || f || !block)
             break;
+        mgp2p_unlock();
         mgp2p_progress_relax();
     }
     if (flag)
         *flag = f;
     if (rc == MPI_SUCCESS && f && *index != MPI_UNDEFINED && e.err[*index] != MPI_SUCCESS)
         rc = errs_raise(&e, *index);
+    mgp2p_unlock();
 fn_exit:
     errs_free(&e);
     return rc;
@@ -254,21 +274,21 @@ fn_exit:
 MPIGPU_EXPORT
 int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
 {
-    return any_common(count, array_of_requests, index, NULL, status, 1);
+    return any_common("MPI_Waitany", count, array_of_requests, index, NULL, status, 1);
 }
 
 MPIGPU_EXPORT
 int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag,
                 MPI_Status *status)
 {
-    return any_common(count, array_of_requests, index, flag, status, 0);
+    return any_common("MPI_Testany", count, array_of_requests, index, flag, status, 0);
 }
 
-static int some_common(int incount, MPI_Request reqs[], int *outcount, int indices[],
-                       MPI_Status statuses[], int block)
+static int some_common(const char *fn, int incount, MPI_Request reqs[], int *outcount,
+                       int indices[], MPI_Status statuses[], int block)
 {
     req_errs_t e;
-    int rc = errs_take(&e, incount, reqs);
+    int rc = errs_take(&e, fn, incount, reqs);
     if (rc != MPI_SUCCESS)
         goto fn_exit;
     if (!e.any_dev && !mgp2p_progress_busy()) {
@@ -284,18 +304,19 @@ static int some_common(int incount, MPI_Request reqs[], int *outcount, int indic
         if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED)
             for (int k = 0; k < *outcount; k++)
                 errs_complete(&e, indices[k], status_at(statuses, k));
-        mgp2p_unlock();
         if (rc != MPI_SUCCESS || *outcount != 0 || !block)
             break;
+        mgp2p_unlock();
         mgp2p_progress_relax();
     }
-    if (rc != MPI_SUCCESS || *outcount == MPI_UNDEFINED)
-        goto fn_exit;
     int bad = 0;
-    for (int k = 0; k < *outcount; k++)
-        bad |= errs_mark(&e, indices[k], statuses, k);
+    for (int k = 0; rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED && k < *outcount; k++)
+        bad |= e.err[indices[k]] != MPI_SUCCESS;
+    for (int k = 0; bad && k < *outcount; k++)
+        errs_mark(&e, indices[k], statuses, k);
     if (bad)
         rc = MPI_ERR_IN_STATUS;
+    mgp2p_unlock();
 fn_exit:
     errs_free(&e);
     return rc;
@@ -305,16 +326,16 @@ MPIGPU_EXPORT
 int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
                  int array_of_indices[], MPI_Status array_of_statuses[])
 {
-    return some_common(incount, array_of_requests, outcount, array_of_indices, array_of_statuses,
-                       1);
+    return some_common("MPI_Waitsome", incount, array_of_requests, outcount, array_of_indices,
+                       array_of_statuses, 1);
 }
 
 MPIGPU_EXPORT
 int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
                  int array_of_indices[], MPI_Status array_of_statuses[])
 {
-    return some_common(incount, array_of_requests, outcount, array_of_indices, array_of_statuses,
-                       0);
+    return some_common("MPI_Testsome", incount, array_of_requests, outcount, array_of_indices,
+                       array_of_statuses, 0);
 }
 
 MPIGPU_EXPORT
@@ -356,7 +377,7 @@ int MPI_Request_free(MPI_Request *request)
     int rc = PMPI_Request_free(request);
     mgp2p_unlock();
     if (op->persistent)
-        free(op);
+        mgp2p_op_free(op);
     return rc;
 }
 

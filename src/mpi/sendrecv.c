@@ -38,22 +38,42 @@ static int send_pmpi(mgp2p_send_mode_t mode, const void *buf, int count, MPI_Dat
     }
 }
 
-/* Start op: blocking when req is NULL (op is then the caller's), else a
-   generalized request in *req (op is then heap memory handed over). */
+/* The result of a blocking op: its error raised on its communicator unless
+   PMPI did, with its message recorded in this thread (the progress thread
+   may have run it). */
+static int op_result(mgp2p_op_t *op)
+{
+    mgp2p_op_report(op, NULL);
+    return op->err == MPI_SUCCESS || op->raised ? op->err : mgmpi_error(op->comm, op->err);
+}
+
+/* Start op: blocking when req is NULL (op is then the caller's, released
+   here), else a generalized request in *req (op is then heap memory handed
+   over, freed here when it could not start). */
 static int op_run(mgp2p_op_t *op, MPI_Request *req)
 {
-    if (!req && mgp2p_op_blocking(op))
-        return op->err == MPI_SUCCESS || op->raised ? op->err : mgmpi_error(op->comm, op->err);
-    int rc = mgp2p_op_start(op, req != NULL);
-    if (rc != MPI_SUCCESS)
-        return rc;
+    int rc = MPI_SUCCESS;
+    if (!req && mgp2p_op_blocking(op)) {
+        rc = op_result(op);
+        goto fn_exit;
+    }
+    rc = mgp2p_op_start(op, req != NULL);
+    if (rc != MPI_SUCCESS) {
+        if (req)
+            mgp2p_op_free(op);
+        goto fn_exit;
+    }
     if (req) {
         *req = op->greq;
         mgp2p_progress(); /* launch the first piece now */
         return MPI_SUCCESS;
     }
     mgp2p_op_wait(op);
-    return op->err == MPI_SUCCESS || op->raised ? op->err : mgmpi_error(op->comm, op->err);
+    rc = op_result(op);
+fn_exit:
+    if (!req)
+        mgp2p_op_release(op);
+    return rc;
 }
 
 static int send_common(const char *fn, mgp2p_send_mode_t mode, const void *buf, int count,
@@ -76,6 +96,7 @@ static int send_common(const char *fn, mgp2p_send_mode_t mode, const void *buf, 
     op->packed = packed;
     return op_run(op, req);
 fn_free:
+    mgp2p_op_release(op);
     if (op != &local)
         free(op);
     return rc;
@@ -115,11 +136,15 @@ static int recv_common(const char *fn, int dev, void *buf, int count, MPI_Dataty
         op->message = *message;
         *message = MPI_MESSAGE_NULL;
     }
-    rc = op_run(op, req);
-    if (!req)
+    if (!req) {
+        /* op_run releases op, not its fields: the status is still there. */
+        rc = op_run(op, NULL);
         mgp2p_op_status(op, status);
-    return rc;
+        return rc;
+    }
+    return op_run(op, req);
 fn_free:
+    mgp2p_op_release(op);
     if (op != &local)
         free(op);
     return rc;
@@ -254,8 +279,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     rc = MPI_Waitall(2, r, st);
     if (rc == MPI_ERR_IN_STATUS)
         rc = st[0].MPI_ERROR != MPI_SUCCESS ? st[0].MPI_ERROR : st[1].MPI_ERROR;
-    if (status != MPI_STATUS_IGNORE)
-        *status = st[0];
+    mgp2p_status_copy(status, &st[0]);
     return rc;
 }
 
@@ -308,9 +332,9 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, 
     rc = MPI_Waitall(2, r, st);
     if (rc == MPI_ERR_IN_STATUS)
         rc = st[0].MPI_ERROR != MPI_SUCCESS ? st[0].MPI_ERROR : st[1].MPI_ERROR;
-    if (status != MPI_STATUS_IGNORE)
-        *status = st[0];
+    mgp2p_status_copy(status, &st[0]);
 fn_exit:
+    mgp2p_op_release(&op);
     free(packed);
     return rc;
 fn_fail:

@@ -119,14 +119,13 @@ void mgp2p_early_free(mgp2p_early_t *e)
 }
 
 /* The status a probe reports for e: its sender, its tag and the length of
-   the whole message. */
+   the whole message (MPI_ERROR left alone, as by every probe). */
 static void early_status(const mgp2p_early_t *e, MPI_Status *status)
 {
     if (status == MPI_STATUS_IGNORE)
         return;
     status->MPI_SOURCE = e->source;
     status->MPI_TAG = e->tag;
-    status->MPI_ERROR = MPI_SUCCESS;
     PMPI_Status_set_elements_x(status, MPI_BYTE, (MPI_Count)e->total);
     PMPI_Status_set_cancelled(status, 0);
 }
@@ -247,9 +246,10 @@ int mgp2p_probe(int source, int tag, MPI_Comm comm, int wait, int *flag, MPI_Mes
         PMPI_Get_count_c(&st, MPI_BYTE, &len);
         if (source == MPI_PROC_NULL || st.MPI_SOURCE == MPI_PROC_NULL || !mgp2p_first_len() ||
             (int64_t)len != mgp2p_first_len()) {
-            /* Not a first piece: MPI's own answer. */
-            if (status != MPI_STATUS_IGNORE)
-                *status = st;
+            /* Not a first piece: MPI's own answer, but for MPI_ERROR, which
+               st never had (MPICH's MPI_Probe writes MPI_SUCCESS there, its
+               MPI_Mprobe nothing); MPI lets no probe write it. */
+            mgp2p_status_copy(status, &st);
             *flag = 1;
             if (message)
                 mgp2p_message_note(*message, comm);

@@ -40,8 +40,10 @@ int mgp2p_op_init_host(mgp2p_op_t *op, const char *fn, void *buf, int count, MPI
 {
     mgp2p_op_call(op, MGP2P_OP_RECV, fn, count, peer, tag, comm);
     op->host = buf;
-    op->dt = dt;
-    int rc = mgdt_type_get(dt, &op->type);
+    op->buf = buf;
+    /* The message lands in bytes (see the top), never in dt: op keeps the
+       decoded type, not the handle, which MPI_Type_free may end. */
+    int rc = mgdt_type_acquire(dt, &op->type);
     if (rc != MPI_SUCCESS)
         return rc;
     op->n = count * op->type->size;

@@ -1,9 +1,14 @@
 /*
  * Building an operation from a call's arguments: the call's own fields, the
  * device buffer's allocation and pack engine (a host receive's buffer:
- * host_recv.c).  The protocol is chosen later, at the first step.
+ * host_recv.c).  The protocol is chosen later, at the first step.  Also
+ * what the operation holds of the call until it is freed, and its error
+ * message.
  */
 #include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 #include "mgerr.h"
 #include "p2p_impl.h"
@@ -31,11 +36,12 @@ int mgp2p_op_init(mgp2p_op_t *op, mgp2p_op_kind_t kind, const char *fn, const vo
     size_t off = 0;
 
     mgp2p_op_call(op, kind, fn, count, peer, tag, comm);
+    op->buf = buf;
     rc = mgdev_require_device(fn);
     MG_CHECK(rc, fn_fail);
     if (count < 0)
         MG_FAIL(rc, fn_fail, MPI_ERR_COUNT, "mpigpu: %s: negative count %d", fn, count);
-    rc = mgdt_type_get(dt, &op->type);
+    rc = mgdt_type_acquire(dt, &op->type);
     MG_CHECK(rc, fn_fail);
     mgpk_method_t m = mgdev_type_method(dt);
     op->pk_flags = m == MGPK_METHOD_HOST ? 0 : MGPK_F_METHOD(m);
@@ -78,4 +84,58 @@ fn_fail:
 int mgp2p_op_trivial(const mgp2p_op_t *op)
 {
     return op->n == 0 || op->peer == MPI_PROC_NULL;
+}
+
+int mgp2p_op_hold(mgp2p_op_t *op)
+{
+    static char none[1];
+    if (op->held || op->comm == MPI_COMM_WORLD || op->comm == MPI_COMM_SELF ||
+        op->comm == MPI_COMM_NULL)
+        return MPI_SUCCESS;
+    /* MPI has no call that only counts a reference to a communicator; an
+       inactive persistent request holds one (MPICH frees a communicator
+       once no request refers to it), costs no traffic and is never
+       started. */
+    int rc = PMPI_Recv_init(none, 0, MPI_BYTE, MPI_PROC_NULL, 0, op->comm, &op->hold);
+    if (rc == MPI_SUCCESS)
+        op->held = 1;
+    return rc;
+}
+
+void mgp2p_op_release(mgp2p_op_t *op)
+{
+    mgdt_type_release(op->type);
+    op->type = NULL;
+    if (op->held)
+        PMPI_Request_free(&op->hold);
+    op->held = 0;
+    free(op->msg);
+    op->msg = NULL;
+}
+
+void mgp2p_op_free(mgp2p_op_t *op)
+{
+    if (!op)
+        return;
+    mgp2p_op_release(op);
+    free(op);
+}
+
+void mgp2p_op_report(const mgp2p_op_t *op, const char *call)
+{
+    static const char prefix[] = "mpigpu: ";
+    const char *m = op->msg;
+    size_t fl = strlen(op->fn);
+    if (op->err == MPI_SUCCESS || !m)
+        return;
+    if (!call || !strcmp(call, op->fn)) {
+        mgerr_set(op->err, "%s", m);
+        return;
+    }
+    /* "mpigpu: MPI_Irecv: what" becomes "mpigpu: MPI_Wait on MPI_Irecv: what". */
+    if (!strncmp(m, prefix, sizeof(prefix) - 1))
+        m += sizeof(prefix) - 1;
+    if (!strncmp(m, op->fn, fl) && !strncmp(m + fl, ": ", 2))
+        m += fl + 2;
+    mgerr_set(op->err, "mpigpu: %s on %s: %s", call, op->fn, m);
 }

@@ -6,9 +6,16 @@
  * it over, and reads the fields above mgp2p_op_t's union.
  *
  * Ownership: the pool owns every staging buffer; an operation borrows one
- * between mgdev_stage_get() and mgdev_stage_put().  An operation is owned by
- * the progress engine until it completes; a nonblocking one then belongs to
- * its generalized request and is freed by the request's free function.
+ * between mgdev_stage_get() and mgdev_stage_put().  An operation holds what
+ * it uses of the call until it is freed, whatever the user frees meanwhile
+ * (MPI allows freeing the datatype or communicator of a pending
+ * operation): a reference to its decoded datatype (mgdt_type_acquire), and,
+ * once it outlives its call (nonblocking, persistent), an MPI reference to
+ * its communicator (mgp2p_op_hold).  mgp2p_op_release() drops them; every
+ * operation that mgp2p_op_init* filled passes there once.  An operation is
+ * owned by the progress engine until it completes; a nonblocking one then
+ * belongs to its generalized request and is freed (mgp2p_op_free) once MPI
+ * freed the request.
  * Blocking calls own their operation on the stack.  A persistent operation
  * (*_init) is owned by its request table entry from the init call until
  * MPI_Request_free; between starts it keeps its staging buffer "parked":
@@ -43,6 +50,18 @@ int mgp2p_probe(int source, int tag, MPI_Comm comm, int wait, int *flag, MPI_Mes
    NULL, would take a message from the list: it must then run as an
    operation (mgp2p_op_init_host for a host buffer). */
 int mgp2p_early_waiting(int source, int tag, MPI_Comm comm, const MPI_Message *message);
+/* Copy src into dst, all but MPI_ERROR, which MPI lets only the calls that
+   return several statuses write (and only with MPI_ERR_IN_STATUS); dst may
+   be MPI_STATUS_IGNORE. */
+static inline void mgp2p_status_copy(MPI_Status *dst, const MPI_Status *src)
+{
+    if (dst == MPI_STATUS_IGNORE)
+        return;
+    int err = dst->MPI_ERROR;
+    *dst = *src;
+    dst->MPI_ERROR = err;
+}
+
 /* Whether m is a handle that MPI_Mprobe gave for a message in the list. */
 int mgp2p_early_is_handle(MPI_Message m);
 /* The communicator of a message MPI matched (MPI_COMM_WORLD for one not
@@ -149,6 +168,9 @@ typedef struct mgp2p_op {
     MPI_Comm comm;
     int peer, tag; /* as given (wildcards allowed for receives) */
     int count;
+    /* The buffer as given (for messages), and the decoded type, of which op
+       holds a reference (mgp2p_op_release). */
+    const void *buf;
     const mgdt_type_t *type;
     MPI_Datatype twin;   /* send: what a plain message is sent as (mgdt_type_twin) */
     const char *packed;  /* send from these packed host bytes instead (borrowed) */
@@ -158,12 +180,11 @@ typedef struct mgp2p_op {
     cl_mem mem;
     int64_t origin; /* offset of the datatype origin in mem */
     mgpk_ctx_t *pk;
-    int pk_flags;    /* the datatype's method attribute, as mgpk flags */
-    char *host;      /* a host receive (host_recv.c): the caller's buffer */
-    MPI_Datatype dt; /* host receive: the caller's datatype */
-    int dense;       /* host receive: the packed bytes are one run in memory */
-    int inplace;     /* host receive: the message lands in the caller's buffer */
-    int64_t n;       /* send: packed bytes; receive: capacity */
+    int pk_flags; /* the datatype's method attribute, as mgpk flags */
+    char *host;   /* a host receive (host_recv.c): the caller's buffer */
+    int dense;    /* host receive: the packed bytes are one run in memory */
+    int inplace;  /* host receive: the message lands in the caller's buffer */
+    int64_t n;    /* send: packed bytes; receive: capacity */
     /* staging the operation holds (kept between starts when persistent) */
     mgdev_stage_t *stage;
     char *big; /* a message above one chunk: host memory of its own (mgdev_big_get) */
@@ -177,6 +198,7 @@ typedef struct mgp2p_op {
     /* completion and the user's request */
     MPI_Request greq;  /* user handle; MPI_REQUEST_NULL when blocking */
     int err;           /* MPI error class, MPI_SUCCESS */
+    char *msg;         /* err's message, recorded where it failed (mgp2p_op_report) */
     int raised;        /* PMPI already ran the error handler for err */
     int freed;         /* MPI_Request_free'd while active */
     int cancelled;     /* MPI_Cancel took effect */
@@ -184,6 +206,8 @@ typedef struct mgp2p_op {
     int started;       /* persistent: started, completion not yet reported */
     int stag;          /* persistent: tag of the stand-in on the private comm */
     atomic_int gfreed; /* MPI freed the generalized request */
+    MPI_Request hold;  /* held: a persistent receive that is never started, */
+    int held;          /* MPI's reference to comm while op outlives its call */
     union {
         mgp2p_plain_state_t plain;
         mgp2p_chunked_state_t ck;
@@ -211,6 +235,17 @@ int mgp2p_op_init(mgp2p_op_t *op, mgp2p_op_kind_t kind, const char *fn, const vo
 int mgp2p_host_watch(int count, MPI_Datatype dt, int peer);
 int mgp2p_op_init_host(mgp2p_op_t *op, const char *fn, void *buf, int count, MPI_Datatype dt,
                        int peer, int tag, MPI_Comm comm);
+/* Drop what op holds of its call (its datatype's reference, its hold on the
+   communicator, its error message): once, when the caller is done with
+   op (a blocking call), or before op's memory goes (mgp2p_op_free). */
+void mgp2p_op_release(mgp2p_op_t *op);
+/* mgp2p_op_release, then free op (heap memory). */
+void mgp2p_op_free(mgp2p_op_t *op);
+/* Record op's error message in this thread, for MPI_Error_string: as it was
+   recorded where op failed (call NULL or op->fn), or named after the
+   completion call that reports it ("mpigpu: MPI_Wait on MPI_Irecv: ...").
+   Lock held, or op the caller's. */
+void mgp2p_op_report(const mgp2p_op_t *op, const char *call);
 /* Nothing to move (count 0, a type of size 0, MPI_PROC_NULL): MPI does the
    matching and the status on a host stand-in. */
 int mgp2p_op_trivial(const mgp2p_op_t *op);

@@ -131,8 +131,14 @@ int mgp2p_op_big(mgp2p_op_t *op, size_t want, const char *what, int64_t len);
 /* The host buffer of a plain message or a first piece of len bytes: a pool
    buffer, else op's own.  NULL with MPI_SUCCESS: retry later. */
 int mgp2p_op_buffer(mgp2p_op_t *op, int64_t len, char **buf);
-/* Record an error class (message already set); op is done. */
+/* Record an error class (message already set in this thread, kept in
+   op->msg); op is done. */
 void mgp2p_op_fail(mgp2p_op_t *op, int err, int raised);
+/* A receive met a message longer than its buffer (len bytes; -1: MPI
+   truncated it and did not say): op fails with MPI_ERR_TRUNCATE, a message
+   that names the call and the caller's buffer, and a status of 0 bytes
+   received (raised: PMPI already ran the error handler). */
+void mgp2p_op_truncated(mgp2p_op_t *op, int64_t len, int raised);
 /* An error code from PMPI (already raised on the communicator's handler). */
 void mgp2p_op_fail_mpi(mgp2p_op_t *op, int code, const char *what);
 /* Packed bytes [first, first + len) of op's device data into host, or back. */
@@ -142,6 +148,10 @@ int mgp2p_op_unpack(mgp2p_op_t *op, char *host, int64_t first, int64_t len);
    the others on the shadow communicator) of len bytes at buf. */
 int mgp2p_send_post(mgp2p_op_t *op, char *buf, int64_t len, int first, MPI_Request *req);
 
+/* op.c: an MPI reference to op->comm, which MPI_Comm_free leaves alive,
+   for an operation that outlives its call (lock held; predefined
+   communicators need none). */
+int mgp2p_op_hold(mgp2p_op_t *op);
 /* op.c: the call's own fields, device and host operations alike. */
 void mgp2p_op_call(mgp2p_op_t *op, mgp2p_op_kind_t kind, const char *fn, int count, int peer,
                    int tag, MPI_Comm comm);

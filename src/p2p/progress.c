@@ -114,7 +114,7 @@ static void reap(void)
             mgp2p_op_t *op = *p;
             if (atomic_load_explicit(&op->gfreed, memory_order_acquire)) {
                 *p = op->hnext;
-                free(op);
+                mgp2p_op_free(op);
                 atomic_fetch_sub_explicit(&zombies, 1, memory_order_acq_rel);
             } else {
                 p = &op->hnext;
@@ -191,6 +191,9 @@ int mgp2p_op_start(mgp2p_op_t *op, int nonblocking)
     op->greq = MPI_REQUEST_NULL;
     mgp2p_lock();
     if (nonblocking) {
+        rc = mgp2p_op_hold(op);
+        if (rc != MPI_SUCCESS)
+            goto fn_exit;
         rc = PMPI_Grequest_start(greq_query, greq_free, greq_cancel, op, &op->greq);
         if (rc != MPI_SUCCESS)
             goto fn_exit;
@@ -208,7 +211,10 @@ int mgp2p_op_persist(mgp2p_op_t *op, MPI_Request *req)
     op->state = MGP2P_OP_DONE;
     op->stag = stand_tag;
     stand_tag = (stand_tag + 1) % tag_limit;
-    int rc = PMPI_Recv_init(stand_buf, 0, MPI_BYTE, 0, op->stag, selfcomm, &op->greq);
+    int rc = mgp2p_op_hold(op);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = PMPI_Recv_init(stand_buf, 0, MPI_BYTE, 0, op->stag, selfcomm, &op->greq);
     if (rc != MPI_SUCCESS)
         return rc;
     table_add(op);
@@ -223,6 +229,8 @@ int mgp2p_op_restart(mgp2p_op_t *op)
                          "mpigpu: MPI_Start: the persistent request of %s is still active", op->fn);
     mgdev_stage_unpark(&op->stage);
     op->err = MPI_SUCCESS;
+    free(op->msg);
+    op->msg = NULL;
     op->raised = op->cancelled = op->pieces = 0;
     op->done = op->total = 0;
     op->proto = NULL; /* chosen again at the first step */
@@ -260,7 +268,7 @@ void mgp2p_op_finish(mgp2p_op_t *op)
             MPI_Request r = op->greq;
             mgp2p_op_unpersist(op);
             PMPI_Request_free(&r);
-            free(op);
+            mgp2p_op_free(op);
         }
         return;
     }
@@ -386,7 +394,9 @@ void mgp2p_progress_finalize(void)
             if (op->persistent)
                 mgp2p_op_unstage_all(op);
             if (op->persistent || atomic_load_explicit(&op->gfreed, memory_order_acquire))
-                free(op);
+                mgp2p_op_free(op);
+            else
+                mgp2p_op_release(op); /* its request was never freed: MPI's now */
         }
     }
     atomic_store_explicit(&zombies, 0, memory_order_relaxed);

@@ -485,7 +485,7 @@ void mgp2p_recv_pipe(mgp2p_op_t *op)
             return;
     }
     if (op->done >= op->total && ck->discard) {
-        mgp2p_op_fail(op, MPI_ERR_TRUNCATE, 0);
+        mgp2p_op_truncated(op, op->total, 0);
         return;
     }
     mgp2p_recv_end(op);
@@ -541,14 +541,10 @@ void mgp2p_chunked_recv_begin(mgp2p_op_t *op, const mgp2p_header_t *h, char *buf
         memmove(buf, buf + MGP2P_HDR, (size_t)len);
     rc = mgp2p_world_rank(op->comm, op->source, &ck->wpeer);
     MG_CHECK(rc, fn_fail);
-    if (op->total > op->n) {
-        /* Drain the pieces, so that they match nothing else. */
+    /* Truncated: drain the pieces, so that they match nothing else; the
+       operation fails once the last one came (mgp2p_recv_pipe). */
+    if (op->total > op->n)
         ck->discard = 1;
-        mgerr_set(MPI_ERR_TRUNCATE,
-                  "mpigpu: %s: message of %lld bytes is longer than the receive buffer "
-                  "(%lld bytes of the datatype)",
-                  op->fn, (long long)op->total, (long long)op->n);
-    }
     if ((h->flags & MGP2P_OFFER_LANE) && recv_answer(op, h) != MPI_SUCCESS)
         return;
     /* The next pieces' receives first, so that they arrive while this one

@@ -190,11 +190,7 @@ static void recv_early(mgp2p_op_t *op, mgp2p_early_t *e)
     op->rtag = e->tag;
     op->inplace = 0;
     if (e->total == e->len && e->len > op->n) {
-        mgerr_set(MPI_ERR_TRUNCATE,
-                  "mpigpu: %s: message of %lld bytes is longer than the receive buffer (%lld "
-                  "bytes of the datatype)",
-                  op->fn, (long long)e->len, (long long)op->n);
-        mgp2p_op_fail(op, MPI_ERR_TRUNCATE, 0);
+        mgp2p_op_truncated(op, e->len, 0);
     } else if (op->host && e->total != e->len) {
         /* A host receive's pieces land after the header in a buffer of its
            capacity (mgp2p_host_first_buffer); a truncated message needs only

@@ -215,3 +215,19 @@ check_PROGRAMS += test/mpi/mpit
 test_mpi_mpit_SOURCES = test/mpi/mpit.c
 test_mpi_mpit_LDADD = libmpigpu.la $(OPENCL_LIBS)
 TESTS += test/mpi/mpit
+# Statuses: MPI_ERROR left alone by probes and single completions, and
+# truncation as MPICH reports it for host buffers (p2p_status); what a pending
+# operation uses outlives the user's MPI_Type_free and MPI_Comm_free
+# (p2p_typefree).  *_chunked: pieces by MPI, 64 KiB pool.
+check_PROGRAMS += test/mpi/p2p_status test/mpi/p2p_status_chunked
+test_mpi_p2p_status_SOURCES = test/mpi/p2p_status.c test/mpi/p2p_common.h
+test_mpi_p2p_status_LDADD = libmpigpu.la $(OPENCL_LIBS)
+test_mpi_p2p_status_chunked_SOURCES = $(test_mpi_p2p_status_SOURCES)
+test_mpi_p2p_status_chunked_LDADD = $(test_mpi_p2p_status_LDADD)
+TESTS += test/mpi/p2p_status test/mpi/p2p_status_chunked
+check_PROGRAMS += test/mpi/p2p_typefree test/mpi/p2p_typefree_chunked
+test_mpi_p2p_typefree_SOURCES = test/mpi/p2p_typefree.c test/mpi/p2p_common.h
+test_mpi_p2p_typefree_LDADD = libmpigpu.la $(OPENCL_LIBS)
+test_mpi_p2p_typefree_chunked_SOURCES = $(test_mpi_p2p_typefree_SOURCES)
+test_mpi_p2p_typefree_chunked_LDADD = $(test_mpi_p2p_typefree_LDADD)
+TESTS += test/mpi/p2p_typefree test/mpi/p2p_typefree_chunked
