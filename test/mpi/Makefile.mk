@@ -209,3 +209,10 @@ check_PROGRAMS += test/mpi/mpit
 test_mpi_mpit_SOURCES = test/mpi/mpit.c
 test_mpi_mpit_LDADD = libmpigpu.la $(OPENCL_LIBS)
 TESTS += test/mpi/mpit
+# Bad arguments with device buffers (issue 22, items 1 to 3): the error class
+# MPICH gives the host form, never a signal, nothing written outside the
+# user's buffer.
+check_PROGRAMS += test/mpi/bad_args
+test_mpi_bad_args_SOURCES = test/mpi/bad_args.c
+test_mpi_bad_args_LDADD = libmpigpu.la $(OPENCL_LIBS)
+TESTS += test/mpi/bad_args
