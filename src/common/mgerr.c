@@ -38,6 +38,14 @@ int mgerr_set(int errclass, const char *fmt, ...)
     return errclass;
 }
 
+int mgerr_prepend(int errclass, const char *fn)
+{
+    char old[MGERR_LEN];
+    const char *msg = mgerr_get(errclass);
+    snprintf(old, sizeof(old), "%s", msg ? msg : "no further detail");
+    return mgerr_set(errclass, "mpigpu: %s: %s", fn, old);
+}
+
 const char *mgerr_get(int errclass)
 {
     if (errclass == MPI_SUCCESS)

@@ -22,6 +22,9 @@ int mgerr_set(int errclass, const char *fmt, ...) __attribute__((format(printf, 
 int mgerr_cl(cl_int err, const char *call, const char *file, int line);
 /* The recorded message for errclass in this thread, or NULL. */
 const char *mgerr_get(int errclass);
+/* Put "mpigpu: fn: " in front of the message recorded for errclass (a
+   lower layer's, so that it names the user's call); returns errclass. */
+int mgerr_prepend(int errclass, const char *fn);
 /* Name of an OpenCL error code, e.g. "CL_INVALID_VALUE". */
 const char *mgerr_cl_name(cl_int err);
 

@@ -20,6 +20,9 @@ typedef struct named_entry {
 /* One lock for everything below: lookups are short and types are built once. */
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static int cache_keyval = MPI_KEYVAL_INVALID;
+/* A duplicate of MPI_COMM_SELF that returns errors, for asking MPI whether a
+   type is committed (committed() below). */
+static MPI_Comm probe_comm = MPI_COMM_NULL;
 static named_entry_t *named;
 static size_t nnamed, named_cap;
 
@@ -35,6 +38,11 @@ int mgdt_init(void)
     pthread_mutex_lock(&cache_lock);
     if (cache_keyval == MPI_KEYVAL_INVALID)
         rc = PMPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, attr_delete, &cache_keyval, NULL);
+    if (rc == MPI_SUCCESS && probe_comm == MPI_COMM_NULL) {
+        rc = PMPI_Comm_dup(MPI_COMM_SELF, &probe_comm);
+        if (rc == MPI_SUCCESS)
+            rc = PMPI_Comm_set_errhandler(probe_comm, MPI_ERRORS_RETURN);
+    }
     pthread_mutex_unlock(&cache_lock);
     return rc;
 }
@@ -51,6 +59,8 @@ void mgdt_finalize(void)
        datatypes are freed; their delete callback still runs then. */
     if (cache_keyval != MPI_KEYVAL_INVALID)
         PMPI_Type_free_keyval(&cache_keyval);
+    if (probe_comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&probe_comm);
     pthread_mutex_unlock(&cache_lock);
 }
 
@@ -142,8 +152,14 @@ int mgdt_type_create(MPI_Datatype dt, mgdt_type_t **out)
         MG_FAIL(rc, fn_fail, MPI_ERR_TYPE, "mgdt: MPI_DATATYPE_NULL");
     rc = mgdt_decode(dt, 1, &tree);
     MG_CHECK(rc, fn_fail);
+    if (tree->overflow)
+        MG_FAIL(rc, fn_fail, MPI_ERR_TYPE,
+                "mgdt: the datatype's sizes, strides or displacements span more bytes than an "
+                "int64 holds");
     rc = mgdt_normalize(&tree);
     MG_CHECK(rc, fn_fail);
+    if (tree->overflow)
+        MG_FAIL(rc, fn_fail, MPI_ERR_TYPE, "mgdt: the normalized datatype overflows an int64");
     if (tree->depth > MGDT_MAX_DEPTH)
         MG_FAIL(rc, fn_fail, MPI_ERR_TYPE, "mgdt: normalized tree deeper than %d", MGDT_MAX_DEPTH);
     type = calloc(1, sizeof(*type));
@@ -158,9 +174,22 @@ int mgdt_type_create(MPI_Datatype dt, mgdt_type_t **out)
     type->extent = extent;
     type->lb = lb;
     /* MPICH reports a negative true extent for some empty types: an empty
-       type touches nothing, say so plainly. */
+       type touches nothing, say so plainly.  A type that moves bytes has
+       true bounds that fit an int64, or MPI's arithmetic wrapped. */
+    if (size > 0 && (textent < 0 || __builtin_add_overflow(tlb, textent, &type->true_ub)))
+        MG_FAIL(rc, fn_fail, MPI_ERR_TYPE,
+                "mgdt: MPI reports a true extent of %lld bytes from %lld for a datatype of %lld "
+                "bytes (its own arithmetic overflowed)",
+                (long long)textent, (long long)tlb, (long long)size);
     type->true_lb = size > 0 ? tlb : 0;
-    type->true_ub = size > 0 ? tlb + textent : 0;
+    type->true_ub = size > 0 ? type->true_ub : 0;
+    /* What the walks touch is the tree's: bound both. */
+    if (size > 0 && tree->size > 0) {
+        if (tree->true_lb < type->true_lb)
+            type->true_lb = tree->true_lb;
+        if (tree->true_ub > type->true_ub)
+            type->true_ub = tree->true_ub;
+    }
     rc = mgdt_serialize(tree, type);
     MG_CHECK(rc, fn_fail);
     rc = byte_view(dt, type);
@@ -207,6 +236,18 @@ fn_fail:
     goto fn_exit;
 }
 
+/* Whether derived type dt is committed.  MPI has no query for it, but
+   MPICH's MPI_Pack_size checks it (MPI_ERR_TYPE, what a host call with the
+   type returns) and computes nothing more than a product; probe_comm returns
+   the error instead of raising it on the user's handlers.  Called once per
+   derived type: a committed type gets its cache attribute, commit is one-way,
+   and freeing the type deletes the attribute (cache_lock held). */
+static int committed(MPI_Datatype dt)
+{
+    MPI_Count sz = 0;
+    return PMPI_Pack_size_c(1, dt, probe_comm, &sz) == MPI_SUCCESS;
+}
+
 int mgdt_type_get(MPI_Datatype dt, const mgdt_type_t **out)
 {
     int rc = MPI_SUCCESS, ni, na, nt, comb, flag = 0;
@@ -215,7 +256,7 @@ int mgdt_type_get(MPI_Datatype dt, const mgdt_type_t **out)
 
     *out = NULL;
     if (dt == MPI_DATATYPE_NULL)
-        MG_FAIL(rc, fn_exit, MPI_ERR_TYPE, "mgdt: MPI_DATATYPE_NULL");
+        MG_FAIL(rc, fn_exit, MPI_ERR_TYPE, "mgdt: the datatype is MPI_DATATYPE_NULL");
     pthread_mutex_lock(&cache_lock);
     if (cache_keyval == MPI_KEYVAL_INVALID)
         MG_FAIL(rc, fn_unlock, MPI_ERR_OTHER, "mgdt: mgdt_init() was not called");
@@ -230,6 +271,9 @@ int mgdt_type_get(MPI_Datatype dt, const mgdt_type_t **out)
         *out = val;
         goto fn_unlock;
     }
+    if (!committed(dt))
+        MG_FAIL(rc, fn_unlock, MPI_ERR_TYPE,
+                "mgdt: the datatype is not committed (MPI_Type_commit), or not a datatype");
     rc = mgdt_type_create(dt, &type);
     MG_CHECK(rc, fn_unlock);
     rc = PMPI_Type_set_attr(dt, cache_keyval, type);
@@ -250,5 +294,28 @@ int mgdt_type_acquire(MPI_Datatype dt, const mgdt_type_t **out)
     int rc = mgdt_type_get(dt, out);
     if (rc == MPI_SUCCESS)
         mgdt_type_hold(*out);
+    return rc;
+}
+
+int mgdt_type_check(MPI_Datatype dt)
+{
+    int rc = MPI_SUCCESS, ni, na, nt, comb, flag = 0;
+    void *val = NULL;
+
+    if (dt == MPI_DATATYPE_NULL)
+        return mgerr_set(MPI_ERR_TYPE, "mgdt: the datatype is MPI_DATATYPE_NULL");
+    pthread_mutex_lock(&cache_lock);
+    if (cache_keyval == MPI_KEYVAL_INVALID)
+        MG_FAIL(rc, fn_unlock, MPI_ERR_OTHER, "mgdt: mgdt_init() was not called");
+    PMPI_Type_get_envelope(dt, &ni, &na, &nt, &comb);
+    if (comb == MPI_COMBINER_NAMED || comb == MPI_COMBINER_F90_REAL ||
+        comb == MPI_COMBINER_F90_COMPLEX || comb == MPI_COMBINER_F90_INTEGER)
+        goto fn_unlock;
+    PMPI_Type_get_attr(dt, cache_keyval, &val, &flag);
+    if (!flag && !committed(dt))
+        MG_FAIL(rc, fn_unlock, MPI_ERR_TYPE,
+                "mgdt: the datatype is not committed (MPI_Type_commit), or not a datatype");
+fn_unlock:
+    pthread_mutex_unlock(&cache_lock);
     return rc;
 }

@@ -54,7 +54,7 @@ int mgdt_decode_darray(const int *ints, mgdt_tree_t *oldtree, int64_t extent, mg
     dim_runs_t *r = calloc(nd > 0 ? nd : 1, sizeof(*r)); /* C order */
     int *sz = malloc(sizeof(int) * 3 * (nd > 0 ? nd : 1));
     int64_t *stride = malloc(sizeof(int64_t) * (nd > 0 ? nd : 1));
-    int single = 1, empty = 0;
+    int single = 1, empty = 0, ovf = 0;
     mgdt_tree_t *t = oldtree;
 
     if (!r || !sz || !stride)
@@ -71,7 +71,7 @@ int mgdt_decode_darray(const int *ints, mgdt_tree_t *oldtree, int64_t extent, mg
         empty = empty || r[ci].n == 0;
     }
     for (int i = nd - 1; i >= 0; i--)
-        stride[i] = i == nd - 1 ? extent : stride[i + 1] * sz[i + 1];
+        stride[i] = i == nd - 1 ? extent : mgdt_mul(stride[i + 1], sz[i + 1], &ovf);
 
     if (empty || nd == 0) {
         t = mgdt_tree_new(MGDT_K_CONTIG);
@@ -101,11 +101,12 @@ int mgdt_decode_darray(const int *ints, mgdt_tree_t *oldtree, int64_t extent, mg
             n->displs = r[i].start;
             r[i].len = r[i].start = NULL;
             for (int64_t h = 0; h < n->count; h++)
-                n->displs[h] *= stride[i];
-            n->extent = stride[i] * sz[i];
+                n->displs[h] = mgdt_mul(n->displs[h], stride[i], &n->overflow);
+            n->extent = mgdt_mul(stride[i], sz[i], &n->overflow);
             mgdt_tree_finish(n);
         }
     }
+    t->overflow |= ovf;
     *out = t;
 
 fn_exit:

@@ -124,11 +124,11 @@ fn_fail:
     goto fn_exit;
 }
 
-static int64_t *ints_to_i64(const int *v, int64_t n, int64_t scale)
+static int64_t *ints_to_i64(const int *v, int64_t n, int64_t scale, int *ovf)
 {
     int64_t *a = malloc(sizeof(int64_t) * (n > 0 ? n : 1));
     for (int64_t i = 0; a && i < n; i++)
-        a[i] = (int64_t)v[i] * scale;
+        a[i] = mgdt_mul(v[i], scale, ovf);
     return a;
 }
 
@@ -185,30 +185,30 @@ static int build(int comb, const int *ints, const MPI_Aint *addrs, mgdt_tree_t *
         break;
     case MPI_COMBINER_VECTOR:
         t->blocklen = ints[1];
-        t->stride = (int64_t)ints[2] * ce;
+        t->stride = mgdt_mul(ints[2], ce, &t->overflow);
         break;
     case MPI_COMBINER_HVECTOR:
         t->blocklen = ints[1];
         t->stride = addrs[0];
         break;
     case MPI_COMBINER_INDEXED:
-        t->blocklens = ints_to_i64(ints + 1, n, 1);
-        t->displs = ints_to_i64(ints + 1 + n, n, ce);
+        t->blocklens = ints_to_i64(ints + 1, n, 1, &t->overflow);
+        t->displs = ints_to_i64(ints + 1 + n, n, ce, &t->overflow);
         break;
     case MPI_COMBINER_HINDEXED:
-        t->blocklens = ints_to_i64(ints + 1, n, 1);
+        t->blocklens = ints_to_i64(ints + 1, n, 1, &t->overflow);
         t->displs = aints_to_i64(addrs, n);
         break;
     case MPI_COMBINER_INDEXED_BLOCK:
         t->blocklen = ints[1];
-        t->displs = ints_to_i64(ints + 2, n, ce);
+        t->displs = ints_to_i64(ints + 2, n, ce, &t->overflow);
         break;
     case MPI_COMBINER_HINDEXED_BLOCK:
         t->blocklen = ints[1];
         t->displs = aints_to_i64(addrs, n);
         break;
     case MPI_COMBINER_STRUCT:
-        t->blocklens = ints_to_i64(ints + 1, n, 1);
+        t->blocklens = ints_to_i64(ints + 1, n, 1, &t->overflow);
         t->displs = aints_to_i64(addrs, n);
         t->kids = calloc(n > 0 ? n : 1, sizeof(*t->kids));
         if (!t->blocklens || !t->displs || !t->kids)

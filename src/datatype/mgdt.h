@@ -82,8 +82,10 @@ int mgdt_init(void);
 void mgdt_finalize(void);
 
 /* Decode, normalize and serialize dt, cached on dt.  dt must be committed or
-   predefined.  Returns an MPI error code (MPI_ERR_TYPE for an uncommitted or
-   unsupported type). */
+   predefined.  Returns an MPI error code: MPI_ERR_TYPE for MPI_DATATYPE_NULL,
+   an uncommitted type (what MPICH answers for the host form of a call), an
+   unsupported one, and one whose bytes span more than an int64 holds (its
+   sizes, strides or bounds overflow). */
 int mgdt_type_get(MPI_Datatype dt, const mgdt_type_t **type);
 /* The same, with a reference of the caller's own: *type stays valid after
    MPI_Type_free(dt) until mgdt_type_release(*type). */
@@ -92,6 +94,53 @@ int mgdt_type_acquire(MPI_Datatype dt, const mgdt_type_t **type);
    ignored. */
 const mgdt_type_t *mgdt_type_hold(const mgdt_type_t *type);
 void mgdt_type_release(const mgdt_type_t *type);
+
+/* MPI_SUCCESS when dt is predefined or committed; MPI_ERR_TYPE for
+   MPI_DATATYPE_NULL and an uncommitted type, with a message.  Decodes
+   nothing: for the other side of a call whose buffer is host memory. */
+int mgdt_type_check(MPI_Datatype dt);
+
+/* The bytes that count instances of a type touch, relative to the origin:
+   instance k (0 <= k < count) sits at k * extent (extent may be negative)
+   and touches [true_lb, true_ub) from there.  [*lo, *hi) in checked
+   arithmetic, since MPI's own extents may have wrapped (an extent of 2^61, a
+   stride of INT64_MIN) and a sum or product that overflows must never pass
+   a bounds check as a small offset; the empty range [0, 0) when count <= 0
+   or true_ub <= true_lb.  Returns 0, or -1 when the range or its length does
+   not fit an int64.  Inline: every host call's classification runs it. */
+static inline int mgdt_span(int64_t count, int64_t extent, int64_t true_lb, int64_t true_ub,
+                            int64_t *lo, int64_t *hi)
+{
+    int64_t step, len;
+    if (count <= 0 || true_ub <= true_lb) {
+        *lo = *hi = 0;
+        return 0;
+    }
+    if (__builtin_mul_overflow(count - 1, extent, &step) ||
+        __builtin_add_overflow(step < 0 ? step : 0, true_lb, lo) ||
+        __builtin_add_overflow(step > 0 ? step : 0, true_ub, hi) ||
+        __builtin_sub_overflow(*hi, *lo, &len))
+        return -1;
+    return 0;
+}
+
+/* [buf + lo, buf + hi) as addresses: [*first, *first + *len).  Returns 0, or
+   -1 when the range wraps around the address space (or lo > hi). */
+static inline int mgdt_span_addr(const void *buf, int64_t lo, int64_t hi, uintptr_t *first,
+                                 size_t *len)
+{
+    uintptr_t p = (uintptr_t)buf, a, b;
+    /* The unsigned sums that wrap are the addresses MPI would compute. */
+    int wrap = lo < 0 ? __builtin_sub_overflow(p, (uintptr_t)0 - (uintptr_t)lo, &a)
+                      : __builtin_add_overflow(p, (uintptr_t)lo, &a);
+    wrap |= hi < 0 ? __builtin_sub_overflow(p, (uintptr_t)0 - (uintptr_t)hi, &b)
+                   : __builtin_add_overflow(p, (uintptr_t)hi, &b);
+    if (wrap || b < a)
+        return -1;
+    *first = a;
+    *len = b - a;
+    return 0;
+}
 
 /* Same, uncached: the caller holds the one reference to *type, and drops it
    with mgdt_type_free(). */

@@ -39,7 +39,33 @@ typedef struct mgdt_tree {
     int depth;
     int dense; /* packed byte p lies at user offset dense_off + p */
     int64_t dense_off;
+    /* A size, stride, displacement or bound of this node or of one below it
+       does not fit an int64 (MPI's own arithmetic wrapped): the type is
+       refused.  Set by the decoder and mgdt_tree_finish(), never cleared. */
+    int overflow;
 } mgdt_tree_t;
+
+/* a * b and a + b in checked arithmetic: on overflow *ovf is set and 0
+   returned (the tree is refused, so the value is never used). */
+static inline int64_t mgdt_mul(int64_t a, int64_t b, int *ovf)
+{
+    int64_t r;
+    if (__builtin_mul_overflow(a, b, &r)) {
+        *ovf = 1;
+        return 0;
+    }
+    return r;
+}
+
+static inline int64_t mgdt_add(int64_t a, int64_t b, int *ovf)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r)) {
+        *ovf = 1;
+        return 0;
+    }
+    return r;
+}
 
 /* ref.c: the largest h in [0, count) with pfx[h] <= p (pfx non-decreasing),
    the block of an indexed or struct node that packed byte p falls in. */

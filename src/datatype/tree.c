@@ -47,11 +47,12 @@ mgdt_tree_t *mgdt_tree_leaf(int64_t size, int64_t extent, int64_t elements, int6
 
 int64_t mgdt_tree_block_size(const mgdt_tree_t *t, int64_t h)
 {
+    int ovf = 0; /* a finished tree without t->overflow has none */
     if (t->kind == MGDT_K_STRUCT)
-        return t->blocklens[h] * t->kids[h]->size;
+        return mgdt_mul(t->blocklens[h], t->kids[h]->size, &ovf);
     if (t->kind == MGDT_K_INDEXED)
-        return t->blocklens[h] * t->child->size;
-    return t->blocklen * t->child->size;
+        return mgdt_mul(t->blocklens[h], t->child->size, &ovf);
+    return mgdt_mul(t->blocklen, t->child->size, &ovf);
 }
 
 static int64_t align_of(int64_t x)
@@ -71,19 +72,26 @@ static int64_t max64(int64_t a, int64_t b)
     return a > b ? a : b;
 }
 
-/* Bounds accumulated over the child instances of a node. */
+/* Bounds accumulated over the child instances of a node; ovf is set when
+   one does not fit an int64. */
 typedef struct span {
     int any;
+    int ovf;
     int64_t lo, hi;
 } span_t;
 
 /* Add a block of b instances of c, ce bytes apart, starting at displacement d. */
 static void span_add(span_t *s, int64_t d, int64_t b, int64_t ce, const mgdt_tree_t *c)
 {
+    int64_t lo, hi;
     if (b <= 0 || c->size == 0)
         return;
-    int64_t lo = d + min64(0, (b - 1) * ce) + c->true_lb;
-    int64_t hi = d + max64(0, (b - 1) * ce) + c->true_ub;
+    if (mgdt_span(b, ce, c->true_lb, c->true_ub, &lo, &hi) != 0) {
+        s->ovf = 1;
+        return;
+    }
+    lo = mgdt_add(d, lo, &s->ovf);
+    hi = mgdt_add(d, hi, &s->ovf);
     s->lo = s->any ? min64(s->lo, lo) : lo;
     s->hi = s->any ? max64(s->hi, hi) : hi;
     s->any = 1;
@@ -116,11 +124,12 @@ static void finish_blocks(mgdt_tree_t *t, span_t *s, int *first)
     for (int64_t h = 0; h < t->count; h++) {
         const mgdt_tree_t *k = t->kind == MGDT_K_STRUCT ? t->kids[h] : c;
         int64_t b = t->kind == MGDT_K_BLKIDX ? t->blocklen : t->blocklens[h];
-        int64_t bsize = b * k->size;
+        int64_t bsize = mgdt_mul(b, k->size, &s->ovf);
         if (bsize == 0)
             continue;
-        t->size += bsize;
-        t->elements += b * k->elements;
+        t->overflow |= k->overflow;
+        t->size = mgdt_add(t->size, bsize, &s->ovf);
+        t->elements = mgdt_add(t->elements, mgdt_mul(b, k->elements, &s->ovf), &s->ovf);
         span_add(s, t->displs[h], b, k->extent, k);
         t->align = min64(t->align, align_of(t->displs[h]));
         if (b > 1)
@@ -133,14 +142,14 @@ static void finish_blocks(mgdt_tree_t *t, span_t *s, int *first)
             t->dense_off = t->displs[h] + k->dense_off;
         else if (t->displs[h] + k->dense_off != t->dense_off + pos)
             t->dense = 0;
-        pos += bsize;
+        pos = mgdt_add(pos, bsize, &s->ovf);
     }
 }
 
 void mgdt_tree_finish(mgdt_tree_t *t)
 {
     mgdt_tree_t *c = t->child;
-    span_t s = {0, 0, 0};
+    span_t s = {0, 0, 0, 0};
     int first = 1;
 
     t->depth = 1;
@@ -160,8 +169,8 @@ void mgdt_tree_finish(mgdt_tree_t *t)
     t->ext32_ok = 1;
     switch (t->kind) {
     case MGDT_K_CONTIG:
-        t->size = t->count * c->size;
-        t->elements = t->count * c->elements;
+        t->size = mgdt_mul(t->count, c->size, &s.ovf);
+        t->elements = mgdt_mul(t->count, c->elements, &s.ovf);
         span_add(&s, 0, t->count, c->extent, c);
         if (t->count > 1)
             t->align = align_of(c->extent);
@@ -169,10 +178,11 @@ void mgdt_tree_finish(mgdt_tree_t *t)
         t->dense_off = c->dense_off;
         break;
     case MGDT_K_VECTOR:
-        t->size = t->count * t->blocklen * c->size;
-        t->elements = t->count * t->blocklen * c->elements;
+        t->size = mgdt_mul(mgdt_mul(t->count, t->blocklen, &s.ovf), c->size, &s.ovf);
+        t->elements = mgdt_mul(mgdt_mul(t->count, t->blocklen, &s.ovf), c->elements, &s.ovf);
         span_add(&s, 0, t->blocklen, c->extent, c);
-        span_add(&s, (t->count - 1) * t->stride, t->blocklen, c->extent, c);
+        if (t->count > 0)
+            span_add(&s, mgdt_mul(t->count - 1, t->stride, &s.ovf), t->blocklen, c->extent, c);
         if (t->blocklen > 1)
             t->align = min64(t->align, align_of(c->extent));
         if (t->count > 1)
@@ -190,18 +200,19 @@ void mgdt_tree_finish(mgdt_tree_t *t)
         int64_t n = 1, last = t->stride, expect = c->size;
         t->dense = c->dense;
         for (int d = t->ndims - 1; d >= 0; d--) {
-            n *= t->subsizes[d];
-            last += (t->subsizes[d] - 1) * t->strides[d];
+            n = mgdt_mul(n, t->subsizes[d], &s.ovf);
+            if (t->subsizes[d] > 0)
+                last = mgdt_add(last, mgdt_mul(t->subsizes[d] - 1, t->strides[d], &s.ovf), &s.ovf);
             if (t->subsizes[d] > 1) {
                 t->align = min64(t->align, align_of(t->strides[d]));
                 if (t->strides[d] != expect)
                     t->dense = 0;
             }
-            expect *= t->subsizes[d];
+            expect = mgdt_mul(expect, t->subsizes[d], &s.ovf);
         }
         t->count = n;
-        t->size = n * c->size;
-        t->elements = n * c->elements;
+        t->size = mgdt_mul(n, c->size, &s.ovf);
+        t->elements = mgdt_mul(n, c->elements, &s.ovf);
         t->align = min64(t->align, align_of(t->stride));
         if (n > 0) {
             span_add(&s, t->stride, 1, 0, c);
@@ -215,6 +226,13 @@ void mgdt_tree_finish(mgdt_tree_t *t)
     }
     if (c && t->size > 0)
         inherit(t, c, &first);
+    if (c)
+        t->overflow |= c->overflow;
+    /* The true extent must fit too: MPI_Type_get_true_extent_x returns it. */
+    int64_t text;
+    if (s.any && __builtin_sub_overflow(s.hi, s.lo, &text))
+        s.ovf = 1;
+    t->overflow |= s.ovf;
     if (t->size == 0) {
         t->dense = 1;
         t->dense_off = 0;
@@ -244,8 +262,8 @@ int mgdt_tree_subarray(int ndims, const int *sizes, const int *subsizes, const i
         int src = order == MPI_ORDER_FORTRAN ? ndims - 1 - i : i;
         t->subsizes[i] = subsizes[src];
         t->strides[i] = step;
-        t->stride += (int64_t)starts[src] * step;
-        step *= sizes[src];
+        t->stride = mgdt_add(t->stride, mgdt_mul(starts[src], step, &t->overflow), &t->overflow);
+        step = mgdt_mul(step, sizes[src], &t->overflow);
     }
     t->extent = step;
     mgdt_tree_finish(t);

@@ -459,18 +459,55 @@ void mgdev_reg_quarantine(size_t *ranges, size_t *bytes)
     pthread_rwlock_unlock(&reg_lock);
 }
 
+/* mgdev_buf_is_device beyond its common case: exactly, in 128 bits, which
+   hold every product and sum of these int64s (kept out of line, so that the
+   common case stays short). */
+static __attribute__((noinline)) int buf_classify_wide(const void *buf, MPI_Count count,
+                                                       MPI_Count ext, MPI_Count tlb, MPI_Count tex)
+{
+    __int128 step = (__int128)(count - 1) * ext;
+    __int128 lo = (step < 0 ? step : 0) + tlb, hi = (step > 0 ? step : 0) + tlb + tex;
+    __int128 first = (__int128)(uintptr_t)buf + lo, end = (__int128)(uintptr_t)buf + hi;
+    /* Bytes beyond either end of the address space wrap around in MPI's own
+       pointer arithmetic: they could be anywhere. */
+    if (first < 0 || end > (__int128)UINTPTR_MAX)
+        return MGDEV_BUF_SPAN;
+    int touches = res_base && first < (__int128)(res_base + res_size) && end > (__int128)res_base;
+    if (lo >= INT64_MIN && hi <= INT64_MAX)
+        return touches ? MGDEV_BUF_DEVICE : MGDEV_BUF_HOST;
+    /* A span no int64 holds touches the device whenever its origin is in the
+       reserved range; a host one goes to MPI only if it cannot reach it. */
+    return touches || mgdev_reg_in_range(buf, 1) ? MGDEV_BUF_SPAN : MGDEV_BUF_HOST;
+}
+
 int mgdev_buf_is_device(const void *buf, MPI_Count count, MPI_Datatype dt)
 {
-    MPI_Count tlb, tex, lb, ext;
+    MPI_Count tlb, tex, lb, ext, size = 0;
     if (buf == MPI_IN_PLACE)
-        return 0;
+        return MGDEV_BUF_HOST;
     if (count <= 0 || dt == MPI_DATATYPE_NULL ||
         PMPI_Type_get_true_extent_x(dt, &tlb, &tex) != MPI_SUCCESS ||
         PMPI_Type_get_extent_x(dt, &lb, &ext) != MPI_SUCCESS)
         return mgdev_reg_in_range(buf, 1);
-    MPI_Count span = (count - 1) * ext;
-    MPI_Count lo = (span < 0 ? span : 0) + tlb, hi = (span > 0 ? span : 0) + tlb + tex;
-    if (hi <= lo)
-        return mgdev_reg_in_range(buf, 1);
-    return mgdev_reg_in_range((const char *)buf + lo, (size_t)(hi - lo));
+    if (tex <= 0) {
+        /* MPICH reports a negative true extent for some empty types; for a
+           type that moves bytes its arithmetic wrapped (issue 22). */
+        if (tex == 0 || (PMPI_Type_size_x(dt, &size) == MPI_SUCCESS && size == 0))
+            return mgdev_reg_in_range(buf, 1);
+        return MGDEV_BUF_SPAN;
+    }
+    /* Common case, cheap: count and true extent below 2^31, extent and true
+       lower bound within +-2^31 and an address below 2^62 keep every product,
+       sum and address below 2^63. */
+    if ((((uint64_t)count | (uint64_t)tex) >> 31) == 0 &&
+        ((((uint64_t)ext + ((uint64_t)1 << 31)) | ((uint64_t)tlb + ((uint64_t)1 << 31))) >> 32) ==
+            0 &&
+        ((uintptr_t)buf >> 62) == 0) {
+        int64_t span = (count - 1) * ext, lo = (span < 0 ? span : 0) + tlb;
+        int64_t first = (int64_t)(uintptr_t)buf + lo;
+        if (first >= 0)
+            return mgdev_reg_in_range((const void *)(uintptr_t)first,
+                                      (size_t)((span > 0 ? span : 0) + tlb + tex - lo));
+    }
+    return buf_classify_wide(buf, count, ext, tlb, tex);
 }

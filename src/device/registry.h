@@ -92,8 +92,16 @@ void mgdev_reg_usage(size_t *in_use, size_t *high_water, size_t *reserved);
 /* Statistics for tests: freed ranges in quarantine and their bytes (spans). */
 void mgdev_reg_quarantine(size_t *ranges, size_t *bytes);
 
-/* 1 when any byte that count instances of dt at buf touch lies in the
-   reserved device range. */
+/* What count instances of dt at buf touch (cheap: two extent queries, no
+   lock): MGDEV_BUF_HOST (0) when no byte lies in the reserved device range;
+   MGDEV_BUF_DEVICE when some does; MGDEV_BUF_SPAN when the bytes span more
+   than an int64 or an address holds (MPI's extents wrapped) and their origin
+   is in the reserved range, or they could reach it.  The device paths refuse
+   a call of either kind cleanly (mgdt_type_get, mgdt_span); only a host one
+   goes to MPI. */
+#define MGDEV_BUF_HOST 0
+#define MGDEV_BUF_DEVICE 1
+#define MGDEV_BUF_SPAN 2
 int mgdev_buf_is_device(const void *buf, MPI_Count count, MPI_Datatype dt);
 
 #endif /* MGDEV_REGISTRY_H */

@@ -1,12 +1,14 @@
 /*
  * The large-count (MPI-4 "_c") forms of the point-to-point calls.  A host
  * send goes to PMPI_*_c unchanged, a host receive whose count fits an int to
- * the int form (which may have to run it, sendrecv.c).  A device buffer goes to the int form
- * (so the same operation, protocol and request handling) when the count fits
- * an int; a larger count is refused with MPI_ERR_COUNT, before anything
- * moves, instead of letting MPI fault on the device address.  (The packed
- * bytes of a message may exceed INT_MAX: the protocol posts them with the
- * _c forms.)
+ * the int form's code (which may have to run it, sendrecv.c).  A device
+ * buffer goes to the int form's code under the _c name (mgmpi_send and the
+ * rest, so the same checks, operation, protocol and request handling, and
+ * messages naming the call made) when the count fits an int; a larger count
+ * is refused with MPI_ERR_COUNT, after the checks MPI makes first and before
+ * anything moves, instead of letting MPI fault on the device address.  (The
+ * packed bytes of a message may exceed INT_MAX: the protocol posts them with
+ * the _c forms.)
  */
 #include "config.h"
 
@@ -26,6 +28,18 @@ static int too_big(MPI_Comm comm, const char *fn, MPI_Count count)
                                        fn, (long long)count));
 }
 
+/* The same after the checks MPI makes first (args.c): a send (send 1) or
+   receive on comm. */
+static int too_big_p2p(const char *fn, int send, MPI_Count count, MPI_Datatype dt, int peer,
+                       int tag, MPI_Comm comm)
+{
+    int raised = 0;
+    int rc = mgmpi_check_p2p(fn, send, count, dt, peer, tag, comm, &raised);
+    if (rc == MPI_SUCCESS)
+        rc = mgmpi_check_type(fn, dt);
+    return rc != MPI_SUCCESS ? mgmpi_raise(comm, rc, raised) : too_big(comm, fn, count);
+}
+
 #define FITS(count_) ((count_) <= INT_MAX)
 
 /* Send-side calls without and with a request (I and _init forms). */
@@ -35,8 +49,9 @@ int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest
 {
     if (!DEV(buf, count, datatype))
         return PMPI_Send_c(buf, count, datatype, dest, tag, comm);
-    return FITS(count) ? MPI_Send(buf, (int)count, datatype, dest, tag, comm)
-                       : too_big(comm, "MPI_Send_c", count);
+    return FITS(count) ? mgmpi_send("MPI_Send_c", MGP2P_MODE_STD, buf, (int)count, datatype, dest,
+                                    tag, comm, 0, NULL)
+                       : too_big_p2p("MPI_Send_c", 1, count, datatype, dest, tag, comm);
 }
 
 MPIGPU_EXPORT
@@ -45,8 +60,9 @@ int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 {
     if (!DEV(buf, count, datatype))
         return PMPI_Ssend_c(buf, count, datatype, dest, tag, comm);
-    return FITS(count) ? MPI_Ssend(buf, (int)count, datatype, dest, tag, comm)
-                       : too_big(comm, "MPI_Ssend_c", count);
+    return FITS(count) ? mgmpi_send("MPI_Ssend_c", MGP2P_MODE_SYNC, buf, (int)count, datatype, dest,
+                                    tag, comm, 0, NULL)
+                       : too_big_p2p("MPI_Ssend_c", 1, count, datatype, dest, tag, comm);
 }
 
 MPIGPU_EXPORT
@@ -55,8 +71,9 @@ int MPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 {
     if (!DEV(buf, count, datatype))
         return PMPI_Rsend_c(buf, count, datatype, dest, tag, comm);
-    return FITS(count) ? MPI_Rsend(buf, (int)count, datatype, dest, tag, comm)
-                       : too_big(comm, "MPI_Rsend_c", count);
+    return FITS(count) ? mgmpi_send("MPI_Rsend_c", MGP2P_MODE_READY, buf, (int)count, datatype,
+                                    dest, tag, comm, 0, NULL)
+                       : too_big_p2p("MPI_Rsend_c", 1, count, datatype, dest, tag, comm);
 }
 
 MPIGPU_EXPORT
@@ -65,8 +82,9 @@ int MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 {
     if (!DEV(buf, count, datatype))
         return PMPI_Bsend_c(buf, count, datatype, dest, tag, comm);
-    return FITS(count) ? MPI_Bsend(buf, (int)count, datatype, dest, tag, comm)
-                       : too_big(comm, "MPI_Bsend_c", count);
+    return FITS(count) ? mgmpi_send("MPI_Bsend_c", MGP2P_MODE_BUFFERED, buf, (int)count, datatype,
+                                    dest, tag, comm, 0, NULL)
+                       : too_big_p2p("MPI_Bsend_c", 1, count, datatype, dest, tag, comm);
 }
 
 MPIGPU_EXPORT
@@ -75,8 +93,9 @@ int MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 {
     if (!DEV(buf, count, datatype))
         return PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request);
-    return FITS(count) ? MPI_Isend(buf, (int)count, datatype, dest, tag, comm, request)
-                       : too_big(comm, "MPI_Isend_c", count);
+    return FITS(count) ? mgmpi_send("MPI_Isend_c", MGP2P_MODE_STD, buf, (int)count, datatype, dest,
+                                    tag, comm, 1, request)
+                       : too_big_p2p("MPI_Isend_c", 1, count, datatype, dest, tag, comm);
 }
 
 MPIGPU_EXPORT
@@ -85,8 +104,9 @@ int MPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 {
     if (!DEV(buf, count, datatype))
         return PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request);
-    return FITS(count) ? MPI_Issend(buf, (int)count, datatype, dest, tag, comm, request)
-                       : too_big(comm, "MPI_Issend_c", count);
+    return FITS(count) ? mgmpi_send("MPI_Issend_c", MGP2P_MODE_SYNC, buf, (int)count, datatype,
+                                    dest, tag, comm, 1, request)
+                       : too_big_p2p("MPI_Issend_c", 1, count, datatype, dest, tag, comm);
 }
 
 MPIGPU_EXPORT
@@ -95,8 +115,9 @@ int MPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 {
     if (!DEV(buf, count, datatype))
         return PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request);
-    return FITS(count) ? MPI_Irsend(buf, (int)count, datatype, dest, tag, comm, request)
-                       : too_big(comm, "MPI_Irsend_c", count);
+    return FITS(count) ? mgmpi_send("MPI_Irsend_c", MGP2P_MODE_READY, buf, (int)count, datatype,
+                                    dest, tag, comm, 1, request)
+                       : too_big_p2p("MPI_Irsend_c", 1, count, datatype, dest, tag, comm);
 }
 
 MPIGPU_EXPORT
@@ -105,8 +126,9 @@ int MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 {
     if (!DEV(buf, count, datatype))
         return PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request);
-    return FITS(count) ? MPI_Ibsend(buf, (int)count, datatype, dest, tag, comm, request)
-                       : too_big(comm, "MPI_Ibsend_c", count);
+    return FITS(count) ? mgmpi_send("MPI_Ibsend_c", MGP2P_MODE_BUFFERED, buf, (int)count, datatype,
+                                    dest, tag, comm, 1, request)
+                       : too_big_p2p("MPI_Ibsend_c", 1, count, datatype, dest, tag, comm);
 }
 
 MPIGPU_EXPORT
@@ -115,8 +137,9 @@ int MPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int
 {
     if (!DEV(buf, count, datatype))
         return PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
-    return FITS(count) ? MPI_Send_init(buf, (int)count, datatype, dest, tag, comm, request)
-                       : too_big(comm, "MPI_Send_init_c", count);
+    return FITS(count) ? mgmpi_init("MPI_Send_init_c", MGP2P_OP_SEND, MGP2P_MODE_STD, buf,
+                                    (int)count, datatype, dest, tag, comm, request)
+                       : too_big_p2p("MPI_Send_init_c", 1, count, datatype, dest, tag, comm);
 }
 
 MPIGPU_EXPORT
@@ -125,8 +148,9 @@ int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 {
     if (!DEV(buf, count, datatype))
         return PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request);
-    return FITS(count) ? MPI_Ssend_init(buf, (int)count, datatype, dest, tag, comm, request)
-                       : too_big(comm, "MPI_Ssend_init_c", count);
+    return FITS(count) ? mgmpi_init("MPI_Ssend_init_c", MGP2P_OP_SEND, MGP2P_MODE_SYNC, buf,
+                                    (int)count, datatype, dest, tag, comm, request)
+                       : too_big_p2p("MPI_Ssend_init_c", 1, count, datatype, dest, tag, comm);
 }
 
 MPIGPU_EXPORT
@@ -135,8 +159,9 @@ int MPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 {
     if (!DEV(buf, count, datatype))
         return PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request);
-    return FITS(count) ? MPI_Rsend_init(buf, (int)count, datatype, dest, tag, comm, request)
-                       : too_big(comm, "MPI_Rsend_init_c", count);
+    return FITS(count) ? mgmpi_init("MPI_Rsend_init_c", MGP2P_OP_SEND, MGP2P_MODE_READY, buf,
+                                    (int)count, datatype, dest, tag, comm, request)
+                       : too_big_p2p("MPI_Rsend_init_c", 1, count, datatype, dest, tag, comm);
 }
 
 MPIGPU_EXPORT
@@ -145,8 +170,9 @@ int MPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 {
     if (!DEV(buf, count, datatype))
         return PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request);
-    return FITS(count) ? MPI_Bsend_init(buf, (int)count, datatype, dest, tag, comm, request)
-                       : too_big(comm, "MPI_Bsend_init_c", count);
+    return FITS(count) ? mgmpi_init("MPI_Bsend_init_c", MGP2P_OP_SEND, MGP2P_MODE_BUFFERED, buf,
+                                    (int)count, datatype, dest, tag, comm, request)
+                       : too_big_p2p("MPI_Bsend_init_c", 1, count, datatype, dest, tag, comm);
 }
 
 /* Receive-side calls go to the int form whenever the count fits, host
@@ -157,10 +183,11 @@ int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, i
                 MPI_Comm comm, MPI_Request *request)
 {
     if (FITS(count))
-        return MPI_Irecv(buf, (int)count, datatype, source, tag, comm, request);
+        return mgmpi_recv("MPI_Irecv_c", buf, (int)count, datatype, source, tag, comm, NULL, 1,
+                          request);
     if (!DEV(buf, count, datatype))
         return PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
-    return too_big(comm, "MPI_Irecv_c", count);
+    return too_big_p2p("MPI_Irecv_c", 0, count, datatype, source, tag, comm);
 }
 
 MPIGPU_EXPORT
@@ -168,10 +195,11 @@ int MPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int sourc
                     MPI_Comm comm, MPI_Request *request)
 {
     if (FITS(count))
-        return MPI_Recv_init(buf, (int)count, datatype, source, tag, comm, request);
+        return mgmpi_init("MPI_Recv_init_c", MGP2P_OP_RECV, MGP2P_MODE_STD, buf, (int)count,
+                          datatype, source, tag, comm, request);
     if (!DEV(buf, count, datatype))
         return PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
-    return too_big(comm, "MPI_Recv_init_c", count);
+    return too_big_p2p("MPI_Recv_init_c", 0, count, datatype, source, tag, comm);
 }
 
 MPIGPU_EXPORT
@@ -179,10 +207,11 @@ int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, in
                MPI_Comm comm, MPI_Status *status)
 {
     if (FITS(count))
-        return MPI_Recv(buf, (int)count, datatype, source, tag, comm, status);
+        return mgmpi_recv("MPI_Recv_c", buf, (int)count, datatype, source, tag, comm, status, 0,
+                          NULL);
     if (!DEV(buf, count, datatype))
         return PMPI_Recv_c(buf, count, datatype, source, tag, comm, status);
-    return too_big(comm, "MPI_Recv_c", count);
+    return too_big_p2p("MPI_Recv_c", 0, count, datatype, source, tag, comm);
 }
 
 MPIGPU_EXPORT
@@ -190,7 +219,7 @@ int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *
                 MPI_Status *status)
 {
     if (FITS(count))
-        return MPI_Mrecv(buf, (int)count, datatype, message, status);
+        return mgmpi_mrecv("MPI_Mrecv_c", buf, (int)count, datatype, message, status, 0, NULL);
     if (!DEV(buf, count, datatype))
         return PMPI_Mrecv_c(buf, count, datatype, message, status);
     return too_big(MPI_COMM_WORLD, "MPI_Mrecv_c", count);
@@ -201,7 +230,7 @@ int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message 
                  MPI_Request *request)
 {
     if (FITS(count))
-        return MPI_Imrecv(buf, (int)count, datatype, message, request);
+        return mgmpi_mrecv("MPI_Imrecv_c", buf, (int)count, datatype, message, NULL, 1, request);
     if (!DEV(buf, count, datatype))
         return PMPI_Imrecv_c(buf, count, datatype, message, request);
     return too_big(MPI_COMM_WORLD, "MPI_Imrecv_c", count);
@@ -213,8 +242,8 @@ int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
                    int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
     if (FITS(sendcount) && FITS(recvcount))
-        return MPI_Sendrecv(sendbuf, (int)sendcount, sendtype, dest, sendtag, recvbuf,
-                            (int)recvcount, recvtype, source, recvtag, comm, status);
+        return mgmpi_sendrecv("MPI_Sendrecv_c", sendbuf, (int)sendcount, sendtype, dest, sendtag,
+                              recvbuf, (int)recvcount, recvtype, source, recvtag, comm, status);
     if (!DEV(sendbuf, sendcount, sendtype) && !DEV(recvbuf, recvcount, recvtype))
         return PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                                recvtype, source, recvtag, comm, status);
@@ -226,8 +255,8 @@ int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, in
                            int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
     if (FITS(count))
-        return MPI_Sendrecv_replace(buf, (int)count, datatype, dest, sendtag, source, recvtag, comm,
-                                    status);
+        return mgmpi_sendrecv_replace("MPI_Sendrecv_replace_c", buf, (int)count, datatype, dest,
+                                      sendtag, source, recvtag, comm, status);
     if (!DEV(buf, count, datatype))
         return PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm,
                                        status);

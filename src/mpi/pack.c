@@ -44,26 +44,18 @@ typedef struct pk_call {
     mgpk_method_t method; /* MPIGPU_PACK, or the datatype's attribute */
 } pk_call_t;
 
-/* Whether any byte the call may touch lies in the reserved device range.  The
-   typed side is judged by the bytes its instances touch, not by its origin: a
+/* Whether any byte the call may touch lies in the reserved device range, or
+   its typed side's span cannot be held (mgdev_buf_is_device).  The typed
+   side is judged by the bytes its instances touch, not by its origin: a
    type with a large true lower bound can have its origin below a device
    allocation and every byte inside it.  Host-only calls pay two cheap extent
    queries. */
 static int pk_involves_device(const void *typed, MPI_Count count, MPI_Datatype dt,
                               const void *packed, MPI_Count psize)
 {
-    MPI_Count tlb, tex, lb, ext;
     if (mgdev_reg_in_range(packed, psize > 0 ? (size_t)psize : 1))
         return 1;
-    if (count <= 0 || dt == MPI_DATATYPE_NULL ||
-        PMPI_Type_get_true_extent_x(dt, &tlb, &tex) != MPI_SUCCESS ||
-        PMPI_Type_get_extent_x(dt, &lb, &ext) != MPI_SUCCESS)
-        return mgdev_reg_in_range(typed, 1);
-    MPI_Count span = (count - 1) * ext;
-    MPI_Count lo = (span < 0 ? span : 0) + tlb, hi = (span > 0 ? span : 0) + tlb + tex;
-    if (hi <= lo)
-        return mgdev_reg_in_range(typed, 1);
-    return mgdev_reg_in_range((const char *)typed + lo, (size_t)(hi - lo));
+    return mgdev_buf_is_device(typed, count, dt);
 }
 
 /* Check that [p + lo, p + hi) lies inside one live device allocation, or is
@@ -71,8 +63,14 @@ static int pk_involves_device(const void *typed, MPI_Count count, MPI_Datatype d
 static int pk_side_get(const pk_call_t *c, const char *what, char *p, int64_t lo, int64_t hi,
                        pk_side_t *s)
 {
-    char *first = p + lo;
-    size_t len = (size_t)(hi - lo), off = 0;
+    uintptr_t at;
+    size_t len, off = 0;
+    if (mgdt_span_addr(p, lo, hi, &at, &len) != 0)
+        return mgerr_set(MPI_ERR_BUFFER,
+                         "mpigpu: %s: %s bytes [%lld, %lld) from %p wrap around the address "
+                         "space; nothing was written",
+                         c->fn, what, (long long)lo, (long long)hi, (void *)p);
+    char *first = (char *)at;
     s->dev = mgdev_reg_lookup(first, &s->e, &off);
     if (s->dev && len > s->e.size - off)
         return mgerr_set(MPI_ERR_BUFFER,
@@ -103,15 +101,25 @@ static int pk_check(pk_call_t *c)
     int rc = MPI_SUCCESS;
     const char *pname = c->unpack ? "input" : "output";
 
+    /* What MPICH checks, with its classes (a negative buffer size is a
+       count to the external32 calls); then what it does not check (the
+       position) and would write out of bounds for. */
     if (c->count < 0)
         MG_FAIL(rc, fn_fail, MPI_ERR_COUNT, "mpigpu: %s: negative count %lld", c->fn,
                 (long long)c->count);
-    if (c->pos < 0 || c->psize < 0)
-        MG_FAIL(rc, fn_fail, MPI_ERR_ARG, "mpigpu: %s: negative %s (%lld)", c->fn,
-                c->pos < 0 ? "position" : "buffer size",
-                (long long)(c->pos < 0 ? c->pos : c->psize));
+    if (c->dt == MPI_DATATYPE_NULL)
+        MG_FAIL(rc, fn_fail, MPI_ERR_TYPE, "mpigpu: %s: the datatype is MPI_DATATYPE_NULL", c->fn);
+    if (c->psize < 0)
+        MG_FAIL(rc, fn_fail, c->ext ? MPI_ERR_COUNT : MPI_ERR_ARG,
+                "mpigpu: %s: negative %s buffer size %lld", c->fn, pname, (long long)c->psize);
+    if (c->pos < 0)
+        MG_FAIL(rc, fn_fail, MPI_ERR_ARG, "mpigpu: %s: negative position %lld", c->fn,
+                (long long)c->pos);
     rc = mgdt_type_get(c->dt, &c->type);
-    MG_CHECK(rc, fn_fail);
+    if (rc != MPI_SUCCESS) {
+        rc = mgerr_prepend(rc, c->fn); /* not committed, or overflowing */
+        goto fn_fail;
+    }
     if (c->ext && !c->type->external32_ok) {
         MPI_Count sz = 0;
         rc = PMPI_Pack_external_size_c("external32", c->count, c->dt, &sz);
@@ -133,9 +141,12 @@ static int pk_check(pk_call_t *c)
     if (c->n == 0)
         goto fn_exit;
     /* Instances sit at origin + k * extent, k < count; extent may be negative. */
-    int64_t span = (c->count - 1) * c->type->extent;
-    c->lo = (span < 0 ? span : 0) + c->type->true_lb;
-    c->hi = (span > 0 ? span : 0) + c->type->true_ub;
+    if (mgdt_span(c->count, c->type->extent, c->type->true_lb, c->type->true_ub, &c->lo, &c->hi))
+        MG_FAIL(rc, fn_fail, MPI_ERR_TYPE,
+                "mpigpu: %s: %lld instances of a datatype of extent %lld and true bounds [%lld, "
+                "%lld) span more bytes than an int64 holds; nothing was written",
+                c->fn, (long long)c->count, (long long)c->type->extent, (long long)c->type->true_lb,
+                (long long)c->type->true_ub);
     rc = pk_side_get(c, c->unpack ? "output" : "input", c->typed, c->lo, c->hi, &c->t);
     MG_CHECK(rc, fn_fail);
     rc = pk_side_get(c, pname, c->packed, c->pos, c->pos + c->n, &c->p);
@@ -339,7 +350,11 @@ fn_fail:
 
 static int pk_run(pk_call_t *c, int64_t *position)
 {
-    int rc = MPI_SUCCESS;
+    int rc = MPI_SUCCESS, n = 0;
+    if (!c->ext) {
+        rc = mgmpi_check_comm(c->fn, c->comm, &n, &c->raised);
+        MG_CHECK(rc, fn_fail);
+    }
     if (!position)
         MG_FAIL(rc, fn_fail, MPI_ERR_ARG, "mpigpu: %s: position is NULL", c->fn);
     c->pos = *position;

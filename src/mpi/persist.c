@@ -32,18 +32,24 @@ static int init_pmpi(mgp2p_op_kind_t kind, mgp2p_send_mode_t mode, const void *b
     }
 }
 
-static int init_common(const char *fn, mgp2p_op_kind_t kind, mgp2p_send_mode_t mode,
-                       const void *buf, int count, MPI_Datatype dt, int peer, int tag,
-                       MPI_Comm comm, MPI_Request *req)
+int mgmpi_init(const char *fn, mgp2p_op_kind_t kind, mgp2p_send_mode_t mode, const void *buf,
+               int count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm, MPI_Request *req)
 {
-    int dev = mgdev_buf_is_device(buf, count, dt);
+    int dev = mgdev_buf_is_device(buf, count, dt), raised = 0;
     if (!dev && (kind == MGP2P_OP_SEND || !mgp2p_host_watch(count, dt, peer)))
         return init_pmpi(kind, mode, buf, count, dt, peer, tag, comm, req);
+    /* The checks MPI would make (args.c); commit and span where the type is
+       decoded. */
+    int rc = mgmpi_check_p2p(fn, kind == MGP2P_OP_SEND, count, dt, peer, tag, comm, &raised);
+    if (rc == MPI_SUCCESS)
+        rc = mgmpi_check_request(fn, req);
+    if (rc != MPI_SUCCESS)
+        return mgmpi_raise(comm, rc, raised);
     mgp2p_op_t *op = calloc(1, sizeof(*op));
     if (!op)
         return mgmpi_error(comm, mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", fn));
-    int rc = dev ? mgp2p_op_init(op, kind, fn, buf, count, dt, peer, tag, comm)
-                 : mgp2p_op_init_host(op, fn, (void *)buf, count, dt, peer, tag, comm);
+    rc = dev ? mgp2p_op_init(op, kind, fn, buf, count, dt, peer, tag, comm)
+             : mgp2p_op_init_host(op, fn, (void *)buf, count, dt, peer, tag, comm);
     if (rc != MPI_SUCCESS) {
         rc = mgmpi_error(comm, rc);
         goto free_op;
@@ -68,40 +74,40 @@ MPIGPU_EXPORT
 int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                   MPI_Comm comm, MPI_Request *request)
 {
-    return init_common("MPI_Send_init", MGP2P_OP_SEND, MGP2P_MODE_STD, buf, count, datatype, dest,
-                       tag, comm, request);
+    return mgmpi_init("MPI_Send_init", MGP2P_OP_SEND, MGP2P_MODE_STD, buf, count, datatype, dest,
+                      tag, comm, request);
 }
 
 MPIGPU_EXPORT
 int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                    MPI_Comm comm, MPI_Request *request)
 {
-    return init_common("MPI_Ssend_init", MGP2P_OP_SEND, MGP2P_MODE_SYNC, buf, count, datatype, dest,
-                       tag, comm, request);
+    return mgmpi_init("MPI_Ssend_init", MGP2P_OP_SEND, MGP2P_MODE_SYNC, buf, count, datatype, dest,
+                      tag, comm, request);
 }
 
 MPIGPU_EXPORT
 int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                    MPI_Comm comm, MPI_Request *request)
 {
-    return init_common("MPI_Rsend_init", MGP2P_OP_SEND, MGP2P_MODE_READY, buf, count, datatype,
-                       dest, tag, comm, request);
+    return mgmpi_init("MPI_Rsend_init", MGP2P_OP_SEND, MGP2P_MODE_READY, buf, count, datatype, dest,
+                      tag, comm, request);
 }
 
 MPIGPU_EXPORT
 int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                    MPI_Comm comm, MPI_Request *request)
 {
-    return init_common("MPI_Bsend_init", MGP2P_OP_SEND, MGP2P_MODE_BUFFERED, buf, count, datatype,
-                       dest, tag, comm, request);
+    return mgmpi_init("MPI_Bsend_init", MGP2P_OP_SEND, MGP2P_MODE_BUFFERED, buf, count, datatype,
+                      dest, tag, comm, request);
 }
 
 MPIGPU_EXPORT
 int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                   MPI_Request *request)
 {
-    return init_common("MPI_Recv_init", MGP2P_OP_RECV, MGP2P_MODE_STD, buf, count, datatype, source,
-                       tag, comm, request);
+    return mgmpi_init("MPI_Recv_init", MGP2P_OP_RECV, MGP2P_MODE_STD, buf, count, datatype, source,
+                      tag, comm, request);
 }
 
 MPIGPU_EXPORT

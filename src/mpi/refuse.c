@@ -11,14 +11,21 @@
 
 #define DEV(buf_, count_, dt_) mgdev_buf_is_device((buf_), (count_), (dt_))
 
-static int refuse(const char *fn)
+/* k: what the call's buffers hold (mgdev_buf_is_device), the first not
+   MGDEV_BUF_HOST. */
+static int refuse(const char *fn, int k)
 {
+    if (k == MGDEV_BUF_SPAN)
+        return mgerr_set(MPI_ERR_TYPE,
+                         "mpigpu: %s: the datatype's instances span more bytes than an int64 or "
+                         "an address holds, and may reach device addresses; nothing was moved",
+                         fn);
     return mgerr_set(MPI_ERR_BUFFER, "device buffers are not supported by %s", fn);
 }
 
-static int refuse_comm(MPI_Comm comm, const char *fn)
+static int refuse_comm(MPI_Comm comm, const char *fn, int k)
 {
-    return mgmpi_error(comm, refuse(fn));
+    return mgmpi_error(comm, refuse(fn, k));
 }
 
 /* Receive sizes of rooted and all-to-all collectives: the bytes of one
@@ -26,6 +33,8 @@ static int refuse_comm(MPI_Comm comm, const char *fn)
 static MPI_Count group_count(MPI_Comm comm, int count)
 {
     int size = 1, inter = 0;
+    if (comm == MPI_COMM_NULL)
+        return count; /* MPI reports it, once */
     PMPI_Comm_test_inter(comm, &inter);
     if (inter)
         PMPI_Comm_remote_size(comm, &size);
@@ -37,8 +46,9 @@ static MPI_Count group_count(MPI_Comm comm, int count)
 MPIGPU_EXPORT
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
-    if (DEV(buffer, count, datatype))
-        return refuse_comm(comm, "MPI_Bcast");
+    int k = DEV(buffer, count, datatype);
+    if (k)
+        return refuse_comm(comm, "MPI_Bcast", k);
     return PMPI_Bcast(buffer, count, datatype, root, comm);
 }
 
@@ -46,8 +56,11 @@ MPIGPU_EXPORT
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                int root, MPI_Comm comm)
 {
-    if (DEV(sendbuf, count, datatype) || DEV(recvbuf, count, datatype))
-        return refuse_comm(comm, "MPI_Reduce");
+    int k = DEV(sendbuf, count, datatype);
+    if (!k)
+        k = DEV(recvbuf, count, datatype);
+    if (k)
+        return refuse_comm(comm, "MPI_Reduce", k);
     return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
 }
 
@@ -55,8 +68,11 @@ MPIGPU_EXPORT
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                   MPI_Comm comm)
 {
-    if (DEV(sendbuf, count, datatype) || DEV(recvbuf, count, datatype))
-        return refuse_comm(comm, "MPI_Allreduce");
+    int k = DEV(sendbuf, count, datatype);
+    if (!k)
+        k = DEV(recvbuf, count, datatype);
+    if (k)
+        return refuse_comm(comm, "MPI_Allreduce", k);
     return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
 }
 
@@ -64,8 +80,11 @@ MPIGPU_EXPORT
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    if (DEV(sendbuf, sendcount, sendtype) || DEV(recvbuf, group_count(comm, recvcount), recvtype))
-        return refuse_comm(comm, "MPI_Gather");
+    int k = DEV(sendbuf, sendcount, sendtype);
+    if (!k)
+        k = DEV(recvbuf, group_count(comm, recvcount), recvtype);
+    if (k)
+        return refuse_comm(comm, "MPI_Gather", k);
     return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
@@ -73,8 +92,11 @@ MPIGPU_EXPORT
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    if (DEV(sendbuf, group_count(comm, sendcount), sendtype) || DEV(recvbuf, recvcount, recvtype))
-        return refuse_comm(comm, "MPI_Scatter");
+    int k = DEV(sendbuf, group_count(comm, sendcount), sendtype);
+    if (!k)
+        k = DEV(recvbuf, recvcount, recvtype);
+    if (k)
+        return refuse_comm(comm, "MPI_Scatter", k);
     return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
@@ -82,8 +104,11 @@ MPIGPU_EXPORT
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (DEV(sendbuf, sendcount, sendtype) || DEV(recvbuf, group_count(comm, recvcount), recvtype))
-        return refuse_comm(comm, "MPI_Allgather");
+    int k = DEV(sendbuf, sendcount, sendtype);
+    if (!k)
+        k = DEV(recvbuf, group_count(comm, recvcount), recvtype);
+    if (k)
+        return refuse_comm(comm, "MPI_Allgather", k);
     return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
@@ -91,9 +116,11 @@ MPIGPU_EXPORT
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (DEV(sendbuf, group_count(comm, sendcount), sendtype) ||
-        DEV(recvbuf, group_count(comm, recvcount), recvtype))
-        return refuse_comm(comm, "MPI_Alltoall");
+    int k = DEV(sendbuf, group_count(comm, sendcount), sendtype);
+    if (!k)
+        k = DEV(recvbuf, group_count(comm, recvcount), recvtype);
+    if (k)
+        return refuse_comm(comm, "MPI_Alltoall", k);
     return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
@@ -102,8 +129,9 @@ int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datat
             int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
             MPI_Win win)
 {
-    if (DEV(origin_addr, origin_count, origin_datatype)) {
-        int rc = refuse("MPI_Put");
+    int k = DEV(origin_addr, origin_count, origin_datatype);
+    if (k) {
+        int rc = refuse("MPI_Put", k);
         PMPI_Win_call_errhandler(win, rc);
         return rc;
     }
@@ -115,8 +143,9 @@ MPIGPU_EXPORT
 int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
-    if (DEV(origin_addr, origin_count, origin_datatype)) {
-        int rc = refuse("MPI_Get");
+    int k = DEV(origin_addr, origin_count, origin_datatype);
+    if (k) {
+        int rc = refuse("MPI_Get", k);
         PMPI_Win_call_errhandler(win, rc);
         return rc;
     }
@@ -128,8 +157,9 @@ MPIGPU_EXPORT
 int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
                    MPI_Status *status)
 {
-    if (DEV(buf, count, datatype)) {
-        int rc = refuse("MPI_File_write");
+    int k = DEV(buf, count, datatype);
+    if (k) {
+        int rc = refuse("MPI_File_write", k);
         PMPI_File_call_errhandler(fh, rc);
         return rc;
     }
@@ -139,8 +169,9 @@ int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatyp
 MPIGPU_EXPORT
 int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    if (DEV(buf, count, datatype)) {
-        int rc = refuse("MPI_File_read");
+    int k = DEV(buf, count, datatype);
+    if (k) {
+        int rc = refuse("MPI_File_read", k);
         PMPI_File_call_errhandler(fh, rc);
         return rc;
     }

@@ -19,22 +19,23 @@ static char empty[1]; /* stands for a device buffer of which nothing moves */
 /* A host receive that would take a message a probe received early. */
 #define EARLY(peer_, tag_, comm_) mgp2p_early_waiting((peer_), (tag_), (comm_), NULL)
 
-static int send_pmpi(mgp2p_send_mode_t mode, const void *buf, int count, MPI_Datatype dt, int dest,
-                     int tag, MPI_Comm comm, MPI_Request *req)
+/* The send of mode, nonblocking (into req) when nb. */
+static int send_pmpi(mgp2p_send_mode_t mode, int nb, const void *buf, int count, MPI_Datatype dt,
+                     int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
     switch (mode) {
     case MGP2P_MODE_SYNC:
-        return req ? PMPI_Issend(buf, count, dt, dest, tag, comm, req)
-                   : PMPI_Ssend(buf, count, dt, dest, tag, comm);
+        return nb ? PMPI_Issend(buf, count, dt, dest, tag, comm, req)
+                  : PMPI_Ssend(buf, count, dt, dest, tag, comm);
     case MGP2P_MODE_READY:
-        return req ? PMPI_Irsend(buf, count, dt, dest, tag, comm, req)
-                   : PMPI_Rsend(buf, count, dt, dest, tag, comm);
+        return nb ? PMPI_Irsend(buf, count, dt, dest, tag, comm, req)
+                  : PMPI_Rsend(buf, count, dt, dest, tag, comm);
     case MGP2P_MODE_BUFFERED:
-        return req ? PMPI_Ibsend(buf, count, dt, dest, tag, comm, req)
-                   : PMPI_Bsend(buf, count, dt, dest, tag, comm);
+        return nb ? PMPI_Ibsend(buf, count, dt, dest, tag, comm, req)
+                  : PMPI_Bsend(buf, count, dt, dest, tag, comm);
     default:
-        return req ? PMPI_Isend(buf, count, dt, dest, tag, comm, req)
-                   : PMPI_Send(buf, count, dt, dest, tag, comm);
+        return nb ? PMPI_Isend(buf, count, dt, dest, tag, comm, req)
+                  : PMPI_Send(buf, count, dt, dest, tag, comm);
     }
 }
 
@@ -76,16 +77,34 @@ fn_exit:
     return rc;
 }
 
+/* The checks MPI makes of a call's arguments (args.c), for a call that does
+   not reach MPI as it is: a send (send 1) or receive, nonblocking (nb 1:
+   req must not be NULL) or not. */
+static int p2p_check(const char *fn, int send, int count, MPI_Datatype dt, int peer, int tag,
+                     MPI_Comm comm, int nb, const MPI_Request *req)
+{
+    int raised = 0;
+    int rc = mgmpi_check_p2p(fn, send, count, dt, peer, tag, comm, &raised);
+    if (rc == MPI_SUCCESS && nb)
+        rc = mgmpi_check_request(fn, req);
+    return rc == MPI_SUCCESS ? rc : mgmpi_raise(comm, rc, raised);
+}
+
+/* A device send: blocking when nb is 0 (req NULL), else a generalized
+   request in *req. */
 static int send_common(const char *fn, mgp2p_send_mode_t mode, const void *buf, int count,
-                       MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req,
+                       MPI_Datatype dt, int dest, int tag, MPI_Comm comm, int nb, MPI_Request *req,
                        const char *packed)
 {
     mgp2p_op_t local = {0}, *op = &local;
+    int rc = p2p_check(fn, 1, count, dt, dest, tag, comm, nb, req);
+    if (rc != MPI_SUCCESS)
+        return rc;
     if (req && !(op = calloc(1, sizeof(*op))))
         return mgmpi_error(comm, mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", fn));
-    int rc = mgp2p_op_init(op, MGP2P_OP_SEND, fn, buf, count, dt, dest, tag, comm);
+    rc = mgp2p_op_init(op, MGP2P_OP_SEND, fn, buf, count, dt, dest, tag, comm);
     if (rc == MPI_SUCCESS && mgp2p_op_trivial(op)) {
-        rc = send_pmpi(mode, empty, count, dt, dest, tag, comm, req);
+        rc = send_pmpi(mode, nb, empty, count, dt, dest, tag, comm, req);
         goto fn_free;
     }
     if (rc != MPI_SUCCESS) {
@@ -104,17 +123,20 @@ fn_free:
 
 /* A receive into device memory (dev, as the caller classified buf) or into
    host memory that a chunked message could match; message is the matched
-   message of MPI_Mrecv/MPI_Imrecv (taken over and set to MPI_MESSAGE_NULL) or
-   NULL. */
+   message of MPI_Mrecv/MPI_Imrecv (taken over and set to MPI_MESSAGE_NULL;
+   the caller checked the arguments) or NULL.  Blocking when nb is 0. */
 static int recv_common(const char *fn, int dev, void *buf, int count, MPI_Datatype dt, int source,
-                       int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status,
+                       int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status, int nb,
                        MPI_Request *req)
 {
     mgp2p_op_t local = {0}, *op = &local;
+    int rc = message ? MPI_SUCCESS : p2p_check(fn, 0, count, dt, source, tag, comm, nb, req);
+    if (rc != MPI_SUCCESS)
+        return rc;
     if (req && !(op = calloc(1, sizeof(*op))))
         return mgmpi_error(comm, mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", fn));
-    int rc = dev ? mgp2p_op_init(op, MGP2P_OP_RECV, fn, buf, count, dt, source, tag, comm)
-                 : mgp2p_op_init_host(op, fn, buf, count, dt, source, tag, comm);
+    rc = dev ? mgp2p_op_init(op, MGP2P_OP_RECV, fn, buf, count, dt, source, tag, comm)
+             : mgp2p_op_init_host(op, fn, buf, count, dt, source, tag, comm);
     /* A receive of nothing still takes a message a probe received early
        (a truncation, whose pieces the operation drains). */
     if (rc == MPI_SUCCESS && mgp2p_op_trivial(op) &&
@@ -150,115 +172,50 @@ fn_free:
     return rc;
 }
 
-/* The eight send calls: a host buffer goes to PMPI unchanged. */
-MPIGPU_EXPORT
-int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+/* Both sides of MPI_Sendrecv or MPI_Sendrecv_replace, and their datatypes'
+   commit (a device side's is checked again where it is decoded). */
+static int sendrecv_check(const char *fn, int scount, MPI_Datatype stype, int dest, int stag,
+                          int rcount, MPI_Datatype rtype, int source, int rtag, MPI_Comm comm)
 {
-    if (!DEV(buf, count, datatype))
-        return PMPI_Send(buf, count, datatype, dest, tag, comm);
-    return send_common("MPI_Send", MGP2P_MODE_STD, buf, count, datatype, dest, tag, comm, NULL,
-                       NULL);
+    int rc = p2p_check(fn, 1, scount, stype, dest, stag, comm, 0, NULL);
+    if (rc == MPI_SUCCESS)
+        rc = p2p_check(fn, 0, rcount, rtype, source, rtag, comm, 0, NULL);
+    if (rc != MPI_SUCCESS)
+        return rc; /* raised */
+    rc = mgmpi_check_type(fn, stype);
+    if (rc == MPI_SUCCESS)
+        rc = mgmpi_check_type(fn, rtype);
+    return rc == MPI_SUCCESS ? rc : mgmpi_error(comm, rc);
 }
 
-MPIGPU_EXPORT
-int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+int mgmpi_send(const char *fn, mgp2p_send_mode_t mode, const void *buf, int count, MPI_Datatype dt,
+               int dest, int tag, MPI_Comm comm, int nb, MPI_Request *req)
 {
-    if (!DEV(buf, count, datatype))
-        return PMPI_Ssend(buf, count, datatype, dest, tag, comm);
-    return send_common("MPI_Ssend", MGP2P_MODE_SYNC, buf, count, datatype, dest, tag, comm, NULL,
-                       NULL);
+    if (!DEV(buf, count, dt))
+        return send_pmpi(mode, nb, buf, count, dt, dest, tag, comm, req);
+    return send_common(fn, mode, buf, count, dt, dest, tag, comm, nb, req, NULL);
 }
 
-MPIGPU_EXPORT
-int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+int mgmpi_recv(const char *fn, void *buf, int count, MPI_Datatype dt, int source, int tag,
+               MPI_Comm comm, MPI_Status *status, int nb, MPI_Request *req)
 {
-    if (!DEV(buf, count, datatype))
-        return PMPI_Rsend(buf, count, datatype, dest, tag, comm);
-    return send_common("MPI_Rsend", MGP2P_MODE_READY, buf, count, datatype, dest, tag, comm, NULL,
-                       NULL);
-}
-
-MPIGPU_EXPORT
-int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    if (!DEV(buf, count, datatype))
-        return PMPI_Bsend(buf, count, datatype, dest, tag, comm);
-    return send_common("MPI_Bsend", MGP2P_MODE_BUFFERED, buf, count, datatype, dest, tag, comm,
-                       NULL, NULL);
-}
-
-MPIGPU_EXPORT
-int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-              MPI_Request *request)
-{
-    if (!DEV(buf, count, datatype))
-        return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
-    return send_common("MPI_Isend", MGP2P_MODE_STD, buf, count, datatype, dest, tag, comm, request,
-                       NULL);
-}
-
-MPIGPU_EXPORT
-int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-               MPI_Request *request)
-{
-    if (!DEV(buf, count, datatype))
-        return PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
-    return send_common("MPI_Issend", MGP2P_MODE_SYNC, buf, count, datatype, dest, tag, comm,
-                       request, NULL);
-}
-
-MPIGPU_EXPORT
-int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-               MPI_Request *request)
-{
-    if (!DEV(buf, count, datatype))
-        return PMPI_Irsend(buf, count, datatype, dest, tag, comm, request);
-    return send_common("MPI_Irsend", MGP2P_MODE_READY, buf, count, datatype, dest, tag, comm,
-                       request, NULL);
-}
-
-MPIGPU_EXPORT
-int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-               MPI_Request *request)
-{
-    if (!DEV(buf, count, datatype))
-        return PMPI_Ibsend(buf, count, datatype, dest, tag, comm, request);
-    return send_common("MPI_Ibsend", MGP2P_MODE_BUFFERED, buf, count, datatype, dest, tag, comm,
-                       request, NULL);
-}
-
-MPIGPU_EXPORT
-int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-             MPI_Status *status)
-{
-    int dev = DEV(buf, count, datatype);
-    if (!dev && !WATCH(count, datatype, source) && !EARLY(source, tag, comm)) {
+    int dev = DEV(buf, count, dt);
+    if (!dev && !WATCH(count, dt, source) && !EARLY(source, tag, comm)) {
+        if (nb)
+            return PMPI_Irecv(buf, count, dt, source, tag, comm, req);
         if (!mgp2p_progress_busy())
-            return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
+            return PMPI_Recv(buf, count, dt, source, tag, comm, status);
         /* Device operations may need progress for this message to come. */
         MPI_Request r;
-        int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, &r);
+        int rc = PMPI_Irecv(buf, count, dt, source, tag, comm, &r);
         return rc != MPI_SUCCESS ? rc : MPI_Wait(&r, status);
     }
-    return recv_common("MPI_Recv", dev, buf, count, datatype, source, tag, comm, NULL, status,
-                       NULL);
+    return recv_common(fn, dev, buf, count, dt, source, tag, comm, NULL, status, nb, req);
 }
 
-MPIGPU_EXPORT
-int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-              MPI_Request *request)
-{
-    int dev = DEV(buf, count, datatype);
-    if (!dev && !WATCH(count, datatype, source) && !EARLY(source, tag, comm))
-        return PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
-    return recv_common("MPI_Irecv", dev, buf, count, datatype, source, tag, comm, NULL, NULL,
-                       request);
-}
-
-MPIGPU_EXPORT
-int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                 MPI_Comm comm, MPI_Status *status)
+int mgmpi_sendrecv(const char *fn, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                   int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                   int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
     MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     MPI_Status st[2];
@@ -267,10 +224,26 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
         !mgp2p_progress_busy())
         return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                              recvtype, source, recvtag, comm, status);
-    int rc = MPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &r[0]);
+    /* MPI checks both sides before anything starts. */
+    int rc = sendrecv_check(fn, sendcount, sendtype, dest, sendtag, recvcount, recvtype, source,
+                            recvtag, comm);
     if (rc != MPI_SUCCESS)
         return rc;
-    rc = MPI_Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &r[1]);
+    if (DEV(sendbuf, sendcount, sendtype)) {
+        /* A device send that cannot start (its span, its allocation) must
+           fail before the receive may take a message: built once here and
+           dropped (it owns nothing), built again below. */
+        mgp2p_op_t dry = {0};
+        rc = mgp2p_op_init(&dry, MGP2P_OP_SEND, fn, sendbuf, sendcount, sendtype, dest, sendtag,
+                           comm);
+        if (rc != MPI_SUCCESS)
+            return mgmpi_error(comm, rc);
+    }
+    rc = mgmpi_recv(fn, recvbuf, recvcount, recvtype, source, recvtag, comm, NULL, 1, &r[0]);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc =
+        mgmpi_send(fn, MGP2P_MODE_STD, sendbuf, sendcount, sendtype, dest, sendtag, comm, 1, &r[1]);
     if (rc != MPI_SUCCESS) {
         MPI_Cancel(&r[0]);
         MPI_Wait(&r[0], MPI_STATUS_IGNORE);
@@ -283,11 +256,9 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     return rc;
 }
 
-MPIGPU_EXPORT
-int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
-                         int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+int mgmpi_sendrecv_replace(const char *fn, void *buf, int count, MPI_Datatype datatype, int dest,
+                           int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-    const char *fn = "MPI_Sendrecv_replace";
     mgp2p_op_t op = {0};
     MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     MPI_Status st[2];
@@ -297,9 +268,13 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, 
     if (!dev && !WATCH(count, datatype, source) && !EARLY(source, recvtag, comm))
         return PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm,
                                      status);
+    int rc =
+        sendrecv_check(fn, count, datatype, dest, sendtag, count, datatype, source, recvtag, comm);
+    if (rc != MPI_SUCCESS)
+        return rc;
     /* The packed copy of what goes out is taken before anything comes in. */
-    int rc = dev ? mgp2p_op_init(&op, MGP2P_OP_SEND, fn, buf, count, datatype, dest, sendtag, comm)
-                 : mgp2p_op_init_host(&op, fn, buf, count, datatype, source, recvtag, comm);
+    rc = dev ? mgp2p_op_init(&op, MGP2P_OP_SEND, fn, buf, count, datatype, dest, sendtag, comm)
+             : mgp2p_op_init_host(&op, fn, buf, count, datatype, source, recvtag, comm);
     MG_CHECK(rc, fn_fail);
     if (!mgp2p_op_trivial(&op)) {
         if (!(packed = malloc((size_t)op.n)))
@@ -316,11 +291,11 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, 
         rc = mgdt_type_twin(op.type, datatype, &op.twin);
         MG_CHECK(rc, fn_fail);
     }
-    rc = recv_common(fn, dev, buf, count, datatype, source, recvtag, comm, NULL, NULL, &r[0]);
+    rc = recv_common(fn, dev, buf, count, datatype, source, recvtag, comm, NULL, NULL, 1, &r[0]);
     if (rc != MPI_SUCCESS)
         goto fn_exit; /* raised */
     if (dev)
-        rc = send_common(fn, MGP2P_MODE_STD, buf, count, datatype, dest, sendtag, comm, &r[1],
+        rc = send_common(fn, MGP2P_MODE_STD, buf, count, datatype, dest, sendtag, comm, 1, &r[1],
                          packed);
     else
         rc = PMPI_Isend(packed, count, op.twin, dest, sendtag, comm, &r[1]);
@@ -340,6 +315,96 @@ fn_exit:
 fn_fail:
     rc = mgmpi_error(comm, rc);
     goto fn_exit;
+}
+
+/* The eight send calls: a host buffer goes to PMPI unchanged. */
+MPIGPU_EXPORT
+int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    return mgmpi_send("MPI_Send", MGP2P_MODE_STD, buf, count, datatype, dest, tag, comm, 0, NULL);
+}
+
+MPIGPU_EXPORT
+int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    return mgmpi_send("MPI_Ssend", MGP2P_MODE_SYNC, buf, count, datatype, dest, tag, comm, 0, NULL);
+}
+
+MPIGPU_EXPORT
+int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    return mgmpi_send("MPI_Rsend", MGP2P_MODE_READY, buf, count, datatype, dest, tag, comm, 0,
+                      NULL);
+}
+
+MPIGPU_EXPORT
+int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    return mgmpi_send("MPI_Bsend", MGP2P_MODE_BUFFERED, buf, count, datatype, dest, tag, comm, 0,
+                      NULL);
+}
+
+MPIGPU_EXPORT
+int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+              MPI_Request *request)
+{
+    return mgmpi_send("MPI_Isend", MGP2P_MODE_STD, buf, count, datatype, dest, tag, comm, 1,
+                      request);
+}
+
+MPIGPU_EXPORT
+int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request)
+{
+    return mgmpi_send("MPI_Issend", MGP2P_MODE_SYNC, buf, count, datatype, dest, tag, comm, 1,
+                      request);
+}
+
+MPIGPU_EXPORT
+int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request)
+{
+    return mgmpi_send("MPI_Irsend", MGP2P_MODE_READY, buf, count, datatype, dest, tag, comm, 1,
+                      request);
+}
+
+MPIGPU_EXPORT
+int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request)
+{
+    return mgmpi_send("MPI_Ibsend", MGP2P_MODE_BUFFERED, buf, count, datatype, dest, tag, comm, 1,
+                      request);
+}
+
+MPIGPU_EXPORT
+int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+             MPI_Status *status)
+{
+    return mgmpi_recv("MPI_Recv", buf, count, datatype, source, tag, comm, status, 0, NULL);
+}
+
+MPIGPU_EXPORT
+int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Request *request)
+{
+    return mgmpi_recv("MPI_Irecv", buf, count, datatype, source, tag, comm, NULL, 1, request);
+}
+
+MPIGPU_EXPORT
+int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                 MPI_Comm comm, MPI_Status *status)
+{
+    return mgmpi_sendrecv("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                          recvcount, recvtype, source, recvtag, comm, status);
+}
+
+MPIGPU_EXPORT
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                         int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    return mgmpi_sendrecv_replace("MPI_Sendrecv_replace", buf, count, datatype, dest, sendtag,
+                                  source, recvtag, comm, status);
 }
 
 MPIGPU_EXPORT
@@ -369,32 +434,71 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mess
     return mgp2p_probe(source, tag, comm, 0, flag, message, status);
 }
 
+/* The arguments of a matched receive on the device path: MPICH checks them
+   before it takes the message, keeps the message on an error and raises it
+   on MPI_COMM_WORLD. */
+static int mrecv_check(const char *fn, int count, MPI_Datatype dt, const MPI_Message *message,
+                       int nb, const MPI_Request *req)
+{
+    int rc = MPI_SUCCESS;
+    if (count < 0)
+        rc = mgerr_set(MPI_ERR_COUNT, "mpigpu: %s: negative count %d", fn, count);
+    else if (dt == MPI_DATATYPE_NULL)
+        rc = mgerr_set(MPI_ERR_TYPE, "mpigpu: %s: the datatype is MPI_DATATYPE_NULL", fn);
+    else if (nb && !req)
+        rc = mgmpi_check_request(fn, req);
+    else if (*message == MPI_MESSAGE_NULL)
+        rc = mgerr_set(MPI_ERR_REQUEST, "mpigpu: %s: the message is MPI_MESSAGE_NULL", fn);
+    else
+        rc = mgmpi_check_type(fn, dt);
+    return rc == MPI_SUCCESS ? rc : mgmpi_error(MPI_COMM_WORLD, rc);
+}
+
+/* A matched receive that MPI runs: the note of the message's communicator
+   goes once MPI has taken the message. */
+static int mrecv_pmpi(void *buf, int count, MPI_Datatype dt, MPI_Message *message,
+                      MPI_Status *status, int nb, MPI_Request *req)
+{
+    MPI_Message m = *message;
+    MPI_Request r;
+    int rc;
+    if (nb)
+        rc = PMPI_Imrecv(buf, count, dt, message, req);
+    else if (!mgp2p_progress_busy())
+        rc = PMPI_Mrecv(buf, count, dt, message, status);
+    else if ((rc = PMPI_Imrecv(buf, count, dt, message, &r)) == MPI_SUCCESS)
+        rc = MPI_Wait(&r, status); /* device operations may need progress */
+    if (*message != m)
+        mgp2p_message_take(m);
+    return rc;
+}
+
+int mgmpi_mrecv(const char *fn, void *buf, int count, MPI_Datatype dt, MPI_Message *message,
+                MPI_Status *status, int nb, MPI_Request *req)
+{
+    if (!message) /* MPI says what is wrong */
+        return nb ? PMPI_Imrecv(buf, count, dt, message, req)
+                  : PMPI_Mrecv(buf, count, dt, message, status);
+    int peer = *message == MPI_MESSAGE_NO_PROC ? MPI_PROC_NULL : MPI_ANY_SOURCE;
+    int dev = DEV(buf, count, dt);
+    if (!dev && !WATCH(count, dt, peer) && !mgp2p_early_is_handle(*message))
+        return mrecv_pmpi(buf, count, dt, message, status, nb, req);
+    int rc = mrecv_check(fn, count, dt, message, nb, req);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    MPI_Comm comm = mgp2p_message_take(*message);
+    return recv_common(fn, dev, buf, count, dt, peer, MPI_ANY_TAG, comm, message, status, nb, req);
+}
+
 MPIGPU_EXPORT
 int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
-    MPI_Comm comm = mgp2p_message_take(*message);
-    int peer = *message == MPI_MESSAGE_NO_PROC ? MPI_PROC_NULL : MPI_ANY_SOURCE;
-    int dev = DEV(buf, count, datatype);
-    if (!dev && !WATCH(count, datatype, peer) && !mgp2p_early_is_handle(*message)) {
-        if (!mgp2p_progress_busy())
-            return PMPI_Mrecv(buf, count, datatype, message, status);
-        MPI_Request r;
-        int rc = PMPI_Imrecv(buf, count, datatype, message, &r);
-        return rc != MPI_SUCCESS ? rc : MPI_Wait(&r, status);
-    }
-    return recv_common("MPI_Mrecv", dev, buf, count, datatype, peer, MPI_ANY_TAG, comm, message,
-                       status, NULL);
+    return mgmpi_mrecv("MPI_Mrecv", buf, count, datatype, message, status, 0, NULL);
 }
 
 MPIGPU_EXPORT
 int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
                MPI_Request *request)
 {
-    MPI_Comm comm = mgp2p_message_take(*message);
-    int peer = *message == MPI_MESSAGE_NO_PROC ? MPI_PROC_NULL : MPI_ANY_SOURCE;
-    int dev = DEV(buf, count, datatype);
-    if (!dev && !WATCH(count, datatype, peer) && !mgp2p_early_is_handle(*message))
-        return PMPI_Imrecv(buf, count, datatype, message, request);
-    return recv_common("MPI_Imrecv", dev, buf, count, datatype, peer, MPI_ANY_TAG, comm, message,
-                       NULL, request);
+    return mgmpi_mrecv("MPI_Imrecv", buf, count, datatype, message, NULL, 1, request);
 }

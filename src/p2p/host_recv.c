@@ -38,23 +38,24 @@ int mgp2p_host_watch(int count, MPI_Datatype dt, int peer)
 int mgp2p_op_init_host(mgp2p_op_t *op, const char *fn, void *buf, int count, MPI_Datatype dt,
                        int peer, int tag, MPI_Comm comm)
 {
+    int64_t lo, hi;
     mgp2p_op_call(op, MGP2P_OP_RECV, fn, count, peer, tag, comm);
     op->host = buf;
     op->buf = buf;
     /* The message lands in bytes (see the top), never in dt: op keeps the
-       decoded type, not the handle, which MPI_Type_free may end. */
-    int rc = mgdt_type_acquire(dt, &op->type);
+       decoded type (held by mgp2p_op_check), not the handle, which
+       MPI_Type_free may end. */
+    int rc = mgp2p_op_check(op, count, dt, &lo, &hi);
     if (rc != MPI_SUCCESS)
         return rc;
-    op->n = count * op->type->size;
     op->dense = mgpk_contig(op->type, count);
     return MPI_SUCCESS;
 }
 
 int mgp2p_host_overlap(const mgp2p_op_t *op)
 {
-    int64_t lo, hi;
-    mgp2p_type_span(op->type, op->count, &lo, &hi);
+    int64_t lo = 0, hi = 0;
+    (void)mgp2p_type_span(op->type, op->count, &lo, &hi); /* checked at init */
     return mgp2p_active_overlap(op, op->host + lo, op->host + hi);
 }
 

@@ -26,6 +26,32 @@ void mgp2p_op_call(mgp2p_op_t *op, mgp2p_op_kind_t kind, const char *fn, int cou
     op->rtag = MPI_ANY_TAG;
 }
 
+int mgp2p_op_check(mgp2p_op_t *op, int count, MPI_Datatype dt, int64_t *lo, int64_t *hi)
+{
+    int rc = MPI_SUCCESS;
+    const char *fn = op->fn;
+    if (count < 0)
+        MG_FAIL(rc, fn_fail, MPI_ERR_COUNT, "mpigpu: %s: negative count %d", fn, count);
+    rc = mgdt_type_acquire(dt, &op->type); /* the operation's own reference */
+    if (rc != MPI_SUCCESS) {
+        rc = mgerr_prepend(rc, fn); /* not committed, or overflowing */
+        goto fn_fail;
+    }
+    if (__builtin_mul_overflow((int64_t)count, op->type->size, &op->n))
+        MG_FAIL(rc, fn_fail, MPI_ERR_COUNT,
+                "mpigpu: %s: %d instances of %lld bytes overflow an int64; nothing was sent or "
+                "received",
+                fn, count, (long long)op->type->size);
+    if (mgp2p_type_span(op->type, count, lo, hi) != 0)
+        MG_FAIL(rc, fn_fail, MPI_ERR_TYPE,
+                "mpigpu: %s: %d instances of a datatype of extent %lld and true bounds [%lld, "
+                "%lld) span more bytes than an int64 holds; nothing was sent or received",
+                fn, count, (long long)op->type->extent, (long long)op->type->true_lb,
+                (long long)op->type->true_ub);
+fn_fail:
+    return rc;
+}
+
 /* Classify buf for op and check that every byte the datatype touches lies in
    one live device allocation. */
 int mgp2p_op_init(mgp2p_op_t *op, mgp2p_op_kind_t kind, const char *fn, const void *buf, int count,
@@ -35,39 +61,42 @@ int mgp2p_op_init(mgp2p_op_t *op, mgp2p_op_kind_t kind, const char *fn, const vo
     mgdev_reg_entry_t e;
     size_t off = 0;
 
+    int64_t lo, hi;
+    uintptr_t first;
+    size_t len;
+
     mgp2p_op_call(op, kind, fn, count, peer, tag, comm);
     op->buf = buf;
     rc = mgdev_require_device(fn);
     MG_CHECK(rc, fn_fail);
-    if (count < 0)
-        MG_FAIL(rc, fn_fail, MPI_ERR_COUNT, "mpigpu: %s: negative count %d", fn, count);
-    rc = mgdt_type_acquire(dt, &op->type);
+    rc = mgp2p_op_check(op, count, dt, &lo, &hi);
     MG_CHECK(rc, fn_fail);
     mgpk_method_t m = mgdev_type_method(dt);
     op->pk_flags = m == MGPK_METHOD_HOST ? 0 : MGPK_F_METHOD(m);
-    op->n = count * op->type->size;
     if (op->n == 0 || peer == MPI_PROC_NULL)
         goto fn_exit;
     if (kind == MGP2P_OP_SEND) {
         rc = mgdt_type_twin(op->type, dt, &op->twin);
         MG_CHECK(rc, fn_fail);
     }
-    int64_t lo, hi;
-    mgp2p_type_span(op->type, count, &lo, &hi);
-    const char *first = (const char *)buf + lo;
-    if (!mgdev_reg_lookup(first, &e, &off)) {
+    if (mgdt_span_addr(buf, lo, hi, &first, &len) != 0)
+        MG_FAIL(rc, fn_fail, MPI_ERR_BUFFER,
+                "mpigpu: %s: the bytes [%lld, %lld) from %p wrap around the address space; "
+                "nothing was sent or received",
+                fn, (long long)lo, (long long)hi, buf);
+    if (!mgdev_reg_lookup((const void *)first, &e, &off)) {
         char why[MGDEV_REG_WHY_LEN];
         MG_FAIL(rc, fn_fail, MPI_ERR_BUFFER,
                 "mpigpu: %s: access [%p, %p) from device address %p is not inside one live "
                 "device allocation: %s; nothing was sent or received",
-                fn, (const void *)first, (const void *)(first + (hi - lo)), buf,
-                mgdev_reg_why(first, why, sizeof(why)));
+                fn, (const void *)first, (const void *)(first + len), buf,
+                mgdev_reg_why((const void *)first, why, sizeof(why)));
     }
-    if ((size_t)(hi - lo) > e.size - off)
+    if (len > e.size - off)
         MG_FAIL(rc, fn_fail, MPI_ERR_BUFFER,
                 "mpigpu: %s: access [%p, %p) from device address %p is not inside one live "
                 "device allocation; nothing was sent or received",
-                fn, (const void *)first, (const void *)(first + (hi - lo)), buf);
+                fn, (const void *)first, (const void *)(first + len), buf);
     op->mem = e.mem;
     op->origin = (int64_t)off - lo;
     rc = mgdev_ctx_get(e.context, &op->pk);

@@ -215,12 +215,11 @@ typedef struct mgp2p_op {
 } mgp2p_op_t;
 
 /* The bytes that count instances of t touch, as offsets from the buffer:
-   [*lo, *hi). */
-static inline void mgp2p_type_span(const mgdt_type_t *t, int count, int64_t *lo, int64_t *hi)
+   [*lo, *hi).  Returns 0, or -1 when they do not fit an int64 (mgdt_span);
+   an operation's own type and count were checked when it was built. */
+static inline int mgp2p_type_span(const mgdt_type_t *t, int count, int64_t *lo, int64_t *hi)
 {
-    int64_t span = (int64_t)(count - 1) * t->extent;
-    *lo = (span < 0 ? span : 0) + t->true_lb;
-    *hi = (span > 0 ? span : 0) + t->true_ub;
+    return mgdt_span(count, t->extent, t->true_lb, t->true_ub, lo, hi);
 }
 
 /* Fill op for a call on buf (kind, checks, device buffer, engine).  Returns

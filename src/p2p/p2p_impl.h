@@ -155,6 +155,10 @@ int mgp2p_op_hold(mgp2p_op_t *op);
 /* op.c: the call's own fields, device and host operations alike. */
 void mgp2p_op_call(mgp2p_op_t *op, mgp2p_op_kind_t kind, const char *fn, int count, int peer,
                    int tag, MPI_Comm comm);
+/* The count and datatype of op's call (after mgp2p_op_call): count >= 0,
+   the decoded type (committed), op->n and the span [*lo, *hi) of the bytes
+   touched, each in checked arithmetic.  An error class naming op->fn. */
+int mgp2p_op_check(mgp2p_op_t *op, int count, MPI_Datatype dt, int64_t *lo, int64_t *hi);
 /* progress.c: whether an active host receive other than op writes into
    [lo, hi). */
 int mgp2p_active_overlap(const mgp2p_op_t *op, const char *lo, const char *hi);

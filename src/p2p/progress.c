@@ -406,11 +406,11 @@ void mgp2p_progress_finalize(void)
 
 int mgp2p_active_overlap(const mgp2p_op_t *op, const char *lo, const char *hi)
 {
-    int64_t olo, ohi;
+    int64_t olo = 0, ohi = 0;
     for (mgp2p_op_t *o = active_locked(); o; o = o->next) {
         if (o == op || !o->host || o->state == MGP2P_OP_DONE || o->count <= 0)
             continue;
-        mgp2p_type_span(o->type, o->count, &olo, &ohi);
+        (void)mgp2p_type_span(o->type, o->count, &olo, &ohi); /* checked at init */
         if (o->host + olo < hi && lo < o->host + ohi)
             return 1;
     }

@@ -231,3 +231,10 @@ test_mpi_p2p_typefree_LDADD = libmpigpu.la $(OPENCL_LIBS)
 test_mpi_p2p_typefree_chunked_SOURCES = $(test_mpi_p2p_typefree_SOURCES)
 test_mpi_p2p_typefree_chunked_LDADD = $(test_mpi_p2p_typefree_LDADD)
 TESTS += test/mpi/p2p_typefree test/mpi/p2p_typefree_chunked
+# Bad arguments with device buffers (issue 22, items 1 to 3): the error class
+# MPICH gives the host form, never a signal, nothing written outside the
+# user's buffer.
+check_PROGRAMS += test/mpi/bad_args
+test_mpi_bad_args_SOURCES = test/mpi/bad_args.c
+test_mpi_bad_args_LDADD = libmpigpu.la $(OPENCL_LIBS)
+TESTS += test/mpi/bad_args

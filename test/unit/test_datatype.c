@@ -477,6 +477,67 @@ START_TEST(test_zero_size)
 }
 END_TEST
 
+/* Spans in checked arithmetic (issue 22): exact where they fit, refused
+   where an int64 or an address cannot hold them. */
+START_TEST(test_span)
+{
+    int64_t lo, hi;
+    uintptr_t first;
+    size_t len;
+    ck_assert_int_eq(mgdt_span(3, -8, 0, 4, &lo, &hi), 0);
+    ck_assert_int_eq(lo, -16);
+    ck_assert_int_eq(hi, 4);
+    ck_assert_int_eq(mgdt_span(0, 8, 0, 4, &lo, &hi), 0);
+    ck_assert_int_eq(lo, 0);
+    ck_assert_int_eq(hi, 0);
+    ck_assert_int_eq(mgdt_span(8, (int64_t)1 << 61, 0, 4, &lo, &hi), -1);
+    ck_assert_int_eq(mgdt_span(2, INT64_MIN, 0, 4, &lo, &hi), -1);
+    ck_assert_int_eq(mgdt_span(1, 4, INT64_MAX - 2, INT64_MAX, &lo, &hi), 0);
+    ck_assert_int_eq(mgdt_span(2, 4, INT64_MAX - 6, INT64_MAX - 2, &lo, &hi), -1);
+    ck_assert_int_eq(mgdt_span(1, 0, INT64_MIN, 1, &lo, &hi), -1); /* length 2^63 + 1 */
+    ck_assert_int_eq(mgdt_span_addr((void *)4096, -16, 4, &first, &len), 0);
+    ck_assert_uint_eq(first, 4080);
+    ck_assert_uint_eq(len, 20);
+    ck_assert_int_eq(mgdt_span_addr((void *)4096, -8192, 4, &first, &len), -1);
+    ck_assert_int_eq(mgdt_span_addr((void *)(UINTPTR_MAX - 8), 0, 16, &first, &len), -1);
+}
+END_TEST
+
+/* Types whose sizes or bounds MPI computes with wrapping arithmetic are
+   refused with MPI_ERR_TYPE; an uncommitted type too, until committed. */
+START_TEST(test_overflow_and_commit)
+{
+    MPI_Datatype r, c, v, h, t;
+    const mgdt_type_t *ty;
+    mgdt_type_t *own;
+    int bl = 1;
+    MPI_Aint d = INT64_MAX - 2;
+    MPI_Type_create_resized(MPI_INT, 0, (MPI_Aint)1 << 61, &r);
+    MPI_Type_contiguous(8, r, &c);
+    MPI_Type_create_hvector(2, 1, INT64_MIN, MPI_INT, &v);
+    MPI_Type_create_hindexed(1, &bl, &d, MPI_INT, &h);
+    MPI_Datatype bad[] = {c, v, h};
+    for (int i = 0; i < 3; i++) {
+        MPI_Type_commit(&bad[i]);
+        ck_assert_int_eq(mgdt_type_create(bad[i], &own), MPI_ERR_TYPE);
+        ck_assert_int_eq(mgdt_type_get(bad[i], &ty), MPI_ERR_TYPE);
+        MPI_Type_free(&bad[i]);
+    }
+    MPI_Type_commit(&r); /* one instance is fine; the call's count decides */
+    ck_assert_int_eq(mgdt_type_get(r, &ty), MPI_SUCCESS);
+    MPI_Type_free(&r);
+    MPI_Type_vector(2, 1, 2, MPI_INT, &t);
+    ck_assert_int_eq(mgdt_type_check(t), MPI_ERR_TYPE);
+    ck_assert_int_eq(mgdt_type_get(t, &ty), MPI_ERR_TYPE);
+    MPI_Type_commit(&t);
+    ck_assert_int_eq(mgdt_type_check(t), MPI_SUCCESS);
+    ck_assert_int_eq(mgdt_type_get(t, &ty), MPI_SUCCESS);
+    ck_assert_int_eq(mgdt_type_check(MPI_DATATYPE_NULL), MPI_ERR_TYPE);
+    ck_assert_int_eq(mgdt_type_check(MPI_INT), MPI_SUCCESS);
+    MPI_Type_free(&t);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     int failed;
@@ -499,6 +560,8 @@ int main(int argc, char **argv)
     tcase_add_test(tc, test_depth);
     tcase_add_test(tc, test_cache);
     tcase_add_test(tc, test_zero_size);
+    tcase_add_test(tc, test_span);
+    tcase_add_test(tc, test_overflow_and_commit);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);
