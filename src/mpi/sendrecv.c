@@ -236,6 +236,7 @@ int mgmpi_sendrecv(const char *fn, const void *sendbuf, int sendcount, MPI_Datat
         mgp2p_op_t dry = {0};
         rc = mgp2p_op_init(&dry, MGP2P_OP_SEND, fn, sendbuf, sendcount, sendtype, dest, sendtag,
                            comm);
+        mgp2p_op_release(&dry); /* the references it took */
         if (rc != MPI_SUCCESS)
             return mgmpi_error(comm, rc);
     }

@@ -98,6 +98,8 @@ int mgp2p_op_init(mgp2p_op_t *op, mgp2p_op_kind_t kind, const char *fn, const vo
                 "device allocation; nothing was sent or received",
                 fn, (const void *)first, (const void *)(first + len), buf);
     op->mem = e.mem;
+    if (clRetainMemObject(op->mem) == CL_SUCCESS)
+        op->mem_held = 1;
     op->origin = (int64_t)off - lo;
     rc = mgdev_ctx_get(e.context, &op->pk);
     MG_CHECK(rc, fn_fail);
@@ -138,6 +140,9 @@ void mgp2p_op_release(mgp2p_op_t *op)
     if (op->held)
         PMPI_Request_free(&op->hold);
     op->held = 0;
+    if (op->mem_held)
+        clReleaseMemObject(op->mem);
+    op->mem_held = 0;
     free(op->msg);
     op->msg = NULL;
 }

@@ -208,6 +208,8 @@ typedef struct mgp2p_op {
     atomic_int gfreed; /* MPI freed the generalized request */
     MPI_Request hold;  /* held: a persistent receive that is never started, */
     int held;          /* MPI's reference to comm while op outlives its call */
+    int mem_held;      /* op holds a reference to mem (MPIX_Gpu_free meanwhile is
+                          an error of the caller's, never a fault here) */
     union {
         mgp2p_plain_state_t plain;
         mgp2p_chunked_state_t ck;

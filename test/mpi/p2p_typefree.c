@@ -271,6 +271,52 @@ static void test_comm_free(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* A device buffer freed (MPIX_Gpu_free) while its operation is pending: an
+   error of the caller's, which must still never fault.  The operation holds
+   its own reference to the buffer's cl_mem, so the send still carries the
+   bytes it was given and the receive lands in memory nobody reads. */
+static void test_buffer_free(void)
+{
+    int tag = 400;
+    for (int li = 0; li < 3; li++, tag += 4) {
+        size_t n = lens[li] / sizeof(int);
+        snprintf(where, sizeof(where), "Isend %zu KiB dev, buffer freed", lens[li] >> 10);
+        if (rank == 0) {
+            int *s = ints_make(2 * n, 1, tag, 1);
+            MPI_Datatype t = strided(n);
+            MPI_Request q;
+            CHECK(MPI_Isend(s, 1, t, 1, tag, MPI_COMM_WORLD, &q) == MPI_SUCCESS);
+            CHECK(MPIX_Gpu_free(s) == MPI_SUCCESS);
+            int *other = ints_make(2 * n, 1, tag + 99, 0); /* takes memory meanwhile */
+            go_wait(tag + 1);
+            CHECK(MPI_Wait(&q, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+            MPI_Type_free(&t);
+            MPIX_Gpu_free(other);
+            /* The receive side's turn: rank 1 frees its buffer before this
+               message comes. */
+            int *h = ints_make(n, 0, tag + 2, 0);
+            go_wait(tag + 3);
+            CHECK(MPI_Send(h, (int)n, MPI_INT, 1, tag + 2, MPI_COMM_WORLD) == MPI_SUCCESS);
+            free(h);
+        } else {
+            int *r = ints_make(n, 0, 0, 0);
+            go_send(tag + 1);
+            CHECK(MPI_Recv(r, (int)n, MPI_INT, 0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE) ==
+                  MPI_SUCCESS);
+            CHECK(ints_wrong(r, n, tag, 0, 0) == 0);
+            free(r);
+            int *d = ints_make(n, 1, 0, 0);
+            MPI_Request q;
+            CHECK(MPI_Irecv(d, (int)n, MPI_INT, 0, tag + 2, MPI_COMM_WORLD, &q) == MPI_SUCCESS);
+            CHECK(MPIX_Gpu_free(d) == MPI_SUCCESS);
+            go_send(tag + 3);
+            /* It lands in the operation's own reference to the buffer. */
+            CHECK(MPI_Wait(&q, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
     int size = 0;
@@ -286,6 +332,7 @@ int main(int argc, char **argv)
     test_isend();
     test_persistent();
     test_comm_free();
+    test_buffer_free();
     int all = 0;
     MPI_Reduce(&errs, &all, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) {

@@ -24,6 +24,11 @@
 #             vcl_basic and the oracle on "mpigpu virtual"
 #   cma       the one-copy lane: native, then a fresh proxy per copy method,
 #             in rounds, 1 to 256 MiB
+#   small     issue 31's ping-pong targets: device to device against the
+#             ReadBufferRect send for cont, vect:64:8, subarray4d, indexed:8
+#             and struct, 64 B to 16 MiB; 64 B device to device against device
+#             to host; MPIGPU_KERNEL_SWITCH=0 against the default on small
+#             vectors; packs into pinned memory against a pinned read
 #   compare   runs COMPARE_SUITES (default "pack pingpong") with two bundles,
 #             BEFORE and AFTER (folders holding env.sh), each command once per
 #             bundle, one after the other: before/after figures from one run
@@ -65,10 +70,12 @@ trap 'rm -rf "$tmp"' EXIT
 
 # Sizes: the measured ones, or tiny ones under -q.
 if [ $quick = 1 ]; then
+    SMALLPP=64:4K IT_SP=3
     SMALL=64:256 MID=64K:128K BIG=1M:1M P2P=64K:128K PPMID=64K:128K PPBIG=64K:64K DMA_MIB=1
     IT_SMALL=5 IT_MID=3 IT_BIG=2 IT_PP=5 TYPES_N=2 VCL_SIZES=1:2 VCL_BEST=2
     ORACLE_TYPES=20 LAUNCHES=20
 else
+    SMALLPP=64:16M IT_SP=30
     SMALL=64:4K MID=1M:16M BIG=128M:128M P2P=16K:16M PPMID=64K:16M PPBIG=4M:4M DMA_MIB=64
     IT_SMALL=300 IT_MID=100 IT_BIG=20 IT_PP=100 TYPES_N=99 VCL_SIZES=8:256 VCL_BEST=20
     ORACLE_TYPES=200 LAUNCHES=1000
@@ -381,6 +388,30 @@ suite_cma() {
     done
 }
 
+suite_small() {
+    local D r
+    # Device to device against the staging a user writes by hand, every
+    # type the ping-pong has; rows end in the method and protocol each rank ran.
+    for D in cont vect:64:8 subarray4d indexed:8 struct; do
+        pb mpiexec -n 2 mpigpu-pingpong -D $D -m $SMALLPP -i $IT_SP -d device:device --baseline rect
+    done
+    # 64 B: device to device against device to host (one GPU context only).
+    for r in $(seq $ROUNDS); do
+        pb mpiexec -n 2 mpigpu-pingpong -D cont -m 64:64 -i $IT_SMALL -d device:device
+        pb mpiexec -n 2 mpigpu-pingpong -D cont -m 64:64 -i $IT_SMALL -d device:host
+    done
+    # A kernel's context switch on the shared GPU: counted (default) or not.
+    for r in $(seq $ROUNDS); do
+        pb mpiexec -n 2 mpigpu-pingpong -D vect:64:8 -m 64:1M -i $IT_PP -d device:device
+        pb mpiexec -n 2 env MPIGPU_KERNEL_SWITCH=0 mpigpu-pingpong -D vect:64:8 -m 64:1M \
+            -i $IT_PP -d device:device
+    done
+    # Packs into pinned host memory against a pinned read of the packed bytes.
+    for D in vect:64:8 cont subarray4d; do
+        pb mpigpu-packbench -D $D -m $MID -i $IT_MID --methods pack_d2p,read_d2h
+    done
+}
+
 suite_compare() {
     local r s
     [ -n "${BEFORE:-}" ] && [ -n "${AFTER:-}" ] || {
@@ -401,7 +432,7 @@ suite_compare() {
         for s in ${COMPARE_SUITES:-pack pingpong}; do
             note "#### round $r: $s"
             case $s in
-            checks | pack | host | pingpong | p2p) suite_$s ;;
+            checks | pack | host | pingpong | p2p | small) suite_$s ;;
             *) note "compare runs checks, pack, host, pingpong and p2p, not $s" ;;
             esac
         done
@@ -423,7 +454,7 @@ suite_compare() {
 [ "$*" = all ] && set -- checks pack host pingpong p2p vcl cma
 for suite in "$@"; do
     case $suite in
-    checks | pack | host | pingpong | p2p | vcl | cma | compare) ;;
+    checks | pack | host | pingpong | p2p | vcl | cma | small | compare) ;;
     *) echo "device-run.sh: no suite $suite" >&2; exit 2 ;;
     esac
 done
