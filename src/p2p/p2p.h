@@ -158,7 +158,17 @@ typedef struct mgp2p_op {
     cl_mem mem;
     int64_t origin; /* offset of the datatype origin in mem */
     mgpk_ctx_t *pk;
-    int pk_flags;    /* the datatype's method attribute, as mgpk flags */
+    int pk_flags; /* the datatype's method attribute, as mgpk flags */
+    /* The host method (MPIGPU_PACK=host or the attribute; p2p.c): the CPU
+       packs from, or unpacks into, a host view of the typed extent. */
+    int hostm;
+    char *zc;        /* zero copy: the datatype origin in the buffer's own storage */
+    char *xview;     /* the view's first byte (the span's lo) while open, else NULL */
+    void *xmap;      /* the view is a map of the extent (mgpk_map) ... */
+    char *xbuf;      /* ... or a copy in this host memory (mgdev_big_get; a
+                        persistent op keeps it for its next start) */
+    size_t xcap;     /* its capacity */
+    int64_t xmoved;  /* packed bytes moved through the open view */
     char *host;      /* a host receive (host_recv.c): the caller's buffer */
     MPI_Datatype dt; /* host receive: the caller's datatype */
     int dense;       /* host receive: the packed bytes are one run in memory */
@@ -211,6 +221,10 @@ int mgp2p_op_init(mgp2p_op_t *op, mgp2p_op_kind_t kind, const char *fn, const vo
 int mgp2p_host_watch(int count, MPI_Datatype dt, int peer);
 int mgp2p_op_init_host(mgp2p_op_t *op, const char *fn, void *buf, int count, MPI_Datatype dt,
                        int peer, int tag, MPI_Comm comm);
+/* Pack all of a send's op->n bytes into host (outside the engine's
+   operations: MPI_Sendrecv_replace's copy of what goes out).  Lock not
+   held. */
+int mgp2p_op_pack_all(mgp2p_op_t *op, char *host);
 /* Nothing to move (count 0, a type of size 0, MPI_PROC_NULL): MPI does the
    matching and the status on a host stand-in. */
 int mgp2p_op_trivial(const mgp2p_op_t *op);
