@@ -243,20 +243,20 @@ void mgp2p_op_cancel(mgp2p_op_t *op);
 int mgp2p_init(void);
 void mgp2p_finalize(void);
 
-/* The most pieces of one chunked message seen in flight at once (tests). */
+/* The most pieces of one chunked message seen in flight at once (MPI_T, src/mpi/mpit.c). */
 int mgp2p_pipe_high(void);
 /* Device operations (sends and receives, host receives that ran through the
    engine included) completed without error under protocol id (lock held). */
 unsigned long mgp2p_proto_ops(mgp2p_proto_id_t id);
 /* Jobs the piece worker ran so far. */
 unsigned long mgp2p_worker_jobs(void);
-/* Pieces sent and received through node lanes so far (tests). */
+/* Pieces sent and received through node lanes so far (MPI_T, src/mpi/mpit.c). */
 void mgp2p_lane_pieces(unsigned long *sent, unsigned long *received);
 /* Host receives that took their message in place, and those that landed it
-   in host memory of their own first (tests). */
+   in host memory of their own first (MPI_T, src/mpi/mpit.c). */
 void mgp2p_host_receives(unsigned long *inplace, unsigned long *landed);
 /* Rests of messages sent as one MPI message, and asked for by host
-   receives (MPIGPU_P2P_HOST_RECV=message; tests). */
+   receives (MPIGPU_P2P_HOST_RECV=message; MPI_T, src/mpi/mpit.c). */
 void mgp2p_rest_messages(unsigned long *sent, unsigned long *received);
 
 /* ---- progress, the request table and the lock (progress.c) ---- */

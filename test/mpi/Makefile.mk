@@ -61,9 +61,9 @@ check_PROGRAMS += test/mpi/dtoracle_auto
 test_mpi_dtoracle_auto_SOURCES = $(test_mpi_dtoracle_SOURCES)
 test_mpi_dtoracle_auto_LDADD = $(test_mpi_dtoracle_LDADD)
 TESTS += test/mpi/dtoracle_auto
-# Point-to-point on device buffers.  p2p_misc, p2p_pingpong and p2p_persist
-# (and their variants) read the library's counters: white-box, they link the
-# library's folders instead of libmpigpu.la (test/include/mgtest.h).
+# Point-to-point on device buffers.  p2p_misc, p2p_pingpong, p2p_persist and
+# p2p_contig (and their variants) read the library's counters through MPI_T,
+# as a tool does (test/mpi/mpit_read.c).
 # Programs named *_chunk* run with a small staging pool, so that messages are
 # longer than one chunk; *_chunked also with MPIGPU_P2P_PROTOCOL=chunked.
 check_PROGRAMS += test/mpi/p2p_basic test/mpi/p2p_chunk test/mpi/p2p_chunked
@@ -99,8 +99,9 @@ test_mpi_p2p_chunked_lane4k_LDADD = $(test_mpi_p2p_basic_LDADD)
 TESTS += test/mpi/p2p_chunked_mpi test/mpi/p2p_chunked_lane4k
 check_PROGRAMS += test/mpi/p2p_misc test/mpi/p2p_misc4 test/mpi/p2p_misc_chunk \
 	test/mpi/p2p_misc_chunked
-test_mpi_p2p_misc_SOURCES = test/mpi/p2p_misc.c test/mpi/p2p_common.h
-test_mpi_p2p_misc_LDADD = $(MG_ALL_LIBS) $(MG_ALL_LIBS_DEPS)
+test_mpi_p2p_misc_SOURCES = test/mpi/p2p_misc.c test/mpi/p2p_common.h test/mpi/mpit_read.c \
+	test/mpi/mpit_read.h
+test_mpi_p2p_misc_LDADD = libmpigpu.la $(OPENCL_LIBS)
 test_mpi_p2p_misc4_SOURCES = $(test_mpi_p2p_misc_SOURCES)
 test_mpi_p2p_misc4_LDADD = $(test_mpi_p2p_misc_LDADD)
 test_mpi_p2p_misc_chunk_SOURCES = $(test_mpi_p2p_misc_SOURCES)
@@ -120,8 +121,9 @@ test_mpi_p2p_misc_hoststage_LDADD = $(test_mpi_p2p_misc_LDADD)
 TESTS += test/mpi/p2p_misc_hoststage
 check_PROGRAMS += test/mpi/p2p_pingpong test/mpi/p2p_pingpong_long test/mpi/p2p_pingpong_pipe \
 	test/mpi/p2p_pingpong_pipe1
-test_mpi_p2p_pingpong_SOURCES = test/mpi/p2p_pingpong.c test/mpi/p2p_common.h
-test_mpi_p2p_pingpong_LDADD = $(MG_ALL_LIBS) $(MG_ALL_LIBS_DEPS)
+test_mpi_p2p_pingpong_SOURCES = test/mpi/p2p_pingpong.c test/mpi/p2p_common.h \
+	test/mpi/mpit_read.c test/mpi/mpit_read.h
+test_mpi_p2p_pingpong_LDADD = libmpigpu.la $(OPENCL_LIBS)
 test_mpi_p2p_pingpong_long_SOURCES = $(test_mpi_p2p_pingpong_SOURCES)
 test_mpi_p2p_pingpong_long_LDADD = $(test_mpi_p2p_pingpong_LDADD)
 test_mpi_p2p_pingpong_pipe_SOURCES = $(test_mpi_p2p_pingpong_SOURCES)
@@ -135,8 +137,9 @@ test_mpi_p2p_pingpong_lane_SOURCES = $(test_mpi_p2p_pingpong_SOURCES)
 test_mpi_p2p_pingpong_lane_LDADD = $(test_mpi_p2p_pingpong_LDADD)
 TESTS += test/mpi/p2p_pingpong_lane
 check_PROGRAMS += test/mpi/p2p_persist test/mpi/p2p_persist_chunk test/mpi/p2p_persist_chunked
-test_mpi_p2p_persist_SOURCES = test/mpi/p2p_persist.c test/mpi/p2p_common.h
-test_mpi_p2p_persist_LDADD = $(MG_ALL_LIBS) $(MG_ALL_LIBS_DEPS)
+test_mpi_p2p_persist_SOURCES = test/mpi/p2p_persist.c test/mpi/p2p_common.h \
+	test/mpi/mpit_read.c test/mpi/mpit_read.h
+test_mpi_p2p_persist_LDADD = libmpigpu.la $(OPENCL_LIBS)
 test_mpi_p2p_persist_chunk_SOURCES = $(test_mpi_p2p_persist_SOURCES)
 test_mpi_p2p_persist_chunk_LDADD = $(test_mpi_p2p_persist_LDADD)
 test_mpi_p2p_persist_chunked_SOURCES = $(test_mpi_p2p_persist_SOURCES)

@@ -71,6 +71,34 @@ unsigned long long mpit_value(const char *name)
     return v;
 }
 
+long long mpit_setting_bytes(const char *name)
+{
+    int idx = -1, count = 0;
+    MPI_T_cvar_handle h;
+    char v[256] = "", *end = NULL;
+    if (MPI_T_cvar_get_index(name, &idx) != MPI_SUCCESS ||
+        MPI_T_cvar_handle_alloc(idx, NULL, &h, &count) != MPI_SUCCESS)
+        return -1;
+    int ok = count > 0 && count <= (int)sizeof(v) && MPI_T_cvar_read(h, v) == MPI_SUCCESS;
+    MPI_T_cvar_handle_free(&h);
+    long long n = ok ? strtoll(v, &end, 10) : -1;
+    if (!ok || end == v)
+        return -1;
+    switch (*end) {
+    case 'K':
+    case 'k':
+        return n << 10;
+    case 'M':
+    case 'm':
+        return n << 20;
+    case 'G':
+    case 'g':
+        return n << 30;
+    default:
+        return *end ? -1 : n;
+    }
+}
+
 void mpit_read_finalize(void)
 {
     if (session == MPI_T_PVAR_SESSION_NULL)

@@ -15,6 +15,9 @@ int mpit_read(const char *name, unsigned long long *v);
 /* The same, or MPI_Abort for a name that does not exist: a value of 0
    would pass a check that a counter did not move. */
 unsigned long long mpit_value(const char *name);
+/* The value the library read for one of its settings, as a byte count
+   (its MPI_T control variable, e.g. "MPIGPU_STAGING_MAX" = "64M"), or -1. */
+long long mpit_setting_bytes(const char *name);
 /* End the session and MPI_T (before MPI_Finalize). */
 void mpit_read_finalize(void);
 
