@@ -152,8 +152,8 @@ MPIGPU_EXPORT int MPIX_Gpu_host_deregister(void *ptr);
  * makes packs of device data of that type (MPI_Pack, MPI_Unpack,
  * point-to-point) use that method instead of MPIGPU_PACK, e.g. to keep the
  * compute units free for the application's kernels.  Other values, and
- * MPIX_GPU_PACK_AUTO, leave MPIGPU_PACK in charge.  Point-to-point calls
- * treat MPIX_GPU_PACK_HOST as auto.  The attribute is copied by
+ * MPIX_GPU_PACK_AUTO, leave MPIGPU_PACK in charge.  Contiguous data moves
+ * as one buffer copy under every method.  The attribute is copied by
  * MPI_Type_dup.  The keyval is created at the first call and stays valid
  * until MPI_Finalize().
  */

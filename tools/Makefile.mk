@@ -14,8 +14,10 @@ tools/hand_src.c: $(top_srcdir)/tools/hand.cl $(top_srcdir)/build-aux/embed-text
 BUILT_SOURCES += tools/hand_src.c
 CLEANFILES += tools/hand_src.c
 EXTRA_DIST += tools/hand.cl build-aux/embed-text.sh tools/plot.sh
-# A short ping-pong on 2 ranks in make check (arguments in test/mpi/testlist).
-TESTS += mpigpu-pingpong
+# A short ping-pong on 2 ranks in make check (arguments in test/mpi/testlist),
+# and its method columns (read through MPI_T) under --method host and others.
+TESTS += mpigpu-pingpong test/tools/pingpong.sh
+EXTRA_DIST += test/tools/pingpong.sh
 # mpigpu-info: what the library sees and would do here, and its settings
 # (--params).  It reaches the device layer's locality and the pack engine's
 # method table through their faces, which libmpigpu.so does not export: it

@@ -21,7 +21,12 @@
  *   host_pack  host MPI_Pack (PMPI_Pack) of the same data already in host memory
  *   read_d2h   a read of the packed size of contiguous bytes into pinned memory
  *   floor_d2h  an empty kernel, then that read, on the same queue
- * --method sets MPIGPU_PACK for the library rows.  Times are medians over the
+ * --method sets the library rows' method on the benchmark's datatype (the
+ * attribute of MPIX_Gpu_pack_keyval; auto leaves MPIGPU_PACK in charge),
+ * and the last column says which method each library row ran, read through
+ * MPI_T (the mpigpu_pack_calls_* counters around its first, untimed call):
+ * "kernel", "copy" or "host" (joined by '+' when a call ran several), in the
+ * order of the library rows shown.  Times are medians over the
  * iterations (the first call of each size is not timed); GB/s counts packed
  * bytes.  Each size is checked once: the library, hand and copy results must
  * equal host MPI_Pack.  By default each method runs all its iterations in
@@ -328,7 +333,8 @@ int main(int argc, char **argv)
     perf_spec_t spec;
     long lo = 64, hi = 4 << 20, sizes[MAXSIZES];
     int iters = 0, on[NM], contend = 0, interleave = 0;
-    const char *csv = NULL;
+    int want_method = MPIX_GPU_PACK_AUTO, pack_keyval = MPI_KEYVAL_INVALID;
+    const char *csv = NULL, *meth = "auto";
     perf_spec_parse("vect:64:8", &spec);
     for (int m = 0; m < NM; m++)
         on[m] = 1;
@@ -355,8 +361,11 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--csv")) {
             csv = v;
         } else if (!strcmp(a, "--method")) {
-            if (perf_method_set(v))
+            if ((want_method = perf_method_value(v)) < 0) {
+                fprintf(stderr, "--method must be auto, kernel, copy or host, not '%s'\n", v);
                 return 2;
+            }
+            meth = v;
         } else if (!strcmp(a, "--methods")) {
             char tmp[256];
             snprintf(tmp, sizeof(tmp), "%s", v);
@@ -383,7 +392,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "mpigpu-packbench: %s\n", hand ? csv : "hand kernels failed");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    const char *meth = getenv("MPIGPU_PACK");
+    char setting[64];
+    perf_used_init();
+    perf_setting("MPIGPU_PACK", setting, sizeof(setting));
+    if (want_method != MPIX_GPU_PACK_AUTO && MPIX_Gpu_pack_keyval(&pack_keyval)) {
+        fprintf(stderr, "mpigpu-packbench: no pack attribute\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     if (contend) {
         int ns = perf_sizes(&spec, lo, hi, sizes, MAXSIZES), bad = 0, keyval;
         cl_context ctx;
@@ -415,16 +430,22 @@ int main(int argc, char **argv)
         if (cf)
             fclose(cf);
         perf_hand_free(hand);
+        perf_used_finalize();
         MPI_Finalize();
         return bad != 0;
     }
-    printf("# mpigpu-packbench -D %s  method: %s  device: %s\n", spec.name,
-           meth && *meth ? meth : "auto", devname);
-    printf("# each method: median us, GB/s of packed bytes ('-': not applicable)\n# %-10s", "size");
+    printf("# mpigpu-packbench -D %s  method: %s (MPIGPU_PACK=%s)  device: %s\n", spec.name, meth,
+           setting, devname);
+    printf("# each method: median us, GB/s of packed bytes ('-': not applicable); used: the method "
+           "each library row ran (MPI_T)\n# %-10s",
+           "size");
+    int nlib = 0;
     for (int m = 0; m < NM; m++)
-        if (on[m])
+        if (on[m]) {
             printf(" %17s", names[m]);
-    printf("\n");
+            nlib += m <= M_UNPACK_P2D;
+        }
+    printf(nlib ? "  used\n" : "\n");
     if (cf)
         fprintf(cf, "type,size,method,usec,gbps\n");
     int ns = perf_sizes(&spec, lo, hi, sizes, MAXSIZES), bad = 0;
@@ -435,6 +456,9 @@ int main(int argc, char **argv)
             fprintf(stderr, "mpigpu-packbench: out of memory at size %ld\n", sizes[si]);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
+        if (want_method != MPIX_GPU_PACK_AUTO)
+            MPI_Type_set_attr(b.t, pack_keyval, (void *)(intptr_t)want_method);
+        char used[NM][32];
         int n = iters > 0 ? iters : (b.psize < (1 << 20) ? 50 : (b.psize < (16 << 20) ? 10 : 4));
         n = n > MAXIT ? MAXIT : n;
         double med[NM], tt[NM][MAXIT];
@@ -449,9 +473,13 @@ int main(int argc, char **argv)
                of slow methods (block-by-block copies) to keep runs short. */
             if (m == M_UNPACK_P2D) /* the packed bytes, in pinned memory */
                 memcpy(b.pin.ptr, b.ref, (size_t)b.psize);
+            perf_used_t u0, u1;
+            perf_used_read(&u0);
             double t0 = perf_now();
             st = bench_call(m, &spec, &b, hand);
             double first = perf_now() - t0;
+            perf_used_read(&u1);
+            perf_used_label(&u0, &u1, 0, used[m], sizeof(used[m]));
             const void *res = st == 0 ? bench_result(m, &b) : NULL;
             if (res && memcmp(res, b.ref, (size_t)b.psize)) {
                 fprintf(stderr, "mpigpu-packbench: %s gives wrong bytes at size %d\n", names[m],
@@ -497,12 +525,15 @@ int main(int argc, char **argv)
                     fprintf(cf, "face:%ld:%s", sizes[si], spec.plane);
                 else
                     fprintf(cf, "%s", spec.name);
-                /* Library rows under a forced MPIGPU_PACK: "pack_d2h.kernel". */
-                int lib = m <= M_UNPACK_P2D && meth && *meth && strcmp(meth, "auto");
+                /* Library rows under a forced method: "pack_d2h.kernel". */
+                int lib = m <= M_UNPACK_P2D && want_method != MPIX_GPU_PACK_AUTO;
                 fprintf(cf, ",%d,%s%s%s,%.3f,%.4f\n", b.psize, names[m], lib ? "." : "",
                         lib ? meth : "", med[m] * 1e6, gbps);
             }
         }
+        for (int m = 0, k = 0; m <= M_UNPACK_P2D; m++)
+            if (on[m])
+                printf("%s%s", k++ ? "," : "  ", nm[m] ? used[m] : "-");
         printf("\n");
         fflush(stdout);
         bench_teardown(&b);
@@ -514,6 +545,7 @@ int main(int argc, char **argv)
     if (cf)
         fclose(cf);
     perf_hand_free(hand);
+    perf_used_finalize();
     MPI_Finalize();
     return bad;
 }

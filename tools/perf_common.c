@@ -58,6 +58,108 @@ int perf_method_set(const char *m)
     return setenv("MPIGPU_PACK", m, 1);
 }
 
+int perf_method_value(const char *m)
+{
+    static const char *const names[] = {"auto", "kernel", "copy", "host"};
+    static const int values[] = {MPIX_GPU_PACK_AUTO, MPIX_GPU_PACK_KERNEL, MPIX_GPU_PACK_COPY,
+                                 MPIX_GPU_PACK_HOST};
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(m, names[i]))
+            return values[i];
+    return -1;
+}
+
+/* ---- what the library did, through MPI_T ---- */
+
+static const char *const used_vars[7] = {"mpigpu_pack_calls_kernel", "mpigpu_pack_calls_copy",
+                                         "mpigpu_pack_calls_host",   "mpigpu_p2p_ops_plain",
+                                         "mpigpu_p2p_ops_chunked",   "mpigpu_p2p_ops_lane",
+                                         "mpigpu_p2p_ops_rest"};
+static const char *const used_names[7] = {"kernel",  "copy", "host", "plain",
+                                          "chunked", "lane", "rest"};
+static MPI_T_pvar_session used_session = MPI_T_PVAR_SESSION_NULL;
+static MPI_T_pvar_handle used_handles[7];
+static int used_ok;
+
+int perf_used_init(void)
+{
+    int provided = 0, count = 0;
+    used_ok = 0;
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
+        return -1;
+    if (MPI_T_pvar_session_create(&used_session) != MPI_SUCCESS)
+        return -1;
+    for (int i = 0; i < 7; i++) {
+        int idx = -1;
+        if (MPI_T_pvar_get_index(used_vars[i], MPI_T_PVAR_CLASS_COUNTER, &idx) != MPI_SUCCESS ||
+            MPI_T_pvar_handle_alloc(used_session, idx, NULL, &used_handles[i], &count) !=
+                MPI_SUCCESS)
+            return -1;
+    }
+    used_ok = 1;
+    return 0;
+}
+
+void perf_used_read(perf_used_t *u)
+{
+    unsigned long long v[7] = {0};
+    for (int i = 0; used_ok && i < 7; i++)
+        if (MPI_T_pvar_read(used_session, used_handles[i], &v[i]) != MPI_SUCCESS)
+            v[i] = 0;
+    memcpy(u->calls, v, sizeof(u->calls));
+    memcpy(u->ops, v + 3, sizeof(u->ops));
+}
+
+static void used_join(const unsigned long long *a, const unsigned long long *b, int n,
+                      const char *const *names, char *buf, size_t len)
+{
+    size_t at = 0;
+    buf[0] = 0;
+    for (int i = 0; i < n; i++)
+        if (b[i] > a[i] && at < len)
+            at += (size_t)snprintf(buf + at, len - at, "%s%s", at ? "+" : "", names[i]);
+    if (!at)
+        snprintf(buf, len, "-");
+}
+
+void perf_used_label(const perf_used_t *before, const perf_used_t *after, int with_ops, char *buf,
+                     size_t len)
+{
+    char m[64], p[64];
+    if (!used_ok) {
+        snprintf(buf, len, "?");
+        return;
+    }
+    used_join(before->calls, after->calls, 3, used_names, m, sizeof(m));
+    used_join(before->ops, after->ops, 4, used_names + 3, p, sizeof(p));
+    if (!with_ops || (!strcmp(m, "-") && !strcmp(p, "-")))
+        snprintf(buf, len, "%s", m);
+    else
+        snprintf(buf, len, "%s/%s", m, p);
+}
+
+void perf_setting(const char *name, char *buf, size_t len)
+{
+    int idx = -1, count = 0;
+    MPI_T_cvar_handle h;
+    char v[256] = "";
+    snprintf(buf, len, "?");
+    if (MPI_T_cvar_get_index(name, &idx) != MPI_SUCCESS ||
+        MPI_T_cvar_handle_alloc(idx, NULL, &h, &count) != MPI_SUCCESS)
+        return;
+    if (count > 0 && count <= (int)sizeof(v) && MPI_T_cvar_read(h, v) == MPI_SUCCESS)
+        snprintf(buf, len, "%s", v);
+    MPI_T_cvar_handle_free(&h);
+}
+
+void perf_used_finalize(void)
+{
+    if (used_session != MPI_T_PVAR_SESSION_NULL)
+        MPI_T_pvar_session_free(&used_session);
+    used_ok = 0;
+    MPI_T_finalize();
+}
+
 int perf_spec_parse(const char *s, perf_spec_t *spec)
 {
     memset(spec, 0, sizeof(*spec));

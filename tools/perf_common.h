@@ -61,6 +61,32 @@ void perf_parse_range(const char *s, long *lo, long *hi);
 double perf_now(void);
 /* --method: sets MPIGPU_PACK before MPI_Init; returns -1 on a bad value. */
 int perf_method_set(const char *m);
+/* A --method value as MPIX_GPU_PACK_* (the datatype attribute's value), -1
+   for a bad one. */
+int perf_method_value(const char *m);
+
+/* What the library did, read through MPI_T (its performance variables, after
+   MPI's own): pack and unpack calls per method that ran (kernel, copy,
+   host) and device operations completed per point-to-point protocol (plain,
+   chunked, lane, rest).  perf_used_init starts MPI_T after MPI_Init and
+   returns -1 where the variables cannot be read (then every read is zero
+   and labels say "?"). */
+typedef struct perf_used {
+    unsigned long long calls[3]; /* mpigpu_pack_calls_kernel, _copy, _host */
+    unsigned long long ops[4];   /* mpigpu_p2p_ops_plain, _chunked, _lane, _rest */
+} perf_used_t;
+int perf_used_init(void);
+void perf_used_read(perf_used_t *u);
+/* What ran between two reads: the methods ("kernel", "copy", "host", joined
+   by '+'; "-" when no pack ran), then '/' and the protocols ("plain",
+   "chunked", "lane", "rest", joined by '+'), the latter only when with_ops.
+   "-" alone when nothing of the library ran. */
+void perf_used_label(const perf_used_t *before, const perf_used_t *after, int with_ops, char *buf,
+                     size_t len);
+/* The value the library read for one of its settings (an MPI_T control
+   variable, e.g. "MPIGPU_PACK"), or "?" where it cannot be read. */
+void perf_setting(const char *name, char *buf, size_t len);
+void perf_used_finalize(void);
 
 /* Pinned host memory of the library's context (CL_MEM_ALLOC_HOST_PTR, mapped). */
 typedef struct perf_pinned {

@@ -34,6 +34,15 @@
  *
  * Before timing, each size and mode is checked once in both directions: a
  * checksum of the packed bytes received must equal the sender's.
+ *
+ * The last two columns say what the library did on rank 0 and on rank 1 for
+ * the mpigpu column (its check and timed exchanges), read through MPI_T from
+ * the library's performance variables, not from the settings: the pack
+ * methods that ran ("kernel", "copy", "host", joined by '+'; "-" for none),
+ * then '/' and the point-to-point protocols that completed ("plain",
+ * "chunked", "lane", "rest"); "-" alone where the library moved nothing (a
+ * host buffer that MPI served).  The header's method is the MPIGPU_PACK the
+ * library read (its MPI_T control variable).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -279,6 +288,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
+    perf_used_init(); /* without MPI_T the last columns read "?" */
     if (np != 2) {
         if (rank == 0)
             fprintf(stderr, "mpigpu-pingpong: run on 2 ranks (mpiexec -n 2)\n");
@@ -296,21 +306,22 @@ int main(int argc, char **argv)
     FILE *cf = NULL;
     if (rank == 0) {
         cl_device_id dev;
-        char devname[256] = "?";
-        const char *meth = getenv("MPIGPU_PACK");
+        char devname[256] = "?", meth[64];
+        perf_setting("MPIGPU_PACK", meth, sizeof(meth));
         if (MPIX_Query_opencl_support()) {
             MPIX_Gpu_get_device(NULL, &dev, NULL);
             clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof(devname), devname, NULL);
         }
         printf("# mpigpu-pingpong (OSU latency layout)  -D %s  -d %s:%s  method %s\n", spec.name,
-               side[0] ? "device" : "host", side[1] ? "device" : "host",
-               meth && *meth ? meth : "auto");
+               side[0] ? "device" : "host", side[1] ? "device" : "host", meth);
         printf("# device: %s\n", devname);
+        printf("# rank0, rank1: pack method/protocol each rank ran for the mpigpu column "
+               "(MPI_T counters; '-': none)\n");
         printf("# Size  Latency(us)%s%s", baseline & 1 << MODE_RECT ? "     rect(us)" : "",
                baseline & 1 << MODE_FLOOR ? "    floor(us)" : "");
         if (window)
             printf("   W1(GB/s)  W%-4d(GB/s)", window);
-        printf("\n");
+        printf("  %-16s %s\n", "rank0", "rank1");
         if (csv && !(cf = fopen(csv, "w"))) {
             perror(csv);
             MPI_Abort(MPI_COMM_WORLD, 1);
@@ -341,9 +352,13 @@ int main(int argc, char **argv)
         int sk = skip >= 0 ? skip : (s.psize <= 65536 ? 20 : 2);
         double lat[NMODES] = {-1, -1, -1};
         int modes = 1 << MODE_MPIGPU | (side[0] || side[1] ? baseline : 0);
+        perf_used_t u0 = {{0}}, u1 = {{0}};
+        char used[2][64];
         for (int mode = 0; mode < NMODES; mode++) {
             if (!(modes & 1 << mode))
                 continue;
+            if (mode == MODE_MPIGPU)
+                perf_used_read(&u0);
             if (pp_check(&s, rank, mode)) {
                 if (rank == 0)
                     fprintf(stderr, "mpigpu-pingpong: %s: checksum mismatch at size %d\n",
@@ -352,7 +367,15 @@ int main(int argc, char **argv)
                 continue;
             }
             lat[mode] = pp_time(&s, rank, mode, n, sk);
+            if (mode == MODE_MPIGPU)
+                perf_used_read(&u1);
         }
+        perf_used_label(&u0, &u1, 1, used[rank], sizeof(used[0]));
+        /* Rank 1's label to rank 0, which prints both. */
+        if (rank == 1)
+            MPI_Send(used[1], sizeof(used[1]), MPI_CHAR, 0, 4, MPI_COMM_WORLD);
+        else
+            MPI_Recv(used[1], sizeof(used[1]), MPI_CHAR, 1, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         double bw1 = 0, bww = 0;
         if (window) {
             bw1 = s.psize / pp_window(&s, rank, 1, n, sk) / 1e9;
@@ -368,7 +391,7 @@ int main(int argc, char **argv)
             }
             if (window)
                 printf("%11.3f%13.3f", bw1, bww);
-            printf("\n");
+            printf("  %-16s %s\n", used[0], used[1]);
             fflush(stdout);
             for (int mode = 0; cf && mode < NMODES; mode++)
                 if (lat[mode] >= 0)
@@ -392,6 +415,7 @@ int main(int argc, char **argv)
         fclose(cf);
     if (g_hand)
         perf_hand_free(g_hand);
+    perf_used_finalize();
     MPI_Finalize();
     return bad;
 }

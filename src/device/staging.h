@@ -48,7 +48,7 @@ void mgdev_stage_put(mgdev_stage_t *s);
    faults, design.md "Long plain messages"). */
 int mgdev_big_get(size_t want, char **buf, size_t *size);
 void mgdev_big_put(char *buf, size_t size);
-/* Bytes kept now, and buffers allocated so far (tests). */
+/* Bytes kept now, and buffers allocated so far (MPI_T, src/mpi/mpit.c). */
 void mgdev_big_usage(size_t *kept, unsigned long *allocs);
 /* A buffer of at least want bytes (want <= mgdev_stage_chunk()) for a
    further piece of a chunked message in flight, only when the pool can still
@@ -62,7 +62,7 @@ void mgdev_stage_park(mgdev_stage_t **slot);
 void mgdev_stage_unpark(mgdev_stage_t **slot);
 /* The largest buffer, which is also the protocol's chunk size. */
 size_t mgdev_stage_chunk(void);
-/* Pinned bytes allocated now, their high-water mark, and the cap (tests). */
+/* Pinned bytes allocated now, their high-water mark, and the cap (MPI_T, src/mpi/mpit.c). */
 void mgdev_staging_usage(size_t *allocated, size_t *high_water, size_t *cap);
 
 #endif /* MGDEV_STAGING_H */

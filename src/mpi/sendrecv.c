@@ -281,9 +281,8 @@ int mgmpi_sendrecv_replace(const char *fn, void *buf, int count, MPI_Datatype da
         if (!(packed = malloc((size_t)op.n)))
             MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory (%lld bytes)", fn,
                     (long long)op.n);
-        mgpk_buf_t src = {.mem = op.mem, .offset = op.origin}, dst = {.host = packed};
         if (dev)
-            rc = mgpk_pack(op.pk, op.type, count, src, dst, 0, op.n, op.pk_flags);
+            rc = mgp2p_op_pack_all(&op, packed);
         else
             rc = mgpk_host_pack(op.pk, op.type, buf, packed, 0, op.n, 0);
         MG_CHECK(rc, fn_fail);

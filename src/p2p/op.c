@@ -72,7 +72,8 @@ int mgp2p_op_init(mgp2p_op_t *op, mgp2p_op_kind_t kind, const char *fn, const vo
     rc = mgp2p_op_check(op, count, dt, &lo, &hi);
     MG_CHECK(rc, fn_fail);
     mgpk_method_t m = mgdev_type_method(dt);
-    op->pk_flags = m == MGPK_METHOD_HOST ? 0 : MGPK_F_METHOD(m);
+    op->pk_flags = MGPK_F_METHOD(m);
+    op->hostm = m == MGPK_METHOD_HOST;
     if (op->n == 0 || peer == MPI_PROC_NULL)
         goto fn_exit;
     if (kind == MGP2P_OP_SEND) {
@@ -101,11 +102,14 @@ int mgp2p_op_init(mgp2p_op_t *op, mgp2p_op_kind_t kind, const char *fn, const vo
     if (clRetainMemObject(op->mem) == CL_SUCCESS)
         op->mem_held = 1;
     op->origin = (int64_t)off - lo;
+    op->zc = e.host ? e.host + op->origin : NULL;
     rc = mgdev_ctx_get(e.context, &op->pk);
     MG_CHECK(rc, fn_fail);
     /* The auto table is loaded or measured here, at the engine's first
-       operation, never inside a progress step under the engine's lock. */
-    if (m == MGPK_METHOD_AUTO)
+       operation, never inside a progress step under the engine's lock.
+       Contiguous data never needs it (one transfer under every method), so a
+       process that moves only contiguous data runs no calibration kernel. */
+    if (m == MGPK_METHOD_AUTO && !mgpk_contig(op->type, count))
         rc = mgpk_calib_load(op->pk);
 fn_exit:
 fn_fail:

@@ -30,6 +30,8 @@ mgp2p_engine_t mgp2p_engine = {.shadow = MPI_COMM_NULL, .ctrl = MPI_COMM_NULL};
 
 static const char *const protocol_names[] = {"plain", "chunked", "auto"};
 
+static void op_host_release(mgp2p_op_t *op, int keep);
+
 /* The candidates for a send, most specific first: the first that applies
    carries the operation. */
 static const mgp2p_proto_t *const send_protos[] = {&mgp2p_proto_chunked_send,
@@ -226,6 +228,11 @@ int mgp2p_op_step(mgp2p_op_t *op)
     if (op->state == MGP2P_OP_DONE)
         return op->err;
     if (!op->proto) {
+        int rc = mgp2p_op_host_prepare(op);
+        if (rc != MPI_SUCCESS) {
+            mgp2p_op_fail(op, rc, 0);
+            return op->err;
+        }
         /* A receive learns what the message is from its first piece: it
            starts plain, and the header hands it on. */
         if (op->kind == MGP2P_OP_SEND)
@@ -248,6 +255,7 @@ void mgp2p_op_cancel(mgp2p_op_t *op)
 
 void mgp2p_op_unstage(mgp2p_op_t *op)
 {
+    op_host_release(op, op->persistent);
     if (op->persistent)
         return;
     mgdev_stage_put(op->stage);
@@ -258,6 +266,7 @@ void mgp2p_op_unstage(mgp2p_op_t *op)
 
 void mgp2p_op_unstage_all(mgp2p_op_t *op)
 {
+    op_host_release(op, 0);
     mgdev_stage_unpark(&op->stage);
     mgdev_stage_put(op->stage);
     op->stage = NULL;
@@ -370,34 +379,146 @@ void mgp2p_op_fail_mpi(mgp2p_op_t *op, int code, const char *what)
 
 /* ---- moving bytes ---- */
 
-/* The bytes of a contiguous type (one run in memory order) move between the
-   device and pinned staging as one transfer; the engine cannot know that
-   staging is pinned, so it would bounce them through its own buffers, and on
-   a GPU that ranks share its copy or kernel costs a context switch.  Only
-   under MPIGPU_PACK=auto: a forced method still runs the engine. */
-static int op_contig(const mgp2p_op_t *op)
+/* The host method (MPIGPU_PACK=host, or the datatype's attribute): the CPU
+   packs with the engine's host walk (mgpk_host_pack, MPI_Pack's bytes) from
+   a host view of the typed extent [lo, hi), and unpacks into it.  The view
+   is the buffer's own storage where it is zero copy, a map of the extent on
+   a device that shares the host's memory, else a copy in host memory taken
+   under the lock at the operation's first step (mgp2p_op_host_prepare), read in at
+   the first piece (a receive too, so that the gaps go back unchanged) and,
+   for a receive, written back after the last.  A message in pieces opens
+   the view once: the pieces of a long message do not read the extent again
+   each.  Contiguous data goes to the engine instead, which moves it as one
+   transfer under every method. */
+static int op_hostm(const mgp2p_op_t *op)
 {
-    return mgdev_state.settings.method == MGPK_METHOD_AUTO && mgpk_contig(op->type, op->count);
+    return op->hostm && !mgpk_contig(op->type, op->count);
+}
+
+int mgp2p_op_host_prepare(mgp2p_op_t *op)
+{
+    int64_t lo, hi;
+    if (!op_hostm(op) || op->zc || op->xbuf || mgp2p_op_trivial(op) || mgpk_maps(op->pk))
+        return MPI_SUCCESS;
+    mgp2p_type_span(op->type, op->count, &lo, &hi);
+    if (mgdev_big_get((size_t)(hi - lo), &op->xbuf, &op->xcap) != MPI_SUCCESS)
+        return mgerr_set(MPI_ERR_NO_MEM,
+                         "mpigpu: %s: out of host memory for the host method's copy of %lld bytes",
+                         op->fn, (long long)(hi - lo));
+    return MPI_SUCCESS;
+}
+
+static int view_open(mgp2p_op_t *op, int64_t lo, int64_t hi)
+{
+    int rc = MPI_SUCCESS;
+    size_t len = (size_t)(hi - lo);
+    op->xmoved = 0;
+    if (op->zc) {
+        /* The buffer's own storage, once the engine's commands are done. */
+        rc = mgpk_finish(op->pk);
+        MG_CHECK(rc, fn_fail);
+        op->xview = op->zc + lo;
+        goto fn_exit;
+    }
+    rc = mgpk_map(op->pk, op->mem, (size_t)(op->origin + lo), len, op->kind == MGP2P_OP_RECV,
+                  &op->xmap);
+    MG_CHECK(rc, fn_fail);
+    if (op->xmap) {
+        op->xview = op->xmap;
+        goto fn_exit;
+    }
+    if (!op->xbuf || op->xcap < len)
+        MG_FAIL(rc, fn_fail, MPI_ERR_INTERN,
+                "mpigpu: %s: no host copy was prepared for the host method", op->fn);
+    mgpk_buf_t h = {.host = op->xbuf}, d = {.mem = op->mem, .offset = op->origin + lo};
+    rc = mgpk_copy(op->pk, h, d, len);
+    MG_CHECK(rc, fn_fail);
+    op->xview = op->xbuf;
+fn_exit:
+    return rc;
+fn_fail:
+    goto fn_exit;
+}
+
+/* Ends the view: unmaps it, or writes the copy back when write_back. */
+static int view_close(mgp2p_op_t *op, int write_back)
+{
+    int rc = MPI_SUCCESS;
+    if (op->xmap) {
+        rc = mgpk_unmap(op->pk, op->mem, op->xmap);
+    } else if (write_back && op->xview && op->xview == op->xbuf) {
+        int64_t lo, hi;
+        mgp2p_type_span(op->type, op->count, &lo, &hi);
+        mgpk_buf_t h = {.host = op->xbuf}, d = {.mem = op->mem, .offset = op->origin + lo};
+        rc = mgpk_copy(op->pk, d, h, (size_t)(hi - lo));
+    }
+    op->xmap = NULL;
+    op->xview = NULL;
+    return rc;
+}
+
+static int host_move(mgp2p_op_t *op, char *host, int64_t first, int64_t len)
+{
+    int rc = MPI_SUCCESS, recv = op->kind == MGP2P_OP_RECV;
+    int64_t lo, hi;
+    mgp2p_type_span(op->type, op->count, &lo, &hi);
+    if (!op->xview) {
+        rc = view_open(op, lo, hi);
+        MG_CHECK(rc, fn_fail);
+    }
+    rc = mgpk_host_pack(op->pk, op->type, op->xview - lo, host, first, len, recv);
+    MG_CHECK(rc, fn_fail);
+    op->xmoved += len;
+    if (op->xmoved >= (recv ? op->total : op->n))
+        rc = view_close(op, recv);
+fn_exit:
+    return rc;
+fn_fail:
+    goto fn_exit;
+}
+
+/* After an error, or at the end of an operation whose view is still open (a
+   receive that got fewer bytes than it expected): nothing is written back. */
+static void op_host_release(mgp2p_op_t *op, int keep)
+{
+    if (op->xview)
+        view_close(op, 0);
+    if (keep)
+        return;
+    mgdev_big_put(op->xbuf, op->xcap);
+    op->xbuf = NULL;
+    op->xcap = 0;
 }
 
 int mgp2p_op_pack(mgp2p_op_t *op, char *host, int64_t first, int64_t len)
 {
+    if (op_hostm(op))
+        return host_move(op, host, first, len);
     mgpk_buf_t h = {.host = host, .pinned = mgdev_pinned(host, (size_t)len)},
                d = {.mem = op->mem, .offset = op->origin};
-    if (!op_contig(op))
-        return mgpk_pack(op->pk, op->type, op->count, d, h, first, len, op->pk_flags);
-    d.offset += op->type->shape.offset + first;
-    return mgpk_copy(op->pk, h, d, (size_t)len);
+    return mgpk_pack(op->pk, op->type, op->count, d, h, first, len, op->pk_flags);
 }
 
 int mgp2p_op_unpack(mgp2p_op_t *op, char *host, int64_t first, int64_t len)
 {
+    if (op_hostm(op))
+        return host_move(op, host, first, len);
     mgpk_buf_t h = {.host = host, .pinned = mgdev_pinned(host, (size_t)len)},
                d = {.mem = op->mem, .offset = op->origin};
-    if (!op_contig(op))
-        return mgpk_unpack(op->pk, op->type, op->count, h, d, first, len, op->pk_flags);
-    d.offset += op->type->shape.offset + first;
-    return mgpk_copy(op->pk, d, h, (size_t)len);
+    return mgpk_unpack(op->pk, op->type, op->count, h, d, first, len, op->pk_flags);
+}
+
+int mgp2p_op_pack_all(mgp2p_op_t *op, char *host)
+{
+    mgp2p_lock();
+    int rc = mgp2p_op_host_prepare(op);
+    mgp2p_unlock();
+    if (rc == MPI_SUCCESS)
+        rc = mgp2p_op_pack(op, host, 0, op->n);
+    mgp2p_lock();
+    op_host_release(op, 0);
+    mgp2p_unlock();
+    return rc;
 }
 
 /* A plain message goes as count instances of the type's packed twin, whose

@@ -181,10 +181,20 @@ typedef struct mgp2p_op {
     int64_t origin; /* offset of the datatype origin in mem */
     mgpk_ctx_t *pk;
     int pk_flags; /* the datatype's method attribute, as mgpk flags */
-    char *host;   /* a host receive (host_recv.c): the caller's buffer */
-    int dense;    /* host receive: the packed bytes are one run in memory */
-    int inplace;  /* host receive: the message lands in the caller's buffer */
-    int64_t n;    /* send: packed bytes; receive: capacity */
+    /* The host method (MPIGPU_PACK=host or the attribute; p2p.c): the CPU
+       packs from, or unpacks into, a host view of the typed extent. */
+    int hostm;
+    char *zc;        /* zero copy: the datatype origin in the buffer's own storage */
+    char *xview;     /* the view's first byte (the span's lo) while open, else NULL */
+    void *xmap;      /* the view is a map of the extent (mgpk_map) ... */
+    char *xbuf;      /* ... or a copy in this host memory (mgdev_big_get; a
+                        persistent op keeps it for its next start) */
+    size_t xcap;     /* its capacity */
+    int64_t xmoved;  /* packed bytes moved through the open view */
+    char *host;      /* a host receive (host_recv.c): the caller's buffer */
+    int dense;       /* host receive: the packed bytes are one run in memory */
+    int inplace;     /* host receive: the message lands in the caller's buffer */
+    int64_t n;       /* send: packed bytes; receive: capacity */
     /* staging the operation holds (kept between starts when persistent) */
     mgdev_stage_t *stage;
     char *big; /* a message above one chunk: host memory of its own (mgdev_big_get) */
@@ -247,6 +257,10 @@ void mgp2p_op_free(mgp2p_op_t *op);
    completion call that reports it ("mpigpu: MPI_Wait on MPI_Irecv: ...").
    Lock held, or op the caller's. */
 void mgp2p_op_report(const mgp2p_op_t *op, const char *call);
+/* Pack all of a send's op->n bytes into host (outside the engine's
+   operations: MPI_Sendrecv_replace's copy of what goes out).  Lock not
+   held. */
+int mgp2p_op_pack_all(mgp2p_op_t *op, char *host);
 /* Nothing to move (count 0, a type of size 0, MPI_PROC_NULL): MPI does the
    matching and the status on a host stand-in. */
 int mgp2p_op_trivial(const mgp2p_op_t *op);
@@ -265,20 +279,20 @@ void mgp2p_op_cancel(mgp2p_op_t *op);
 int mgp2p_init(void);
 void mgp2p_finalize(void);
 
-/* The most pieces of one chunked message seen in flight at once (tests). */
+/* The most pieces of one chunked message seen in flight at once (MPI_T, src/mpi/mpit.c). */
 int mgp2p_pipe_high(void);
 /* Device operations (sends and receives, host receives that ran through the
    engine included) completed without error under protocol id (lock held). */
 unsigned long mgp2p_proto_ops(mgp2p_proto_id_t id);
 /* Jobs the piece worker ran so far. */
 unsigned long mgp2p_worker_jobs(void);
-/* Pieces sent and received through node lanes so far (tests). */
+/* Pieces sent and received through node lanes so far (MPI_T, src/mpi/mpit.c). */
 void mgp2p_lane_pieces(unsigned long *sent, unsigned long *received);
 /* Host receives that took their message in place, and those that landed it
-   in host memory of their own first (tests). */
+   in host memory of their own first (MPI_T, src/mpi/mpit.c). */
 void mgp2p_host_receives(unsigned long *inplace, unsigned long *landed);
 /* Rests of messages sent as one MPI message, and asked for by host
-   receives (MPIGPU_P2P_HOST_RECV=message; tests). */
+   receives (MPIGPU_P2P_HOST_RECV=message; MPI_T, src/mpi/mpit.c). */
 void mgp2p_rest_messages(unsigned long *sent, unsigned long *received);
 
 /* ---- progress, the request table and the lock (progress.c) ---- */

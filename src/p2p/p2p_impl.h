@@ -141,6 +141,10 @@ void mgp2p_op_fail(mgp2p_op_t *op, int err, int raised);
 void mgp2p_op_truncated(mgp2p_op_t *op, int64_t len, int raised);
 /* An error code from PMPI (already raised on the communicator's handler). */
 void mgp2p_op_fail_mpi(mgp2p_op_t *op, int code, const char *what);
+/* The host method's copy of op's extent, where it needs one (p2p.c): taken
+   at the first step of each start, lock held, so that no piece takes pool
+   memory from the worker.  mgp2p_op_unstage returns it. */
+int mgp2p_op_host_prepare(mgp2p_op_t *op);
 /* Packed bytes [first, first + len) of op's device data into host, or back. */
 int mgp2p_op_pack(mgp2p_op_t *op, char *host, int64_t first, int64_t len);
 int mgp2p_op_unpack(mgp2p_op_t *op, char *host, int64_t first, int64_t len);

@@ -279,6 +279,18 @@ const mgp2p_proto_t mgp2p_proto_plain_recv = {
 
 /* ---- the blocking fast path ---- */
 
+/* op is not linked, and the call runs without the lock; a failure returns
+   op's host memory (the host method's copy) to the pool, under the lock. */
+static void blocking_fail(mgp2p_op_t *op, int rc, const char *what)
+{
+    mgp2p_lock();
+    if (what)
+        mgp2p_op_fail_mpi(op, rc, what);
+    else
+        mgp2p_op_fail(op, rc, 0);
+    mgp2p_unlock();
+}
+
 /* The blocking call of a message below one chunk, whose bytes need no
    progress from anyone: one PMPI call on the packed bytes. */
 static int send_blocking(mgp2p_op_t *op, char *buf)
@@ -305,7 +317,7 @@ static void recv_blocking(mgp2p_op_t *op, char *buf)
     op->source = st.MPI_SOURCE;
     op->rtag = st.MPI_TAG;
     if (rc != MPI_SUCCESS) {
-        mgp2p_op_fail_mpi(op, rc, "a receive");
+        blocking_fail(op, rc, "a receive");
         return;
     }
     PMPI_Get_count_c(&st, MPI_BYTE, &len);
@@ -313,7 +325,7 @@ static void recv_blocking(mgp2p_op_t *op, char *buf)
     if (len > 0) {
         rc = mgp2p_op_unpack(op, buf, 0, len);
         if (rc != MPI_SUCCESS) {
-            mgp2p_op_fail(op, rc, 0);
+            blocking_fail(op, rc, NULL);
             return;
         }
     }
@@ -335,11 +347,14 @@ int mgp2p_op_blocking(mgp2p_op_t *op)
     /* With another device operation active, a blocking PMPI call could wait
        for a message that only this process's progress of it sends. */
     mgp2p_lock();
-    if (!mgp2p_progress_busy())
-        rc = mgdev_stage_get((size_t)op->n, &s);
+    if (!mgp2p_progress_busy()) {
+        rc = mgp2p_op_host_prepare(op);
+        if (rc == MPI_SUCCESS)
+            rc = mgdev_stage_get((size_t)op->n, &s);
+    }
     mgp2p_unlock();
     if (rc != MPI_SUCCESS) {
-        mgp2p_op_fail(op, rc, 0);
+        blocking_fail(op, rc, NULL);
         return 1;
     }
     if (!s)
@@ -347,9 +362,9 @@ int mgp2p_op_blocking(mgp2p_op_t *op)
     if (op->kind == MGP2P_OP_SEND) {
         rc = mgp2p_op_pack(op, s->ptr, 0, op->n);
         if (rc != MPI_SUCCESS)
-            mgp2p_op_fail(op, rc, 0);
+            blocking_fail(op, rc, NULL);
         else if ((rc = send_blocking(op, s->ptr)) != MPI_SUCCESS)
-            mgp2p_op_fail_mpi(op, rc, "a send");
+            blocking_fail(op, rc, "a send");
         else
             op->done = op->n;
     } else {
@@ -357,6 +372,7 @@ int mgp2p_op_blocking(mgp2p_op_t *op)
     }
     mgp2p_lock();
     mgdev_stage_put(s);
+    mgp2p_op_unstage(op); /* the host method's copy */
     if (op->err == MPI_SUCCESS)
         mgp2p_engine.stats.ops[MGP2P_PROTO_PLAIN]++;
     mgp2p_unlock();

@@ -120,7 +120,10 @@ int mgpk_ctx_host_unified(const mgpk_ctx_t *ctx);
  * Pack bytes [first, first + n) of the packed stream of `count` instances of
  * type, whose origin is src (a device buffer), into dst (host or device; dst
  * receives exactly n bytes starting at dst.offset / dst.host).  Blocking:
- * returns once dst holds the data.  Returns an MPI error code.
+ * returns once dst holds the data.  Returns an MPI error code.  Contiguous
+ * data (mgpk_contig, native) moves as one buffer transfer under every
+ * method, MGPK_METHOD_HOST included, and counts as the copy method; other
+ * data under MGPK_METHOD_HOST is the caller's (MPI_ERR_UNSUPPORTED_OPERATION).
  */
 int mgpk_pack(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, mgpk_buf_t src,
               mgpk_buf_t dst, int64_t first, int64_t n, int flags);
@@ -142,8 +145,13 @@ int mgpk_host_pack(mgpk_ctx_t *ctx, const mgdt_type_t *type, void *typed, void *
 /* Blocking contiguous copy of n bytes between any two sides of this context. */
 int mgpk_copy(mgpk_ctx_t *ctx, mgpk_buf_t dst, mgpk_buf_t src, size_t n);
 /* Whether count instances of type are one run of bytes in memory order (a
-   contiguous shape, and one instance or no gap between instances). */
+   contiguous shape, or one run per instance, in the type or its byte view;
+   and one instance or no gap between instances).  Such data moves as one
+   buffer transfer under every method (mgpk_pack), never a kernel. */
 int mgpk_contig(const mgdt_type_t *type, int64_t count);
+/* The offset of that run's first byte from the datatype origin (0 when
+   !mgpk_contig). */
+int64_t mgpk_contig_offset(const mgdt_type_t *type, int64_t count);
 
 /* On a device whose memory is the host's (CL_DEVICE_HOST_UNIFIED_MEMORY, a
    CPU device; not under the setting that forces the pipeline): a blocking map
@@ -152,6 +160,8 @@ int mgpk_contig(const mgdt_type_t *type, int64_t count);
    call does nothing, on other devices.  mgpk_unmap ends the map and waits
    for it. */
 int mgpk_map(mgpk_ctx_t *ctx, cl_mem mem, size_t off, size_t n, int write, void **p);
+/* Whether mgpk_map maps on ctx (else it leaves *p NULL). */
+int mgpk_maps(const mgpk_ctx_t *ctx);
 int mgpk_unmap(mgpk_ctx_t *ctx, cl_mem mem, void *p);
 /* Wait until every command the engine enqueued is complete (before the host
    touches a buffer's storage directly). */
@@ -220,7 +230,8 @@ typedef struct mgpk_stats {
     int programs_built;    /* programs compiled from source */
     int programs_loaded;   /* programs created from the disk cache */
     int last_width;        /* W of the last kernel launch (0: no kernel ran) */
-    const char *last_path; /* "direct", "device", "dma" or "pipeline" */
+    const char *last_path; /* "direct", "device", "dma", "pipeline" or "transfer"
+                              (contiguous data to or from host memory) */
     long long launches;    /* kernels enqueued */
     int copy_threads;      /* threads of the host copies (0: pipeline not used yet) */
     const char *last_what; /* what moved the last range ("map kernel", ...) */

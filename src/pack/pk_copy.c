@@ -173,7 +173,7 @@ int mgpk_contig_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed,
                         cl_event *done)
 {
     int rc = MPI_SUCCESS;
-    size_t t = (size_t)(plan->typed_off + plan->type->shape.offset + first);
+    size_t t = (size_t)(plan->typed_off + mgpk_contig_offset(plan->type, plan->count) + first);
     size_t p = (size_t)packed_off;
     cl_mem src = plan->dir == MGPK_DIR_PACK ? plan->typed : packed;
     cl_mem dst = plan->dir == MGPK_DIR_PACK ? packed : plan->typed;
@@ -263,12 +263,17 @@ fn_fail:
     goto fn_exit;
 }
 
+int mgpk_maps(const mgpk_ctx_t *ctx)
+{
+    return ctx->unified && !ctx->settings.force_pipeline;
+}
+
 int mgpk_map(mgpk_ctx_t *ctx, cl_mem mem, size_t off, size_t n, int write, void **p)
 {
     int rc = MPI_SUCCESS;
     cl_int err;
     *p = NULL;
-    if (!ctx->unified || ctx->settings.force_pipeline || n == 0)
+    if (!mgpk_maps(ctx) || n == 0)
         goto fn_exit;
     *p = clEnqueueMapBuffer(ctx->queue, mem, CL_TRUE, CL_MAP_READ | (write ? CL_MAP_WRITE : 0), off,
                             n, 0, NULL, NULL, &err);

@@ -41,9 +41,35 @@ int mgpk_shape_ok(const mgdt_type_t *type, int64_t count)
     }
 }
 
+/* The form of type (itself or its byte view) whose shape says that count
+   instances are one run in memory order, or NULL: a contiguous shape, or one
+   run per instance (a resized or padded type whose bytes abut), of one
+   instance or of instances without gaps between them.  The byte view counts
+   too: a struct whose fields abut ({double, int, int}) is one run there. */
+static const mgdt_type_t *contig_form(const mgdt_type_t *type, int64_t count)
+{
+    const mgdt_type_t *forms[2] = {type, type->bytes};
+    for (int i = 0; i < 2; i++) {
+        const mgdt_type_t *f = forms[i];
+        if (!f || !mgpk_shape_ok(f, count) || (count > 1 && f->extent != f->size))
+            continue;
+        if (f->shape.kind == MGDT_SHAPE_CONTIG ||
+            (f->shape.kind == MGDT_SHAPE_VECTOR &&
+             (f->shape.count == 1 || f->shape.stride == f->shape.blocklen)))
+            return f;
+    }
+    return NULL;
+}
+
 int mgpk_contig(const mgdt_type_t *type, int64_t count)
 {
-    return type->shape.kind == MGDT_SHAPE_CONTIG && mgpk_shape_ok(type, count);
+    return contig_form(type, count) != NULL;
+}
+
+int64_t mgpk_contig_offset(const mgdt_type_t *type, int64_t count)
+{
+    const mgdt_type_t *f = contig_form(type, count);
+    return f ? f->shape.offset : 0;
 }
 
 /* The basic size shared by every leaf, 0 when they differ, -1 when a leaf

@@ -13,7 +13,9 @@
  *                               next chunks overlap the host's copy of chunk
  *                               k, split over the copy pool.
  * A range of one chunk is one kernel and one blocking transfer below
- * settings.split_bytes (4 MiB), NSTAGE pieces from there on.
+ * settings.split_bytes (4 MiB), NSTAGE pieces from there on.  Contiguous
+ * data skips all of this: one buffer transfer under every method
+ * (contig_move).
  */
 #include "config.h"
 
@@ -220,7 +222,7 @@ static int dma_contig(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, char *host, int6
                       int64_t n)
 {
     int rc = MPI_SUCCESS;
-    size_t t = (size_t)(plan->typed_off + plan->type->shape.offset + first);
+    size_t t = (size_t)(plan->typed_off + mgpk_contig_offset(plan->type, plan->count) + first);
     if (plan->dir == MGPK_DIR_PACK)
         MG_CL_CHECK(clEnqueueReadBuffer(ctx->queue, plan->typed, CL_TRUE, t, (size_t)n, host, 0,
                                         NULL, NULL),
@@ -373,12 +375,14 @@ static mgpk_method_t call_method(const mgpk_ctx_t *ctx, int flags)
     return m != MGPK_METHOD_AUTO ? m : ctx->settings.method;
 }
 
+/* contig: the call moves one run (contig_move), whatever its method. */
 static int check_args(const mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count,
-                      mgpk_buf_t typed, int64_t first, int64_t n, int flags)
+                      mgpk_buf_t typed, int64_t first, int64_t n, int flags, int contig)
 {
     int rc = MPI_SUCCESS;
     mgpk_method_t method = call_method(ctx, flags);
-    if ((unsigned)method >= sizeof(method_table) / sizeof(method_table[0]) || !method_table[method])
+    if (!contig && ((unsigned)method >= sizeof(method_table) / sizeof(method_table[0]) ||
+                    !method_table[method]))
         MG_FAIL(rc, fn_fail, MPI_ERR_UNSUPPORTED_OPERATION,
                 "mgpk: method %d is handled by the caller", (int)method);
     if (!typed.mem || typed.host)
@@ -450,13 +454,43 @@ fn_fail:
     goto fn_exit;
 }
 
+/* Contiguous data (mgpk_contig), native: one buffer transfer between the
+   typed buffer and the packed side, under every method and on every path
+   (no kernel, no staging, no wrapper; the driver stages pageable memory
+   itself).  A kernel, even a copy kernel, costs a context switch where
+   processes share a GPU (issue 31), and a transfer needs none.  Counted as
+   the copy method. */
+static int contig_move(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, mgpk_dir_t dir,
+                       mgpk_buf_t typed, mgpk_buf_t packed, int64_t first, int64_t n)
+{
+    typed.offset += mgpk_contig_offset(type, count) + first;
+    typed.pinned = 0;
+    int rc = dir == MGPK_DIR_PACK ? mgpk_copy(ctx, packed, typed, (size_t)n)
+                                  : mgpk_copy(ctx, typed, packed, (size_t)n);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const char *path = packed.host ? "transfer" : "device";
+    mgpk_count_call(ctx, dir == MGPK_DIR_UNPACK, MGPK_METHOD_COPY, n);
+    pthread_mutex_lock(&ctx->lock);
+    ctx->stats.last_path = path;
+    ctx->stats.last_what = "contiguous copy";
+    pthread_mutex_unlock(&ctx->lock);
+    MGPK_LOG(ctx, "%s %lld B contiguous copy W=0 %s", dir ? "unpack" : "pack", (long long)n, path);
+    return rc;
+}
+
 static int transfer(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, mgpk_dir_t dir,
                     mgpk_buf_t typed, mgpk_buf_t packed, int64_t first, int64_t n, int flags)
 {
-    int rc = check_args(ctx, type, count, typed, first, n, flags);
+    int contig = !(flags & MGPK_F_EXTERNAL32) && mgpk_contig(type, count);
+    int rc = check_args(ctx, type, count, typed, first, n, flags, contig);
     MG_CHECK(rc, fn_exit);
     if (n == 0 || type->size == 0)
         goto fn_exit;
+    if (contig) {
+        rc = contig_move(ctx, type, count, dir, typed, packed, first, n);
+        goto fn_exit;
+    }
     const mgdt_type_t *view = flags & MGPK_F_EXTERNAL32 ? type : mgpk_native_view(ctx, type, count);
     mgpk_plan_t plan = {.type = view,
                         .count = count,

@@ -67,9 +67,9 @@ check_PROGRAMS += test/mpi/dtoracle_auto
 test_mpi_dtoracle_auto_SOURCES = $(test_mpi_dtoracle_SOURCES)
 test_mpi_dtoracle_auto_LDADD = $(test_mpi_dtoracle_LDADD)
 TESTS += test/mpi/dtoracle_auto
-# Point-to-point on device buffers.  p2p_misc, p2p_pingpong and p2p_persist
-# (and their variants) read the library's counters: white-box, they link the
-# library's folders instead of libmpigpu.la (test/include/mgtest.h).
+# Point-to-point on device buffers.  p2p_misc, p2p_pingpong, p2p_persist and
+# p2p_contig (and their variants) read the library's counters through MPI_T,
+# as a tool does (test/mpi/mpit_read.c).
 # Programs named *_chunk* run with a small staging pool, so that messages are
 # longer than one chunk; *_chunked also with MPIGPU_P2P_PROTOCOL=chunked.
 check_PROGRAMS += test/mpi/p2p_basic test/mpi/p2p_chunk test/mpi/p2p_chunked
@@ -84,6 +84,17 @@ check_PROGRAMS += test/mpi/p2p_basic_dma
 test_mpi_p2p_basic_dma_SOURCES = $(test_mpi_p2p_basic_SOURCES)
 test_mpi_p2p_basic_dma_LDADD = $(test_mpi_p2p_basic_LDADD)
 TESTS += test/mpi/p2p_basic test/mpi/p2p_chunk test/mpi/p2p_chunked test/mpi/p2p_basic_dma
+# MPIGPU_PACK=host (the testlist): in place on PoCL's zero-copy buffers, and
+# through host copies of the extent under MPIGPU_FORCE_PIPELINE, whole
+# messages and pieces (a worker unpacks them into the open copy).
+check_PROGRAMS += test/mpi/p2p_basic_host test/mpi/p2p_chunked_host test/mpi/p2p_chunked_hoststage
+test_mpi_p2p_basic_host_SOURCES = $(test_mpi_p2p_basic_SOURCES)
+test_mpi_p2p_basic_host_LDADD = $(test_mpi_p2p_basic_LDADD)
+test_mpi_p2p_chunked_host_SOURCES = $(test_mpi_p2p_basic_SOURCES)
+test_mpi_p2p_chunked_host_LDADD = $(test_mpi_p2p_basic_LDADD)
+test_mpi_p2p_chunked_hoststage_SOURCES = $(test_mpi_p2p_basic_SOURCES)
+test_mpi_p2p_chunked_hoststage_LDADD = $(test_mpi_p2p_basic_LDADD)
+TESTS += test/mpi/p2p_basic_host test/mpi/p2p_chunked_host test/mpi/p2p_chunked_hoststage
 # The chunked protocol's pieces by MPI (node lanes off), and through a lane of
 # two 4 KiB slots (many pieces, the ring wraps and fills).
 check_PROGRAMS += test/mpi/p2p_chunked_mpi test/mpi/p2p_chunked_lane4k
@@ -94,8 +105,9 @@ test_mpi_p2p_chunked_lane4k_LDADD = $(test_mpi_p2p_basic_LDADD)
 TESTS += test/mpi/p2p_chunked_mpi test/mpi/p2p_chunked_lane4k
 check_PROGRAMS += test/mpi/p2p_misc test/mpi/p2p_misc4 test/mpi/p2p_misc_chunk \
 	test/mpi/p2p_misc_chunked
-test_mpi_p2p_misc_SOURCES = test/mpi/p2p_misc.c test/mpi/p2p_common.h
-test_mpi_p2p_misc_LDADD = $(MG_ALL_LIBS) $(MG_ALL_LIBS_DEPS)
+test_mpi_p2p_misc_SOURCES = test/mpi/p2p_misc.c test/mpi/p2p_common.h test/mpi/mpit_read.c \
+	test/mpi/mpit_read.h
+test_mpi_p2p_misc_LDADD = libmpigpu.la $(OPENCL_LIBS)
 test_mpi_p2p_misc4_SOURCES = $(test_mpi_p2p_misc_SOURCES)
 test_mpi_p2p_misc4_LDADD = $(test_mpi_p2p_misc_LDADD)
 test_mpi_p2p_misc_chunk_SOURCES = $(test_mpi_p2p_misc_SOURCES)
@@ -107,10 +119,17 @@ check_PROGRAMS += test/mpi/p2p_misc_chunked_mpi
 test_mpi_p2p_misc_chunked_mpi_SOURCES = $(test_mpi_p2p_misc_SOURCES)
 test_mpi_p2p_misc_chunked_mpi_LDADD = $(test_mpi_p2p_misc_LDADD)
 TESTS += test/mpi/p2p_misc_chunked_mpi
+# MPIGPU_PACK=host through host copies (Sendrecv_replace, persistent and
+# probed receives included).
+check_PROGRAMS += test/mpi/p2p_misc_hoststage
+test_mpi_p2p_misc_hoststage_SOURCES = $(test_mpi_p2p_misc_SOURCES)
+test_mpi_p2p_misc_hoststage_LDADD = $(test_mpi_p2p_misc_LDADD)
+TESTS += test/mpi/p2p_misc_hoststage
 check_PROGRAMS += test/mpi/p2p_pingpong test/mpi/p2p_pingpong_long test/mpi/p2p_pingpong_pipe \
 	test/mpi/p2p_pingpong_pipe1
-test_mpi_p2p_pingpong_SOURCES = test/mpi/p2p_pingpong.c test/mpi/p2p_common.h
-test_mpi_p2p_pingpong_LDADD = $(MG_ALL_LIBS) $(MG_ALL_LIBS_DEPS)
+test_mpi_p2p_pingpong_SOURCES = test/mpi/p2p_pingpong.c test/mpi/p2p_common.h \
+	test/mpi/mpit_read.c test/mpi/mpit_read.h
+test_mpi_p2p_pingpong_LDADD = libmpigpu.la $(OPENCL_LIBS)
 test_mpi_p2p_pingpong_long_SOURCES = $(test_mpi_p2p_pingpong_SOURCES)
 test_mpi_p2p_pingpong_long_LDADD = $(test_mpi_p2p_pingpong_LDADD)
 test_mpi_p2p_pingpong_pipe_SOURCES = $(test_mpi_p2p_pingpong_SOURCES)
@@ -124,13 +143,19 @@ test_mpi_p2p_pingpong_lane_SOURCES = $(test_mpi_p2p_pingpong_SOURCES)
 test_mpi_p2p_pingpong_lane_LDADD = $(test_mpi_p2p_pingpong_LDADD)
 TESTS += test/mpi/p2p_pingpong_lane
 check_PROGRAMS += test/mpi/p2p_persist test/mpi/p2p_persist_chunk test/mpi/p2p_persist_chunked
-test_mpi_p2p_persist_SOURCES = test/mpi/p2p_persist.c test/mpi/p2p_common.h
-test_mpi_p2p_persist_LDADD = $(MG_ALL_LIBS) $(MG_ALL_LIBS_DEPS)
+test_mpi_p2p_persist_SOURCES = test/mpi/p2p_persist.c test/mpi/p2p_common.h \
+	test/mpi/mpit_read.c test/mpi/mpit_read.h
+test_mpi_p2p_persist_LDADD = libmpigpu.la $(OPENCL_LIBS)
 test_mpi_p2p_persist_chunk_SOURCES = $(test_mpi_p2p_persist_SOURCES)
 test_mpi_p2p_persist_chunk_LDADD = $(test_mpi_p2p_persist_LDADD)
 test_mpi_p2p_persist_chunked_SOURCES = $(test_mpi_p2p_persist_SOURCES)
 test_mpi_p2p_persist_chunked_LDADD = $(test_mpi_p2p_persist_LDADD)
 TESTS += test/mpi/p2p_persist test/mpi/p2p_persist_chunk test/mpi/p2p_persist_chunked
+# A persistent operation keeps the host method's copy between its starts.
+check_PROGRAMS += test/mpi/p2p_persist_hoststage
+test_mpi_p2p_persist_hoststage_SOURCES = $(test_mpi_p2p_persist_SOURCES)
+test_mpi_p2p_persist_hoststage_LDADD = $(test_mpi_p2p_persist_LDADD)
+TESTS += test/mpi/p2p_persist_hoststage
 check_PROGRAMS += test/mpi/p2p_mprobe test/mpi/p2p_mprobe_chunked
 test_mpi_p2p_mprobe_SOURCES = test/mpi/p2p_mprobe.c test/mpi/p2p_common.h
 test_mpi_p2p_mprobe_LDADD = libmpigpu.la $(OPENCL_LIBS)
@@ -238,3 +263,21 @@ check_PROGRAMS += test/mpi/bad_args
 test_mpi_bad_args_SOURCES = test/mpi/bad_args.c
 test_mpi_bad_args_LDADD = libmpigpu.la $(OPENCL_LIBS)
 TESTS += test/mpi/bad_args
+# Contiguous data under every method, side and protocol launches no kernel
+# (read through MPI_T, test/mpi/mpit_read.c); *_plain, *_chunked and
+# *_chunked_mpi set the protocol, *_pipeline the discrete-GPU paths.
+check_PROGRAMS += test/mpi/p2p_contig test/mpi/p2p_contig_plain test/mpi/p2p_contig_chunked \
+	test/mpi/p2p_contig_chunked_mpi test/mpi/p2p_contig_pipeline
+test_mpi_p2p_contig_SOURCES = test/mpi/p2p_contig.c test/mpi/p2p_common.h test/mpi/mpit_read.c \
+	test/mpi/mpit_read.h
+test_mpi_p2p_contig_LDADD = libmpigpu.la $(OPENCL_LIBS)
+test_mpi_p2p_contig_plain_SOURCES = $(test_mpi_p2p_contig_SOURCES)
+test_mpi_p2p_contig_plain_LDADD = $(test_mpi_p2p_contig_LDADD)
+test_mpi_p2p_contig_chunked_SOURCES = $(test_mpi_p2p_contig_SOURCES)
+test_mpi_p2p_contig_chunked_LDADD = $(test_mpi_p2p_contig_LDADD)
+test_mpi_p2p_contig_chunked_mpi_SOURCES = $(test_mpi_p2p_contig_SOURCES)
+test_mpi_p2p_contig_chunked_mpi_LDADD = $(test_mpi_p2p_contig_LDADD)
+test_mpi_p2p_contig_pipeline_SOURCES = $(test_mpi_p2p_contig_SOURCES)
+test_mpi_p2p_contig_pipeline_LDADD = $(test_mpi_p2p_contig_LDADD)
+TESTS += test/mpi/p2p_contig test/mpi/p2p_contig_plain test/mpi/p2p_contig_chunked \
+	test/mpi/p2p_contig_chunked_mpi test/mpi/p2p_contig_pipeline

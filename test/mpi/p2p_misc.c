@@ -3,8 +3,21 @@
    completion order of mixed host and device requests, Request_free of an
    active send, Cancel of a posted receive, Sendrecv(_replace) around a ring,
    and refusal of calls that do not take device buffers yet. */
-#include "mgtest.h"
+#include "mpit_read.h"
 #include "p2p_common.h"
+
+/* The library's counters, through MPI_T (mpit_read.c). */
+static void rest_messages(unsigned long *sent, unsigned long *received)
+{
+    *sent = (unsigned long)mpit_value("mpigpu_p2p_rest_sent");
+    *received = (unsigned long)mpit_value("mpigpu_p2p_rest_received");
+}
+
+static void host_receives(unsigned long *inplace, unsigned long *landed)
+{
+    *inplace = (unsigned long)mpit_value("mpigpu_p2p_host_recv_inplace");
+    *landed = (unsigned long)mpit_value("mpigpu_p2p_host_recv_landed");
+}
 
 static int rank, size;
 
@@ -134,7 +147,7 @@ static void test_host_recv(void)
                 int got = -1, flag = 0, one = 5;
                 unsigned long rs0, rr0, rs1, rr1;
                 void *rb = r + ORIGIN;
-                mgp2p_rest_messages(&rs0, &rr0);
+                rest_messages(&rs0, &rr0);
                 switch (k) {
                 case 0:
                     CHECK(MPI_Recv(rb, count, t, 0, 8, MPI_COMM_WORLD, &st) == MPI_SUCCESS);
@@ -172,7 +185,7 @@ static void test_host_recv(void)
                 CHECK(buf_equal(r, want, n, 0));
                 /* The rest of a message in pieces came as one message when
                    the host receive asked for it. */
-                mgp2p_rest_messages(&rs1, &rr1);
+                rest_messages(&rs1, &rr1);
                 CHECK(rs1 == rs0 &&
                       rr1 - rr0 == (p2p_host_rest() && p2p_in_pieces((long long)count * tsize)));
                 buf_free(r, 0);
@@ -197,11 +210,11 @@ static void test_host_recv(void)
             unsigned long rs0, rr0, rs1, rr1;
             int tsize = 0;
             MPI_Type_size(t, &tsize);
-            mgp2p_rest_messages(&rs0, &rr0);
+            rest_messages(&rs0, &rr0);
             for (int w = 0; w < 4; w++)
                 CHECK(MPI_Isend(s + ORIGIN, count, t, 1, 14, MPI_COMM_WORLD, &q[w]) == MPI_SUCCESS);
             CHECK(MPI_Waitall(4, q, st) == MPI_SUCCESS);
-            mgp2p_rest_messages(&rs1, &rr1);
+            rest_messages(&rs1, &rr1);
             CHECK(rr1 == rr0 &&
                   rs1 - rs0 == 4u * (p2p_host_rest() && p2p_in_pieces((long long)count * tsize)));
             buf_free(s, 1);
@@ -212,13 +225,13 @@ static void test_host_recv(void)
             unsigned long in0, land0, in1, land1;
             int tsize = 0;
             MPI_Type_size(t, &tsize);
-            mgp2p_host_receives(&in0, &land0);
+            host_receives(&in0, &land0);
             for (int w = 0; w < 4; w++)
                 CHECK(MPI_Irecv(r + ORIGIN, count, t, 0, 14, MPI_COMM_WORLD, &q[w]) == MPI_SUCCESS);
             CHECK(MPI_Waitall(4, q, st) == MPI_SUCCESS);
             /* Where mpigpu takes them: a dense layout's first receive in
                place, the others in place only once no other overlaps. */
-            mgp2p_host_receives(&in1, &land1);
+            host_receives(&in1, &land1);
             if (p2p_host_watched((long long)count * tsize))
                 CHECK(in1 - in0 + land1 - land0 == 4 &&
                       (tis[i % 2] == 0 ? in1 - in0 >= 1 : in1 == in0));
@@ -598,6 +611,10 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (mpit_read_init()) {
+        fprintf(stderr, "p2p_misc: MPI_T does not start\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     types_create();
     if (size >= 2) {
         test_interop();
@@ -612,6 +629,7 @@ int main(int argc, char **argv)
     test_ring();
     test_refuse();
     types_free();
+    mpit_read_finalize();
     int all = 0;
     MPI_Reduce(&errs, &all, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0)

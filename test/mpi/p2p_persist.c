@@ -11,7 +11,7 @@
    MPIGPU_STAGING_MAX), started 20 times each: with the chunked protocol every
    start is a few kernels and messages per chunk, and 100 starts took minutes
    on a loaded 2-core machine under the sanitizers. */
-#include "mgtest.h"
+#include "mpit_read.h"
 #include "p2p_common.h"
 
 #define ITERS_SMALL 100
@@ -153,9 +153,9 @@ static void receiver(int ti, MPI_Datatype t, int count, int rd, int tag)
         CHECK(st.MPI_SOURCE == 0 && st.MPI_TAG == tag);
         free(want);
         if (k == 0)
-            mgdev_staging_usage(&a0, NULL, NULL);
+            a0 = mpit_value("mpigpu_staging_bytes");
     }
-    mgdev_staging_usage(&a1, NULL, NULL);
+    a1 = mpit_value("mpigpu_staging_bytes");
     CHECK(a1 == a0); /* staging reused, not grown */
     CHECK(MPI_Request_free(&rq[0]) == MPI_SUCCESS && rq[0] == MPI_REQUEST_NULL);
     MPI_Request_free(&rq[1]);
@@ -221,6 +221,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "p2p_persist needs 2 ranks\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
+    if (mpit_read_init()) {
+        fprintf(stderr, "p2p_persist: MPI_T does not start\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     int bsize = 1 << 22;
     void *battach = malloc(bsize);
     MPI_Buffer_attach(battach, bsize);
@@ -247,6 +251,7 @@ int main(int argc, char **argv)
                     }
     cancel_and_free();
     types_free();
+    mpit_read_finalize();
     MPI_Buffer_detach(&battach, &bsize);
     free(battach);
     int all = 0;

@@ -10,7 +10,7 @@
    lane, every piece after the first of each message through its ring. */
 #include <unistd.h>
 
-#include "mgtest.h"
+#include "mpit_read.h"
 #include "p2p_common.h"
 
 static long rss_kib(void)
@@ -31,6 +31,10 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (mpit_read_init()) {
+        fprintf(stderr, "p2p_pingpong: MPI_T does not start\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     if (argc > 1 && !strcmp(argv[1], "long")) {
         islong = 1;
         iters = 300;
@@ -57,16 +61,15 @@ int main(int argc, char **argv)
     size_t n = buf_size(t, count);
     unsigned char *d = buf_make(n, 1, 1), *h = malloc(n);
     long rss0 = 0;
-    size_t alloc0 = 0, hw = 0, cap = 0, alloc1 = 0, kept = 0;
-    unsigned long big0 = 0, big1 = 0;
+    unsigned long long alloc0 = 0, hw = 0, alloc1 = 0, kept = 0, big0 = 0, big1 = 0;
     int peer = 1 - rank;
 
     snprintf(where, sizeof(where), "pingpong rank %d", rank);
     for (int i = 0; i < iters + warm; i++) {
         if (i == warm) {
             rss0 = rss_kib();
-            mgdev_staging_usage(&alloc0, NULL, NULL);
-            mgdev_big_usage(NULL, &big0);
+            alloc0 = mpit_value("mpigpu_staging_bytes");
+            big0 = mpit_value("mpigpu_long_buffer_allocs");
         }
         int sender = i % 2;
         if (rank == sender) {
@@ -91,9 +94,15 @@ int main(int argc, char **argv)
             break;
     }
     long rss1 = rss_kib();
-    mgdev_staging_usage(&alloc1, &hw, &cap);
-    mgdev_big_usage(&kept, &big1);
-    CHECK(hw <= cap);
+    /* The library's counters through MPI_T (mpit_read.c); the pool's cap is
+       the MPIGPU_STAGING_MAX it read. */
+    alloc1 = mpit_value("mpigpu_staging_bytes");
+    hw = mpit_value("mpigpu_staging_bytes_high");
+    kept = mpit_value("mpigpu_long_buffer_bytes");
+    big1 = mpit_value("mpigpu_long_buffer_allocs");
+    long long cap = mpit_setting_bytes("MPIGPU_STAGING_MAX");
+    CHECK(cap > 0);
+    CHECK(hw <= (unsigned long long)cap);
     CHECK(alloc1 == alloc0);
     /* Long messages: host buffers were needed (the warm-up allocated them),
        and every later message reused one. */
@@ -104,16 +113,16 @@ int main(int argc, char **argv)
        is kept), and with more than one piece in flight the worker thread
        packed or unpacked pieces while MPI moved others. */
     const char *dv = getenv("MPIGPU_P2P_DEPTH");
-    int depth = dv ? atoi(dv) : 3, high = mgp2p_pipe_high();
-    unsigned long jobs = mgp2p_worker_jobs();
+    int depth = dv ? atoi(dv) : 3, high = (int)mpit_value("mpigpu_p2p_pipeline_depth_high");
+    unsigned long jobs = (unsigned long)mpit_value("mpigpu_p2p_worker_jobs");
     CHECK(!pipe || (high == depth && big1 == big0));
     CHECK(!pipe || (depth > 1 ? jobs > 0 : jobs == 0));
     /* Lane: each rank sent and received (iters + warm) / 2 messages, each a
        first piece (MPIGPU_P2P_FIRST or the pool's quarter, less the 40-byte
        header)
        by MPI and the rest in pieces of one slot through the ring. */
-    unsigned long lsent = 0, lrecv = 0;
-    mgp2p_lane_pieces(&lsent, &lrecv);
+    unsigned long lsent = (unsigned long)mpit_value("mpigpu_p2p_lane_pieces_sent"),
+                  lrecv = (unsigned long)mpit_value("mpigpu_p2p_lane_pieces_received");
     long slot = env_bytes("MPIGPU_P2P_SHM_PIECE", 8 << 20),
          rest = (long)(count * 512) - ((long)p2p_first_len() - 40);
     unsigned long want =
@@ -128,14 +137,15 @@ int main(int argc, char **argv)
 #endif
     if (rank == 0 || errs)
         fprintf(stderr,
-                "rank %d: rss %ld -> %ld KiB, staging %zu -> %zu B (high water %zu, cap %zu), "
-                "long-message buffers: %lu -> %lu allocated, %zu B kept, pieces in flight %d, "
+                "rank %d: rss %ld -> %ld KiB, staging %llu -> %llu B (high water %llu, cap %lld), "
+                "long-message buffers: %llu -> %llu allocated, %llu B kept, pieces in flight %d, "
                 "worker jobs %lu, lane pieces sent %lu received %lu\n",
                 rank, rss0, rss1, alloc0, alloc1, hw, cap, big0, big1, kept, high, jobs, lsent,
                 lrecv);
     MPI_Type_free(&t);
     buf_free(d, 1);
     free(h);
+    mpit_read_finalize();
     int all = 0;
     MPI_Reduce(&errs, &all, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0)
