@@ -209,3 +209,11 @@ check_PROGRAMS += test/mpi/mpit
 test_mpi_mpit_SOURCES = test/mpi/mpit.c
 test_mpi_mpit_LDADD = libmpigpu.la $(OPENCL_LIBS)
 TESTS += test/mpi/mpit
+# The bad-input generator (issue 22): random hostile datatypes, pointers around
+# allocation ends and freed ranges, and every interposed call; an error class or
+# the PMPI result on host copies, never a signal.  `badgen --list` names its
+# categories; --seed/--first/--cases replay a case, --only/--skip select them.
+check_PROGRAMS += test/mpi/badgen
+test_mpi_badgen_SOURCES = test/mpi/badgen.c test/mpi/typegen.c test/mpi/typegen.h
+test_mpi_badgen_LDADD = libmpigpu.la $(OPENCL_LIBS)
+TESTS += test/mpi/badgen
