@@ -217,3 +217,4 @@ check_PROGRAMS += test/mpi/badgen
 test_mpi_badgen_SOURCES = test/mpi/badgen.c test/mpi/typegen.c test/mpi/typegen.h
 test_mpi_badgen_LDADD = libmpigpu.la $(OPENCL_LIBS)
 TESTS += test/mpi/badgen
+EXTRA_DIST += test/mpi/badgen-survey.sh

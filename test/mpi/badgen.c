@@ -131,7 +131,8 @@ static void call_set(const char *fmt, ...)
     int n = snprintf(sig_line, sizeof(sig_line),
                      " on rank %d in seed %llu case %ld [%s]: %s (rerun: badgen --seed %llu "
                      "--first %ld --cases 1)\n",
-                     rank, opt_seed, cur_case, cat_names[cur_cat], call_desc, opt_seed, cur_case);
+                     rank, opt_seed, cur_case, cur_cat < 0 ? "end" : cat_names[cur_cat], call_desc,
+                     opt_seed, cur_case);
     sig_len = n < 0 ? 0 : (size_t)n < sizeof(sig_line) ? (size_t)n : sizeof(sig_line) - 1;
     if (opt_trace)
         fprintf(stderr, "badgen: trace%s", sig_line);
@@ -145,14 +146,15 @@ static void fail(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    if (!case_failed)
+    if (!case_failed && cur_cat >= 0)
         stat_fail[cur_cat]++;
     case_failed = 1;
     if (nfail++ < 200)
         fprintf(stderr,
                 "badgen: FAIL rank %d seed %llu case %ld [%s]: %s: %s (rerun: badgen --seed %llu "
                 "--first %ld --cases 1)\n",
-                rank, opt_seed, cur_case, cat_names[cur_cat], call_desc, msg, opt_seed, cur_case);
+                rank, opt_seed, cur_case, cur_cat < 0 ? "end" : cat_names[cur_cat], call_desc, msg,
+                opt_seed, cur_case);
 }
 
 /* A failure of the test program itself (its own setup calls). */
@@ -2215,6 +2217,10 @@ static void case_p2p(int kind)
         if (b_class[bad] > 0) {
             ex.allowed = BIT(b_class[bad]);
             ex.ref = opt_parity ? b_class[bad] : -1;
+        } else if (feed) {
+            /* The probed message may be longer than the bad receive: which
+               error MPI reports first is not fixed. */
+            ex.allowed |= BIT(MPI_ERR_TRUNCATE);
         }
     } else if (mode == M_SNULL && !resolve(addr(sdd.buf) + lo, addr(sdd.buf) + hi) && hi > lo) {
         ex.may_fail = 1;
@@ -2723,7 +2729,8 @@ int main(int argc, char **argv)
         if (opt_verbose && case_failed == 0 && rank == 0 && k % 500 == 0)
             fprintf(stderr, "badgen: case %ld\n", k);
     }
-    call_set("(finishing)");
+    cur_cat = -1;
+    call_set("(after the last case: the final MPI_Reduce; a peer died or hangs)");
     alarm((unsigned)opt_timeout);
     long tot[4][K_N], all_fail = 0;
     MPI_Reduce(stat_run, tot[0], K_N, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
