@@ -209,7 +209,7 @@ static void on_signal(int sig)
 {
     char head[64];
     size_t n = 0;
-    const char *w = sig == SIGALRM ? "badgen: TIMEOUT (hang) after the watchdog's seconds"
+    const char *w = sig == SIGALRM ? "badgen: TIMEOUT (hang, or waiting for a peer's)"
                                    : "badgen: FATAL SIGNAL ";
     ssize_t rc = write(2, w, strlen(w));
     if (sig != SIGALRM)
@@ -217,8 +217,13 @@ static void on_signal(int sig)
     rc = write(2, head, n);
     rc = write(2, sig_line, sig_len);
     (void)rc;
-    if (sig == SIGALRM)
+    if (sig == SIGALRM) {
+        /* A rank may wait here for a peer stuck in an earlier case (ranks
+           run apart between the cases they share): give the peer's watchdog
+           time to name that case before this exit ends the run. */
+        sleep((unsigned)opt_timeout);
         _exit(3);
+    }
     signal(sig, SIG_DFL);
     raise(sig);
 }
@@ -2366,11 +2371,13 @@ static void case_sendrecv(int kind)
     MPI_Status st;
     memset(&st, 0, sizeof(st));
     st.MPI_ERROR = SENTINEL;
-    call_set("%s%s(type=%s count=%lld send=%s to %d tag %d, recv=%s from %d tag %d%s)",
-             replace ? "MPI_Sendrecv_replace" : "MPI_Sendrecv", large_c ? "_c" : "", T.desc,
-             (long long)c, where_desc(sr, sd[rank].off), snd.peer, snd.tag,
-             where_desc(rr, replace ? sd[rank].off : rd[rank].off), rcv.peer, rcv.tag,
-             snd.comm == MPI_COMM_NULL ? ", MPI_COMM_NULL" : "");
+    call_set("%s%s(send: type=%s count=%lld buf=%s to %d tag %d; recv: type=%s count=%lld buf=%s "
+             "from %d tag %d%s)%s%s",
+             replace ? "MPI_Sendrecv_replace" : "MPI_Sendrecv", large_c ? "_c" : "", snd.T->desc,
+             (long long)snd.count, where_desc(sr, sd[rank].off), snd.peer, snd.tag, rcv.T->desc,
+             (long long)rcv.count, where_desc(rr, replace ? sd[rank].off : rd[rank].off), rcv.peer,
+             rcv.tag, snd.comm == MPI_COMM_NULL ? ", MPI_COMM_NULL" : "", bad ? ": bad: " : "",
+             bad ? b_names[bad] : "");
     int rc;
     if (replace && large_c)
         rc = MPI_Sendrecv_replace_c(sbuf, snd.count, snd.T->t, snd.peer, snd.tag, rcv.peer, rcv.tag,
