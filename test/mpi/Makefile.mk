@@ -281,3 +281,12 @@ test_mpi_p2p_contig_pipeline_SOURCES = $(test_mpi_p2p_contig_SOURCES)
 test_mpi_p2p_contig_pipeline_LDADD = $(test_mpi_p2p_contig_LDADD)
 TESTS += test/mpi/p2p_contig test/mpi/p2p_contig_plain test/mpi/p2p_contig_chunked \
 	test/mpi/p2p_contig_chunked_mpi test/mpi/p2p_contig_pipeline
+# The bad-input generator (issue 22): random hostile datatypes, pointers around
+# allocation ends and freed ranges, and every interposed call; an error class or
+# the PMPI result on host copies, never a signal.  `badgen --list` names its
+# categories; --seed/--first/--cases replay a case, --only/--skip select them.
+check_PROGRAMS += test/mpi/badgen
+test_mpi_badgen_SOURCES = test/mpi/badgen.c test/mpi/typegen.c test/mpi/typegen.h
+test_mpi_badgen_LDADD = libmpigpu.la $(OPENCL_LIBS)
+TESTS += test/mpi/badgen
+EXTRA_DIST += test/mpi/badgen-survey.sh
