@@ -115,12 +115,19 @@ static int pk_check(pk_call_t *c)
     if (c->pos < 0)
         MG_FAIL(rc, fn_fail, MPI_ERR_ARG, "mpigpu: %s: negative position %lld", c->fn,
                 (long long)c->pos);
-    rc = mgdt_type_get(c->dt, &c->type);
-    if (rc != MPI_SUCCESS) {
+    if (c->count == 0) {
+        /* Nothing moves: like MPICH, decode nothing (a type whose own bounds
+           overflow is still fine here), but require a committed type. */
+        rc = mgdt_type_check(c->dt);
+        if (rc != MPI_SUCCESS) {
+            rc = mgerr_prepend(rc, c->fn);
+            goto fn_fail;
+        }
+        c->n = 0;
+    } else if ((rc = mgdt_type_get(c->dt, &c->type)) != MPI_SUCCESS) {
         rc = mgerr_prepend(rc, c->fn); /* not committed, or overflowing */
         goto fn_fail;
-    }
-    if (c->ext && !c->type->external32_ok) {
+    } else if (c->ext && !c->type->external32_ok) {
         MPI_Count sz = 0;
         rc = PMPI_Pack_external_size_c("external32", c->count, c->dt, &sz);
         c->raised = rc != MPI_SUCCESS;
