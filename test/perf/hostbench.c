@@ -164,8 +164,7 @@ static double run_lat(char *s, char *r, int n, int iters, int skip)
 
 /* osu_bw: windows of Isend/Irecv on one buffer each side, an ack after each,
    in MB/s (rank 0's figure). */
-static double run_bw(char *s, char *r, int n, int iters, int skip, MPI_Request *req,
-                     MPI_Status *st)
+static double run_bw(char *s, char *r, int n, int iters, int skip, MPI_Request *req, MPI_Status *st)
 {
     int w = opt.window;
     double t0 = 0;
