@@ -33,11 +33,14 @@ int mgdt_init(void)
     if (cache_keyval == MPI_KEYVAL_INVALID)
         rc = PMPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, attr_delete, &cache_keyval, NULL);
     pthread_mutex_unlock(&cache_lock);
+    if (rc == MPI_SUCCESS)
+        mgdt_layout_init();
     return rc;
 }
 
 void mgdt_finalize(void)
 {
+    mgdt_layout_finalize();
     pthread_mutex_lock(&cache_lock);
     for (size_t i = 0; i < nnamed; i++)
         mgdt_type_free(named[i].type);

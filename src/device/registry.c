@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "mgdt.h"
 #include "mgerr.h"
 #include "registry.h"
 
@@ -311,10 +312,18 @@ int mgdev_buf_is_device(const void *buf, MPI_Count count, MPI_Datatype dt)
     MPI_Count tlb, tex, lb, ext;
     if (buf == MPI_IN_PLACE)
         return 0;
-    if (count <= 0 || dt == MPI_DATATYPE_NULL ||
-        PMPI_Type_get_true_extent_x(dt, &tlb, &tex) != MPI_SUCCESS ||
-        PMPI_Type_get_extent_x(dt, &lb, &ext) != MPI_SUCCESS)
+    /* A predefined type's layout without asking MPI (every host call comes
+       here: issue 31). */
+    const mgdt_layout_t *p = count > 0 ? mgdt_predefined(dt) : NULL;
+    if (p) {
+        tlb = p->true_lb;
+        tex = p->true_extent;
+        ext = p->extent;
+    } else if (count <= 0 || dt == MPI_DATATYPE_NULL ||
+               PMPI_Type_get_true_extent_x(dt, &tlb, &tex) != MPI_SUCCESS ||
+               PMPI_Type_get_extent_x(dt, &lb, &ext) != MPI_SUCCESS) {
         return mgdev_reg_in_range(buf, 1);
+    }
     MPI_Count span = (count - 1) * ext;
     MPI_Count lo = (span < 0 ? span : 0) + tlb, hi = (span > 0 ? span : 0) + tlb + tex;
     if (hi <= lo)

@@ -7,8 +7,9 @@
    own (doc/design.md, "Host receives in place").
    Checks on rank 1: every status says 128 KiB from rank 0 with its tag, the
    buffer holds the window's last message, W - 1 receives per window landed,
-   and after the first window no landing buffer was allocated: the kept
-   buffers (MPIGPU_STAGING_KEEP) cover a window of 64. */
+   after the first window no landing buffer was allocated (the kept buffers,
+   MPIGPU_STAGING_KEEP, cover a window of 64), and at the end no request of
+   mpigpu's is live (mgp2p_req_any). */
 #include "mgtest.h"
 #include "p2p_common.h"
 
@@ -80,6 +81,9 @@ int main(int argc, char **argv)
         CHECK(in1 - in0 == WINDOWS - 1 && land1 - land0 == (unsigned long)(WINDOWS - 1) * (W - 1));
         CHECK(allocs1 == allocs0);
     }
+    /* The receives' requests are freed: the completion calls take their
+       host-only path again (mgp2p_req_any). */
+    CHECK(!mgp2p_req_any());
     if (rank == 1 || errs)
         fprintf(stderr,
                 "%s: %d errors; windows %d of %d x %d B; landed %lu, in place %lu; "

@@ -5,7 +5,7 @@ VALGRIND_TESTS += test/unit/test_registry
 test_unit_test_registry_SOURCES = test/unit/test_registry.c src/device/registry.c
 test_unit_test_registry_CPPFLAGS = $(AM_CPPFLAGS)
 test_unit_test_registry_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-test_unit_test_registry_LDADD = libmgcommon.la $(CHECK_LIBS) $(OPENCL_LIBS) -lpthread
+test_unit_test_registry_LDADD = libmgdt.la libmgcommon.la $(CHECK_LIBS) $(OPENCL_LIBS) -lpthread
 
 check_PROGRAMS += test/unit/test_datatype
 TESTS += test/unit/test_datatype
