@@ -3,7 +3,8 @@
 # Runs test/perf/hostbench as it is and under LD_PRELOAD=libmpigpu.so, one
 # after the other (plain, preload, plain, preload, ...: ROUNDS rounds), and
 # prints per size each run's value, the ratio preload/plain of the rounds'
-# means, and "OUT" where that ratio is more than TOL percent from 1.
+# medians (one slow round among three does not move it), and "OUT" where
+# that ratio is more than TOL percent from 1.
 #
 #   test/perf/hostbench.sh [-q] [-r ROUNDS] [BENCH...]
 #
@@ -17,7 +18,8 @@
 # default libmpigpu.so.0 in the lib/ beside the program's bin/, as in a
 # bundle, else the build tree's .libs/libmpigpu.so; may be a list for
 # LD_PRELOAD), MPIEXEC (default
-# mpiexec), TOL (percent, default 3), HB_ARGS (more arguments for every run,
+# mpiexec), MPIEXEC_ARGS (its options, e.g. "-bind-to core" for MPICH's
+# hydra), TOL (percent, default 3), HB_ARGS (more arguments for every run,
 # e.g. "-m 1:64K"), PRELOAD_ENV (VAR=VALUE words set in the preloaded runs
 # only, e.g. MPIGPU_P2P_PROTOCOL=plain).  The exit status is non-zero only
 # when a run fails or prints no rows, never for a ratio.
@@ -51,7 +53,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 echo "# hostbench.sh: $(uname -n), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)," \
     "$rounds rounds, tolerance $TOL%"
-echo "# program $prog, library $MPIGPU_LIB, mpiexec $(command -v "$mpiexec")"
+echo "# program $prog, library $MPIGPU_LIB, mpiexec $(command -v "$mpiexec") ${MPIEXEC_ARGS:-}"
 [ -n "${PRELOAD_ENV:-}" ] && echo "# preloaded runs also with: $PRELOAD_ENV"
 
 args_of() { # BENCH: ranks, then the program's arguments
@@ -79,7 +81,7 @@ run() {
     # shellcheck disable=SC2206
     [ "$2" = preload ] && pre=(env LD_PRELOAD="$MPIGPU_LIB" ${PRELOAD_ENV:-})
     # shellcheck disable=SC2086
-    if ! timeout 600 "$mpiexec" -n "$np" "${pre[@]}" "$prog" ${a#* } ${HB_ARGS:-} --csv \
+    if ! timeout 600 "$mpiexec" ${MPIEXEC_ARGS:-} -n "$np" "${pre[@]}" "$prog" ${a#* } ${HB_ARGS:-} --csv \
         >"$out.raw" 2>"$out.err"; then
         echo "# FAILED: $1 $2 round $3: $(tail -n 3 "$out.err" | tr '\n' ' ')"
         fails=$((fails + 1))
@@ -114,6 +116,12 @@ for b in "$@"; do
     for r in $(seq "$rounds"); do files+=("$tmp/$b.plain.$r" "$tmp/$b.preload.$r"); done
     # One row per size: plain and preload of each round, ratio of the means.
     awk -F, -v rounds="$rounds" -v tol="$TOL" '
+        # the median of a[1..n] (sorts a)
+        function median(a, n,    i, j, t) {
+            for (i = 2; i <= n; i++)
+                for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+            return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+        }
         FNR == 1 { f++ }
         { v[$1, f] = $2; if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 } }
         END {
@@ -122,16 +130,17 @@ for b in "$@"; do
             printf " %8s\n", "ratio"
             out = 0
             for (i = 1; i <= n; i++) {
-                s = order[i]; sp = 0; sq = 0; np = 0; nq = 0
+                s = order[i]; np = 0; nq = 0
                 printf "%-10s", s
                 for (f = 1; f <= 2 * rounds; f++) {
                     if ((s, f) in v) {
                         printf " %12.2f", v[s, f]
-                        if (f % 2) { sp += v[s, f]; np++ } else { sq += v[s, f]; nq++ }
+                        if (f % 2) P[++np] = v[s, f]; else Q[++nq] = v[s, f]
                     } else printf " %12s", "-"
                 }
-                if (np && nq && sp > 0) {
-                    ratio = (sq / nq) / (sp / np)
+                mp = median(P, np); mq = median(Q, nq)
+                if (np && nq && mp > 0) {
+                    ratio = mq / mp
                     flag = (ratio > 1 + tol / 100 || ratio < 1 - tol / 100) ? "  OUT" : ""
                     out += flag != ""
                     printf " %8.3f%s\n", ratio, flag
