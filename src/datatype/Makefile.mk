@@ -6,5 +6,5 @@ libmgdt_la_CPPFLAGS = $(MG_BASE_CPPFLAGS) $(MG_DATATYPE_INC)
 libmgdt_la_SOURCES = src/datatype/mgdt_tree.h src/datatype/tree.c src/datatype/decode.c \
 	src/datatype/darray.c src/datatype/normalize.c src/datatype/serialize.c \
 	src/datatype/cache.c src/datatype/ref.c src/datatype/twin.c \
-	src/datatype/walk.c
+	src/datatype/walk.c src/datatype/layout.c
 noinst_HEADERS += src/datatype/mgdt.h src/datatype/mgdt_format.h

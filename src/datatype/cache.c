@@ -44,11 +44,14 @@ int mgdt_init(void)
             rc = PMPI_Comm_set_errhandler(probe_comm, MPI_ERRORS_RETURN);
     }
     pthread_mutex_unlock(&cache_lock);
+    if (rc == MPI_SUCCESS)
+        mgdt_layout_init();
     return rc;
 }
 
 void mgdt_finalize(void)
 {
+    mgdt_layout_finalize();
     pthread_mutex_lock(&cache_lock);
     for (size_t i = 0; i < nnamed; i++)
         mgdt_type_free(named[i].type);

@@ -81,6 +81,18 @@ typedef struct mgdt_type {
 int mgdt_init(void);
 void mgdt_finalize(void);
 
+/* The layout of a predefined datatype, as MPI reports it. */
+typedef struct mgdt_layout {
+    MPI_Datatype dt;
+    MPI_Count size, lb, extent, true_lb, true_extent;
+} mgdt_layout_t;
+
+/* dt's layout when dt is a predefined datatype, from a table that mgdt_init
+   fills (layout.c), without a call to MPI; NULL for any other type, and
+   before mgdt_init or after mgdt_finalize.  For the checks the interposed
+   calls make on every host buffer. */
+const mgdt_layout_t *mgdt_predefined(MPI_Datatype dt);
+
 /* Decode, normalize and serialize dt, cached on dt.  dt must be committed or
    predefined.  Returns an MPI error code: MPI_ERR_TYPE for MPI_DATATYPE_NULL,
    an uncommitted type (what MPICH answers for the host form of a call), an

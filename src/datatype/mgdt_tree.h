@@ -96,5 +96,9 @@ int mgdt_normalize(mgdt_tree_t **t);
 int mgdt_normalize_bytes(mgdt_tree_t **t);
 /* serialize.c: flatten a normalized tree into type (nodes, lookaside, summary). */
 int mgdt_serialize(const mgdt_tree_t *t, mgdt_type_t *type);
+/* layout.c: fill (mgdt_init) and empty (mgdt_finalize) the table of the
+   predefined types' layouts. */
+void mgdt_layout_init(void);
+void mgdt_layout_finalize(void);
 
 #endif /* MGDT_TREE_H */

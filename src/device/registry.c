@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "mgdt.h"
 #include "mgerr.h"
 #include "registry.h"
 
@@ -485,10 +486,18 @@ int mgdev_buf_is_device(const void *buf, MPI_Count count, MPI_Datatype dt)
     MPI_Count tlb, tex, lb, ext, size = 0;
     if (buf == MPI_IN_PLACE)
         return MGDEV_BUF_HOST;
-    if (count <= 0 || dt == MPI_DATATYPE_NULL ||
-        PMPI_Type_get_true_extent_x(dt, &tlb, &tex) != MPI_SUCCESS ||
-        PMPI_Type_get_extent_x(dt, &lb, &ext) != MPI_SUCCESS)
+    /* A predefined type's layout without asking MPI (every host call comes
+       here: issue 31). */
+    const mgdt_layout_t *p = count > 0 ? mgdt_predefined(dt) : NULL;
+    if (p) {
+        tlb = p->true_lb;
+        tex = p->true_extent;
+        ext = p->extent;
+    } else if (count <= 0 || dt == MPI_DATATYPE_NULL ||
+               PMPI_Type_get_true_extent_x(dt, &tlb, &tex) != MPI_SUCCESS ||
+               PMPI_Type_get_extent_x(dt, &lb, &ext) != MPI_SUCCESS) {
         return mgdev_reg_in_range(buf, 1);
+    }
     if (tex <= 0) {
         /* MPICH reports a negative true extent for some empty types; for a
            type that moves bytes its arithmetic wrapped (issue 22). */

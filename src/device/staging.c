@@ -25,9 +25,13 @@ static struct {
     mgdev_stage_t *parked; /* held by idle persistent requests */
 } pool;
 
-/* Host buffers of long plain messages kept for the next ones, oldest first. */
-#define BIG_KEEP_MAX 8
-#define BIG_ROUND ((size_t)1 << 20)
+/* Host buffers of long plain messages kept for the next ones, oldest first.
+   As many as a window of 64 host receives on one buffer lands (osu_bw's,
+   host_recv.c), each rounded to 64 KiB only: with 8 kept, rounded to 1 MiB,
+   such a window freed and allocated most of them again every time, with
+   their page faults (design.md, "Long plain messages"). */
+#define BIG_KEEP_MAX 64
+#define BIG_ROUND ((size_t)64 << 10)
 static struct {
     size_t keep; /* MPIGPU_STAGING_KEEP, 0: none */
     size_t bytes;

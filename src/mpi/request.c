@@ -24,7 +24,6 @@
 #include "config.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include "mgerr.h"
 #include "mgmpi.h"
@@ -143,11 +142,18 @@ static int test_pass(MPI_Request *request, int *flag, MPI_Status *status, req_er
     return rc;
 }
 
+/* No request of mpigpu's is live and no device operation is active: the
+   requests are all MPI's, and the call goes to PMPI with no lock, lookup or
+   copy (issue 31: host traffic pays nothing). */
+#define HOST_ONLY() (!mgp2p_req_any() && !mgp2p_progress_busy())
+
 /* The passes of every form below end with the lock held, released once the
    errors are raised. */
 static int one_common(const char *fn, MPI_Request *request, int *flag, MPI_Status *status,
                       int block)
 {
+    if (HOST_ONLY())
+        return block ? PMPI_Wait(request, status) : PMPI_Test(request, flag, status);
     req_errs_t e;
     int f = 0, rc = errs_take(&e, fn, 1, request);
     if (rc != MPI_SUCCESS)
@@ -185,6 +191,9 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
 static int all_common(const char *fn, int count, MPI_Request reqs[], int *flag,
                       MPI_Status statuses[], int block)
 {
+    if (HOST_ONLY())
+        return block ? PMPI_Waitall(count, reqs, statuses)
+                     : PMPI_Testall(count, reqs, flag, statuses);
     req_errs_t e;
     int rc = errs_take(&e, fn, count, reqs);
     if (rc != MPI_SUCCESS)
@@ -239,6 +248,9 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
 static int any_common(const char *fn, int count, MPI_Request reqs[], int *index, int *flag,
                       MPI_Status *status, int block)
 {
+    if (HOST_ONLY())
+        return block ? PMPI_Waitany(count, reqs, index, status)
+                     : PMPI_Testany(count, reqs, index, flag, status);
     req_errs_t e;
     int rc = errs_take(&e, fn, count, reqs);
     if (rc != MPI_SUCCESS)
@@ -287,6 +299,9 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fla
 static int some_common(const char *fn, int incount, MPI_Request reqs[], int *outcount,
                        int indices[], MPI_Status statuses[], int block)
 {
+    if (HOST_ONLY())
+        return block ? PMPI_Waitsome(incount, reqs, outcount, indices, statuses)
+                     : PMPI_Testsome(incount, reqs, outcount, indices, statuses);
     req_errs_t e;
     int rc = errs_take(&e, fn, incount, reqs);
     if (rc != MPI_SUCCESS)

@@ -29,9 +29,15 @@ int mgp2p_host_watch(int count, MPI_Datatype dt, int peer)
 {
     MPI_Count size = 0;
     int64_t f = mgp2p_first_len();
-    if (!f || count <= 0 || peer == MPI_PROC_NULL || dt == MPI_DATATYPE_NULL ||
-        PMPI_Type_size_x(dt, &size) != MPI_SUCCESS || size <= 0)
+    if (!f || count <= 0 || peer == MPI_PROC_NULL || dt == MPI_DATATYPE_NULL)
+        return 0;
+    const mgdt_layout_t *p = mgdt_predefined(dt);
+    if (p)
+        size = p->size;
+    else if (PMPI_Type_size_x(dt, &size) != MPI_SUCCESS)
         return 0; /* PMPI reports what is wrong */
+    if (size <= 0)
+        return 0;
     return (int64_t)count * size >= f;
 }
 

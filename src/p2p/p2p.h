@@ -329,6 +329,9 @@ void mgp2p_progress_relax(void);
 void mgp2p_op_wait(mgp2p_op_t *op);
 /* The device operation behind a user request, or NULL (lock held). */
 mgp2p_op_t *mgp2p_req_lookup(MPI_Request req);
+/* 0 when no request that mpigpu made is live, so that no lookup can find
+   one (no lock needed: a request handed to the caller was counted before). */
+int mgp2p_req_any(void);
 /* The status an operation reports in the user's datatype. */
 void mgp2p_op_status(const mgp2p_op_t *op, MPI_Status *status);
 /* Drain at MPI_Finalize: operations freed with MPI_Request_free. */

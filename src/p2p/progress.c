@@ -39,6 +39,9 @@ static pthread_once_t lock_once = PTHREAD_ONCE_INIT;
 static mgp2p_op_t *_Atomic active;     /* ops not yet DONE */
 static mgp2p_op_t *table[REQ_BUCKETS]; /* ops with a live user request */
 static atomic_int zombies;             /* ops marked by greq_free, not reaped */
+/* Table entries whose request MPI has not freed (mgp2p_req_any): up on
+   table_add, down in greq_free or when a persistent one leaves the table. */
+static atomic_int live;
 static MPI_Comm selfcomm = MPI_COMM_NULL;
 static int stand_tag, tag_limit;
 static char stand_buf[1];
@@ -91,6 +94,12 @@ static void table_add(mgp2p_op_t *op)
     unsigned h = req_hash(op->greq);
     op->hnext = table[h];
     table[h] = op;
+    atomic_fetch_add_explicit(&live, 1, memory_order_release);
+}
+
+int mgp2p_req_any(void)
+{
+    return atomic_load_explicit(&live, memory_order_acquire) > 0;
 }
 
 static void table_remove(mgp2p_op_t *op)
@@ -145,6 +154,7 @@ static int greq_query(void *extra, MPI_Status *status)
 static int greq_free(void *extra)
 {
     mgp2p_op_t *op = extra;
+    atomic_fetch_sub_explicit(&live, 1, memory_order_release);
     atomic_fetch_add_explicit(&zombies, 1, memory_order_acq_rel);
     atomic_store_explicit(&op->gfreed, 1, memory_order_release);
     return MPI_SUCCESS;
@@ -252,6 +262,7 @@ int mgp2p_op_restart(mgp2p_op_t *op)
 void mgp2p_op_unpersist(mgp2p_op_t *op)
 {
     table_remove(op);
+    atomic_fetch_sub_explicit(&live, 1, memory_order_release);
     mgp2p_op_unstage_all(op);
 }
 
@@ -400,6 +411,7 @@ void mgp2p_progress_finalize(void)
         }
     }
     atomic_store_explicit(&zombies, 0, memory_order_relaxed);
+    atomic_store_explicit(&live, 0, memory_order_relaxed);
     if (selfcomm != MPI_COMM_NULL)
         PMPI_Comm_free(&selfcomm);
 }

@@ -224,6 +224,12 @@ EXTRA_DIST += test/mpi/p2p_preload.sh
 # Settings that differ between processes (MPMD runs of test/mpi/api).
 TESTS += test/mpi/p2p_settings.sh
 EXTRA_DIST += test/mpi/p2p_settings.sh
+# A window of 64 host receives on one buffer (osu_bw's): statuses, data,
+# and no landing buffer allocated after the first window.
+check_PROGRAMS += test/mpi/p2p_window
+test_mpi_p2p_window_SOURCES = test/mpi/p2p_window.c test/mpi/p2p_common.h
+test_mpi_p2p_window_LDADD = $(MG_ALL_LIBS) $(MG_ALL_LIBS_DEPS)
+TESTS += test/mpi/p2p_window
 check_PROGRAMS += test/mpi/p2p_threads
 test_mpi_p2p_threads_SOURCES = test/mpi/p2p_threads.c test/mpi/p2p_common.h
 test_mpi_p2p_threads_LDADD = libmpigpu.la $(OPENCL_LIBS)

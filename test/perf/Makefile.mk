@@ -11,3 +11,13 @@ test_perf_dmaprobe_SOURCES = test/perf/dmaprobe.c
 test_perf_dmaprobe_LDADD = $(OPENCL_LIBS)
 # The runner of the device suites and its guide (test/perf/README.md).
 EXTRA_DIST += test/perf/device-run.sh test/perf/README.md
+# The host-only benchmark of issue 31 (test/perf/README.md): a plain MPI
+# program, linked with MPI only, so that LD_PRELOAD=libmpigpu.so alone makes
+# the difference; hostbench.sh runs it both ways in alternate rounds.
+check_PROGRAMS += test/perf/hostbench
+test_perf_hostbench_SOURCES = test/perf/hostbench.c
+test_perf_hostbench_LDADD = -ldl
+EXTRA_DIST += test/perf/hostbench.sh
+# Its smoke test: every mode once, plain and preloaded, tiny sizes (no timing).
+TESTS += test/perf/hostbench_smoke.sh
+EXTRA_DIST += test/perf/hostbench_smoke.sh

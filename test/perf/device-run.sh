@@ -29,10 +29,15 @@
 #             and struct, 64 B to 16 MiB; 64 B device to device against device
 #             to host; MPIGPU_KERNEL_SWITCH=0 against the default on small
 #             vectors; packs into pinned memory against a pinned read
+#   hostbench host buffers only, plain MPI against LD_PRELOAD=libmpigpu.so
+#             (test/perf/hostbench.sh, ROUNDS alternate rounds): latency,
+#             osu_bw windows of 1, 4 and 64, Allreduce on 4 ranks, 1 B to 4
+#             MiB; then windows and Allreduce with MPIGPU_P2P_PROTOCOL=plain
+#             in the preloaded runs (no host receive watched)
 #   compare   runs COMPARE_SUITES (default "pack pingpong") with two bundles,
 #             BEFORE and AFTER (folders holding env.sh), each command once per
 #             bundle, one after the other: before/after figures from one run
-#   all       checks pack host pingpong p2p vcl cma
+#   all       checks pack host pingpong p2p vcl cma hostbench
 #
 # Options: -q quick (tiny sizes and few iterations: tries the runner on PoCL
 # in seconds, proves nothing about speed); -n dry (logs the commands only).
@@ -412,6 +417,22 @@ suite_small() {
     done
 }
 
+suite_hostbench() {
+    local b hb q=
+    hb=$(cd "$(dirname "$0")" && pwd)/hostbench.sh
+    [ $quick = 1 ] && q=-q
+    have hostbench || [ $dry = 1 ] || return 0
+    # Each bench in its own command (PB_TIMEOUT each); hostbench.sh finds
+    # hostbench on PATH and the library in the bundle's lib/.
+    for b in lat bw1 bw4 bw64 allreduce; do
+        pb "$hb" $q -r "$ROUNDS" $b
+    done
+    # The same with no host receive watched: what is left is the other costs.
+    for b in bw4 bw64 allreduce; do
+        pb env PRELOAD_ENV=MPIGPU_P2P_PROTOCOL=plain "$hb" $q -r "$ROUNDS" $b
+    done
+}
+
 suite_compare() {
     local r s
     [ -n "${BEFORE:-}" ] && [ -n "${AFTER:-}" ] || {
@@ -432,8 +453,8 @@ suite_compare() {
         for s in ${COMPARE_SUITES:-pack pingpong}; do
             note "#### round $r: $s"
             case $s in
-            checks | pack | host | pingpong | p2p | small) suite_$s ;;
-            *) note "compare runs checks, pack, host, pingpong and p2p, not $s" ;;
+            checks | pack | host | pingpong | p2p | small | hostbench) suite_$s ;;
+            *) note "compare runs checks, pack, host, pingpong, p2p, small and hostbench, not $s" ;;
             esac
         done
     done
@@ -451,10 +472,10 @@ suite_compare() {
     date -u +%Y-%m-%dT%H:%M:%SZ
 } >"$O/gpu.txt" 2>&1
 
-[ "$*" = all ] && set -- checks pack host pingpong p2p vcl cma
+[ "$*" = all ] && set -- checks pack host pingpong p2p vcl cma hostbench
 for suite in "$@"; do
     case $suite in
-    checks | pack | host | pingpong | p2p | vcl | cma | small | compare) ;;
+    checks | pack | host | pingpong | p2p | vcl | cma | small | hostbench | compare) ;;
     *) echo "device-run.sh: no suite $suite" >&2; exit 2 ;;
     esac
 done

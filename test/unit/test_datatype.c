@@ -538,6 +538,57 @@ START_TEST(test_overflow_and_commit)
 }
 END_TEST
 
+/* The table of predefined layouts (layout.c) answers what PMPI answers, for
+   every predefined type it may hold, and nothing for derived types. */
+START_TEST(test_predefined_layout)
+{
+    MPI_Datatype ts[] = {MPI_CHAR,
+                         MPI_BYTE,
+                         MPI_SHORT,
+                         MPI_INT,
+                         MPI_LONG,
+                         MPI_LONG_LONG,
+                         MPI_FLOAT,
+                         MPI_DOUBLE,
+                         MPI_LONG_DOUBLE,
+                         MPI_C_BOOL,
+                         MPI_INT8_T,
+                         MPI_UINT64_T,
+                         MPI_AINT,
+                         MPI_COUNT,
+                         MPI_C_DOUBLE_COMPLEX,
+                         MPI_PACKED,
+                         MPI_FLOAT_INT,
+                         MPI_DOUBLE_INT,
+                         MPI_LONG_INT,
+                         MPI_2INT,
+                         MPI_SHORT_INT,
+                         MPI_LONG_DOUBLE_INT,
+                         MPI_C_LONG_DOUBLE_COMPLEX,
+                         MPI_UNSIGNED_CHAR};
+    for (size_t i = 0; i < sizeof(ts) / sizeof(ts[0]); i++) {
+        const mgdt_layout_t *l = mgdt_predefined(ts[i]);
+        MPI_Count size, lb, ext, tlb, tex;
+        ck_assert_ptr_nonnull(l);
+        ck_assert(l->dt == ts[i]);
+        PMPI_Type_size_x(ts[i], &size);
+        PMPI_Type_get_extent_x(ts[i], &lb, &ext);
+        PMPI_Type_get_true_extent_x(ts[i], &tlb, &tex);
+        ck_assert_int_eq(l->size, size);
+        ck_assert_int_eq(l->lb, lb);
+        ck_assert_int_eq(l->extent, ext);
+        ck_assert_int_eq(l->true_lb, tlb);
+        ck_assert_int_eq(l->true_extent, tex);
+    }
+    MPI_Datatype t;
+    MPI_Type_contiguous(2, MPI_INT, &t);
+    MPI_Type_commit(&t);
+    ck_assert_ptr_null(mgdt_predefined(t));
+    MPI_Type_free(&t);
+    ck_assert_ptr_null(mgdt_predefined(MPI_DATATYPE_NULL));
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     int failed;
@@ -562,6 +613,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, test_zero_size);
     tcase_add_test(tc, test_span);
     tcase_add_test(tc, test_overflow_and_commit);
+    tcase_add_test(tc, test_predefined_layout);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);
