@@ -24,6 +24,7 @@
 #include "config.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "mgerr.h"
 #include "mgmpi.h"
