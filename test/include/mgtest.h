@@ -26,5 +26,7 @@
 #include "mpigpu.h"
 
 #include "mgdt.h"
+#include "p2p.h"
+#include "staging.h"
 
 #endif /* MGTEST_H */
