@@ -29,13 +29,14 @@
 #include "mgerr.h"
 #include "p2p_impl.h"
 
-/* MPI_Mprobe of an early message gives a handle of mpigpu's own.  MPICH's
-   handles are ints whose two top bits give the handle's kind, 00 being
-   invalid: such a value is never one of MPICH's messages. */
-_Static_assert(sizeof(MPI_Message) == sizeof(int) && __builtin_types_compatible_p(MPI_Message, int),
-               "mpigpu's message handles assume MPICH's int MPI_Message");
-#define EARLY_HANDLE_BASE 0x0e000000
-#define EARLY_HANDLE_MASK 0x00ffffff
+/* MPI_Mprobe of an early message gives a real message handle of MPI's: a
+   stand-in, 0 bytes this process sends itself on a private duplicate of
+   MPI_COMM_SELF and matches with MPI_Improbe.  The stand-in's send completes
+   once the stand-in is received, when the entry is taken (standin_drop); so
+   the handle is MPI's own, unique while the entry lives, and no value of
+   mpigpu's own can collide with one of MPI's. */
+static MPI_Comm standin = MPI_COMM_NULL;
+static char standin_byte;
 
 static mgp2p_early_t *head, **tail = &head;
 static atomic_int nearly;
@@ -48,7 +49,25 @@ int mgp2p_early_any(void)
 
 int mgp2p_early_is_handle(MPI_Message m)
 {
-    return (m & ~EARLY_HANDLE_MASK) == EARLY_HANDLE_BASE;
+    int found = 0;
+    if (!mgp2p_early_any() || m == MPI_MESSAGE_NULL || m == MPI_MESSAGE_NO_PROC)
+        return 0;
+    mgp2p_lock();
+    for (const mgp2p_early_t *e = head; e && !found; e = e->next)
+        found = e->handle == m;
+    mgp2p_unlock();
+    return found;
+}
+
+/* Receive e's stand-in and complete its send (e out of the list, or
+   finalize). */
+static void standin_drop(mgp2p_early_t *e)
+{
+    if (e->handle == MPI_MESSAGE_NULL)
+        return;
+    PMPI_Mrecv(&standin_byte, 0, MPI_BYTE, &e->handle, MPI_STATUS_IGNORE);
+    PMPI_Wait(&e->standin_send, MPI_STATUS_IGNORE);
+    e->handle = MPI_MESSAGE_NULL;
 }
 
 static int matches(const mgp2p_early_t *e, int source, int tag, MPI_Comm comm)
@@ -107,6 +126,8 @@ mgp2p_early_t *mgp2p_early_take(int source, int tag, MPI_Comm comm, const MPI_Me
     if (e)
         unlink_entry(e);
     mgp2p_unlock();
+    if (e)
+        standin_drop(e);
     return e;
 }
 
@@ -196,12 +217,31 @@ static int take_through(int source, int tag, MPI_Comm comm)
     }
 }
 
-/* Give e (in the list) a handle of its own for MPI_Mrecv (lock held). */
-static MPI_Message claim(mgp2p_early_t *e)
+/* Give e (in the list) a message handle for MPI_Mrecv: its stand-in's (lock
+   held).  The stand-in is sent to self, so MPI_Improbe finds it at once;
+   every tag below 2^15 is valid under any MPI_TAG_UB. */
+static int claim(mgp2p_early_t *e, MPI_Message *message)
 {
-    e->handle = (MPI_Message)(EARLY_HANDLE_BASE | (next_handle++ & EARLY_HANDLE_MASK));
-    mgp2p_message_note(e->handle, e->comm);
-    return e->handle;
+    int rc = MPI_SUCCESS, f = 0, tag = (int)(next_handle++ & 0x7fff);
+    MPI_Message m = MPI_MESSAGE_NULL;
+    if (standin == MPI_COMM_NULL) {
+        rc = PMPI_Comm_dup(MPI_COMM_SELF, &standin);
+        MG_CHECK(rc, fn_fail);
+        PMPI_Comm_set_errhandler(standin, MPI_ERRORS_RETURN);
+    }
+    rc = PMPI_Isend(&standin_byte, 0, MPI_BYTE, 0, tag, standin, &e->standin_send);
+    MG_CHECK(rc, fn_fail);
+    while (rc == MPI_SUCCESS && !f)
+        rc = PMPI_Improbe(0, tag, standin, &f, &m, MPI_STATUS_IGNORE);
+    MG_CHECK(rc, fn_fail);
+    e->handle = m;
+    *message = m;
+    mgp2p_message_note(m, e->comm);
+fn_exit:
+    return rc;
+fn_fail:
+    rc = mgerr_set(MPI_ERR_OTHER, "mpigpu: MPI_Mprobe: no stand-in message for a probed message");
+    goto fn_exit;
 }
 
 int mgp2p_probe(int source, int tag, MPI_Comm comm, int wait, int *flag, MPI_Message *message,
@@ -219,12 +259,12 @@ int mgp2p_probe(int source, int tag, MPI_Comm comm, int wait, int *flag, MPI_Mes
             if ((e = find(source, tag, comm))) {
                 early_status(e, status);
                 if (message)
-                    *message = claim(e);
-                *flag = 1;
+                    rc = claim(e, message);
+                *flag = rc == MPI_SUCCESS;
             }
             mgp2p_unlock();
             if (e)
-                return MPI_SUCCESS;
+                return rc;
         }
         if (wait && !mgp2p_progress_busy() && !mgp2p_early_any()) {
             /* Nothing else needs this process: MPI may block. */
@@ -276,9 +316,12 @@ void mgp2p_early_finalize(void)
     mgp2p_early_t *e;
     while ((e = head)) {
         unlink_entry(e);
+        standin_drop(e);
         mgp2p_early_free(e);
     }
     tail = &head;
+    if (standin != MPI_COMM_NULL)
+        PMPI_Comm_free(&standin);
 }
 
 /* Matched messages and their communicators: MPI has no call that maps a

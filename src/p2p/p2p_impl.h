@@ -250,9 +250,11 @@ typedef struct mgp2p_early {
     int source, tag;
     char *buf; /* the message's bytes (mgdev_big_get, capacity size) */
     size_t size;
-    int64_t len;        /* bytes received */
-    int64_t total;      /* the whole message's payload bytes (chunked) or len */
-    MPI_Message handle; /* mpigpu's handle once MPI_Mprobe matched it, else MPI_MESSAGE_NULL */
+    int64_t len;              /* bytes received */
+    int64_t total;            /* the whole message's payload bytes (chunked) or len */
+    MPI_Message handle;       /* the stand-in's handle once MPI_Mprobe matched it, else
+                                 MPI_MESSAGE_NULL (early.c) */
+    MPI_Request standin_send; /* the stand-in's send, complete once it is received */
 } mgp2p_early_t;
 
 /* Free every message still in the list (MPI_Finalize). */
