@@ -184,17 +184,17 @@ typedef struct mgp2p_op {
     /* The host method (MPIGPU_PACK=host or the attribute; p2p.c): the CPU
        packs from, or unpacks into, a host view of the typed extent. */
     int hostm;
-    char *zc;        /* zero copy: the datatype origin in the buffer's own storage */
-    char *xview;     /* the view's first byte (the span's lo) while open, else NULL */
-    void *xmap;      /* the view is a map of the extent (mgpk_map) ... */
-    char *xbuf;      /* ... or a copy in this host memory (mgdev_big_get; a
-                        persistent op keeps it for its next start) */
-    size_t xcap;     /* its capacity */
-    int64_t xmoved;  /* packed bytes moved through the open view */
-    char *host;      /* a host receive (host_recv.c): the caller's buffer */
-    int dense;       /* host receive: the packed bytes are one run in memory */
-    int inplace;     /* host receive: the message lands in the caller's buffer */
-    int64_t n;       /* send: packed bytes; receive: capacity */
+    char *zc;       /* zero copy: the datatype origin in the buffer's own storage */
+    char *xview;    /* the view's first byte (the span's lo) while open, else NULL */
+    void *xmap;     /* the view is a map of the extent (mgpk_map) ... */
+    char *xbuf;     /* ... or a copy in this host memory (mgdev_big_get; a
+                       persistent op keeps it for its next start) */
+    size_t xcap;    /* its capacity */
+    int64_t xmoved; /* packed bytes moved through the open view */
+    char *host;     /* a host receive (host_recv.c): the caller's buffer */
+    int dense;      /* host receive: the packed bytes are one run in memory */
+    int inplace;    /* host receive: the message lands in the caller's buffer */
+    int64_t n;      /* send: packed bytes; receive: capacity */
     /* staging the operation holds (kept between starts when persistent) */
     mgdev_stage_t *stage;
     char *big; /* a message above one chunk: host memory of its own (mgdev_big_get) */
