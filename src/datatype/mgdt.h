@@ -136,6 +136,14 @@ static inline int mgdt_span(int64_t count, int64_t extent, int64_t true_lb, int6
     return 0;
 }
 
+/* p + off as an address, in unsigned arithmetic: a datatype's origin may lie
+   outside the memory its bytes touch (a huge lower bound), where the pointer
+   sum of C would be undefined though every byte reached is in bounds. */
+static inline char *mgdt_addr(const void *p, int64_t off)
+{
+    return (char *)((uintptr_t)p + (uintptr_t)off);
+}
+
 /* [buf + lo, buf + hi) as addresses: [*first, *first + *len).  Returns 0, or
    -1 when the range wraps around the address space (or lo > hi). */
 static inline int mgdt_span_addr(const void *buf, int64_t lo, int64_t hi, uintptr_t *first,

@@ -168,7 +168,9 @@ int mgdt_serialize(const mgdt_tree_t *t, mgdt_type_t *ty)
     ty->depth = t->depth;
     ty->external32_ok = t->ext32_ok;
     /* count > 1 places instances extent apart: the extent bounds the width too. */
-    ea = (ty->extent & -ty->extent) ? (ty->extent & -ty->extent) : 16;
+    /* The lowest set bit, in unsigned arithmetic (an extent of INT64_MIN). */
+    uint64_t ue = (uint64_t)ty->extent, low = ue & (0 - ue);
+    ea = low && low <= 16 ? (int64_t)low : 16;
     ty->align = (int)(t->align < ea ? t->align : (ea > 16 ? 16 : ea));
     shape_of(t, &ty->shape);
 

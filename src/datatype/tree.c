@@ -136,11 +136,13 @@ static void finish_blocks(mgdt_tree_t *t, span_t *s, int *first)
             t->align = min64(t->align, align_of(k->extent));
         inherit(t, k, first);
         /* Dense when every block continues where the previous one ended. */
-        if (!k->dense || (b > 1 && k->extent != k->size))
+        int wrap = 0;
+        int64_t at = mgdt_add(t->displs[h], k->dense_off, &wrap);
+        if (!k->dense || (b > 1 && k->extent != k->size) || wrap)
             t->dense = 0;
         else if (pos == 0)
-            t->dense_off = t->displs[h] + k->dense_off;
-        else if (t->displs[h] + k->dense_off != t->dense_off + pos)
+            t->dense_off = at;
+        else if (at != mgdt_add(t->dense_off, pos, &wrap) || wrap)
             t->dense = 0;
         pos = mgdt_add(pos, bsize, &s->ovf);
     }

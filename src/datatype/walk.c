@@ -45,7 +45,7 @@ static void walk_node(walk_t *w, int64_t i, int64_t off, int64_t p0, int64_t p1)
 /* m runs of len bytes, the first at user offset off, stride bytes apart. */
 static void walk_runs(walk_t *w, int64_t off, int64_t stride, int64_t len, int64_t m)
 {
-    char *u = w->user + off, *p = w->packed;
+    char *u = mgdt_addr(w->user, off), *p = w->packed;
     if (m <= 0)
         return;
     if (stride == len || m == 1) {
@@ -75,7 +75,7 @@ static void walk_runs(walk_t *w, int64_t off, int64_t stride, int64_t len, int64
 /* Blocks of len bytes at user offsets off + d[0..m), one run each. */
 static void walk_runs_at(walk_t *w, int64_t off, const int64_t *d, int64_t len, int64_t m)
 {
-    char *u = w->user + off, *p = w->packed;
+    char *u = mgdt_addr(w->user, off), *p = w->packed;
     switch (len) {
         RUNS_CASE(4, AT_DISPL);
         RUNS_CASE(8, AT_DISPL);

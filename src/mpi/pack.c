@@ -276,7 +276,7 @@ static int pk_host(pk_call_t *c)
         /* Unpack too reads it first: gap bytes go back unchanged. */
         rc = pk_host_open(c, &c->t, c->t.off + c->lo, tlen, 1, c->unpack, &th, &tp);
         MG_CHECK(rc, fn_fail);
-        origin = tp - c->lo;
+        origin = mgdt_addr(tp, -c->lo);
     }
     if (c->p.dev) {
         rc = pk_host_open(c, &c->p, c->p.off, c->n, c->unpack, !c->unpack, &ph, &pp);

@@ -640,8 +640,8 @@ fn_fail:
    to the last one the message touches. */
 static double cal_sparseness(const mgdt_type_t *type, int64_t count)
 {
-    double span = (double)(count - 1) * (double)(type->extent < 0 ? -type->extent : type->extent) +
-                  (double)(type->true_ub - type->true_lb);
+    double span =
+        (double)(count - 1) * fabs((double)type->extent) + (double)(type->true_ub - type->true_lb);
     double packed = (double)count * (double)type->size;
     if (packed <= 0 || span <= 2 * packed)
         return 1.0;
