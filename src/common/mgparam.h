@@ -27,6 +27,7 @@ typedef enum mgparam_id {
     /* libmpigpu, at MPI_Init (the device layer) */
     MGPARAM_VERBOSE,
     MGPARAM_FORCE_PIPELINE,
+    MGPARAM_FORCE_SHARED,
     MGPARAM_DEVICE,
     MGPARAM_PACK,
     MGPARAM_HOST_DMA,
@@ -35,6 +36,7 @@ typedef enum mgparam_id {
     MGPARAM_GRID,
     MGPARAM_LOCAL,
     MGPARAM_KERNEL_SWITCH,
+    MGPARAM_INLINE_MAX,
     MGPARAM_CHUNK,
     MGPARAM_STAGING_MAX,
     MGPARAM_STAGING_KEEP,

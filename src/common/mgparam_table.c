@@ -32,6 +32,13 @@ const mgparam_t mgparam_table[MGPARAM_COUNT] = {
                                 .def = "0",
                                 .help = "the pipelined device-staging path even where the device "
                                         "shares host memory"},
+    [MGPARAM_FORCE_SHARED] = {.name = "MPIGPU_FORCE_SHARED",
+                              .type = MGPARAM_T_BOOL,
+                              .flags = MGPARAM_F_TEST,
+                              .def = "0",
+                              .help = "treat the default device as a GPU that other processes of "
+                                      "the node use (MPIGPU_KERNEL_SWITCH, MPIGPU_INLINE_MAX), even "
+                                      "a CPU device or a rank alone"},
     [MGPARAM_DEVICE] = {.name = "MPIGPU_DEVICE",
                         .type = MGPARAM_T_DEVICE,
                         .def_doc = "the GPU nearest the rank's cores (hwloc), spread by local "
@@ -87,6 +94,18 @@ const mgparam_t mgparam_table[MGPARAM_COUNT] = {
                                .help = "what a pack kernel costs beyond its calibrated time on a "
                                        "GPU that other processes of the node also use (a context "
                                        "switch), when auto compares it with copies; 0: ignore"},
+    [MGPARAM_INLINE_MAX] = {.name = "MPIGPU_INLINE_MAX",
+                            .type = MGPARAM_T_SIZE,
+                            .def = "32K",
+                            .min = 0,
+                            .max = 64 * GIB,
+                            .unit = "bytes",
+                            .help = "on a GPU that other processes of the node also use: "
+                                    "host-to-device writes shorter than this go as two-row "
+                                    "rectangles, which keep off the compute channel; packs this "
+                                    "long or shorter between device and host memory by the copy "
+                                    "method move by rectangles straight to or from the host; 0: "
+                                    "neither"},
     [MGPARAM_CHUNK] = {.name = "MPIGPU_CHUNK",
                        .type = MGPARAM_T_SIZE,
                        .def = "4M",

@@ -110,7 +110,8 @@ static int slot_add(cl_context context, mgpk_ctx_t *pk)
 static double kernel_switch(cl_device_id device)
 {
     const mgdev_state_t *st = &mgdev_state;
-    return device && device == st->device && st->sharers > 1 ? st->settings.kernel_switch_us : 0;
+    int shared = st->sharers > 1 || st->settings.force_shared;
+    return device && device == st->device && shared ? st->settings.kernel_switch_us : 0;
 }
 
 /* A new engine for context.  Its auto table is decided at its first

@@ -28,6 +28,7 @@ typedef struct mgdev_settings {
     int verbose;                 /* MPIGPU_VERBOSE */
     size_t chunk_bytes;          /* MPIGPU_CHUNK */
     int force_pipeline;          /* MPIGPU_FORCE_PIPELINE */
+    int force_shared;            /* MPIGPU_FORCE_SHARED */
     char *cache_dir;             /* MPIGPU_CACHE_DIR resolved and created, NULL: no cache */
     size_t staging_max;          /* MPIGPU_STAGING_MAX: cap of the pinned staging pool */
     size_t staging_keep;         /* MPIGPU_STAGING_KEEP: host buffers of long messages kept */
@@ -47,6 +48,7 @@ typedef struct mgdev_settings {
     size_t p2p_shm_piece; /* MPIGPU_P2P_SHM_PIECE: bytes of one slot of such a ring */
     int p2p_shm_slots;    /* MPIGPU_P2P_SHM_SLOTS: slots of one ring */
     int kernel_switch_us; /* MPIGPU_KERNEL_SWITCH: a kernel's extra cost on a shared GPU */
+    size_t inline_max;    /* MPIGPU_INLINE_MAX: writes below it as rectangles on a shared GPU */
 } mgdev_settings_t;
 
 /* MPIGPU_P2P_PROTOCOL (doc/design.md, "Point-to-point"). */

@@ -84,6 +84,7 @@ int mgdev_settings_read(mgdev_settings_t *s)
     if (id < MGPARAM_COUNT)
         MG_FAIL(rc, fn_fail, MPI_ERR_OTHER, "mpigpu: %s", err);
     s->force_pipeline = (int)v[MGPARAM_FORCE_PIPELINE].num;
+    s->force_shared = (int)v[MGPARAM_FORCE_SHARED].num;
     if (v[MGPARAM_DEVICE].set) {
         s->device = strndup(v[MGPARAM_DEVICE].text, v[MGPARAM_DEVICE].len);
         if (!s->device)
@@ -98,6 +99,7 @@ int mgdev_settings_read(mgdev_settings_t *s)
     s->grid_words = (int)v[MGPARAM_GRID].num;
     s->local_size = (int)v[MGPARAM_LOCAL].num;
     s->kernel_switch_us = (int)v[MGPARAM_KERNEL_SWITCH].num;
+    s->inline_max = (size_t)v[MGPARAM_INLINE_MAX].num;
     s->chunk_bytes = (size_t)v[MGPARAM_CHUNK].num;
     s->staging_max = (size_t)v[MGPARAM_STAGING_MAX].num;
     s->staging_keep = (size_t)v[MGPARAM_STAGING_KEEP].num;
@@ -137,7 +139,8 @@ mgpk_settings_t mgdev_settings_pack(const mgdev_settings_t *s)
                          .calibrate = s->calibrate,
                          .span_bytes = s->span_bytes,
                          .grid_words = s->grid_words,
-                         .local_size = s->local_size};
+                         .local_size = s->local_size,
+                         .inline_max = s->inline_max};
     return p;
 }
 

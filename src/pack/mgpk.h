@@ -100,6 +100,12 @@ typedef struct mgpk_settings {
     double kernel_switch_us;     /* what a kernel costs beyond its calibrated time (a
                                     context switch on a GPU that other processes use),
                                     added to the kernel method's time by auto; 0: none */
+    size_t inline_max;           /* where kernel_switch_us > 0 (a shared GPU):
+                                    host-to-device writes shorter than this go as
+                                    two-row rectangles (mgpk_write), and copy-method
+                                    packs of at most this many bytes between the
+                                    typed buffer and host memory move by rectangles
+                                    straight to or from the host; 0: neither */
 } mgpk_settings_t;
 
 /* Create an engine for (context, device).  queue may be NULL, in which case

@@ -233,6 +233,13 @@ mgpk_method_t mgpk_calib_choose(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_
 int mgpk_contig_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed, int64_t packed_off,
                         int64_t first, int64_t n, cl_uint nwait, const cl_event *wait,
                         cl_event *done);
+/* A host-to-device write, as two-row rectangles where it is short and the
+   GPU shared (settings.inline_max). */
+cl_int mgpk_write(mgpk_ctx_t *ctx, cl_mem mem, size_t off, const void *host, size_t n,
+                  cl_bool blocking, cl_uint nwait, const cl_event *wait, cl_event *done);
+/* The copy method straight between the typed buffer and host memory,
+   blocking. */
+int mgpk_copy_host(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, char *host, int64_t first, int64_t n);
 /* Largest W in {1..16} dividing every value OR-ed into mix. */
 int mgpk_width(uint64_t mix);
 /* Whether the shape fields describe the type (else the generic path runs). */

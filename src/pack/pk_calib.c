@@ -724,13 +724,19 @@ mgpk_method_t mgpk_calib_choose(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_
     /* The table was measured by this process alone; on a GPU that other
        processes of the node also run kernels on, each kernel waits for a
        context switch first (MPIGPU_KERNEL_SWITCH). */
+    double sw = ctx->settings.kernel_switch_us * 1e-6;
     if (bt > 0)
-        bt += ctx->settings.kernel_switch_us * 1e-6;
+        bt += sw;
     /* The measured copy is one command; without a shape every run is one
-       more (c->run). */
+       more (c->run).  A copy between device buffers waits for the switch
+       as a kernel does (NVIDIA runs it on the compute channel); short
+       ranges to or from host move by rectangles straight to host instead
+       (mgpk_transfer_locked, mgpk_write), which do not. */
     double copy = cal_at(c, d, si, bi, 1, x, rect && !shared);
     if (!rect && copy > 0)
         copy += (double)((n + bl - 1) / (bl > 0 ? bl : 1) - 1) * c->run[d];
+    if (copy > 0 && !(to_host && (uint64_t)n <= ctx->settings.inline_max))
+        copy += sw;
     if (copy_ok && copy > 0 && copy < bt)
         best = MGPK_METHOD_COPY, bt = copy;
     /* Host staging walks the type with the library's own walk

@@ -10,16 +10,57 @@
 
 #include "mgpk_impl.h"
 
-static cl_int copy_run(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed, int64_t packed_off,
+/*
+ * A host-to-device write of n bytes from host to mem at off.  On NVIDIA's
+ * OpenCL a write shorter than 32 KiB (clEnqueueWriteBuffer, or a rectangle
+ * of one row) runs on the compute channel: where another process of the
+ * node uses the GPU, it waits for a context switch, 140 us against 10 us for
+ * the same bytes as a rectangle of two rows (test/perf/shareprobe, H200,
+ * doc/performance.md).  So on a shared GPU (kernel_switch_us > 0) a write
+ * shorter than settings.inline_max goes as two rows, and an odd length as
+ * n - 1 bytes in two rows then its last two bytes as two rows of one.  The
+ * last command signals done; blocking makes the last one blocking.
+ */
+cl_int mgpk_write(mgpk_ctx_t *ctx, cl_mem mem, size_t off, const void *host, size_t n,
+                  cl_bool blocking, cl_uint nwait, const cl_event *wait, cl_event *done)
+{
+    if (n < 2 || ctx->settings.kernel_switch_us <= 0 || n >= ctx->settings.inline_max)
+        return clEnqueueWriteBuffer(ctx->queue, mem, blocking, off, n, host, nwait, wait, done);
+    size_t half = n / 2, zero[3] = {0, 0, 0};
+    size_t bo[3] = {off, 0, 0}, region[3] = {half, 2, 1};
+    cl_int err =
+        clEnqueueWriteBufferRect(ctx->queue, mem, n % 2 ? CL_FALSE : blocking, bo, zero, region,
+                                 half, 0, half, 0, host, nwait, wait, n % 2 ? NULL : done);
+    if (err != CL_SUCCESS || n % 2 == 0)
+        return err;
+    size_t to[3] = {off + n - 2, 0, 0}, tail[3] = {1, 2, 1};
+    return clEnqueueWriteBufferRect(ctx->queue, mem, blocking, to, zero, tail, 1, 0, 1, 0,
+                                    (const char *)host + n - 2, 0, NULL, done);
+}
+
+/* The packed side of a copy: a device buffer, or host memory (host set). */
+typedef struct {
+    cl_mem mem;
+    char *host;
+} side_t;
+
+static cl_int copy_run(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, side_t packed, int64_t packed_off,
                        int64_t user_off, int64_t len)
 {
     size_t t = (size_t)(plan->typed_off + user_off), p = (size_t)packed_off;
-    if (plan->dir == MGPK_DIR_PACK)
-        return clEnqueueCopyBuffer(ctx->queue, plan->typed, packed, t, p, len, 0, NULL, NULL);
-    return clEnqueueCopyBuffer(ctx->queue, packed, plan->typed, p, t, len, 0, NULL, NULL);
+    int pack = plan->dir == MGPK_DIR_PACK;
+    if (packed.host && pack)
+        return clEnqueueReadBuffer(ctx->queue, plan->typed, CL_FALSE, t, (size_t)len,
+                                   packed.host + p, 0, NULL, NULL);
+    if (packed.host)
+        return mgpk_write(ctx, plan->typed, t, packed.host + p, (size_t)len, CL_FALSE, 0, NULL,
+                          NULL);
+    if (pack)
+        return clEnqueueCopyBuffer(ctx->queue, plan->typed, packed.mem, t, p, len, 0, NULL, NULL);
+    return clEnqueueCopyBuffer(ctx->queue, packed.mem, plan->typed, p, t, len, 0, NULL, NULL);
 }
 
-static int copy_runs(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed, int64_t packed_off,
+static int copy_runs(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, side_t packed, int64_t packed_off,
                      int64_t first, int64_t n)
 {
     int rc = MPI_SUCCESS;
@@ -32,8 +73,8 @@ static int copy_runs(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed, in
             run_len += left;
         } else {
             if (run_len)
-                MG_CL_CHECK(copy_run(ctx, plan, packed, run_pk, run_off, run_len),
-                            "clEnqueueCopyBuffer(run)", rc, fn_fail);
+                MG_CL_CHECK(copy_run(ctx, plan, packed, run_pk, run_off, run_len), "copy of a run",
+                            rc, fn_fail);
             run_pk = packed_off + (pos - first);
             run_off = off;
             run_len = left;
@@ -41,8 +82,8 @@ static int copy_runs(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed, in
         pos += left;
     }
     if (run_len)
-        MG_CL_CHECK(copy_run(ctx, plan, packed, run_pk, run_off, run_len),
-                    "clEnqueueCopyBuffer(run)", rc, fn_fail);
+        MG_CL_CHECK(copy_run(ctx, plan, packed, run_pk, run_off, run_len), "copy of a run", rc,
+                    fn_fail);
 fn_exit:
     return rc;
 fn_fail:
@@ -58,7 +99,7 @@ fn_fail:
  * ends within one pitch of the buffer's end has its last slice, then its last
  * row, peeled off.
  */
-static cl_int rect_copy(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed, size_t t,
+static cl_int rect_copy(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, side_t packed, size_t t,
                         size_t pk, const size_t region[3], size_t row, size_t slice, size_t tsize)
 {
     size_t r[3] = {region[0], region[1], region[2]};
@@ -77,28 +118,32 @@ static cl_int rect_copy(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed,
         size_t tl = t + (r[1] - 1) * row, pl = pk + (r[1] - 1) * r[0];
         cl_int err = rect_copy(ctx, plan, packed, t, pk, lead, row, 0, tsize);
         if (err == CL_SUCCESS)
-            err = clEnqueueCopyBuffer(ctx->queue, pack ? plan->typed : packed,
-                                      pack ? packed : plan->typed, pack ? tl : pl, pack ? pl : tl,
-                                      r[0], 0, NULL, NULL);
+            err = copy_run(ctx, plan, packed, (int64_t)pl, (int64_t)tl - plan->typed_off,
+                           (int64_t)r[0]);
         return err;
     }
     if (r[1] == 1 && r[2] == 1)
-        return clEnqueueCopyBuffer(ctx->queue, pack ? plan->typed : packed,
-                                   pack ? packed : plan->typed, pack ? t : pk, pack ? pk : t, r[0],
-                                   0, NULL, NULL);
-    size_t to[3] = {t, 0, 0}, po[3] = {pk, 0, 0};
+        return copy_run(ctx, plan, packed, (int64_t)pk, (int64_t)t - plan->typed_off,
+                        (int64_t)r[0]);
+    size_t to[3] = {t, 0, 0}, po[3] = {pk, 0, 0}, zero[3] = {0, 0, 0};
+    if (packed.host && pack)
+        return clEnqueueReadBufferRect(ctx->queue, plan->typed, CL_FALSE, to, zero, r, row, slice,
+                                       r[0], r[0] * r[1], packed.host + pk, 0, NULL, NULL);
+    if (packed.host)
+        return clEnqueueWriteBufferRect(ctx->queue, plan->typed, CL_FALSE, to, zero, r, row, slice,
+                                        r[0], r[0] * r[1], packed.host + pk, 0, NULL, NULL);
     if (pack)
-        return clEnqueueCopyBufferRect(ctx->queue, plan->typed, packed, to, po, r, row, slice, r[0],
-                                       r[0] * r[1], 0, NULL, NULL);
-    return clEnqueueCopyBufferRect(ctx->queue, packed, plan->typed, po, to, r, r[0], r[0] * r[1],
-                                   row, slice, 0, NULL, NULL);
+        return clEnqueueCopyBufferRect(ctx->queue, plan->typed, packed.mem, to, po, r, row, slice,
+                                       r[0], r[0] * r[1], 0, NULL, NULL);
+    return clEnqueueCopyBufferRect(ctx->queue, packed.mem, plan->typed, po, to, r, r[0],
+                                   r[0] * r[1], row, slice, 0, NULL, NULL);
 }
 
 /* Whole instances of a vector or subarray shape as rectangles: the two
    innermost dimensions of (instances, shape dims) go into one rect command
    when their pitches allow, the outer ones loop.  Returns 0 when not
    applicable. */
-static int copy_rects(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed, int64_t packed_off,
+static int copy_rects(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, side_t packed, int64_t packed_off,
                       int64_t first, int64_t n, int *done_rc)
 {
     const mgdt_type_t *type = plan->type;
@@ -153,7 +198,7 @@ static int copy_rects(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed, i
         for (int d = 0; d < nd - inner; d++)
             t += idx[d] * dp[d];
         cl_int err = rect_copy(ctx, plan, packed, (size_t)t, (size_t)pk, region, row, slice, tsize);
-        MG_CL_CHECK(err, "clEnqueueCopyBufferRect", rc, fn_fail);
+        MG_CL_CHECK(err, "copy of a rectangle", rc, fn_fail);
         pk += per;
         int d = nd - inner - 1;
         while (d >= 0 && ++idx[d] == dn[d])
@@ -215,8 +260,9 @@ static int copy_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed,
     if (nwait)
         MG_CL_CHECK(clEnqueueBarrierWithWaitList(ctx->queue, nwait, wait, NULL),
                     "clEnqueueBarrierWithWaitList", rc, fn_fail);
-    if (!copy_rects(ctx, plan, packed, packed_off, first, n, &rc))
-        rc = copy_runs(ctx, plan, packed, packed_off, first, n);
+    side_t side = {.mem = packed};
+    if (!copy_rects(ctx, plan, side, packed_off, first, n, &rc))
+        rc = copy_runs(ctx, plan, side, packed_off, first, n);
     MG_CHECK(rc, fn_fail);
     if (done)
         MG_CL_CHECK(clEnqueueMarkerWithWaitList(ctx->queue, 0, NULL, done),
@@ -224,6 +270,26 @@ static int copy_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed,
 fn_exit:
     return rc;
 fn_fail:
+    goto fn_exit;
+}
+
+/* The copy method between the typed buffer and host memory with no device
+   staging: read or write rectangles and runs straight to or from host, then
+   wait (mgpk_transfer_locked takes this route for short ranges on a shared
+   GPU, where a copy between device buffers would wait for a context
+   switch; see mgpk_write). */
+int mgpk_copy_host(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, char *host, int64_t first, int64_t n)
+{
+    int rc = MPI_SUCCESS;
+    side_t side = {.host = host};
+    if (!copy_rects(ctx, plan, side, 0, first, n, &rc))
+        rc = copy_runs(ctx, plan, side, 0, first, n);
+    MG_CHECK(rc, fn_fail);
+    MG_CL_CHECK(clFinish(ctx->queue), "clFinish", rc, fn_fail);
+fn_exit:
+    return rc;
+fn_fail:
+    clFinish(ctx->queue); /* nothing enqueued may outlive the call */
     goto fn_exit;
 }
 
@@ -246,9 +312,9 @@ int mgpk_copy(mgpk_ctx_t *ctx, mgpk_buf_t dst, mgpk_buf_t src, size_t n)
                                         dst.host, 0, NULL, NULL),
                     "clEnqueueReadBuffer", rc, fn_fail);
     } else if (src.host) {
-        MG_CL_CHECK(clEnqueueWriteBuffer(ctx->queue, dst.mem, CL_TRUE, (size_t)dst.offset, n,
-                                         src.host, 0, NULL, NULL),
-                    "clEnqueueWriteBuffer", rc, fn_fail);
+        MG_CL_CHECK(
+            mgpk_write(ctx, dst.mem, (size_t)dst.offset, src.host, n, CL_TRUE, 0, NULL, NULL),
+            "clEnqueueWriteBuffer", rc, fn_fail);
     } else {
         MG_CL_CHECK(clEnqueueCopyBuffer(ctx->queue, src.mem, dst.mem, (size_t)src.offset,
                                         (size_t)dst.offset, n, 0, NULL, &ev),

@@ -228,8 +228,7 @@ static int dma_contig(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, char *host, int6
                                         NULL, NULL),
                     "clEnqueueReadBuffer(contiguous type)", rc, fn_fail);
     else
-        MG_CL_CHECK(clEnqueueWriteBuffer(ctx->queue, plan->typed, CL_TRUE, t, (size_t)n, host, 0,
-                                         NULL, NULL),
+        MG_CL_CHECK(mgpk_write(ctx, plan->typed, t, host, (size_t)n, CL_TRUE, 0, NULL, NULL),
                     "clEnqueueWriteBuffer(contiguous type)", rc, fn_fail);
 fn_exit:
     return rc;
@@ -416,7 +415,7 @@ int mgpk_transfer_locked(mgpk_ctx_t *ctx, mgpk_plan_t *plan, mgpk_buf_t packed, 
     const char *path;
     cl_mem wrap = NULL;
     int64_t hint = 0;
-    int dma = 0;
+    int dma = 0, rect = 0;
 
     if (!packed.host) {
         path = "device";
@@ -426,6 +425,12 @@ int mgpk_transfer_locked(mgpk_ctx_t *ctx, mgpk_plan_t *plan, mgpk_buf_t packed, 
         hint = (int64_t)(intptr_t)packed.host;
         rc = mgpk_ctx_wrap(ctx, packed.host, (size_t)n, &wrap);
         MG_CHECK(rc, fn_fail);
+    } else if (m == MGPK_METHOD_COPY && ctx->settings.kernel_switch_us > 0 &&
+               (uint64_t)n <= ctx->settings.inline_max) {
+        /* A shared GPU: rectangles straight to or from host, no copy
+           between device buffers (mgpk_write says why). */
+        path = "rect";
+        rect = 1;
     } else if (ctx->settings.host_dma == MGPK_DMA_ON ||
                (ctx->settings.host_dma == MGPK_DMA_AUTO && packed.pinned)) {
         path = "dma";
@@ -441,6 +446,8 @@ int mgpk_transfer_locked(mgpk_ctx_t *ctx, mgpk_plan_t *plan, mgpk_buf_t packed, 
         rc = run_device(ctx, ops, plan, packed, first, n);
     else if (wrap)
         rc = run_direct(ctx, ops, plan, wrap, first, n);
+    else if (rect)
+        rc = mgpk_copy_host(ctx, plan, packed.host, first, n);
     else if (dma)
         rc = run_dma(ctx, ops, plan, packed.host, first, n);
     else

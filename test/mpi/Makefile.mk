@@ -84,6 +84,16 @@ check_PROGRAMS += test/mpi/p2p_basic_dma
 test_mpi_p2p_basic_dma_SOURCES = $(test_mpi_p2p_basic_SOURCES)
 test_mpi_p2p_basic_dma_LDADD = $(test_mpi_p2p_basic_LDADD)
 TESTS += test/mpi/p2p_basic test/mpi/p2p_chunk test/mpi/p2p_chunked test/mpi/p2p_basic_dma
+# The paths of a GPU shared with other processes, forced on PoCL
+# (MPIGPU_FORCE_SHARED): two-row writes, copy-method packs straight to host.
+check_PROGRAMS += test/mpi/p2p_basic_shared test/mpi/p2p_basic_shared_copy test/mpi/dtoracle_shared
+test_mpi_p2p_basic_shared_SOURCES = $(test_mpi_p2p_basic_SOURCES)
+test_mpi_p2p_basic_shared_LDADD = $(test_mpi_p2p_basic_LDADD)
+test_mpi_p2p_basic_shared_copy_SOURCES = $(test_mpi_p2p_basic_SOURCES)
+test_mpi_p2p_basic_shared_copy_LDADD = $(test_mpi_p2p_basic_LDADD)
+test_mpi_dtoracle_shared_SOURCES = $(test_mpi_dtoracle_SOURCES)
+test_mpi_dtoracle_shared_LDADD = $(test_mpi_dtoracle_LDADD)
+TESTS += test/mpi/p2p_basic_shared test/mpi/p2p_basic_shared_copy test/mpi/dtoracle_shared
 # MPIGPU_PACK=host (the testlist): in place on PoCL's zero-copy buffers, and
 # through host copies of the extent under MPIGPU_FORCE_PIPELINE, whole
 # messages and pieces (a worker unpacks them into the open copy).

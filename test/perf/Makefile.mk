@@ -21,3 +21,8 @@ EXTRA_DIST += test/perf/hostbench.sh
 # Its smoke test: every mode once, plain and preloaded, tiny sizes (no timing).
 TESTS += test/perf/hostbench_smoke.sh
 EXTRA_DIST += test/perf/hostbench_smoke.sh
+# What one small OpenCL command costs when two processes take turns on one
+# GPU, by kind of command (not installed; issue 31, doc/performance.md).
+noinst_PROGRAMS += test/perf/shareprobe
+test_perf_shareprobe_SOURCES = test/perf/shareprobe.c
+test_perf_shareprobe_LDADD = $(OPENCL_LIBS)
