@@ -96,7 +96,7 @@ const mgparam_t mgparam_table[MGPARAM_COUNT] = {
                                        "switch), when auto compares it with copies; 0: ignore"},
     [MGPARAM_INLINE_MAX] = {.name = "MPIGPU_INLINE_MAX",
                             .type = MGPARAM_T_SIZE,
-                            .def = "32K",
+                            .def = "256K",
                             .min = 0,
                             .max = 64 * GIB,
                             .unit = "bytes",

@@ -731,14 +731,27 @@ mgpk_method_t mgpk_calib_choose(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_
        more (c->run).  A copy between device buffers waits for the switch
        as a kernel does (NVIDIA runs it on the compute channel); short
        ranges to or from host move by rectangles straight to host instead
-       (mgpk_transfer_locked, mgpk_write), which do not. */
-    double copy = cal_at(c, d, si, bi, 1, x, rect && !shared);
+       (mgpk_transfer_locked, mgpk_write), which do not, and whose time
+       follows their rows rather than their span: on the H200 with two
+       ranks on its GPU, 8 B every 64 B took 52 to 141 us from 64 to 256 KiB
+       this way against 184 to 210 us for the kernel, which the span model
+       had chosen (doc/performance.md, S18). */
+    int host_rect = to_host && sw > 0 && (uint64_t)n <= ctx->settings.inline_max;
+    double copy = cal_at(c, d, si, bi, 1, x, rect && !shared && !host_rect);
     if (!rect && copy > 0)
         copy += (double)((n + bl - 1) / (bl > 0 ? bl : 1) - 1) * c->run[d];
-    if (copy > 0 && !(to_host && (uint64_t)n <= ctx->settings.inline_max))
+    if (copy > 0 && !host_rect)
         copy += sw;
     if (copy_ok && copy > 0 && copy < bt)
         best = MGPK_METHOD_COPY, bt = copy;
+    /* The table's copy is a copy between device buffers, which NVIDIA runs
+       as a kernel; a rectangle straight to host moves on the copy engine,
+       at a few ns a row.  Where it applies to a vector or subarray shape it
+       beat the kernel at every size measured (S18: 8 B every 64 B, 64 B to
+       256 KiB, 18 to 145 us against 168 to 215 for the kernel, which waits
+       for the switch), whatever the table says. */
+    if (host_rect && rect && copy_ok)
+        best = MGPK_METHOD_COPY, bt = 0;
     /* Host staging walks the type with the library's own walk
        (mgpk_host_pack), whose time follows the run length as the
        measurement's does, whatever the type's shape.  A zero-copy typed
