@@ -455,15 +455,33 @@ START_TEST(test_choice)
     ck_assert_int_eq(mgpk_method_choose(r, &v64.t, 1, 256, 0, 1, 0), MGPK_METHOD_COPY);
     mgpk_ctx_free(r);
     vec_free(&g);
-    /* On a GPU that other processes share, a kernel counts a context switch
-       more (MPIGPU_KERNEL_SWITCH): 10 us + 95 loses to the copy's 100 where
-       10 + 85 still wins, and setting it forgets the remembered choices. */
+    /* On a GPU that other processes share, a kernel and a copy between device
+       buffers count a context switch more (MPIGPU_KERNEL_SWITCH): the
+       kernel's 10 us + 95 still beats the copy's 100 + 95. */
     ck_assert_int_eq(mgpk_method_choose(ctx, &v8.t, 4096, 4096 * 32, 0, 1, 0), MGPK_METHOD_KERNEL);
     mgpk_ctx_set_kernel_switch(ctx, 95);
-    ck_assert_int_eq(mgpk_method_choose(ctx, &v8.t, 4096, 4096 * 32, 0, 1, 0), MGPK_METHOD_COPY);
-    mgpk_ctx_set_kernel_switch(ctx, 85);
     ck_assert_int_eq(mgpk_method_choose(ctx, &v8.t, 4096, 4096 * 32, 0, 1, 0), MGPK_METHOD_KERNEL);
     mgpk_ctx_set_kernel_switch(ctx, 0);
+    /* With rectangles straight to host (settings.inline_max 16 MiB), a shaped
+       range to or from host of at most inline_max bytes takes the copy
+       method on a shared GPU, although the table's kernel wins at 8 MiB;
+       not on the device, not past inline_max, not on an unshared GPU, and
+       setting the switch forgets the remembered choices. */
+    mgpk_settings_t is = {.method = MGPK_METHOD_AUTO,
+                          .calibrate = MGPK_CALIB_ON,
+                          .cache_dir = dir,
+                          .inline_max = 16 << 20};
+    mgpk_ctx_t *in = NULL;
+    ck_assert_int_eq(mgpk_ctx_create(g_cl, g_dev, g_q, &is, &in), MPI_SUCCESS);
+    int64_t n8 = 1 << 18, n32 = 1 << 20; /* 8 and 32 MiB of v8 */
+    ck_assert_int_eq(mgpk_method_choose(in, &v8.t, n8, n8 * 32, 1, 0, 0), MGPK_METHOD_KERNEL);
+    mgpk_ctx_set_kernel_switch(in, 95);
+    ck_assert_int_eq(mgpk_method_choose(in, &v8.t, n8, n8 * 32, 1, 0, 0), MGPK_METHOD_COPY);
+    ck_assert_int_eq(mgpk_method_choose(in, &v8.t, n8, n8 * 32, 0, 0, 0), MGPK_METHOD_KERNEL);
+    ck_assert_int_eq(mgpk_method_choose(in, &v8.t, n32, n32 * 32, 1, 0, 0), MGPK_METHOD_KERNEL);
+    mgpk_ctx_set_kernel_switch(in, 0);
+    ck_assert_int_eq(mgpk_method_choose(in, &v8.t, n8, n8 * 32, 1, 0, 0), MGPK_METHOD_KERNEL);
+    mgpk_ctx_free(in);
     mgpk_ctx_free(ctx);
     mgpk_ctx_free(k);
     mgpk_ctx_free(c);
