@@ -7,6 +7,8 @@
 
 #include <stdio.h>
 
+#include "mgparam.h"
+
 #include "mgerr.h"
 #include "mgmpi.h"
 #include "p2p.h"
@@ -25,6 +27,7 @@ typedef struct mgmpi_module {
 static const mgmpi_module_t modules[] = {
     {.name = "device", .init = mgdev_setup, .fini = mgdev_teardown},
     {.name = "point-to-point", .init = mgp2p_init, .fini = mgp2p_finalize},
+    {.name = "enqueue", .init = mgmpi_enq_init, .fini = mgmpi_enq_fini},
 };
 #define NMODULES (sizeof(modules) / sizeof(modules[0]))
 
@@ -62,18 +65,60 @@ fn_fail:
     goto fn_exit;
 }
 
+/* The level MPI itself runs at.  The enqueue calls' thread calls MPI
+   while the application's threads may too, which takes
+   MPI_THREAD_MULTIPLE whatever the application asked for
+   (MPIGPU_ENQUEUE_PROGRESS=thread, the default); the application is told
+   the level it asked for (MPI_Init_thread's provided, MPI_Query_thread). */
+static int level_asked(int required)
+{
+    mgparam_value_t v;
+    if (mgparam_read(MGPARAM_ENQUEUE_PROGRESS, &v, NULL, 0) != 0)
+        v.num = mgparam_default(MGPARAM_ENQUEUE_PROGRESS); /* reported at mgdev_setup */
+    return v.num == 0 ? MPI_THREAD_MULTIPLE : required;
+}
+
 MPIGPU_EXPORT
 int MPI_Init(int *argc, char ***argv)
 {
-    int rc = PMPI_Init(argc, argv);
-    return rc == MPI_SUCCESS ? modules_start() : rc;
+    int got = MPI_THREAD_SINGLE, ask = level_asked(MPI_THREAD_SINGLE);
+    int rc = ask == MPI_THREAD_SINGLE ? PMPI_Init(argc, argv)
+                                      : PMPI_Init_thread(argc, argv, ask, &got);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    PMPI_Query_thread(&got);
+    /* MPI_Init's level when MPI ran at the one it chose, else the lowest. */
+    mgdev_state.app_level = ask == MPI_THREAD_SINGLE ? got : MPI_THREAD_SINGLE;
+    return modules_start();
 }
 
 MPIGPU_EXPORT
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    int rc = PMPI_Init_thread(argc, argv, required, provided);
-    return rc == MPI_SUCCESS ? modules_start() : rc;
+    int got = MPI_THREAD_SINGLE;
+    int ask = level_asked(required);
+    int rc = PMPI_Init_thread(argc, argv, ask > required ? ask : required, &got);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* What MPI gave, down to what the application asked for when MPI was
+       asked for more. */
+    mgdev_state.app_level = ask > required && got > required ? required : got;
+    if (provided)
+        *provided = mgdev_state.app_level;
+    return modules_start();
+}
+
+/* The application's level, which may be below MPI's (level_asked). */
+MPIGPU_EXPORT
+int MPI_Query_thread(int *provided)
+{
+    int init = 0, fin = 0;
+    PMPI_Initialized(&init);
+    PMPI_Finalized(&fin);
+    if (!init || fin || !provided)
+        return PMPI_Query_thread(provided);
+    *provided = mgdev_state.app_level;
+    return MPI_SUCCESS;
 }
 
 MPIGPU_EXPORT
