@@ -65,7 +65,8 @@ int main(int argc, char **argv)
     /* Local columns 1..nxl, ghosts 0 and nxl + 1; the global edges stay. */
     int nxl = nx / size, pitch = nxl + 2, x_off = rank * nxl - 1;
     size_t bytes = (size_t)pitch * ny * sizeof(float);
-    int left = rank > 0 ? rank - 1 : MPI_PROC_NULL, right = rank < size - 1 ? rank + 1 : MPI_PROC_NULL;
+    int left = rank > 0 ? rank - 1 : MPI_PROC_NULL,
+        right = rank < size - 1 ? rank + 1 : MPI_PROC_NULL;
 
     cl_context ctx;
     cl_device_id dev;

@@ -63,10 +63,10 @@ typedef enum enq_part_kind {
 /* One MPI operation of a job. */
 typedef struct enq_part {
     enq_part_kind_t kind;
-    int done, err;     /* err: an MPI error code */
-    mgp2p_op_t *op;    /* ENQ_OP (heap; held comm and type) */
-    MPI_Request req;   /* the request in flight */
-    const void *buf;   /* ENQ_SEND, ENQ_RECV, files: posted at start */
+    int done, err;   /* err: an MPI error code */
+    mgp2p_op_t *op;  /* ENQ_OP (heap; held comm and type) */
+    MPI_Request req; /* the request in flight */
+    const void *buf; /* ENQ_SEND, ENQ_RECV, files: posted at start */
     int count;
     MPI_Datatype dt; /* a duplicate of the caller's derived type, or a named one */
     int dt_own;
@@ -187,8 +187,8 @@ static int part_p2p(enq_part_t *p, const char *fn, int send, const void *buf, in
     if (dev || !send) {
         if (!(op = calloc(1, sizeof(*op))))
             MG_FAIL(rc, fn_exit, MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", fn);
-        rc = dev ? mgp2p_op_init(op, send ? MGP2P_OP_SEND : MGP2P_OP_RECV, fn, buf, count, dt,
-                                 peer, tag, comm)
+        rc = dev ? mgp2p_op_init(op, send ? MGP2P_OP_SEND : MGP2P_OP_RECV, fn, buf, count, dt, peer,
+                                 tag, comm)
                  : mgp2p_op_init_host(op, fn, (void *)buf, count, dt, peer, tag, comm);
         MG_CHECK(rc, fn_exit);
         if (!mgp2p_op_trivial(op)) {
@@ -240,8 +240,8 @@ static int part_file(enq_part_t *p, const char *fn, int write, MPI_File fh, MPI_
     p->dev = mgdev_buf_is_device(buf, count, dt);
     if (p->dev) {
         mgp2p_op_t dry = {0};
-        rc = mgp2p_op_init(&dry, write ? MGP2P_OP_SEND : MGP2P_OP_RECV, fn, buf, count, dt,
-                           0, 0, MPI_COMM_SELF);
+        rc = mgp2p_op_init(&dry, write ? MGP2P_OP_SEND : MGP2P_OP_RECV, fn, buf, count, dt, 0, 0,
+                           MPI_COMM_SELF);
         mgp2p_op_release(&dry);
         MG_CHECK(rc, fn_exit);
         rc = PMPI_Pack_size(count, dt, MPI_COMM_SELF, &size);
@@ -713,9 +713,8 @@ int MPIX_Enqueue_send(const void *buf, int count, MPI_Datatype datatype, int des
                       MPI_Comm comm, cl_command_queue queue, cl_uint num_events_in_wait_list,
                       const cl_event *event_wait_list, cl_event *event)
 {
-    return enq_p2p("MPIX_Enqueue_send", buf, count, datatype, dest, tag, NULL, 0,
-                   MPI_DATATYPE_NULL, 0, 0, comm, 1, 0, queue, num_events_in_wait_list,
-                   event_wait_list, event);
+    return enq_p2p("MPIX_Enqueue_send", buf, count, datatype, dest, tag, NULL, 0, MPI_DATATYPE_NULL,
+                   0, 0, comm, 1, 0, queue, num_events_in_wait_list, event_wait_list, event);
 }
 
 int MPIX_Enqueue_recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
@@ -723,8 +722,7 @@ int MPIX_Enqueue_recv(void *buf, int count, MPI_Datatype datatype, int source, i
                       const cl_event *event_wait_list, cl_event *event)
 {
     return enq_p2p("MPIX_Enqueue_recv", NULL, 0, MPI_DATATYPE_NULL, 0, 0, buf, count, datatype,
-                   source, tag, comm, 0, 1, queue, num_events_in_wait_list, event_wait_list,
-                   event);
+                   source, tag, comm, 0, 1, queue, num_events_in_wait_list, event_wait_list, event);
 }
 
 int MPIX_Enqueue_sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
@@ -734,8 +732,8 @@ int MPIX_Enqueue_sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendt
                           cl_event *event)
 {
     return enq_p2p("MPIX_Enqueue_sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
-                   recvcount, recvtype, source, recvtag, comm, 1, 1, queue,
-                   num_events_in_wait_list, event_wait_list, event);
+                   recvcount, recvtype, source, recvtag, comm, 1, 1, queue, num_events_in_wait_list,
+                   event_wait_list, event);
 }
 
 int MPIX_Enqueue_start(MPI_Request *request, cl_command_queue queue,

@@ -82,8 +82,8 @@ MPIGPU_EXPORT
 int MPI_Init(int *argc, char ***argv)
 {
     int got = MPI_THREAD_SINGLE, ask = level_asked(MPI_THREAD_SINGLE);
-    int rc = ask == MPI_THREAD_SINGLE ? PMPI_Init(argc, argv)
-                                      : PMPI_Init_thread(argc, argv, ask, &got);
+    int rc =
+        ask == MPI_THREAD_SINGLE ? PMPI_Init(argc, argv) : PMPI_Init_thread(argc, argv, ask, &got);
     if (rc != MPI_SUCCESS)
         return rc;
     PMPI_Query_thread(&got);

@@ -172,8 +172,8 @@ static void test_many(void)
     void *s = buf_make(n, 40 + rank, 1), *r = buf_make(n, 60 + rank, rank);
     cl_event ev = NULL;
     CHECK(MPIX_Enqueue_sendrecv((char *)s + ORIGIN, COUNT, types[2], 1 - rank, 7,
-                                (char *)r + ORIGIN, COUNT, types[2], 1 - rank, 7, MPI_COMM_WORLD,
-                                q, 0, NULL, &ev) == MPI_SUCCESS);
+                                (char *)r + ORIGIN, COUNT, types[2], 1 - rank, 7, MPI_COMM_WORLD, q,
+                                0, NULL, &ev) == MPI_SUCCESS);
     CHECK(clWaitForEvents(1, &ev) == CL_SUCCESS);
     clReleaseEvent(ev);
     unsigned char *want = expected(types[2], COUNT, 40 + (1 - rank), 60 + rank);
@@ -317,8 +317,8 @@ static void test_requests(void)
     int bad = 0;
     for (int i = 0; i < ROUNDS; i++) {
         if (rank == 0) {
-            CHECK(clEnqueueFillBuffer(q, mem, &i, sizeof(i), off * sizeof(int), sizeof(h), 0,
-                                      NULL, NULL) == CL_SUCCESS);
+            CHECK(clEnqueueFillBuffer(q, mem, &i, sizeof(i), off * sizeof(int), sizeof(h), 0, NULL,
+                                      NULL) == CL_SUCCESS);
             CHECK(MPIX_Enqueue_start(&p, q, 0, NULL, NULL) == MPI_SUCCESS);
         } else {
             CHECK(MPIX_Enqueue_start(&p, q, 0, NULL, NULL) == MPI_SUCCESS);
@@ -348,20 +348,19 @@ static void test_files(void)
     const char *dir = getenv("TMPDIR");
     snprintf(name, sizeof(name), "%s/mpigpu-enqueue-%d-%d.bin", dir ? dir : "/tmp", (int)getpid(),
              rank);
-    CHECK(MPI_File_open(MPI_COMM_SELF, name, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
-                        &fh) == MPI_SUCCESS);
+    CHECK(MPI_File_open(MPI_COMM_SELF, name, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh) ==
+          MPI_SUCCESS);
     for (int t = 0; t < NTYPES; t++)
         for (int kind = 0; kind < 2; kind++) {
             int slot = t * 2 + kind, psize = 0, pos = 0;
             size_t n = buf_size(types[t], COUNT);
-            snprintf(where, sizeof(where), "files: %s on %s", tnames[t],
-                     kind ? "device" : "host");
+            snprintf(where, sizeof(where), "files: %s on %s", tnames[t], kind ? "device" : "host");
             void *w = buf_make(n, 70 + slot, kind), *r = buf_make(n, 90 + slot, kind);
             cl_event ev = NULL;
-            CHECK(MPIX_Enqueue_file_write_at(fh, (MPI_Offset)slot * SLOT, (char *)w + ORIGIN,
-                                             COUNT, types[t], q, 0, NULL, &ev) == MPI_SUCCESS);
-            CHECK(MPIX_Enqueue_file_read_at(fh, (MPI_Offset)slot * SLOT, (char *)r + ORIGIN,
-                                            COUNT, types[t], q, 0, NULL, NULL) == MPI_SUCCESS);
+            CHECK(MPIX_Enqueue_file_write_at(fh, (MPI_Offset)slot * SLOT, (char *)w + ORIGIN, COUNT,
+                                             types[t], q, 0, NULL, &ev) == MPI_SUCCESS);
+            CHECK(MPIX_Enqueue_file_read_at(fh, (MPI_Offset)slot * SLOT, (char *)r + ORIGIN, COUNT,
+                                            types[t], q, 0, NULL, NULL) == MPI_SUCCESS);
             CHECK(clFinish(q) == CL_SUCCESS);
             CHECK(status_of(ev) == CL_COMPLETE);
             clReleaseEvent(ev);
