@@ -94,14 +94,24 @@ typedef struct enq_job {
     enq_part_t part[2];
 } enq_job_t;
 
+/* The events of a finished job, released once the barrier behind it has
+   completed: PoCL 3.1 does not hold the events of a command's wait list
+   (pocl issue 1431), and a user event released while the barrier that waits
+   for it is being notified aborted in pocl_lock_events_inorder. */
+typedef struct enq_retired {
+    struct enq_retired *next;
+    cl_event user, marker, barrier;
+} enq_retired_t;
+
 static struct {
     pthread_mutex_t lock;
     pthread_cond_t wake; /* a job was listed or may start, or stop */
     pthread_t tid;
     int on, stop;
     enq_job_t *head;
-    int pending;  /* wake-ups the thread has not seen */
-    int inflight; /* jobs started and not finished */
+    enq_retired_t *retired; /* the enqueue thread's, then fini's */
+    int pending;            /* wake-ups the thread has not seen */
+    int inflight;           /* jobs started and not finished */
 } enq = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
 
 static char empty[1]; /* the buffer of an operation that moves nothing */
@@ -375,6 +385,34 @@ static void job_free(enq_job_t *job)
     free(job);
 }
 
+static void retired_release(enq_retired_t *r)
+{
+    if (r->marker)
+        clReleaseEvent(r->marker);
+    if (r->barrier)
+        clReleaseEvent(r->barrier);
+    clReleaseEvent(r->user);
+    free(r);
+}
+
+/* Release the retired events whose barrier completed (all when all). */
+static void retired_sweep(int all)
+{
+    enq_retired_t **pp = &enq.retired;
+    while (*pp) {
+        enq_retired_t *r = *pp;
+        cl_int st = CL_COMPLETE;
+        if (r->barrier && !all)
+            clGetEventInfo(r->barrier, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st, NULL);
+        if (st > CL_COMPLETE) {
+            pp = &r->next;
+            continue;
+        }
+        *pp = r->next;
+        retired_release(r);
+    }
+}
+
 /* The execution status a finished job gives its event. */
 static cl_int job_status(const enq_job_t *job)
 {
@@ -452,6 +490,15 @@ static void job_finish(enq_job_t *job)
     for (int i = 0; i < job->nparts; i++)
         part_release(&job->part[i]);
     clSetUserEventStatus(job->user, status);
+    enq_retired_t *r = malloc(sizeof(*r));
+    if (r) {
+        r->user = job->user;
+        r->marker = job->marker;
+        r->barrier = job->barrier;
+        r->next = enq.retired;
+        enq.retired = r;
+        job->user = job->marker = job->barrier = NULL;
+    }
     job_free(job);
 }
 
@@ -477,6 +524,7 @@ static int enq_pass(int *ops, int *waiting)
         job = next;
     }
     *ops = n;
+    retired_sweep(0);
     return moved;
 }
 
@@ -544,6 +592,7 @@ void mgmpi_enq_fini(void)
     if (on)
         pthread_join(enq.tid, NULL);
     enq.on = 0;
+    retired_sweep(1);
     for (;;) {
         pthread_mutex_lock(&enq.lock);
         enq_job_t *job = enq.head;
