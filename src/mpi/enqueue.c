@@ -16,7 +16,8 @@
  *
  * The enqueue thread calls MPI while the application's threads may, so MPI
  * must run at MPI_THREAD_MULTIPLE: init.c asks for it whatever level the
- * application asked for (MPIGPU_ENQUEUE_PROGRESS=thread).
+ * application asked for when the program refers to an enqueue call
+ * (MPIGPU_ENQUEUE_PROGRESS=auto) or always (thread).
  *
  * Locks: enq.lock guards the job list, the counters and the condition.  It
  * is held only to link, unlink and wait, never across an MPI or OpenCL
@@ -622,9 +623,10 @@ static int enq_ready(const char *fn)
     PMPI_Query_thread(&level);
     if (level != MPI_THREAD_MULTIPLE)
         return mgerr_set(MPI_ERR_OTHER,
-                         "mpigpu: %s: MPI runs below MPI_THREAD_MULTIPLE (MPIGPU_ENQUEUE_PROGRESS="
-                         "off), and the enqueue thread calls MPI: ask MPI_Init_thread for "
-                         "MPI_THREAD_MULTIPLE or unset MPIGPU_ENQUEUE_PROGRESS",
+                         "mpigpu: %s: MPI runs below MPI_THREAD_MULTIPLE, and the enqueue "
+                         "thread calls MPI: ask MPI_Init_thread for MPI_THREAD_MULTIPLE or set "
+                         "MPIGPU_ENQUEUE_PROGRESS=thread (MPIGPU_ENQUEUE_PROGRESS=off, or the "
+                         "enqueue calls reached through dlopen or a static link)",
                          fn);
     pthread_mutex_lock(&enq.lock);
     if (enq.stop)

@@ -401,6 +401,10 @@ int main(int argc, char **argv)
     snprintf(where, sizeof(where), "init at %s", argc > 1 ? argv[1] : "single");
     CHECK(provided == level); /* the level asked for, whatever MPI runs at */
     CHECK(got == level);
+    /* MPIGPU_ENQUEUE_PROGRESS=auto: this program calls the enqueue calls, so
+       MPI itself runs at MPI_THREAD_MULTIPLE. */
+    PMPI_Query_thread(&got);
+    CHECK(getenv("MPIGPU_ENQUEUE_PROGRESS") || got == MPI_THREAD_MULTIPLE);
     if (!MPIX_Query_opencl_support()) {
         if (rank == 0)
             printf("no OpenCL device: skipped\n");

@@ -21,3 +21,8 @@ EXTRA_DIST += test/perf/hostbench.sh
 # Its smoke test: every mode once, plain and preloaded, tiny sizes (no timing).
 TESTS += test/perf/hostbench_smoke.sh
 EXTRA_DIST += test/perf/hostbench_smoke.sh
+# 64-byte ping-pong: blocking device MPI against the enqueue calls waited for
+# with clFinish (issue 23's overhead target; not a test).
+noinst_PROGRAMS += test/perf/enqpingpong
+test_perf_enqpingpong_SOURCES = test/perf/enqpingpong.c
+test_perf_enqpingpong_LDADD = libmpigpu.la $(OPENCL_LIBS)
