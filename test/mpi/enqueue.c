@@ -129,12 +129,16 @@ static void test_order(cl_command_queue queue, const char *name)
 }
 
 /* Every datatype, on each mix of device and host buffers, in flight at once
-   and matched in the reverse order of posting; then a sendrecv exchange. */
+   (on the out-of-order queue, where nothing holds one back, else one after
+   the other on the in-order one) and matched in the reverse order of
+   posting; then a sendrecv exchange. */
 static void test_many(void)
 {
     enum { COUNT = 3, NB = NTYPES * 4 };
     void *bufs[NB];
     int devs[NB];
+    cl_event evs[NB];
+    cl_command_queue queue = qo ? qo : q;
     strcpy(where, "many in flight");
     int k = 0;
     for (int t = 0; t < NTYPES; t++)
@@ -148,13 +152,15 @@ static void test_many(void)
         int kk = rank == 0 ? j : NB - 1 - j, t = kk / 4;
         char *b = (char *)bufs[kk] + ORIGIN;
         if (rank == 0)
-            CHECK(MPIX_Enqueue_send(b, COUNT, types[t], 1, 100 + kk, MPI_COMM_WORLD, q, 0, NULL,
-                                    NULL) == MPI_SUCCESS);
+            CHECK(MPIX_Enqueue_send(b, COUNT, types[t], 1, 100 + kk, MPI_COMM_WORLD, queue, 0, NULL,
+                                    &evs[j]) == MPI_SUCCESS);
         else
-            CHECK(MPIX_Enqueue_recv(b, COUNT, types[t], 0, 100 + kk, MPI_COMM_WORLD, q, 0, NULL,
-                                    NULL) == MPI_SUCCESS);
+            CHECK(MPIX_Enqueue_recv(b, COUNT, types[t], 0, 100 + kk, MPI_COMM_WORLD, queue, 0, NULL,
+                                    &evs[j]) == MPI_SUCCESS);
     }
-    CHECK(clFinish(q) == CL_SUCCESS);
+    CHECK(clWaitForEvents(NB, evs) == CL_SUCCESS);
+    for (k = 0; k < NB; k++)
+        clReleaseEvent(evs[k]);
     if (rank == 1)
         for (k = 0; k < NB; k++) {
             int t = k / 4;
@@ -183,6 +189,33 @@ static void test_many(void)
     buf_free(r, rank);
 }
 
+/* A message long enough to go in pieces (the engine's chunked protocol and
+   node lanes), both sides enqueued, gated by a user event on the sender. */
+static void test_large(void)
+{
+    enum { COUNT = 1 << 16 }; /* of vector8: 2 MiB packed */
+    size_t n = buf_size(types[1], COUNT);
+    void *b = buf_make(n, rank == 0 ? 3 : 4, 1);
+    cl_event ev = NULL, gate = clCreateUserEvent(ctx, NULL);
+    strcpy(where, "large");
+    if (rank == 0)
+        CHECK(MPIX_Enqueue_send((char *)b + ORIGIN, COUNT, types[1], 1, 9, MPI_COMM_WORLD, q, 1,
+                                &gate, &ev) == MPI_SUCCESS);
+    else
+        CHECK(MPIX_Enqueue_recv((char *)b + ORIGIN, COUNT, types[1], 0, 9, MPI_COMM_WORLD, q, 1,
+                                &gate, &ev) == MPI_SUCCESS);
+    clSetUserEventStatus(gate, CL_COMPLETE);
+    CHECK(clWaitForEvents(1, &ev) == CL_SUCCESS);
+    clReleaseEvent(ev);
+    clReleaseEvent(gate);
+    if (rank == 1) {
+        unsigned char *want = expected(types[1], COUNT, 3, 4);
+        CHECK(buf_equal(b, want, n, 1));
+        free(want);
+    }
+    buf_free(b, 1);
+}
+
 /* Errors after the call: truncation and a failed wait-list event become
    negative statuses that later commands see; bad arguments are returned. */
 static void test_errors(void)
@@ -190,7 +223,7 @@ static void test_errors(void)
     enum { N = 64 };
     int h[N];
     int *d = NULL;
-    cl_event ev = NULL, m = NULL;
+    cl_event ev = NULL;
     strcpy(where, "errors");
     /* MPICH raises a truncation that it finds in a test of the inner
        request on MPI_COMM_WORLD's handler. */
@@ -212,16 +245,17 @@ static void test_errors(void)
         h[0] = 77; /* the failed send moved nothing: this one comes first */
         MPI_Send(h, N, MPI_INT, 1, 21, MPI_COMM_WORLD);
     } else {
+        /* The status is checked on the event itself: OpenCL passes it on to
+           the commands that wait for it, but PoCL 3.1 may abort or hang then
+           (a failed event with two commands waiting for it, a failed command
+           of an out-of-order queue: user guide, "Known limits"). */
         CHECK(MPIX_Enqueue_recv(d, N / 2, MPI_INT, 0, 20, MPI_COMM_WORLD, q, 0, NULL, &ev) ==
               MPI_SUCCESS);
-        clEnqueueMarkerWithWaitList(q, 0, NULL, &m);
         clWaitForEvents(1, &ev);
         clFinish(q);
         CHECK(status_of(ev) == MPIX_ENQUEUE_ERROR_BASE - MPI_ERR_TRUNCATE);
         CHECK(MPIX_ENQUEUE_ERROR_CLASS(status_of(ev)) == MPI_ERR_TRUNCATE);
-        CHECK(status_of(m) < 0); /* passed on to the command after it */
         clReleaseEvent(ev);
-        clReleaseEvent(m);
         MPI_Recv(h, N, MPI_INT, 0, 21, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         CHECK(h[0] == 77);
     }
@@ -429,6 +463,8 @@ int main(int argc, char **argv)
         printf("out-of-order queues refused: that case skipped\n");
     trace("many");
     test_many();
+    trace("large");
+    test_large();
     trace("errors");
     test_errors();
     trace("requests");
