@@ -2,7 +2,9 @@
    blocking MPI_Send/MPI_Recv against the enqueue calls on one in-order
    queue, each round trip waited for with clFinish only.  The two run in
    alternate rounds of ITERS round trips; it prints the median of each and
-   their ratio.  Usage: mpiexec -n 2 enqpingpong [BYTES [ITERS [ROUNDS]]] */
+   their ratio.  Usage: mpiexec -n 2 enqpingpong [BYTES [ITERS [ROUNDS [blocking]]]]
+   (blocking: the blocking half only, e.g. under MPIGPU_ENQUEUE_PROGRESS=off
+   to time it at the level the program asked for). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -17,7 +19,7 @@ static int cmp(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     int rank, n = argc > 1 ? atoi(argv[1]) : 64, iters = argc > 2 ? atoi(argv[2]) : 200;
-    int rounds = argc > 3 ? atoi(argv[3]) : 7;
+    int rounds = argc > 3 ? atoi(argv[3]) : 7, only = argc > 4;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     cl_context ctx;
@@ -43,7 +45,7 @@ int main(int argc, char **argv)
         double t1 = MPI_Wtime();
         MPI_Barrier(MPI_COMM_WORLD);
         double t2 = MPI_Wtime();
-        for (int i = 0; i < iters; i++) {
+        for (int i = 0; i < iters && !only; i++) {
             if (rank == 0) {
                 MPIX_Enqueue_send(d, n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, q, 0, NULL, NULL);
                 MPIX_Enqueue_recv(d, n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, q, 0, NULL, NULL);
