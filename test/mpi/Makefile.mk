@@ -311,3 +311,8 @@ test_mpi_enqueue_multiple_SOURCES = $(test_mpi_enqueue_single_SOURCES)
 test_mpi_enqueue_multiple_LDADD = $(test_mpi_enqueue_single_LDADD)
 TESTS += test/mpi/enqueue_single test/mpi/enqueue_funneled test/mpi/enqueue_serialized \
 	test/mpi/enqueue_multiple
+# MPIGPU_ENQUEUE_PROGRESS=off: MPI at the level asked for, the calls refused.
+check_PROGRAMS += test/mpi/enqueue_off
+test_mpi_enqueue_off_SOURCES = $(test_mpi_enqueue_single_SOURCES)
+test_mpi_enqueue_off_LDADD = $(test_mpi_enqueue_single_LDADD)
+TESTS += test/mpi/enqueue_off

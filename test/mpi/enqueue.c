@@ -420,6 +420,36 @@ static void test_files(void)
     unlink(name);
 }
 
+/* MPIGPU_ENQUEUE_PROGRESS=off under MPI_THREAD_SINGLE: MPI runs at that
+   level, and the enqueue calls refuse with MPI_ERR_OTHER, enqueueing
+   nothing. */
+static int test_off(int *argc, char ***argv)
+{
+    int provided = -1, got = -1;
+    MPI_Init_thread(argc, argv, MPI_THREAD_SINGLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    strcpy(where, "MPIGPU_ENQUEUE_PROGRESS=off");
+    PMPI_Query_thread(&got);
+    CHECK(provided == MPI_THREAD_SINGLE && got == MPI_THREAD_SINGLE);
+    if (MPIX_Query_opencl_support()) {
+        cl_command_queue dq;
+        cl_event ev = NULL;
+        int x = 0;
+        MPIX_Gpu_get_device(&ctx, &dev, &dq);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        CHECK(MPIX_Enqueue_send(&x, 1, MPI_INT, 1 - rank, 0, MPI_COMM_WORLD, dq, 0, NULL, &ev) ==
+              MPI_ERR_OTHER);
+        CHECK(ev == NULL);
+        CHECK(clFinish(dq) == CL_SUCCESS);
+    }
+    int all = 0;
+    MPI_Allreduce(&errs, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("%s\n", all ? "FAILED" : "No Errors");
+    MPI_Finalize();
+    return all != 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *names[] = {"single", "funneled", "serialized", "multiple"};
@@ -429,6 +459,8 @@ int main(int argc, char **argv)
     for (int i = 0; argc > 1 && i < 4; i++)
         if (!strcmp(argv[1], names[i]))
             level = levels[i];
+    if (argc > 1 && !strcmp(argv[1], "off"))
+        return test_off(&argc, &argv);
     MPI_Init_thread(&argc, &argv, level, &provided);
     MPI_Query_thread(&got);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
