@@ -96,9 +96,11 @@ typedef struct enq_job {
 } enq_job_t;
 
 /* The events of a finished job, released once the barrier behind it has
-   completed: PoCL 3.1 does not hold the events of a command's wait list
-   (pocl issue 1431), and a user event released while the barrier that waits
-   for it is being notified aborted in pocl_lock_events_inorder. */
+   completed, and by a caller's thread (at its next enqueue call, or at
+   MPI_Finalize), never by the enqueue thread: PoCL 3.1 does not hold the
+   events of a command's wait list (pocl issue 1431), nor the last command of
+   a queue, which a clEnqueue in another thread reads while the event is
+   freed; either way it aborted in pocl_lock_events_inorder. */
 typedef struct enq_retired {
     struct enq_retired *next;
     cl_event user, marker, barrier;
@@ -110,7 +112,7 @@ static struct {
     pthread_t tid;
     int on, stop;
     enq_job_t *head;
-    enq_retired_t *retired; /* the enqueue thread's, then fini's */
+    enq_retired_t *retired; /* under lock */
     int pending;            /* wake-ups the thread has not seen */
     int inflight;           /* jobs started and not finished */
 } enq = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
@@ -396,22 +398,36 @@ static void retired_release(enq_retired_t *r)
     free(r);
 }
 
-/* Release the retired events whose barrier completed (all when all). */
+/* In a caller's thread: release the retired events whose barrier completed
+   (all when all). */
 static void retired_sweep(int all)
 {
-    enq_retired_t **pp = &enq.retired;
-    while (*pp) {
-        enq_retired_t *r = *pp;
+    pthread_mutex_lock(&enq.lock);
+    enq_retired_t *list = enq.retired, *keep = NULL;
+    enq.retired = NULL;
+    pthread_mutex_unlock(&enq.lock);
+    while (list) {
+        enq_retired_t *r = list;
+        list = r->next;
         cl_int st = CL_COMPLETE;
         if (r->barrier && !all)
             clGetEventInfo(r->barrier, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st, NULL);
         if (st > CL_COMPLETE) {
-            pp = &r->next;
+            r->next = keep;
+            keep = r;
             continue;
         }
-        *pp = r->next;
         retired_release(r);
     }
+    if (!keep)
+        return;
+    pthread_mutex_lock(&enq.lock);
+    enq_retired_t *tail = keep;
+    while (tail->next)
+        tail = tail->next;
+    tail->next = enq.retired;
+    enq.retired = keep;
+    pthread_mutex_unlock(&enq.lock);
 }
 
 /* The execution status a finished job gives its event. */
@@ -496,8 +512,10 @@ static void job_finish(enq_job_t *job)
         r->user = job->user;
         r->marker = job->marker;
         r->barrier = job->barrier;
+        pthread_mutex_lock(&enq.lock);
         r->next = enq.retired;
         enq.retired = r;
+        pthread_mutex_unlock(&enq.lock);
         job->user = job->marker = job->barrier = NULL;
     }
     job_free(job);
@@ -525,7 +543,6 @@ static int enq_pass(int *ops, int *waiting)
         job = next;
     }
     *ops = n;
-    retired_sweep(0);
     return moved;
 }
 
@@ -628,6 +645,7 @@ static int enq_ready(const char *fn)
                          "MPIGPU_ENQUEUE_PROGRESS=thread (MPIGPU_ENQUEUE_PROGRESS=off, or the "
                          "enqueue calls reached through dlopen or a static link)",
                          fn);
+    retired_sweep(0);
     pthread_mutex_lock(&enq.lock);
     if (enq.stop)
         rc = mgerr_set(MPI_ERR_OTHER, "mpigpu: %s: MPI_Finalize is under way", fn);
