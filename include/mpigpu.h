@@ -162,30 +162,94 @@ MPIGPU_EXPORT int MPIX_Gpu_pack_keyval(int *keyval);
 /** @brief Blocking copy between any mix of host and device addresses. */
 MPIGPU_EXPORT int MPIX_Gpu_memcpy(void *dst, const void *src, size_t bytes);
 
-/**
- * @brief Send ordered by OpenCL events (not implemented yet: returns
- * MPI_ERR_UNSUPPORTED_OPERATION).
+/*
+ * Communication and file I/O ordered by OpenCL events (the MPIX_Enqueue_
+ * calls), with any committed datatype, on device or host buffers.
+ *
+ * Each call returns at once: it never waits for its wait list, the peer or
+ * the network.  The operation starts once the events of event_wait_list
+ * have completed and, on an in-order queue, the commands enqueued on queue
+ * before it.  On an in-order queue the commands enqueued after the call
+ * start only once the operation is complete, as for any OpenCL command.
+ * *event (event may be NULL) is an event of queue's context, retained for
+ * the caller (release it with clReleaseEvent), that completes when the send
+ * buffer may be reused or the receive buffer holds the data.  An error found
+ * after the call returned is a negative execution status of *event, which
+ * OpenCL passes on to the commands that wait for it: MPIX_ENQUEUE_ERROR_BASE
+ * minus the MPI error class (truncation, a failed peer), or the status of a
+ * wait-list event that failed, passed on as it is.  Errors found during the
+ * call (bad arguments, an invalid queue) are returned, and nothing is
+ * enqueued.  Progress needs no call from the application: clFinish or
+ * clWaitForEvents alone completes the operation, at any thread level (the
+ * user guide, "Enqueued operations", says how and at what cost).
  */
+
+/** The execution status of an enqueued operation that failed with MPI error
+    class c after its call returned is MPIX_ENQUEUE_ERROR_BASE - c. */
+#define MPIX_ENQUEUE_ERROR_BASE (-100000)
+/** The MPI error class of a negative execution status s of an enqueued
+    operation's event, or MPI_ERR_OTHER when s is an OpenCL status (a failed
+    wait-list event passed on). */
+#define MPIX_ENQUEUE_ERROR_CLASS(s)                                                                \
+    ((s) < MPIX_ENQUEUE_ERROR_BASE ? (int)(MPIX_ENQUEUE_ERROR_BASE - (s)) : MPI_ERR_OTHER)
+
+/** @brief Send ordered by OpenCL events; *event completes when buf may be
+    reused. */
 MPIGPU_EXPORT int MPIX_Enqueue_send(const void *buf, int count, MPI_Datatype datatype, int dest,
                                     int tag, MPI_Comm comm, cl_command_queue queue,
                                     cl_uint num_events_in_wait_list,
                                     const cl_event *event_wait_list, cl_event *event);
 
-/**
- * @brief Receive ordered by OpenCL events (not implemented yet: returns
- * MPI_ERR_UNSUPPORTED_OPERATION).
- */
+/** @brief Receive ordered by OpenCL events; *event completes when buf holds
+    the data. */
 MPIGPU_EXPORT int MPIX_Enqueue_recv(void *buf, int count, MPI_Datatype datatype, int source,
                                     int tag, MPI_Comm comm, cl_command_queue queue,
                                     cl_uint num_events_in_wait_list,
                                     const cl_event *event_wait_list, cl_event *event);
 
 /**
- * @brief An OpenCL event that completes with an MPI request (not implemented
- * yet: returns MPI_ERR_UNSUPPORTED_OPERATION).
+ * @brief An OpenCL event of context that completes when the MPI request
+ * completes: any request, host or device, point-to-point or persistent.
+ * *request is taken over and set to MPI_REQUEST_NULL; a persistent request
+ * is freed once complete.
  */
 MPIGPU_EXPORT int MPIX_Event_from_request(cl_context context, MPI_Request *request,
                                           cl_event *event);
+
+/** @brief A send and a receive as one operation ordered by events (the
+    receive is posted first); *event completes when both have. */
+MPIGPU_EXPORT int MPIX_Enqueue_sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                        int dest, int sendtag, void *recvbuf, int recvcount,
+                                        MPI_Datatype recvtype, int source, int recvtag,
+                                        MPI_Comm comm, cl_command_queue queue,
+                                        cl_uint num_events_in_wait_list,
+                                        const cl_event *event_wait_list, cl_event *event);
+
+/**
+ * @brief Start a persistent request (MPI_Send_init, MPI_Recv_init, ...) in
+ * queue order.  The request stays the caller's; it may be started again,
+ * tested or freed once *event (or the queue) has completed.
+ */
+MPIGPU_EXPORT int MPIX_Enqueue_start(MPI_Request *request, cl_command_queue queue,
+                                     cl_uint num_events_in_wait_list,
+                                     const cl_event *event_wait_list, cl_event *event);
+
+/**
+ * @brief MPI_File_write_at ordered by events: the packed bytes of (buf,
+ * count, datatype) go to fh at offset (in etypes of the file's view, which
+ * applies).  buf may be a device address.
+ */
+MPIGPU_EXPORT int MPIX_Enqueue_file_write_at(MPI_File fh, MPI_Offset offset, const void *buf,
+                                             int count, MPI_Datatype datatype,
+                                             cl_command_queue queue,
+                                             cl_uint num_events_in_wait_list,
+                                             const cl_event *event_wait_list, cl_event *event);
+
+/** @brief MPI_File_read_at ordered by events, into a host or device buffer. */
+MPIGPU_EXPORT int MPIX_Enqueue_file_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                                            MPI_Datatype datatype, cl_command_queue queue,
+                                            cl_uint num_events_in_wait_list,
+                                            const cl_event *event_wait_list, cl_event *event);
 
 #ifdef __cplusplus
 }

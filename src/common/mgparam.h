@@ -49,6 +49,7 @@ typedef enum mgparam_id {
     MGPARAM_P2P_SHM_PIECE,
     MGPARAM_P2P_SHM_SLOTS,
     MGPARAM_CACHE_DIR,
+    MGPARAM_ENQUEUE_PROGRESS,
     /* the virtual ICD, at its first call */
     MGPARAM_VCL_SERVERS,
     MGPARAM_VCL_KEY_FILE,

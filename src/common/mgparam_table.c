@@ -16,6 +16,7 @@ static const char *const dma_values[] = {"auto", "on", "off", NULL};
 static const char *const calibrate_values[] = {"1", "0", "force", NULL};
 static const char *const protocol_values[] = {"plain", "chunked", "auto", NULL};
 static const char *const host_recv_values[] = {"pieces", "message", NULL};
+static const char *const enqueue_values[] = {"auto", "thread", "off", NULL};
 static const char *const cma_copy_values[] = {"auto", "map", "pinned", "staging", NULL};
 
 const mgparam_t mgparam_table[MGPARAM_COUNT] = {
@@ -184,6 +185,16 @@ const mgparam_t mgparam_table[MGPARAM_COUNT] = {
                            .def_doc = "$XDG_CACHE_HOME/mpigpu, else ~/.cache/mpigpu",
                            .help = "directory of cached kernel binaries and method tables; "
                                    "empty: no cache"},
+    [MGPARAM_ENQUEUE_PROGRESS] = {.name = "MPIGPU_ENQUEUE_PROGRESS",
+                                  .type = MGPARAM_T_ENUM,
+                                  .def = "auto",
+                                  .values = enqueue_values,
+                                  .help = "thread: MPI runs at MPI_THREAD_MULTIPLE, whatever "
+                                          "level the application asked for, so that a thread "
+                                          "moves enqueued operations; auto: the same when a "
+                                          "loaded object calls an MPIX_Enqueue_ function; off: "
+                                          "MPI at the level asked for (enqueue calls only under "
+                                          "MPI_THREAD_MULTIPLE)"},
 
     [MGPARAM_VCL_SERVERS] = {.name = "MPIGPU_VCL_SERVERS",
                              .type = MGPARAM_T_STRING,

@@ -95,6 +95,11 @@ typedef struct mgdev_state {
     mgdev_ctx_slot_t *slots; /* every engine made; later slots win */
     size_t nslots, slots_cap;
     int sharers; /* processes of the node on the default device (mgdev_loc_sharers) */
+    /* The thread level the application was given (MPI_Init_thread's
+       provided, MPI_Query_thread), set by the MPI face before the modules
+       start; MPI itself may run at MPI_THREAD_MULTIPLE for the enqueue calls
+       (src/mpi/enqueue.c). */
+    int app_level;
 } mgdev_state_t;
 
 extern mgdev_state_t mgdev_state;

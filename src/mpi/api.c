@@ -12,11 +12,11 @@
 #include "mgmpi.h"
 #include "mglog.h"
 
-/* Every MPIX_ call but MPIX_Query_opencl_support starts here: the library
+/* Every MPIX_ call but MPIX_Query_opencl_support starts here (mgmpi.h): the library
    must have started at MPI_Init and not stopped at MPI_Finalize.  Outside
    them no error handler may be called, and mgmpi_error returns the code as
    it is; MPI_Error_string works before MPI_Init and after MPI_Finalize. */
-static int api_enter(const char *fn)
+int mgmpi_api_enter(const char *fn)
 {
     int init = 0, fin = 0;
     if (mgdev_state.ready)
@@ -40,7 +40,7 @@ int MPIX_Query_opencl_support(void)
 
 int MPIX_Gpu_get_device(cl_context *context, cl_device_id *device, cl_command_queue *queue)
 {
-    int rc = api_enter("MPIX_Gpu_get_device");
+    int rc = mgmpi_api_enter("MPIX_Gpu_get_device");
     if (rc == MPI_SUCCESS)
         rc = mgdev_require_device("MPIX_Gpu_get_device");
     if (rc == MPI_SUCCESS)
@@ -50,7 +50,7 @@ int MPIX_Gpu_get_device(cl_context *context, cl_device_id *device, cl_command_qu
 
 int MPIX_Gpu_set_queue(cl_command_queue queue)
 {
-    int rc = api_enter("MPIX_Gpu_set_queue");
+    int rc = mgmpi_api_enter("MPIX_Gpu_set_queue");
     MG_CHECK(rc, fn_fail);
     if (!queue)
         MG_FAIL(rc, fn_fail, MPI_ERR_ARG, "mpigpu: MPIX_Gpu_set_queue: queue is NULL");
@@ -163,7 +163,7 @@ int MPIX_Gpu_malloc(size_t size, void **devptr)
 {
     cl_context context = NULL;
     cl_int clrc;
-    int rc = api_enter("MPIX_Gpu_malloc");
+    int rc = mgmpi_api_enter("MPIX_Gpu_malloc");
     MG_CHECK(rc, fn_fail);
     rc = mgdev_require_device("MPIX_Gpu_malloc");
     MG_CHECK(rc, fn_fail);
@@ -191,7 +191,7 @@ fn_fail:
 
 int MPIX_Gpu_free(void *devptr)
 {
-    int rc = api_enter("MPIX_Gpu_free");
+    int rc = mgmpi_api_enter("MPIX_Gpu_free");
     if (rc == MPI_SUCCESS && devptr)
         rc = mgdev_reg_remove(devptr, 1, NULL);
     return mgmpi_error(MPI_COMM_WORLD, rc);
@@ -201,7 +201,7 @@ int MPIX_Gpu_register(cl_mem mem, void **devptr)
 {
     cl_context context = NULL;
     size_t size = 0;
-    int rc = api_enter("MPIX_Gpu_register");
+    int rc = mgmpi_api_enter("MPIX_Gpu_register");
     MG_CHECK(rc, fn_fail);
     rc = mgdev_require_device("MPIX_Gpu_register");
     MG_CHECK(rc, fn_fail);
@@ -223,7 +223,7 @@ fn_fail:
 
 int MPIX_Gpu_deregister(void *devptr)
 {
-    int rc = api_enter("MPIX_Gpu_deregister");
+    int rc = mgmpi_api_enter("MPIX_Gpu_deregister");
     if (rc == MPI_SUCCESS && devptr)
         rc = mgdev_reg_remove(devptr, 0, NULL);
     return mgmpi_error(MPI_COMM_WORLD, rc);
@@ -232,7 +232,7 @@ int MPIX_Gpu_deregister(void *devptr)
 int MPIX_Gpu_host_register(void *ptr, size_t size)
 {
     uintptr_t end;
-    int rc = api_enter("MPIX_Gpu_host_register");
+    int rc = mgmpi_api_enter("MPIX_Gpu_host_register");
     MG_CHECK(rc, fn_fail);
     if (!ptr || size == 0)
         MG_FAIL(rc, fn_fail, MPI_ERR_ARG, "mpigpu: MPIX_Gpu_host_register: %s",
@@ -258,7 +258,7 @@ fn_fail:
 
 int MPIX_Gpu_host_deregister(void *ptr)
 {
-    int rc = api_enter("MPIX_Gpu_host_deregister");
+    int rc = mgmpi_api_enter("MPIX_Gpu_host_deregister");
     MG_CHECK(rc, fn_fail);
     if (ptr && !mgdev_pinned_remove_user(ptr))
         MG_FAIL(rc, fn_fail, MPI_ERR_ARG,
@@ -273,7 +273,7 @@ fn_fail:
 
 int MPIX_Gpu_pack_keyval(int *keyval)
 {
-    int rc = api_enter("MPIX_Gpu_pack_keyval");
+    int rc = mgmpi_api_enter("MPIX_Gpu_pack_keyval");
     MG_CHECK(rc, fn_fail);
     if (!keyval)
         MG_FAIL(rc, fn_fail, MPI_ERR_ARG, "mpigpu: MPIX_Gpu_pack_keyval: keyval is NULL");
@@ -291,7 +291,7 @@ int MPIX_Gpu_query(const void *ptr, int *is_device, cl_mem *mem, size_t *offset)
 {
     mgdev_reg_entry_t e = {.mem = NULL};
     size_t off = 0;
-    int rc = api_enter("MPIX_Gpu_query");
+    int rc = mgmpi_api_enter("MPIX_Gpu_query");
     MG_CHECK(rc, fn_fail);
     if (!is_device)
         MG_FAIL(rc, fn_fail, MPI_ERR_ARG, "mpigpu: MPIX_Gpu_query: is_device is NULL");
@@ -396,7 +396,7 @@ int MPIX_Gpu_memcpy(void *dst, const void *src, size_t bytes)
     copy_side_t d, s;
     mgpk_ctx_t *pk = NULL;
     void *srcp = (void *)(uintptr_t)src;
-    int rc = api_enter("MPIX_Gpu_memcpy");
+    int rc = mgmpi_api_enter("MPIX_Gpu_memcpy");
 
     MG_CHECK(rc, fn_fail);
     if (bytes == 0)
@@ -424,31 +424,4 @@ fn_exit:
     return mgmpi_error(MPI_COMM_WORLD, rc);
 fn_fail:
     goto fn_exit;
-}
-
-static int not_yet(MPI_Comm comm, const char *fn)
-{
-    int rc = api_enter(fn);
-    if (rc == MPI_SUCCESS)
-        rc = mgerr_set(MPI_ERR_UNSUPPORTED_OPERATION, "mpigpu: %s: not implemented yet", fn);
-    return mgmpi_error(comm, rc);
-}
-
-int MPIX_Enqueue_send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                      MPI_Comm comm, cl_command_queue queue, cl_uint num_events_in_wait_list,
-                      const cl_event *event_wait_list, cl_event *event)
-{
-    return not_yet(comm, "MPIX_Enqueue_send");
-}
-
-int MPIX_Enqueue_recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
-                      MPI_Comm comm, cl_command_queue queue, cl_uint num_events_in_wait_list,
-                      const cl_event *event_wait_list, cl_event *event)
-{
-    return not_yet(comm, "MPIX_Enqueue_recv");
-}
-
-int MPIX_Event_from_request(cl_context context, MPI_Request *request, cl_event *event)
-{
-    return not_yet(MPI_COMM_WORLD, "MPIX_Event_from_request");
 }

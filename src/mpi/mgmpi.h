@@ -58,4 +58,15 @@ int mgmpi_mrecv(const char *fn, void *buf, int count, MPI_Datatype dt, MPI_Messa
 int mgmpi_init(const char *fn, mgp2p_op_kind_t kind, mgp2p_send_mode_t mode, const void *buf,
                int count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm, MPI_Request *req);
 
+/* The start of every MPIX_ call but MPIX_Query_opencl_support (api.c):
+   MPI_ERR_OTHER with a message before MPI_Init, after MPI_Finalize, or when
+   the library did not start. */
+int mgmpi_api_enter(const char *fn);
+
+/* The enqueue calls' module (enqueue.c): init does nothing (the enqueue
+   thread starts at the first call); fini stops the thread once the jobs in
+   flight are done, and fails the events of jobs that never started. */
+int mgmpi_enq_init(void);
+void mgmpi_enq_fini(void);
+
 #endif /* MGMPI_H */

@@ -246,6 +246,10 @@ int mgp2p_op_init(mgp2p_op_t *op, mgp2p_op_kind_t kind, const char *fn, const vo
 int mgp2p_host_watch(int count, MPI_Datatype dt, int peer);
 int mgp2p_op_init_host(mgp2p_op_t *op, const char *fn, void *buf, int count, MPI_Datatype dt,
                        int peer, int tag, MPI_Comm comm);
+/* An MPI reference to op->comm, which MPI_Comm_free leaves alive, for an
+   operation that outlives its call (nonblocking, persistent, enqueued;
+   predefined communicators need none).  Dropped by mgp2p_op_release. */
+int mgp2p_op_hold(mgp2p_op_t *op);
 /* Drop what op holds of its call (its datatype's reference, its hold on the
    communicator, its error message): once, when the caller is done with
    op (a blocking call), or before op's memory goes (mgp2p_op_free). */

@@ -152,10 +152,6 @@ int mgp2p_op_unpack(mgp2p_op_t *op, char *host, int64_t first, int64_t len);
    the others on the shadow communicator) of len bytes at buf. */
 int mgp2p_send_post(mgp2p_op_t *op, char *buf, int64_t len, int first, MPI_Request *req);
 
-/* op.c: an MPI reference to op->comm, which MPI_Comm_free leaves alive,
-   for an operation that outlives its call (lock held; predefined
-   communicators need none). */
-int mgp2p_op_hold(mgp2p_op_t *op);
 /* op.c: the call's own fields, device and host operations alike. */
 void mgp2p_op_call(mgp2p_op_t *op, mgp2p_op_kind_t kind, const char *fn, int count, int peer,
                    int tag, MPI_Comm comm);

@@ -375,7 +375,9 @@ int mgp2p_progress_init(void)
     PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
     tag_limit = flag && ub ? *ub : 32767;
     stand_tag = 0;
-    PMPI_Query_thread(&level);
+    /* The application's level, not MPI's: MPI may run at MULTIPLE for the
+       enqueue calls' thread only. */
+    level = mgdev_state.app_level;
     if (level == MPI_THREAD_MULTIPLE) {
         pth.stop = 0;
         if (pthread_create(&pth.tid, NULL, progress_main, NULL) != 0)

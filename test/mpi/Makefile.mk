@@ -306,3 +306,23 @@ test_mpi_badgen_SOURCES = test/mpi/badgen.c test/mpi/typegen.c test/mpi/typegen.
 test_mpi_badgen_LDADD = libmpigpu.la $(OPENCL_LIBS)
 TESTS += test/mpi/badgen
 EXTRA_DIST += test/mpi/badgen-survey.sh
+# The enqueue calls (issue 23) at each thread level the application may ask
+# for (the testlist's arg): ordering, errors as event statuses, requests,
+# persistent starts, files.
+check_PROGRAMS += test/mpi/enqueue_single test/mpi/enqueue_funneled \
+	test/mpi/enqueue_serialized test/mpi/enqueue_multiple
+test_mpi_enqueue_single_SOURCES = test/mpi/enqueue.c test/mpi/p2p_common.h
+test_mpi_enqueue_single_LDADD = libmpigpu.la $(OPENCL_LIBS)
+test_mpi_enqueue_funneled_SOURCES = $(test_mpi_enqueue_single_SOURCES)
+test_mpi_enqueue_funneled_LDADD = $(test_mpi_enqueue_single_LDADD)
+test_mpi_enqueue_serialized_SOURCES = $(test_mpi_enqueue_single_SOURCES)
+test_mpi_enqueue_serialized_LDADD = $(test_mpi_enqueue_single_LDADD)
+test_mpi_enqueue_multiple_SOURCES = $(test_mpi_enqueue_single_SOURCES)
+test_mpi_enqueue_multiple_LDADD = $(test_mpi_enqueue_single_LDADD)
+TESTS += test/mpi/enqueue_single test/mpi/enqueue_funneled test/mpi/enqueue_serialized \
+	test/mpi/enqueue_multiple
+# MPIGPU_ENQUEUE_PROGRESS=off: MPI at the level asked for, the calls refused.
+check_PROGRAMS += test/mpi/enqueue_off
+test_mpi_enqueue_off_SOURCES = $(test_mpi_enqueue_single_SOURCES)
+test_mpi_enqueue_off_LDADD = $(test_mpi_enqueue_single_LDADD)
+TESTS += test/mpi/enqueue_off

@@ -178,12 +178,12 @@ static void test_errors(void)
     snprintf(want, sizeof(want), "%p", (void *)&host);
     CHECK_ERR(MPIX_Gpu_free(&host), MPI_ERR_BUFFER, want);
     CHECK_ERR(MPIX_Enqueue_send(p, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, NULL, 0, NULL, NULL),
-              MPI_ERR_UNSUPPORTED_OPERATION, "not implemented yet");
+              MPI_ERR_ARG, "MPIX_Enqueue_send: queue is NULL");
     CHECK_ERR(MPIX_Enqueue_recv(p, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, NULL, 0, NULL, NULL),
-              MPI_ERR_UNSUPPORTED_OPERATION, "not implemented yet");
+              MPI_ERR_ARG, "MPIX_Enqueue_recv: queue is NULL");
     MPI_Request req = MPI_REQUEST_NULL;
-    CHECK_ERR(MPIX_Event_from_request(NULL, &req, NULL), MPI_ERR_UNSUPPORTED_OPERATION,
-              "not implemented yet");
+    CHECK_ERR(MPIX_Event_from_request(NULL, &req, NULL), MPI_ERR_ARG,
+              "MPIX_Event_from_request: context is NULL");
 
     /* Errors go through MPI_COMM_WORLD's handler. */
     MPI_Errhandler eh;

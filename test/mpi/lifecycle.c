@@ -72,6 +72,14 @@ static void check_every_call(const char *when, void *dev)
     CHECK_OUT(MPIX_Enqueue_recv(host, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, NULL, 0, NULL, &ev),
               "MPIX_Enqueue_recv");
     CHECK_OUT(MPIX_Event_from_request(NULL, &req, &ev), "MPIX_Event_from_request");
+    CHECK_OUT(MPIX_Enqueue_sendrecv(host, 1, MPI_INT, 0, 0, other, 1, MPI_INT, 0, 0, MPI_COMM_WORLD,
+                                    NULL, 0, NULL, &ev),
+              "MPIX_Enqueue_sendrecv");
+    CHECK_OUT(MPIX_Enqueue_start(&req, NULL, 0, NULL, &ev), "MPIX_Enqueue_start");
+    CHECK_OUT(MPIX_Enqueue_file_write_at(MPI_FILE_NULL, 0, host, 1, MPI_INT, NULL, 0, NULL, &ev),
+              "MPIX_Enqueue_file_write_at");
+    CHECK_OUT(MPIX_Enqueue_file_read_at(MPI_FILE_NULL, 0, host, 1, MPI_INT, NULL, 0, NULL, &ev),
+              "MPIX_Enqueue_file_read_at");
     if (dev) {
         CHECK_OUT(MPIX_Gpu_memcpy(host, dev, 8), "MPIX_Gpu_memcpy");
         CHECK_OUT(MPIX_Gpu_memcpy(dev, host, 8), "MPIX_Gpu_memcpy");

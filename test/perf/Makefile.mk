@@ -26,3 +26,8 @@ EXTRA_DIST += test/perf/hostbench_smoke.sh
 noinst_PROGRAMS += test/perf/shareprobe
 test_perf_shareprobe_SOURCES = test/perf/shareprobe.c
 test_perf_shareprobe_LDADD = $(OPENCL_LIBS)
+# 64-byte ping-pong: blocking device MPI against the enqueue calls waited for
+# with clFinish (issue 23's overhead target; not a test).
+noinst_PROGRAMS += test/perf/enqpingpong
+test_perf_enqpingpong_SOURCES = test/perf/enqpingpong.c
+test_perf_enqpingpong_LDADD = libmpigpu.la $(OPENCL_LIBS)

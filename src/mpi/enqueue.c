@@ -1,0 +1,913 @@
+/*
+ * The MPIX_Enqueue_ calls and MPIX_Event_from_request: MPI operations
+ * ordered by OpenCL events (doc/design.md, "Enqueued operations").
+ *
+ * An enqueued operation is a job.  On the caller's queue it is a user event
+ * (clCreateUserEvent) that the library completes: a marker carrying the
+ * call's wait list says when the job may start (its callback), and on an
+ * in-order queue a barrier that waits for the user event holds back every
+ * command enqueued later.  The MPI work runs on the enqueue thread, started
+ * at the first call: it starts the jobs whose marker completed, tests those
+ * in flight, and sets each user event's status when its job is done.  A send
+ * or receive is an operation of the point-to-point engine (mgp2p_op_init,
+ * its protocols and progress), except a host send and an operation that
+ * moves nothing, which go to PMPI; file calls pack through the interposed
+ * MPI_Pack and MPI_Unpack and access the file through PMPI.
+ *
+ * The enqueue thread calls MPI while the application's threads may, so MPI
+ * must run at MPI_THREAD_MULTIPLE: init.c asks for it whatever level the
+ * application asked for when the program refers to an enqueue call
+ * (MPIGPU_ENQUEUE_PROGRESS=auto) or always (thread).
+ *
+ * Locks: enq.lock guards the job list, the counters and the condition.  It
+ * is held only to link, unlink and wait, never across an MPI or OpenCL
+ * call, because OpenCL runs a marker's callback (which takes it) on a
+ * runtime thread that the enqueue thread may itself be waiting for (a pack
+ * engine's clFinish), or inside clSetUserEventStatus.  Once a job is
+ * listed, its fields belong to the enqueue thread, but gate and
+ * gate_status, which the callback writes (release/acquire on gate).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "mpigpu.h"
+#include "mgerr.h"
+#include "mglog.h"
+#include "mgmpi.h"
+#include "registry.h"
+
+/* Passes over the jobs in flight that moved nothing before the thread naps
+   between passes instead of yielding, and the nap. */
+#define ENQ_SPIN_PASSES 1000
+#define ENQ_NAP_NS 20000
+/* How often the thread looks at the markers of jobs not started yet: PoCL
+   3.1 calls no CL_COMPLETE callback for a command that failed (a failed
+   wait-list event), so a failure is seen by its status only. */
+#define ENQ_POLL_NS 5000000
+
+typedef enum enq_part_kind {
+    ENQ_OP,    /* an operation of the point-to-point engine */
+    ENQ_SEND,  /* PMPI_Isend: a host buffer, or nothing to move */
+    ENQ_RECV,  /* PMPI_Irecv of nothing (count 0, MPI_PROC_NULL) */
+    ENQ_REQ,   /* a request taken over (MPIX_Event_from_request) */
+    ENQ_START, /* MPI_Start of the caller's persistent request */
+    ENQ_WRITE, /* MPI-IO at an explicit offset */
+    ENQ_READ
+} enq_part_kind_t;
+
+/* One MPI operation of a job. */
+typedef struct enq_part {
+    enq_part_kind_t kind;
+    int done, err;   /* err: an MPI error code */
+    mgp2p_op_t *op;  /* ENQ_OP (heap; held comm and type) */
+    MPI_Request req; /* the request in flight */
+    const void *buf; /* ENQ_SEND, ENQ_RECV, files: posted at start */
+    int count;
+    MPI_Datatype dt; /* a duplicate of the caller's derived type, or a named one */
+    int dt_own;
+    int peer, tag;
+    MPI_Comm comm;
+    MPI_Request hold; /* an MPI reference to comm, as mgp2p_op_hold */
+    MPI_File fh;
+    MPI_Offset offset;
+    int dev; /* files: buf is a device address */
+} enq_part_t;
+
+typedef struct enq_job {
+    struct enq_job *prev, *next;
+    const char *fn;
+    cl_event user;   /* the job on the queue (the library's reference) */
+    cl_event marker; /* completes when the job may start; NULL: it may now */
+    /* The in-order queue's barrier behind the job, kept until the job's
+       event is set: PoCL 3.1 aborts (pocl_update_event_failed) when a
+       command whose event nobody holds fails with commands behind it. */
+    cl_event barrier;
+    atomic_int gate; /* 1 once it may start; then gate_status is the marker's */
+    cl_int gate_status;
+    int started;
+    int nparts;
+    enq_part_t part[2];
+} enq_job_t;
+
+/* The events of a finished job, released once the barrier behind it has
+   completed, and by a caller's thread (at its next enqueue call, or at
+   MPI_Finalize), never by the enqueue thread: PoCL 3.1 does not hold the
+   events of a command's wait list (pocl issue 1431), nor the last command of
+   a queue, which a clEnqueue in another thread reads while the event is
+   freed; either way it aborted in pocl_lock_events_inorder. */
+typedef struct enq_retired {
+    struct enq_retired *next;
+    cl_event user, marker, barrier;
+} enq_retired_t;
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t wake; /* a job was listed or may start, or stop */
+    pthread_t tid;
+    int on, stop;
+    enq_job_t *head;
+    enq_retired_t *retired; /* under lock */
+    int pending;            /* wake-ups the thread has not seen */
+    int inflight;           /* jobs started and not finished */
+} enq = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
+
+static char empty[1]; /* the buffer of an operation that moves nothing */
+
+static void enq_kick(void)
+{
+    pthread_mutex_lock(&enq.lock);
+    enq.pending++;
+    pthread_cond_signal(&enq.wake);
+    pthread_mutex_unlock(&enq.lock);
+}
+
+/* On an OpenCL runtime thread: record, wake the enqueue thread, nothing
+   more (no MPI, no OpenCL). */
+static void CL_CALLBACK gate_cb(cl_event ev, cl_int status, void *arg)
+{
+    enq_job_t *job = arg;
+    (void)ev;
+    job->gate_status = status;
+    atomic_store_explicit(&job->gate, 1, memory_order_release);
+    enq_kick();
+}
+
+/* ---- the parts of a job ---- */
+
+static void part_clear(enq_part_t *p)
+{
+    p->req = p->hold = MPI_REQUEST_NULL;
+    p->dt = MPI_DATATYPE_NULL;
+    p->fh = MPI_FILE_NULL;
+    p->comm = MPI_COMM_NULL;
+}
+
+/* Keep dt for a start after the call returned, whatever the caller frees:
+   a duplicate of a derived type (committed as dt is). */
+static int part_keep_type(enq_part_t *p, MPI_Datatype dt)
+{
+    if (mgdt_predefined(dt)) {
+        p->dt = dt;
+        return MPI_SUCCESS;
+    }
+    int rc = PMPI_Type_dup(dt, &p->dt);
+    p->dt_own = rc == MPI_SUCCESS;
+    return rc;
+}
+
+static int part_keep_comm(enq_part_t *p, MPI_Comm comm)
+{
+    p->comm = comm;
+    if (comm == MPI_COMM_WORLD || comm == MPI_COMM_SELF)
+        return MPI_SUCCESS;
+    return PMPI_Recv_init(empty, 0, MPI_BYTE, MPI_PROC_NULL, 0, comm, &p->hold);
+}
+
+static void part_release(enq_part_t *p)
+{
+    if (p->op)
+        mgp2p_op_free(p->op);
+    p->op = NULL;
+    if (p->dt_own)
+        PMPI_Type_free(&p->dt);
+    p->dt_own = 0;
+    if (p->hold != MPI_REQUEST_NULL)
+        PMPI_Request_free(&p->hold);
+}
+
+/* A send (send 1) or receive part: an operation of the engine for a device
+   buffer or a host receive (which may meet a message in pieces, and whose
+   errors must reach the event, not an error handler), PMPI for a host send
+   and for an operation that moves nothing.  *raised: MPI raised the error
+   already. */
+static int part_p2p(enq_part_t *p, const char *fn, int send, const void *buf, int count,
+                    MPI_Datatype dt, int peer, int tag, MPI_Comm comm, int *raised)
+{
+    mgp2p_op_t *op = NULL;
+    int rc = mgmpi_check_p2p(fn, send, count, dt, peer, tag, comm, raised);
+    MG_CHECK(rc, fn_exit);
+    int dev = mgdev_buf_is_device(buf, count, dt);
+    p->count = count;
+    p->peer = peer;
+    p->tag = tag;
+    p->buf = buf;
+    if (dev || !send) {
+        if (!(op = calloc(1, sizeof(*op))))
+            MG_FAIL(rc, fn_exit, MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", fn);
+        rc = dev ? mgp2p_op_init(op, send ? MGP2P_OP_SEND : MGP2P_OP_RECV, fn, buf, count, dt, peer,
+                                 tag, comm)
+                 : mgp2p_op_init_host(op, fn, (void *)buf, count, dt, peer, tag, comm);
+        MG_CHECK(rc, fn_exit);
+        if (!mgp2p_op_trivial(op)) {
+            mgp2p_lock();
+            rc = mgp2p_op_hold(op);
+            mgp2p_unlock();
+            p->kind = ENQ_OP;
+            p->op = op;
+            return rc;
+        }
+        mgp2p_op_free(op);
+        op = NULL;
+        p->buf = empty;
+    } else {
+        rc = mgmpi_check_type(fn, dt);
+        MG_CHECK(rc, fn_exit);
+    }
+    p->kind = send ? ENQ_SEND : ENQ_RECV;
+    rc = part_keep_type(p, dt);
+    if (rc == MPI_SUCCESS)
+        rc = part_keep_comm(p, comm);
+fn_exit:
+    if (op)
+        mgp2p_op_free(op);
+    return rc;
+}
+
+/* A file part: the arguments as MPI checks them, and a device buffer's
+   bytes against its allocation (an operation of the engine built and
+   dropped, as MPI_Sendrecv's dry run). */
+static int part_file(enq_part_t *p, const char *fn, int write, MPI_File fh, MPI_Offset offset,
+                     const void *buf, int count, MPI_Datatype dt)
+{
+    int rc = MPI_SUCCESS, size = 0;
+    if (fh == MPI_FILE_NULL)
+        MG_FAIL(rc, fn_exit, MPI_ERR_FILE, "mpigpu: %s: fh is MPI_FILE_NULL", fn);
+    if (count < 0)
+        MG_FAIL(rc, fn_exit, MPI_ERR_COUNT, "mpigpu: %s: count %d is negative", fn, count);
+    if (offset < 0)
+        MG_FAIL(rc, fn_exit, MPI_ERR_ARG, "mpigpu: %s: offset %lld is negative", fn,
+                (long long)offset);
+    rc = mgmpi_check_type(fn, dt);
+    MG_CHECK(rc, fn_exit);
+    p->kind = write ? ENQ_WRITE : ENQ_READ;
+    p->fh = fh;
+    p->offset = offset;
+    p->buf = buf;
+    p->count = count;
+    p->dev = mgdev_buf_is_device(buf, count, dt);
+    if (p->dev) {
+        mgp2p_op_t dry = {0};
+        rc = mgp2p_op_init(&dry, write ? MGP2P_OP_SEND : MGP2P_OP_RECV, fn, buf, count, dt, 0, 0,
+                           MPI_COMM_SELF);
+        mgp2p_op_release(&dry);
+        MG_CHECK(rc, fn_exit);
+        rc = PMPI_Pack_size(count, dt, MPI_COMM_SELF, &size);
+        MG_CHECK(rc, fn_exit);
+    }
+    rc = part_keep_type(p, dt);
+fn_exit:
+    return rc;
+}
+
+/* A file access, run to its end on the enqueue thread: the packed bytes,
+   as MPI_BYTE, whatever the buffer (ROMIO's own walk of a host type with a
+   negative displacement wrote the wrong bytes in the test). */
+static int part_file_run(enq_part_t *p)
+{
+    MPI_Status st;
+    char *host = NULL;
+    int size = 0, pos = 0, got = 0, rc;
+    rc = PMPI_Pack_size(p->count, p->dt, MPI_COMM_SELF, &size);
+    MG_CHECK(rc, fn_exit);
+    if (!(host = malloc(size > 0 ? (size_t)size : 1)))
+        MG_FAIL(rc, fn_exit, MPI_ERR_NO_MEM, "mpigpu: out of host memory (%d bytes)", size);
+    if (p->kind == ENQ_WRITE) {
+        rc = MPI_Pack(p->buf, p->count, p->dt, host, size, &pos, MPI_COMM_SELF);
+        if (rc == MPI_SUCCESS)
+            rc = PMPI_File_write_at(p->fh, p->offset, host, size, MPI_BYTE, &st);
+        goto fn_exit;
+    }
+    rc = PMPI_File_read_at(p->fh, p->offset, host, size, MPI_BYTE, &st);
+    MG_CHECK(rc, fn_exit);
+    /* Past the end of the file fewer bytes come, as MPI_File_read_at
+       leaves the rest of buf: only whole instances are unpacked. */
+    rc = PMPI_Get_count(&st, MPI_BYTE, &got);
+    MG_CHECK(rc, fn_exit);
+    int whole = size > 0 ? (int)((long long)got * p->count / size) : 0;
+    if (whole > 0)
+        rc = MPI_Unpack(host, size, &pos, (void *)p->buf, whole, p->dt, MPI_COMM_SELF);
+fn_exit:
+    free(host);
+    return rc;
+}
+
+static void part_start(enq_part_t *p)
+{
+    int rc = MPI_SUCCESS;
+    switch (p->kind) {
+    case ENQ_OP:
+        rc = mgp2p_op_start(p->op, 0);
+        break;
+    case ENQ_SEND:
+        rc = PMPI_Isend(p->buf, p->count, p->dt, p->peer, p->tag, p->comm, &p->req);
+        break;
+    case ENQ_RECV:
+        rc = PMPI_Irecv((void *)p->buf, p->count, p->dt, p->peer, p->tag, p->comm, &p->req);
+        break;
+    case ENQ_START:
+        rc = MPI_Start(&p->req);
+        break;
+    case ENQ_REQ:
+        break;
+    case ENQ_WRITE:
+    case ENQ_READ:
+        rc = part_file_run(p);
+        p->done = 1;
+        break;
+    }
+    if (rc != MPI_SUCCESS) {
+        p->err = rc;
+        p->done = 1;
+    }
+}
+
+static void part_test(enq_part_t *p)
+{
+    int flag = 0, rc = MPI_SUCCESS;
+    switch (p->kind) {
+    case ENQ_OP:
+        mgp2p_lock();
+        flag = p->op->state == MGP2P_OP_DONE;
+        mgp2p_unlock();
+        if (flag && (rc = p->op->err) != MPI_SUCCESS)
+            MGLOG_INFO(MGLOG_MPI, "%s failed after its call returned: %s", p->op->fn,
+                       p->op->msg ? p->op->msg : "(no message)");
+        break;
+    case ENQ_SEND:
+    case ENQ_RECV:
+        rc = PMPI_Test(&p->req, &flag, MPI_STATUS_IGNORE);
+        break;
+    case ENQ_REQ:
+    case ENQ_START:
+        rc = MPI_Test(&p->req, &flag, MPI_STATUS_IGNORE);
+        if ((flag || rc != MPI_SUCCESS) && p->kind == ENQ_REQ && p->req != MPI_REQUEST_NULL)
+            MPI_Request_free(&p->req); /* persistent, and ours */
+        break;
+    case ENQ_WRITE:
+    case ENQ_READ:
+        flag = 1;
+        break;
+    }
+    if (flag || rc != MPI_SUCCESS) {
+        p->done = 1;
+        p->err = rc;
+    }
+}
+
+/* ---- jobs and the enqueue thread ---- */
+
+static enq_job_t *job_new(const char *fn, int nparts)
+{
+    enq_job_t *job = calloc(1, sizeof(*job));
+    if (!job)
+        return NULL;
+    job->fn = fn;
+    job->nparts = nparts;
+    for (int i = 0; i < nparts; i++)
+        part_clear(&job->part[i]);
+    return job;
+}
+
+/* Free a job that was never listed, or was unlinked (MPI still running). */
+static void job_free(enq_job_t *job)
+{
+    for (int i = 0; i < job->nparts; i++)
+        part_release(&job->part[i]);
+    if (job->marker)
+        clReleaseEvent(job->marker);
+    if (job->barrier)
+        clReleaseEvent(job->barrier);
+    if (job->user)
+        clReleaseEvent(job->user);
+    free(job);
+}
+
+static void retired_release(enq_retired_t *r)
+{
+    if (r->marker)
+        clReleaseEvent(r->marker);
+    if (r->barrier)
+        clReleaseEvent(r->barrier);
+    clReleaseEvent(r->user);
+    free(r);
+}
+
+/* In a caller's thread: release the retired events whose barrier completed
+   (all when all). */
+static void retired_sweep(int all)
+{
+    pthread_mutex_lock(&enq.lock);
+    enq_retired_t *list = enq.retired, *keep = NULL;
+    enq.retired = NULL;
+    pthread_mutex_unlock(&enq.lock);
+    while (list) {
+        enq_retired_t *r = list;
+        list = r->next;
+        cl_int st = CL_COMPLETE;
+        if (r->barrier && !all)
+            clGetEventInfo(r->barrier, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st, NULL);
+        if (st > CL_COMPLETE) {
+            r->next = keep;
+            keep = r;
+            continue;
+        }
+        retired_release(r);
+    }
+    if (!keep)
+        return;
+    pthread_mutex_lock(&enq.lock);
+    enq_retired_t *tail = keep;
+    while (tail->next)
+        tail = tail->next;
+    tail->next = enq.retired;
+    enq.retired = keep;
+    pthread_mutex_unlock(&enq.lock);
+}
+
+/* The execution status a finished job gives its event. */
+static cl_int job_status(const enq_job_t *job)
+{
+    if (job->gate_status < 0)
+        return job->gate_status; /* passed on as it is */
+    for (int i = 0; i < job->nparts; i++) {
+        int cls = MPI_ERR_OTHER;
+        if (job->part[i].err == MPI_SUCCESS)
+            continue;
+        PMPI_Error_class(job->part[i].err, &cls);
+        return MPIX_ENQUEUE_ERROR_BASE - cls;
+    }
+    return CL_COMPLETE;
+}
+
+/* Start job when it may, test its parts; 1 when it is finished.  *moved is
+   set when anything changed. */
+static int job_step(enq_job_t *job, int *moved, int *ops, int *waiting)
+{
+    int all = 1;
+    if (!job->started) {
+        if (!atomic_load_explicit(&job->gate, memory_order_acquire)) {
+            cl_int st = CL_QUEUED;
+            clGetEventInfo(job->marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st, NULL);
+            if (st >= 0) {
+                (*waiting)++;
+                return 0;
+            }
+            job->gate_status = st; /* failed: no callback comes */
+            atomic_store_explicit(&job->gate, 1, memory_order_release);
+        }
+        *moved = 1;
+        if (job->gate_status < 0)
+            return 1; /* a wait-list event failed: nothing starts */
+        job->started = 1;
+        pthread_mutex_lock(&enq.lock);
+        enq.inflight++;
+        pthread_mutex_unlock(&enq.lock);
+        for (int i = 0; i < job->nparts; i++)
+            part_start(&job->part[i]);
+        mgp2p_progress(); /* launch the first pieces now */
+    }
+    for (int i = 0; i < job->nparts; i++) {
+        enq_part_t *p = &job->part[i];
+        if (!p->done) {
+            part_test(p);
+            *moved |= p->done;
+        }
+        *ops += !p->done && p->kind == ENQ_OP;
+        all &= p->done;
+    }
+    return all;
+}
+
+static void job_unlink_locked(enq_job_t *job)
+{
+    if (job->prev)
+        job->prev->next = job->next;
+    else
+        enq.head = job->next;
+    if (job->next)
+        job->next->prev = job->prev;
+    if (job->started)
+        enq.inflight--;
+}
+
+/* Complete a finished job's event and free the job.  Not under enq.lock:
+   completing the event may run another job's gate_cb in this thread. */
+static void job_finish(enq_job_t *job)
+{
+    cl_int status = job_status(job);
+    pthread_mutex_lock(&enq.lock);
+    job_unlink_locked(job);
+    pthread_mutex_unlock(&enq.lock);
+    for (int i = 0; i < job->nparts; i++)
+        part_release(&job->part[i]);
+    clSetUserEventStatus(job->user, status);
+    enq_retired_t *r = malloc(sizeof(*r));
+    if (r) {
+        r->user = job->user;
+        r->marker = job->marker;
+        r->barrier = job->barrier;
+        pthread_mutex_lock(&enq.lock);
+        r->next = enq.retired;
+        enq.retired = r;
+        pthread_mutex_unlock(&enq.lock);
+        job->user = job->marker = job->barrier = NULL;
+    }
+    job_free(job);
+}
+
+/* One pass over the listed jobs; returns whether anything moved.  Jobs are
+   linked at the head by the callers' threads and unlinked here only, so the
+   next pointers this pass follows stay valid. */
+static int enq_pass(int *ops, int *waiting)
+{
+    int moved = 0, n = 0;
+    *waiting = 0;
+    if (*ops)
+        mgp2p_progress();
+    pthread_mutex_lock(&enq.lock);
+    enq_job_t *job = enq.head;
+    pthread_mutex_unlock(&enq.lock);
+    while (job) {
+        int fin = job_step(job, &moved, &n, waiting);
+        pthread_mutex_lock(&enq.lock);
+        enq_job_t *next = job->next;
+        pthread_mutex_unlock(&enq.lock);
+        if (fin)
+            job_finish(job);
+        job = next;
+    }
+    *ops = n;
+    return moved;
+}
+
+/* While jobs are in flight the thread polls MPI, yielding between passes,
+   and after ENQ_SPIN_PASSES idle passes napping ENQ_NAP_NS; with none it
+   sleeps on the condition until a call lists a job or a marker completes,
+   waking every ENQ_POLL_NS while a job waits for its marker. */
+static void *enq_main(void *arg)
+{
+    struct timespec nap = {0, ENQ_NAP_NS};
+    int idle = 0, ops = 0, waiting = 0;
+    (void)arg;
+    pthread_mutex_lock(&enq.lock);
+    for (;;) {
+        if (enq.stop && !enq.inflight)
+            break;
+        if (!enq.pending && !enq.inflight) {
+            idle = 0;
+            if (!waiting) {
+                pthread_cond_wait(&enq.wake, &enq.lock);
+                continue;
+            }
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_nsec += ENQ_POLL_NS;
+            if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+            }
+            if (pthread_cond_timedwait(&enq.wake, &enq.lock, &until) == ETIMEDOUT)
+                enq.pending++;
+            continue;
+        }
+        enq.pending = 0;
+        pthread_mutex_unlock(&enq.lock);
+        if (enq_pass(&ops, &waiting))
+            idle = 0;
+        else if (++idle < ENQ_SPIN_PASSES)
+            sched_yield();
+        else
+            nanosleep(&nap, NULL);
+        pthread_mutex_lock(&enq.lock);
+    }
+    pthread_mutex_unlock(&enq.lock);
+    return NULL;
+}
+
+int mgmpi_enq_init(void)
+{
+    enq.stop = 0;
+    return MPI_SUCCESS;
+}
+
+/* Before the point-to-point engine stops: jobs in flight complete; jobs that
+   never started fail (their events get an error status) and are dropped,
+   except that the memory of a job whose marker may still call back is left
+   (a job per call enqueued and never started before MPI_Finalize). */
+void mgmpi_enq_fini(void)
+{
+    pthread_mutex_lock(&enq.lock);
+    enq.stop = 1;
+    int on = enq.on;
+    pthread_cond_signal(&enq.wake);
+    pthread_mutex_unlock(&enq.lock);
+    if (on)
+        pthread_join(enq.tid, NULL);
+    enq.on = 0;
+    retired_sweep(1);
+    for (;;) {
+        pthread_mutex_lock(&enq.lock);
+        enq_job_t *job = enq.head;
+        if (job)
+            job_unlink_locked(job);
+        pthread_mutex_unlock(&enq.lock);
+        if (!job)
+            break;
+        int gated = atomic_load_explicit(&job->gate, memory_order_acquire);
+        MGLOG_WARN(MGLOG_MPI, "MPI_Finalize: %s enqueued and not started: its event fails",
+                   job->fn);
+        for (int i = 0; i < job->nparts; i++)
+            part_release(&job->part[i]);
+        clSetUserEventStatus(job->user, MPIX_ENQUEUE_ERROR_BASE - MPI_ERR_OTHER);
+        if (gated)
+            job_free(job);
+    }
+}
+
+/* ---- the calls ---- */
+
+/* The enqueue thread, started at the first call; MPI must run at
+   MPI_THREAD_MULTIPLE. */
+static int enq_ready(const char *fn)
+{
+    int level = MPI_THREAD_SINGLE, rc = MPI_SUCCESS;
+    PMPI_Query_thread(&level);
+    if (level != MPI_THREAD_MULTIPLE)
+        return mgerr_set(MPI_ERR_OTHER,
+                         "mpigpu: %s: MPI runs below MPI_THREAD_MULTIPLE, and the enqueue "
+                         "thread calls MPI: ask MPI_Init_thread for MPI_THREAD_MULTIPLE or set "
+                         "MPIGPU_ENQUEUE_PROGRESS=thread (MPIGPU_ENQUEUE_PROGRESS=off, or the "
+                         "enqueue calls reached through dlopen or a static link)",
+                         fn);
+    retired_sweep(0);
+    pthread_mutex_lock(&enq.lock);
+    if (enq.stop)
+        rc = mgerr_set(MPI_ERR_OTHER, "mpigpu: %s: MPI_Finalize is under way", fn);
+    else if (!enq.on) {
+        if (pthread_create(&enq.tid, NULL, enq_main, NULL) == 0)
+            enq.on = 1;
+        else
+            rc = mgerr_set(MPI_ERR_OTHER, "mpigpu: %s: cannot start the enqueue thread", fn);
+    }
+    pthread_mutex_unlock(&enq.lock);
+    return rc;
+}
+
+static int enq_wait_list(const char *fn, cl_uint n, const cl_event *list)
+{
+    if ((n > 0 && !list) || (n == 0 && list))
+        return mgerr_set(MPI_ERR_ARG,
+                         "mpigpu: %s: num_events_in_wait_list is %u and event_wait_list is %s "
+                         "(CL_INVALID_EVENT_WAIT_LIST)",
+                         fn, n, list ? "not NULL" : "NULL");
+    for (cl_uint i = 0; i < n; i++)
+        if (!list[i])
+            return mgerr_set(MPI_ERR_ARG, "mpigpu: %s: event_wait_list[%u] is NULL", fn, i);
+    return MPI_SUCCESS;
+}
+
+/* The queue's context and order; the wait list's shape. */
+static int enq_queue(const char *fn, cl_command_queue queue, cl_uint n, const cl_event *list,
+                     cl_context *ctx, int *inorder)
+{
+    cl_command_queue_properties props = 0;
+    if (!queue)
+        return mgerr_set(MPI_ERR_ARG, "mpigpu: %s: queue is NULL", fn);
+    cl_int e = clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof(*ctx), ctx, NULL);
+    if (e == CL_SUCCESS)
+        e = clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof(props), &props, NULL);
+    if (e != CL_SUCCESS)
+        return mgerr_set(MPI_ERR_ARG, "mpigpu: %s: queue %p is not a command queue (%s)", fn,
+                         (void *)queue, mgerr_cl_name(e));
+    *inorder = !(props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+    return enq_wait_list(fn, n, list);
+}
+
+static void job_link(enq_job_t *job)
+{
+    pthread_mutex_lock(&enq.lock);
+    job->prev = NULL;
+    job->next = enq.head;
+    if (enq.head)
+        enq.head->prev = job;
+    enq.head = job;
+    enq.pending++;
+    pthread_cond_signal(&enq.wake);
+    pthread_mutex_unlock(&enq.lock);
+}
+
+/* Put job on queue (its parts built) and hand it to the enqueue thread.  On
+   failure job is freed here and nothing waits for it. */
+static int job_enqueue(enq_job_t *job, cl_command_queue queue, cl_context ctx, int inorder,
+                       cl_uint n, const cl_event *list, cl_event *event)
+{
+    int rc = MPI_SUCCESS;
+    cl_int e = CL_SUCCESS;
+    job->user = clCreateUserEvent(ctx, &e);
+    MG_CL_CHECK(e, "clCreateUserEvent", rc, fn_fail);
+    /* With an empty wait list a marker waits for every command enqueued
+       before it, which on an out-of-order queue no other command does. */
+    if (inorder || n > 0) {
+        e = clEnqueueMarkerWithWaitList(queue, n, list, &job->marker);
+        MG_CL_CHECK(e, "clEnqueueMarkerWithWaitList", rc, fn_fail);
+    } else {
+        atomic_store_explicit(&job->gate, 1, memory_order_relaxed);
+    }
+    if (inorder) {
+        e = clEnqueueBarrierWithWaitList(queue, 1, &job->user, &job->barrier);
+        MG_CL_CHECK(e, "clEnqueueBarrierWithWaitList", rc, fn_fail);
+    }
+    if (event && clRetainEvent(job->user) == CL_SUCCESS)
+        *event = job->user;
+    job_link(job);
+    if (job->marker) {
+        e = clSetEventCallback(job->marker, CL_COMPLETE, gate_cb, job);
+        if (e != CL_SUCCESS) {
+            /* The barrier waits for the job's event: fail it. */
+            rc = mgerr_cl(e, "clSetEventCallback", __FILE__, __LINE__);
+            gate_cb(job->marker, e, job);
+            if (event) {
+                clReleaseEvent(*event);
+                *event = NULL;
+            }
+        }
+    }
+    return rc;
+fn_fail:
+    if (job->user)
+        clSetUserEventStatus(job->user, e);
+    job_free(job);
+    return rc;
+}
+
+/* Both point-to-point calls: a receive part first, then a send part. */
+static int enq_p2p(const char *fn, const void *sbuf, int scount, MPI_Datatype stype, int dest,
+                   int stag, void *rbuf, int rcount, MPI_Datatype rtype, int source, int rtag,
+                   MPI_Comm comm, int sends, int recvs, cl_command_queue queue, cl_uint n,
+                   const cl_event *list, cl_event *event)
+{
+    int raised = 0, inorder = 1;
+    cl_context ctx = NULL;
+    enq_job_t *job = NULL;
+    int rc = mgmpi_api_enter(fn);
+    MG_CHECK(rc, fn_fail);
+    rc = enq_queue(fn, queue, n, list, &ctx, &inorder);
+    MG_CHECK(rc, fn_fail);
+    rc = enq_ready(fn);
+    MG_CHECK(rc, fn_fail);
+    if (!(job = job_new(fn, sends + recvs)))
+        MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", fn);
+    if (recvs)
+        rc = part_p2p(&job->part[0], fn, 0, rbuf, rcount, rtype, source, rtag, comm, &raised);
+    if (rc == MPI_SUCCESS && sends)
+        rc = part_p2p(&job->part[recvs], fn, 1, sbuf, scount, stype, dest, stag, comm, &raised);
+    MG_CHECK(rc, fn_fail);
+    rc = job_enqueue(job, queue, ctx, inorder, n, list, event);
+    job = NULL;
+    MG_CHECK(rc, fn_fail);
+    return MPI_SUCCESS;
+fn_fail:
+    if (job)
+        job_free(job);
+    return mgmpi_raise(comm, rc, raised);
+}
+
+int MPIX_Enqueue_send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                      MPI_Comm comm, cl_command_queue queue, cl_uint num_events_in_wait_list,
+                      const cl_event *event_wait_list, cl_event *event)
+{
+    return enq_p2p("MPIX_Enqueue_send", buf, count, datatype, dest, tag, NULL, 0, MPI_DATATYPE_NULL,
+                   0, 0, comm, 1, 0, queue, num_events_in_wait_list, event_wait_list, event);
+}
+
+int MPIX_Enqueue_recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                      MPI_Comm comm, cl_command_queue queue, cl_uint num_events_in_wait_list,
+                      const cl_event *event_wait_list, cl_event *event)
+{
+    return enq_p2p("MPIX_Enqueue_recv", NULL, 0, MPI_DATATYPE_NULL, 0, 0, buf, count, datatype,
+                   source, tag, comm, 0, 1, queue, num_events_in_wait_list, event_wait_list, event);
+}
+
+int MPIX_Enqueue_sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                          int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                          int source, int recvtag, MPI_Comm comm, cl_command_queue queue,
+                          cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+                          cl_event *event)
+{
+    return enq_p2p("MPIX_Enqueue_sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                   recvcount, recvtype, source, recvtag, comm, 1, 1, queue, num_events_in_wait_list,
+                   event_wait_list, event);
+}
+
+int MPIX_Enqueue_start(MPI_Request *request, cl_command_queue queue,
+                       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+                       cl_event *event)
+{
+    const char *fn = "MPIX_Enqueue_start";
+    int inorder = 1;
+    cl_context ctx = NULL;
+    enq_job_t *job = NULL;
+    int rc = mgmpi_api_enter(fn);
+    MG_CHECK(rc, fn_fail);
+    if (!request || *request == MPI_REQUEST_NULL)
+        MG_FAIL(rc, fn_fail, MPI_ERR_REQUEST, "mpigpu: %s: request is %s", fn,
+                request ? "MPI_REQUEST_NULL" : "NULL");
+    rc = enq_queue(fn, queue, num_events_in_wait_list, event_wait_list, &ctx, &inorder);
+    MG_CHECK(rc, fn_fail);
+    rc = enq_ready(fn);
+    MG_CHECK(rc, fn_fail);
+    if (!(job = job_new(fn, 1)))
+        MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", fn);
+    job->part[0].kind = ENQ_START;
+    job->part[0].req = *request;
+    rc = job_enqueue(job, queue, ctx, inorder, num_events_in_wait_list, event_wait_list, event);
+fn_fail:
+    return mgmpi_error(MPI_COMM_WORLD, rc);
+}
+
+int MPIX_Event_from_request(cl_context context, MPI_Request *request, cl_event *event)
+{
+    const char *fn = "MPIX_Event_from_request";
+    enq_job_t *job = NULL;
+    cl_int e = CL_SUCCESS;
+    int rc = mgmpi_api_enter(fn);
+    MG_CHECK(rc, fn_fail);
+    if (!request)
+        MG_FAIL(rc, fn_fail, MPI_ERR_REQUEST, "mpigpu: %s: request is NULL", fn);
+    if (!context)
+        MG_FAIL(rc, fn_fail, MPI_ERR_ARG, "mpigpu: %s: context is NULL", fn);
+    rc = enq_ready(fn);
+    MG_CHECK(rc, fn_fail);
+    if (!(job = job_new(fn, 1)))
+        MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", fn);
+    job->user = clCreateUserEvent(context, &e);
+    if (e != CL_SUCCESS) {
+        job_free(job);
+        MG_FAIL(rc, fn_fail, MPI_ERR_ARG, "mpigpu: %s: context %p: clCreateUserEvent: %s", fn,
+                (void *)context, mgerr_cl_name(e));
+    }
+    job->part[0].kind = ENQ_REQ;
+    job->part[0].req = *request;
+    *request = MPI_REQUEST_NULL;
+    atomic_store_explicit(&job->gate, 1, memory_order_relaxed);
+    if (event && clRetainEvent(job->user) == CL_SUCCESS)
+        *event = job->user;
+    job_link(job);
+fn_fail:
+    return mgmpi_error(MPI_COMM_WORLD, rc);
+}
+
+static int enq_file(const char *fn, int write, MPI_File fh, MPI_Offset offset, const void *buf,
+                    int count, MPI_Datatype datatype, cl_command_queue queue, cl_uint n,
+                    const cl_event *list, cl_event *event)
+{
+    int inorder = 1;
+    cl_context ctx = NULL;
+    enq_job_t *job = NULL;
+    int rc = mgmpi_api_enter(fn);
+    MG_CHECK(rc, fn_fail);
+    rc = enq_queue(fn, queue, n, list, &ctx, &inorder);
+    MG_CHECK(rc, fn_fail);
+    rc = enq_ready(fn);
+    MG_CHECK(rc, fn_fail);
+    if (!(job = job_new(fn, 1)))
+        MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", fn);
+    rc = part_file(&job->part[0], fn, write, fh, offset, buf, count, datatype);
+    MG_CHECK(rc, fn_fail);
+    rc = job_enqueue(job, queue, ctx, inorder, n, list, event);
+    job = NULL;
+    MG_CHECK(rc, fn_fail);
+    return MPI_SUCCESS;
+fn_fail:
+    if (job)
+        job_free(job);
+    /* MPI raises a file call's errors on the file's handler
+       (MPI_ERRORS_RETURN unless set). */
+    if (fh != MPI_FILE_NULL && rc != MPI_SUCCESS && mgdev_state.ready)
+        PMPI_File_call_errhandler(fh, rc);
+    return rc;
+}
+
+int MPIX_Enqueue_file_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                               MPI_Datatype datatype, cl_command_queue queue,
+                               cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+                               cl_event *event)
+{
+    return enq_file("MPIX_Enqueue_file_write_at", 1, fh, offset, buf, count, datatype, queue,
+                    num_events_in_wait_list, event_wait_list, event);
+}
+
+int MPIX_Enqueue_file_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                              MPI_Datatype datatype, cl_command_queue queue,
+                              cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+                              cl_event *event)
+{
+    return enq_file("MPIX_Enqueue_file_read_at", 0, fh, offset, buf, count, datatype, queue,
+                    num_events_in_wait_list, event_wait_list, event);
+}
