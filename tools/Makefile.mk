@@ -1,12 +1,15 @@
 # Installed programs (API.md "Programs"): the benchmarks, whose hand-written
 # baseline kernels (hand.cl) are embedded at build time.
 PERF_COMMON = tools/perf_common.c tools/perf_common.h
-bin_PROGRAMS += mpigpu-packbench mpigpu-pingpong
+bin_PROGRAMS += mpigpu-packbench mpigpu-pingpong mpigpu-halo
 mpigpu_packbench_SOURCES = tools/packbench.c $(PERF_COMMON)
 mpigpu_packbench_LDADD = libmpigpu.la $(OPENCL_LIBS) -lm
 mpigpu_pingpong_SOURCES = tools/pingpong.c $(PERF_COMMON)
 mpigpu_pingpong_LDADD = libmpigpu.la $(OPENCL_LIBS) -lm
+mpigpu_halo_SOURCES = tools/halo.c $(PERF_COMMON)
+mpigpu_halo_LDADD = libmpigpu.la $(OPENCL_LIBS) -lm
 nodist_mpigpu_packbench_SOURCES = tools/hand_src.c
+nodist_mpigpu_halo_SOURCES = tools/hand_src.c
 nodist_mpigpu_pingpong_SOURCES = tools/hand_src.c
 tools/hand_src.c: $(top_srcdir)/tools/hand.cl $(top_srcdir)/build-aux/embed-text.sh
 	@mkdir -p tools
