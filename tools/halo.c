@@ -83,6 +83,9 @@ typedef struct halo {
     halo_box_t send_box[NDIR], recv_box[NDIR];
     MPI_Datatype send_t[NDIR], recv_t[NDIR];
     int bytes[NDIR]; /* packed bytes of face d, 0 where there is no neighbour */
+    MPI_Comm graph;  /* neighbor mode: the same neighbours as a graph */
+    int gin[NDIR], gout[NDIR], ngin, ngout; /* halo and face of each graph neighbour */
+    MPI_Datatype gin_t[NDIR], gout_t[NDIR];
     halo_box_t inner, shell[6];
     int nshell;
     double wgt;
@@ -93,7 +96,7 @@ typedef struct halo {
     cl_command_queue q;
     cl_program prog;
     cl_kernel kern;
-    cl_command_queue sq[NDIR], rq[NDIR]; /* enqueue: a send and a receive queue per side */
+    cl_command_queue sq[NDIR], rq[NDIR];        /* enqueue: a send and a receive queue per side */
     perf_pinned_t stage_s[NDIR], stage_r[NDIR]; /* rect */
 } halo_t;
 
@@ -276,7 +279,8 @@ typedef struct halo_ref {
     double *cur, *nxt;
 } halo_ref_t;
 
-#define RIDX(r, x, y, z) (((size_t)((z) + 1) * (r)->p[1] + (size_t)((y) + 1)) * (r)->p[0] + ((x) + 1))
+#define RIDX(r, x, y, z)                                                                           \
+    (((size_t)((z) + 1) * (r)->p[1] + (size_t)((y) + 1)) * (r)->p[0] + ((x) + 1))
 
 /* One sweep over a box of a padded array: the same sum as the kernel. */
 static void sweep_cells(const double *src, double *dst, long lx, long sxy, int points, double wgt,
@@ -534,8 +538,8 @@ static void field_init(halo_t *h, double *tmp)
 /* ---- the sweep ---- */
 
 /* Enqueue the kernel over one box of the interior of src into dst. */
-static void sweep_dev(halo_t *h, const double *src, double *dst, const halo_box_t *b,
-                      cl_uint nwait, const cl_event *wait, cl_event *ev)
+static void sweep_dev(halo_t *h, const double *src, double *dst, const halo_box_t *b, cl_uint nwait,
+                      const cl_event *wait, cl_event *ev)
 {
     long w = h->o.w, sb, db, lx = h->l[0], sxy = h->l[0] * h->l[1];
     cl_mem sm = dev_mem(src, &sb), dm = dev_mem(dst, &db);
@@ -605,19 +609,49 @@ static void xchg_p2p(halo_t *h, double *f, unsigned mask)
     }
 }
 
-/* Block j of a Cartesian neighbourhood is the neighbour on side j (-x, +x,
-   -y, ...): send face j to it and receive halo j from it. */
+/* MPI_Neighbor_alltoallw on a graph of the same neighbours.  A Cartesian
+   communicator would do where every neighbour is distinct, but with two ranks
+   (or one) in a periodic dimension the same rank is the neighbour on both
+   sides, and neighbourhood messages between one pair of ranks match in list
+   order: rank r's -x face, sent first, would land in the neighbour's -x halo.
+   So the in-neighbours are listed by halo (-x, +x, ...), the out-neighbours by
+   the opposite face (+x, -x, ...): the i-th message from r to s then fills
+   the i-th halo that s receives from r.  MPI_PROC_NULL sides are left out. */
+static void setup_graph(halo_t *h)
+{
+    int src[NDIR], dst[NDIR], ns = 0, nd = 0;
+    for (int j = 0; j < NDIR; j++) {
+        if (h->nbr[j] != MPI_PROC_NULL) {
+            h->gin[ns] = j;
+            src[ns++] = h->nbr[j];
+        }
+        if (h->nbr[OPP(j)] != MPI_PROC_NULL) {
+            h->gout[nd] = OPP(j);
+            dst[nd++] = h->nbr[OPP(j)];
+        }
+    }
+    h->ngin = ns;
+    h->ngout = nd;
+    MPI_CK(MPI_Dist_graph_create_adjacent(h->cart, ns, src, MPI_UNWEIGHTED, nd, dst, MPI_UNWEIGHTED,
+                                          MPI_INFO_NULL, 0, &h->graph));
+    MPI_CK(MPI_Comm_set_errhandler(h->graph, MPI_ERRORS_RETURN));
+    for (int k = 0; k < ns; k++)
+        h->gin_t[k] = h->recv_t[h->gin[k]];
+    for (int k = 0; k < nd; k++)
+        h->gout_t[k] = h->send_t[h->gout[k]];
+}
+
 static void xchg_neighbor(halo_t *h, double *f, unsigned mask)
 {
     for (int ph = 0; ph < h->phases; ph++) {
         int sc[NDIR], rc[NDIR];
         MPI_Aint disp[NDIR] = {0};
         unsigned dirs = phase_dirs(h, ph, mask);
-        for (int d = 0; d < NDIR; d++) {
-            sc[d] = (dirs >> d) & 1u;
-            rc[OPP(d)] = sc[d];
-        }
-        MPI_CK(MPI_Neighbor_alltoallw(f, sc, disp, h->send_t, f, rc, disp, h->recv_t, h->cart));
+        for (int k = 0; k < h->ngout; k++)
+            sc[k] = (dirs >> h->gout[k]) & 1u; /* face d moves in direction d */
+        for (int k = 0; k < h->ngin; k++)
+            rc[k] = (dirs >> OPP(h->gin[k])) & 1u; /* halo j is filled by direction -j */
+        MPI_CK(MPI_Neighbor_alltoallw(f, sc, disp, h->gout_t, f, rc, disp, h->gin_t, h->graph));
     }
 }
 
@@ -692,8 +726,8 @@ static int xchg_enqueue_start(halo_t *h, double *f, unsigned mask, halo_evs_t *e
             if (!(dirs & 1u << d))
                 continue;
             if (h->nbr[e] != MPI_PROC_NULL) {
-                rc = MPIX_Enqueue_recv(f, 1, h->recv_t[e], h->nbr[e], d, h->cart, h->rq[e], 0,
-                                       NULL, &ev->recv[ev->nrecv]);
+                rc = MPIX_Enqueue_recv(f, 1, h->recv_t[e], h->nbr[e], d, h->cart, h->rq[e], 0, NULL,
+                                       &ev->recv[ev->nrecv]);
                 if (rc != MPI_SUCCESS)
                     return rc;
                 ev->nrecv++;
@@ -957,8 +991,8 @@ static void print_header(const halo_t *h, const char *devname)
            h->o.periodic ? "periodic" : "fixed-boundary", h->o.w, h->o.points, mode_name[h->o.mode],
            h->o.mode == MODE_HOST && h->o.host_neighbor ? " (neighbor exchange)" : "", h->o.iters);
     printf("# device: %s\n", devname);
-    printf("# local block: %ldx%ldx%ld to %ldx%ldx%ld cells%s, halo %d\n", nmin[0], nmin[1], nmin[2],
-           nmax[0], nmax[1], nmax[2],
+    printf("# local block: %ldx%ldx%ld to %ldx%ldx%ld cells%s, halo %d\n", nmin[0], nmin[1],
+           nmin[2], nmax[0], nmax[1], nmax[2],
            nmin[0] != nmax[0] || nmin[1] != nmax[1] || nmin[2] != nmax[2] ? " (uneven split)" : "",
            h->o.w);
     printf("# times per iteration, slowest rank; bytes of one face, largest rank\n");
@@ -1048,6 +1082,29 @@ static void setup(halo_t *h)
     h->wgt = 1.0 / h->o.points;
     setup_faces(h);
     setup_boxes(h);
+    h->graph = MPI_COMM_NULL;
+    if (h->o.mode == MODE_NEIGHBOR || (h->o.mode == MODE_HOST && h->o.host_neighbor))
+        setup_graph(h);
+}
+
+static void teardown(halo_t *h)
+{
+    for (int d = 0; d < NDIR; d++) {
+        MPI_Type_free(&h->send_t[d]);
+        MPI_Type_free(&h->recv_t[d]);
+    }
+    if (is_device(h)) {
+        for (int k = 0; k < 2; k++)
+            MPIX_Gpu_free(h->f[k]);
+        cl_teardown(h);
+    } else {
+        free(h->f[0]);
+        free(h->f[1]);
+    }
+    if (h->graph != MPI_COMM_NULL)
+        MPI_Comm_free(&h->graph);
+    MPI_Comm_free(&h->cart);
+    MPI_Finalize();
 }
 
 int main(int argc, char **argv)
@@ -1096,7 +1153,8 @@ int main(int argc, char **argv)
             if (h.rank == 0)
                 printf("not verified: mode enqueue is unavailable here: %s\n",
                        rc ? why : "(on another rank)");
-            MPI_Finalize();
+            free(tmp);
+            teardown(&h);
             return 1;
         }
     }
@@ -1140,8 +1198,7 @@ int main(int argc, char **argv)
         cur = 1 - cur;
         if (h.rank == 0 && perf_now() - last > 2.0) {
             last = perf_now();
-            fprintf(stderr, "mpigpu-halo: iteration %d/%d (%.1f s)\n", i + 1, h.o.iters,
-                    last - t0);
+            fprintf(stderr, "mpigpu-halo: iteration %d/%d (%.1f s)\n", i + 1, h.o.iters, last - t0);
         }
     }
     t.total = max_time((perf_now() - s) / h.o.iters);
@@ -1199,19 +1256,6 @@ int main(int argc, char **argv)
     free(ref.cur);
     free(ref.nxt);
     free(tmp);
-    for (int d = 0; d < NDIR; d++) {
-        MPI_Type_free(&h.send_t[d]);
-        MPI_Type_free(&h.recv_t[d]);
-    }
-    if (is_device(&h)) {
-        for (int k = 0; k < 2; k++)
-            MPIX_Gpu_free(h.f[k]);
-        cl_teardown(&h);
-    } else {
-        free(h.f[0]);
-        free(h.f[1]);
-    }
-    MPI_Comm_free(&h.cart);
-    MPI_Finalize();
+    teardown(&h);
     return ok ? 0 : 1;
 }
