@@ -21,6 +21,10 @@ EXTRA_DIST += tools/hand.cl build-aux/embed-text.sh tools/plot.sh
 # and its method columns (read through MPI_T) under --method host and others.
 TESTS += mpigpu-pingpong test/tools/pingpong.sh
 EXTRA_DIST += test/tools/pingpong.sh
+# mpigpu-halo on 8 ranks: every mode verified against the host computation,
+# one field for all modes and process grids, a corrupted face caught.
+TESTS += test/tools/halo.sh
+EXTRA_DIST += test/tools/halo.sh test/perf/halo-plot.sh
 # mpigpu-info: what the library sees and would do here, and its settings
 # (--params).  It reaches the device layer's locality and the pack engine's
 # method table through their faces, which libmpigpu.so does not export: it
