@@ -93,7 +93,8 @@ typedef struct halo {
     /* device modes */
     cl_context ctx;
     cl_device_id dev;
-    cl_command_queue q;
+    cl_command_queue q; /* the kernels' queue: the library's, or our own (own_q) */
+    int own_q;
     cl_program prog;
     cl_kernel kern;
     cl_command_queue sq[NDIR], rq[NDIR];        /* enqueue: a send and a receive queue per side */
@@ -464,6 +465,15 @@ static void cl_setup(halo_t *h)
     }
     h->kern = clCreateKernel(h->prog, "jacobi", &err);
     CL_CK(err);
+    /* enqueue: the kernels that wait on transfer events run on a queue of
+       their own.  The library packs and unpacks on its default queue; a
+       kernel held there behind a receive event would hold back the very
+       unpack that completes it. */
+    if (h->o.mode == MODE_ENQUEUE) {
+        h->q = clCreateCommandQueue(h->ctx, h->dev, 0, &err);
+        CL_CK(err);
+        h->own_q = 1;
+    }
     if (h->o.mode == MODE_ENQUEUE)
         for (int d = 0; d < NDIR; d++) {
             h->sq[d] = clCreateCommandQueue(h->ctx, h->dev, 0, &err);
@@ -494,6 +504,8 @@ static void cl_teardown(halo_t *h)
     }
     clReleaseKernel(h->kern);
     clReleaseProgram(h->prog);
+    if (h->own_q)
+        clReleaseCommandQueue(h->q);
 }
 
 static int is_device(const halo_t *h)

@@ -13,15 +13,25 @@
 # exit 1.
 #
 # HALO_MODES lists the device modes to run besides host (default: p2p rect
-# enqueue).  enqueue is skipped, with a note, while the program reports the
-# MPIX_Enqueue_* calls unavailable.  neighbor joins the list once
-# MPI_Neighbor_alltoallw accepts device addresses; until then its exchange
-# code runs here on host arrays (--mode host --host-exchange neighbor).
+# enqueue, and neighbor where libmpigpu.so defines MPI_Neighbor_alltoallw:
+# without it MPI gets the device addresses and faults).  enqueue is skipped,
+# with a note, while the program reports the MPIX_Enqueue_* calls
+# unavailable.  The neighbor exchange also runs on host arrays
+# (--mode host --host-exchange neighbor).
 # Run by make check with MPIEXEC and abs_top_builddir in the environment.
 set -u
 halo=${abs_top_builddir:-.}/mpigpu-halo
 mpiexec=${MPIEXEC:-mpiexec}
-modes=${HALO_MODES:-p2p rect enqueue}
+lib=${abs_top_builddir:-.}/.libs/libmpigpu.so
+if [ -z "${HALO_MODES:-}" ]; then
+    HALO_MODES="p2p rect enqueue"
+    if nm -D --defined-only "$lib" 2>/dev/null | grep -q ' MPI_Neighbor_alltoallw$'; then
+        HALO_MODES="$HALO_MODES neighbor"
+    else
+        echo "halo: neighbor skipped: $lib does not define MPI_Neighbor_alltoallw" >&2
+    fi
+fi
+modes=$HALO_MODES
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 fail=0
