@@ -24,7 +24,7 @@ EXTRA_DIST += test/tools/pingpong.sh
 # mpigpu-halo on 8 ranks: every mode verified against the host computation,
 # one field for all modes and process grids, a corrupted face caught.
 TESTS += test/tools/halo.sh
-EXTRA_DIST += test/tools/halo.sh test/perf/halo-plot.sh
+EXTRA_DIST += test/tools/halo.sh test/perf/halo-plot.sh test/perf/halo-bench.sh
 # mpigpu-info: what the library sees and would do here, and its settings
 # (--params).  It reaches the device layer's locality and the pack engine's
 # method table through their faces, which libmpigpu.so does not export: it
