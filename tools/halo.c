@@ -27,8 +27,9 @@
  * Modes: p2p (MPI_Isend/MPI_Irecv of the subarray types on device
  * addresses), neighbor (MPI_Neighbor_alltoallw of the same types), enqueue
  * (MPIX_Enqueue_send/recv on their own queues: the interior kernel runs while
- * the faces move and the boundary kernels wait on the receive events; the
- * host waits at the end of an iteration only), rect (what a user writes
+ * the faces move and the boundary kernels wait on the receive events, all
+ * kernels on a queue of the program's own; the host waits at the end of an
+ * iteration only), rect (what a user writes
  * without device-aware MPI: clEnqueueReadBufferRect into pinned host memory,
  * MPI on the host copies, clEnqueueWriteBufferRect), host (the same stencil
  * and exchange on host arrays, a CPU loop).
