@@ -1,12 +1,15 @@
 # Installed programs (API.md "Programs"): the benchmarks, whose hand-written
 # baseline kernels (hand.cl) are embedded at build time.
 PERF_COMMON = tools/perf_common.c tools/perf_common.h
-bin_PROGRAMS += mpigpu-packbench mpigpu-pingpong
+bin_PROGRAMS += mpigpu-packbench mpigpu-pingpong mpigpu-halo
 mpigpu_packbench_SOURCES = tools/packbench.c $(PERF_COMMON)
 mpigpu_packbench_LDADD = libmpigpu.la $(OPENCL_LIBS) -lm
 mpigpu_pingpong_SOURCES = tools/pingpong.c $(PERF_COMMON)
 mpigpu_pingpong_LDADD = libmpigpu.la $(OPENCL_LIBS) -lm
+mpigpu_halo_SOURCES = tools/halo.c $(PERF_COMMON)
+mpigpu_halo_LDADD = libmpigpu.la $(OPENCL_LIBS) -lm
 nodist_mpigpu_packbench_SOURCES = tools/hand_src.c
+nodist_mpigpu_halo_SOURCES = tools/hand_src.c
 nodist_mpigpu_pingpong_SOURCES = tools/hand_src.c
 tools/hand_src.c: $(top_srcdir)/tools/hand.cl $(top_srcdir)/build-aux/embed-text.sh
 	@mkdir -p tools
@@ -18,6 +21,10 @@ EXTRA_DIST += tools/hand.cl build-aux/embed-text.sh tools/plot.sh
 # and its method columns (read through MPI_T) under --method host and others.
 TESTS += mpigpu-pingpong test/tools/pingpong.sh
 EXTRA_DIST += test/tools/pingpong.sh
+# mpigpu-halo on 8 ranks: every mode verified against the host computation,
+# one field for all modes and process grids, a corrupted face caught.
+TESTS += test/tools/halo.sh
+EXTRA_DIST += test/tools/halo.sh test/perf/halo-plot.sh test/perf/halo-bench.sh
 # mpigpu-info: what the library sees and would do here, and its settings
 # (--params).  It reaches the device layer's locality and the pack engine's
 # method table through their faces, which libmpigpu.so does not export: it

@@ -34,6 +34,11 @@
 #             osu_bw windows of 1, 4 and 64, Allreduce on 4 ranks, 1 B to 4
 #             MiB; then windows and Allreduce with MPIGPU_P2P_PROTOCOL=plain
 #             in the preloaded runs (no host receive watched)
+#   halo      issue 25's targets: mpigpu-halo on 2 ranks sharing the GPU
+#             (HALO_NP to change), 64^3, 128^3 and 256^3 per rank, every
+#             mode (p2p, neighbor, enqueue, rect) in ROUNDS alternate rounds,
+#             7-point; then the 27-point stencil with width 2 at 128^3; every
+#             run must end "verified" (rc=0)
 #   compare   runs COMPARE_SUITES (default "pack pingpong") with two bundles,
 #             BEFORE and AFTER (folders holding env.sh), each command once per
 #             bundle, one after the other: before/after figures from one run
@@ -417,6 +422,26 @@ suite_small() {
     done
 }
 
+suite_halo() {
+    local np=${HALO_NP:-2} r n m g modes it=20
+    local sizes="64 128 256"
+    [ $quick = 1 ] && sizes="32" it=3
+    for n in $sizes; do
+        g=$((n * np)):$n:$n # the ranks along x
+        for r in $(seq $ROUNDS); do
+            [ $((r % 2)) = 0 ] && modes="rect enqueue neighbor p2p" || modes="p2p neighbor enqueue rect"
+            for m in $modes; do
+                pb mpiexec -n "$np" mpigpu-halo -g $g -p $np:1:1 -i $it --mode $m
+            done
+        done
+    done
+    n=$([ $quick = 1 ] && echo 32 || echo 128)
+    for m in p2p neighbor enqueue rect; do
+        pb mpiexec -n "$np" mpigpu-halo -g $((n * np)):$n:$n -p $np:1:1 -i $it --mode $m \
+            --stencil 27 -w 2 --periodic
+    done
+}
+
 suite_hostbench() {
     local b hb q=
     hb=$(cd "$(dirname "$0")" && pwd)/hostbench.sh
@@ -475,7 +500,7 @@ suite_compare() {
 [ "$*" = all ] && set -- checks pack host pingpong p2p vcl cma hostbench
 for suite in "$@"; do
     case $suite in
-    checks | pack | host | pingpong | p2p | vcl | cma | small | hostbench | compare) ;;
+    checks | pack | host | pingpong | p2p | vcl | cma | small | hostbench | halo | compare) ;;
     *) echo "device-run.sh: no suite $suite" >&2; exit 2 ;;
     esac
 done
