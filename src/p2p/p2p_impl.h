@@ -131,9 +131,7 @@ int mgp2p_op_big(mgp2p_op_t *op, size_t want, const char *what, int64_t len);
 /* The host buffer of a plain message or a first piece of len bytes: a pool
    buffer, else op's own.  NULL with MPI_SUCCESS: retry later. */
 int mgp2p_op_buffer(mgp2p_op_t *op, int64_t len, char **buf);
-/* Record an error class (message already set in this thread, kept in
-   op->msg); op is done. */
-void mgp2p_op_fail(mgp2p_op_t *op, int err, int raised);
+/* mgp2p_op_fail: p2p.h. */
 /* A receive met a message longer than its buffer (len bytes; -1: MPI
    truncated it and did not say): op fails with MPI_ERR_TRUNCATE, a message
    that names the call and the caller's buffer, and a status of 0 bytes
