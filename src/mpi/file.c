@@ -290,13 +290,15 @@ static void view_type_drop(MPI_Datatype *t)
    for a twin it does not see as contiguous (a struct's), the bytes asked for
    even where the file ends first, as it does for such a type on a host
    buffer. */
-static int file_native(MPI_File fh)
+static int file_native(MPI_File fh, MPI_Count *etsize)
 {
     MPI_Offset disp = 0;
     MPI_Datatype et = MPI_DATATYPE_NULL, ft = MPI_DATATYPE_NULL;
     char rep[MPI_MAX_DATAREP_STRING + 1] = "";
+    *etsize = 0;
     if (PMPI_File_get_view(fh, &disp, &et, &ft, rep) != MPI_SUCCESS)
         return 0; /* MPI reports the handle at the call itself */
+    PMPI_Type_size_c(et, etsize);
     view_type_drop(&et);
     view_type_drop(&ft);
     return !strcmp(rep, "native");
@@ -313,6 +315,183 @@ static int file_check(const file_call_t *c, void *req)
     if (file_nonblocking(c->how))
         return mgmpi_check_request(c->fn, req);
     return MPI_SUCCESS;
+}
+
+/* ---- pieces: explicit offsets, independent access ---- */
+
+/* A host buffer of a piece: a pinned one of the pool while one is free, else
+   kept host memory. */
+typedef struct file_buf {
+    mgdev_stage_t *stage;
+    char *big;
+    size_t cap;
+    char *p;
+} file_buf_t;
+
+static int file_buf_get(file_buf_t *b, size_t len)
+{
+    int rc = MPI_SUCCESS;
+    mgp2p_lock();
+    if (len <= mgdev_stage_chunk())
+        rc = mgdev_stage_get(len, &b->stage);
+    if (rc == MPI_SUCCESS && b->stage)
+        b->p = b->stage->ptr;
+    else if ((rc = mgdev_big_get(len, &b->big, &b->cap)) == MPI_SUCCESS)
+        b->p = b->big;
+    mgp2p_unlock();
+    return rc;
+}
+
+static void file_buf_put(file_buf_t *b)
+{
+    mgp2p_lock();
+    mgdev_stage_put(b->stage);
+    mgdev_big_put(b->big, b->cap);
+    mgp2p_unlock();
+    memset(b, 0, sizeof(*b));
+}
+
+/* A piece's pack or unpack, on the piece worker while MPI moves the piece
+   before (a write) or after (a read) it. */
+typedef struct file_job {
+    mgp2p_job_t job;
+    file_op_t *f;
+    char *host;
+    int64_t first, len;
+    int here; /* not queued: it ran in the caller */
+} file_job_t;
+
+static int file_job_run(mgp2p_job_t *job)
+{
+    file_job_t *j = (file_job_t *)job;
+    return j->f->write ? mgp2p_op_pack(&j->f->op, j->host, j->first, j->len)
+                       : mgp2p_op_unpack(&j->f->op, j->host, j->first, j->len);
+}
+
+static void file_job_start(file_job_t *j, file_op_t *f, char *host, int64_t first, int64_t len)
+{
+    memset(j, 0, sizeof(*j));
+    j->job.run = file_job_run;
+    j->f = f;
+    j->host = host;
+    j->first = first;
+    j->len = len;
+    if (mgp2p_job_submit(&j->job) != MPI_SUCCESS) {
+        j->here = 1;
+        j->job.rc = file_job_run(&j->job);
+    }
+}
+
+static int file_job_wait(file_job_t *j)
+{
+    return j->here ? j->job.rc : mgp2p_job_end(&j->job);
+}
+
+static int64_t gcd64(int64_t a, int64_t b)
+{
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* The packed bytes of a piece: about one staging chunk of whole instances
+   whose bytes are whole etypes (etsize), so that the offset of each piece
+   is the call's plus its first byte in etypes; 0 when the call is too short
+   for two pieces. */
+static int64_t file_piece_len(const file_op_t *f, MPI_Count etsize)
+{
+    int64_t tsize = f->op.type->size, chunk = (int64_t)mgdev_stage_chunk();
+    if (etsize <= 0 || tsize <= 0)
+        return 0;
+    int64_t unit = etsize / gcd64(tsize, etsize); /* instances per whole etypes */
+    int64_t per = chunk / tsize / unit * unit;
+    if (per < unit)
+        per = unit;
+    int64_t len = per * tsize;
+    return len * 2 <= f->op.n ? len : 0;
+}
+
+/* MPI_File_write_at and MPI_File_read_at of a long device buffer in pieces
+   of plen bytes at offset off (etypes of etsize bytes), two host buffers in
+   turn: the worker packs piece k + 1 while MPI writes piece k, or unpacks
+   piece k while MPI reads piece k + 1.  A read that meets the end of the
+   file stops there.  *st: the last piece's status, counting every byte
+   moved; *raised when MPI raised an error. */
+static int file_pieces(const file_call_t *c, file_op_t *f, MPI_Count etsize, int64_t plen,
+                       MPI_Status *st, int *raised)
+{
+    int rc = MPI_SUCCESS, rc2 = MPI_SUCCESS;
+    file_buf_t b[2] = {{0}, {0}};
+    file_job_t job;
+    int64_t n = f->op.n, done = 0, first = 0;
+
+    for (int i = 0; i < 2; i++) {
+        rc = file_buf_get(&b[i], (size_t)plen);
+        if (rc != MPI_SUCCESS)
+            MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM,
+                    "mpigpu: %s: out of host memory for a piece of %lld bytes", c->fn,
+                    (long long)plen);
+    }
+    if (c->write) {
+        rc = mgp2p_op_pack(&f->op, b[0].p, 0, plen);
+        MG_CHECK(rc, fn_fail);
+    } else {
+        rc = PMPI_File_read_at_c(c->fh, c->off, b[0].p, plen, MPI_BYTE, st);
+        *raised = rc != MPI_SUCCESS;
+        MG_CHECK(rc, fn_fail);
+    }
+    for (int k = 0; first < n; k++) {
+        int64_t len = n - first < plen ? n - first : plen, next = first + len;
+        int64_t nlen = n - next < plen ? n - next : plen;
+        char *cur = b[k & 1].p, *other = b[(k + 1) & 1].p;
+        if (c->write) {
+            if (nlen > 0)
+                file_job_start(&job, f, other, next, nlen);
+            rc = PMPI_File_write_at_c(c->fh, c->off + first / etsize, cur, len, MPI_BYTE, st);
+            if (nlen > 0)
+                rc2 = file_job_wait(&job);
+            *raised = rc != MPI_SUCCESS;
+            MG_CHECK(rc, fn_fail);
+            rc = rc2;
+            MG_CHECK(rc, fn_fail);
+            int64_t got = file_got(st);
+            done += got;
+            if (got < len)
+                break;
+        } else {
+            int64_t got = file_got(st); /* piece k, in cur */
+            if (got < len)
+                nlen = 0; /* the file ends in piece k */
+            if (nlen > 0)
+                file_job_start(&job, f, cur, first, got);
+            else
+                rc2 = mgp2p_op_unpack(&f->op, cur, first, got);
+            done += got;
+            if (nlen > 0) {
+                rc = PMPI_File_read_at_c(c->fh, c->off + next / etsize, other, nlen, MPI_BYTE, st);
+                rc2 = file_job_wait(&job);
+                *raised = rc != MPI_SUCCESS;
+                MG_CHECK(rc, fn_fail);
+            }
+            rc = rc2;
+            MG_CHECK(rc, fn_fail);
+            if (nlen == 0)
+                break;
+        }
+        first = next;
+    }
+    PMPI_Status_set_elements_x(st, MPI_BYTE, done);
+fn_exit:
+    file_buf_put(&b[0]);
+    file_buf_put(&b[1]);
+    return rc;
+fn_fail:
+    if (!*raised)
+        rc = mgerr_prepend(rc, c->fn);
+    goto fn_exit;
 }
 
 static int file_dev(const file_call_t *c, void *buf, int count, MPI_Datatype dt, MPI_Status *status,
@@ -336,11 +515,18 @@ static int file_dev(const file_call_t *c, void *buf, int count, MPI_Datatype dt,
                        0, MPI_COMM_SELF);
     MG_CHECK(rc, fn_fail);
     void *p = none;
-    MPI_Count n = count;
+    MPI_Count n = count, etsize = 0;
     if (f->op.n > 0) {
-        if (file_native(c->fh)) {
+        if (file_native(c->fh, &etsize)) {
             f->twin = MPI_BYTE;
             n = f->op.n;
+            int64_t plen = file_piece_len(f, etsize);
+            if (c->how == FILE_AT && plen > 0 && !mgp2p_op_host_method(&f->op)) {
+                rc = file_pieces(c, f, etsize, plen, &st, &raised);
+                MG_CHECK(rc, fn_fail);
+                mgp2p_status_copy(status, &st);
+                goto fn_exit;
+            }
         } else {
             rc = mgdt_type_twin(f->op.type, dt, &f->twin);
             if (rc != MPI_SUCCESS) {

@@ -399,6 +399,11 @@ static int op_hostm(const mgp2p_op_t *op)
     return op->hostm && !mgpk_contig(op->type, op->count);
 }
 
+int mgp2p_op_host_method(const mgp2p_op_t *op)
+{
+    return op_hostm(op);
+}
+
 int mgp2p_op_host_prepare(mgp2p_op_t *op)
 {
     int64_t lo = 0, hi = 0;

@@ -278,6 +278,22 @@ void mgp2p_op_report(const mgp2p_op_t *op, const char *call);
    operations: MPI_Sendrecv_replace's copy of what goes out).  Lock not
    held. */
 int mgp2p_op_pack_all(mgp2p_op_t *op, char *host);
+/* Packed bytes [first, first + len) of op's device data into host, or back
+   (pieces; not under the host method, whose view mgp2p_op_pack_all and
+   mgp2p_op_unpack_all open and close).  Any thread, lock not held. */
+int mgp2p_op_pack(mgp2p_op_t *op, char *host, int64_t first, int64_t len);
+int mgp2p_op_unpack(mgp2p_op_t *op, char *host, int64_t first, int64_t len);
+/* Whether op packs and unpacks through the host method's view of its extent
+   (MPIGPU_PACK=host or the datatype's attribute, noncontiguous data). */
+int mgp2p_op_host_method(const mgp2p_op_t *op);
+/* The piece worker (worker.c): queue job->run on its thread (started at the
+   first job); an error means the job was not queued: run it in the caller
+   instead.  Done: 1 once the worker finished job (no lock).  End: wait until
+   job is done, record its error message in this thread, make it idle again,
+   and return its result. */
+int mgp2p_job_submit(mgp2p_job_t *job);
+int mgp2p_job_done(mgp2p_job_t *job);
+int mgp2p_job_end(mgp2p_job_t *job);
 /* Unpack the first len packed bytes of a receive's op from host into its
    device data (outside the engine's operations: a file read, src/mpi/file.c);
    the rest of the buffer is left as it is.  Lock not held, or held once. */

@@ -143,9 +143,7 @@ void mgp2p_op_fail_mpi(mgp2p_op_t *op, int code, const char *what);
    at the first step of each start, lock held, so that no piece takes pool
    memory from the worker.  mgp2p_op_unstage returns it. */
 int mgp2p_op_host_prepare(mgp2p_op_t *op);
-/* Packed bytes [first, first + len) of op's device data into host, or back. */
-int mgp2p_op_pack(mgp2p_op_t *op, char *host, int64_t first, int64_t len);
-int mgp2p_op_unpack(mgp2p_op_t *op, char *host, int64_t first, int64_t len);
+/* mgp2p_op_pack, mgp2p_op_unpack: p2p.h. */
 /* Post one piece (the first on the user's communicator, in the call's mode;
    the others on the shadow communicator) of len bytes at buf. */
 int mgp2p_send_post(mgp2p_op_t *op, char *buf, int64_t len, int first, MPI_Request *req);
@@ -226,14 +224,7 @@ void mgp2p_lane_drop(mgp2p_lane_t *l, int seq, int64_t left);
 
 /* ---- the piece worker (worker.c) ---- */
 
-/* Queue job->run on the worker thread (started at the first job).  An error
-   means the job was not queued: run it in the caller instead. */
-int mgp2p_job_submit(mgp2p_job_t *job);
-/* 1 once the worker finished job (no lock). */
-int mgp2p_job_done(mgp2p_job_t *job);
-/* Wait until job is done, record its error message in this thread, make it
-   idle again, and return its result. */
-int mgp2p_job_end(mgp2p_job_t *job);
+/* mgp2p_job_submit, mgp2p_job_done, mgp2p_job_end: p2p.h. */
 /* Stop the worker (MPI_Finalize, after every operation ended). */
 void mgp2p_worker_finalize(void);
 

@@ -299,7 +299,8 @@ EXTRA_DIST += test/mpi/badgen-survey.sh
 # MPI-IO on device buffers: every access mode against the same call on host
 # buffers (file_io), on 1, 2 and 4 ranks; every window call refused.
 check_PROGRAMS += test/mpi/file_io test/mpi/file_io2 test/mpi/file_io4 test/mpi/win_refuse
-test_mpi_file_io_SOURCES = test/mpi/file_io.c test/mpi/p2p_common.h
+test_mpi_file_io_SOURCES = test/mpi/file_io.c test/mpi/p2p_common.h test/mpi/mpit_read.c \
+	test/mpi/mpit_read.h
 test_mpi_file_io_LDADD = libmpigpu.la $(OPENCL_LIBS)
 test_mpi_file_io2_SOURCES = $(test_mpi_file_io_SOURCES)
 test_mpi_file_io2_LDADD = $(test_mpi_file_io_LDADD)

@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <unistd.h>
 
+#include "mpit_read.h"
 #include "p2p_common.h"
 
 static int rank, size;
@@ -272,6 +273,95 @@ static void test_mode(MPI_File fh, int m, int holes, int ti)
     free(fb);
 }
 
+/* Long buffers through the explicit-offset calls, which go in pieces of
+   about one staging chunk (MPIGPU_STAGING_MAX=64K in the testlist: 16 KiB)
+   whose offsets advance in etypes: each rank writes LONG vectors at an
+   offset of 3 doubles under a view of doubles, from a device and from a host
+   buffer, and the files must match; the reads give back the data, and one
+   that meets the end of the file stops in a middle piece. */
+#define LONG 3000
+static void test_long(MPI_File fh)
+{
+    MPI_Datatype t = types[1]; /* 4 doubles, stride 3: 32 packed bytes */
+    size_t n = buf_size(t, LONG);
+    MPI_Offset region = (MPI_Offset)LONG * 32 + 64, fs = region * size + 64;
+    unsigned char *fa = calloc(1, (size_t)fs), *fb = calloc(1, (size_t)fs);
+    MPI_Status st;
+    MPI_Count got = -1;
+    unsigned long long jobs0 = mpit_value("mpigpu_p2p_worker_jobs");
+    snprintf(where, sizeof(where), "long");
+    for (int dev = 1; dev >= 0; dev--) {
+        unsigned char *b = buf_make(n, 20 + (unsigned)rank, dev);
+        MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
+        MPI_File_set_size(fh, 0);
+        MPI_File_set_view(fh, (MPI_Offset)rank * region, MPI_DOUBLE, MPI_DOUBLE, "native",
+                          MPI_INFO_NULL);
+        CHECK(MPI_File_write_at(fh, 3, b + ORIGIN, LONG, t, &st) == MPI_SUCCESS);
+        MPI_Get_count_c(&st, t, &got);
+        CHECK(got == LONG);
+        MPI_File_sync(fh);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_File_sync(fh);
+        MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
+        if (rank == 0)
+            CHECK(PMPI_File_read_at(fh, 0, dev ? fa : fb, (int)fs, MPI_BYTE, MPI_STATUS_IGNORE) ==
+                  MPI_SUCCESS);
+        MPI_Barrier(MPI_COMM_WORLD);
+        buf_free(b, dev);
+    }
+    if (rank == 0)
+        CHECK(memcmp(fa, fb, (size_t)fs) == 0);
+    /* MPI wrote the device data in more than one piece, packed on the worker. */
+    if (mpit_setting_bytes("MPIGPU_STAGING_MAX") <= 65536)
+        CHECK(mpit_value("mpigpu_p2p_worker_jobs") > jobs0);
+    unsigned char *want = expected(t, LONG, 20 + (unsigned)rank, 60);
+    for (int dev = 1; dev >= 0; dev--) {
+        unsigned char *b = buf_make(n, 60, dev);
+        MPI_File_set_view(fh, (MPI_Offset)rank * region, MPI_DOUBLE, MPI_DOUBLE, "native",
+                          MPI_INFO_NULL);
+        CHECK(MPI_File_read_at(fh, 3, b + ORIGIN, LONG, t, &st) == MPI_SUCCESS);
+        MPI_Get_count_c(&st, t, &got);
+        CHECK(got == LONG);
+        CHECK(buf_equal(b, want, n, dev));
+        buf_free(b, dev);
+    }
+    free(want);
+    /* The last rank's read runs past the end of the file: 1000 whole
+       instances and 3 doubles of the next are there. */
+    MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
+    CHECK(MPI_File_set_size(fh, (MPI_Offset)(size - 1) * region + 24 + 1000 * 32 + 24) ==
+          MPI_SUCCESS);
+    MPI_File_set_view(fh, (MPI_Offset)rank * region, MPI_DOUBLE, MPI_DOUBLE, "native",
+                      MPI_INFO_NULL);
+    if (rank == size - 1) {
+        unsigned char *b = buf_make(n, 60, 1), *w = malloc(n), *packed = malloc(LONG * 32);
+        int pos = 0;
+        MPI_Count el = -1;
+        fill(w, n, 60);
+        PMPI_Pack(w + ORIGIN, LONG, t, packed, LONG * 32, &pos, MPI_COMM_SELF);
+        unsigned char *full = expected(t, LONG, 20 + (unsigned)rank, 60);
+        int pos2 = 0;
+        unsigned char *fp = malloc(LONG * 32);
+        PMPI_Pack(full + ORIGIN, LONG, t, fp, LONG * 32, &pos2, MPI_COMM_SELF);
+        memcpy(packed, fp, 1000 * 32 + 24); /* what the file still holds */
+        pos = 0;
+        PMPI_Unpack(packed, LONG * 32, &pos, w + ORIGIN, LONG, t, MPI_COMM_SELF);
+        CHECK(MPI_File_read_at(fh, 3, b + ORIGIN, LONG, t, &st) == MPI_SUCCESS);
+        MPI_Get_elements_x(&st, t, &el);
+        CHECK(el == 1000 * 4 + 3);
+        CHECK(buf_equal(b, w, n, 1));
+        free(fp);
+        free(full);
+        free(packed);
+        free(w);
+        buf_free(b, 1);
+    }
+    MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
+    MPI_File_set_size(fh, 0);
+    free(fa);
+    free(fb);
+}
+
 /* A read of 3 instances where the file ends inside the first (rank 0, its
    own file): the bytes the file holds reach the device buffer, in the
    datatype's layout, and nothing else changes; the status counts them (2
@@ -379,6 +469,10 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (mpit_read_init()) {
+        fprintf(stderr, "file_io: MPI_T does not start\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     types_create();
     if (rank == 0) {
         const char *tmp = getenv("TMPDIR");
@@ -411,6 +505,7 @@ int main(int argc, char **argv)
                     test_mode(fh, m, holes, tset[i]);
             }
     }
+    test_long(fh);
     MPI_File_close(&fh);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
@@ -421,6 +516,7 @@ int main(int argc, char **argv)
         CHECK(rmdir(dir) == 0);
     }
     types_free();
+    mpit_read_finalize();
     int all = 0;
     MPI_Reduce(&errs, &all, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0)
