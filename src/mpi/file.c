@@ -77,8 +77,9 @@ typedef struct file_op {
     mgp2p_op_t op;
     MPI_File fh;
     int write;
-    MPI_Datatype twin;     /* what MPI reads or writes: count twins (owned by op.type) */
-    MPI_Request inner;     /* MPI's request of a nonblocking call */
+    MPI_Datatype twin; /* what MPI reads or writes: MPI_BYTE, or count twins (owned by op.type) */
+    MPI_Request inner; /* MPI's request of a nonblocking call */
+    int direct;        /* MPI works in the buffer's own storage (zero copy, contiguous) */
     struct file_op *snext; /* split collectives waiting for _end */
 } file_op_t;
 
@@ -221,7 +222,7 @@ static void file_step(mgp2p_op_t *op)
     if (!flag)
         return;
     op->done = file_got(&st);
-    if (!f->write) {
+    if (!f->write && !f->direct && op->n > 0) {
         rc = file_read_end(f, op->done);
         if (rc != MPI_SUCCESS) {
             op->done = 0;
@@ -516,7 +517,15 @@ static int file_dev(const file_call_t *c, void *buf, int count, MPI_Datatype dt,
     MG_CHECK(rc, fn_fail);
     void *p = none;
     MPI_Count n = count, etsize = 0;
-    if (f->op.n > 0) {
+    if (f->op.n > 0 && f->op.zc && mgpk_contig(f->op.type, count)) {
+        /* Contiguous data of a buffer whose storage is host memory (zero
+           copy): MPI reads or writes it in place, once the engine's commands
+           are done, as it would a host buffer. */
+        rc = mgpk_finish(f->op.pk);
+        MG_CHECK(rc, fn_fail);
+        f->direct = 1;
+        p = f->op.zc;
+    } else if (f->op.n > 0) {
         if (file_native(c->fh, &etsize)) {
             f->twin = MPI_BYTE;
             n = f->op.n;
@@ -570,7 +579,7 @@ static int file_dev(const file_call_t *c, void *buf, int count, MPI_Datatype dt,
         split_add(f);
         return MPI_SUCCESS;
     }
-    if (!c->write && f->op.n > 0) {
+    if (!c->write && f->op.n > 0 && !f->direct) {
         rc = file_read_end(f, file_got(&st));
         MG_CHECK(rc, fn_fail);
     }
@@ -615,8 +624,8 @@ static int file_end(MPI_File fh, void *buf, MPI_Status *status, file_end_fn end)
     if (!f)
         return end(fh, buf, status);
     MPI_Status st;
-    int rc = end(fh, f->op.n > 0 ? f->op.big : buf, &st);
-    if (rc == MPI_SUCCESS && !f->write && f->op.n > 0) {
+    int rc = end(fh, f->direct ? f->op.zc : f->op.n > 0 ? f->op.big : buf, &st);
+    if (rc == MPI_SUCCESS && !f->write && f->op.n > 0 && !f->direct) {
         rc = file_read_end(f, file_got(&st));
         if (rc != MPI_SUCCESS)
             file_raise(fh, rc);
