@@ -457,6 +457,14 @@ static void test_errors(void)
     CHECK(strstr(msg, "MPI_File_read_at_c") != NULL);
     CHECK(MPI_File_iread(fh, d, 4, MPI_INT, NULL) == MPI_ERR_ARG);
     CHECK(raised == 4);
+    /* An uncommitted datatype. */
+    MPI_Datatype v;
+    MPI_Type_vector(2, 1, 2, MPI_INT, &v);
+    ch = MPI_File_read_at(fh, 0, h, 1, v, MPI_STATUS_IGNORE);
+    cd = MPI_File_read_at(fh, 0, d, 1, v, MPI_STATUS_IGNORE);
+    PMPI_Error_class(ch, &ch);
+    CHECK(ch == MPI_ERR_TYPE && cd == ch);
+    MPI_Type_free(&v);
     MPI_File_close(&fh);
     MPI_Errhandler_free(&eh);
     MPI_File_delete(path, MPI_INFO_NULL);
@@ -465,7 +473,12 @@ static void test_errors(void)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    int multiple = 0, level = MPI_THREAD_SINGLE;
+    for (int i = 1; i < argc; i++)
+        multiple |= !strcmp(argv[i], "multiple");
+    /* Under MPI_THREAD_MULTIPLE the progress thread steps the nonblocking
+       calls' operations too. */
+    MPI_Init_thread(&argc, &argv, multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &level);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -493,7 +506,9 @@ int main(int argc, char **argv)
        calls cost more on a shared node) every mode with two of the types in
        turn; more ranks the modes whose calls meet other ranks' (collective,
        shared pointer) once each; everything with the argument "full". */
-    int full = size == 1 || (argc > 1 && !strcmp(argv[1], "full"));
+    int full = size == 1;
+    for (int i = 1; i < argc; i++)
+        full |= !strcmp(argv[i], "full");
     for (int m = 0; m < NMODES; m++) {
         int shared = mode_shared(m) || mode_ordered(m);
         int coll = shared || m == M_AT_ALL || m == M_ALL || m == M_SPLIT_AT || m == M_SPLIT_ALL ||
