@@ -70,6 +70,17 @@ typedef struct file_call {
         .fn = (fn_), .fh = (fh_), .off = (off_), .how = (how_), .write = (write_)                  \
     }
 
+/* A pack or unpack on the piece worker: a piece's while MPI moves the piece
+   before (a write) or after (a read) it, or a nonblocking read's while the
+   engine progresses other operations. */
+typedef struct file_job {
+    mgp2p_job_t job;
+    struct file_op *f;
+    char *host;
+    int64_t first, len;
+    int here; /* not queued: it ran in the caller */
+} file_job_t;
+
 /* A device call's staging: the engine's operation first, so that
    mgp2p_op_free frees the whole.  The host bytes are op.big (op.big_size),
    which the engine returns when the operation fails. */
@@ -80,6 +91,8 @@ typedef struct file_op {
     MPI_Datatype twin; /* what MPI reads or writes: MPI_BYTE, or count twins (owned by op.type) */
     MPI_Request inner; /* MPI's request of a nonblocking call */
     int direct;        /* MPI works in the buffer's own storage (zero copy, contiguous) */
+    int unpacking;     /* a nonblocking read's unpack is on the worker (job) */
+    file_job_t job;
     struct file_op *snext; /* split collectives waiting for _end */
 } file_op_t;
 
@@ -201,13 +214,47 @@ static int file_read_end(file_op_t *f, int64_t len)
     return rc == MPI_SUCCESS ? rc : mgerr_prepend(rc, f->op.fn);
 }
 
+static int file_job_run(mgp2p_job_t *job)
+{
+    file_job_t *j = (file_job_t *)job;
+    return j->f->write ? mgp2p_op_pack(&j->f->op, j->host, j->first, j->len)
+                       : mgp2p_op_unpack(&j->f->op, j->host, j->first, j->len);
+}
+
+static void file_job_start(file_job_t *j, file_op_t *f, char *host, int64_t first, int64_t len)
+{
+    memset(j, 0, sizeof(*j));
+    j->job.run = file_job_run;
+    j->f = f;
+    j->host = host;
+    j->first = first;
+    j->len = len;
+    if (mgp2p_job_submit(&j->job) != MPI_SUCCESS) {
+        j->here = 1;
+        j->job.rc = file_job_run(&j->job);
+    }
+}
+
+static int file_job_wait(file_job_t *j)
+{
+    return j->here ? j->job.rc : mgp2p_job_end(&j->job);
+}
+
 /* ---- nonblocking calls: an operation the engine tracks ---- */
 
 static void file_step(mgp2p_op_t *op)
 {
     file_op_t *f = (file_op_t *)op;
     MPI_Status st;
-    int flag = 0, rc = PMPI_Test(&f->inner, &flag, &st);
+    int flag = 0, rc = MPI_SUCCESS;
+    if (f->unpacking) {
+        if (!mgp2p_job_done(&f->job.job))
+            return;
+        f->unpacking = 0;
+        rc = file_job_wait(&f->job);
+        goto fn_unpacked;
+    }
+    rc = PMPI_Test(&f->inner, &flag, &st);
     if (rc != MPI_SUCCESS) {
         char msg[MPI_MAX_ERROR_STRING] = "";
         int len = 0, cls = MPI_ERR_OTHER;
@@ -222,14 +269,27 @@ static void file_step(mgp2p_op_t *op)
     if (!flag)
         return;
     op->done = file_got(&st);
-    if (!f->write && !f->direct && op->n > 0) {
-        rc = file_read_end(f, op->done);
-        if (rc != MPI_SUCCESS) {
-            op->done = 0;
-            mgp2p_op_fail(op, rc, 0);
-            return;
-        }
+    if (f->write || f->direct || op->n == 0 || op->done == 0)
+        goto fn_done;
+    if (mgp2p_op_host_method(op)) {
+        /* The host method's view is opened under this lock. */
+        rc = mgp2p_op_unpack_all(op, op->big, op->done < op->n ? op->done : op->n);
+        goto fn_unpacked;
     }
+    /* The unpack on the worker, so that this lock is not held meanwhile. */
+    file_job_start(&f->job, f, op->big, 0, op->done < op->n ? op->done : op->n);
+    if (!f->job.here) {
+        f->unpacking = 1;
+        return;
+    }
+    rc = f->job.job.rc;
+fn_unpacked:
+    if (rc != MPI_SUCCESS) {
+        op->done = 0;
+        mgp2p_op_fail(op, mgerr_prepend(rc, op->fn), 0);
+        return;
+    }
+fn_done:
     mgdev_big_put(op->big, op->big_size);
     op->big = NULL;
     op->state = MGP2P_OP_DONE;
@@ -350,42 +410,6 @@ static void file_buf_put(file_buf_t *b)
     mgdev_big_put(b->big, b->cap);
     mgp2p_unlock();
     memset(b, 0, sizeof(*b));
-}
-
-/* A piece's pack or unpack, on the piece worker while MPI moves the piece
-   before (a write) or after (a read) it. */
-typedef struct file_job {
-    mgp2p_job_t job;
-    file_op_t *f;
-    char *host;
-    int64_t first, len;
-    int here; /* not queued: it ran in the caller */
-} file_job_t;
-
-static int file_job_run(mgp2p_job_t *job)
-{
-    file_job_t *j = (file_job_t *)job;
-    return j->f->write ? mgp2p_op_pack(&j->f->op, j->host, j->first, j->len)
-                       : mgp2p_op_unpack(&j->f->op, j->host, j->first, j->len);
-}
-
-static void file_job_start(file_job_t *j, file_op_t *f, char *host, int64_t first, int64_t len)
-{
-    memset(j, 0, sizeof(*j));
-    j->job.run = file_job_run;
-    j->f = f;
-    j->host = host;
-    j->first = first;
-    j->len = len;
-    if (mgp2p_job_submit(&j->job) != MPI_SUCCESS) {
-        j->here = 1;
-        j->job.rc = file_job_run(&j->job);
-    }
-}
-
-static int file_job_wait(file_job_t *j)
-{
-    return j->here ? j->job.rc : mgp2p_job_end(&j->job);
 }
 
 static int64_t gcd64(int64_t a, int64_t b)
