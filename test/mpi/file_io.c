@@ -465,6 +465,17 @@ static void test_errors(void)
     PMPI_Error_class(ch, &ch);
     CHECK(ch == MPI_ERR_TYPE && cd == ch);
     MPI_Type_free(&v);
+    /* Instances that span more bytes than an address holds: refused before
+       anything moves, never a signal. */
+    MPI_Datatype far;
+    MPI_Type_create_resized(MPI_INT, 0, (MPI_Aint)1 << 61, &far);
+    MPI_Type_commit(&far);
+    raised = 0;
+    cd = MPI_File_read_at(fh, 0, d, 8, far, MPI_STATUS_IGNORE);
+    CHECK((cd == MPI_ERR_TYPE || cd == MPI_ERR_BUFFER) && raised == 1);
+    cd = MPI_File_iread_at(fh, 0, d, 8, far, &(MPI_Request){MPI_REQUEST_NULL});
+    CHECK((cd == MPI_ERR_TYPE || cd == MPI_ERR_BUFFER) && raised == 2);
+    MPI_Type_free(&far);
     MPI_File_close(&fh);
     MPI_Errhandler_free(&eh);
     MPI_File_delete(path, MPI_INFO_NULL);

@@ -138,6 +138,22 @@ int main(int argc, char **argv)
     MPI_Type_commit(&far);
     refused(MPI_Put(h, 1, far, peer, 0, 1, MPI_INT, win), "MPI_Put");
     MPI_Type_free(&far);
+    /* Instances from a device address that span more bytes than an int64
+       holds. */
+    MPI_Datatype huge;
+    MPI_Type_create_resized(MPI_INT, 0, (MPI_Aint)1 << 61, &huge);
+    MPI_Type_commit(&huge);
+    int rc = MPI_Get(d, 8, huge, peer, 0, 1, MPI_INT, win);
+    snprintf(where, sizeof(where), "span");
+    CHECK(rc == MPI_ERR_TYPE && raised == 1);
+    {
+        char m[MPI_MAX_ERROR_STRING];
+        int l = 0;
+        MPI_Error_string(rc, m, &l);
+        CHECK(strstr(m, "MPI_Get:") != NULL);
+    }
+    raised = 0;
+    MPI_Type_free(&huge);
     MPI_Win_unlock_all(win);
 
     /* Host buffers still move data. */
