@@ -623,8 +623,8 @@ fn_fail:
 static int file_dev_c(const file_call_t *c, void *buf, MPI_Count count, MPI_Datatype dt,
                       MPI_Status *status, MPI_Request *req)
 {
-    if (count <= INT_MAX)
-        return file_dev(c, buf, (int)count, dt, status, req);
+    if (count <= INT_MAX) /* a negative count fails there, as MPI's */
+        return file_dev(c, buf, count < 0 ? -1 : (int)count, dt, status, req);
     int rc = file_check(c, req);
     if (rc == MPI_SUCCESS)
         rc = mgmpi_check_type(c->fn, dt);

@@ -457,6 +457,10 @@ static void test_errors(void)
     CHECK(strstr(msg, "MPI_File_read_at_c") != NULL);
     CHECK(MPI_File_iread(fh, d, 4, MPI_INT, NULL) == MPI_ERR_ARG);
     CHECK(raised == 4);
+    /* A negative large count that an int would wrap to a small one. */
+    CHECK(MPI_File_read_at_c(fh, 0, d, -((MPI_Count)1 << 32), MPI_INT, MPI_STATUS_IGNORE) ==
+          MPI_ERR_COUNT);
+    CHECK(raised == 5);
     /* An uncommitted datatype. */
     MPI_Datatype v;
     MPI_Type_vector(2, 1, 2, MPI_INT, &v);
