@@ -98,7 +98,12 @@ static void errs_free(req_errs_t *e)
    pass reaps it. */
 static int errs_raise(const req_errs_t *e, int i)
 {
-    return e->raised[i] ? e->err[i] : mgmpi_error(e->comm[i], e->err[i]);
+    const mgp2p_op_t *op = e->op[i];
+    if (e->raised[i])
+        return e->err[i];
+    if (op && op->driver && op->driver->raise)
+        return op->driver->raise(op, e->err[i]); /* a file's handler (file.c) */
+    return mgmpi_error(e->comm[i], e->err[i]);
 }
 
 /* The _all/_some forms return MPI_ERR_IN_STATUS: index i's status (the k-th)

@@ -227,6 +227,10 @@ int mgp2p_op_step(mgp2p_op_t *op)
 {
     if (op->state == MGP2P_OP_DONE)
         return op->err;
+    if (op->driver) {
+        op->driver->step(op);
+        return op->err;
+    }
     if (!op->proto) {
         int rc = mgp2p_op_host_prepare(op);
         if (rc != MPI_SUCCESS) {
@@ -395,6 +399,11 @@ static int op_hostm(const mgp2p_op_t *op)
     return op->hostm && !mgpk_contig(op->type, op->count);
 }
 
+int mgp2p_op_host_method(const mgp2p_op_t *op)
+{
+    return op_hostm(op);
+}
+
 int mgp2p_op_host_prepare(mgp2p_op_t *op)
 {
     int64_t lo = 0, hi = 0;
@@ -515,6 +524,20 @@ int mgp2p_op_pack_all(mgp2p_op_t *op, char *host)
     mgp2p_unlock();
     if (rc == MPI_SUCCESS)
         rc = mgp2p_op_pack(op, host, 0, op->n);
+    mgp2p_lock();
+    op_host_release(op, 0);
+    mgp2p_unlock();
+    return rc;
+}
+
+int mgp2p_op_unpack_all(mgp2p_op_t *op, const char *host, int64_t len)
+{
+    mgp2p_lock();
+    int rc = mgp2p_op_host_prepare(op);
+    mgp2p_unlock();
+    op->total = len; /* the host method's view is written back after len bytes */
+    if (rc == MPI_SUCCESS && len > 0)
+        rc = mgp2p_op_unpack(op, (char *)host, 0, len);
     mgp2p_lock();
     op_host_release(op, 0);
     mgp2p_unlock();

@@ -153,14 +153,31 @@ typedef struct mgp2p_chunked_state {
     MPI_Request lane_req; /* send: the answer's receive */
 } mgp2p_chunked_state_t;
 
+/* An operation that a layer above drives (src/mpi/file.c: the nonblocking
+   file calls on device buffers): the engine tracks it as one of its own
+   (active list, request table, generalized request, the completion calls),
+   and each progress step is one call of step instead of a protocol's.
+   Constant, one per kind of operation. */
+typedef struct mgp2p_op mgp2p_op_t;
+typedef struct mgp2p_driver {
+    const char *name;
+    /* Advance op without blocking (lock held): op->state DONE at the end,
+       or mgp2p_op_fail on an error.  op->done: the bytes the status reports. */
+    void (*step)(mgp2p_op_t *op);
+    /* Raise op's error class err on the handler of the object the operation
+       belongs to, and return err (NULL: op->comm's). */
+    int (*raise)(const mgp2p_op_t *op, int err);
+} mgp2p_driver_t;
+
 /* An operation: what the call gave, the buffer, the staging the operation
    owns, its progress and its completion, then the state of its protocol.
    The fields above the union are read by the MPI face; the union belongs to
    op->proto alone. */
-typedef struct mgp2p_op {
+struct mgp2p_op {
     struct mgp2p_op *prev, *next; /* active list, while not DONE */
     struct mgp2p_op *hnext;       /* request table chain */
     const mgp2p_proto_t *proto;   /* NULL until chosen at the first step */
+    const mgp2p_driver_t *driver; /* a layer above's operation (no protocol), or NULL */
     /* the call */
     mgp2p_op_kind_t kind;
     mgp2p_send_mode_t mode;
@@ -224,7 +241,7 @@ typedef struct mgp2p_op {
         mgp2p_plain_state_t plain;
         mgp2p_chunked_state_t ck;
     } u;
-} mgp2p_op_t;
+};
 
 /* The bytes that count instances of t touch, as offsets from the buffer:
    [*lo, *hi).  Returns 0, or -1 when they do not fit an int64 (mgdt_span);
@@ -265,6 +282,30 @@ void mgp2p_op_report(const mgp2p_op_t *op, const char *call);
    operations: MPI_Sendrecv_replace's copy of what goes out).  Lock not
    held. */
 int mgp2p_op_pack_all(mgp2p_op_t *op, char *host);
+/* Packed bytes [first, first + len) of op's device data into host, or back
+   (pieces; not under the host method, whose view mgp2p_op_pack_all and
+   mgp2p_op_unpack_all open and close).  Any thread, lock not held. */
+int mgp2p_op_pack(mgp2p_op_t *op, char *host, int64_t first, int64_t len);
+int mgp2p_op_unpack(mgp2p_op_t *op, char *host, int64_t first, int64_t len);
+/* Whether op packs and unpacks through the host method's view of its extent
+   (MPIGPU_PACK=host or the datatype's attribute, noncontiguous data). */
+int mgp2p_op_host_method(const mgp2p_op_t *op);
+/* The piece worker (worker.c): queue job->run on its thread (started at the
+   first job); an error means the job was not queued: run it in the caller
+   instead.  Done: 1 once the worker finished job (no lock).  End: wait until
+   job is done, record its error message in this thread, make it idle again,
+   and return its result. */
+int mgp2p_job_submit(mgp2p_job_t *job);
+int mgp2p_job_done(mgp2p_job_t *job);
+int mgp2p_job_end(mgp2p_job_t *job);
+/* Unpack the first len packed bytes of a receive's op from host into its
+   device data (outside the engine's operations: a file read, src/mpi/file.c);
+   the rest of the buffer is left as it is.  Lock not held, or held once. */
+int mgp2p_op_unpack_all(mgp2p_op_t *op, const char *host, int64_t len);
+/* Record an error class (message already set in this thread, kept in
+   op->msg; raised: PMPI already ran the error handler); op is done, its
+   staging returned (lock held). */
+void mgp2p_op_fail(mgp2p_op_t *op, int err, int raised);
 /* Nothing to move (count 0, a type of size 0, MPI_PROC_NULL): MPI does the
    matching and the status on a host stand-in. */
 int mgp2p_op_trivial(const mgp2p_op_t *op);

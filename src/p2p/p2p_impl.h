@@ -131,9 +131,7 @@ int mgp2p_op_big(mgp2p_op_t *op, size_t want, const char *what, int64_t len);
 /* The host buffer of a plain message or a first piece of len bytes: a pool
    buffer, else op's own.  NULL with MPI_SUCCESS: retry later. */
 int mgp2p_op_buffer(mgp2p_op_t *op, int64_t len, char **buf);
-/* Record an error class (message already set in this thread, kept in
-   op->msg); op is done. */
-void mgp2p_op_fail(mgp2p_op_t *op, int err, int raised);
+/* mgp2p_op_fail: p2p.h. */
 /* A receive met a message longer than its buffer (len bytes; -1: MPI
    truncated it and did not say): op fails with MPI_ERR_TRUNCATE, a message
    that names the call and the caller's buffer, and a status of 0 bytes
@@ -145,9 +143,7 @@ void mgp2p_op_fail_mpi(mgp2p_op_t *op, int code, const char *what);
    at the first step of each start, lock held, so that no piece takes pool
    memory from the worker.  mgp2p_op_unstage returns it. */
 int mgp2p_op_host_prepare(mgp2p_op_t *op);
-/* Packed bytes [first, first + len) of op's device data into host, or back. */
-int mgp2p_op_pack(mgp2p_op_t *op, char *host, int64_t first, int64_t len);
-int mgp2p_op_unpack(mgp2p_op_t *op, char *host, int64_t first, int64_t len);
+/* mgp2p_op_pack, mgp2p_op_unpack: p2p.h. */
 /* Post one piece (the first on the user's communicator, in the call's mode;
    the others on the shadow communicator) of len bytes at buf. */
 int mgp2p_send_post(mgp2p_op_t *op, char *buf, int64_t len, int first, MPI_Request *req);
@@ -224,14 +220,7 @@ void mgp2p_lane_drop(mgp2p_lane_t *l, int seq, int64_t left);
 
 /* ---- the piece worker (worker.c) ---- */
 
-/* Queue job->run on the worker thread (started at the first job).  An error
-   means the job was not queued: run it in the caller instead. */
-int mgp2p_job_submit(mgp2p_job_t *job);
-/* 1 once the worker finished job (no lock). */
-int mgp2p_job_done(mgp2p_job_t *job);
-/* Wait until job is done, record its error message in this thread, make it
-   idle again, and return its result. */
-int mgp2p_job_end(mgp2p_job_t *job);
+/* mgp2p_job_submit, mgp2p_job_done, mgp2p_job_end: p2p.h. */
 /* Stop the worker (MPI_Finalize, after every operation ended). */
 void mgp2p_worker_finalize(void);
 

@@ -140,8 +140,9 @@ void mgp2p_op_status(const mgp2p_op_t *op, MPI_Status *status)
     status->MPI_TAG = op->kind == MGP2P_OP_RECV ? op->rtag : MPI_ANY_TAG;
     /* Bytes received: MPI_Get_count and MPI_Get_elements derive the counts in
        the user's datatype from them. */
-    PMPI_Status_set_elements_x(status, MPI_BYTE,
-                               op->kind == MGP2P_OP_RECV && !op->cancelled ? op->done : 0);
+    PMPI_Status_set_elements_x(
+        status, MPI_BYTE,
+        (op->kind == MGP2P_OP_RECV || op->driver) && !op->cancelled ? op->done : 0);
     PMPI_Status_set_cancelled(status, op->cancelled);
 }
 

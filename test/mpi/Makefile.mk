@@ -326,3 +326,20 @@ check_PROGRAMS += test/mpi/enqueue_off
 test_mpi_enqueue_off_SOURCES = $(test_mpi_enqueue_single_SOURCES)
 test_mpi_enqueue_off_LDADD = $(test_mpi_enqueue_single_LDADD)
 TESTS += test/mpi/enqueue_off
+# MPI-IO on device buffers: every access mode against the same call on host
+# buffers (file_io), on 1, 2 and 4 ranks; every window call refused.
+check_PROGRAMS += test/mpi/file_io test/mpi/file_io2 test/mpi/file_io4 test/mpi/win_refuse
+test_mpi_file_io_SOURCES = test/mpi/file_io.c test/mpi/p2p_common.h test/mpi/mpit_read.c \
+	test/mpi/mpit_read.h
+test_mpi_file_io_LDADD = libmpigpu.la $(OPENCL_LIBS)
+test_mpi_file_io2_SOURCES = $(test_mpi_file_io_SOURCES)
+test_mpi_file_io2_LDADD = $(test_mpi_file_io_LDADD)
+test_mpi_file_io4_SOURCES = $(test_mpi_file_io_SOURCES)
+test_mpi_file_io4_LDADD = $(test_mpi_file_io_LDADD)
+check_PROGRAMS += test/mpi/file_io_mt
+test_mpi_file_io_mt_SOURCES = $(test_mpi_file_io_SOURCES)
+test_mpi_file_io_mt_LDADD = $(test_mpi_file_io_LDADD)
+TESTS += test/mpi/file_io_mt
+test_mpi_win_refuse_SOURCES = test/mpi/win_refuse.c test/mpi/p2p_common.h
+test_mpi_win_refuse_LDADD = libmpigpu.la $(OPENCL_LIBS)
+TESTS += test/mpi/file_io test/mpi/file_io2 test/mpi/file_io4 test/mpi/win_refuse
