@@ -41,7 +41,7 @@ face() {
     common) echo "mgerr.h mglog.h mgclock.h mgspin.h mgparam.h" ;;
     datatype) echo "mgdt.h mgdt_format.h" ;;
     pack) echo "mgpk.h" ;;
-    device) echo "mgdev.h registry.h locality.h staging.h" ;;
+    device) echo "mgdev.h registry.h locality.h staging.h shared.h" ;;
     p2p) echo "p2p.h" ;;
     remote/wire) echo "wire.h" ;;
     remote/transport) echo "transport.h bulk.h" ;;
