@@ -332,15 +332,40 @@ out:
     return bad;
 }
 
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+static sigaction_fn sh_sigaction; /* libc's (libc_sigaction), set before the handler */
+
+static void on_fault(int sig, siginfo_t *si, void *uc);
+
+/* The handler before ours may take itself out and put back the one it
+   replaced (LLVM's, which PoCL installs at MPI_Init, does), which also
+   removes ours: then the one now in place becomes the one we chain to, and
+   ours goes back first.  sigaction is async-signal-safe. */
+static void keep_first(int sig)
+{
+    struct sigaction cur, sa;
+    if (sh_sigaction(sig, NULL, &cur) != 0 ||
+        ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_fault))
+        return;
+    sh_old = cur;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sh_sigaction(sig, &sa, NULL);
+}
+
 static void chain(int sig, siginfo_t *si, void *uc)
 {
     if (sh_old.sa_flags & SA_SIGINFO) {
         if (sh_old.sa_sigaction) {
             sh_old.sa_sigaction(sig, si, uc);
+            keep_first(sig);
             return;
         }
     } else if (sh_old.sa_handler != SIG_DFL && sh_old.sa_handler != SIG_IGN) {
         sh_old.sa_handler(sig);
+        keep_first(sig);
         return;
     }
     /* The default action: with it restored, the faulting access runs again
@@ -350,7 +375,7 @@ static void chain(int sig, siginfo_t *si, void *uc)
     memset(&dfl, 0, sizeof(dfl));
     dfl.sa_handler = SIG_DFL;
     sigemptyset(&dfl.sa_mask);
-    sigaction(sig, &dfl, NULL);
+    sh_sigaction(sig, &dfl, NULL);
     if (si->si_code <= 0)
         raise(sig);
 }
@@ -376,6 +401,19 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
     errno = saved;
 }
 
+/* libc's own sigaction.  UCX (under MPICH's ch4:ucx) defines sigaction
+   too, and ignores handlers for the signals it treats as errors
+   (UCX_ERROR_SIGNALS, SIGSEGV among them): through it ours would silently
+   never run.  Its handler is then the one ours chains to. */
+static sigaction_fn libc_sigaction(void)
+{
+    void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+    sigaction_fn f = libc ? (sigaction_fn)dlsym(libc, "sigaction") : NULL;
+    if (libc)
+        dlclose(libc);
+    return f ? f : sigaction;
+}
+
 /* Once, at the first shared allocation; it stays installed after
    MPI_Finalize, so that a stale access is still explained. */
 static int install(void)
@@ -387,7 +425,8 @@ static int install(void)
     sa.sa_sigaction = on_fault;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGSEGV, &sa, &sh_old) != 0)
+    sh_sigaction = libc_sigaction();
+    if (sh_sigaction(SIGSEGV, &sa, &sh_old) != 0)
         return mgerr_set(MPI_ERR_OTHER, "mpigpu: MPIX_Gpu_malloc_shared: sigaction: %s",
                          strerror(errno));
     sh_installed = 1;

@@ -32,7 +32,7 @@ fail=0
 
 # Besides: the OpenCL entry points that keep shared memory coherent, each
 # defined on a line of src/mpi/opencl.c that starts with its return type.
-sed -n 's/^\(cl_int\|void \*\)\(cl[A-Za-z]*\)(.*/\2/p' "$top"/src/mpi/opencl.c | sort -u >"$tmp/cl"
+sed -n 's/^\(cl_int \|void \*\)\(cl[A-Za-z]*\)(.*/\2/p' "$top"/src/mpi/opencl.c | sort -u >"$tmp/cl"
 grep -Ev '^MPIX?_' "$tmp/exported" | comm -23 - "$tmp/cl" >"$tmp/extra"
 if [ -s "$tmp/extra" ]; then
     echo "exports: libmpigpu.so exports internal symbols: $(tr '\n' ' ' <"$tmp/extra")" >&2

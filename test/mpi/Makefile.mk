@@ -296,3 +296,12 @@ test_mpi_badgen_SOURCES = test/mpi/badgen.c test/mpi/typegen.c test/mpi/typegen.
 test_mpi_badgen_LDADD = libmpigpu.la $(OPENCL_LIBS)
 TESTS += test/mpi/badgen
 EXTRA_DIST += test/mpi/badgen-survey.sh
+# Host-coherent device memory (MPIX_Gpu_malloc_shared): zero copy on PoCL,
+# and page protection with lazy and rolling update (shared_protocol:
+# MPIGPU_SHARED_ZERO_COPY=0, small blocks, a small dirty bound).
+check_PROGRAMS += test/mpi/shared test/mpi/shared_protocol
+test_mpi_shared_SOURCES = test/mpi/shared.c
+test_mpi_shared_LDADD = libmpigpu.la $(OPENCL_LIBS) -lpthread
+test_mpi_shared_protocol_SOURCES = $(test_mpi_shared_SOURCES)
+test_mpi_shared_protocol_LDADD = $(test_mpi_shared_LDADD)
+TESTS += test/mpi/shared test/mpi/shared_protocol
