@@ -9,4 +9,5 @@ dist_man_MANS += doc/man/man7/mpigpu.7 doc/man/man1/mpigpu-proxy.1 \
 	doc/man/man3/MPIX_Gpu_memcpy.3 doc/man/man3/MPIX_Gpu_host_register.3 \
 	doc/man/man3/MPIX_Gpu_host_deregister.3 doc/man/man3/MPIX_Gpu_pack_keyval.3 \
 	doc/man/man3/MPIX_Enqueue_send.3 \
-	doc/man/man3/MPIX_Enqueue_recv.3 doc/man/man3/MPIX_Event_from_request.3
+	doc/man/man3/MPIX_Enqueue_recv.3 doc/man/man3/MPIX_Event_from_request.3 \
+	doc/man/man3/MPIX_Gpu_malloc_shared.3 doc/man/man3/MPIX_Gpu_sync.3

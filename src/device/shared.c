@@ -46,6 +46,9 @@ struct mgdev_shared {
     unsigned char *state;
     size_t *prev, *next; /* the dirty list, oldest first (FIFO) */
     size_t head, tail, ndirty, bound;
+    size_t ra, ra_end; /* read-ahead: blocks the next fetch takes, and the
+                          block after the last fetch (a fault there is
+                          sequential and doubles ra) */
     int pending; /* a device command may have written it since the last
                     invalidation (cleared by mgdev_shared_device_done) */
     pthread_mutex_t lock;
@@ -183,19 +186,32 @@ static cl_int blk_flush(mgdev_shared_t *sh, size_t b, int prot)
 /* Lazy update: an invalid block is read from the device into the alias
    (blocking, on the private queue, which also orders it after every flush)
    and becomes clean.  The application's view stays PROT_NONE meanwhile, so
-   no other thread sees a half-fetched block. */
+   no other thread sees a half-fetched block.  A fault at the block after the
+   previous fetch doubles the read-ahead (up to 16 MiB): the invalid blocks
+   that follow come with it, in one command. */
+#define RA_BYTES ((size_t)16 << 20)
 static cl_int blk_fetch(mgdev_shared_t *sh, size_t b)
 {
-    size_t n = blk_bytes(sh, b);
+    size_t ra_max = RA_BYTES / sh->block ? RA_BYTES / sh->block : 1;
+    sh->ra = b == sh->ra_end ? (sh->ra * 2 < ra_max ? sh->ra * 2 : ra_max) : 1;
+    size_t e = b + 1;
+    while (e < sh->nblocks && e - b < sh->ra && sh->state[e] == BLK_INVALID)
+        e++;
+    sh->ra_end = e;
+    size_t off = blk_off(sh, b), n = 0;
+    for (size_t k = b; k < e; k++)
+        n += blk_bytes(sh, k);
     atomic_fetch_add_explicit(&sh_fetches, 1, memory_order_relaxed);
     if (n) {
-        cl_int err = cl_real.EnqueueReadBuffer(sh->q, sh->mem, CL_TRUE, blk_off(sh, b), n,
-                                               sh->alias + blk_off(sh, b), 0, NULL, NULL);
+        cl_int err = cl_real.EnqueueReadBuffer(sh->q, sh->mem, CL_TRUE, off, n, sh->alias + off, 0,
+                                               NULL, NULL);
         if (err != CL_SUCCESS)
             return err;
     }
-    sh->state[b] = BLK_CLEAN;
-    return blk_protect(sh, b, PROT_READ) == 0 ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
+    memset(sh->state + b, BLK_CLEAN, e - b);
+    size_t len = blk_off(sh, e - 1) + blk_map(sh, e - 1) - off;
+    return mprotect((void *)(sh->base + off), len, PROT_READ) == 0 ? CL_SUCCESS
+                                                                   : CL_OUT_OF_HOST_MEMORY;
 }
 
 /* Rolling update: past the bound, the oldest dirty blocks outside
@@ -472,6 +488,8 @@ static int protocol_setup(mgdev_shared_t *sh, cl_context context, cl_device_id d
     sh->nblocks = (sh->map_len + sh->block - 1) / sh->block;
     sh->bound = (size_t)st->shared_dirty;
     sh->head = sh->tail = NIL;
+    sh->ra = 1;
+    sh->ra_end = NIL;
     sh->state = malloc(sh->nblocks);
     sh->prev = malloc(sh->nblocks * sizeof(size_t));
     sh->next = malloc(sh->nblocks * sizeof(size_t));

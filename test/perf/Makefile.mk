@@ -21,3 +21,9 @@ EXTRA_DIST += test/perf/hostbench.sh
 # Its smoke test: every mode once, plain and preloaded, tiny sizes (no timing).
 TESTS += test/perf/hostbench_smoke.sh
 EXTRA_DIST += test/perf/hostbench_smoke.sh
+# Issue 29's targets for shared memory (MPIX_Gpu_malloc_shared): a host loop
+# through the shared pointer + a kernel, and a kernel + a host sum through
+# it, against the explicit copies (test/perf/sharedbench.c).
+noinst_PROGRAMS += test/perf/sharedbench
+test_perf_sharedbench_SOURCES = test/perf/sharedbench.c
+test_perf_sharedbench_LDADD = libmpigpu.la $(OPENCL_LIBS)
