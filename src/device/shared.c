@@ -32,11 +32,11 @@ enum {
 #define NIL SIZE_MAX
 
 struct mgdev_shared {
-    uintptr_t base;     /* the device address, page aligned */
-    size_t size;        /* bytes asked for */
-    size_t map_len;     /* bytes mapped at base: size rounded up to pages */
-    cl_mem mem;         /* the buffer (the registry holds the reference) */
-    int zero_copy;      /* 1: mem's storage is the pages at base */
+    uintptr_t base; /* the device address, page aligned */
+    size_t size;    /* bytes asked for */
+    size_t map_len; /* bytes mapped at base: size rounded up to pages */
+    cl_mem mem;     /* the buffer (the registry holds the reference) */
+    int zero_copy;  /* 1: mem's storage is the pages at base */
     /* protocol mode */
     cl_command_queue q; /* private in-order queue of the transfers (ours) */
     int fd;             /* memfd behind both views */
@@ -49,8 +49,8 @@ struct mgdev_shared {
     size_t ra, ra_end; /* read-ahead: blocks the next fetch takes, and the
                           block after the last fetch (a fault there is
                           sequential and doubles ra) */
-    int pending; /* a device command may have written it since the last
-                    invalidation (cleared by mgdev_shared_device_done) */
+    int pending;       /* a device command may have written it since the last
+                          invalidation (cleared by mgdev_shared_device_done) */
     pthread_mutex_t lock;
     atomic_int live;
     struct mgdev_shared *link; /* the list of every allocation */
@@ -454,8 +454,8 @@ static int install(void)
 /* Give [base, base + len) back to the reservation: PROT_NONE, no pages. */
 static void unmap_view(uintptr_t base, size_t len)
 {
-    (void)mmap((void *)base, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
-               -1, 0);
+    (void)mmap((void *)base, len, PROT_NONE,
+               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
 }
 
 static void sh_release(mgdev_shared_t *sh)
@@ -561,8 +561,8 @@ int mgdev_shared_alloc(cl_context context, cl_device_id dev, size_t size, size_t
         sh_page = (size_t)sysconf(_SC_PAGESIZE);
     size_t align = zc_align > sh_page ? zc_align : sh_page;
     if (size > SIZE_MAX - 2 * align)
-        MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: MPIX_Gpu_malloc_shared: %zu bytes is too many",
-                size);
+        MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM,
+                "mpigpu: MPIX_Gpu_malloc_shared: %zu bytes is too many", size);
     sh = calloc(1, sizeof(*sh));
     if (!sh)
         MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: out of host memory");

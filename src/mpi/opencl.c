@@ -142,17 +142,16 @@ cl_int clEnqueueReadBufferRect(cl_command_queue queue, cl_mem buffer, cl_bool bl
                                const size_t *buffer_origin, const size_t *host_origin,
                                const size_t *region, size_t buffer_row_pitch,
                                size_t buffer_slice_pitch, size_t host_row_pitch,
-                               size_t host_slice_pitch, void *ptr,
-                               cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
-                               cl_event *event)
+                               size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list,
+                               const cl_event *event_wait_list, cl_event *event)
 {
     REAL(EnqueueReadBufferRect);
     if (mgdev_shared_active())
         USE(mem_use(buffer, 0, SIZE_MAX, 0));
     return r->EnqueueReadBufferRect(queue, buffer, blocking_read, buffer_origin, host_origin,
                                     region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
-                                    host_slice_pitch, ptr, num_events_in_wait_list,
-                                    event_wait_list, event);
+                                    host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list,
+                                    event);
 }
 
 cl_int clEnqueueWriteBufferRect(cl_command_queue queue, cl_mem buffer, cl_bool blocking_write,
@@ -185,9 +184,8 @@ cl_int clEnqueueCopyBufferRect(cl_command_queue queue, cl_mem src_buffer, cl_mem
         USE(mem_use(dst_buffer, 0, SIZE_MAX, 1));
     }
     return r->EnqueueCopyBufferRect(queue, src_buffer, dst_buffer, src_origin, dst_origin, region,
-                                    src_row_pitch, src_slice_pitch, dst_row_pitch,
-                                    dst_slice_pitch, num_events_in_wait_list, event_wait_list,
-                                    event);
+                                    src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch,
+                                    num_events_in_wait_list, event_wait_list, event);
 }
 
 void *clEnqueueMapBuffer(cl_command_queue queue, cl_mem buffer, cl_bool blocking_map,

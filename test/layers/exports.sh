@@ -1,6 +1,7 @@
 #!/bin/sh
 # The export check (src/mpi/README.md, "Exports"): libmpigpu.so exports the
-# MPI_ calls it interposes and the MPIX_ functions of mpigpu.h, nothing else.
+# MPI_ calls it interposes, the MPIX_ functions of mpigpu.h and the OpenCL
+# entry points that src/mpi/opencl.c interposes for shared memory, nothing else.
 #   1. every defined dynamic symbol is MPI_* or MPIX_*: the folders are
 #      compiled with -fvisibility=hidden, so no mg* name leaks;
 #   2. every MPI_/MPIX_ function that src/mpi defines (a line that starts
@@ -55,6 +56,6 @@ if [ -s "$tmp/stamped" ]; then
 fi
 
 if [ $fail -eq 0 ]; then
-    echo "exports: $(grep -c '^MPI_' "$tmp/exported") MPI_ and $(grep -c '^MPIX_' "$tmp/exported") MPIX_ symbols, nothing else"
+    echo "exports: $(grep -c '^MPI_' "$tmp/exported") MPI_ and $(grep -c '^MPIX_' "$tmp/exported") MPIX_ symbols, $(wc -l <"$tmp/cl") OpenCL entry points of src/mpi/opencl.c, nothing else"
 fi
 exit $fail

@@ -5,7 +5,10 @@
      sum:   a kernel writes N bytes, then the host sums them through the
             shared pointer; against the kernel + clEnqueueReadBuffer + the sum.
    Each is timed end to end (median of -r runs) and printed with the ratio
-   shared / explicit.  Usage: sharedbench [-m MiB] [-r runs]; the settings
+   shared / explicit.  -n: no kernels, only the data movement (the read
+   kernel becomes MPIX_Gpu_sync, the write kernel a clEnqueueFillBuffer), so
+   that the costs of the protocol stand out from the kernels' on a CPU
+   device.  Usage: sharedbench [-m MiB] [-r runs] [-n]; the settings
    (MPIGPU_SHARED_ZERO_COPY, MPIGPU_SHARED_BLOCK, MPIGPU_SHARED_DIRTY) choose
    the mode.  Run: mpiexec -n 1 test/perf/sharedbench -m 256 */
 #include <stdint.h>
@@ -20,6 +23,7 @@
 static cl_command_queue q;
 static cl_kernel k_read, k_write;
 static cl_mem acc;
+static int nokernel;
 
 static const char *src =
     "kernel void rd(global const uint *a, global uint *acc, uint n) {\n"
@@ -48,6 +52,8 @@ static void die(const char *what, cl_int err)
 static void kernel_read(cl_mem m, cl_uint n)
 {
     size_t g = GLOBAL;
+    if (nokernel)
+        return;
     cl_int err = clSetKernelArg(k_read, 0, sizeof(m), &m);
     err |= clSetKernelArg(k_read, 1, sizeof(acc), &acc);
     err |= clSetKernelArg(k_read, 2, sizeof(n), &n);
@@ -59,6 +65,13 @@ static void kernel_read(cl_mem m, cl_uint n)
 static void kernel_write(cl_mem m, cl_uint n, cl_uint seed)
 {
     size_t g = GLOBAL;
+    if (nokernel) {
+        cl_int err =
+            clEnqueueFillBuffer(q, m, &seed, sizeof(seed), 0, (size_t)n * 4, 0, NULL, NULL);
+        if (err || (err = clFinish(q)))
+            die("clEnqueueFillBuffer", err);
+        return;
+    }
     cl_int err = clSetKernelArg(k_write, 0, sizeof(m), &m);
     err |= clSetKernelArg(k_write, 1, sizeof(n), &n);
     err |= clSetKernelArg(k_write, 2, sizeof(seed), &seed);
@@ -87,8 +100,10 @@ int main(int argc, char **argv)
     cl_device_id dev;
     cl_int err;
     MPI_Init(&argc, &argv);
-    while ((opt = getopt(argc, argv, "m:r:")) != -1) {
-        if (opt == 'm')
+    while ((opt = getopt(argc, argv, "m:r:n")) != -1) {
+        if (opt == 'n')
+            nokernel = 1;
+        else if (opt == 'm')
             mib = strtoull(optarg, NULL, 10);
         else if (opt == 'r')
             runs = atoi(optarg);
@@ -119,6 +134,8 @@ int main(int argc, char **argv)
         double t0 = now();
         for (size_t i = 0; i < n; i++)
             sh[i] = (uint32_t)(i + r);
+        if (nokernel)
+            MPIX_Gpu_sync(sh, bytes);
         kernel_read(shm, (cl_uint)n);
         double t1 = now();
         for (size_t i = 0; i < n; i++)
@@ -154,8 +171,8 @@ int main(int argc, char **argv)
     double c = median(t_sum_sh, runs), d = median(t_sum_ex, runs);
     const char *zc = getenv("MPIGPU_SHARED_ZERO_COPY"), *blk = getenv("MPIGPU_SHARED_BLOCK"),
                *dirty = getenv("MPIGPU_SHARED_DIRTY");
-    printf("# %zu MiB, median of %d; ZERO_COPY=%s BLOCK=%s DIRTY=%s\n", mib, runs, zc ? zc : "-",
-           blk ? blk : "-", dirty ? dirty : "-");
+    printf("# %zu MiB, median of %d%s; ZERO_COPY=%s BLOCK=%s DIRTY=%s\n", mib, runs,
+           nokernel ? ", no kernels" : "", zc ? zc : "-", blk ? blk : "-", dirty ? dirty : "-");
     printf("init: shared %.1f ms  explicit %.1f ms  ratio %.2f\n", a * 1e3, b * 1e3, a / b);
     printf("sum:  shared %.1f ms  explicit %.1f ms  ratio %.2f\n", c * 1e3, d * 1e3, c / d);
     MPIX_Gpu_free(sh);
