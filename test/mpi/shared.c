@@ -493,7 +493,13 @@ int main(int argc, char **argv)
     } while (0)
     STEP(test_kernel(100000));
     STEP(test_kernel(11));
-    STEP(test_chain());
+    /* Under valgrind (it preloads its vgpreload objects), memcheck reports
+       the test's store to a PROT_NONE page as an invalid write before it
+       delivers the signal: the chaining is tested without it. */
+    const char *pre = getenv("LD_PRELOAD");
+    int valgrind = pre && strstr(pre, "vgpreload");
+    if (!valgrind)
+        STEP(test_chain());
     STEP(test_unaligned());
     STEP(test_threads());
     STEP(test_big());
