@@ -221,8 +221,11 @@ typedef struct mgp2p_op {
     int held;          /* MPI's reference to comm while op outlives its call */
     int mem_held;      /* op holds a reference to mem (MPIX_Gpu_free meanwhile is
                           an error of the caller's, never a fault here) */
-    struct mgdev_shared *shared; /* mem is shared memory (device/shared.h), else NULL: */
-    size_t sh_off, sh_len;       /* the bytes the operation touches */
+
+    /* shared memory (device/shared.h): mem's allocation, else NULL, and the
+       bytes [sh_off, sh_off + sh_len) of it that the operation touches */
+    struct mgdev_shared *shared;
+    size_t sh_off, sh_len;
     union {
         mgp2p_plain_state_t plain;
         mgp2p_chunked_state_t ck;
