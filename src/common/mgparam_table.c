@@ -167,7 +167,7 @@ const mgparam_t mgparam_table[MGPARAM_COUNT] = {
                                    "empty: no cache"},
     [MGPARAM_SHARED_BLOCK] = {.name = "MPIGPU_SHARED_BLOCK",
                               .type = MGPARAM_T_SIZE,
-                              .def = "256K",
+                              .def = "1M",
                               .min = 4 * KIB,
                               .max = GIB,
                               .help = "block of host-coherent memory (MPIX_Gpu_malloc_shared) "
