@@ -38,8 +38,10 @@ typedef struct mgdev_reg_entry {
     char *host;         /* zero copy: the buffer's own storage, readable and
                            writable by the host once the device is idle (a
                            CPU device, mgdev_zero_copy_alloc), else NULL */
-    struct mgdev_shared *shared; /* MPIX_Gpu_malloc_shared (shared.h), else NULL;
-                                    lives until mgdev_shared_finalize() */
+
+    /* MPIX_Gpu_malloc_shared: the allocation's state (shared.h), else NULL;
+       it lives until mgdev_shared_finalize() */
+    struct mgdev_shared *shared;
 } mgdev_reg_entry_t;
 
 /* Address alignment and minimum guard gap between two sub-ranges. */
