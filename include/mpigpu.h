@@ -90,12 +90,39 @@ MPIGPU_EXPORT int MPIX_Gpu_set_queue(cl_command_queue queue);
 MPIGPU_EXPORT int MPIX_Gpu_malloc(size_t size, void **devptr);
 
 /**
- * @brief Free a device address returned by MPIX_Gpu_malloc().
+ * @brief Free a device address returned by MPIX_Gpu_malloc() or
+ * MPIX_Gpu_malloc_shared().
  *
  * The range goes to a quarantine and is handed out again last, oldest
  * first, so that a stale pointer gets an error naming the freed range.
  */
 MPIGPU_EXPORT int MPIX_Gpu_free(void *devptr);
+
+/**
+ * @brief Allocate host-coherent device memory (the ADSM model of GMAC).
+ *
+ * Like MPIX_Gpu_malloc(), size bytes on the default context with a device
+ * address in *devptr: MPI calls treat it as device memory, MPIX_Gpu_query()
+ * gives its cl_mem for kernels and MPIX_Gpu_free() frees it.  The host may
+ * also load from and store to [*devptr, *devptr + size) directly.  Coherence
+ * is release-consistent: host stores reach the device at MPI calls that use
+ * the buffer, at OpenCL commands that use its cl_mem (kernels whose
+ * arguments name it, reads, writes, copies, fills, maps) and at
+ * MPIX_Gpu_sync(); the device's writes become visible to the host after
+ * clFinish() or clWaitForEvents(), and after MPI calls that wrote the
+ * buffer.  The contents are undefined until written.  A host access after
+ * MPIX_Gpu_free() ends the process with a message naming the address.
+ */
+MPIGPU_EXPORT int MPIX_Gpu_malloc_shared(size_t size, void **devptr);
+
+/**
+ * @brief Make host stores to [ptr, ptr + bytes) visible to the device now.
+ *
+ * For memory of MPIX_Gpu_malloc_shared(); any other device allocation has
+ * nothing to make visible.  MPI_ERR_BUFFER when the range is not inside one
+ * live device allocation; bytes 0 does nothing.
+ */
+MPIGPU_EXPORT int MPIX_Gpu_sync(void *ptr, size_t bytes);
 
 /**
  * @brief Give an existing buffer of any context a device address.

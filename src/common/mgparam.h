@@ -50,6 +50,9 @@ typedef enum mgparam_id {
     MGPARAM_P2P_SHM_SLOTS,
     MGPARAM_CACHE_DIR,
     MGPARAM_ENQUEUE_PROGRESS,
+    MGPARAM_SHARED_BLOCK,
+    MGPARAM_SHARED_DIRTY,
+    MGPARAM_SHARED_ZERO_COPY,
     /* the virtual ICD, at its first call */
     MGPARAM_VCL_SERVERS,
     MGPARAM_VCL_KEY_FILE,

@@ -195,6 +195,29 @@ const mgparam_t mgparam_table[MGPARAM_COUNT] = {
                                           "loaded object calls an MPIX_Enqueue_ function; off: "
                                           "MPI at the level asked for (enqueue calls only under "
                                           "MPI_THREAD_MULTIPLE)"},
+    [MGPARAM_SHARED_BLOCK] = {.name = "MPIGPU_SHARED_BLOCK",
+                              .type = MGPARAM_T_SIZE,
+                              .def = "1M",
+                              .min = 4 * KIB,
+                              .max = GIB,
+                              .help = "block of host-coherent memory (MPIX_Gpu_malloc_shared) "
+                                      "that one fault fetches and one flush writes; rounded up "
+                                      "to whole pages"},
+    [MGPARAM_SHARED_DIRTY] = {.name = "MPIGPU_SHARED_DIRTY",
+                              .type = MGPARAM_T_INT,
+                              .def = "4",
+                              .min = 1,
+                              .max = 1 << 20,
+                              .unit = "a number of blocks",
+                              .help = "dirty blocks of one shared allocation held before the "
+                                      "oldest is written to the device in the background "
+                                      "(rolling update)"},
+    [MGPARAM_SHARED_ZERO_COPY] = {.name = "MPIGPU_SHARED_ZERO_COPY",
+                                  .type = MGPARAM_T_BOOL,
+                                  .def = "1",
+                                  .help = "shared allocations are the device buffer's own "
+                                          "storage where the device demonstrably shares host "
+                                          "memory; 0: page protection and copies everywhere"},
 
     [MGPARAM_VCL_SERVERS] = {.name = "MPIGPU_VCL_SERVERS",
                              .type = MGPARAM_T_STRING,

@@ -11,6 +11,7 @@
 
 #include "locality.h"
 #include "mgdev.h"
+#include "shared.h"
 #include "mgerr.h"
 #include "mglog.h"
 
@@ -253,8 +254,10 @@ void mgdev_teardown(void)
     if (!st->ready)
         return;
     mgdev_pack_keyval_free();
-    /* Registry first: its entries hold cl_mem references into contexts that
-       the engines below may hold the last reference to. */
+    /* Shared allocations, then the registry: its entries hold cl_mem
+       references into contexts that the engines below may hold the last
+       reference to. */
+    mgdev_shared_finalize();
     mgdev_reg_finalize();
     /* Types may hold pack-engine uploads: free them while the engines live. */
     mgdt_finalize();

@@ -49,6 +49,9 @@ typedef struct mgdev_settings {
     int p2p_shm_slots;    /* MPIGPU_P2P_SHM_SLOTS: slots of one ring */
     int kernel_switch_us; /* MPIGPU_KERNEL_SWITCH: a kernel's extra cost on a shared GPU */
     size_t inline_max;    /* MPIGPU_INLINE_MAX: writes below it as rectangles on a shared GPU */
+    size_t shared_block;  /* MPIGPU_SHARED_BLOCK: bytes of a shared allocation's block */
+    int shared_dirty;     /* MPIGPU_SHARED_DIRTY: dirty blocks held before a rolling flush */
+    int shared_zero_copy; /* MPIGPU_SHARED_ZERO_COPY: zero copy where the device allows */
 } mgdev_settings_t;
 
 /* MPIGPU_P2P_PROTOCOL (doc/design.md, "Point-to-point"). */

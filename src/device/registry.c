@@ -120,7 +120,8 @@ void mgdev_reg_finalize(void)
 {
     pthread_rwlock_wrlock(&reg_lock);
     for (size_t i = 0; i < nentries; i++)
-        clReleaseMemObject(entries[i].mem);
+        if (entries[i].mem)
+            clReleaseMemObject(entries[i].mem);
     free(entries);
     free(holes);
     free(quar);
@@ -231,25 +232,49 @@ static int quar_grow(void)
     return MPI_SUCCESS;
 }
 
+/* Take span bytes starting at an align-aligned offset inside hole i, when
+   it fits: the bytes before the aligned start stay a hole of their own.
+   The caller made room for one more hole. */
+static int hole_fit(size_t i, size_t span, size_t align, size_t *off)
+{
+    size_t start = (holes[i].off + align - 1) & ~(align - 1);
+    size_t pad = start - holes[i].off;
+    if (holes[i].len < pad || holes[i].len - pad < span)
+        return 0;
+    if (pad == 0) {
+        *off = hole_cut(i, span);
+        return 1;
+    }
+    size_t rest = holes[i].len - pad - span;
+    holes[i].len = pad;
+    if (rest) {
+        memmove(&holes[i + 2], &holes[i + 1], (nholes - i - 1) * sizeof(*holes));
+        holes[i + 1].off = start + span;
+        holes[i + 1].len = rest;
+        nholes++;
+    }
+    *off = start;
+    return 1;
+}
+
 /* Free and not quarantined space first (first fit); only when no hole fits,
    quarantined space, oldest first.  Releasing a range grows one hole only,
    so that hole is the only one that may newly fit. */
-static int hole_take(size_t span, size_t *off)
+static int hole_take(size_t span, size_t align, size_t *off)
 {
+    int rc = grow((void **)&holes, &holes_cap, nholes + 2, sizeof(*holes));
+    if (rc != MPI_SUCCESS)
+        return rc;
     for (size_t i = 0; i < nholes; i++)
-        if (holes[i].len >= span) {
-            *off = hole_cut(i, span);
+        if (hole_fit(i, span, align, off))
             return MPI_SUCCESS;
-        }
     while (quar_len > 0) {
-        int rc = grow((void **)&holes, &holes_cap, nholes + 1, sizeof(*holes));
+        rc = grow((void **)&holes, &holes_cap, nholes + 2, sizeof(*holes));
         if (rc != MPI_SUCCESS)
             return rc;
         size_t i = quar_release();
-        if (holes[i].len >= span) {
-            *off = hole_cut(i, span);
+        if (hole_fit(i, span, align, off))
             return MPI_SUCCESS;
-        }
     }
     return mgerr_set(MPI_ERR_NO_MEM,
                      "mpigpu: device address range exhausted (%zu bytes requested, %zu of %zu "
@@ -257,7 +282,8 @@ static int hole_take(size_t span, size_t *off)
                      span, used_bytes, res_size);
 }
 
-int mgdev_reg_insert(cl_mem mem, cl_context context, size_t size, int owned, void **ptr)
+static int insert(cl_mem mem, cl_context context, size_t size, int owned, size_t align,
+                  struct mgdev_shared *sh, void **ptr)
 {
     int rc = MPI_SUCCESS;
     size_t off = 0;
@@ -269,15 +295,15 @@ int mgdev_reg_insert(cl_mem mem, cl_context context, size_t size, int owned, voi
     pthread_rwlock_wrlock(&reg_lock);
     if (!reg_live)
         MG_FAIL(rc, fn_fail, MPI_ERR_OTHER, "mpigpu: device address registry not initialized");
-    if (body > res_size - 2 * MGDEV_REG_ALIGN)
+    if (body > res_size - 4 * align)
         MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM,
                 "mpigpu: %zu bytes exceed the reserved device address range (%zu bytes)", size,
                 res_size);
-    size_t span = (body + MGDEV_REG_ALIGN - 1) / MGDEV_REG_ALIGN * MGDEV_REG_ALIGN;
-    span += MGDEV_REG_ALIGN;
+    size_t span = (body + align - 1) / align * align;
+    span += align;
     rc = grow((void **)&entries, &entries_cap, nentries + 1, sizeof(*entries));
     MG_CHECK(rc, fn_fail);
-    rc = hole_take(span, &off);
+    rc = hole_take(span, align, &off);
     MG_CHECK(rc, fn_fail);
 
     mgdev_reg_entry_t e = {.base = res_base + off,
@@ -285,12 +311,14 @@ int mgdev_reg_insert(cl_mem mem, cl_context context, size_t size, int owned, voi
                            .span = span,
                            .mem = mem,
                            .context = context,
-                           .owned = owned};
+                           .owned = owned,
+                           .shared = sh};
     size_t pos = (size_t)(find_le(e.base) + 1);
     memmove(&entries[pos + 1], &entries[pos], (nentries - pos) * sizeof(*entries));
     entries[pos] = e;
     nentries++;
-    clRetainMemObject(mem);
+    if (mem)
+        clRetainMemObject(mem);
     used_bytes += span;
     if (off + span > high_water)
         high_water = off + span;
@@ -336,6 +364,19 @@ static void why_locked(uintptr_t p, char *buf, size_t len)
              "device address %p lies in no allocation (never allocated, or freed and out of "
              "quarantine)",
              (void *)p);
+}
+
+int mgdev_reg_insert(cl_mem mem, cl_context context, size_t size, int owned, void **ptr)
+{
+    return insert(mem, context, size, owned, MGDEV_REG_ALIGN, NULL, ptr);
+}
+
+int mgdev_reg_insert_aligned(cl_mem mem, cl_context context, size_t size, size_t align,
+                             struct mgdev_shared *sh, void **ptr)
+{
+    if (align < MGDEV_REG_ALIGN || (align & (align - 1)))
+        return mgerr_set(MPI_ERR_INTERN, "mpigpu: alignment %zu is not a power of two", align);
+    return insert(mem, context, size, 1, align, sh, ptr);
 }
 
 const char *mgdev_reg_why(const void *ptr, char *buf, size_t len)
@@ -387,7 +428,8 @@ int mgdev_reg_remove(const void *ptr, int expect_owned, mgdev_reg_entry_t *entry
     memmove(&entries[i], &entries[i + 1], (nentries - (size_t)i - 1) * sizeof(*entries));
     nentries--;
     used_bytes -= e.span;
-    clReleaseMemObject(e.mem);
+    if (e.mem)
+        clReleaseMemObject(e.mem);
     if (entry)
         *entry = e;
 
@@ -396,6 +438,19 @@ fn_exit:
     return rc;
 fn_fail:
     goto fn_exit;
+}
+
+void mgdev_reg_attach(void *ptr, cl_mem mem, char *host)
+{
+    uintptr_t p = (uintptr_t)ptr;
+    pthread_rwlock_wrlock(&reg_lock);
+    ptrdiff_t i = find_le(p);
+    if (i >= 0 && entries[i].base == p && !entries[i].mem) {
+        clRetainMemObject(mem);
+        entries[i].mem = mem;
+        entries[i].host = host;
+    }
+    pthread_rwlock_unlock(&reg_lock);
 }
 
 void mgdev_reg_set_host(void *ptr, char *host)

@@ -38,6 +38,10 @@ typedef struct mgdev_reg_entry {
     char *host;         /* zero copy: the buffer's own storage, readable and
                            writable by the host once the device is idle (a
                            CPU device, mgdev_zero_copy_alloc), else NULL */
+
+    /* MPIX_Gpu_malloc_shared: the allocation's state (shared.h), else NULL;
+       it lives until mgdev_shared_finalize() */
+    struct mgdev_shared *shared;
 } mgdev_reg_entry_t;
 
 /* Address alignment and minimum guard gap between two sub-ranges. */
@@ -67,6 +71,15 @@ void mgdev_reg_finalize(void);
 /* Give mem (size bytes, of context) a new device address in *ptr.  mem is
    retained.  Registering one cl_mem twice yields two distinct addresses. */
 int mgdev_reg_insert(cl_mem mem, cl_context context, size_t size, int owned, void **ptr);
+/* The same with the base aligned to align (a power of two, at least
+   MGDEV_REG_ALIGN) and the span a multiple of it, guard included: a shared
+   allocation (shared.h) owns whole pages, and its entry records sh. */
+int mgdev_reg_insert_aligned(cl_mem mem, cl_context context, size_t size, size_t align,
+                             struct mgdev_shared *sh, void **ptr);
+/* Give the entry whose base is ptr, inserted with a NULL mem, its buffer
+   (retained) and host storage (may be NULL): a zero-copy shared buffer
+   needs its address before it exists. */
+void mgdev_reg_attach(void *ptr, cl_mem mem, char *host);
 /* Record the host storage of the entry whose base is ptr (see .host). */
 void mgdev_reg_set_host(void *ptr, char *host);
 /* Remove the entry whose base is exactly ptr and whose owned flag is

@@ -8,13 +8,13 @@ libmgmpi_la_CPPFLAGS = $(MG_BASE_CPPFLAGS) $(MG_MPI_INC)
 libmgmpi_la_SOURCES = src/mpi/init.c src/mpi/errors.c src/mpi/api.c src/mpi/pack.c \
 	src/mpi/sendrecv.c src/mpi/request.c src/mpi/persist.c src/mpi/largecount.c \
 	src/mpi/refuse.c src/mpi/mpit.c src/mpi/args.c src/mpi/enqueue.c src/mpi/file.c \
-	src/mpi/window.c
+	src/mpi/window.c src/mpi/opencl.c
 noinst_HEADERS += src/mpi/mgmpi.h
 
 # The library's folders, top first, and what they need.  White-box tests link
 # these instead of libmpigpu.la (test/include/mgtest.h says why).
 MG_ALL_LIBS = libmgmpi.la libmgp2p.la libmgdevice.la libmgpk.la libmgdt.la libmgcommon.la
-MG_ALL_LIBS_DEPS = $(OPENCL_LIBS) $(HWLOC_LIBS) -lpthread -lm
+MG_ALL_LIBS_DEPS = $(OPENCL_LIBS) $(HWLOC_LIBS) -lpthread -lm -ldl
 
 lib_LTLIBRARIES += libmpigpu.la
 libmpigpu_la_SOURCES =

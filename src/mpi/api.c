@@ -8,6 +8,7 @@
 
 #include "mpigpu.h"
 #include "mgdev.h"
+#include "shared.h"
 #include "mgerr.h"
 #include "mgmpi.h"
 #include "mglog.h"
@@ -141,11 +142,12 @@ static size_t zc_probe(cl_context context, cl_device_id dev)
     return ok ? align : 0;
 }
 
-static cl_mem zero_copy_alloc(cl_context context, cl_device_id dev, size_t size, char **host)
+/* The zero-copy alignment of context's device dev, 0 where it is not zero
+   copy (probed once per context). */
+static size_t zc_align_for(cl_context context, cl_device_id dev)
 {
-    *host = NULL;
     if (mgdev_state.settings.force_pipeline)
-        return NULL;
+        return 0;
     pthread_mutex_lock(&zc_lock);
     if (zc_context != context) {
         zc_align = zc_probe(context, dev);
@@ -156,6 +158,13 @@ static cl_mem zero_copy_alloc(cl_context context, cl_device_id dev, size_t size,
     }
     size_t align = zc_align;
     pthread_mutex_unlock(&zc_lock);
+    return align;
+}
+
+static cl_mem zero_copy_alloc(cl_context context, cl_device_id dev, size_t size, char **host)
+{
+    size_t align = zc_align_for(context, dev);
+    *host = NULL;
     return align ? zc_buffer(context, size, align, host) : NULL;
 }
 
@@ -189,11 +198,37 @@ fn_fail:
     goto fn_exit;
 }
 
+int MPIX_Gpu_malloc_shared(size_t size, void **devptr)
+{
+    cl_context context = NULL;
+    cl_device_id dev = NULL;
+    int rc = api_enter("MPIX_Gpu_malloc_shared");
+    MG_CHECK(rc, fn_fail);
+    rc = mgdev_require_device("MPIX_Gpu_malloc_shared");
+    MG_CHECK(rc, fn_fail);
+    if (!devptr)
+        MG_FAIL(rc, fn_fail, MPI_ERR_ARG, "mpigpu: MPIX_Gpu_malloc_shared: devptr is NULL");
+    mgdev_default_get(&context, &dev, NULL, NULL);
+    rc = mgdev_shared_alloc(context, dev, size, zc_align_for(context, dev), devptr);
+fn_exit:
+    return mgmpi_error(MPI_COMM_WORLD, rc);
+fn_fail:
+    goto fn_exit;
+}
+
+int MPIX_Gpu_sync(void *ptr, size_t bytes)
+{
+    int rc = api_enter("MPIX_Gpu_sync");
+    if (rc == MPI_SUCCESS)
+        rc = mgdev_shared_sync(ptr, bytes);
+    return mgmpi_error(MPI_COMM_WORLD, rc);
+}
+
 int MPIX_Gpu_free(void *devptr)
 {
     int rc = mgmpi_api_enter("MPIX_Gpu_free");
     if (rc == MPI_SUCCESS && devptr)
-        rc = mgdev_reg_remove(devptr, 1, NULL);
+        rc = mgdev_shared_free(devptr);
     return mgmpi_error(MPI_COMM_WORLD, rc);
 }
 
@@ -410,6 +445,13 @@ int MPIX_Gpu_memcpy(void *dst, const void *src, size_t bytes)
         goto fn_exit;
     }
     rc = mgdev_require_device("MPIX_Gpu_memcpy");
+    MG_CHECK(rc, fn_fail);
+    /* Shared memory: the host's stores to the source reach the device, and
+       the host's copies of the destination become invalid. */
+    if (s.dev)
+        rc = mgdev_shared_entry_use(&s.e, s.off, bytes, 0);
+    if (rc == MPI_SUCCESS && d.dev)
+        rc = mgdev_shared_entry_use(&d.e, d.off, bytes, 1);
     MG_CHECK(rc, fn_fail);
     if (d.dev && s.dev &&
         (d.e.context != s.e.context ||

@@ -15,6 +15,7 @@
 #include "mgerr.h"
 #include "mgmpi.h"
 #include "p2p.h"
+#include "shared.h"
 #include "mglog.h"
 
 /* One side of a call after classification. */
@@ -61,7 +62,7 @@ static int pk_involves_device(const void *typed, MPI_Count count, MPI_Datatype d
 /* Check that [p + lo, p + hi) lies inside one live device allocation, or is
    wholly host memory.  Sets s->off to the offset of p itself. */
 static int pk_side_get(const pk_call_t *c, const char *what, char *p, int64_t lo, int64_t hi,
-                       pk_side_t *s)
+                       int writes, pk_side_t *s)
 {
     uintptr_t at;
     size_t len, off = 0;
@@ -93,7 +94,9 @@ static int pk_side_get(const pk_call_t *c, const char *what, char *p, int64_t lo
                          "was written",
                          c->fn, what, (void *)first, (void *)(first + len), (void *)p);
     s->off = (int64_t)off - lo;
-    return MPI_SUCCESS;
+    /* Shared memory: host stores to a side the call reads reach the device
+       first; the host's copies of a side it writes become invalid. */
+    return s->dev ? mgdev_shared_entry_use(&s->e, off, len, writes) : MPI_SUCCESS;
 }
 
 static int pk_check(pk_call_t *c)
@@ -154,9 +157,9 @@ static int pk_check(pk_call_t *c)
                 "%lld) span more bytes than an int64 holds; nothing was written",
                 c->fn, (long long)c->count, (long long)c->type->extent, (long long)c->type->true_lb,
                 (long long)c->type->true_ub);
-    rc = pk_side_get(c, c->unpack ? "output" : "input", c->typed, c->lo, c->hi, &c->t);
+    rc = pk_side_get(c, c->unpack ? "output" : "input", c->typed, c->lo, c->hi, c->unpack, &c->t);
     MG_CHECK(rc, fn_fail);
-    rc = pk_side_get(c, pname, c->packed, c->pos, c->pos + c->n, &c->p);
+    rc = pk_side_get(c, pname, c->packed, c->pos, c->pos + c->n, !c->unpack, &c->p);
     MG_CHECK(rc, fn_fail);
     c->p.off += c->pos;
 fn_exit:

@@ -98,6 +98,16 @@ int mgp2p_op_init(mgp2p_op_t *op, mgp2p_op_kind_t kind, const char *fn, const vo
                 "mpigpu: %s: access [%p, %p) from device address %p is not inside one live "
                 "device allocation; nothing was sent or received",
                 fn, (const void *)first, (const void *)(first + len), buf);
+    /* Shared memory (MPIX_Gpu_malloc_shared): a send reads what the host
+       stored; a receive makes the host's copies invalid before it lands.  A
+       persistent operation does it again at every start (op_restart). */
+    if (e.shared) {
+        op->sh_off = off;
+        op->sh_len = len;
+        op->shared = e.shared;
+        rc = mgdev_shared_device_use(e.shared, off, len, kind == MGP2P_OP_RECV, 0);
+        MG_CHECK(rc, fn_fail);
+    }
     op->mem = e.mem;
     if (clRetainMemObject(op->mem) == CL_SUCCESS)
         op->mem_held = 1;

@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include "mgdev.h"
+#include "shared.h"
 #include "staging.h"
 
 /* ---- messages a probe received early (early.c) ---- */
@@ -237,6 +238,11 @@ struct mgp2p_op {
     int held;          /* MPI's reference to comm while op outlives its call */
     int mem_held;      /* op holds a reference to mem (MPIX_Gpu_free meanwhile is
                           an error of the caller's, never a fault here) */
+
+    /* shared memory (device/shared.h): mem's allocation, else NULL, and the
+       bytes [sh_off, sh_off + sh_len) of it that the operation touches */
+    struct mgdev_shared *shared;
+    size_t sh_off, sh_len;
     union {
         mgp2p_plain_state_t plain;
         mgp2p_chunked_state_t ck;

@@ -248,7 +248,15 @@ int mgp2p_op_restart(mgp2p_op_t *op)
     op->source = MPI_ANY_SOURCE;
     op->rtag = MPI_ANY_TAG;
     op->state = MGP2P_OP_NEXT;
-    int rc = PMPI_Start(&op->greq);
+    int rc = op->shared ? mgdev_shared_device_use(op->shared, op->sh_off, op->sh_len,
+                                                  op->kind == MGP2P_OP_RECV, 0)
+                        : MPI_SUCCESS;
+    if (rc != MPI_SUCCESS) {
+        op->state = MGP2P_OP_DONE;
+        mgdev_stage_park(&op->stage);
+        return rc;
+    }
+    rc = PMPI_Start(&op->greq);
     if (rc != MPI_SUCCESS) {
         op->state = MGP2P_OP_DONE;
         mgdev_stage_park(&op->stage);

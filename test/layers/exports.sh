@@ -1,6 +1,7 @@
 #!/bin/sh
 # The export check (src/mpi/README.md, "Exports"): libmpigpu.so exports the
-# MPI_ calls it interposes and the MPIX_ functions of mpigpu.h, nothing else.
+# MPI_ calls it interposes, the MPIX_ functions of mpigpu.h and the OpenCL
+# entry points that src/mpi/opencl.c interposes for shared memory, nothing else.
 #   1. every defined dynamic symbol is MPI_* or MPIX_*: the folders are
 #      compiled with -fvisibility=hidden, so no mg* name leaks;
 #   2. every MPI_/MPIX_ function that src/mpi defines (a line that starts
@@ -30,7 +31,10 @@ if [ ! -s "$tmp/exported" ]; then
 fi
 fail=0
 
-grep -Ev '^MPIX?_' "$tmp/exported" >"$tmp/extra"
+# Besides: the OpenCL entry points that keep shared memory coherent, each
+# defined on a line of src/mpi/opencl.c that starts with its return type.
+sed -n 's/^\(cl_int \|void \*\)\(cl[A-Za-z]*\)(.*/\2/p' "$top"/src/mpi/opencl.c | sort -u >"$tmp/cl"
+grep -Ev '^MPIX?_' "$tmp/exported" | comm -23 - "$tmp/cl" >"$tmp/extra"
 if [ -s "$tmp/extra" ]; then
     echo "exports: libmpigpu.so exports internal symbols: $(tr '\n' ' ' <"$tmp/extra")" >&2
     fail=1
@@ -39,19 +43,19 @@ fi
 sed -n 's/^int \(MPIX\{0,1\}_[A-Za-z0-9_]*\)(.*/\1/p' "$top"/src/mpi/*.c | sort -u >"$tmp/defined"
 sed -n 's/^MPIGPU_EXPORT int \(MPIX_[A-Za-z0-9_]*\)(.*/\1/p' "$top"/include/mpigpu.h |
     sort -u >"$tmp/declared"
-sort -u "$tmp/defined" "$tmp/declared" | comm -23 - "$tmp/exported" >"$tmp/missing"
+sort -u "$tmp/defined" "$tmp/declared" "$tmp/cl" | comm -23 - "$tmp/exported" >"$tmp/missing"
 if [ -s "$tmp/missing" ]; then
     echo "exports: defined or declared but not exported (MPIGPU_EXPORT missing?): $(tr '\n' ' ' <"$tmp/missing")" >&2
     fail=1
 fi
 
-comm -13 "$tmp/defined" "$tmp/exported" >"$tmp/stamped"
+sort -u "$tmp/defined" "$tmp/cl" | comm -13 - "$tmp/exported" >"$tmp/stamped"
 if [ -s "$tmp/stamped" ]; then
     echo "exports: exported but no line of src/mpi starts \"int NAME(\" (a macro?): $(tr '\n' ' ' <"$tmp/stamped")" >&2
     fail=1
 fi
 
 if [ $fail -eq 0 ]; then
-    echo "exports: $(grep -c '^MPI_' "$tmp/exported") MPI_ and $(grep -c '^MPIX_' "$tmp/exported") MPIX_ symbols, nothing else"
+    echo "exports: $(grep -c '^MPI_' "$tmp/exported") MPI_ and $(grep -c '^MPIX_' "$tmp/exported") MPIX_ symbols, $(wc -l <"$tmp/cl") OpenCL entry points of src/mpi/opencl.c, nothing else"
 fi
 exit $fail

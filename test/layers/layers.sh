@@ -41,7 +41,7 @@ face() {
     common) echo "mgerr.h mglog.h mgclock.h mgspin.h mgparam.h" ;;
     datatype) echo "mgdt.h mgdt_format.h" ;;
     pack) echo "mgpk.h" ;;
-    device) echo "mgdev.h registry.h locality.h staging.h" ;;
+    device) echo "mgdev.h registry.h locality.h staging.h shared.h" ;;
     p2p) echo "p2p.h" ;;
     remote/wire) echo "wire.h" ;;
     remote/transport) echo "transport.h bulk.h" ;;
@@ -94,6 +94,14 @@ done
 if [ -e "$tmp/remote_client.def" ]; then
     sed -n 's/^[[:space:]]*\(cl[A-Za-z]*\);.*/\1/p' "$src/remote/client/vcl.map" | sort >"$tmp/map"
     comm -23 "$tmp/remote_client.def" "$tmp/map" >"$tmp/x" && mv "$tmp/x" "$tmp/remote_client.def"
+fi
+# Likewise the OpenCL entry points that src/mpi/opencl.c interposes for
+# shared memory: other folders' calls of those names are OpenCL calls (they
+# reach the interposer only at run time, by the lookup order, which is its
+# purpose; device/shared.c calls the real ones through dlsym).
+if [ -e "$tmp/mpi.def" ]; then
+    sed -n 's/^\(cl_int \|void \*\)\(cl[A-Za-z]*\)(.*/\2/p' "$src/mpi/opencl.c" | sort -u >"$tmp/icl"
+    comm -23 "$tmp/mpi.def" "$tmp/icl" >"$tmp/x" && mv "$tmp/x" "$tmp/mpi.def"
 fi
 for f in $folders; do
     ok=" $(below "$f") "

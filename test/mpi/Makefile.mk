@@ -343,3 +343,12 @@ TESTS += test/mpi/file_io_mt
 test_mpi_win_refuse_SOURCES = test/mpi/win_refuse.c test/mpi/p2p_common.h
 test_mpi_win_refuse_LDADD = libmpigpu.la $(OPENCL_LIBS)
 TESTS += test/mpi/file_io test/mpi/file_io2 test/mpi/file_io4 test/mpi/win_refuse
+# Host-coherent device memory (MPIX_Gpu_malloc_shared): zero copy on PoCL,
+# and page protection with lazy and rolling update (shared_protocol:
+# MPIGPU_SHARED_ZERO_COPY=0, small blocks, a small dirty bound).
+check_PROGRAMS += test/mpi/shared test/mpi/shared_protocol
+test_mpi_shared_SOURCES = test/mpi/shared.c
+test_mpi_shared_LDADD = libmpigpu.la $(OPENCL_LIBS) -lpthread
+test_mpi_shared_protocol_SOURCES = $(test_mpi_shared_SOURCES)
+test_mpi_shared_protocol_LDADD = $(test_mpi_shared_LDADD)
+TESTS += test/mpi/shared test/mpi/shared_protocol

@@ -31,3 +31,9 @@ test_perf_shareprobe_LDADD = $(OPENCL_LIBS)
 noinst_PROGRAMS += test/perf/enqpingpong
 test_perf_enqpingpong_SOURCES = test/perf/enqpingpong.c
 test_perf_enqpingpong_LDADD = libmpigpu.la $(OPENCL_LIBS)
+# Issue 29's targets for shared memory (MPIX_Gpu_malloc_shared): a host loop
+# through the shared pointer + a kernel, and a kernel + a host sum through
+# it, against the explicit copies (test/perf/sharedbench.c).
+noinst_PROGRAMS += test/perf/sharedbench
+test_perf_sharedbench_SOURCES = test/perf/sharedbench.c
+test_perf_sharedbench_LDADD = libmpigpu.la $(OPENCL_LIBS)

@@ -1,6 +1,6 @@
 #!/bin/bash
-# The project's own tests on a virtual device: test/mpi/api, pack_basic and
-# dtoracle (MPIGPU_ORACLE_TYPES=200) with MPIGPU_DEVICE="mpigpu virtual", and
+# The project's own tests on a virtual device: test/mpi/api, pack_basic,
+# dtoracle (MPIGPU_ORACLE_TYPES=200) and shared (page protection) with MPIGPU_DEVICE="mpigpu virtual", and
 # test/unit/test_pack (which takes platform 0) with only the virtual platform
 # in the ICD vendors directory, all against a proxy serving PoCL.
 # Each must pass, and must have run on the virtual platform: the MPI tests'
@@ -18,7 +18,7 @@ mode=virtual
 case ${1:-} in virtual | native) mode=$1; shift ;; esac
 [ "$mode" = native ] || { mgvcl_skip_unless_built || exit 77; }
 tests=("$@")
-[ ${#tests[@]} -gt 0 ] || tests=(api pack_basic dtoracle test_pack)
+[ ${#tests[@]} -gt 0 ] || tests=(api pack_basic dtoracle test_pack shared)
 limit=${MPIGPU_TEST_TIMEOUT:-900}
 out=$(mktemp -d "${TMPDIR:-/tmp}/mpigpu-over-vcl.XXXXXX") || exit 1
 MGVCL_EXIT_HOOK='rm -rf "$out"'
@@ -49,6 +49,10 @@ for t in "${tests[@]}"; do
         why="exit status $rc"
     elif [ "$t" != test_pack ] && ! grep -q "of platform \"$MGVCL_PLATFORM\"" "$log"; then
         why="did not run on platform \"$MGVCL_PLATFORM\" (no MPIGPU_VERBOSE device line naming it)"
+    elif [ "$t" = shared ] && [ "$mode" = virtual ] && ! grep -q "page protection" "$log"; then
+        # a remote device fails the zero-copy probe: shared memory must
+        # take the page-protection path there (doc/design.md)
+        why="shared memory did not use page protection on the virtual device"
     elif [ "$mode" = virtual ] && ! grep -q '^mpigpu-vcl: messages=[1-9]' "$log"; then
         why="no 'mpigpu-vcl: messages=N' line with N > 0: the virtual platform was not used"
     fi
