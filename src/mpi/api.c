@@ -202,7 +202,7 @@ int MPIX_Gpu_malloc_shared(size_t size, void **devptr)
 {
     cl_context context = NULL;
     cl_device_id dev = NULL;
-    int rc = api_enter("MPIX_Gpu_malloc_shared");
+    int rc = mgmpi_api_enter("MPIX_Gpu_malloc_shared");
     MG_CHECK(rc, fn_fail);
     rc = mgdev_require_device("MPIX_Gpu_malloc_shared");
     MG_CHECK(rc, fn_fail);
@@ -218,7 +218,7 @@ fn_fail:
 
 int MPIX_Gpu_sync(void *ptr, size_t bytes)
 {
-    int rc = api_enter("MPIX_Gpu_sync");
+    int rc = mgmpi_api_enter("MPIX_Gpu_sync");
     if (rc == MPI_SUCCESS)
         rc = mgdev_shared_sync(ptr, bytes);
     return mgmpi_error(MPI_COMM_WORLD, rc);
