@@ -137,8 +137,20 @@ int mgp2p_op_hold(mgp2p_op_t *op)
     return rc;
 }
 
+void mgp2p_op_init_hook(mgp2p_op_t *op, const char *fn, MPI_Comm comm, const mgp2p_hook_t *hook,
+                        void *arg)
+{
+    mgp2p_op_call(op, MGP2P_OP_HOOK, fn, 0, MPI_PROC_NULL, 0, comm);
+    op->hook = hook;
+    op->hook_arg = arg;
+}
+
 void mgp2p_op_release(mgp2p_op_t *op)
 {
+    if (op->hook && op->hook->release)
+        op->hook->release(op);
+    op->hook = NULL;
+    op->hook_arg = NULL;
     mgdt_type_release(op->type);
     op->type = NULL;
     if (op->held)
