@@ -82,11 +82,13 @@ static int run_request(const mgcoll_call_t *c, coll_state_t *st, int *raised)
     mgp2p_op_t *op = NULL;
     if (!c->req)
         MG_FAIL(rc, fn_fail, MPI_ERR_REQUEST, "mpigpu: %s: request is NULL", c->fn);
-    if (c->mode == MGCOLL_NONBLOCKING) {
-        /* Posted now, so that collectives start in the caller's order. */
-        rc = coll_stage_in(st);
-        MG_CHECK(rc, fn_fail);
-    }
+    /* Nonblocking: posted now, so that collectives start in the caller's
+       order.  Persistent: MPICH 4.0.2 runs the local part of some persistent
+       collectives at the _init call already (MPI_Gather_init on one
+       process copies the send buffer then), so the host view holds the
+       inputs from the start; MPI_Start reads them in again. */
+    rc = coll_stage_in(st);
+    MG_CHECK(rc, fn_fail);
     rc = coll_pmpi(&st->hc, &st->inner);
     if (rc != MPI_SUCCESS) {
         *raised = 1;

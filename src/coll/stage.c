@@ -188,6 +188,18 @@ int coll_state_init(coll_state_t *st, const mgcoll_call_t *c)
     h->sdispls = st->side[0].displs;
     h->rcounts = st->side[1].counts;
     h->rdispls = st->side[1].displs;
+    coll_side_t *r = &st->side[1];
+    if (c->kind == MGCOLL_ALLGATHERV && c->sbuf != MPI_IN_PLACE && r->spec.n == 1 && r->displs &&
+        r->dev) {
+        /* MPICH 4.0.2 copies the one process's block of MPI_Allgatherv to
+           the receive buffer's origin, whatever its displacement: it would
+           write outside the host view.  The view's origin moves to the
+           block instead, which is where MPI puts it. */
+        MPI_Count lb = 0, ext = 0;
+        PMPI_Type_get_extent_x(r->spec.dt, &lb, &ext);
+        h->rbuf = mgdt_addr(r->hbuf, r->displs[0] * ext);
+        r->displs[0] = 0;
+    }
     if (c->kind == MGCOLL_REDUCE_SCATTER) {
         int n = 0;
         PMPI_Comm_size(c->comm, &n);

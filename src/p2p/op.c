@@ -124,8 +124,12 @@ int mgp2p_op_trivial(const mgp2p_op_t *op)
 int mgp2p_op_hold(mgp2p_op_t *op)
 {
     static char none[1];
-    if (op->held || op->comm == MPI_COMM_WORLD || op->comm == MPI_COMM_SELF ||
-        op->comm == MPI_COMM_NULL)
+    /* A layer's operation (MGP2P_OP_HOOK) holds an MPI request of its own
+       on comm, which keeps it.  The stand-in below would harm it: in MPICH
+       4.0.2 a persistent neighborhood collective started after such a
+       receive was freed on its communicator never completes. */
+    if (op->held || op->kind == MGP2P_OP_HOOK || op->comm == MPI_COMM_WORLD ||
+        op->comm == MPI_COMM_SELF || op->comm == MPI_COMM_NULL)
         return MPI_SUCCESS;
     /* MPI has no call that only counts a reference to a communicator; an
        inactive persistent request holds one (MPICH frees a communicator

@@ -296,3 +296,16 @@ test_mpi_badgen_SOURCES = test/mpi/badgen.c test/mpi/typegen.c test/mpi/typegen.
 test_mpi_badgen_LDADD = libmpigpu.la $(OPENCL_LIBS)
 TESTS += test/mpi/badgen
 EXTRA_DIST += test/mpi/badgen-survey.sh
+
+# Collectives on device addresses (src/coll): one table-driven program at 1,
+# 2, 3 and 4 ranks (the testlist), and under MPIGPU_PACK=host.
+check_PROGRAMS += test/mpi/coll test/mpi/coll2 test/mpi/coll3 test/mpi/coll4
+test_mpi_coll_SOURCES = test/mpi/coll.c
+test_mpi_coll_LDADD = libmpigpu.la $(OPENCL_LIBS)
+test_mpi_coll2_SOURCES = $(test_mpi_coll_SOURCES)
+test_mpi_coll2_LDADD = $(test_mpi_coll_LDADD)
+test_mpi_coll3_SOURCES = $(test_mpi_coll_SOURCES)
+test_mpi_coll3_LDADD = $(test_mpi_coll_LDADD)
+test_mpi_coll4_SOURCES = $(test_mpi_coll_SOURCES)
+test_mpi_coll4_LDADD = $(test_mpi_coll_LDADD)
+TESTS += test/mpi/coll test/mpi/coll2 test/mpi/coll3 test/mpi/coll4
