@@ -18,7 +18,7 @@
 
 #include "mpigpu.h"
 
-static int errs, rank, wsize;
+static int errs, rank, wsize, quick;
 static char where[200];
 #define CHECK(c_)                                                                                  \
     do {                                                                                           \
@@ -472,13 +472,16 @@ static void sweep(MPI_Comm comm, const char *cname, int topo, int modes)
             for (int mode = 0; mode < 4; mode++) {
                 if (!(modes & (1 << mode)) || (kind == K_REDUCE_LOCAL && mode))
                     continue;
-                /* MPICH 4.0.2's nonblocking and persistent
-                   MPI_Reduce_scatter(_block) of a derived datatype fail in
-                   MPICH itself on host buffers (a yaksa assertion, a heap
-                   overrun), and so does the blocking one of the subarray
-                   and struct with a user-defined operation at 2 ranks */
-                if ((mode > 0 || t > 1) && t > 0 &&
-                    (kind == K_REDUCE_SCATTER_BLOCK || kind == K_REDUCE_SCATTER))
+                /* quick (3 and 4 ranks): blocking and one other mode per
+                   call and datatype */
+                if (quick && mode && mode != 1 + (kind + t) % 3)
+                    continue;
+                /* MPICH 4.0.2's MPI_Reduce_scatter(_block) of a derived
+                   datatype fails in MPICH itself on host buffers: a yaksa
+                   assertion (I), a heap overrun (_init), and a heap
+                   overrun or a fault with a user-defined operation from 2
+                   ranks (blocking) */
+                if (t > 0 && (kind == K_REDUCE_SCATTER_BLOCK || kind == K_REDUCE_SCATTER))
                     continue;
                 int reduction = kind >= K_REDUCE && kind <= K_REDUCE_LOCAL;
                 for (int ip = 0; ip < 2; ip++) {
@@ -490,6 +493,8 @@ static void sweep(MPI_Comm comm, const char *cname, int topo, int modes)
                         int rot = (kind + t + mode + ip) % 2;
                         int sides[4][2] = {{0, 0}, {1 + rot, 0}, {0, 2 - rot}, {2 - rot, 1 + rot}};
                         for (int k = 0; k < 4; k++) {
+                            if (quick && (k == 1 || k == 2) && k != 1 + (kind + t + mode) % 2)
+                                continue;
                             tcase_t c = {.kind = kind, .mode = mode, .t = t, .user = user,
                                          .comm = comm};
                             c.root = 0;
@@ -590,6 +595,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    quick = argc > 1 && !strcmp(argv[1], "quick");
     cl_device_id dev;
     if (MPIX_Gpu_get_device(&ctx, &dev, NULL) != MPI_SUCCESS) {
         fprintf(stderr, "no device\n");
