@@ -574,13 +574,13 @@ static void test_ring(void)
 
 static void test_refuse(void)
 {
-    unsigned char *d = buf_make(64, 1, 1), h[64];
+    unsigned char *d = buf_make(64, 1, 1), h[64] = {0};
     char msg[MPI_MAX_ERROR_STRING];
     int len = 0;
     snprintf(where, sizeof(where), "refusals");
     /* Collectives take device buffers (test/mpi/coll.c covers them). */
     CHECK(MPI_Bcast(d, 4, MPI_INT, 0, MPI_COMM_WORLD) == MPI_SUCCESS);
-    CHECK(MPI_Allreduce(MPI_IN_PLACE, d, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS);
+    CHECK(MPI_Allreduce(h, d, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS);
     CHECK(MPI_File_write(MPI_FILE_NULL, d, 4, MPI_INT, MPI_STATUS_IGNORE) == MPI_ERR_BUFFER);
     MPI_Error_string(MPI_ERR_BUFFER, msg, &len);
     CHECK(!strcmp(msg, "device buffers are not supported by MPI_File_write"));
