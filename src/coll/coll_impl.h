@@ -84,6 +84,8 @@ typedef struct coll_side {
     char *view; /* the host bytes of [buf + lo, buf + hi) */
     char *tmp;  /* a kept host buffer (mgdev_big_get), or NULL */
     size_t cap;
+    char *scratch;     /* a side this process cannot use (outside its allocation): MPI
+                          gets zeros of host memory, so that the others complete */
     void *hbuf;        /* what MPI gets for buf */
     MPI_Count *counts; /* the arrays as MPI_Count and MPI_Aint, for the _c call */
     MPI_Aint *displs;
@@ -96,10 +98,16 @@ typedef struct coll_state {
     coll_side_t side[2];
     MPI_Count *rs_counts; /* MPI_Reduce_scatter's counts, widened */
     MPI_Request inner;
+    int err;   /* a side refused (MPI_ERR_BUFFER): the call still runs on scratch */
+    char *msg; /* its message */
 } coll_state_t;
 
 /* stage.c: build st for c (nothing moves; a persistent call's buffers are
-   made here once), read the inputs in, write the outputs back, free. */
+   made here once), read the inputs in, write the outputs back, free.  A
+   device side that does not lie inside one live allocation is refused
+   (st->err), and MPI gets a zeroed host scratch span in its place, so that
+   the collective still completes on the other processes; nothing is
+   written to the refused side. */
 int coll_state_init(coll_state_t *st, const mgcoll_call_t *c);
 int coll_stage_in(coll_state_t *st);
 int coll_stage_out(coll_state_t *st);

@@ -25,6 +25,13 @@ static int mpi_failed(const char *fn, int code)
     return mgerr_set(cls, "mpigpu: %s: %s", fn, s);
 }
 
+/* The refusal of a side outside its allocation, recorded again (the call
+   ran on scratch memory meanwhile). */
+static int coll_refused(const coll_state_t *st)
+{
+    return st->msg ? mgerr_set(st->err, "%s", st->msg) : st->err;
+}
+
 /* ---- nonblocking and persistent: the engine's hook ---- */
 
 /* MPI_Start of a persistent call: read the inputs, start MPI's request. */
@@ -50,7 +57,7 @@ static int hook_step(mgp2p_op_t *op, int *done)
     if (!flag)
         return MPI_SUCCESS;
     *done = 1;
-    return coll_stage_out(st);
+    return st->err ? coll_refused(st) : coll_stage_out(st);
 }
 
 static void hook_release(mgp2p_op_t *op)
@@ -150,7 +157,7 @@ int mgcoll_run(const mgcoll_call_t *c, int *raised)
         }
     }
     if (rc == MPI_SUCCESS)
-        rc = coll_stage_out(st);
+        rc = st->err ? coll_refused(st) : coll_stage_out(st);
     coll_state_free(st);
     free(st);
     return rc;

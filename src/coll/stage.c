@@ -19,6 +19,10 @@
 #include "mgerr.h"
 #include "coll_impl.h"
 
+/* The largest span replaced by scratch memory; a larger refused side is
+   refused at once (the collective may then not complete elsewhere). */
+#define COLL_SCRATCH_MAX ((uint64_t)256 << 20)
+
 /* The blocks of a side that move bytes, with their types; the span. */
 static int side_blocks(const mgcoll_call_t *c, coll_side_t *sd)
 {
@@ -175,8 +179,35 @@ int coll_state_init(coll_state_t *st, const mgcoll_call_t *c)
                  mgdev_reg_in_range(mgdt_addr(s[k].buf, sd->lo), (size_t)(sd->hi - sd->lo));
         if (k2) {
             rc = side_open(c, sd);
+            if (rc == MPI_ERR_BUFFER && !st->err &&
+                (uint64_t)(sd->hi - sd->lo) <= COLL_SCRATCH_MAX) {
+                const char *m = mgerr_get(rc);
+                st->err = rc;
+                st->msg = m ? strdup(m) : NULL;
+                sd->scratch = calloc(1, (size_t)(sd->hi - sd->lo));
+                if (!sd->scratch)
+                    goto fn_fail;
+                sd->hbuf = mgdt_addr(sd->scratch, -sd->lo);
+                rc = MPI_SUCCESS;
+            }
             MG_CHECK(rc, fn_fail);
         }
+    }
+    /* A refused side: MPI writes no output in place either (a zero-copy
+       side is the device buffer itself), so that nothing changes here. */
+    for (int k = 0; k < 2 && st->err; k++) {
+        coll_side_t *sd = &st->side[k];
+        if (!sd->zc || !(sd->spec.dir & COLL_OUT))
+            continue;
+        rc = mgpk_finish(sd->pk);
+        MG_CHECK(rc, fn_fail);
+        sd->scratch = malloc((size_t)(sd->hi - sd->lo));
+        if (!sd->scratch)
+            MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", c->fn);
+        memcpy(sd->scratch, sd->view, (size_t)(sd->hi - sd->lo));
+        sd->view = sd->scratch;
+        sd->zc = 0;
+        sd->hbuf = mgdt_addr(sd->scratch, -sd->lo);
     }
     /* The call on host memory, its arrays wide; insignificant ones NULL. */
     mgcoll_call_t *h = &st->hc;
@@ -219,7 +250,7 @@ int coll_stage_in(coll_state_t *st)
     int rc = MPI_SUCCESS;
     for (int k = 0; k < 2 && rc == MPI_SUCCESS; k++) {
         coll_side_t *sd = &st->side[k];
-        if (!sd->dev)
+        if (!sd->dev || sd->scratch)
             continue;
         if (sd->zc) {
             rc = mgpk_finish(sd->pk); /* the device's commands end before MPI reads */
@@ -279,7 +310,7 @@ int coll_stage_out(coll_state_t *st)
     int rc = MPI_SUCCESS;
     for (int k = 0; k < 2 && rc == MPI_SUCCESS; k++) {
         coll_side_t *sd = &st->side[k];
-        if (sd->dev && !sd->zc && (sd->spec.dir & COLL_OUT))
+        if (sd->dev && !sd->zc && !sd->scratch && (sd->spec.dir & COLL_OUT))
             rc = side_out(sd);
     }
     return rc;
@@ -301,8 +332,11 @@ void coll_state_free(coll_state_t *st)
         }
         if (sd->mem)
             clReleaseMemObject(sd->mem);
+        free(sd->scratch);
         memset(sd, 0, sizeof(*sd));
     }
     free(st->rs_counts);
     st->rs_counts = NULL;
+    free(st->msg);
+    st->msg = NULL;
 }

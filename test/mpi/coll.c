@@ -62,12 +62,28 @@ enum {
     K_NALLTOALLW,
     K_N
 };
-static const char *kname[K_N] = {
-    "Bcast",        "Gather",         "Gatherv",       "Scatter",   "Scatterv",
-    "Allgather",    "Allgatherv",     "Alltoall",      "Alltoallv", "Alltoallw",
-    "Reduce",       "Allreduce",      "Reduce_scatter", "Reduce_scatter_block",
-    "Scan",         "Exscan",         "Reduce_local",  "Neighbor_allgather",
-    "Neighbor_allgatherv", "Neighbor_alltoall", "Neighbor_alltoallv", "Neighbor_alltoallw"};
+static const char *kname[K_N] = {"Bcast",
+                                 "Gather",
+                                 "Gatherv",
+                                 "Scatter",
+                                 "Scatterv",
+                                 "Allgather",
+                                 "Allgatherv",
+                                 "Alltoall",
+                                 "Alltoallv",
+                                 "Alltoallw",
+                                 "Reduce",
+                                 "Allreduce",
+                                 "Reduce_scatter",
+                                 "Reduce_scatter_block",
+                                 "Scan",
+                                 "Exscan",
+                                 "Reduce_local",
+                                 "Neighbor_allgather",
+                                 "Neighbor_allgatherv",
+                                 "Neighbor_alltoall",
+                                 "Neighbor_alltoallv",
+                                 "Neighbor_alltoallw"};
 static const char *mname[4] = {"blocking", "I+Wait", "I+Test", "init+Start"};
 
 /* A user-defined operation: inout = 3 * inout + in on the ints of the
@@ -127,7 +143,8 @@ static void fill(unsigned char *p, size_t n, unsigned seed)
 {
     /* small ints in every int slot, so that reductions stay exact */
     for (size_t i = 0; i < n; i++)
-        p[i] = (unsigned char)((i % 4) == 0 ? (i / 4 * 7 + seed * 13) % 50 : (i % 4 == 1 ? seed : 0));
+        p[i] =
+            (unsigned char)((i % 4) == 0 ? (i / 4 * 7 + seed * 13) % 50 : (i % 4 == 1 ? seed : 0));
 }
 
 /* A buffer of n bytes filled with seed: host (kind 0), MPIX_Gpu_malloc (1)
@@ -178,10 +195,10 @@ typedef struct tcase {
     int inter, me, g, lsize, indeg, outdeg;
     int scount, rcount;
     int scounts[MAXB], sdispls[MAXB], rcounts[MAXB], rdispls[MAXB];
-    int swb[MAXB], rwb[MAXB];          /* byte displacements, Alltoallw */
-    MPI_Aint sab[MAXB], rab[MAXB];     /* the same as MPI_Aint */
-    MPI_Count scc[MAXB], rcc[MAXB];    /* counts as MPI_Count (_c) */
-    MPI_Aint sdc[MAXB], rdc[MAXB];     /* displacements as MPI_Aint (_c) */
+    int swb[MAXB], rwb[MAXB];       /* byte displacements, Alltoallw */
+    MPI_Aint sab[MAXB], rab[MAXB];  /* the same as MPI_Aint */
+    MPI_Count scc[MAXB], rcc[MAXB]; /* counts as MPI_Count (_c) */
+    MPI_Aint sdc[MAXB], rdc[MAXB];  /* displacements as MPI_Aint (_c) */
     MPI_Datatype st[MAXB], rt[MAXB];
 } tcase_t;
 
@@ -241,8 +258,8 @@ static int call(const tcase_t *c, char *sb, char *rb)
             RUN(Gatherv, Igatherv, s, c->scount, t, r, c->rcounts, c->rdispls, t, c->root, comm);
         break;
     case K_SCATTER:
-        RUN(Scatter, Iscatter, sb + ORIGIN, c->scount, t, c->inplace ? MPI_IN_PLACE : r,
-            c->rcount, t, c->root, comm);
+        RUN(Scatter, Iscatter, sb + ORIGIN, c->scount, t, c->inplace ? MPI_IN_PLACE : r, c->rcount,
+            t, c->root, comm);
         break;
     case K_SCATTERV:
         RUN(Scatterv, Iscatterv, sb + ORIGIN, c->scounts, c->sdispls, t,
@@ -495,13 +512,13 @@ static void sweep(MPI_Comm comm, const char *cname, int topo, int modes)
                         for (int k = 0; k < 4; k++) {
                             if (quick && (k == 1 || k == 2) && k != 1 + (kind + t + mode) % 2)
                                 continue;
-                            tcase_t c = {.kind = kind, .mode = mode, .t = t, .user = user,
-                                         .comm = comm};
+                            tcase_t c = {
+                                .kind = kind, .mode = mode, .t = t, .user = user, .comm = comm};
                             c.root = 0;
                             layout(&c);
-                            int rooted = kind == K_BCAST || kind == K_GATHER ||
-                                         kind == K_GATHERV || kind == K_SCATTER ||
-                                         kind == K_SCATTERV || kind == K_REDUCE;
+                            int rooted = kind == K_BCAST || kind == K_GATHER || kind == K_GATHERV ||
+                                         kind == K_SCATTER || kind == K_SCATTERV ||
+                                         kind == K_REDUCE;
                             if (rooted && inter) {
                                 /* group of world rank 0 holds the root */
                                 int wr;
@@ -530,7 +547,10 @@ static void extras(void)
     int wide_kinds[] = {K_BCAST, K_GATHERV, K_ALLTOALLV, K_ALLREDUCE};
     for (unsigned i = 0; i < sizeof(wide_kinds) / sizeof(wide_kinds[0]); i++)
         for (int t = 0; t < NT; t++) {
-            tcase_t c = {.kind = wide_kinds[i], .t = t, .wide = 1, .comm = MPI_COMM_WORLD,
+            tcase_t c = {.kind = wide_kinds[i],
+                         .t = t,
+                         .wide = 1,
+                         .comm = MPI_COMM_WORLD,
                          .user = wide_kinds[i] == K_ALLREDUCE && t > 0};
             layout(&c);
             check_case(&c, 2, 1, "world");
@@ -565,8 +585,7 @@ static void extras(void)
         h[i] = rank == 0 ? 1000 + i : -1;
     MPIX_Gpu_memcpy(r, h, n);
     CHECK(MPI_Ibcast(r, 64, MPI_INT, 0, MPI_COMM_WORLD, &two[0]) == MPI_SUCCESS);
-    CHECK(MPI_Iallreduce(&hv, &hsum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &two[1]) ==
-          MPI_SUCCESS);
+    CHECK(MPI_Iallreduce(&hv, &hsum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &two[1]) == MPI_SUCCESS);
     MPI_Status st2[2];
     CHECK(MPI_Waitall(2, two, st2) == MPI_SUCCESS);
     MPIX_Gpu_memcpy(out, r, n);
