@@ -1,11 +1,14 @@
 # Installed programs (API.md "Programs"): the benchmarks, whose hand-written
 # baseline kernels (hand.cl) are embedded at build time.
 PERF_COMMON = tools/perf_common.c tools/perf_common.h
-bin_PROGRAMS += mpigpu-packbench mpigpu-pingpong
+bin_PROGRAMS += mpigpu-packbench mpigpu-pingpong mpigpu-collbench
 mpigpu_packbench_SOURCES = tools/packbench.c $(PERF_COMMON)
 mpigpu_packbench_LDADD = libmpigpu.la $(OPENCL_LIBS) -lm
 mpigpu_pingpong_SOURCES = tools/pingpong.c $(PERF_COMMON)
 mpigpu_pingpong_LDADD = libmpigpu.la $(OPENCL_LIBS) -lm
+mpigpu_collbench_SOURCES = tools/collbench.c $(PERF_COMMON)
+mpigpu_collbench_LDADD = libmpigpu.la $(OPENCL_LIBS) -lm
+nodist_mpigpu_collbench_SOURCES = tools/hand_src.c
 nodist_mpigpu_packbench_SOURCES = tools/hand_src.c
 nodist_mpigpu_pingpong_SOURCES = tools/hand_src.c
 tools/hand_src.c: $(top_srcdir)/tools/hand.cl $(top_srcdir)/build-aux/embed-text.sh
@@ -17,6 +20,8 @@ EXTRA_DIST += tools/hand.cl build-aux/embed-text.sh tools/plot.sh
 # A short ping-pong on 2 ranks in make check (arguments in test/mpi/testlist),
 # and its method columns (read through MPI_T) under --method host and others.
 TESTS += mpigpu-pingpong test/tools/pingpong.sh
+# A short collective benchmark on 2 ranks (testlist): every collective once.
+TESTS += mpigpu-collbench
 EXTRA_DIST += test/tools/pingpong.sh
 # mpigpu-info: what the library sees and would do here, and its settings
 # (--params).  It reaches the device layer's locality and the pack engine's
