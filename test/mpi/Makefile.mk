@@ -298,8 +298,8 @@ TESTS += test/mpi/badgen
 EXTRA_DIST += test/mpi/badgen-survey.sh
 
 # Collectives on device addresses (src/coll): one table-driven program at 1,
-# 2, 3 and 4 ranks (the testlist), and under MPIGPU_PACK=host.
-check_PROGRAMS += test/mpi/coll test/mpi/coll2 test/mpi/coll3 test/mpi/coll4
+# 2, 3 and 4 ranks (the testlist), and under MPI_THREAD_MULTIPLE (coll_mt).
+check_PROGRAMS += test/mpi/coll test/mpi/coll2 test/mpi/coll3 test/mpi/coll4 test/mpi/coll_mt
 test_mpi_coll_SOURCES = test/mpi/coll.c
 test_mpi_coll_LDADD = libmpigpu.la $(OPENCL_LIBS)
 test_mpi_coll2_SOURCES = $(test_mpi_coll_SOURCES)
@@ -308,4 +308,6 @@ test_mpi_coll3_SOURCES = $(test_mpi_coll_SOURCES)
 test_mpi_coll3_LDADD = $(test_mpi_coll_LDADD)
 test_mpi_coll4_SOURCES = $(test_mpi_coll_SOURCES)
 test_mpi_coll4_LDADD = $(test_mpi_coll_LDADD)
-TESTS += test/mpi/coll test/mpi/coll2 test/mpi/coll3 test/mpi/coll4
+test_mpi_coll_mt_SOURCES = $(test_mpi_coll_SOURCES)
+test_mpi_coll_mt_LDADD = $(test_mpi_coll_LDADD)
+TESTS += test/mpi/coll test/mpi/coll2 test/mpi/coll3 test/mpi/coll4 test/mpi/coll_mt

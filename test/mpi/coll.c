@@ -611,7 +611,13 @@ static void extras(void)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    int provided = 0;
+    /* COLL_MULTIPLE: under MPI_THREAD_MULTIPLE, the progress thread steps
+       the nonblocking and persistent calls too */
+    if (getenv("COLL_MULTIPLE"))
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    else
+        MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     quick = (argc > 1 && !strcmp(argv[1], "quick")) || getenv("COLL_QUICK");
