@@ -63,6 +63,7 @@ int coll_block(const coll_spec_t *s, int64_t ext, int i, int64_t *disp, MPI_Coun
 /* A block that moves bytes, with a reference to its decoded type. */
 typedef struct coll_blk {
     int64_t disp, count;
+    MPI_Datatype dt;
     const mgdt_type_t *type;
     int flags; /* mgpk flags of the datatype's method */
 } coll_blk_t;
@@ -84,9 +85,11 @@ typedef struct coll_side {
     char *view; /* the host bytes of [buf + lo, buf + hi) */
     char *tmp;  /* a kept host buffer (mgdev_big_get), or NULL */
     size_t cap;
-    char *scratch;     /* a side this process cannot use (outside its allocation): MPI
-                          gets zeros of host memory, so that the others complete */
-    void *hbuf;        /* what MPI gets for buf */
+    char *scratch;      /* a side this process cannot use (outside its allocation): MPI
+                           gets zeros of host memory, so that the others complete */
+    void *hbuf;         /* what MPI gets for buf */
+    MPI_Datatype fused; /* the blocks as one struct type, for one unpack (or NULL) */
+    const mgdt_type_t *ftype;
     MPI_Count *counts; /* the arrays as MPI_Count and MPI_Aint, for the _c call */
     MPI_Aint *displs;
 } coll_side_t;

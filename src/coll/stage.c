@@ -65,6 +65,7 @@ static int side_blocks(const mgcoll_call_t *c, coll_side_t *sd)
         sd->nblk++;
         b->disp = disp;
         b->count = count;
+        b->dt = dt;
         mgpk_method_t m = mgdev_type_method(dt);
         b->flags = m == MGPK_METHOD_HOST ? 0 : MGPK_F_METHOD(m);
         if (b->type->size == 0)
@@ -264,44 +265,84 @@ int coll_stage_in(coll_state_t *st)
     return rc;
 }
 
-/* Write a side's data bytes back to the device: block by block, a
-   contiguous one as one copy, another packed on the host and unpacked by
-   the pack engine, which writes the type's bytes only. */
-static int side_out(coll_side_t *sd)
+/* The blocks of a side as one datatype (a struct of them, displacements
+   from buf), so that one host pack and one unpack of the pack engine (one
+   launch) write every block back: sd->fused, made once (a persistent call
+   keeps it).  MPI_DATATYPE_NULL where a count does not fit an int. */
+static int side_fuse(coll_side_t *sd)
 {
-    int rc = MPI_SUCCESS;
-    char *packed = NULL;
-    int64_t pcap = 0;
-    int64_t base = sd->eoff - sd->lo; /* offset of buf in the allocation */
-    for (int i = 0; i < sd->nblk && rc == MPI_SUCCESS; i++) {
-        coll_blk_t *b = &sd->blk[i];
-        int64_t n = b->count * b->type->size;
-        if (n == 0)
-            continue;
-        if (mgpk_contig(b->type, b->count)) {
-            int64_t at = b->disp + mgpk_contig_offset(b->type, b->count);
-            mgpk_buf_t d = {.mem = sd->mem, .offset = base + at};
-            mgpk_buf_t h = {.host = sd->view + (at - sd->lo)};
-            rc = mgpk_copy(sd->pk, d, h, (size_t)n);
-            continue;
-        }
-        if (n > pcap) {
-            free(packed);
-            packed = malloc((size_t)n);
-            pcap = packed ? n : 0;
-            if (!packed) {
-                rc = mgerr_set(MPI_ERR_NO_MEM, "mpigpu: out of host memory (%lld bytes)",
-                               (long long)n);
-                break;
-            }
-        }
-        rc = mgpk_host_pack(sd->pk, b->type, mgdt_addr(sd->hbuf, b->disp), packed, 0, n, 0);
-        if (rc != MPI_SUCCESS)
-            break;
-        mgpk_buf_t h = {.host = packed}, d = {.mem = sd->mem, .offset = base + b->disp};
-        rc = mgpk_unpack(sd->pk, b->type, b->count, h, d, 0, n, b->flags);
+    int rc = MPI_SUCCESS, n = sd->nblk;
+    if (sd->ftype || n < 2)
+        return MPI_SUCCESS;
+    int *bl = malloc((size_t)n * sizeof(int));
+    MPI_Aint *disp = malloc((size_t)n * sizeof(MPI_Aint));
+    MPI_Datatype *dts = malloc((size_t)n * sizeof(MPI_Datatype));
+    if (!bl || !disp || !dts) {
+        rc = mgerr_set(MPI_ERR_NO_MEM, "mpigpu: out of host memory");
+        goto fn_exit;
+    }
+    for (int i = 0; i < n; i++) {
+        if (sd->blk[i].count > INT32_MAX)
+            goto fn_exit;
+        bl[i] = (int)sd->blk[i].count;
+        disp[i] = (MPI_Aint)sd->blk[i].disp;
+        dts[i] = sd->blk[i].dt;
+    }
+    rc = PMPI_Type_create_struct(n, bl, disp, dts, &sd->fused);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Type_commit(&sd->fused);
+    if (rc == MPI_SUCCESS)
+        rc = mgdt_type_acquire(sd->fused, &sd->ftype);
+    if (rc != MPI_SUCCESS)
+        rc = mgerr_prepend(rc, "mpigpu: the blocks of a collective as one datatype");
+fn_exit:
+    free(bl);
+    free(disp);
+    free(dts);
+    return rc;
+}
+
+/* Packs from the host view the bytes of count instances of type at buf +
+   disp, and unpacks them into the device buffer (only the type's bytes). */
+static int side_unpack(coll_side_t *sd, const mgdt_type_t *type, int64_t count, int64_t disp,
+                       int flags)
+{
+    int64_t n = count * type->size;
+    if (mgpk_contig(type, count)) {
+        /* one run of bytes: straight from the view */
+        int64_t at = disp + mgpk_contig_offset(type, count);
+        mgpk_buf_t d = {.mem = sd->mem, .offset = sd->eoff - sd->lo + at};
+        mgpk_buf_t h = {.host = sd->view + (at - sd->lo)};
+        return mgpk_copy(sd->pk, d, h, (size_t)n);
+    }
+    char *packed = malloc((size_t)(n > 0 ? n : 1));
+    if (!packed)
+        return mgerr_set(MPI_ERR_NO_MEM, "mpigpu: out of host memory (%lld bytes)", (long long)n);
+    int rc = mgpk_host_pack(sd->pk, type, mgdt_addr(sd->hbuf, disp), packed, 0, n, 0);
+    if (rc == MPI_SUCCESS) {
+        mgpk_buf_t h = {.host = packed}, d = {.mem = sd->mem, .offset = sd->eoff - sd->lo + disp};
+        rc = mgpk_unpack(sd->pk, type, count, h, d, 0, n, flags);
     }
     free(packed);
+    return rc;
+}
+
+/* Write a side's data bytes back to the device: one block, or several as
+   one struct datatype, unpacked by the pack engine, which writes the
+   type's bytes only (one transfer when they are contiguous); block by block
+   where they cannot be fused. */
+static int side_out(coll_side_t *sd)
+{
+    int rc = side_fuse(sd);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (sd->ftype)
+        return side_unpack(sd, sd->ftype, 1, 0, 0);
+    for (int i = 0; i < sd->nblk && rc == MPI_SUCCESS; i++) {
+        coll_blk_t *b = &sd->blk[i];
+        if (b->count * b->type->size > 0)
+            rc = side_unpack(sd, b->type, b->count, b->disp, b->flags);
+    }
     return rc;
 }
 
@@ -322,6 +363,9 @@ void coll_state_free(coll_state_t *st)
         coll_side_t *sd = &st->side[k];
         for (int i = 0; i < sd->nblk; i++)
             mgdt_type_release(sd->blk[i].type);
+        mgdt_type_release(sd->ftype);
+        if (sd->fused != MPI_DATATYPE_NULL && sd->fused)
+            PMPI_Type_free(&sd->fused);
         free(sd->blk);
         free(sd->counts);
         free(sd->displs);
