@@ -82,6 +82,8 @@ typedef struct coll_side {
     int64_t eoff; /* offset of byte buf + lo in mem */
     mgpk_ctx_t *pk;
     int zc;
+    int hostm;  /* MPIGPU_PACK=host, or a block's method attribute: the span is read in
+                   and written back whole (the host method's staging of the extent) */
     char *view; /* the host bytes of [buf + lo, buf + hi) */
     char *tmp;  /* a kept host buffer (mgdev_big_get), or NULL */
     size_t cap;
@@ -101,8 +103,10 @@ typedef struct coll_state {
     coll_side_t side[2];
     MPI_Count *rs_counts; /* MPI_Reduce_scatter's counts, widened */
     MPI_Request inner;
-    int err;   /* a side refused (MPI_ERR_BUFFER): the call still runs on scratch */
-    char *msg; /* its message */
+    int primed; /* inputs read in once: a later MPI_Start of a persistent call reads no
+                   output that MPI writes whole (MPICH may write it at _init already) */
+    int err;    /* a side refused (MPI_ERR_BUFFER): the call still runs on scratch */
+    char *msg;  /* its message */
 } coll_state_t;
 
 /* stage.c: build st for c (nothing moves; a persistent call's buffers are

@@ -67,7 +67,8 @@ static int side_blocks(const mgcoll_call_t *c, coll_side_t *sd)
         b->count = count;
         b->dt = dt;
         mgpk_method_t m = mgdev_type_method(dt);
-        b->flags = m == MGPK_METHOD_HOST ? 0 : MGPK_F_METHOD(m);
+        b->flags = MGPK_F_METHOD(m);
+        sd->hostm |= m == MGPK_METHOD_HOST;
         if (b->type->size == 0)
             continue;
         if (mgdt_span(count, b->type->extent, b->type->true_lb, b->type->true_ub, &l, &h) != 0 ||
@@ -246,25 +247,6 @@ fn_fail:
     return rc;
 }
 
-int coll_stage_in(coll_state_t *st)
-{
-    int rc = MPI_SUCCESS;
-    for (int k = 0; k < 2 && rc == MPI_SUCCESS; k++) {
-        coll_side_t *sd = &st->side[k];
-        if (!sd->dev || sd->scratch)
-            continue;
-        if (sd->zc) {
-            rc = mgpk_finish(sd->pk); /* the device's commands end before MPI reads */
-            continue;
-        }
-        if (!(sd->spec.dir & COLL_IN) && sd->spec.full)
-            continue;
-        mgpk_buf_t h = {.host = sd->tmp}, d = {.mem = sd->mem, .offset = sd->eoff};
-        rc = mgpk_copy(sd->pk, h, d, (size_t)(sd->hi - sd->lo));
-    }
-    return rc;
-}
-
 /* The blocks of a side as one datatype (a struct of them, displacements
    from buf), so that one host pack and one unpack of the pack engine (one
    launch) write every block back: sd->fused, made once (a persistent call
@@ -333,6 +315,11 @@ static int side_unpack(coll_side_t *sd, const mgdt_type_t *type, int64_t count, 
    where they cannot be fused. */
 static int side_out(coll_side_t *sd)
 {
+    if (sd->hostm) {
+        /* the host method: the whole span, as read in before MPI ran */
+        mgpk_buf_t d = {.mem = sd->mem, .offset = sd->eoff}, h = {.host = sd->tmp};
+        return mgpk_copy(sd->pk, d, h, (size_t)(sd->hi - sd->lo));
+    }
     int rc = side_fuse(sd);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -343,6 +330,72 @@ static int side_out(coll_side_t *sd)
         if (b->count * b->type->size > 0)
             rc = side_unpack(sd, b->type, b->count, b->disp, b->flags);
     }
+    return rc;
+}
+
+/* The side's blocks as one type: count instances at buf + disp (NULL
+   where they cannot be fused). */
+static const mgdt_type_t *side_type(const coll_side_t *sd, int64_t *count, int64_t *disp)
+{
+    *count = 1;
+    *disp = 0;
+    if (sd->ftype)
+        return sd->ftype;
+    if (sd->nblk != 1)
+        return NULL;
+    *count = sd->blk[0].count;
+    *disp = sd->blk[0].disp;
+    return sd->blk[0].type;
+}
+
+/* Read a side in: its span as one copy, or, where its data bytes are less
+   than half of the span (sparse blocks, a halo's faces of a cube), only
+   the data: packed on the device by the pack engine, unpacked on the host
+   into the view.  MPI reads nothing else of it. */
+static int side_in(coll_side_t *sd)
+{
+    int64_t data = 0, span = sd->hi - sd->lo, count = 0, disp = 0;
+    for (int i = 0; i < sd->nblk; i++)
+        data += sd->blk[i].count * sd->blk[i].type->size;
+    const mgdt_type_t *t = NULL;
+    if (data * 2 < span && !sd->hostm) {
+        int rc = side_fuse(sd);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        t = side_type(sd, &count, &disp);
+    }
+    if (!t || mgpk_contig(t, count)) {
+        mgpk_buf_t h = {.host = sd->tmp}, d = {.mem = sd->mem, .offset = sd->eoff};
+        return mgpk_copy(sd->pk, h, d, (size_t)span);
+    }
+    char *packed = malloc((size_t)data);
+    if (!packed)
+        return mgerr_set(MPI_ERR_NO_MEM, "mpigpu: out of host memory (%lld bytes)",
+                         (long long)data);
+    mgpk_buf_t d = {.mem = sd->mem, .offset = sd->eoff - sd->lo + disp}, h = {.host = packed};
+    int rc = mgpk_pack(sd->pk, t, count, d, h, 0, data, sd->ftype ? 0 : sd->blk[0].flags);
+    if (rc == MPI_SUCCESS)
+        rc = mgpk_host_pack(sd->pk, t, mgdt_addr(sd->hbuf, disp), packed, 0, data, 1);
+    free(packed);
+    return rc;
+}
+
+int coll_stage_in(coll_state_t *st)
+{
+    int rc = MPI_SUCCESS;
+    for (int k = 0; k < 2 && rc == MPI_SUCCESS; k++) {
+        coll_side_t *sd = &st->side[k];
+        if (!sd->dev || sd->scratch)
+            continue;
+        if (sd->zc) {
+            rc = mgpk_finish(sd->pk); /* the device's commands end before MPI reads */
+            continue;
+        }
+        if (!(sd->spec.dir & COLL_IN) && sd->spec.full && (!sd->hostm || st->primed))
+            continue;
+        rc = side_in(sd);
+    }
+    st->primed = 1;
     return rc;
 }
 

@@ -298,8 +298,10 @@ TESTS += test/mpi/badgen
 EXTRA_DIST += test/mpi/badgen-survey.sh
 
 # Collectives on device addresses (src/coll): one table-driven program at 1,
-# 2, 3 and 4 ranks (the testlist), and under MPI_THREAD_MULTIPLE (coll_mt).
-check_PROGRAMS += test/mpi/coll test/mpi/coll2 test/mpi/coll3 test/mpi/coll4 test/mpi/coll_mt
+# 2, 3 and 4 ranks (the testlist), under MPI_THREAD_MULTIPLE (coll_mt) and
+# under MPIGPU_PACK=host (coll_host: the span is staged and written back whole).
+check_PROGRAMS += test/mpi/coll test/mpi/coll2 test/mpi/coll3 test/mpi/coll4 test/mpi/coll_mt \
+	test/mpi/coll_host
 test_mpi_coll_SOURCES = test/mpi/coll.c
 test_mpi_coll_LDADD = libmpigpu.la $(OPENCL_LIBS)
 test_mpi_coll2_SOURCES = $(test_mpi_coll_SOURCES)
@@ -310,4 +312,7 @@ test_mpi_coll4_SOURCES = $(test_mpi_coll_SOURCES)
 test_mpi_coll4_LDADD = $(test_mpi_coll_LDADD)
 test_mpi_coll_mt_SOURCES = $(test_mpi_coll_SOURCES)
 test_mpi_coll_mt_LDADD = $(test_mpi_coll_LDADD)
-TESTS += test/mpi/coll test/mpi/coll2 test/mpi/coll3 test/mpi/coll4 test/mpi/coll_mt
+test_mpi_coll_host_SOURCES = $(test_mpi_coll_SOURCES)
+test_mpi_coll_host_LDADD = $(test_mpi_coll_LDADD)
+TESTS += test/mpi/coll test/mpi/coll2 test/mpi/coll3 test/mpi/coll4 test/mpi/coll_mt \
+	test/mpi/coll_host
