@@ -316,6 +316,23 @@ static int spec_device(const coll_spec_t *s)
 int mgcoll_device(const mgcoll_call_t *c)
 {
     coll_spec_t s[2];
+    switch (c->kind) {
+    case MGCOLL_BCAST:
+    case MGCOLL_REDUCE:
+    case MGCOLL_ALLREDUCE:
+    case MGCOLL_SCAN:
+    case MGCOLL_EXSCAN:
+    case MGCOLL_REDUCE_LOCAL:
+        /* Both buffers hold count instances whatever the group: two host
+           buffers (a non-root's insignificant one included) need no query
+           of the communicator.  Otherwise the exact sides decide. */
+        if (!mgdev_buf_is_device(c->sbuf, c->scount, c->stype) &&
+            !mgdev_buf_is_device(c->rbuf, c->rcount, c->rtype))
+            return MGDEV_BUF_HOST;
+        break;
+    default:
+        break;
+    }
     if (coll_specs(c, s, 0) != MPI_SUCCESS)
         return MGDEV_BUF_HOST; /* MPI reports it */
     int k = spec_device(&s[0]);
