@@ -1,8 +1,8 @@
 # Man pages and documents.
 EXTRA_DIST += doc/design.md doc/user-guide.md doc/performance.md
 dist_man_MANS += doc/man/man7/mpigpu.7 doc/man/man1/mpigpu-proxy.1 \
-	doc/man/man1/mpigpu-pingpong.1 doc/man/man1/mpigpu-packbench.1 doc/man/man1/mpigpu-info.1 \
-	doc/man/man1/mpigpu-halo.1 \
+	doc/man/man1/mpigpu-pingpong.1 doc/man/man1/mpigpu-collbench.1 doc/man/man1/mpigpu-packbench.1 \
+	doc/man/man1/mpigpu-info.1 doc/man/man1/mpigpu-halo.1 \
 	doc/man/man3/MPIX_Query_opencl_support.3 doc/man/man3/MPIX_Gpu_get_device.3 \
 	doc/man/man3/MPIX_Gpu_set_queue.3 doc/man/man3/MPIX_Gpu_malloc.3 \
 	doc/man/man3/MPIX_Gpu_free.3 doc/man/man3/MPIX_Gpu_register.3 \

@@ -3,17 +3,17 @@
 # datatype, common.  Its objects form libmgmpi.la like any folder's, and
 # libmpigpu is the folders' convenience libraries whole (src/mpi/README.md).
 noinst_LTLIBRARIES += libmgmpi.la
-MG_MPI_INC = -I$(top_srcdir)/src/mpi $(MG_P2P_INC)
+MG_MPI_INC = -I$(top_srcdir)/src/mpi $(MG_COLL_INC)
 libmgmpi_la_CPPFLAGS = $(MG_BASE_CPPFLAGS) $(MG_MPI_INC)
 libmgmpi_la_SOURCES = src/mpi/init.c src/mpi/errors.c src/mpi/api.c src/mpi/pack.c \
 	src/mpi/sendrecv.c src/mpi/request.c src/mpi/persist.c src/mpi/largecount.c \
-	src/mpi/refuse.c src/mpi/mpit.c src/mpi/args.c src/mpi/enqueue.c src/mpi/file.c \
-	src/mpi/window.c src/mpi/opencl.c
+	src/mpi/mpit.c src/mpi/args.c src/mpi/enqueue.c src/mpi/file.c \
+	src/mpi/window.c src/mpi/opencl.c src/mpi/coll.c
 noinst_HEADERS += src/mpi/mgmpi.h
 
 # The library's folders, top first, and what they need.  White-box tests link
 # these instead of libmpigpu.la (test/include/mgtest.h says why).
-MG_ALL_LIBS = libmgmpi.la libmgp2p.la libmgdevice.la libmgpk.la libmgdt.la libmgcommon.la
+MG_ALL_LIBS = libmgmpi.la libmgcoll.la libmgp2p.la libmgdevice.la libmgpk.la libmgdt.la libmgcommon.la
 MG_ALL_LIBS_DEPS = $(OPENCL_LIBS) $(HWLOC_LIBS) -lpthread -lm -ldl
 
 lib_LTLIBRARIES += libmpigpu.la

@@ -134,8 +134,12 @@ int mgp2p_op_trivial(const mgp2p_op_t *op)
 int mgp2p_op_hold(mgp2p_op_t *op)
 {
     static char none[1];
-    if (op->held || op->comm == MPI_COMM_WORLD || op->comm == MPI_COMM_SELF ||
-        op->comm == MPI_COMM_NULL)
+    /* A layer's operation (MGP2P_OP_HOOK) holds an MPI request of its own
+       on comm, which keeps it.  The stand-in below would harm it: in MPICH
+       4.0.2 a persistent neighborhood collective started after such a
+       receive was freed on its communicator never completes. */
+    if (op->held || op->kind == MGP2P_OP_HOOK || op->comm == MPI_COMM_WORLD ||
+        op->comm == MPI_COMM_SELF || op->comm == MPI_COMM_NULL)
         return MPI_SUCCESS;
     /* MPI has no call that only counts a reference to a communicator; an
        inactive persistent request holds one (MPICH frees a communicator
@@ -147,8 +151,20 @@ int mgp2p_op_hold(mgp2p_op_t *op)
     return rc;
 }
 
+void mgp2p_op_init_hook(mgp2p_op_t *op, const char *fn, MPI_Comm comm, const mgp2p_hook_t *hook,
+                        void *arg)
+{
+    mgp2p_op_call(op, MGP2P_OP_HOOK, fn, 0, MPI_PROC_NULL, 0, comm);
+    op->hook = hook;
+    op->hook_arg = arg;
+}
+
 void mgp2p_op_release(mgp2p_op_t *op)
 {
+    if (op->hook && op->hook->release)
+        op->hook->release(op);
+    op->hook = NULL;
+    op->hook_arg = NULL;
     mgdt_type_release(op->type);
     op->type = NULL;
     if (op->held)

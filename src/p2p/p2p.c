@@ -231,7 +231,9 @@ int mgp2p_op_step(mgp2p_op_t *op)
         op->driver->step(op);
         return op->err;
     }
-    if (!op->proto) {
+    if (!op->proto && op->kind == MGP2P_OP_HOOK) {
+        mgp2p_proto_set(op, &mgp2p_proto_hook, NULL);
+    } else if (!op->proto) {
         int rc = mgp2p_op_host_prepare(op);
         if (rc != MPI_SUCCESS) {
             mgp2p_op_fail(op, rc, 0);

@@ -72,7 +72,9 @@ MPI_Comm mgp2p_message_take(MPI_Message message);
 
 /* ---- operations ---- */
 
-typedef enum mgp2p_op_kind { MGP2P_OP_SEND, MGP2P_OP_RECV } mgp2p_op_kind_t;
+/* MGP2P_OP_HOOK: an operation of a layer above (src/coll) that the engine
+   tracks, gives a request and steps through its mgp2p_hook_t. */
+typedef enum mgp2p_op_kind { MGP2P_OP_SEND, MGP2P_OP_RECV, MGP2P_OP_HOOK } mgp2p_op_kind_t;
 typedef enum mgp2p_send_mode {
     MGP2P_MODE_STD = 0,
     MGP2P_MODE_SYNC,
@@ -95,6 +97,7 @@ typedef enum mgp2p_proto_id {
     MGP2P_PROTO_CHUNKED,
     MGP2P_PROTO_LANE,
     MGP2P_PROTO_REST,
+    MGP2P_PROTO_HOOK, /* operations of a layer above (mgp2p_hook_t) */
     MGP2P_PROTO_COUNT
 } mgp2p_proto_id_t;
 /* A ring of slots shared by two processes of one node (lane.c). */
@@ -169,6 +172,25 @@ typedef struct mgp2p_driver {
        belongs to, and return err (NULL: op->comm's). */
     int (*raise)(const mgp2p_op_t *op, int err);
 } mgp2p_driver_t;
+/* What a layer above the engine (src/coll) plugs into an operation of kind
+   MGP2P_OP_HOOK: the engine links it in the active list, hands the caller
+   its request (a generalized request when nonblocking, the stand-in when
+   persistent), steps it in every progress pass and completes the request
+   when it is done.  Every function runs with the lock held and must not
+   block on another process. */
+typedef struct mgp2p_hook {
+    /* At the first step after the operation (re)starts (MPI_Start of a
+       persistent one: inside the call, so that operations start in the
+       caller's order).  An error fails the operation. */
+    int (*start)(mgp2p_op_t *op);
+    /* Advance without blocking; *done = 1 once complete.  An error fails
+       the operation. */
+    int (*step)(mgp2p_op_t *op, int *done);
+    /* After an error: end what is in flight. */
+    void (*abort)(mgp2p_op_t *op);
+    /* From mgp2p_op_release: free what op->hook_arg holds. */
+    void (*release)(mgp2p_op_t *op);
+} mgp2p_hook_t;
 
 /* An operation: what the call gave, the buffer, the staging the operation
    owns, its progress and its completion, then the state of its protocol.
@@ -243,6 +265,9 @@ struct mgp2p_op {
        bytes [sh_off, sh_off + sh_len) of it that the operation touches */
     struct mgdev_shared *shared;
     size_t sh_off, sh_len;
+    /* MGP2P_OP_HOOK: the layer above's functions and state */
+    const mgp2p_hook_t *hook;
+    void *hook_arg;
     union {
         mgp2p_plain_state_t plain;
         mgp2p_chunked_state_t ck;
@@ -261,6 +286,10 @@ static inline int mgp2p_type_span(const mgdt_type_t *t, int count, int64_t *lo, 
    an error class with the message recorded, nothing raised. */
 int mgp2p_op_init(mgp2p_op_t *op, mgp2p_op_kind_t kind, const char *fn, const void *buf, int count,
                   MPI_Datatype dt, int peer, int tag, MPI_Comm comm);
+/* Fill op (zeroed by the caller) as an operation of a layer above, named fn
+   on comm; it owns arg through hook->release. */
+void mgp2p_op_init_hook(mgp2p_op_t *op, const char *fn, MPI_Comm comm, const mgp2p_hook_t *hook,
+                        void *arg);
 /* Under the chunked protocol, whether a receive into host memory could
    match a chunked message (its capacity is at least one chunk): it then
    becomes an operation too (mgp2p_op_init_host), which lands any message in

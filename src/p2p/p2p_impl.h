@@ -54,6 +54,7 @@ extern const mgp2p_proto_t mgp2p_proto_plain_send, mgp2p_proto_plain_recv;     /
 extern const mgp2p_proto_t mgp2p_proto_chunked_send, mgp2p_proto_chunked_recv; /* proto_chunked.c */
 extern const mgp2p_proto_t mgp2p_proto_lane_send, mgp2p_proto_lane_recv;       /* proto_lane.c */
 extern const mgp2p_proto_t mgp2p_proto_rest_send, mgp2p_proto_rest_recv;       /* proto_rest.c */
+extern const mgp2p_proto_t mgp2p_proto_hook; /* proto_hook.c: a layer above's operations */
 
 /* Hand op over to proto: op->u zeroed, then proto->start (lock held). */
 int mgp2p_proto_set(mgp2p_op_t *op, const mgp2p_proto_t *proto, const mgp2p_sel_t *sel);

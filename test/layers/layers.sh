@@ -19,7 +19,7 @@ src=${srcdir:-.}/src
 bld=${abs_top_builddir:-.}/src
 
 # Every folder, lowest first, with the folders it may use.
-folders="common datatype pack device p2p mpi"
+folders="common datatype pack device p2p coll mpi"
 remote="remote/wire remote/transport remote/client remote/proxy"
 [ "${MGVCL_REMOTE_BUILT:-yes}" = no ] || folders="$folders $remote"
 below() {
@@ -29,7 +29,8 @@ below() {
     pack) echo "common datatype" ;;
     device) echo "common datatype pack" ;;
     p2p) echo "common datatype pack device" ;;
-    mpi) echo "common datatype pack device p2p" ;;
+    coll) echo "common datatype pack device p2p" ;;
+    mpi) echo "common datatype pack device p2p coll" ;;
     remote/wire) echo "common" ;;
     remote/transport) echo "common remote/wire" ;;
     remote/client | remote/proxy) echo "common remote/wire remote/transport" ;;
@@ -43,6 +44,7 @@ face() {
     pack) echo "mgpk.h" ;;
     device) echo "mgdev.h registry.h locality.h staging.h shared.h" ;;
     p2p) echo "p2p.h" ;;
+    coll) echo "coll.h" ;;
     remote/wire) echo "wire.h" ;;
     remote/transport) echo "transport.h bulk.h" ;;
     *) echo "" ;;

@@ -352,3 +352,23 @@ test_mpi_shared_LDADD = libmpigpu.la $(OPENCL_LIBS) -lpthread
 test_mpi_shared_protocol_SOURCES = $(test_mpi_shared_SOURCES)
 test_mpi_shared_protocol_LDADD = $(test_mpi_shared_LDADD)
 TESTS += test/mpi/shared test/mpi/shared_protocol
+
+# Collectives on device addresses (src/coll): one table-driven program at 1,
+# 2, 3 and 4 ranks (the testlist), under MPI_THREAD_MULTIPLE (coll_mt) and
+# under MPIGPU_PACK=host (coll_host: the span is staged and written back whole).
+check_PROGRAMS += test/mpi/coll test/mpi/coll2 test/mpi/coll3 test/mpi/coll4 test/mpi/coll_mt \
+	test/mpi/coll_host
+test_mpi_coll_SOURCES = test/mpi/coll.c
+test_mpi_coll_LDADD = libmpigpu.la $(OPENCL_LIBS)
+test_mpi_coll2_SOURCES = $(test_mpi_coll_SOURCES)
+test_mpi_coll2_LDADD = $(test_mpi_coll_LDADD)
+test_mpi_coll3_SOURCES = $(test_mpi_coll_SOURCES)
+test_mpi_coll3_LDADD = $(test_mpi_coll_LDADD)
+test_mpi_coll4_SOURCES = $(test_mpi_coll_SOURCES)
+test_mpi_coll4_LDADD = $(test_mpi_coll_LDADD)
+test_mpi_coll_mt_SOURCES = $(test_mpi_coll_SOURCES)
+test_mpi_coll_mt_LDADD = $(test_mpi_coll_LDADD)
+test_mpi_coll_host_SOURCES = $(test_mpi_coll_SOURCES)
+test_mpi_coll_host_LDADD = $(test_mpi_coll_LDADD)
+TESTS += test/mpi/coll test/mpi/coll2 test/mpi/coll3 test/mpi/coll4 test/mpi/coll_mt \
+	test/mpi/coll_host

@@ -574,19 +574,11 @@ static void test_ring(void)
 
 static void test_refuse(void)
 {
-    unsigned char *d = buf_make(64, 1, 1), h[64];
-    char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
+    unsigned char *d = buf_make(64, 1, 1), h[64] = {0};
     snprintf(where, sizeof(where), "refusals");
-    CHECK(MPI_Bcast(d, 4, MPI_INT, 0, MPI_COMM_WORLD) == MPI_ERR_BUFFER);
-    MPI_Error_string(MPI_ERR_BUFFER, msg, &len);
-    CHECK(!strcmp(msg, "device buffers are not supported by MPI_Bcast"));
-    CHECK(MPI_Allreduce(h, d, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD) == MPI_ERR_BUFFER);
-    CHECK(MPI_Reduce(d, h, 4, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD) == MPI_ERR_BUFFER);
-    CHECK(MPI_Allgather(d, 1, MPI_INT, h, 1, MPI_INT, MPI_COMM_WORLD) == MPI_ERR_BUFFER);
-    CHECK(MPI_Alltoall(h, 1, MPI_INT, d, 1, MPI_INT, MPI_COMM_WORLD) == MPI_ERR_BUFFER);
-    CHECK(MPI_Gather(d, 1, MPI_INT, h, 1, MPI_INT, 0, MPI_COMM_WORLD) == MPI_ERR_BUFFER);
-    CHECK(MPI_Scatter(h, 1, MPI_INT, d, 1, MPI_INT, 0, MPI_COMM_WORLD) == MPI_ERR_BUFFER);
+    /* Collectives take device buffers (test/mpi/coll.c covers them). */
+    CHECK(MPI_Bcast(d, 4, MPI_INT, 0, MPI_COMM_WORLD) == MPI_SUCCESS);
+    CHECK(MPI_Allreduce(h, d, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS);
     MPI_Win win;
     int wbuf[4] = {0};
     MPI_Win_create(wbuf, sizeof(wbuf), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);

@@ -1,0 +1,127 @@
+/*
+ * The collective engine's private interface: what each side of a call is
+ * (layout.c), its staging (stage.c) and the call into MPI (pmpi.c).  Only
+ * src/coll includes it.
+ *
+ * Ownership: a coll_state_t owns its sides' host buffers, its copies of the
+ * call's arrays and a reference to every datatype and device buffer it
+ * stages, until coll_state_free.
+ */
+#ifndef MGCOLL_IMPL_H
+#define MGCOLL_IMPL_H
+
+#include <stdint.h>
+
+#include "coll.h"
+#include "p2p.h"
+
+/* What MPI does with a side's bytes on this process. */
+enum { COLL_IN = 1, COLL_OUT = 2, COLL_INOUT = 3 };
+/* How a side's blocks are described. */
+enum {
+    COLL_SINGLE = 0, /* count instances of dt at buf */
+    COLL_V,          /* block i: counts[i] instances at buf + displs[i] extents of dt */
+    COLL_W           /* block i: counts[i] instances of types[i] at buf + displs[i] bytes */
+};
+
+/* One side of a call (0: what goes out, 1: what comes in; MPI_Bcast's one
+   buffer and MPI_Reduce_local's inoutbuf are side 1). */
+typedef struct coll_spec {
+    int dir;  /* COLL_IN, _OUT, _INOUT; 0 where the side is not significant here */
+    int full; /* COLL_OUT: MPI writes every byte of the data (else they are read first) */
+    int form;
+    char *buf;
+    MPI_Count count; /* COLL_SINGLE */
+    MPI_Datatype dt; /* COLL_SINGLE, COLL_V */
+    int n;           /* COLL_V, COLL_W: blocks */
+    const void *counts, *displs;
+    int wide_counts, wide_displs;
+    const MPI_Datatype *types; /* COLL_W */
+} coll_spec_t;
+
+static inline MPI_Count coll_count_at(const void *a, int wide, int i)
+{
+    return wide ? ((const MPI_Count *)a)[i] : ((const int *)a)[i];
+}
+
+static inline MPI_Aint coll_displ_at(const void *a, int wide, int i)
+{
+    return wide ? ((const MPI_Aint *)a)[i] : ((const int *)a)[i];
+}
+
+/* The sides of call c on this process.  Returns MPI_SUCCESS, or an error
+   class with a message (root out of range, no topology, a negative count)
+   when check; without check (classification) it never records a message
+   and returns MPI_ERR_ARG for anything MPI should report itself. */
+int coll_specs(const mgcoll_call_t *c, coll_spec_t s[2], int check);
+/* Block i of s: its byte displacement from s->buf, count and datatype
+   (ext: s->dt's extent for COLL_V).  Returns -1 when the displacement
+   overflows. */
+int coll_block(const coll_spec_t *s, int64_t ext, int i, int64_t *disp, MPI_Count *count,
+               MPI_Datatype *dt);
+
+/* A block that moves bytes, with a reference to its decoded type. */
+typedef struct coll_blk {
+    int64_t disp, count;
+    MPI_Datatype dt;
+    const mgdt_type_t *type;
+    int flags; /* mgpk flags of the datatype's method */
+} coll_blk_t;
+
+/* A side as staged.  A device side's bytes [lo, hi) from buf (every block's
+   span) lie in one device allocation; MPI runs on a host view of them of
+   the same layout: the allocation's own storage where it is zero copy, else
+   a copy (tmp). */
+typedef struct coll_side {
+    coll_spec_t spec;
+    int dev;
+    int nblk;
+    coll_blk_t *blk;
+    int64_t lo, hi;
+    cl_mem mem;   /* retained while staged */
+    int64_t eoff; /* offset of byte buf + lo in mem */
+    mgpk_ctx_t *pk;
+    int zc;
+    int hostm;  /* MPIGPU_PACK=host, or a block's method attribute: the span is read in
+                   and written back whole (the host method's staging of the extent) */
+    char *view; /* the host bytes of [buf + lo, buf + hi) */
+    char *tmp;  /* a kept host buffer (mgdev_big_get), or NULL */
+    size_t cap;
+    char *scratch;      /* a side this process cannot use (outside its allocation): MPI
+                           gets zeros of host memory, so that the others complete */
+    void *hbuf;         /* what MPI gets for buf */
+    MPI_Datatype fused; /* the blocks as one struct type, for one unpack (or NULL) */
+    const mgdt_type_t *ftype;
+    MPI_Count *counts; /* the arrays as MPI_Count and MPI_Aint, for the _c call */
+    MPI_Aint *displs;
+} coll_side_t;
+
+/* A call under way: the call on host memory (wide arrays), its sides, and
+   MPI's request when nonblocking or persistent. */
+typedef struct coll_state {
+    mgcoll_call_t hc;
+    coll_side_t side[2];
+    MPI_Count *rs_counts; /* MPI_Reduce_scatter's counts, widened */
+    MPI_Request inner;
+    int primed; /* inputs read in once: a later MPI_Start of a persistent call reads no
+                   output that MPI writes whole (MPICH may write it at _init already) */
+    int err;    /* a side refused (MPI_ERR_BUFFER): the call still runs on scratch */
+    char *msg;  /* its message */
+} coll_state_t;
+
+/* stage.c: build st for c (nothing moves; a persistent call's buffers are
+   made here once), read the inputs in, write the outputs back, free.  A
+   device side that does not lie inside one live allocation is refused
+   (st->err), and MPI gets a zeroed host scratch span in its place, so that
+   the collective still completes on the other processes; nothing is
+   written to the refused side. */
+int coll_state_init(coll_state_t *st, const mgcoll_call_t *c);
+int coll_stage_in(coll_state_t *st);
+int coll_stage_out(coll_state_t *st);
+void coll_state_free(coll_state_t *st);
+
+/* pmpi.c: MPI's own collective of hc (its _c form; blocking, I into *req,
+   or _init into *req, by hc->mode). */
+int coll_pmpi(const mgcoll_call_t *hc, MPI_Request *req);
+
+#endif /* MGCOLL_IMPL_H */
