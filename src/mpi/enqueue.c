@@ -723,6 +723,11 @@ static int job_enqueue(enq_job_t *job, cl_command_queue queue, cl_context ctx, i
         e = clEnqueueBarrierWithWaitList(queue, 1, &job->user, &job->barrier);
         MG_CL_CHECK(e, "clEnqueueBarrierWithWaitList", rc, fn_fail);
     }
+    /* Submit the marker now: a runtime may hold commands back until the queue
+       is flushed, and then the marker's callback never comes (NVIDIA: every
+       enqueued operation waited for the enqueue thread's 5 ms poll). */
+    e = clFlush(queue);
+    MG_CL_CHECK(e, "clFlush", rc, fn_fail);
     if (event && clRetainEvent(job->user) == CL_SUCCESS)
         *event = job->user;
     job_link(job);
