@@ -5,9 +5,10 @@
    statuses, requests turned into events, persistent requests started in
    queue order, and file writes read back; then the clDataTransfer pattern
    (a receive, a kernel that reads it, a send of the result, on one in-order
-   queue) on the library's own queue, that of MPIX_Gpu_get_device and one
-   adopted with MPIX_Gpu_set_queue, whose pack engine must not put the
-   operations' packs behind the kernel that waits for them (the testlist's
+   queue, then a persistent start and a file write and read, each with a
+   kernel behind it) on the library's own queue, that of MPIX_Gpu_get_device
+   and one adopted with MPIX_Gpu_set_queue, whose pack engine must not put
+   the operations' packs behind the kernel that waits for them (the testlist's
    timeLimit turns that deadlock into a failure).  After enqueueing, the
    waiting side calls only clFinish or clWaitForEvents. */
 #include <string.h>
@@ -137,7 +138,9 @@ static void test_order(cl_command_queue queue, const char *name)
    (a vector: the pack engine unpacks it), a kernel on queue adds 1 to every
    int, and two sends on queue return the vector and the whole buffer, all
    enqueued before rank 0 posts its send; then clFinish.  The engine's
-   unpack and packs must run although the kernel and sends wait for them. */
+   unpack and packs must run although the kernel and sends wait for them.
+   Then a persistent send started on queue and a file write and read, each
+   with a kernel behind it. */
 static void test_default(cl_command_queue queue, const char *name)
 {
     enum { N = 512 };
@@ -182,14 +185,47 @@ static void test_default(cl_command_queue queue, const char *name)
         }
         /* A blocking call on the same engine still works after them. */
         CHECK(MPI_Send(d, 1, vec, 0, 5, MPI_COMM_WORLD) == MPI_SUCCESS);
+        /* A persistent send started on queue, a kernel behind it. */
+        MPI_Request p = MPI_REQUEST_NULL;
+        CHECK(MPI_Send_init(d, 1, vec, 0, 8, MPI_COMM_WORLD, &p) == MPI_SUCCESS);
+        CHECK(MPIX_Enqueue_start(&p, queue, 0, NULL, NULL) == MPI_SUCCESS);
+        enqueue_inc(queue, d, N, 0, NULL, NULL);
+        CHECK(clFinish(queue) == CL_SUCCESS);
+        MPI_Request_free(&p);
+        /* A file written from d and read back into e on queue, a kernel
+           behind the read (the read's unpack on the enqueue thread). */
+        char path[256];
+        const char *dir = getenv("TMPDIR");
+        MPI_File fh;
+        int *e = NULL;
+        snprintf(path, sizeof(path), "%s/mpigpu-enqdef-%d.bin", dir ? dir : "/tmp", (int)getpid());
+        CHECK(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
+                            &fh) == MPI_SUCCESS);
+        memset(back, 0, sizeof(back));
+        CHECK(MPIX_Gpu_malloc(sizeof(back), (void **)&e) == MPI_SUCCESS);
+        MPIX_Gpu_memcpy(e, back, sizeof(back));
+        CHECK(MPIX_Enqueue_file_write_at(fh, 0, d, 1, vec, queue, 0, NULL, NULL) == MPI_SUCCESS);
+        CHECK(MPIX_Enqueue_file_read_at(fh, 0, e, 1, vec, queue, 0, NULL, NULL) == MPI_SUCCESS);
+        enqueue_inc(queue, e, N, 0, NULL, NULL);
+        CHECK(clFinish(queue) == CL_SUCCESS);
+        MPI_File_close(&fh);
+        unlink(path);
+        MPIX_Gpu_memcpy(back, e, sizeof(back));
+        int ok = 1;
+        for (int i = 0; i < N; i++)
+            ok &= back[i] == (i % 2 ? 1 : 7 * (i / 2) + 3);
+        CHECK(ok);
+        MPIX_Gpu_free(e);
         MPIX_Gpu_free(d);
     }
     if (rank == 0) {
-        MPI_Recv(h, N / 2, MPI_INT, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        int ok = 1;
-        for (int i = 0; i < N / 2; i++)
-            ok &= h[i] == 7 * i + 1;
-        CHECK(ok);
+        for (int tag = 5; tag <= 8; tag += 3) {
+            MPI_Recv(h, N / 2, MPI_INT, 1, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            int ok = 1;
+            for (int i = 0; i < N / 2; i++)
+                ok &= h[i] == 7 * i + 1;
+            CHECK(ok);
+        }
     }
     MPI_Type_free(&vec);
 }
