@@ -385,6 +385,25 @@ int mgdev_ctx_get(cl_context context, mgpk_ctx_t **pk)
     return rc;
 }
 
+int mgdev_default_own_queue(cl_context *context, cl_command_queue *queue)
+{
+    mgdev_state_t *st = &mgdev_state;
+    mgpk_ctx_t *pk = NULL;
+    int rc = MPI_SUCCESS;
+    pthread_mutex_lock(&st->lock);
+    mgdev_ctx_slot_t *s = st->context ? slot_find(st->context) : NULL;
+    *context = NULL;
+    *queue = NULL;
+    if (s)
+        rc = engine_own(s, &pk);
+    if (pk) {
+        *context = st->context;
+        *queue = mgpk_ctx_queue(pk);
+    }
+    pthread_mutex_unlock(&st->lock);
+    return rc;
+}
+
 void mgdev_default_get(cl_context *context, cl_device_id *device, cl_command_queue *queue,
                        mgpk_ctx_t **pk)
 {

@@ -135,6 +135,12 @@ int mgdev_ctx_get(cl_context context, mgpk_ctx_t **pk);
    commands must never queue up behind the application's commands that wait
    for its event (doc/design.md, "Enqueued operations"). */
 void mgdev_own_scope(int on);
+/* The default context and a queue of it that no command of the
+   application's can wait behind: the queue of the default engine, or of its
+   second engine where the first packs on the application's queue
+   (mgdev_ctx_get's own scope; made at the first call).  The staging pool
+   maps its buffers there.  NULLs without a device. */
+int mgdev_default_own_queue(cl_context *context, cl_command_queue *queue);
 /* A consistent snapshot of the defaults (any argument may be NULL). */
 void mgdev_default_get(cl_context *context, cl_device_id *device, cl_command_queue *queue,
                        mgpk_ctx_t **pk);
