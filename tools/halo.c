@@ -467,9 +467,9 @@ static void cl_setup(halo_t *h)
     h->kern = clCreateKernel(h->prog, "jacobi", &err);
     CL_CK(err);
     /* enqueue: the kernels that wait on transfer events run on a queue of
-       their own.  The library packs and unpacks on its default queue; a
-       kernel held there behind a receive event would hold back the very
-       unpack that completes it. */
+       their own, apart from the default queue, where the library's blocking
+       calls pack.  The enqueued transfers never put a command there, so the
+       default queue would work too (test/mpi/enqueue.c runs that pattern). */
     if (h->o.mode == MODE_ENQUEUE) {
         h->q = clCreateCommandQueue(h->ctx, h->dev, 0, &err);
         CL_CK(err);

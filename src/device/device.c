@@ -88,7 +88,7 @@ static int device_by_name(const mgdev_settings_t *s, cl_platform_id *plats, cl_u
                      s->device, np ? found : "none");
 }
 
-static int slot_add(cl_context context, mgpk_ctx_t *pk)
+static int slot_add(cl_context context, mgpk_ctx_t *pk, int shared)
 {
     mgdev_state_t *st = &mgdev_state;
     if (st->nslots == st->slots_cap) {
@@ -101,6 +101,8 @@ static int slot_add(cl_context context, mgpk_ctx_t *pk)
     }
     st->slots[st->nslots].context = context;
     st->slots[st->nslots].pk = pk;
+    st->slots[st->nslots].shared = shared;
+    st->slots[st->nslots].own = NULL;
     st->nslots++;
     return MPI_SUCCESS;
 }
@@ -134,7 +136,7 @@ static int default_set(cl_context context, cl_device_id device, cl_command_queue
     mgpk_ctx_t *pk = NULL;
     int rc = engine_create(context, device, queue, &pk);
     MG_CHECK(rc, fn_fail);
-    rc = slot_add(context, pk);
+    rc = slot_add(context, pk, 1);
     MG_CHECK(rc, free_pk);
     if (st->queue)
         clReleaseCommandQueue(st->queue);
@@ -261,8 +263,10 @@ void mgdev_teardown(void)
     mgdev_reg_finalize();
     /* Types may hold pack-engine uploads: free them while the engines live. */
     mgdt_finalize();
-    for (size_t i = 0; i < st->nslots; i++)
+    for (size_t i = 0; i < st->nslots; i++) {
+        mgpk_ctx_free(st->slots[i].own);
         mgpk_ctx_free(st->slots[i].pk);
+    }
     free(st->slots);
     if (st->queue)
         clReleaseCommandQueue(st->queue);
@@ -298,16 +302,47 @@ int mgdev_require_device(const char *fn)
                      fn);
 }
 
-/* The engine of context in the table, or NULL (st->lock held). */
-static mgpk_ctx_t *engine_find(cl_context context)
+/* The slot of context in the table, or NULL (st->lock held).  The default
+   context's is the latest of its slots. */
+static mgdev_ctx_slot_t *slot_find(cl_context context)
 {
     mgdev_state_t *st = &mgdev_state;
-    if (context == st->context)
-        return st->pk;
     for (size_t i = st->nslots; i-- > 0;)
         if (st->slots[i].context == context)
-            return st->slots[i].pk;
+            return &st->slots[i];
     return NULL;
+}
+
+static mgpk_ctx_t *engine_find(cl_context context)
+{
+    mgdev_ctx_slot_t *s = slot_find(context);
+    return s ? s->pk : NULL;
+}
+
+/* Whether the calling thread builds or runs enqueued operations. */
+static _Thread_local int own_scope;
+
+void mgdev_own_scope(int on)
+{
+    own_scope = on;
+}
+
+/* The engine of s that packs on a queue of its own (st->lock held). */
+static int engine_own(mgdev_ctx_slot_t *s, mgpk_ctx_t **pk)
+{
+    int rc = MPI_SUCCESS;
+    if (!s->shared) {
+        *pk = s->pk; /* made with a queue of its own already */
+        goto fn_exit;
+    }
+    if (!s->own) {
+        rc = engine_create(s->context, mgpk_ctx_device(s->pk), NULL, &s->own);
+        MG_CHECK(rc, fn_exit);
+        mgpk_calib_share(s->own, s->pk);
+    }
+    *pk = s->own;
+fn_exit:
+    return rc;
 }
 
 int mgdev_ctx_add(cl_context context)
@@ -324,7 +359,7 @@ int mgdev_ctx_add(cl_context context)
                 "clGetContextInfo(CL_CONTEXT_DEVICES)", rc, fn_fail);
     rc = engine_create(context, dev, NULL, &pk);
     MG_CHECK(rc, fn_fail);
-    rc = slot_add(context, pk);
+    rc = slot_add(context, pk, 0);
     if (rc != MPI_SUCCESS)
         mgpk_ctx_free(pk);
 fn_exit:
@@ -339,11 +374,35 @@ int mgdev_ctx_get(cl_context context, mgpk_ctx_t **pk)
     mgdev_state_t *st = &mgdev_state;
     int rc = MPI_SUCCESS;
     pthread_mutex_lock(&st->lock);
-    *pk = engine_find(context);
-    if (!*pk)
+    mgdev_ctx_slot_t *s = slot_find(context);
+    *pk = NULL;
+    if (!s)
         rc = mgerr_set(MPI_ERR_OTHER,
                        "mpigpu: no pack engine for an OpenCL context that was never made known "
                        "(MPIX_Gpu_register, MPIX_Gpu_set_queue or the default device)");
+    else if (own_scope)
+        rc = engine_own(s, pk);
+    else
+        *pk = s->pk;
+    pthread_mutex_unlock(&st->lock);
+    return rc;
+}
+
+int mgdev_default_own_queue(cl_context *context, cl_command_queue *queue)
+{
+    mgdev_state_t *st = &mgdev_state;
+    mgpk_ctx_t *pk = NULL;
+    int rc = MPI_SUCCESS;
+    pthread_mutex_lock(&st->lock);
+    mgdev_ctx_slot_t *s = st->context ? slot_find(st->context) : NULL;
+    *context = NULL;
+    *queue = NULL;
+    if (s)
+        rc = engine_own(s, &pk);
+    if (pk) {
+        *context = st->context;
+        *queue = mgpk_ctx_queue(pk);
+    }
     pthread_mutex_unlock(&st->lock);
     return rc;
 }

@@ -84,6 +84,11 @@ const char *mgdev_method_name(mgpk_method_t m);
 typedef struct mgdev_ctx_slot {
     cl_context context;
     mgpk_ctx_t *pk;
+    /* pk's queue is the application's (the default queue, an adopted one):
+       enqueued operations pack on own instead, made at their first need
+       (mgdev_ctx_get under mgdev_own_scope) */
+    int shared;
+    mgpk_ctx_t *own;
 } mgdev_ctx_slot_t;
 
 typedef struct mgdev_state {
@@ -119,8 +124,26 @@ int mgdev_require_device(const char *fn);
    the p2p lock. */
 int mgdev_ctx_add(cl_context context);
 /* The pack engine of a known context (a lookup: every device address's
-   context was made known when the address was made). */
+   context was made known when the address was made).  Under the calling
+   thread's own scope (mgdev_own_scope), an engine whose queue no command of
+   the application's can wait behind: for a context whose engine packs on the
+   application's queue (the default queue, which MPIX_Gpu_get_device hands
+   out, or one adopted with MPIX_Gpu_set_queue), a second engine with a queue
+   of its own, made at the first such call (its auto table taken from the
+   first engine's where that one is decided). */
 int mgdev_ctx_get(cl_context context, mgpk_ctx_t **pk);
+/* Turn the calling thread's own scope on or off (thread-local; off at a
+   thread's start).  The enqueue calls turn it on while they build an
+   operation and while they run a file access: an enqueued operation's
+   commands must never queue up behind the application's commands that wait
+   for its event (doc/design.md, "Enqueued operations"). */
+void mgdev_own_scope(int on);
+/* The default context and a queue of it that no command of the
+   application's can wait behind: the queue of the default engine, or of its
+   second engine where the first packs on the application's queue
+   (mgdev_ctx_get's own scope; made at the first call).  The staging pool
+   maps its buffers there.  NULLs without a device. */
+int mgdev_default_own_queue(cl_context *context, cl_command_queue *queue);
 /* A consistent snapshot of the defaults (any argument may be NULL). */
 void mgdev_default_get(cl_context *context, cl_device_id *device, cl_command_queue *queue,
                        mgpk_ctx_t **pk);

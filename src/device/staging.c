@@ -137,13 +137,10 @@ void mgdev_staging_usage(size_t *allocated, size_t *high_water, size_t *cap)
 
 static void stage_release(mgdev_stage_t *s)
 {
-    cl_command_queue queue = NULL;
     mgdev_pinned_remove(s->ptr);
-    mgdev_default_get(NULL, NULL, &queue, NULL);
-    if (queue) {
-        clEnqueueUnmapMemObject(queue, s->mem, s->ptr, 0, NULL, NULL);
-        clFinish(queue);
-    }
+    clEnqueueUnmapMemObject(s->queue, s->mem, s->ptr, 0, NULL, NULL);
+    clFinish(s->queue);
+    clReleaseCommandQueue(s->queue);
     clReleaseMemObject(s->mem);
     pool.allocated -= s->size;
     free(s);
@@ -159,17 +156,23 @@ static int stage_alloc(size_t size, mgdev_stage_t **out)
 
     if (!s)
         MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: out of host memory for a staging buffer");
-    mgdev_default_get(&context, NULL, &queue, NULL);
+    /* Not the default queue: a receive's staging buffer may be made while a
+       kernel there waits for that receive (an enqueued operation). */
+    rc = mgdev_default_own_queue(&context, &queue);
+    MG_CHECK(rc, free_s);
     s->mem = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, size, NULL, &clrc);
     MG_CL_CHECK(clrc, "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)", rc, free_s);
     s->ptr = clEnqueueMapBuffer(queue, s->mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, size, 0,
                                 NULL, NULL, &clrc);
     MG_CL_CHECK(clrc, "clEnqueueMapBuffer(staging)", rc, release_mem);
+    clRetainCommandQueue(queue);
+    s->queue = queue;
     mgdev_staging_bind(s->ptr, size); /* NUMA node of the device: locality.c */
     rc = mgdev_pinned_add(s->ptr, size);
     if (rc != MPI_SUCCESS) {
         clEnqueueUnmapMemObject(queue, s->mem, s->ptr, 0, NULL, NULL);
         clFinish(queue);
+        clReleaseCommandQueue(queue);
         goto release_mem;
     }
     s->size = size;

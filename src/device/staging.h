@@ -22,6 +22,7 @@ typedef struct mgdev_stage {
     struct mgdev_stage *next;   /* free or parked list */
     struct mgdev_stage **owner; /* parked: the operation's slot, cleared on reclaim */
     cl_mem mem;                 /* CL_MEM_ALLOC_HOST_PTR on the default context, mapped once */
+    cl_command_queue queue;     /* the mapping's (retained): mgdev_default_own_queue */
     char *ptr;                  /* the mapping */
     size_t size;
 } mgdev_stage_t;

@@ -13,9 +13,12 @@ void mgdev_pack_stats(mgpk_stats_t *sum)
     mgdev_state_t *st = &mgdev_state;
     memset(sum, 0, sizeof(*sum));
     pthread_mutex_lock(&st->lock);
-    for (size_t i = 0; i < st->nslots; i++) {
+    for (size_t i = 0; i < 2 * st->nslots; i++) {
+        mgpk_ctx_t *pk = i % 2 ? st->slots[i / 2].own : st->slots[i / 2].pk;
         mgpk_stats_t s;
-        mgpk_ctx_stats(st->slots[i].pk, &s);
+        if (!pk)
+            continue;
+        mgpk_ctx_stats(pk, &s);
         sum->programs_built += s.programs_built;
         sum->programs_loaded += s.programs_loaded;
         sum->launches += s.launches;

@@ -14,6 +14,15 @@
  * moves nothing, which go to PMPI; file calls pack through the interposed
  * MPI_Pack and MPI_Unpack and access the file through PMPI.
  *
+ * No command that the library enqueues to move an enqueued operation's data
+ * goes on a queue that the application's commands may wait behind: the
+ * operations are built, and files accessed, under mgdev_own_scope, so that
+ * an operation on a buffer of a context whose engine packs on the
+ * application's queue (the default queue, an adopted one) packs on a second
+ * engine of that context, with a queue of its own.  Otherwise a kernel
+ * enqueued after a receive on the default queue, which waits for the
+ * receive's event, would hold back the receive's own unpack: a deadlock.
+ *
  * The enqueue thread calls MPI while the application's threads may, so MPI
  * must run at MPI_THREAD_MULTIPLE: init.c asks for it whatever level the
  * application asked for when the program refers to an enqueue call
@@ -555,6 +564,7 @@ static void *enq_main(void *arg)
     struct timespec nap = {0, ENQ_NAP_NS};
     int idle = 0, ops = 0, waiting = 0;
     (void)arg;
+    mgdev_own_scope(1); /* file accesses pack on engines of their own */
     pthread_mutex_lock(&enq.lock);
     for (;;) {
         if (enq.stop && !enq.inflight)
@@ -768,10 +778,12 @@ static int enq_p2p(const char *fn, const void *sbuf, int scount, MPI_Datatype st
     MG_CHECK(rc, fn_fail);
     if (!(job = job_new(fn, sends + recvs)))
         MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", fn);
+    mgdev_own_scope(1);
     if (recvs)
         rc = part_p2p(&job->part[0], fn, 0, rbuf, rcount, rtype, source, rtag, comm, &raised);
     if (rc == MPI_SUCCESS && sends)
         rc = part_p2p(&job->part[recvs], fn, 1, sbuf, scount, stype, dest, stag, comm, &raised);
+    mgdev_own_scope(0);
     MG_CHECK(rc, fn_fail);
     rc = job_enqueue(job, queue, ctx, inorder, n, list, event);
     job = NULL;
@@ -810,6 +822,25 @@ int MPIX_Enqueue_sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendt
                    event_wait_list, event);
 }
 
+/* A persistent request of the point-to-point engine, inactive, packs from
+   now on as the enqueue calls' own operations do (on an engine of its own
+   where its context's engine uses the application's queue), whichever
+   start comes next. */
+static int start_own_engine(MPI_Request req)
+{
+    int rc = MPI_SUCCESS;
+    mgp2p_lock();
+    mgp2p_op_t *op = mgp2p_req_lookup(req);
+    cl_context ctx = op && op->mem && op->pk && !op->started ? mgpk_ctx_context(op->pk) : NULL;
+    mgp2p_unlock();
+    if (ctx) {
+        mgdev_own_scope(1);
+        rc = mgp2p_op_engine(op, ctx);
+        mgdev_own_scope(0);
+    }
+    return rc;
+}
+
 int MPIX_Enqueue_start(MPI_Request *request, cl_command_queue queue,
                        cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
                        cl_event *event)
@@ -826,6 +857,8 @@ int MPIX_Enqueue_start(MPI_Request *request, cl_command_queue queue,
     rc = enq_queue(fn, queue, num_events_in_wait_list, event_wait_list, &ctx, &inorder);
     MG_CHECK(rc, fn_fail);
     rc = enq_ready(fn);
+    MG_CHECK(rc, fn_fail);
+    rc = start_own_engine(*request);
     MG_CHECK(rc, fn_fail);
     if (!(job = job_new(fn, 1)))
         MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", fn);
@@ -883,7 +916,9 @@ static int enq_file(const char *fn, int write, MPI_File fh, MPI_Offset offset, c
     MG_CHECK(rc, fn_fail);
     if (!(job = job_new(fn, 1)))
         MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", fn);
+    mgdev_own_scope(1); /* the engine the enqueue thread's MPI_Pack will use */
     rc = part_file(&job->part[0], fn, write, fh, offset, buf, count, datatype);
+    mgdev_own_scope(0);
     MG_CHECK(rc, fn_fail);
     rc = job_enqueue(job, queue, ctx, inorder, n, list, event);
     job = NULL;

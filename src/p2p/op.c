@@ -113,15 +113,25 @@ int mgp2p_op_init(mgp2p_op_t *op, mgp2p_op_kind_t kind, const char *fn, const vo
         op->mem_held = 1;
     op->origin = (int64_t)off - lo;
     op->zc = e.host ? e.host + op->origin : NULL;
-    rc = mgdev_ctx_get(e.context, &op->pk);
+    rc = mgp2p_op_engine(op, e.context);
+fn_exit:
+fn_fail:
+    return rc;
+}
+
+int mgp2p_op_engine(mgp2p_op_t *op, cl_context context)
+{
+    mgpk_ctx_t *pk = NULL;
+    int rc = mgdev_ctx_get(context, &pk);
     MG_CHECK(rc, fn_fail);
     /* The auto table is loaded or measured here, at the engine's first
        operation, never inside a progress step under the engine's lock.
        Contiguous data never needs it (one transfer under every method), so a
        process that moves only contiguous data runs no calibration kernel. */
-    if (m == MGPK_METHOD_AUTO && !mgpk_contig(op->type, count))
-        rc = mgpk_calib_load(op->pk);
-fn_exit:
+    if (MGPK_F_METHOD_OF(op->pk_flags) == MGPK_METHOD_AUTO && !mgpk_contig(op->type, op->count))
+        rc = mgpk_calib_load(pk);
+    MG_CHECK(rc, fn_fail);
+    op->pk = pk;
 fn_fail:
     return rc;
 }

@@ -290,6 +290,11 @@ int mgp2p_op_init(mgp2p_op_t *op, mgp2p_op_kind_t kind, const char *fn, const vo
    on comm; it owns arg through hook->release. */
 void mgp2p_op_init_hook(mgp2p_op_t *op, const char *fn, MPI_Comm comm, const mgp2p_hook_t *hook,
                         void *arg);
+/* Take op's pack engine for context (its buffer's) from mgdev_ctx_get, in the
+   calling thread's own scope, and decide the engine's auto table where op
+   needs it.  mgp2p_op_init calls it; MPIX_Enqueue_start calls it again on
+   an inactive persistent operation, under mgdev_own_scope. */
+int mgp2p_op_engine(mgp2p_op_t *op, cl_context context);
 /* Under the chunked protocol, whether a receive into host memory could
    match a chunked message (its capacity is at least one chunk): it then
    becomes an operation too (mgp2p_op_init_host), which lands any message in

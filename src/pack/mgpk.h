@@ -226,6 +226,10 @@ int mgpk_calib_get(mgpk_ctx_t *ctx, mgpk_calib_info_t *info);
    measurement or the static rule, per MPIGPU_CALIBRATE), so that no pack
    call pays for it.  A failed measurement leaves the static rule. */
 int mgpk_calib_load(mgpk_ctx_t *ctx);
+/* Give dst, an engine of the same device whose table is not decided yet, the
+   table of src when src's is decided (a second engine on one device then
+   neither loads nor measures one); otherwise nothing. */
+void mgpk_calib_share(mgpk_ctx_t *dst, mgpk_ctx_t *src);
 /* Grid cell nearest (in log scale) to a call of n packed bytes whose runs are
    blocklen bytes long; and the block length the engine assumes for a call. */
 void mgpk_calib_cell(int64_t n, int64_t blocklen, int *si, int *bi);

@@ -801,3 +801,16 @@ int mgpk_calib_load(mgpk_ctx_t *ctx)
     pthread_mutex_unlock(&ctx->lock);
     return rc;
 }
+
+void mgpk_calib_share(mgpk_ctx_t *dst, mgpk_ctx_t *src)
+{
+    if (dst == src || !atomic_load_explicit(&src->calib_decided, memory_order_acquire))
+        return;
+    /* src's table no longer changes once decided. */
+    pthread_mutex_lock(&dst->lock);
+    if (dst->calib.source == MGPK_CAL_NONE) {
+        dst->calib = src->calib;
+        atomic_store_explicit(&dst->calib_decided, 1, memory_order_release);
+    }
+    pthread_mutex_unlock(&dst->lock);
+}

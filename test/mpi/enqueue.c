@@ -3,8 +3,14 @@
    ordering by events and queues, calls that return before the peer posts,
    many derived-type operations in flight, errors as negative event
    statuses, requests turned into events, persistent requests started in
-   queue order, and file writes read back.  After enqueueing, the waiting
-   side calls only clFinish or clWaitForEvents. */
+   queue order, and file writes read back; then the clDataTransfer pattern
+   (a receive, a kernel that reads it, a send of the result, on one in-order
+   queue, then a persistent start and a file write and read, each with a
+   kernel behind it) on the library's own queue, that of MPIX_Gpu_get_device
+   and one adopted with MPIX_Gpu_set_queue, whose pack engine must not put
+   the operations' packs behind the kernel that waits for them (the testlist's
+   timeLimit turns that deadlock into a failure).  After enqueueing, the
+   waiting side calls only clFinish or clWaitForEvents. */
 #include <string.h>
 #include <unistd.h>
 
@@ -126,6 +132,102 @@ static void test_order(cl_command_queue queue, const char *name)
         ok &= h[i] == 5 * i + 1;
     CHECK(ok);
     MPIX_Gpu_free(d);
+}
+
+/* On queue, the library's default queue: rank 1 receives every other int
+   (a vector: the pack engine unpacks it), a kernel on queue adds 1 to every
+   int, and two sends on queue return the vector and the whole buffer, all
+   enqueued before rank 0 posts its send; then clFinish.  The engine's
+   unpack and packs must run although the kernel and sends wait for them.
+   Then a persistent send started on queue and a file write and read, each
+   with a kernel behind it. */
+static void test_default(cl_command_queue queue, const char *name)
+{
+    enum { N = 512 };
+    int h[N], back[N], go = 1;
+    MPI_Datatype vec;
+    MPI_Type_vector(N / 2, 1, 2, MPI_INT, &vec);
+    MPI_Type_commit(&vec);
+    strcpy(where, name);
+    if (rank == 0) {
+        MPI_Recv(&go, 1, MPI_INT, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        usleep(20000);
+        for (int i = 0; i < N / 2; i++)
+            h[i] = 7 * i;
+        MPI_Send(h, N / 2, MPI_INT, 1, 4, MPI_COMM_WORLD);
+        MPI_Recv(h, N / 2, MPI_INT, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Recv(back, N, MPI_INT, 1, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        int ok = 1;
+        for (int i = 0; i < N / 2; i++)
+            ok &= h[i] == 7 * i + 1;
+        CHECK(ok);
+        for (int i = 0; i < N; i++)
+            ok &= back[i] == (i % 2 ? 1 : 7 * (i / 2) + 1);
+        CHECK(ok);
+    } else {
+        int *d = NULL;
+        cl_event ev[3] = {NULL, NULL, NULL};
+        memset(h, 0, sizeof(h));
+        CHECK(MPIX_Gpu_malloc(sizeof(h), (void **)&d) == MPI_SUCCESS);
+        MPIX_Gpu_memcpy(d, h, sizeof(h));
+        CHECK(MPIX_Enqueue_recv(d, 1, vec, 0, 4, MPI_COMM_WORLD, queue, 0, NULL, &ev[0]) ==
+              MPI_SUCCESS);
+        MPI_Send(&go, 1, MPI_INT, 0, 2, MPI_COMM_WORLD);
+        enqueue_inc(queue, d, N, 0, NULL, NULL);
+        CHECK(MPIX_Enqueue_send(d, 1, vec, 0, 5, MPI_COMM_WORLD, queue, 0, NULL, &ev[1]) ==
+              MPI_SUCCESS);
+        CHECK(MPIX_Enqueue_send(d, N, MPI_INT, 0, 6, MPI_COMM_WORLD, queue, 0, NULL, &ev[2]) ==
+              MPI_SUCCESS);
+        CHECK(clFinish(queue) == CL_SUCCESS);
+        for (int i = 0; i < 3; i++) {
+            CHECK(status_of(ev[i]) == CL_COMPLETE);
+            clReleaseEvent(ev[i]);
+        }
+        /* A blocking call on the same engine still works after them. */
+        CHECK(MPI_Send(d, 1, vec, 0, 5, MPI_COMM_WORLD) == MPI_SUCCESS);
+        /* A persistent send started on queue, a kernel behind it. */
+        MPI_Request p = MPI_REQUEST_NULL;
+        CHECK(MPI_Send_init(d, 1, vec, 0, 8, MPI_COMM_WORLD, &p) == MPI_SUCCESS);
+        CHECK(MPIX_Enqueue_start(&p, queue, 0, NULL, NULL) == MPI_SUCCESS);
+        enqueue_inc(queue, d, N, 0, NULL, NULL);
+        CHECK(clFinish(queue) == CL_SUCCESS);
+        MPI_Request_free(&p);
+        /* A file written from d and read back into e on queue, a kernel
+           behind the read (the read's unpack on the enqueue thread). */
+        char path[256];
+        const char *dir = getenv("TMPDIR");
+        MPI_File fh;
+        int *e = NULL;
+        snprintf(path, sizeof(path), "%s/mpigpu-enqdef-%d.bin", dir ? dir : "/tmp", (int)getpid());
+        CHECK(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
+                            &fh) == MPI_SUCCESS);
+        memset(back, 0, sizeof(back));
+        CHECK(MPIX_Gpu_malloc(sizeof(back), (void **)&e) == MPI_SUCCESS);
+        MPIX_Gpu_memcpy(e, back, sizeof(back));
+        CHECK(MPIX_Enqueue_file_write_at(fh, 0, d, 1, vec, queue, 0, NULL, NULL) == MPI_SUCCESS);
+        CHECK(MPIX_Enqueue_file_read_at(fh, 0, e, 1, vec, queue, 0, NULL, NULL) == MPI_SUCCESS);
+        enqueue_inc(queue, e, N, 0, NULL, NULL);
+        CHECK(clFinish(queue) == CL_SUCCESS);
+        MPI_File_close(&fh);
+        unlink(path);
+        MPIX_Gpu_memcpy(back, e, sizeof(back));
+        int ok = 1;
+        for (int i = 0; i < N; i++)
+            ok &= back[i] == (i % 2 ? 1 : 7 * (i / 2) + 3);
+        CHECK(ok);
+        MPIX_Gpu_free(e);
+        MPIX_Gpu_free(d);
+    }
+    if (rank == 0) {
+        for (int tag = 5; tag <= 8; tag += 3) {
+            MPI_Recv(h, N / 2, MPI_INT, 1, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            int ok = 1;
+            for (int i = 0; i < N / 2; i++)
+                ok &= h[i] == 7 * i + 1;
+            CHECK(ok);
+        }
+    }
+    MPI_Type_free(&vec);
 }
 
 /* Every datatype, on each mix of device and host buffers, in flight at once
@@ -521,6 +623,10 @@ int main(int argc, char **argv)
     inc = clCreateKernel(prog, "inc", NULL);
     types_create();
 
+    /* First, while the staging pool is empty: a staging buffer made for an
+       enqueued operation must not be mapped behind the kernel either. */
+    trace("default queue");
+    test_default(dq, "default queue");
     trace("gated");
     test_gated();
     test_order(q, "in-order queue");
@@ -538,6 +644,9 @@ int main(int argc, char **argv)
     test_requests();
     trace("files");
     test_files();
+    trace("adopted queue");
+    CHECK(MPIX_Gpu_set_queue(q) == MPI_SUCCESS);
+    test_default(q, "adopted queue");
 
     types_free();
     clReleaseKernel(inc);
