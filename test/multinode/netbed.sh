@@ -27,7 +27,6 @@
 #                  the rest ("$NETBED_MPIEXEC -hosts node1:2,node2:2 -n 4 ...")
 #   NETBED_SWITCH  the switch namespace's name (ip -n "$NETBED_SWITCH" ...):
 #                  faults go on its ports vK (tc qdisc ... dev vK netem ...)
-#   UCX_TLS, UCX_NET_DEVICES  tcp over eth0 (see README.md for why)
 #
 # Exit status 77 (automake's SKIP), with a message, where namespaces cannot
 # be made: not root, no CAP_SYS_ADMIN/CAP_NET_ADMIN, no veth or bridge
@@ -104,7 +103,7 @@ for ((k = 1; k <= nodes; k++)); do
     # bed's life; nsexec enters a node through /proc/HOLDER/ns/*, which every
     # node sees, unlike files under /run (each node's mounts are private).
     rm -f "$dir/ready$k"
-    nsenter --net="/run/netns/$ns" unshare --uts --mount --propagation private sh -c \
+    nsenter --net="/run/netns/$ns" unshare --uts --ipc --mount --propagation private sh -c \
         "hostname node$k && mount -t tmpfs -o mode=1777,size=1g tmpfs /dev/shm && : >'$dir/ready$k' && exec sleep 2147483647" \
         </dev/null >/dev/null 2>"$dir/err$k" &
     echo $! >"$dir/node$k.pid"
@@ -133,8 +132,4 @@ export NETBED_DIR=$dir NETBED_NODES=$nodes NETBED_EXEC=$here/nsexec NETBED_SWITC
 # mpiexec runs on node1; its proxies reach it at node1's eth0 address (-iface:
 # no node name resolves here) and are started by nsexec instead of ssh.
 export NETBED_MPIEXEC="$NETBED_EXEC node1 ${MPIEXEC:-mpiexec} -iface eth0 -launcher rsh -launcher-exec $NETBED_EXEC"
-# Between nodes UCX must take TCP: left alone it finds the same boot id and
-# IPC namespace on both sides and picks shared memory and CMA, which a real
-# cluster's nodes never have.  Within a node MPICH uses its own shared memory.
-export UCX_TLS=${UCX_TLS:-tcp} UCX_NET_DEVICES=${UCX_NET_DEVICES:-eth0}
 "$@"
