@@ -107,6 +107,7 @@ for ((k = 1; k <= nodes; k++)); do
         "hostname node$k && mount -t tmpfs -o mode=1777,size=1g tmpfs /dev/shm && : >'$dir/ready$k' && exec sleep 2147483647" \
         </dev/null >/dev/null 2>"$dir/err$k" &
     echo $! >"$dir/node$k.pid"
+    disown $! # teardown kills it; no "Killed" line from this shell
     for _ in $(seq 100); do
         [ -e "$dir/ready$k" ] && break
         kill -0 "$(cat "$dir/node$k.pid")" 2>/dev/null || skip "unshare --uts --mount failed: $(cat "$dir/err$k")"
