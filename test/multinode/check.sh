@@ -16,7 +16,7 @@ if [ -z "${NETBED_DIR:-}" ]; then
     exec "$here/netbed.sh" -n 3 -- "$here/check.sh" "$@"
 fi
 cd "$top" || exit 1
-steps=(p2p_chunked p2p_probe p2p_persist p2p_misc4 p2p_basic counters pingpong proxy)
+steps=(p2p_chunked p2p_probe p2p_persist p2p_misc4 p2p_basic counters pingpong proxy faults)
 [ $# -gt 0 ] && steps=("$@")
 logs=${MULTINODE_LOGS:-$NETBED_DIR/logs}
 mkdir -p "$logs"
@@ -144,37 +144,8 @@ step_pingpong() {
 # the proxy, and used no one-copy (CMA) lane, which only a client on the
 # proxy's own host may have.
 step_proxy() {
-    local d=$NETBED_DIR/proxy pocl f addr st why=
-    if [ ! -x "$top/mpigpu-proxy" ] || [ ! -e "$top/.libs/libmpigpu-vcl.so" ]; then
-        echo "multinode: SKIP: proxy: remote part not built (configure --enable-remote)"
-        return 0
-    fi
-    pocl=
-    for f in /etc/OpenCL/vendors/*.icd; do grep -q pocl "$f" 2>/dev/null && pocl=$f; done
-    [ -n "$pocl" ] || { echo "multinode: FAIL: proxy: no PoCL .icd in /etc/OpenCL/vendors"; bad=1; return; }
-    mkdir -p "$d/native" "$d/vendors"
-    cp "$pocl" "$d/native/" && cp "$pocl" "$d/vendors/"
-    echo "$top/.libs/libmpigpu-vcl.so" >"$d/vendors/mpigpu-vcl.icd"
-    (umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$d/key")
-    t0=$SECONDS
-    # One word: nsexec's shell execs the proxy, so that $! is the proxy.
-    OCL_ICD_VENDORS=$d/native "$NETBED_EXEC" node3 "exec '$top/mpigpu-proxy' --listen 10.199.0.3:0 \
-        --key-file '$d/key' --device Portable" </dev/null >"$logs/proxy-server.log" 2>&1 &
-    local ppid=$!
-    addr=
-    for _ in $(seq 150); do
-        addr=$(sed -n 's/^mpigpu-proxy: listening on \([^ ]*:[0-9]*\).*/\1/p' "$logs/proxy-server.log")
-        [ -n "$addr" ] && break
-        kill -0 $ppid 2>/dev/null || break
-        sleep 0.1
-    done
-    if [ -z "$addr" ]; then
-        echo "multinode: FAIL: proxy: mpigpu-proxy did not listen on node3:"
-        sed 's/^/  /' "$logs/proxy-server.log"
-        kill_tree $ppid
-        bad=1
-        return
-    fi
+    local st why=
+    proxy_start || return 0
     run_mpi proxy 150 env OCL_ICD_VENDORS="$d/vendors" MPIGPU_VCL_SERVERS="$addr" \
         MPIGPU_VCL_KEY_FILE="$d/key" MPIGPU_DEVICE="mpigpu virtual" MPIGPU_VERBOSE=1 \
         MPIGPU_VCL_STATS=1 $M $ACROSS env MPIGPU_STAGING_MAX=64K test/mpi/p2p_probe
@@ -195,7 +166,49 @@ step_proxy() {
         done
     fi
     report proxy $st "$why"
-    # The proxy must stop cleanly (SIGTERM, status 0).
+    proxy_stop
+}
+
+# proxy_start: mpigpu-proxy on node3 (10.199.0.3) serving PoCL; sets d (its
+# directory: key, vendors/ with the virtual ICD beside PoCL), addr and ppid.
+# Returns 1 (with a SKIP or FAIL line) when there is none.
+proxy_start() {
+    local pocl f
+    d=$NETBED_DIR/proxy
+    if [ ! -x "$top/mpigpu-proxy" ] || [ ! -e "$top/.libs/libmpigpu-vcl.so" ]; then
+        echo "multinode: SKIP: proxy: remote part not built (configure --enable-remote)"
+        return 1
+    fi
+    pocl=
+    for f in /etc/OpenCL/vendors/*.icd; do grep -q pocl "$f" 2>/dev/null && pocl=$f; done
+    [ -n "$pocl" ] || { echo "multinode: FAIL: proxy: no PoCL .icd in /etc/OpenCL/vendors"; bad=1; return 1; }
+    rm -rf "$d" && mkdir -p "$d/native" "$d/vendors"
+    cp "$pocl" "$d/native/" && cp "$pocl" "$d/vendors/"
+    echo "$top/.libs/libmpigpu-vcl.so" >"$d/vendors/mpigpu-vcl.icd"
+    (umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$d/key")
+    # One word: nsexec's shell execs the proxy, so that $! is the proxy.
+    OCL_ICD_VENDORS=$d/native "$NETBED_EXEC" node3 "exec '$top/mpigpu-proxy' --listen 10.199.0.3:0 \
+        --key-file '$d/key' --device Portable" </dev/null >"$logs/proxy-server.log" 2>&1 &
+    ppid=$!
+    addr=
+    for _ in $(seq 150); do
+        addr=$(sed -n 's/^mpigpu-proxy: listening on \([^ ]*:[0-9]*\).*/\1/p' "$logs/proxy-server.log")
+        [ -n "$addr" ] && break
+        kill -0 $ppid 2>/dev/null || break
+        sleep 0.1
+    done
+    if [ -z "$addr" ]; then
+        echo "multinode: FAIL: proxy: mpigpu-proxy did not listen on node3:"
+        sed 's/^/  /' "$logs/proxy-server.log"
+        kill_tree $ppid
+        bad=1
+        return 1
+    fi
+    return 0
+}
+
+# proxy_stop: SIGTERM, and the proxy must exit 0 within 10 s.
+proxy_stop() {
     kill -TERM $ppid 2>/dev/null
     for _ in $(seq 100); do kill -0 $ppid 2>/dev/null || break; sleep 0.1; done
     if kill -0 $ppid 2>/dev/null; then
@@ -206,6 +219,107 @@ step_proxy() {
         echo "multinode: FAIL: proxy: mpigpu-proxy exited with a failure after SIGTERM:"
         sed 's/^/  /' "$logs/proxy-server.log" | tail -n 20
         bad=1
+    fi
+}
+
+# Faults on the links (the switch's ports vK).
+# - netem (where the kernel has it): delay and loss on node2's link during
+#   long device transfers in pieces, and during a proxy session: the tests'
+#   data checks must pass.
+# - A cut of node2's link in the middle of 4 MiB device-to-device messages:
+#   MPI must end as MPICH itself does for the same messages between host
+#   buffers (both fail, or both still run 15 s after the cut), and never
+#   exit 0.
+# - A cut of the proxy's link: its client must fail within
+#   MPIGPU_VCL_TIMEOUT (5 s here) + 10 s, with errors, never " No Errors".
+sw() { ip netns exec "$NETBED_SWITCH" "$@"; }
+step_faults() {
+    local st why= out
+    if sw tc qdisc add dev v2 root netem delay 2ms 1ms loss 1% 2>"$logs/netem.err"; then
+        run_mpi netem_p2p_chunked 200 $M $ACROSS env MPIGPU_STAGING_MAX=64K \
+            MPIGPU_P2P_PROTOCOL=chunked test/mpi/p2p_chunked big
+        report netem_p2p_chunked $?
+        t0=$SECONDS
+        if proxy_start; then
+            sw tc qdisc add dev v3 root netem delay 2ms 1ms loss 1%
+            run_mpi netem_proxy 200 env OCL_ICD_VENDORS="$d/vendors" MPIGPU_VCL_SERVERS="$addr" \
+                MPIGPU_VCL_KEY_FILE="$d/key" MPIGPU_DEVICE="mpigpu virtual" $M $ACROSS \
+                env MPIGPU_STAGING_MAX=64K test/mpi/p2p_probe
+            report netem_proxy $?
+            sw tc qdisc del dev v3 root
+            proxy_stop
+        fi
+        sw tc qdisc del dev v2 root
+    else
+        echo "multinode: SKIP: netem: $(head -n 1 "$logs/netem.err") (the kernel has no netem qdisc: CONFIG_NET_SCH_NETEM)"
+    fi
+    t0=$SECONDS
+    local dev host
+    dev=$(cut_run device) host=$(cut_run host)
+    sw ip link set v2 up
+    why=
+    case $dev in ended*) why="device run exited 0 after its link was cut" ;; esac
+    [ "${dev%%(*}" = "${host%%(*}" ] || why="${why:+$why; }device run: $dev, MPICH with host buffers: $host"
+    report link_cut 0 "$why"
+    [ -z "$why" ] && echo "multinode:   link cut mid-transfer: device buffers: $dev; host buffers (MPICH alone): $host"
+    t0=$SECONDS
+    proxy_start || return 0
+    run_mpi proxy_cut 60 env OCL_ICD_VENDORS="$d/vendors" MPIGPU_VCL_SERVERS="$addr" \
+        MPIGPU_VCL_KEY_FILE="$d/key" MPIGPU_DEVICE="mpigpu virtual" MPIGPU_VCL_TIMEOUT=5 \
+        MPIGPU_ORACLE_TYPES=1000000 $M -hosts node1:1 -n 1 test/mpi/dtoracle &
+    local run=$! cut
+    # Cut once the client has a session.
+    for _ in $(seq 100); do
+        grep -q "client 10.199.0.1:[0-9]* connected" "$logs/proxy-server.log" && break
+        sleep 0.1
+    done
+    sleep 2
+    sw ip link set v3 down
+    cut=$SECONDS
+    wait $run
+    st=$?
+    out=$((SECONDS - cut))
+    sw ip link set v3 up
+    why=
+    if [ $st -eq 0 ]; then
+        why="the client exited 0 after its proxy's link was cut"
+    elif [ $st -eq 124 ]; then
+        why="the client still ran 60 s after its proxy's link was cut"
+    elif [ $out -gt 15 ]; then
+        why="the client failed $out s after the cut (want at most 15)"
+    elif grep -q '^ No Errors' "$logs/proxy_cut.log"; then
+        why="the client reported no errors"
+    fi
+    report proxy_cut 0 "$why"
+    [ -z "$why" ] && echo "multinode:   proxy link cut: the client failed $out s after the cut (MPIGPU_VCL_TIMEOUT=5): $(grep -m 1 -i 'fail\|error' "$logs/proxy_cut.log" | cut -c1-100)"
+    # The proxy still runs and stops cleanly.
+    proxy_stop
+}
+
+# cut_run SIDE: 4 MiB ping-pongs between SIDE buffers of node1 and node2;
+# node2's link goes down 2 s into them.  Prints "fails(STATUS)" when the run
+# ended with a failure within 15 s, "hangs" when it still ran (then killed),
+# "ended(0)" when it exited 0.
+cut_run() {
+    local side=$1 log=$logs/cut_$1.log pid c st
+    sw ip link set v2 up
+    sleep 1
+    $M $ACROSS ./mpigpu-pingpong -D vect:64:8 -m 4M:4M -i 1000000 -x 1 -d "$side" >"$log" 2>&1 &
+    pid=$!
+    # Into the timed loop (its table's header is out), then 2 s more.
+    for _ in $(seq 200); do grep -q '^# Size' "$log" && break; sleep 0.1; done
+    sleep 2
+    sw ip link set v2 down
+    c=$SECONDS
+    while kill -0 $pid 2>/dev/null && [ $((SECONDS - c)) -lt 15 ]; do sleep 0.2; done
+    if kill -0 $pid 2>/dev/null; then
+        kill_tree $pid
+        wait $pid 2>/dev/null
+        echo hangs
+    else
+        wait $pid
+        st=$?
+        [ $st -eq 0 ] && echo "ended(0)" || echo "fails($st)"
     fi
 }
 
