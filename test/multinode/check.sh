@@ -231,7 +231,9 @@ proxy_stop() {
 #   buffers (both fail, or both still run 15 s after the cut), and never
 #   exit 0.
 # - A cut of the proxy's link: its client must fail within
-#   MPIGPU_VCL_TIMEOUT (5 s here) + 10 s, with errors, never " No Errors".
+#   MPIGPU_VCL_TIMEOUT (5 s here) + 10 s, with errors, never " No Errors",
+#   and no data may differ after calls that succeeded (dtoracle checks the
+#   status of every call before it compares).
 sw() { ip netns exec "$NETBED_SWITCH" "$@"; }
 step_faults() {
     local st why= out
@@ -289,6 +291,8 @@ step_faults() {
         why="the client failed $out s after the cut (want at most 15)"
     elif grep -q '^ No Errors' "$logs/proxy_cut.log"; then
         why="the client reported no errors"
+    elif grep -q 'differs' "$logs/proxy_cut.log"; then
+        why="data differed where the calls had succeeded (silently wrong)"
     fi
     report proxy_cut 0 "$why"
     [ -z "$why" ] && echo "multinode:   proxy link cut: the client failed $out s after the cut (MPIGPU_VCL_TIMEOUT=5): $(grep -m 1 -i 'fail\|error' "$logs/proxy_cut.log" | cut -c1-100)"
