@@ -150,7 +150,8 @@ int main(int argc, char **argv)
         rc = MPIX_Gpu_memcpy(hy, d, span);
         EXPECT(rc == MPI_SUCCESS, "type %ld h->d copy back rc=%d", it, rc);
         k = first_diff(hx, hy, span);
-        EXPECT(rc != MPI_SUCCESS || k == span, "type %ld count %d unpack h->d differs at buffer byte %ld: %s", it, count,
+        EXPECT(rc != MPI_SUCCESS || k == span,
+               "type %ld count %d unpack h->d differs at buffer byte %ld: %s", it, count,
                (long)k - (long)shift, desc);
         checks++;
 
@@ -165,8 +166,9 @@ int main(int argc, char **argv)
         rc = MPIX_Gpu_memcpy(hy, d, span);
         EXPECT(rc == MPI_SUCCESS, "type %ld d->d unpack copy back rc=%d", it, rc);
         k = first_diff(hx, hy, span);
-        EXPECT(rc != MPI_SUCCESS || k == span, "type %ld unpack d->d differs at buffer byte %ld: %s", it,
-               (long)k - (long)shift, desc);
+        EXPECT(rc != MPI_SUCCESS || k == span,
+               "type %ld unpack d->d differs at buffer byte %ld: %s", it, (long)k - (long)shift,
+               desc);
         checks++;
 
         /* 5. every 4th type of one basic type: external32 both ways */
