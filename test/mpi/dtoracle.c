@@ -131,9 +131,11 @@ int main(int argc, char **argv)
         rc = MPI_Pack((char *)d + shift, count, t, dp, (int)pbytes, &pos3, MPI_COMM_WORLD);
         EXPECT(rc == MPI_SUCCESS, "type %ld pack d->d rc=%d: %s", it, rc, desc);
         EXPECT(pos3 == pos1, "type %ld d->d position %d vs %d", it, pos3, pos1);
-        MPIX_Gpu_memcpy(p3 + start, (char *)dp + start, (size_t)(pos1 - start));
+        rc = MPIX_Gpu_memcpy(p3 + start, (char *)dp + start, (size_t)(pos1 - start));
+        EXPECT(rc == MPI_SUCCESS, "type %ld d->d copy back rc=%d", it, rc);
         k = first_diff(p1 + start, p3 + start, (size_t)(pos1 - start));
-        EXPECT(k == (size_t)(pos1 - start), "type %ld pack d->d differs at %zu: %s", it, k, desc);
+        EXPECT(rc != MPI_SUCCESS || k == (size_t)(pos1 - start),
+               "type %ld pack d->d differs at %zu: %s", it, k, desc);
         checks++;
 
         /* 3. unpack host -> poisoned device: exactly the type's bytes change */
@@ -145,9 +147,11 @@ int main(int argc, char **argv)
         rc = MPI_Unpack(p1, (int)pbytes, &pos2, (char *)d + shift, count, t, MPI_COMM_WORLD);
         EXPECT(rc == MPI_SUCCESS, "type %ld unpack h->d rc=%d: %s", it, rc, desc);
         EXPECT(pos1 == pos2, "type %ld unpack position %d vs %d", it, pos2, pos1);
-        MPIX_Gpu_memcpy(hy, d, span);
+        rc = MPIX_Gpu_memcpy(hy, d, span);
+        EXPECT(rc == MPI_SUCCESS, "type %ld h->d copy back rc=%d", it, rc);
         k = first_diff(hx, hy, span);
-        EXPECT(k == span, "type %ld count %d unpack h->d differs at buffer byte %ld: %s", it, count,
+        EXPECT(rc != MPI_SUCCESS || k == span,
+               "type %ld count %d unpack h->d differs at buffer byte %ld: %s", it, count,
                (long)k - (long)shift, desc);
         checks++;
 
@@ -159,10 +163,12 @@ int main(int argc, char **argv)
             PMPI_Unpack(p1, (int)pbytes, &pos1, hx + shift, count, t, MPI_COMM_WORLD);
         rc = MPI_Unpack(dp, (int)pbytes, &pos2, (char *)d + shift, count, t, MPI_COMM_WORLD);
         EXPECT(rc == MPI_SUCCESS, "type %ld unpack d->d rc=%d: %s", it, rc, desc);
-        MPIX_Gpu_memcpy(hy, d, span);
+        rc = MPIX_Gpu_memcpy(hy, d, span);
+        EXPECT(rc == MPI_SUCCESS, "type %ld d->d unpack copy back rc=%d", it, rc);
         k = first_diff(hx, hy, span);
-        EXPECT(k == span, "type %ld unpack d->d differs at buffer byte %ld: %s", it,
-               (long)k - (long)shift, desc);
+        EXPECT(rc != MPI_SUCCESS || k == span,
+               "type %ld unpack d->d differs at buffer byte %ld: %s", it, (long)k - (long)shift,
+               desc);
         checks++;
 
         /* 5. every 4th type of one basic type: external32 both ways */
