@@ -37,9 +37,10 @@ const mgparam_t mgparam_table[MGPARAM_COUNT] = {
                               .type = MGPARAM_T_BOOL,
                               .flags = MGPARAM_F_TEST,
                               .def = "0",
-                              .help = "treat the default device as a GPU that other processes of "
-                                      "the node use (MPIGPU_KERNEL_SWITCH, MPIGPU_INLINE_MAX), even "
-                                      "a CPU device or a rank alone"},
+                              .help =
+                                  "treat the default device as a GPU that other processes of "
+                                  "the node use (MPIGPU_KERNEL_SWITCH, MPIGPU_INLINE_MAX), even "
+                                  "a CPU device or a rank alone"},
     [MGPARAM_DEVICE] = {.name = "MPIGPU_DEVICE",
                         .type = MGPARAM_T_DEVICE,
                         .def_doc = "the GPU nearest the rank's cores (hwloc), spread by local "
