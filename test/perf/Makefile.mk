@@ -37,3 +37,8 @@ test_perf_enqpingpong_LDADD = libmpigpu.la $(OPENCL_LIBS)
 noinst_PROGRAMS += test/perf/sharedbench
 test_perf_sharedbench_SOURCES = test/perf/sharedbench.c
 test_perf_sharedbench_LDADD = libmpigpu.la $(OPENCL_LIBS)
+# How long the runtime takes to act on user events, markers and their
+# callbacks, which the enqueue calls rely on (not installed; no MPI).
+noinst_PROGRAMS += test/perf/eventprobe
+test_perf_eventprobe_SOURCES = test/perf/eventprobe.c
+test_perf_eventprobe_LDADD = $(OPENCL_LIBS)

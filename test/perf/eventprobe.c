@@ -1,0 +1,156 @@
+/*
+ * eventprobe: how long an OpenCL runtime takes to act on the events the
+ * enqueue calls rely on (src/mpi/enqueue.c), without MPI and without the
+ * library.  Median of ITERS trials, us:
+ *   marker_cb    a marker with no wait list, flushed: from its enqueue
+ *                until its CL_COMPLETE callback runs;
+ *   user_poll    a marker waiting on a user event: from
+ *                clSetUserEventStatus(CL_COMPLETE) until clGetEventInfo
+ *                reports the marker complete;
+ *   user_cb      the same, until the marker's callback runs;
+ *   user_finish  a barrier waiting on a user event, then a 64-byte read:
+ *                from clSetUserEventStatus until clFinish returns.
+ *
+ * usage: eventprobe [-i ITERS] [-p PLATFORM_SUBSTRING]
+ */
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+static void check(cl_int e, const char *what)
+{
+    if (e != CL_SUCCESS) {
+        fprintf(stderr, "eventprobe: %s failed: %d\n", what, e);
+        exit(1);
+    }
+}
+
+static atomic_int fired;
+static _Atomic double fired_at;
+
+static void CL_CALLBACK on_complete(cl_event ev, cl_int status, void *arg)
+{
+    (void)ev;
+    (void)status;
+    (void)arg;
+    atomic_store(&fired_at, now_us());
+    atomic_store(&fired, 1);
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *t, int n)
+{
+    qsort(t, (size_t)n, sizeof(*t), cmp);
+    return t[n / 2];
+}
+
+int main(int argc, char **argv)
+{
+    int iters = 100;
+    const char *want = NULL;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "-i"))
+            iters = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "-p"))
+            want = argv[i + 1];
+    }
+    if (iters < 1)
+        iters = 1;
+    cl_platform_id plats[16];
+    cl_uint np = 0;
+    cl_device_id dev = NULL;
+    check(clGetPlatformIDs(16, plats, &np), "clGetPlatformIDs");
+    for (cl_uint i = 0; i < np && !dev; i++) {
+        char name[256] = "";
+        clGetPlatformInfo(plats[i], CL_PLATFORM_NAME, sizeof(name), name, NULL);
+        if (!want || strstr(name, want))
+            if (clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_ALL, 1, &dev, NULL) != CL_SUCCESS)
+                dev = NULL;
+    }
+    if (!dev) {
+        fprintf(stderr, "eventprobe: no device\n");
+        return 1;
+    }
+    cl_int e;
+    cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &e);
+    check(e, "clCreateContext");
+    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, NULL, &e);
+    check(e, "clCreateCommandQueue");
+    cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, NULL, &e);
+    check(e, "clCreateBuffer");
+    char host[64];
+    double *t = calloc((size_t)iters, sizeof(*t));
+    double r[4];
+    for (int k = 0; k < 4; k++) {
+        for (int i = 0; i < iters; i++) {
+            cl_event u = NULL, m = NULL;
+            atomic_store(&fired, 0);
+            if (k == 0) {
+                double t0 = now_us();
+                check(clEnqueueMarkerWithWaitList(q, 0, NULL, &m), "marker");
+                check(clSetEventCallback(m, CL_COMPLETE, on_complete, NULL), "callback");
+                check(clFlush(q), "clFlush");
+                while (!atomic_load(&fired))
+                    ;
+                t[i] = atomic_load(&fired_at) - t0;
+            } else {
+                u = clCreateUserEvent(ctx, &e);
+                check(e, "clCreateUserEvent");
+                if (k == 3)
+                    check(clEnqueueBarrierWithWaitList(q, 1, &u, NULL), "barrier");
+                else
+                    check(clEnqueueMarkerWithWaitList(q, 1, &u, &m), "marker");
+                if (k == 2)
+                    check(clSetEventCallback(m, CL_COMPLETE, on_complete, NULL), "callback");
+                if (k == 3)
+                    check(clEnqueueReadBuffer(q, buf, CL_FALSE, 0, 64, host, 0, NULL, NULL),
+                          "read");
+                check(clFlush(q), "clFlush");
+                double t0 = now_us();
+                check(clSetUserEventStatus(u, CL_COMPLETE), "clSetUserEventStatus");
+                if (k == 1) {
+                    cl_int st = CL_QUEUED;
+                    while (st != CL_COMPLETE && st >= 0)
+                        check(clGetEventInfo(m, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st,
+                                             NULL),
+                              "clGetEventInfo");
+                    t[i] = now_us() - t0;
+                } else if (k == 2) {
+                    while (!atomic_load(&fired))
+                        ;
+                    t[i] = atomic_load(&fired_at) - t0;
+                } else {
+                    check(clFinish(q), "clFinish");
+                    t[i] = now_us() - t0;
+                }
+            }
+            check(clFinish(q), "clFinish");
+            if (m)
+                clReleaseEvent(m);
+            if (u)
+                clReleaseEvent(u);
+        }
+        r[k] = median(t, iters);
+    }
+    printf("# eventprobe: %d trials, median us\n"
+           "marker_cb %.2f  user_poll %.2f  user_cb %.2f  user_finish %.2f\n",
+           iters, r[0], r[1], r[2], r[3]);
+    free(t);
+    return 0;
+}
