@@ -9,7 +9,11 @@
  *                reports the marker complete;
  *   user_cb      the same, until the marker's callback runs;
  *   user_finish  a barrier waiting on a user event, then a 64-byte read:
- *                from clSetUserEventStatus until clFinish returns.
+ *                from clSetUserEventStatus until clFinish returns;
+ *   behind_cb    a barrier waiting on a user event, then a marker: from
+ *                clSetUserEventStatus until the marker's callback runs;
+ *   behind_flush the same with clFlush of the queue after
+ *                clSetUserEventStatus.
  *
  * usage: eventprobe [-i ITERS] [-p PLATFORM_SUBSTRING]
  */
@@ -96,8 +100,8 @@ int main(int argc, char **argv)
     check(e, "clCreateBuffer");
     char host[64];
     double *t = calloc((size_t)iters, sizeof(*t));
-    double r[4];
-    for (int k = 0; k < 4; k++) {
+    double r[6];
+    for (int k = 0; k < 6; k++) {
         for (int i = 0; i < iters; i++) {
             cl_event u = NULL, m = NULL;
             atomic_store(&fired, 0);
@@ -112,11 +116,13 @@ int main(int argc, char **argv)
             } else {
                 u = clCreateUserEvent(ctx, &e);
                 check(e, "clCreateUserEvent");
-                if (k == 3)
+                if (k >= 3)
                     check(clEnqueueBarrierWithWaitList(q, 1, &u, NULL), "barrier");
-                else
+                if (k >= 4)
+                    check(clEnqueueMarkerWithWaitList(q, 0, NULL, &m), "marker");
+                if (k < 3)
                     check(clEnqueueMarkerWithWaitList(q, 1, &u, &m), "marker");
-                if (k == 2)
+                if (k == 2 || k >= 4)
                     check(clSetEventCallback(m, CL_COMPLETE, on_complete, NULL), "callback");
                 if (k == 3)
                     check(clEnqueueReadBuffer(q, buf, CL_FALSE, 0, 64, host, 0, NULL, NULL),
@@ -131,7 +137,9 @@ int main(int argc, char **argv)
                                              NULL),
                               "clGetEventInfo");
                     t[i] = now_us() - t0;
-                } else if (k == 2) {
+                } else if (k == 2 || k >= 4) {
+                    if (k == 5)
+                        check(clFlush(q), "clFlush");
                     while (!atomic_load(&fired))
                         ;
                     t[i] = atomic_load(&fired_at) - t0;
@@ -149,8 +157,9 @@ int main(int argc, char **argv)
         r[k] = median(t, iters);
     }
     printf("# eventprobe: %d trials, median us\n"
-           "marker_cb %.2f  user_poll %.2f  user_cb %.2f  user_finish %.2f\n",
-           iters, r[0], r[1], r[2], r[3]);
+           "marker_cb %.2f  user_poll %.2f  user_cb %.2f  user_finish %.2f  behind_cb %.2f  "
+           "behind_flush %.2f\n",
+           iters, r[0], r[1], r[2], r[3], r[4], r[5]);
     free(t);
     return 0;
 }
