@@ -13,7 +13,17 @@
  *   behind_cb    a barrier waiting on a user event, then a marker: from
  *                clSetUserEventStatus until the marker's callback runs;
  *   behind_flush the same with clFlush of the queue after
- *                clSetUserEventStatus.
+ *                clSetUserEventStatus;
+ *   late_finish, late_wait, late_poll: a barrier waiting on a user event,
+ *                then a marker; the calling thread is already in clFinish
+ *                (of the queue), clWaitForEvents (of the marker) or a
+ *                clGetEventInfo loop when another thread sets the user
+ *                event 200 us later: from that call until the wait ends;
+ *   other_read, other_poll: the calling thread in clFinish as late_finish;
+ *                the other thread first reads 64 bytes on a second queue of
+ *                the context, blocking (other_read) or non-blocking and
+ *                polled with clGetEventInfo (other_poll): how long that read
+ *                took.
  *
  * usage: eventprobe [-i ITERS] [-p PLATFORM_SUBSTRING]
  */
@@ -23,7 +33,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now_us(void)
 {
@@ -50,6 +62,38 @@ static void CL_CALLBACK on_complete(cl_event ev, cl_int status, void *arg)
     (void)arg;
     atomic_store(&fired_at, now_us());
     atomic_store(&fired, 1);
+}
+
+static _Atomic double set_at;
+
+static cl_command_queue q2;
+static cl_mem buf2;
+static int read_mode; /* 0: none, 1: blocking, 2: polled */
+static _Atomic double read_us;
+
+static void *late_set(void *arg)
+{
+    usleep(200);
+    if (read_mode) {
+        char h[64];
+        cl_event ev = NULL;
+        double t0 = now_us();
+        check(clEnqueueReadBuffer(q2, buf2, read_mode == 1, 0, 64, h, 0, NULL,
+                                  read_mode == 2 ? &ev : NULL),
+              "read");
+        if (read_mode == 2) {
+            check(clFlush(q2), "clFlush");
+            cl_int st = CL_QUEUED;
+            while (st != CL_COMPLETE && st >= 0)
+                check(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st, NULL),
+                      "clGetEventInfo");
+            clReleaseEvent(ev);
+        }
+        atomic_store(&read_us, now_us() - t0);
+    }
+    atomic_store(&set_at, now_us());
+    check(clSetUserEventStatus((cl_event)arg, CL_COMPLETE), "clSetUserEventStatus");
+    return NULL;
 }
 
 static int cmp(const void *a, const void *b)
@@ -100,12 +144,39 @@ int main(int argc, char **argv)
     check(e, "clCreateBuffer");
     char host[64];
     double *t = calloc((size_t)iters, sizeof(*t));
-    double r[6];
-    for (int k = 0; k < 6; k++) {
+    double r[11];
+    q2 = clCreateCommandQueueWithProperties(ctx, dev, NULL, &e);
+    check(e, "clCreateCommandQueue(2)");
+    buf2 = buf;
+    for (int k = 0; k < 11; k++) {
         for (int i = 0; i < iters; i++) {
             cl_event u = NULL, m = NULL;
             atomic_store(&fired, 0);
-            if (k == 0) {
+            if (k >= 6) {
+                u = clCreateUserEvent(ctx, &e);
+                check(e, "clCreateUserEvent");
+                check(clEnqueueBarrierWithWaitList(q, 1, &u, NULL), "barrier");
+                check(clEnqueueMarkerWithWaitList(q, 0, NULL, &m), "marker");
+                check(clFlush(q), "clFlush");
+                pthread_t th;
+                read_mode = k >= 9 ? k - 8 : 0;
+                pthread_create(&th, NULL, late_set, u);
+                if (k == 6 || k >= 9) {
+                    check(clFinish(q), "clFinish");
+                } else if (k == 7) {
+                    check(clWaitForEvents(1, &m), "clWaitForEvents");
+                } else {
+                    cl_int st = CL_QUEUED;
+                    while (st != CL_COMPLETE && st >= 0)
+                        check(clGetEventInfo(m, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st,
+                                             NULL),
+                              "clGetEventInfo");
+                }
+                t[i] = now_us() - atomic_load(&set_at);
+                pthread_join(th, NULL);
+                if (k >= 9)
+                    t[i] = atomic_load(&read_us);
+            } else if (k == 0) {
                 double t0 = now_us();
                 check(clEnqueueMarkerWithWaitList(q, 0, NULL, &m), "marker");
                 check(clSetEventCallback(m, CL_COMPLETE, on_complete, NULL), "callback");
@@ -158,8 +229,9 @@ int main(int argc, char **argv)
     }
     printf("# eventprobe: %d trials, median us\n"
            "marker_cb %.2f  user_poll %.2f  user_cb %.2f  user_finish %.2f  behind_cb %.2f  "
-           "behind_flush %.2f\n",
-           iters, r[0], r[1], r[2], r[3], r[4], r[5]);
+           "behind_flush %.2f\nlate_finish %.2f  late_wait %.2f  late_poll %.2f  other_read %.2f  "
+           "other_poll %.2f\n",
+           iters, r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10]);
     free(t);
     return 0;
 }
