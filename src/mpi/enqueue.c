@@ -740,7 +740,10 @@ static int job_enqueue(enq_job_t *job, cl_command_queue queue, cl_context ctx, i
     MG_CL_CHECK(e, "clFlush", rc, fn_fail);
     if (event && clRetainEvent(job->user) == CL_SUCCESS)
         *event = job->user;
-    job_link(job);
+    /* The callback goes on before the job is listed: once listed, the
+       enqueue thread may start, finish and free it at any time (a job whose
+       gate is open already, on an out-of-order queue), so nothing here may
+       touch it after job_link (ASan: a use after free of job->marker). */
     if (job->marker) {
         e = clSetEventCallback(job->marker, CL_COMPLETE, gate_cb, job);
         if (e != CL_SUCCESS) {
@@ -753,6 +756,7 @@ static int job_enqueue(enq_job_t *job, cl_command_queue queue, cl_context ctx, i
             }
         }
     }
+    job_link(job);
     return rc;
 fn_fail:
     if (job->user)
