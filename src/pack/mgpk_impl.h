@@ -237,6 +237,14 @@ int mgpk_contig_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed,
    GPU shared (settings.inline_max). */
 cl_int mgpk_write(mgpk_ctx_t *ctx, cl_mem mem, size_t off, const void *host, size_t n,
                   cl_bool blocking, cl_uint nwait, const cl_event *wait, cl_event *done);
+/* Whether a copy-method range of n bytes between the typed buffer and host
+   memory moves by rectangles straight to or from host (a shared GPU, n at
+   most settings.inline_max): the route mgpk_transfer_locked takes and the
+   cost auto's choice charges. */
+static inline int mgpk_host_rect(const mgpk_ctx_t *ctx, int64_t n)
+{
+    return ctx->settings.kernel_switch_us > 0 && (uint64_t)n <= ctx->settings.inline_max;
+}
 /* The copy method straight between the typed buffer and host memory,
    blocking. */
 int mgpk_copy_host(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, char *host, int64_t first, int64_t n);

@@ -736,7 +736,7 @@ mgpk_method_t mgpk_calib_choose(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_
        ranks on its GPU, 8 B every 64 B took 52 to 141 us from 64 to 256 KiB
        this way against 184 to 210 us for the kernel, which the span model
        had chosen (doc/performance.md, S18). */
-    int host_rect = to_host && sw > 0 && (uint64_t)n <= ctx->settings.inline_max;
+    int host_rect = to_host && mgpk_host_rect(ctx, n);
     double copy = cal_at(c, d, si, bi, 1, x, rect && !shared && !host_rect);
     if (!rect && copy > 0)
         copy += (double)((n + bl - 1) / (bl > 0 ? bl : 1) - 1) * c->run[d];
