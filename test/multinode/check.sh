@@ -18,7 +18,7 @@ if [ -z "${NETBED_DIR:-}" ]; then
     exec "$here/netbed.sh" -n 3 -- "$here/check.sh" "$@"
 fi
 cd "$top" || exit 1
-steps=(p2p_chunked p2p_probe p2p_persist p2p_misc4 p2p_basic counters pingpong proxy faults)
+steps=(p2p_chunked p2p_probe p2p_persist p2p_misc4 p2p_basic counters pingpong coll enqueue halo proxy faults)
 [ $# -gt 0 ] && steps=("$@")
 logs=${MULTINODE_LOGS:-$NETBED_DIR/logs}
 mkdir -p "$logs"
@@ -33,7 +33,7 @@ bad=0
 # run_mpi NAME LIMIT CMD...: runs CMD (an mpiexec line) with its output in
 # $logs/NAME.log; 0 when it exited 0.  A run that printed " No Errors" (rank 0
 # prints it after the error counts of all ranks are summed) and is then still
-# running 15 s later is stuck in MPI_Finalize: MPICH 4.0.2 over UCX 1.13's
+# running 15 s later (the same for mpigpu-halo's "verified:" line) is stuck in MPI_Finalize: MPICH 4.0.2 over UCX 1.13's
 # TCP does that at times with more than one rank per node, in plain MPI
 # programs too (README.md); it is killed and counts as passed, with a note,
 # unless MULTINODE_STRICT=1.  Otherwise LIMIT seconds end it (status 124).
@@ -43,7 +43,7 @@ run_mpi() {
     "$@" >"$log" 2>&1 &
     pid=$!
     while kill -0 $pid 2>/dev/null; do
-        if [ -z "$done_at" ] && grep -q '^ No Errors' "$log"; then done_at=$SECONDS; fi
+        if [ -z "$done_at" ] && grep -q '^ No Errors\|^verified: ' "$log"; then done_at=$SECONDS; fi
         if [ -n "$done_at" ] && [ $((SECONDS - done_at)) -ge 15 ]; then
             kill_tree $pid
             wait $pid 2>/dev/null
@@ -140,6 +140,56 @@ step_pingpong() {
     run_mpi pingpong 120 $M $ACROSS ./mpigpu-pingpong -D vect:64:8 -m 8:64K -i 3 -x 1 -d device \
         --baseline rect
     report pingpong $?
+}
+# Collectives on device buffers, 2 nodes x 2 ranks: pieces of every
+# collective cross the network and stay inside a node.
+step_coll() {
+    run_mpi coll4 200 $M $TWO_BY_TWO env MPIGPU_CALIBRATE=0 test/mpi/coll4 quick
+    report coll4 $?
+}
+# The MPIX_Enqueue_* calls between nodes, the enqueue thread at
+# MPI_THREAD_MULTIPLE.
+step_enqueue() {
+    run_mpi enqueue 150 $M $ACROSS env MPIGPU_CALIBRATE=0 test/mpi/enqueue_multiple multiple
+    report enqueue $?
+}
+# mpigpu-halo on 2 nodes x 4 ranks (a 2x2x2 process grid, so every
+# dimension has neighbours on the other node for some ranks), periodic,
+# 27-point stencil, width 2: each device mode must verify against the host
+# mode's field (same checksum).
+step_halo() {
+    local m st why= want= sum
+    for m in host p2p rect neighbor enqueue; do
+        t0=$SECONDS
+        run_mpi "halo_$m" 200 $M -hosts node1:4,node2:4 -n 8 env MPIGPU_CALIBRATE=0 \
+            ./mpigpu-halo -i 2 -g 20:18:16 -p 2:2:2 --periodic --stencil 27 -w 2 --mode $m
+        st=$?
+        why=
+        sum=$(sed -n 's/^# checksum \([0-9a-f]*\)$/\1/p' "$logs/halo_$m.log")
+        if [ $st -eq 0 ]; then
+            if ! grep -q "^verified: " "$logs/halo_$m.log"; then
+                why="no verified line"
+            elif [ -z "$sum" ]; then
+                why="no checksum line"
+            elif [ -z "$want" ]; then
+                want=$sum
+            elif [ "$sum" != "$want" ]; then
+                why="checksum $sum, host mode $want"
+            fi
+        fi
+        report "halo_$m" $st "$why"
+    done
+}
+# Not a check (not in the default steps): issue 26's benchmark, the
+# datatype ping-pong of vect:64:8 device to device between node1 and node2
+# against the rect baseline (ReadBufferRect/WriteBufferRect around MPI of
+# the packed bytes), at 4 MiB, under MPIGPU_P2P_PROTOCOL (auto unless set).
+# `check.sh bench` prints the table.
+step_bench() {
+    run_mpi bench 300 $M $ACROSS env MPIGPU_P2P_PROTOCOL=${MPIGPU_P2P_PROTOCOL:-auto} \
+        ./mpigpu-pingpong -D vect:64:8 -m 4M:4M -i ${BENCH_ITERS:-30} -x 3 -d device --baseline rect
+    report bench $?
+    grep -v '^mpigpu-pingpong:' "$logs/bench.log" | sed 's/^/multinode:   /'
 }
 # A proxy on node3 serves PoCL to ranks on node1 and node2 (the virtual
 # device): each rank must have run on platform "mpigpu virtual", talked to
