@@ -80,6 +80,8 @@ typedef struct coll_side {
     int64_t lo, hi;
     cl_mem mem;   /* retained while staged */
     int64_t eoff; /* offset of byte buf + lo in mem */
+    struct mgdev_shared *shared; /* MPIX_Gpu_malloc_shared's state of the allocation, or NULL */
+    size_t sh_off, sh_len;       /* the side's bytes in it */
     mgpk_ctx_t *pk;
     int zc;
     int hostm;  /* MPIGPU_PACK=host, or a block's method attribute: the span is read in

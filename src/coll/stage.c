@@ -123,6 +123,9 @@ static int side_open(const mgcoll_call_t *c, coll_side_t *sd)
     sd->mem = e.mem;
     sd->eoff = (int64_t)off;
     sd->dev = 1;
+    sd->shared = e.shared;
+    sd->sh_off = off;
+    sd->sh_len = len;
     if (e.host) {
         sd->zc = 1;
         sd->view = e.host + off;
@@ -387,6 +390,16 @@ int coll_stage_in(coll_state_t *st)
         coll_side_t *sd = &st->side[k];
         if (!sd->dev || sd->scratch)
             continue;
+        /* Shared memory (MPIX_Gpu_malloc_shared): the host's stores to an
+           input reach the device before it is read; the host's copies of an
+           output become invalid before it is written (at every start of a
+           persistent call). */
+        if (sd->shared) {
+            rc = mgdev_shared_device_use(sd->shared, sd->sh_off, sd->sh_len,
+                                         (sd->spec.dir & COLL_OUT) != 0, 0);
+            if (rc != MPI_SUCCESS)
+                break;
+        }
         if (sd->zc) {
             rc = mgpk_finish(sd->pk); /* the device's commands end before MPI reads */
             continue;

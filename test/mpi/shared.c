@@ -392,6 +392,91 @@ static void test_mpi(void)
     CHECK(MPIX_Gpu_free(a) == MPI_SUCCESS);
 }
 
+/* Collectives and MPI-IO on shared allocations: host stores reach what they
+   send or write, and what they receive or read replaces stale host copies
+   (blocking, nonblocking and persistent collectives, explicit-offset file
+   access). */
+static void test_coll_file(void)
+{
+    const int n = 50000;
+    int *a = NULL, *b = NULL, bad = 0;
+    CHECK(MPIX_Gpu_malloc_shared(n * sizeof(int), (void **)&a) == MPI_SUCCESS && a);
+    CHECK(MPIX_Gpu_malloc_shared(n * sizeof(int), (void **)&b) == MPI_SUCCESS && b);
+    if (!a || !b)
+        return;
+    /* Bcast from rank 0's host stores into rank 1's stale copies. */
+    for (int i = 0; i < n; i++)
+        a[i] = rank == 0 ? 3 * i + 1 : -5;
+    CHECK(MPI_Bcast(a, n, MPI_INT, 0, MPI_COMM_WORLD) == MPI_SUCCESS);
+    for (int i = 0; i < n; i++)
+        bad += a[i] != 3 * i + 1;
+    CHECK(bad == 0);
+    /* Allreduce: host stores in the input, stale host copies in the output. */
+    for (int i = 0; i < n; i++) {
+        a[i] = i + rank;
+        b[i] = -9;
+    }
+    CHECK(MPI_Allreduce(a, b, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS);
+    bad = 0;
+    for (int i = 0; i < n; i++)
+        bad += b[i] != 2 * i + 1;
+    CHECK(bad == 0);
+    /* Nonblocking, in place. */
+    for (int i = 0; i < n; i++)
+        b[i] = rank ? i : 2 * i;
+    MPI_Request r;
+    CHECK(MPI_Iallreduce(MPI_IN_PLACE, b, n, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &r) ==
+          MPI_SUCCESS);
+    CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    bad = 0;
+    for (int i = 0; i < n; i++)
+        bad += b[i] != 2 * i;
+    CHECK(bad == 0);
+    /* Persistent: host stores between starts are what each start sends. */
+    MPI_Request p;
+    CHECK(MPI_Bcast_init(a, 64, MPI_INT, 1, MPI_COMM_WORLD, MPI_INFO_NULL, &p) == MPI_SUCCESS);
+    for (int it = 0; it < 3; it++) {
+        for (int i = 0; i < 64; i++)
+            a[i] = rank == 1 ? it * 1000 + i : -1;
+        CHECK(MPI_Start(&p) == MPI_SUCCESS);
+        CHECK(MPI_Wait(&p, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+        CHECK(a[0] == it * 1000 && a[63] == it * 1000 + 63);
+    }
+    MPI_Request_free(&p);
+    /* A file: each rank writes its host stores at its own offset, then
+       reads the other's block into stale host copies. */
+    char path[64] = "/tmp/mpigpu-shared-XXXXXX";
+    if (rank == 0 && mkstemp(path) < 0)
+        path[0] = 0;
+    MPI_Bcast(path, sizeof(path), MPI_CHAR, 0, MPI_COMM_WORLD);
+    MPI_File fh;
+    if (path[0] && MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR, MPI_INFO_NULL, &fh) ==
+                       MPI_SUCCESS) {
+        MPI_Offset blk = (MPI_Offset)n * (MPI_Offset)sizeof(int);
+        for (int i = 0; i < n; i++) {
+            a[i] = rank * 100000 + i;
+            b[i] = -3;
+        }
+        CHECK(MPI_File_write_at(fh, rank * blk, a, n, MPI_INT, MPI_STATUS_IGNORE) ==
+              MPI_SUCCESS);
+        MPI_Barrier(MPI_COMM_WORLD);
+        CHECK(MPI_File_read_at(fh, (1 - rank) * blk, b, n, MPI_INT, MPI_STATUS_IGNORE) ==
+              MPI_SUCCESS);
+        bad = 0;
+        for (int i = 0; i < n; i++)
+            bad += b[i] != (1 - rank) * 100000 + i;
+        CHECK(bad == 0);
+        MPI_File_close(&fh);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0)
+            unlink(path);
+    } else {
+        CHECK(!"no file to test with");
+    }
+    MPIX_Gpu_free(b);
+    MPIX_Gpu_free(a);
+}
+
 /* ----- errors ----- */
 
 static void test_errors(void)
@@ -505,8 +590,10 @@ int main(int argc, char **argv)
     STEP(test_big());
     int size = 1;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size == 2)
+    if (size == 2) {
         STEP(test_mpi());
+        STEP(test_coll_file());
+    }
     STEP(test_errors());
     STEP(test_after_free());
     clReleaseKernel(k_add);
