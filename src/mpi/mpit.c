@@ -53,6 +53,7 @@ typedef enum mpit_source {
     SRC_LANE_RECEIVED,
     SRC_HOST_RECV_INPLACE,
     SRC_HOST_RECV_LANDED,
+    SRC_HOST_RECV_SUPERSEDED,
     SRC_REST_SENT,
     SRC_REST_RECEIVED,
     SRC_OPS_PLAIN,
@@ -113,6 +114,9 @@ static const mpit_pvar_t pvars[] = {
      "Host receives of device messages that took the message in place"},
     {"mpigpu_p2p_host_recv_landed", MPI_T_PVAR_CLASS_COUNTER, SRC_HOST_RECV_LANDED,
      "Host receives of device messages that landed it in host memory of their own first"},
+    {"mpigpu_p2p_host_recv_superseded", MPI_T_PVAR_CLASS_COUNTER, SRC_HOST_RECV_SUPERSEDED,
+     "Landed host receives that skipped their copy: another receive pending on the same bytes "
+     "wrote over them"},
     {"mpigpu_p2p_rest_sent", MPI_T_PVAR_CLASS_COUNTER, SRC_REST_SENT,
      "Rests of chunked messages sent as one MPI message (MPIGPU_P2P_HOST_RECV=message)"},
     {"mpigpu_p2p_rest_received", MPI_T_PVAR_CLASS_COUNTER, SRC_REST_RECEIVED,
@@ -195,6 +199,7 @@ static mpit_value_t pvar_value(mpit_source_t src)
     case SRC_LANE_RECEIVED:
     case SRC_HOST_RECV_INPLACE:
     case SRC_HOST_RECV_LANDED:
+    case SRC_HOST_RECV_SUPERSEDED:
     case SRC_REST_SENT:
     case SRC_REST_RECEIVED:
     case SRC_OPS_PLAIN:
@@ -209,6 +214,8 @@ static mpit_value_t pvar_value(mpit_source_t src)
             x = (unsigned long)mgp2p_pipe_high();
         else if (src == SRC_LANE_SENT || src == SRC_LANE_RECEIVED)
             mgp2p_lane_pieces(&x, &y);
+        else if (src == SRC_HOST_RECV_SUPERSEDED)
+            x = mgp2p_host_superseded_count();
         else if (src == SRC_HOST_RECV_INPLACE || src == SRC_HOST_RECV_LANDED)
             mgp2p_host_receives(&x, &y);
         else

@@ -100,6 +100,24 @@ fn_fail:
     goto fn_exit;
 }
 
+int mgp2p_host_superseded(const mgp2p_op_t *op)
+{
+    int64_t lo = 0, hi = 0;
+    if (!op->dense)
+        return 0;
+    (void)mgp2p_type_span(op->type, op->count, &lo, &hi); /* checked at init */
+    return mgp2p_active_covers(op, op->host + lo, op->host + hi);
+}
+
+int mgp2p_host_land_end(mgp2p_op_t *op, const char *src, int64_t len)
+{
+    if (mgp2p_host_superseded(op)) {
+        mgp2p_engine.stats.host_superseded++;
+        return MPI_SUCCESS;
+    }
+    return mgp2p_host_unpack(op, src, len);
+}
+
 /* A dense layout is one memcpy; else the pack engine's host walk (the bytes
    MPI_Unpack would write). */
 int mgp2p_host_unpack(mgp2p_op_t *op, const char *src, int64_t len)

@@ -162,6 +162,11 @@ void mgp2p_host_receives(unsigned long *inplace, unsigned long *landed)
     *landed = mgp2p_engine.stats.host_landed;
 }
 
+unsigned long mgp2p_host_superseded_count(void)
+{
+    return mgp2p_engine.stats.host_superseded;
+}
+
 void mgp2p_rest_messages(unsigned long *sent, unsigned long *received)
 {
     *sent = mgp2p_engine.stats.rest_sent;

@@ -376,6 +376,9 @@ void mgp2p_lane_pieces(unsigned long *sent, unsigned long *received);
 /* Host receives that took their message in place, and those that landed it
    in host memory of their own first (MPI_T, src/mpi/mpit.c). */
 void mgp2p_host_receives(unsigned long *inplace, unsigned long *landed);
+/* Landed host receives that skipped their copy: another receive pending on
+   the same bytes wrote over them (mgp2p_host_superseded). */
+unsigned long mgp2p_host_superseded_count(void);
 /* Rests of messages sent as one MPI message, and asked for by host
    receives (MPIGPU_P2P_HOST_RECV=message; MPI_T, src/mpi/mpit.c). */
 void mgp2p_rest_messages(unsigned long *sent, unsigned long *received);

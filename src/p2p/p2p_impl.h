@@ -159,6 +159,9 @@ int mgp2p_op_check(mgp2p_op_t *op, int count, MPI_Datatype dt, int64_t *lo, int6
 /* progress.c: whether an active host receive other than op writes into
    [lo, hi). */
 int mgp2p_active_overlap(const mgp2p_op_t *op, const char *lo, const char *hi);
+/* Whether a dense active host receive other than op, not yet done, will
+   write every byte of [lo, hi). */
+int mgp2p_active_covers(const mgp2p_op_t *op, const char *lo, const char *hi);
 
 /* host_recv.c: a host receive's buffers */
 int mgp2p_host_overlap(const mgp2p_op_t *op);
@@ -173,6 +176,14 @@ int mgp2p_host_first_buffer(mgp2p_op_t *op, char **buf);
 /* Copy or unpack len packed bytes at src (the whole message) into the
    caller's buffer. */
 int mgp2p_host_unpack(mgp2p_op_t *op, const char *src, int64_t len);
+/* Whether another receive still pending will write over every byte that
+   op's dense layout covers: receives pending on overlapping buffers (an
+   erroneous program, but osu_bw's window) then skip the landed copy, whose
+   bytes the later message replaces anyway. */
+int mgp2p_host_superseded(const mgp2p_op_t *op);
+/* The same at the end of a landed receive, unless another pending receive
+   will write over all of it (mgp2p_host_superseded). */
+int mgp2p_host_land_end(mgp2p_op_t *op, const char *src, int64_t len);
 
 /* ---- the engine's state (p2p.c) ---- */
 
@@ -185,7 +196,7 @@ typedef struct mgp2p_engine {
     struct {
         int pipe_high;
         unsigned long lane_sent, lane_received;
-        unsigned long host_inplace, host_landed;
+        unsigned long host_inplace, host_landed, host_superseded;
         unsigned long rest_sent, rest_received;
         unsigned long ops[MGP2P_PROTO_COUNT]; /* operations completed, by protocol */
     } stats;

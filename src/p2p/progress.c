@@ -427,6 +427,19 @@ void mgp2p_progress_finalize(void)
         PMPI_Comm_free(&selfcomm);
 }
 
+int mgp2p_active_covers(const mgp2p_op_t *op, const char *lo, const char *hi)
+{
+    int64_t olo = 0, ohi = 0;
+    for (mgp2p_op_t *o = active_locked(); o; o = o->next) {
+        if (o == op || !o->host || !o->dense || o->state == MGP2P_OP_DONE || o->count <= 0)
+            continue;
+        (void)mgp2p_type_span(o->type, o->count, &olo, &ohi); /* checked at init */
+        if (o->host + olo <= lo && hi <= o->host + ohi)
+            return 1;
+    }
+    return 0;
+}
+
 int mgp2p_active_overlap(const mgp2p_op_t *op, const char *lo, const char *hi)
 {
     int64_t olo = 0, ohi = 0;

@@ -436,7 +436,7 @@ void mgp2p_recv_end(mgp2p_op_t *op)
 {
     int rc = MPI_SUCCESS;
     if (op->done >= op->total && op->host && !op->inplace &&
-        (rc = mgp2p_host_unpack(op, op->big + MGP2P_HDR, op->total)))
+        (rc = mgp2p_host_land_end(op, op->big + MGP2P_HDR, op->total)))
         mgp2p_op_fail(op, rc, 0);
     else
         pipe_end(op, op->total);

@@ -156,7 +156,7 @@ static void recv_complete_at(mgp2p_op_t *op, MPI_Status *st, char *buf)
         return;
     }
     if (op->host && !op->inplace && len > 0) {
-        rc = mgp2p_host_unpack(op, buf, len);
+        rc = mgp2p_host_land_end(op, buf, len);
         MG_CHECK(rc, fn_fail);
     } else if (!op->host && len > 0) {
         rc = mgp2p_op_unpack(op, buf, 0, len);
