@@ -78,8 +78,8 @@ typedef struct coll_side {
     int nblk;
     coll_blk_t *blk;
     int64_t lo, hi;
-    cl_mem mem;   /* retained while staged */
-    int64_t eoff; /* offset of byte buf + lo in mem */
+    cl_mem mem;                  /* retained while staged */
+    int64_t eoff;                /* offset of byte buf + lo in mem */
     struct mgdev_shared *shared; /* MPIX_Gpu_malloc_shared's state of the allocation, or NULL */
     size_t sh_off, sh_len;       /* the side's bytes in it */
     mgpk_ctx_t *pk;

@@ -425,8 +425,7 @@ static void test_coll_file(void)
     for (int i = 0; i < n; i++)
         b[i] = rank ? i : 2 * i;
     MPI_Request r;
-    CHECK(MPI_Iallreduce(MPI_IN_PLACE, b, n, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &r) ==
-          MPI_SUCCESS);
+    CHECK(MPI_Iallreduce(MPI_IN_PLACE, b, n, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &r) == MPI_SUCCESS);
     CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
     bad = 0;
     for (int i = 0; i < n; i++)
@@ -450,15 +449,14 @@ static void test_coll_file(void)
         path[0] = 0;
     MPI_Bcast(path, sizeof(path), MPI_CHAR, 0, MPI_COMM_WORLD);
     MPI_File fh;
-    if (path[0] && MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR, MPI_INFO_NULL, &fh) ==
-                       MPI_SUCCESS) {
+    if (path[0] &&
+        MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR, MPI_INFO_NULL, &fh) == MPI_SUCCESS) {
         MPI_Offset blk = (MPI_Offset)n * (MPI_Offset)sizeof(int);
         for (int i = 0; i < n; i++) {
             a[i] = rank * 100000 + i;
             b[i] = -3;
         }
-        CHECK(MPI_File_write_at(fh, rank * blk, a, n, MPI_INT, MPI_STATUS_IGNORE) ==
-              MPI_SUCCESS);
+        CHECK(MPI_File_write_at(fh, rank * blk, a, n, MPI_INT, MPI_STATUS_IGNORE) == MPI_SUCCESS);
         MPI_Barrier(MPI_COMM_WORLD);
         CHECK(MPI_File_read_at(fh, (1 - rank) * blk, b, n, MPI_INT, MPI_STATUS_IGNORE) ==
               MPI_SUCCESS);
