@@ -251,6 +251,39 @@ int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 }
 
 MPIGPU_EXPORT
+int MPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                    int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                    int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    if (!request)
+        return mgmpi_error(comm, mgmpi_check_request("MPI_Isendrecv_c", request));
+    if (FITS(sendcount) && FITS(recvcount))
+        return mgmpi_isendrecv("MPI_Isendrecv_c", sendbuf, (int)sendcount, sendtype, dest, sendtag,
+                               recvbuf, (int)recvcount, recvtype, source, recvtag, comm, NULL,
+                               request);
+    if (!DEV(sendbuf, sendcount, sendtype) && !DEV(recvbuf, recvcount, recvtype))
+        return PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                                recvtype, source, recvtag, comm, request);
+    return too_big(comm, "MPI_Isendrecv_c", FITS(sendcount) ? recvcount : sendcount);
+}
+
+MPIGPU_EXPORT
+int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                            int sendtag, int source, int recvtag, MPI_Comm comm,
+                            MPI_Request *request)
+{
+    if (!request)
+        return mgmpi_error(comm, mgmpi_check_request("MPI_Isendrecv_replace_c", request));
+    if (FITS(count))
+        return mgmpi_isendrecv_replace("MPI_Isendrecv_replace_c", buf, (int)count, datatype, dest,
+                                       sendtag, source, recvtag, comm, NULL, request);
+    if (!DEV(buf, count, datatype))
+        return PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm,
+                                        request);
+    return too_big(comm, "MPI_Isendrecv_replace_c", count);
+}
+
+MPIGPU_EXPORT
 int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag,
                            int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {

@@ -52,6 +52,14 @@ int mgmpi_sendrecv(const char *fn, const void *sendbuf, int sendcount, MPI_Datat
                    int source, int recvtag, MPI_Comm comm, MPI_Status *status);
 int mgmpi_sendrecv_replace(const char *fn, void *buf, int count, MPI_Datatype datatype, int dest,
                            int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status);
+/* The same, nonblocking when req is not NULL (MPI_Isendrecv,
+   MPI_Isendrecv_replace): one request for both. */
+int mgmpi_isendrecv(const char *fn, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                    int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                    int source, int recvtag, MPI_Comm comm, MPI_Status *status, MPI_Request *req);
+int mgmpi_isendrecv_replace(const char *fn, void *buf, int count, MPI_Datatype datatype, int dest,
+                            int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status,
+                            MPI_Request *req);
 int mgmpi_mrecv(const char *fn, void *buf, int count, MPI_Datatype dt, MPI_Message *message,
                 MPI_Status *status, int nb, MPI_Request *req);
 /* A persistent request: kind MGP2P_OP_SEND (of mode) or MGP2P_OP_RECV. */

@@ -190,6 +190,9 @@ typedef struct mgp2p_hook {
     void (*abort)(mgp2p_op_t *op);
     /* From mgp2p_op_release: free what op->hook_arg holds. */
     void (*release)(mgp2p_op_t *op);
+    /* Optional: the status of the completed operation (else one of no
+       message). */
+    void (*status)(const mgp2p_op_t *op, MPI_Status *status);
 } mgp2p_hook_t;
 
 /* An operation: what the call gave, the buffer, the staging the operation

@@ -136,6 +136,10 @@ void mgp2p_op_status(const mgp2p_op_t *op, MPI_Status *status)
 {
     if (status == MPI_STATUS_IGNORE)
         return;
+    if (op->hook && op->hook->status) {
+        op->hook->status(op, status);
+        return;
+    }
     status->MPI_SOURCE = op->kind == MGP2P_OP_RECV ? op->source : MPI_ANY_SOURCE;
     status->MPI_TAG = op->kind == MGP2P_OP_RECV ? op->rtag : MPI_ANY_TAG;
     /* Bytes received: MPI_Get_count and MPI_Get_elements derive the counts in
