@@ -266,6 +266,11 @@ test_mpi_p2p_status_LDADD = libmpigpu.la $(OPENCL_LIBS)
 test_mpi_p2p_status_chunked_SOURCES = $(test_mpi_p2p_status_SOURCES)
 test_mpi_p2p_status_chunked_LDADD = $(test_mpi_p2p_status_LDADD)
 TESTS += test/mpi/p2p_status test/mpi/p2p_status_chunked
+# Partitioned communication and MPI_Buffer_attach of a device buffer.
+check_PROGRAMS += test/mpi/p2p_partitioned
+test_mpi_p2p_partitioned_SOURCES = test/mpi/p2p_partitioned.c test/mpi/p2p_common.h
+test_mpi_p2p_partitioned_LDADD = libmpigpu.la $(OPENCL_LIBS)
+TESTS += test/mpi/p2p_partitioned
 # MPI_Isendrecv(_replace)(_c): host and device on each side, in pieces too.
 check_PROGRAMS += test/mpi/p2p_isendrecv test/mpi/p2p_isendrecv_chunked
 test_mpi_p2p_isendrecv_SOURCES = test/mpi/p2p_isendrecv.c test/mpi/p2p_common.h
