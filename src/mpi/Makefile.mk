@@ -3,13 +3,21 @@
 # datatype, common.  Its objects form libmgmpi.la like any folder's, and
 # libmpigpu is the folders' convenience libraries whole (src/mpi/README.md).
 noinst_LTLIBRARIES += libmgmpi.la
-MG_MPI_INC = -I$(top_srcdir)/src/mpi $(MG_COLL_INC)
+MG_MPI_INC = -I$(top_srcdir)/src/mpi -I$(top_builddir)/src/mpi $(MG_COLL_INC)
 libmgmpi_la_CPPFLAGS = $(MG_BASE_CPPFLAGS) $(MG_MPI_INC)
 libmgmpi_la_SOURCES = src/mpi/init.c src/mpi/errors.c src/mpi/api.c src/mpi/pack.c \
 	src/mpi/sendrecv.c src/mpi/request.c src/mpi/persist.c src/mpi/largecount.c \
 	src/mpi/mpit.c src/mpi/args.c src/mpi/enqueue.c src/mpi/file.c \
 	src/mpi/window.c src/mpi/opencl.c src/mpi/coll.c src/mpi/partition.c
 noinst_HEADERS += src/mpi/mgmpi.h
+
+# The collective entry points, generated from one line per collective.
+src/mpi/coll_entry.c: $(top_srcdir)/src/mpi/coll.def $(top_srcdir)/build-aux/gen-coll.awk
+	$(AM_V_GEN)$(MKDIR_P) src/mpi && \
+	  $(AWK) -f $(top_srcdir)/build-aux/gen-coll.awk $(top_srcdir)/src/mpi/coll.def >$@-t && mv $@-t $@
+BUILT_SOURCES += src/mpi/coll_entry.c
+CLEANFILES += src/mpi/coll_entry.c
+EXTRA_DIST += src/mpi/coll.def build-aux/gen-coll.awk
 
 # The library's folders, top first, and what they need.  White-box tests link
 # these instead of libmpigpu.la (test/include/mgtest.h says why).
