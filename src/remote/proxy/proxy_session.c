@@ -76,7 +76,7 @@ int mgpx_send_error(mgpx_session_t *s, uint32_t seq, cl_int rc, const char *why)
 {
     mgw_buf_t b;
     int r;
-    mgpx_log("session %u (%s): error: %s (seq %u)", s->num, s->peer, why, seq);
+    mgpx_log_limited("session %u (%s): error: %s (seq %u)", s->num, s->peer, why, seq);
     mgw_error_encode(&b, seq, &(mgw_error_t){.rc = rc, .why = why});
     r = send_locked(s, &b);
     mgw_buf_free(&b);
@@ -406,6 +406,7 @@ static void session_teardown(mgpx_session_t *s)
     mgpx_cma_session_end(s);
     mgpx_staging_free(s);
     mgpx_map_free(m);
+    mgpx_quota_session_end(s);
 }
 
 void mgpx_session_run(mgpx_session_t *s)
@@ -441,5 +442,6 @@ void mgpx_session_run(mgpx_session_t *s)
                  "FINISH, %lu by callback",
                  s->num, s->peer, s->fin_inline, s->fin_later, s->done_by_fin,
                  (unsigned long)s->done_by_cb);
-    mgpx_log("session %u (%s): %s; all its objects released", s->num, s->peer, why);
+    mgpx_log("session %u (%s): %s; all its objects released (its ID map had at most %zu slots)",
+             s->num, s->peer, why, s->map.peak);
 }
