@@ -205,6 +205,10 @@ static charge_t *charge(mgpx_session_t *s, cl_context ctx, size_t size, cl_int *
     return c;
 }
 
+/* Room left beside a buffer tried with malloc: the runtime's and the
+ * proxy's own allocations of the next moments. */
+#define HEADROOM ((size_t)16 << 20)
+
 cl_mem mgpx_mem_create(mgpx_session_t *s, cl_context ctx, cl_mem_flags flags, size_t size, int back,
                        cl_int *err)
 {
@@ -225,13 +229,33 @@ cl_mem mgpx_mem_create(mgpx_session_t *s, cl_context ctx, cl_mem_flags flags, si
     }
     if (back) {
         /* A migration to the device (contents undefined) makes a runtime
-           that allocates on first use, like PoCL, allocate now. */
+           that allocates on first use, like PoCL, allocate now.  PoCL 3.1
+           aborts the process when that allocation fails (the assertion
+           "p->mem_ptr != NULL" of pocl_create_migration_commands), so on a
+           device that shares host memory the bytes are first tried with
+           malloc: if the process cannot have them, the buffer is refused
+           here instead. */
         cl_device_id dev;
         cl_event e = NULL;
         cl_int st = CL_SUCCESS;
+        cl_bool unified = CL_FALSE;
         mgpx_staging_t *sq = NULL;
-        if (clGetContextInfo(ctx, CL_CONTEXT_DEVICES, sizeof dev, &dev, NULL) == CL_SUCCESS)
+        if (clGetContextInfo(ctx, CL_CONTEXT_DEVICES, sizeof dev, &dev, NULL) == CL_SUCCESS) {
+            clGetDeviceInfo(dev, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL);
+            if (unified) {
+                void *probe = size < SIZE_MAX - HEADROOM ? malloc(size + HEADROOM) : NULL;
+                if (!probe) {
+                    clReleaseMemObject(mem);
+                    *err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
+                    mgpx_log_limited("session %u (%s): a buffer of %zu bytes refused: the "
+                                     "process cannot allocate it now (host memory)",
+                                     s->num, s->peer, size);
+                    return NULL;
+                }
+                free(probe);
+            }
             sq = mgpx_staging_get(s, ctx, dev, 0);
+        }
         if (!sq ||
             clEnqueueMigrateMemObjects(sq->q, 1, &mem, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, 0,
                                        NULL, &e) != CL_SUCCESS ||
