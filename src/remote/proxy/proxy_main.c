@@ -376,27 +376,34 @@ static pend_t *pend_admit(mgtr_ep_t *ep, const char *peer, const char **why)
  * system's), the connection waiting would stay in the backlog and accept
  * fail again at once: the descriptor kept in reserve is let go to accept it
  * and close it at once (the peer sees the connection closed, not a hang),
- * then taken again.  Then a pause, doubling while this lasts (5 ms to
- * 320 ms), so the loop never spins.  Returns the next pause. */
+ * then taken again.  Each such turn takes one connection off the backlog,
+ * and accept blocks once it is empty.  When no connection could be taken
+ * that way (no reserve, or another thread took the descriptor), or on
+ * another error, a pause, doubling while this lasts (5 ms to 320 ms), so
+ * the loop never spins.  Returns the next pause. */
 static int reserve_fd = -1;
 static long accept_failed(int e, long pause_ms)
 {
-    if (e != EMFILE && e != ENFILE && e != ENOBUFS && e != ENOMEM)
-        return 0;
-    if (reserve_fd >= 0) {
+    int fd_limit = e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM;
+    if (fd_limit && reserve_fd >= 0) {
         close(reserve_fd);
         reserve_fd = -1;
         mgtr_ep_t *ep;
         char peer[96];
-        if (!px.t->accept(listener, &ep, peer, sizeof peer)) {
+        int taken = !px.t->accept(listener, &ep, peer, sizeof peer);
+        if (taken) {
             px.t->close(ep);
             mgpx_log_limited("connection from %s refused: out of file descriptors (%s)", peer,
                              strerror(e));
         }
         reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    } else {
+        if (taken)
+            return 5;
+    } else if (fd_limit) {
         reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        mgpx_log_limited("accept: %s; no descriptor in reserve to refuse with", strerror(e));
+        mgpx_log_limited("accept: %s, and no descriptor in reserve to refuse with", strerror(e));
+    } else if (e != EINTR && e != EAGAIN && e != ECONNABORTED) {
+        mgpx_log_limited("accept: %s", strerror(e));
     }
     struct timespec ts = {0, pause_ms * 1000000L};
     nanosleep(&ts, NULL);
@@ -511,8 +518,9 @@ int main(int argc, char **argv)
         mgtr_ep_t *ep;
         char peer[96];
         if (px.t->accept(listener, &ep, peer, sizeof peer)) {
-            long next = accept_failed(errno, pause_ms);
-            pause_ms = next ? next : 5;
+            int e = errno;
+            if (!atomic_load_explicit(&stopping, memory_order_relaxed))
+                pause_ms = accept_failed(e, pause_ms);
             continue;
         }
         pause_ms = 5;
