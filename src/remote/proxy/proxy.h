@@ -110,6 +110,14 @@ typedef struct mgpx_quota {
     atomic_int refs;
 } mgpx_quota_t;
 
+/* A log of at most MPIGPU_PROXY_LOG_RATE lines a second (mgpx_slog). */
+typedef struct mgpx_ratelog {
+    pthread_mutex_t lock;
+    long long window_ms; /* start of the current second */
+    unsigned lines;      /* lines written in it */
+    unsigned long dropped;
+} mgpx_ratelog_t;
+
 typedef struct mgpx_session {
     mgpx_proxy_t *px;
     const mgtr_transport_t *t;
@@ -125,6 +133,7 @@ typedef struct mgpx_session {
     int dry; /* fuzzing: decode and validate, call no OpenCL */
     mgpx_map_t map;
     mgpx_quota_t *quota; /* NULL until the first buffer */
+    mgpx_ratelog_t log;  /* the session's lines a client can cause (mgpx_slog) */
     mgpx_job_t *jobs, **jobs_tail;
     int jobs_open;          /* jobs queued or running (under lock): a FINISH waits only without */
     int job_settled;        /* bulk thread: the running job no longer counts in jobs_open */
@@ -161,13 +170,19 @@ typedef struct mgpx_session {
 /* The proxy's session log: the logger's proxy subsystem, at info (which the
    proxy shows by default). */
 #define mgpx_log(...) MGLOG_INFO(MGLOG_PROXY, __VA_ARGS__)
-/* The same for lines a peer can cause at will (refusals, a session's
- * errors): at most MPIGPU_PROXY_LOG_RATE a second over all of them; the
- * lines dropped are counted and told in one "suppressed" line when the
- * next second's first line comes, or mgpx_log_flush runs. */
+/* The same for lines a peer can cause at will: at most
+ * MPIGPU_PROXY_LOG_RATE a second of each kind, those of connections before
+ * their session (refusals: mgpx_log_limited) and those of each session (its
+ * errors and refusals: mgpx_slog); the lines dropped are counted and told
+ * in one "suppressed" line when the next second's first line comes, or
+ * mgpx_log_flush / mgpx_slog_flush runs. */
+extern unsigned mgpx_log_rate;
+void mgpx_ratelog_init(mgpx_ratelog_t *rl);
 void mgpx_log_limited(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void mgpx_log_flush(void);
-extern unsigned mgpx_log_rate;
+
+void mgpx_slog(mgpx_session_t *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void mgpx_slog_flush(mgpx_session_t *s);
 
 /* Device memory (proxy_limits.c).  Sets px->dev_used and px->dev_limit from
  * the devices and MPIGPU_PROXY_TOTAL_MEM; 0 or -1 (out of memory). */

@@ -11,59 +11,94 @@
 /* ---- rate-limited log ---- */
 
 unsigned mgpx_log_rate = 10;
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-static long long log_window_ms = -1000000; /* start of the current second */
-static unsigned log_lines;                 /* lines written in it */
-static unsigned long log_dropped;          /* lines dropped since the last summary */
+static mgpx_ratelog_t conn_log = {PTHREAD_MUTEX_INITIALIZER, -1000000, 0, 0};
 
-/* Under log_lock: opens a new one-second window when the current one is
+void mgpx_ratelog_init(mgpx_ratelog_t *rl)
+{
+    pthread_mutex_init(&rl->lock, NULL);
+    rl->window_ms = -1000000;
+    rl->lines = 0;
+    rl->dropped = 0;
+}
+
+/* Under rl->lock: opens a new one-second window when the current one is
  * over; returns the lines dropped in the old one (to report). */
-static unsigned long log_window(long long now)
+static unsigned long rl_window(mgpx_ratelog_t *rl, long long now)
 {
     unsigned long dropped = 0;
-    if (now - log_window_ms >= 1000) {
-        dropped = log_dropped;
-        log_dropped = 0;
-        log_lines = 0;
-        log_window_ms = now;
+    if (now - rl->window_ms >= 1000) {
+        dropped = rl->dropped;
+        rl->dropped = 0;
+        rl->lines = 0;
+        rl->window_ms = now;
     }
     return dropped;
 }
 
-static void log_dropped_line(unsigned long n)
+static void rl_dropped(const char *who, unsigned long n)
 {
     if (n)
-        mgpx_log("suppressed %lu log messages (more than MPIGPU_PROXY_LOG_RATE=%u a second)", n,
-                 mgpx_log_rate);
+        mgpx_log("%ssuppressed %lu log messages (more than MPIGPU_PROXY_LOG_RATE=%u a second)", who,
+                 n, mgpx_log_rate);
+}
+
+static void rl_vlog(mgpx_ratelog_t *rl, const char *who, const char *fmt, va_list ap)
+{
+    char line[512];
+    pthread_mutex_lock(&rl->lock);
+    unsigned long dropped = rl_window(rl, mgtr_now_ms());
+    int write = rl->lines < mgpx_log_rate;
+    if (write)
+        rl->lines++;
+    else
+        rl->dropped++;
+    pthread_mutex_unlock(&rl->lock);
+    rl_dropped(who, dropped);
+    if (!write)
+        return;
+    vsnprintf(line, sizeof line, fmt, ap);
+    mgpx_log("%s", line);
+}
+
+static void rl_flush(mgpx_ratelog_t *rl, const char *who, int now)
+{
+    pthread_mutex_lock(&rl->lock);
+    unsigned long dropped = now ? rl->dropped : rl_window(rl, mgtr_now_ms());
+    if (now)
+        rl->dropped = 0;
+    pthread_mutex_unlock(&rl->lock);
+    rl_dropped(who, dropped);
 }
 
 void mgpx_log_limited(const char *fmt, ...)
 {
-    char line[512];
     va_list ap;
-    pthread_mutex_lock(&log_lock);
-    unsigned long dropped = log_window(mgtr_now_ms());
-    int write = log_lines < mgpx_log_rate;
-    if (write)
-        log_lines++;
-    else
-        log_dropped++;
-    pthread_mutex_unlock(&log_lock);
-    log_dropped_line(dropped);
-    if (!write)
-        return;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    rl_vlog(&conn_log, "connections: ", fmt, ap);
     va_end(ap);
-    mgpx_log("%s", line);
 }
 
 void mgpx_log_flush(void)
 {
-    pthread_mutex_lock(&log_lock);
-    unsigned long dropped = log_window(mgtr_now_ms());
-    pthread_mutex_unlock(&log_lock);
-    log_dropped_line(dropped);
+    rl_flush(&conn_log, "connections: ", 0);
+}
+
+void mgpx_slog(mgpx_session_t *s, const char *fmt, ...)
+{
+    char who[128];
+    va_list ap;
+    snprintf(who, sizeof who, "session %u (%s): ", s->num, s->peer);
+    va_start(ap, fmt);
+    rl_vlog(&s->log, who, fmt, ap);
+    va_end(ap);
+}
+
+/* At the session's end: the lines it dropped, whenever. */
+void mgpx_slog_flush(mgpx_session_t *s)
+{
+    char who[128];
+    snprintf(who, sizeof who, "session %u (%s): ", s->num, s->peer);
+    rl_flush(&s->log, who, 1);
 }
 
 /* ---- device-memory quotas ---- */
@@ -194,9 +229,10 @@ static charge_t *charge(mgpx_session_t *s, cl_context ctx, size_t size, cl_int *
     }
     pthread_mutex_unlock(&quota_lock);
     if (over) {
-        mgpx_log_limited("session %u (%s): a buffer of %zu bytes refused: over %s on device %u, "
-                         "%llu of %llu bytes held",
-                         s->num, s->peer, size, over, dev, held, limit);
+        mgpx_slog(s,
+                  "session %u (%s): a buffer of %zu bytes refused: over %s on device %u, %llu of "
+                  "%llu bytes held",
+                  s->num, s->peer, size, over, dev, held, limit);
         free(c);
         *err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
         return NULL;
@@ -247,9 +283,10 @@ cl_mem mgpx_mem_create(mgpx_session_t *s, cl_context ctx, cl_mem_flags flags, si
                 if (!probe) {
                     clReleaseMemObject(mem);
                     *err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
-                    mgpx_log_limited("session %u (%s): a buffer of %zu bytes refused: the "
-                                     "process cannot allocate it now (host memory)",
-                                     s->num, s->peer, size);
+                    mgpx_slog(s,
+                              "session %u (%s): a buffer of %zu bytes refused: the process cannot "
+                              "allocate it now (host memory)",
+                              s->num, s->peer, size);
                     return NULL;
                 }
                 free(probe);
@@ -265,9 +302,9 @@ cl_mem mgpx_mem_create(mgpx_session_t *s, cl_context ctx, cl_mem_flags flags, si
                 clReleaseEvent(e);
             clReleaseMemObject(mem);
             *err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
-            mgpx_log_limited("session %u (%s): a buffer of %zu bytes could not be allocated on the "
-                             "device",
-                             s->num, s->peer, size);
+            mgpx_slog(s,
+                      "session %u (%s): a buffer of %zu bytes could not be allocated on the device",
+                      s->num, s->peer, size);
             return NULL;
         }
         clReleaseEvent(e);
