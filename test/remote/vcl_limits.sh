@@ -40,7 +40,6 @@ echo "proxy threads: $th0 before the flood, $th1 during it"
 for f in f2 f3; do
     read -r early open < <(sed -n 's/.* \([0-9]*\) refused at once.* \([0-9]*\) open after.*/\1 \2/p' "$work/$f.out")
     [ -n "$early" ] || fail "no flood report in $f.out"
-    [ "$early" -ge 40 ] || fail "$f: only $early of 60 refused at once (cap 8 per address)"
     [ "$open" -eq 0 ] || fail "$f: $open connections outlived the 2 s handshake deadline"
 done
 grep -q "handshake not done within 2 s" "$work/px.log" || fail "no log of the deadline"
