@@ -9,7 +9,8 @@
 #   judged); the refusal log stays within MPIGPU_PROXY_LOG_RATE=5 lines a
 #   second and says how many it suppressed;
 # - at the descriptor limit (prlimit --nofile): the accept loop does not
-#   spin (the proxy's CPU time over 2 s), a new client is answered (refused
+#   spin (the proxy's CPU time over 2 s: under a fifth of a second), a new
+#   client is answered (refused
 #   or served, never left hanging), and served once descriptors are free.
 . "$(dirname "$0")/common.sh"
 raw=$top/test/remote/rawclient
@@ -73,7 +74,9 @@ cat "$work/probe2.out"
 wait $f4
 cat "$work/f4.out"
 echo "proxy CPU time over 2 s at the descriptor limit: $((c1 - c0)) ticks of $(getconf CLK_TCK) a second"
-[ $((c1 - c0)) -lt "$(getconf CLK_TCK)" ] || fail "the accept loop spins: $((c1 - c0)) ticks in 2 s"
+# An idle proxy takes next to nothing; the accept loop of before spun on
+# EMFILE at 52 ticks in these 2 s (26% of a core) on the 2-core test machine.
+[ $((c1 - c0)) -lt $(($(getconf CLK_TCK) / 5)) ] || fail "the accept loop spins: $((c1 - c0)) ticks in 2 s"
 grep -q "out of file descriptors" "$work/px2.log" || fail "no refusal at the descriptor limit"
 served=0
 for _ in $(seq 50); do
