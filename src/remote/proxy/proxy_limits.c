@@ -2,6 +2,7 @@
  * device-memory quotas of buffers, and the rate of the log lines a peer can
  * cause.  (The connection limits, which only the accept loop sees, are in
  * proxy_main.c.) */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,7 +131,9 @@ int mgpx_quota_setup(mgpx_proxy_t *px, unsigned long long total, unsigned long l
         if (clGetDeviceInfo(px->dev[d], CL_DEVICE_GLOBAL_MEM_SIZE, sizeof g, &g, NULL))
             g = 0;
         px->dev_limit[d] = g;
-        if (total && total < g)
+        if (!g) /* a device that does not say: the setting alone, if any */
+            px->dev_limit[d] = total ? total : ULLONG_MAX;
+        else if (total && total < g)
             px->dev_limit[d] = total;
         else if (total > g)
             mgpx_log("device %u: MPIGPU_PROXY_TOTAL_MEM (%llu bytes) is more than its global "
