@@ -18,7 +18,7 @@ for mode in real handshake bulk; do
     MGRM_FUZZ_MODE=$mode timeout 300 "$fuzz" -max_total_time=${MGRM_FUZZ_SECONDS:-3} \
         -max_len=4096 -seed=1 >"$log" 2>&1
     rc=$?
-    tail -3 "$log"
+    grep -E "^Done" "$log"
     if [ $rc -eq 2 ] && grep -q "no OpenCL device" "$log"; then
         echo "MGRM_FUZZ_MODE=$mode: no OpenCL device, skipped"
         continue
