@@ -57,7 +57,7 @@ typedef struct pend {
 } pend_t;
 static pend_t *pends;
 static unsigned npend;
-static unsigned hs_timeout_s = 10, pend_max = 256, pend_per_peer = 64;
+static unsigned hs_timeout_s = 10, pend_max = 512, pend_per_peer = 128;
 static pthread_cond_t dog_cond = PTHREAD_COND_INITIALIZER;
 static unsigned long long mem_total, mem_session; /* MPIGPU_PROXY_TOTAL_MEM, _SESSION_MEM */
 
