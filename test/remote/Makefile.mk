@@ -14,8 +14,10 @@ test_remote_rawclient_SOURCES = test/remote/rawclient.c
 test_remote_rawclient_CPPFLAGS = $(MG_BASE_CPPFLAGS) $(MG_TRANSPORT_INC)
 test_remote_rawclient_CFLAGS = $(AM_CFLAGS) $(SODIUM_CFLAGS)
 test_remote_rawclient_LDADD = libmgtr.la libmgw.la $(SODIUM_LIBS)
-TESTS += test/remote/vcl_security.sh test/remote/vcl_streams.sh
-EXTRA_DIST += test/remote/vcl_security.sh test/remote/vcl_streams.sh
+TESTS += test/remote/vcl_security.sh test/remote/vcl_streams.sh test/remote/vcl_quota.sh \
+	test/remote/vcl_limits.sh
+EXTRA_DIST += test/remote/vcl_security.sh test/remote/vcl_streams.sh test/remote/vcl_quota.sh \
+	test/remote/vcl_limits.sh
 endif
 # The wire's message table, round-tripped from the table itself.
 if REMOTE
@@ -25,7 +27,7 @@ test_remote_wire_table_CPPFLAGS = $(MG_BASE_CPPFLAGS) $(MG_WIRE_INC)
 test_remote_wire_table_LDADD = libmgw.la $(SODIUM_LIBS)
 TESTS += test/remote/wire_table
 endif
-EXTRA_DIST += test/remote/fuzz.sh
+EXTRA_DIST += test/remote/fuzz.sh test/remote/fuzz-lsan.supp
 if HAVE_FUZZ
 TESTS += test/remote/fuzz.sh
 endif

@@ -13,13 +13,43 @@
  *              are capped, a stripe not granted or joined twice is
  *              refused, STREAMS after a join is refused; a chunk with the
  *              wrong offset, and a stripe closed mid-write, end the session
+ *   quota MIB SESSION_MIB TOTAL_MIB CMD  a proxy run with
+ *              MPIGPU_PROXY_SESSION_MEM=SESSION_MIB M and _TOTAL_MEM=TOTAL_MIB M:
+ *              session A1 makes MIB MiB buffers until refused by its quota,
+ *              A2 until refused by the total (CL_MEM_OBJECT_ALLOCATION_FAILURE
+ *              both, at the exact count), a buffer larger than the total is
+ *              refused; A2 leaves, A1 gives back half its buffers and may
+ *              make one again; CMD (a shell command: another client, session
+ *              B) must succeed while A1 holds its buffers; A1 still served
+ *   bigalloc MIB  buffers of MIB MiB until one is refused (a proxy whose
+ *              address space is limited): the refusal is
+ *              CL_MEM_OBJECT_ALLOCATION_FAILURE, and the session and a new
+ *              one are still served
+ *   cycles PID N KIB  N create/set/release cycles of a user event in one
+ *              session (pipelined), after N / 8 to warm up: prints the VmRSS
+ *              of process PID (the proxy) after each; its growth over the N
+ *              must stay under KIB KiB (0: not judged)
+ *   flood SRC N DRIP_MS HOLD_MS  N connections from source address SRC that
+ *              never finish their handshake: one byte every DRIP_MS (0: none),
+ *              held HOLD_MS; prints how many the proxy refused at once (closed
+ *              within 500 ms), closed later (and the latest, in ms), and how
+ *              many were still open at the end
+ *   probe      one handshake and a PING: exit 0 when served, 3 when refused
+ *              (the connection closed), with the time it took
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bulk.h"
@@ -543,13 +573,284 @@ static void stripes(const char *addr, const mgw_key_t *key, uint32_t cap)
     t->close(s[0]);
 }
 
+#define CL_MEM_OBJECT_ALLOCATION_FAILURE (-4)
+
+static mgtr_ep_t *ctx_session(const char *addr, const mgw_key_t *key)
+{
+    int ok;
+    int32_t rc = 0;
+    mgw_buf_t m;
+    static const uint64_t dev0 = 0;
+    mgtr_ep_t *ep = session(addr, key, &ok);
+    CHECK(ok, "session authenticates");
+    mgw_context_create_encode(&m, 0,
+                              &(mgw_context_create_t){.id = 100, .devs = {.n = 1, .v = &dev0}});
+    CHECK(ask(ep, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc == 0, "context (%d)", rc);
+    return ep;
+}
+
+static int32_t buffer(mgtr_ep_t *ep, uint64_t id, uint64_t size)
+{
+    mgw_buf_t m;
+    int32_t rc = 1000;
+    mgw_buffer_create_encode(
+        &m, 0, &(mgw_buffer_create_t){.id = id, .ctx = 100, .flags = 1, .size = size});
+    return ask(ep, &m, &rc, NULL, NULL) == MGW_OP_REPLY ? rc : 1000;
+}
+
+static void release(mgtr_ep_t *ep, uint32_t kind, uint64_t id)
+{
+    mgw_buf_t m;
+    mgw_release_encode(&m, 0, &(mgw_release_t){.kind = kind, .id = id});
+    mgtr_msg_send(t, ep, &m);
+    mgw_buf_free(&m);
+}
+
+/* Buffers of size bytes with IDs from id0 until one is refused: their number;
+ * *rc gets the refusal's code. */
+static int fill(mgtr_ep_t *ep, uint64_t id0, uint64_t size, int32_t *rc)
+{
+    int n = 0;
+    while (n < 256 && (*rc = buffer(ep, id0 + (uint64_t)n, size)) == 0)
+        n++;
+    return n;
+}
+
+static void quota(const char *addr, const mgw_key_t *key, uint64_t mib, uint64_t sess_mib,
+                  uint64_t total_mib, const char *cmd)
+{
+    uint64_t size = mib << 20;
+    int32_t rc = 0;
+    mgtr_ep_t *a1 = ctx_session(addr, key), *a2;
+    int n1 = fill(a1, 1000, size, &rc), want1 = (int)(sess_mib / mib);
+    CHECK(n1 == want1 && rc == CL_MEM_OBJECT_ALLOCATION_FAILURE,
+          "A1: %d buffers of %llu MiB then rc %d (want %d, then the session quota's %d)", n1,
+          (unsigned long long)mib, rc, want1, CL_MEM_OBJECT_ALLOCATION_FAILURE);
+    printf("A1: %d buffers of %llu MiB, then refused (%d)\n", n1, (unsigned long long)mib, rc);
+    CHECK(ping(a1), "A1 served after its refusal");
+    a2 = ctx_session(addr, key);
+    int n2 = fill(a2, 1000, size, &rc), want2 = (int)((total_mib - (uint64_t)n1 * mib) / mib);
+    CHECK(n2 == want2 && rc == CL_MEM_OBJECT_ALLOCATION_FAILURE,
+          "A2: %d buffers then rc %d (want %d, then the total's %d)", n2, rc, want2,
+          CL_MEM_OBJECT_ALLOCATION_FAILURE);
+    printf("A2: %d buffers of %llu MiB, then refused (%d)\n", n2, (unsigned long long)mib, rc);
+    rc = buffer(a2, 5000, (total_mib + 1) << 20);
+    CHECK(rc == CL_MEM_OBJECT_ALLOCATION_FAILURE, "a buffer larger than the total: rc %d", rc);
+    rc = buffer(a2, 5001, 1ull << 50);
+    CHECK(rc == CL_MEM_OBJECT_ALLOCATION_FAILURE, "a buffer of 1 PiB: rc %d", rc);
+    CHECK(ping(a2), "A2 served after its refusals");
+    t->close(a2);
+    for (int i = 0; i < n1 / 2; i++)
+        release(a1, MGW_K_MEM, 1000 + (uint64_t)i);
+    /* the releases have no answer: a PING behind them */
+    CHECK(ping(a1), "A1 served after its releases");
+    rc = buffer(a1, 2000, size);
+    CHECK(rc == 0, "A1: a buffer after giving back half: rc %d", rc);
+    release(a1, MGW_K_MEM, 2000);
+    int st = system(cmd);
+    CHECK(st == 0, "session B (%s) failed: status %d", cmd, st);
+    CHECK(ping(a1), "A1 still served after B");
+    t->close(a1);
+}
+
+static void bigalloc(const char *addr, const mgw_key_t *key, uint64_t mib)
+{
+    int32_t rc = 0;
+    mgtr_ep_t *a = ctx_session(addr, key), *b;
+    int n = fill(a, 1000, mib << 20, &rc);
+    printf("bigalloc: %d buffers of %llu MiB, then rc %d\n", n, (unsigned long long)mib, rc);
+    CHECK(n < 256 && rc == CL_MEM_OBJECT_ALLOCATION_FAILURE,
+          "%d buffers of %llu MiB, then rc %d (want %d)", n, (unsigned long long)mib, rc,
+          CL_MEM_OBJECT_ALLOCATION_FAILURE);
+    CHECK(ping(a), "served after the refusal");
+    b = ctx_session(addr, key);
+    CHECK(buffer(b, 1000, 1 << 20) == 0 && ping(b), "a new session and its 1 MiB buffer");
+    t->close(b);
+    t->close(a);
+}
+
+static long vmrss_kib(long pid)
+{
+    char path[64], line[256];
+    long kib = -1;
+    snprintf(path, sizeof path, "/proc/%ld/status", pid);
+    FILE *f = fopen(path, "r");
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmRSS: %ld", &kib) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kib;
+}
+
+/* n cycles of USER_EVENT_CREATE and USER_EVENT_SET of a fresh ID, with a
+ * RELEASE_EVENTS of every 256, sent without waiting, then a PING. */
+static void event_cycles(mgtr_ep_t *ep, uint64_t *next, long n)
+{
+    mgw_buf_t m;
+    uint64_t ids[256];
+    int k = 0, bad = 0;
+    for (long i = 0; i < n && !bad; i++) {
+        uint64_t id = (*next)++;
+        mgw_user_event_create_encode(&m, 0, &(mgw_user_event_create_t){.id = id, .ctx = 100});
+        bad |= mgtr_msg_send(t, ep, &m);
+        mgw_buf_free(&m);
+        mgw_user_event_set_encode(&m, 0, &(mgw_user_event_set_t){.id = id, .status = 0});
+        bad |= mgtr_msg_send(t, ep, &m);
+        mgw_buf_free(&m);
+        ids[k++] = id;
+        if (k == 256 || i == n - 1) {
+            mgw_release_events_encode(
+                &m, 0, &(mgw_release_events_t){.events = {.n = (uint32_t)k, .v = ids}});
+            bad |= mgtr_msg_send(t, ep, &m);
+            mgw_buf_free(&m);
+            k = 0;
+        }
+    }
+    CHECK(!bad, "cycles sent");
+    CHECK(ping(ep), "served after the cycles");
+}
+
+static void cycles(const char *addr, const mgw_key_t *key, long pid, long n, long max_kib)
+{
+    uint64_t next = 1000;
+    mgtr_ep_t *ep = ctx_session(addr, key);
+    event_cycles(ep, &next, n / 8);
+    long r0 = vmrss_kib(pid);
+    event_cycles(ep, &next, n);
+    long r1 = vmrss_kib(pid);
+    printf("proxy VmRSS: %ld KiB after %ld warm-up cycles, %ld KiB after %ld more (%+ld KiB)\n", r0,
+           n / 8, r1, n, r1 - r0);
+    CHECK(!max_kib || (r0 > 0 && r1 - r0 < max_kib), "the proxy grew by %ld KiB over %ld cycles",
+          r1 - r0, n);
+    t->close(ep);
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* A TCP connection from src to addr (HOST:PORT, IPv4), or -1. */
+static int connect_from(const char *src, const char *addr)
+{
+    char host[64];
+    const char *colon = strrchr(addr, ':');
+    if (!colon || (size_t)(colon - addr) >= sizeof host)
+        return -1;
+    memcpy(host, addr, (size_t)(colon - addr));
+    host[colon - addr] = 0;
+    struct sockaddr_in sa = {.sin_family = AF_INET}, da = {.sin_family = AF_INET};
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0 || inet_pton(AF_INET, src, &sa.sin_addr) != 1 ||
+        inet_pton(AF_INET, host, &da.sin_addr) != 1 || bind(fd, (void *)&sa, sizeof sa)) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    da.sin_port = htons((uint16_t)atoi(colon + 1));
+    if (connect(fd, (void *)&da, sizeof da) && errno != EINPROGRESS) {
+        close(fd);
+        return -1;
+    }
+    struct pollfd p = {.fd = fd, .events = POLLOUT};
+    int e = 0;
+    socklen_t el = sizeof e;
+    if (poll(&p, 1, 3000) != 1 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) || e) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static void flood(const char *addr, const char *src, int n, int drip_ms, int hold_ms)
+{
+    int *fd = calloc((size_t)n, sizeof *fd);
+    double *t0 = calloc((size_t)n, sizeof *t0), start = now_ms(), last = start, latest = 0;
+    int failed = 0, early = 0, later = 0, open = 0, sent = 0;
+    uint8_t hello[MGW_HDR_SIZE];
+    mgw_hdr_write(hello, &(mgw_hdr_t){MGW_MAGIC, MGW_OP_HELLO, 0, 40, 0});
+    for (int i = 0; i < n; i++) {
+        fd[i] = connect_from(src, addr);
+        t0[i] = now_ms();
+        failed += fd[i] < 0;
+    }
+    while (now_ms() - start < hold_ms) {
+        int drip = drip_ms > 0 && now_ms() - last >= drip_ms && sent < MGW_HDR_SIZE;
+        if (drip)
+            last = now_ms();
+        for (int i = 0; i < n; i++) {
+            if (fd[i] < 0)
+                continue;
+            char b;
+            ssize_t r = recv(fd[i], &b, 1, MSG_DONTWAIT);
+            int gone = r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+            if (!gone && drip && send(fd[i], hello + sent, 1, MSG_NOSIGNAL) < 0)
+                gone = 1;
+            if (gone) {
+                double dt = now_ms() - t0[i];
+                if (dt < 500)
+                    early++;
+                else
+                    later++;
+                if (dt > latest)
+                    latest = dt;
+                close(fd[i]);
+                fd[i] = -1;
+            }
+        }
+        sent += drip;
+        usleep(10 * 1000);
+    }
+    for (int i = 0; i < n; i++)
+        if (fd[i] >= 0) {
+            open++;
+            close(fd[i]);
+        }
+    printf("flood from %s: %d connections, %d failed to connect, %d refused at once, %d closed "
+           "later (the latest after %.0f ms), %d open after %d ms\n",
+           src, n, failed, early, later, latest, open, hold_ms);
+    free(fd);
+    free(t0);
+}
+
+static int probe(const char *addr, const mgw_key_t *key)
+{
+    mgtr_ep_t *ep;
+    uint8_t token[MGW_TOKEN];
+    char err[256];
+    double t0 = now_ms();
+    if (t->connect(addr, &ep, err, sizeof err)) {
+        printf("probe: refused at connect after %.0f ms: %s\n", now_ms() - t0, err);
+        return 3;
+    }
+    t->set_timeout(ep, 20000);
+    int ok = !mgtr_auth_client(t, ep, key, MGW_LANE_CMD, 0, token, err, sizeof err) && ping(ep);
+    printf("probe: %s after %.0f ms%s%s\n", ok ? "served" : "refused", now_ms() - t0,
+           ok ? "" : ": ", ok ? "" : err);
+    t->close(ep);
+    return ok ? 0 : 3;
+}
+
 int main(int argc, char **argv)
 {
     mgw_key_t key;
     char err[512];
-    if (argc != 4 && !(argc == 5 && (!strcmp(argv[3], "cma") || !strcmp(argv[3], "stripes")))) {
-        fprintf(stderr,
-                "usage: rawclient HOST:PORT KEYFILE foreign|malformed|auth|cma PID|stripes CAP\n");
+    static const struct {
+        const char *mode;
+        int argc;
+    } modes[] = {{"foreign", 4},  {"malformed", 4}, {"auth", 4},   {"probe", 4}, {"cma", 5},
+                 {"bigalloc", 5}, {"stripes", 5},   {"cycles", 7}, {"quota", 8}, {"flood", 8}};
+    int known = 0;
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+        known |= argc >= 4 && !strcmp(argv[3], modes[i].mode) && argc == modes[i].argc;
+    if (!known) {
+        fprintf(stderr, "usage: rawclient HOST:PORT KEYFILE foreign|malformed|auth|probe|cma "
+                        "PID|stripes CAP|bigalloc MIB|cycles PID N KIB|quota MIB SESSION_MIB "
+                        "TOTAL_MIB CMD|flood "
+                        "SRC N DRIP_MS HOLD_MS\n");
         return 2;
     }
     if (mgw_key_load(argv[2], &key, err, sizeof err)) {
@@ -562,6 +863,18 @@ int main(int argc, char **argv)
         malformed(argv[1], &key);
     } else if (!strcmp(argv[3], "cma")) {
         cma(argv[1], &key, atol(argv[4]));
+    } else if (!strcmp(argv[3], "probe")) {
+        return probe(argv[1], &key);
+    } else if (!strcmp(argv[3], "quota")) {
+        quota(argv[1], &key, (uint64_t)atol(argv[4]), (uint64_t)atol(argv[5]),
+              (uint64_t)atol(argv[6]), argv[7]);
+    } else if (!strcmp(argv[3], "bigalloc")) {
+        bigalloc(argv[1], &key, (uint64_t)atol(argv[4]));
+    } else if (!strcmp(argv[3], "cycles")) {
+        cycles(argv[1], &key, atol(argv[4]), atol(argv[5]), atol(argv[6]));
+    } else if (!strcmp(argv[3], "flood")) {
+        flood(argv[1], argv[4], atoi(argv[5]), atoi(argv[6]), atoi(argv[7]));
+        return 0;
     } else if (!strcmp(argv[3], "stripes")) {
         uint32_t cap = (uint32_t)atol(argv[4]);
         if (cap < 2 || cap >= MGW_STREAMS_MAX)

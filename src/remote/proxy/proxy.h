@@ -12,6 +12,7 @@
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "bulk.h"
@@ -40,6 +41,8 @@ typedef struct mgpx_kargs {
 typedef struct mgpx_map {
     mgpx_obj_t *slot;
     size_t cap, used; /* used counts deleted slots too */
+    size_t live;      /* objects in the map */
+    size_t peak;      /* the largest cap so far (logged at session end) */
 } mgpx_map_t;
 
 typedef struct mgpx_staging {
@@ -90,7 +93,30 @@ typedef struct mgpx_proxy {
     int cma_map;          /* one-copy writes/reads (MGPX_CMA_*): how the device is reached, or -1:
                              by device type and size */
     unsigned max_streams; /* --streams: the most stripes a session gets */
+    /* Device memory (proxy_limits.c): bytes of buffers held on each served
+     * device by all sessions (under the quota lock), and the most allowed
+     * (MPIGPU_PROXY_TOTAL_MEM, at most CL_DEVICE_GLOBAL_MEM_SIZE); the most
+     * one session may hold (MPIGPU_PROXY_SESSION_MEM; 0: no own limit). */
+    unsigned long long *dev_used, *dev_limit;
+    unsigned long long session_limit;
 } mgpx_proxy_t;
+
+/* A session's device-memory account: bytes its buffers hold.  It outlives
+ * the session while the runtime still holds one of its buffers (a buffer
+ * gives its bytes back from its destructor callback, once the runtime has
+ * really freed it). */
+typedef struct mgpx_quota {
+    unsigned long long used; /* under the quota lock */
+    atomic_int refs;
+} mgpx_quota_t;
+
+/* A log of at most MPIGPU_PROXY_LOG_RATE lines a second (mgpx_slog). */
+typedef struct mgpx_ratelog {
+    pthread_mutex_t lock;
+    long long window_ms; /* start of the current second */
+    unsigned lines;      /* lines written in it */
+    unsigned long dropped;
+} mgpx_ratelog_t;
 
 typedef struct mgpx_session {
     mgpx_proxy_t *px;
@@ -106,6 +132,8 @@ typedef struct mgpx_session {
     int dead;
     int dry; /* fuzzing: decode and validate, call no OpenCL */
     mgpx_map_t map;
+    mgpx_quota_t *quota; /* NULL until the first buffer */
+    mgpx_ratelog_t log;  /* the session's lines a client can cause (mgpx_slog) */
     mgpx_job_t *jobs, **jobs_tail;
     int jobs_open;          /* jobs queued or running (under lock): a FINISH waits only without */
     int job_settled;        /* bulk thread: the running job no longer counts in jobs_open */
@@ -142,11 +170,38 @@ typedef struct mgpx_session {
 /* The proxy's session log: the logger's proxy subsystem, at info (which the
    proxy shows by default). */
 #define mgpx_log(...) MGLOG_INFO(MGLOG_PROXY, __VA_ARGS__)
+/* The same for lines a peer can cause at will: at most
+ * MPIGPU_PROXY_LOG_RATE a second of each kind, those of connections before
+ * their session (refusals: mgpx_log_limited) and those of each session (its
+ * errors and refusals: mgpx_slog); the lines dropped are counted and told
+ * in one "suppressed" line when the next second's first line comes, or
+ * mgpx_log_flush / mgpx_slog_flush runs. */
+extern unsigned mgpx_log_rate;
+void mgpx_ratelog_init(mgpx_ratelog_t *rl);
+void mgpx_log_limited(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void mgpx_log_flush(void);
+
+void mgpx_slog(mgpx_session_t *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void mgpx_slog_flush(mgpx_session_t *s);
+
+/* Device memory (proxy_limits.c).  Sets px->dev_used and px->dev_limit from
+ * the devices and MPIGPU_PROXY_TOTAL_MEM; 0 or -1 (out of memory). */
+int mgpx_quota_setup(mgpx_proxy_t *px, unsigned long long total, unsigned long long session);
+/* clCreateBuffer, counted: the bytes are charged to s's account and to every
+ * device of ctx, the call fails with CL_MEM_OBJECT_ALLOCATION_FAILURE when
+ * either would pass its limit, and the charge goes back when the runtime
+ * destroys the buffer.  back: have the runtime allocate it now (a migration
+ * to the device, waited for), so that a runtime that allocates lazily fails
+ * here, not in a later command. */
+cl_mem mgpx_mem_create(mgpx_session_t *s, cl_context ctx, cl_mem_flags flags, size_t size, int back,
+                       cl_int *err);
+void mgpx_quota_session_end(mgpx_session_t *s);
 
 /* ID map (proxy_map.c) */
 int mgpx_map_put(mgpx_map_t *m, uint64_t id, int kind, void *h, void *aux);
 mgpx_obj_t *mgpx_map_get(mgpx_map_t *m, uint64_t id, int kind);
 void mgpx_map_del(mgpx_map_t *m, mgpx_obj_t *o);
+void mgpx_map_compact(mgpx_map_t *m);
 void mgpx_map_free(mgpx_map_t *m);
 void mgpx_obj_release(mgpx_obj_t *o);
 

@@ -60,8 +60,8 @@ static int fail_event(mgpx_session_t *s, uint64_t ev, cl_int err)
     mgw_buf_t b;
     if (s->dry)
         return MGPX_NOREPLY;
-    mgpx_log("session %u (%s): command for event %llu failed: %d", s->num, s->peer,
-             (unsigned long long)ev, err);
+    mgpx_slog(s, "session %u (%s): command for event %llu failed: %d", s->num, s->peer,
+              (unsigned long long)ev, err);
     mgw_event_done_encode(&b, 0, &(mgw_event_done_t){.event = ev, .status = err});
     pthread_mutex_lock(&s->send_lock);
     if (!s->dead)

@@ -4,7 +4,18 @@
  *
  * Serves local OpenCL devices to libmpigpu-vcl.so clients, one thread per
  * connection, until SIGTERM or SIGINT.
+ *
+ * A connection is "pending" from its accept until its handshake is done
+ * (for a bulk lane: its JOIN read).  Pending connections are capped per
+ * peer address and in total (MPIGPU_PROXY_PENDING_PER_PEER, _MAX), and
+ * each has one deadline for its whole handshake
+ * (MPIGPU_PROXY_HANDSHAKE_TIMEOUT), which the watchdog thread enforces by
+ * shutting the connection down, however slowly its bytes trickle in.  At
+ * the descriptor limit the accept loop refuses the waiting connection
+ * through a descriptor kept in reserve, and backs off.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <sodium.h>
@@ -33,6 +44,22 @@ typedef struct reg {
     uint8_t token[MGW_TOKEN];
 } reg_t;
 static reg_t *regs;
+
+/* A connection in its handshake (under reg_lock).  The watchdog shuts ep
+ * down once deadline_ms passes and sets expired; the connection's thread
+ * unlists it when its handshake ends, and takes an expired one as failed. */
+typedef struct pend {
+    struct pend *next;
+    mgtr_ep_t *ep;
+    char host[80]; /* the peer's address without its port */
+    long long deadline_ms;
+    int expired;
+} pend_t;
+static pend_t *pends;
+static unsigned npend;
+static unsigned hs_timeout_s = 10, pend_max = 512, pend_per_peer = 128;
+static pthread_cond_t dog_cond = PTHREAD_COND_INITIALIZER;
+static unsigned long long mem_total, mem_session; /* MPIGPU_PROXY_TOTAL_MEM, _SESSION_MEM */
 
 static void on_signal(int sig)
 {
@@ -87,24 +114,93 @@ static int add_devices(const char *spec)
     return sub[0] ? -1 : 0;
 }
 
+/* The handshake of p is over: unlists it; 1 when its deadline had passed
+ * (the watchdog shut it down), 0 otherwise. */
+static int pend_done(pend_t *p)
+{
+    pthread_mutex_lock(&reg_lock);
+    for (pend_t **pp = &pends; *pp; pp = &(*pp)->next)
+        if (*pp == p) {
+            *pp = p->next;
+            break;
+        }
+    npend--;
+    int expired = p->expired;
+    pthread_mutex_unlock(&reg_lock);
+    free(p);
+    return expired;
+}
+
+/* Under reg_lock: the pending connections from host. */
+static unsigned pend_count(const char *host)
+{
+    unsigned n = 0;
+    for (pend_t *p = pends; p; p = p->next)
+        n += !strcmp(p->host, host);
+    return n;
+}
+
+/* Shuts down the handshakes past their deadline; writes the "suppressed"
+ * summary of the rate-limited log when its second is over. */
+static void *watchdog_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&reg_lock);
+    while (!atomic_load_explicit(&stopping, memory_order_relaxed)) {
+        long long now = mgtr_now_ms(), next = now + 1000;
+        for (pend_t *p = pends; p; p = p->next)
+            if (!p->expired && p->deadline_ms <= now) {
+                p->expired = 1;
+                px.t->shutdown(p->ep);
+            } else if (!p->expired && p->deadline_ms < next) {
+                next = p->deadline_ms;
+            }
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        long long ns = until.tv_nsec + (next - now) * 1000000LL;
+        until.tv_sec += ns / 1000000000LL;
+        until.tv_nsec = ns % 1000000000LL;
+        pthread_cond_timedwait(&dog_cond, &reg_lock, &until);
+        pthread_mutex_unlock(&reg_lock);
+        mgpx_log_flush();
+        pthread_mutex_lock(&reg_lock);
+    }
+    pthread_mutex_unlock(&reg_lock);
+    return NULL;
+}
+
 static void *conn_main(void *arg)
 {
     mgtr_ep_t *ep = ((void **)arg)[0];
     char *peer = ((void **)arg)[1];
+    pend_t *pend = ((void **)arg)[2];
     uint8_t token[MGW_TOKEN];
     char err[256];
     free(arg);
-    /* a peer that stalls the handshake is dropped after 10 s */
-    px.t->set_timeout(ep, 10000);
+    /* each read and write also has the whole handshake's time at most */
+    px.t->set_timeout(ep, (int)hs_timeout_s * 1000);
     int lane = mgtr_auth_proxy(px.t, ep, &px.key, token, err, sizeof err);
+    int joined = -1;
+    uint8_t tok[MGW_TOKEN];
+    uint32_t idx = UINT32_MAX;
+    if (lane == MGW_LANE_BULK)
+        joined = mgtr_auth_join(px.t, ep, tok, &idx);
+    if (pend_done(pend)) {
+        /* the watchdog shut the connection down: whatever the handshake
+           read last, the deadline is why it ended */
+        size_t l = lane < 0 ? strlen(err) : 0;
+        snprintf(err + l, sizeof err - l, "%shandshake not done within %u s",
+                 lane < 0 ? " (shut down: " : "", hs_timeout_s);
+        if (lane < 0 && strlen(err) + 2 < sizeof err)
+            strcat(err, ")");
+        lane = -1;
+    }
     if (lane < 0) {
-        mgpx_log("connection from %s refused: %s", peer, err);
+        mgpx_log_limited("connection from %s refused: %s", peer, err);
         px.t->close(ep);
     } else if (lane == MGW_LANE_BULK) {
-        uint8_t tok[MGW_TOKEN];
         mgpx_session_t *s = NULL;
-        uint32_t idx = UINT32_MAX;
-        if (!mgtr_auth_join(px.t, ep, tok, &idx) && !px.t->set_timeout(ep, 0)) {
+        if (!joined && !px.t->set_timeout(ep, 0)) {
             /* The command lane's thread registers its session just after
              * AUTH_OK, so a quick client's bulk lane may arrive first. */
             struct timespec until;
@@ -132,9 +228,9 @@ static void *conn_main(void *arg)
             pthread_mutex_unlock(&reg_lock);
         }
         if (!s) {
-            mgpx_log("bulk connection from %s refused: unknown session token, or stripe %u not "
-                     "granted or already joined",
-                     peer, (unsigned)idx);
+            mgpx_log_limited("bulk connection from %s refused: unknown session token, or stripe %u "
+                             "not granted or already joined",
+                             peer, (unsigned)idx);
             px.t->close(ep);
         }
     } else {
@@ -191,7 +287,127 @@ static int settings_read(char *err, size_t errlen)
     if (mgparam_read(MGPARAM_PROXY_CMA_COPY, &v, err, errlen))
         return -1;
     px.cma_map = cma_copy[v.num];
+    if (mgparam_read(MGPARAM_PROXY_SESSION_MEM, &v, err, errlen))
+        return -1;
+    mem_session = (unsigned long long)v.num;
+    if (mgparam_read(MGPARAM_PROXY_TOTAL_MEM, &v, err, errlen))
+        return -1;
+    mem_total = (unsigned long long)v.num;
+    if (mgparam_read(MGPARAM_PROXY_HANDSHAKE_TIMEOUT, &v, err, errlen))
+        return -1;
+    hs_timeout_s = (unsigned)v.num;
+    if (mgparam_read(MGPARAM_PROXY_PENDING_MAX, &v, err, errlen))
+        return -1;
+    pend_max = (unsigned)v.num;
+    if (mgparam_read(MGPARAM_PROXY_PENDING_PER_PEER, &v, err, errlen))
+        return -1;
+    pend_per_peer = (unsigned)v.num;
+    if (mgparam_read(MGPARAM_PROXY_LOG_RATE, &v, err, errlen))
+        return -1;
+    mgpx_log_rate = (unsigned)v.num;
     return mgtr_spin_setup(MGPARAM_PROXY_SPIN, err, errlen);
+}
+
+/* The peer's address without its port ("HOST:PORT", IPv6 HOST included). */
+static void peer_host(const char *peer, char *host, size_t len)
+{
+    const char *colon = strrchr(peer, ':');
+    size_t n = colon ? (size_t)(colon - peer) : strlen(peer);
+    if (n >= len)
+        n = len - 1;
+    memcpy(host, peer, n);
+    host[n] = 0;
+}
+
+/* Admits a new connection from peer into the pending list (reg_lock held):
+ * the entry, or NULL to refuse it (why says why).  Over the total, the
+ * oldest pending connection of the peer with the most is shut down for it,
+ * when that peer has more than this one: a flood from a few addresses
+ * cannot keep out a client from another. */
+static pend_t *pend_admit(mgtr_ep_t *ep, const char *peer, const char **why)
+{
+    char host[80];
+    peer_host(peer, host, sizeof host);
+    unsigned mine = pend_count(host);
+    if (mine >= pend_per_peer) {
+        *why = "too many connections from its address in their handshake "
+               "(MPIGPU_PROXY_PENDING_PER_PEER)";
+        return NULL;
+    }
+    if (npend >= pend_max) {
+        pend_t *victim = NULL;
+        unsigned most = 0;
+        for (pend_t *p = pends; p; p = p->next) {
+            if (p->expired)
+                continue;
+            unsigned n = pend_count(p->host);
+            if (n > most || (n == most && victim && p->deadline_ms < victim->deadline_ms)) {
+                most = n;
+                victim = p;
+            }
+        }
+        if (!victim || most <= mine + 1) {
+            *why = "too many connections in their handshake (MPIGPU_PROXY_PENDING_MAX)";
+            return NULL;
+        }
+        /* its thread sees the shutdown and leaves; it counts until then */
+        victim->expired = 1;
+        px.t->shutdown(victim->ep);
+        mgpx_log_limited("pending connection from %s dropped for a peer with fewer "
+                         "(MPIGPU_PROXY_PENDING_MAX)",
+                         victim->host);
+    }
+    pend_t *p = calloc(1, sizeof *p);
+    if (!p) {
+        *why = "out of memory";
+        return NULL;
+    }
+    p->ep = ep;
+    memcpy(p->host, host, sizeof host);
+    p->deadline_ms = mgtr_now_ms() + (long long)hs_timeout_s * 1000;
+    p->next = pends;
+    pends = p;
+    npend++;
+    pthread_cond_signal(&dog_cond);
+    return p;
+}
+
+/* accept failed with errno e.  Out of descriptors (the process's or the
+ * system's), the connection waiting would stay in the backlog and accept
+ * fail again at once: the descriptor kept in reserve is let go to accept it
+ * and close it at once (the peer sees the connection closed, not a hang),
+ * then taken again.  Each such turn takes one connection off the backlog,
+ * and accept blocks once it is empty.  When no connection could be taken
+ * that way (no reserve, or another thread took the descriptor), or on
+ * another error, a pause, doubling while this lasts (5 ms to 320 ms), so
+ * the loop never spins.  Returns the next pause. */
+static int reserve_fd = -1;
+static long accept_failed(int e, long pause_ms)
+{
+    int fd_limit = e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM;
+    if (fd_limit && reserve_fd >= 0) {
+        close(reserve_fd);
+        reserve_fd = -1;
+        mgtr_ep_t *ep;
+        char peer[96];
+        int taken = !px.t->accept(listener, &ep, peer, sizeof peer);
+        if (taken) {
+            px.t->close(ep);
+            mgpx_log_limited("connection from %s refused: out of file descriptors (%s)", peer,
+                             strerror(e));
+        }
+        reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (taken)
+            return 5;
+    } else if (fd_limit) {
+        reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        mgpx_log_limited("accept: %s, and no descriptor in reserve to refuse with", strerror(e));
+    } else if (e != EINTR && e != EAGAIN && e != ECONNABORTED) {
+        mgpx_log_limited("accept: %s", strerror(e));
+    }
+    struct timespec ts = {0, pause_ms * 1000000L};
+    nanosleep(&ts, NULL);
+    return pause_ms < 320 ? pause_ms * 2 : 320;
 }
 
 static void usage(FILE *f)
@@ -268,6 +484,10 @@ int main(int argc, char **argv)
         MGLOG_ERROR(MGLOG_PROXY, "no OpenCL device to serve");
         return 1;
     }
+    if (mgpx_quota_setup(&px, mem_total, mem_session)) {
+        MGLOG_ERROR(MGLOG_PROXY, "out of memory");
+        return 1;
+    }
     struct sigaction sa = {0};
     sa.sa_handler = on_signal;
     sigaction(SIGTERM, &sa, NULL);
@@ -280,17 +500,34 @@ int main(int argc, char **argv)
     for (cl_uint d = 0; d < px.ndev; d++) {
         char name[256] = "";
         clGetDeviceInfo(px.dev[d], CL_DEVICE_NAME, sizeof name, name, NULL);
-        mgpx_log("serving device %u: %s", d, name);
+        mgpx_log("serving device %u: %s (buffers up to %llu bytes in all)", d, name,
+                 px.dev_limit[d]);
     }
     /* The program's answer, not a log line: scripts read the address. */
     fprintf(stderr, "mpigpu-proxy: listening on %s\n", bound);
     fflush(stderr);
+    /* a descriptor to let go when there is none left, to refuse with */
+    reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    pthread_t dog;
+    if (pthread_create(&dog, NULL, watchdog_main, NULL)) {
+        MGLOG_ERROR(MGLOG_PROXY, "cannot start the handshake watchdog thread");
+        return 1;
+    }
+    long pause_ms = 5;
     while (!atomic_load_explicit(&stopping, memory_order_relaxed)) {
         mgtr_ep_t *ep;
         char peer[96];
-        if (px.t->accept(listener, &ep, peer, sizeof peer))
+        if (px.t->accept(listener, &ep, peer, sizeof peer)) {
+            int e = errno;
+            if (!atomic_load_explicit(&stopping, memory_order_relaxed))
+                pause_ms = accept_failed(e, pause_ms);
             continue;
-        void **arg = malloc(2 * sizeof *arg);
+        }
+        pause_ms = 5;
+        if (reserve_fd < 0)
+            reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        const char *why = "out of memory";
+        void **arg = malloc(3 * sizeof *arg);
         pthread_t th;
         if (!arg || !(arg[1] = strdup(peer))) {
             free(arg);
@@ -299,11 +536,23 @@ int main(int argc, char **argv)
         }
         arg[0] = ep;
         pthread_mutex_lock(&reg_lock);
-        nthreads++;
+        pend_t *p = pend_admit(ep, peer, &why);
+        if (p)
+            nthreads++;
         pthread_mutex_unlock(&reg_lock);
-        if (pthread_create(&th, NULL, conn_main, arg)) {
+        arg[2] = p;
+        if (!p) {
+            mgpx_log_limited("connection from %s refused: %s", peer, why);
             free(arg[1]);
             free(arg);
+            px.t->close(ep);
+            continue;
+        }
+        if (pthread_create(&th, NULL, conn_main, arg)) {
+            mgpx_log_limited("connection from %s refused: no thread for it", peer);
+            free(arg[1]);
+            free(arg);
+            pend_done(p);
             px.t->close(ep);
             pthread_mutex_lock(&reg_lock);
             nthreads--;
@@ -312,6 +561,10 @@ int main(int argc, char **argv)
         }
         pthread_detach(th);
     }
+    pthread_mutex_lock(&reg_lock);
+    pthread_cond_broadcast(&dog_cond);
+    pthread_mutex_unlock(&reg_lock);
+    pthread_join(dog, NULL);
     mgpx_log("stopping: closing %u connection(s)", nthreads);
     pthread_mutex_lock(&reg_lock);
     for (reg_t *r = regs; r; r = r->next)
@@ -324,7 +577,11 @@ int main(int argc, char **argv)
             r->s->t->shutdown(r->s->cmd);
     pthread_mutex_unlock(&reg_lock);
     px.t->listener_close(listener);
+    if (reserve_fd >= 0)
+        close(reserve_fd);
     free(px.dev);
+    free(px.dev_used);
+    free(px.dev_limit);
     sodium_memzero(&px.key, sizeof px.key);
     mgpx_log("stopped");
     return 0;

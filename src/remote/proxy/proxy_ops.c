@@ -36,7 +36,7 @@ mgpx_staging_t *mgpx_staging_get(mgpx_session_t *s, cl_context ctx, cl_device_id
         if (st->mem[i])
             continue;
         st->mem[i] =
-            clCreateBuffer(ctx, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, MGW_CHUNK, NULL, &err);
+            mgpx_mem_create(s, ctx, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, MGW_CHUNK, 0, &err);
         if (err == CL_SUCCESS)
             st->ptr[i] = clEnqueueMapBuffer(st->q, st->mem[i], CL_TRUE, CL_MAP_READ | CL_MAP_WRITE,
                                             0, MGW_CHUNK, 0, NULL, NULL, &err);
@@ -55,8 +55,8 @@ mgpx_staging_t *mgpx_staging_pinned(mgpx_session_t *s, cl_context ctx, cl_device
     for (int i = 0; i < 2 && err == CL_SUCCESS; i++) {
         if (st->pin[i])
             continue;
-        st->pin[i] = clCreateBuffer(ctx, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, MGPX_PIN_CHUNK,
-                                    NULL, &err);
+        st->pin[i] = mgpx_mem_create(s, ctx, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE,
+                                     MGPX_PIN_CHUNK, 0, &err);
         if (err == CL_SUCCESS)
             st->pinp[i] = clEnqueueMapBuffer(st->q, st->pin[i], CL_TRUE, CL_MAP_READ | CL_MAP_WRITE,
                                              0, MGPX_PIN_CHUNK, 0, NULL, NULL, &err);
@@ -223,7 +223,8 @@ static int op_buffer_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
         return CL_INVALID_VALUE;
     if (s->dry)
         return CL_SUCCESS;
-    cl_mem mem = clCreateBuffer(ctx->h, flags, size, NULL, &err);
+    /* counted against the quotas, and allocated now (proxy_limits.c) */
+    cl_mem mem = mgpx_mem_create(s, ctx->h, flags, size, 1, &err);
     if (err == CL_SUCCESS && mgpx_map_put(&s->map, id, MGW_K_MEM, mem, NULL)) {
         clReleaseMemObject(mem);
         err = CL_INVALID_VALUE;
@@ -294,6 +295,7 @@ static int op_release(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
         return MGPX_NOREPLY;
     mgpx_obj_release(o);
     mgpx_map_del(&s->map, o);
+    mgpx_map_compact(&s->map);
     return MGPX_NOREPLY;
 }
 
@@ -309,6 +311,7 @@ static int op_release_events(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
             mgpx_map_del(&s->map, o);
         }
     }
+    mgpx_map_compact(&s->map);
     return MGPX_NOREPLY;
 }
 

@@ -21,6 +21,7 @@ void mgpx_session_init(mgpx_session_t *s, mgpx_proxy_t *px)
     s->depth = MGPX_STAGING_SLOTS;
     pthread_mutex_init(&s->io_lock, NULL);
     pthread_cond_init(&s->io_cond, NULL);
+    mgpx_ratelog_init(&s->log);
     for (int i = 0; i < MGW_STREAMS_MAX; i++) {
         mgtr_bulk_init(&s->stripe[i].bk, s->t, NULL);
         s->stripe[i].tail = &s->stripe[i].head;
@@ -39,6 +40,7 @@ static void session_free(mgpx_session_t *s)
     pthread_cond_destroy(&s->io_cond);
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->cond);
+    pthread_mutex_destroy(&s->log.lock);
     free(s);
 }
 
@@ -76,7 +78,7 @@ int mgpx_send_error(mgpx_session_t *s, uint32_t seq, cl_int rc, const char *why)
 {
     mgw_buf_t b;
     int r;
-    mgpx_log("session %u (%s): error: %s (seq %u)", s->num, s->peer, why, seq);
+    mgpx_slog(s, "session %u (%s): error: %s (seq %u)", s->num, s->peer, why, seq);
     mgw_error_encode(&b, seq, &(mgw_error_t){.rc = rc, .why = why});
     r = send_locked(s, &b);
     mgw_buf_free(&b);
@@ -406,6 +408,7 @@ static void session_teardown(mgpx_session_t *s)
     mgpx_cma_session_end(s);
     mgpx_staging_free(s);
     mgpx_map_free(m);
+    mgpx_quota_session_end(s);
 }
 
 void mgpx_session_run(mgpx_session_t *s)
@@ -441,5 +444,7 @@ void mgpx_session_run(mgpx_session_t *s)
                  "FINISH, %lu by callback",
                  s->num, s->peer, s->fin_inline, s->fin_later, s->done_by_fin,
                  (unsigned long)s->done_by_cb);
-    mgpx_log("session %u (%s): %s; all its objects released", s->num, s->peer, why);
+    mgpx_slog_flush(s);
+    mgpx_log("session %u (%s): %s; all its objects released (its ID map had at most %zu slots)",
+             s->num, s->peer, why, s->map.peak);
 }
