@@ -15,9 +15,13 @@ noinst_HEADERS += src/mpi/mgmpi.h
 src/mpi/coll_entry.c: $(top_srcdir)/src/mpi/coll.def $(top_srcdir)/build-aux/gen-coll.awk
 	$(AM_V_GEN)$(MKDIR_P) src/mpi && \
 	  $(AWK) -f $(top_srcdir)/build-aux/gen-coll.awk $(top_srcdir)/src/mpi/coll.def >$@-t && mv $@-t $@
-BUILT_SOURCES += src/mpi/coll_entry.c
-CLEANFILES += src/mpi/coll_entry.c
-EXTRA_DIST += src/mpi/coll.def build-aux/gen-coll.awk
+# The MPI-IO read and write entry points, the same way.
+src/mpi/file_entry.c: $(top_srcdir)/src/mpi/file.def $(top_srcdir)/build-aux/gen-file.awk
+	$(AM_V_GEN)$(MKDIR_P) src/mpi && \
+	  $(AWK) -f $(top_srcdir)/build-aux/gen-file.awk $(top_srcdir)/src/mpi/file.def >$@-t && mv $@-t $@
+BUILT_SOURCES += src/mpi/coll_entry.c src/mpi/file_entry.c
+CLEANFILES += src/mpi/coll_entry.c src/mpi/file_entry.c
+EXTRA_DIST += src/mpi/coll.def build-aux/gen-coll.awk src/mpi/file.def build-aux/gen-file.awk
 
 # The library's folders, top first, and what they need.  White-box tests link
 # these instead of libmpigpu.la (test/include/mgtest.h says why).

@@ -194,4 +194,40 @@ static inline int buf_equal(const void *p, const unsigned char *want, size_t n, 
     return ok;
 }
 
+/* Arrays of ints in host memory (malloc) or device memory
+   (MPIX_Gpu_malloc), filled and read back whole. */
+__attribute__((unused)) static int *p2p_ints_make(int dev, size_t words)
+{
+    int *p = NULL;
+    if (dev)
+        CHECK(MPIX_Gpu_malloc(words * sizeof(int), (void **)&p) == MPI_SUCCESS);
+    else
+        p = malloc(words * sizeof(int));
+    return p;
+}
+
+__attribute__((unused)) static void p2p_ints_put(int dev, int *p, const int *h, size_t words)
+{
+    if (dev)
+        CHECK(MPIX_Gpu_memcpy(p, h, words * sizeof(int)) == MPI_SUCCESS);
+    else
+        memcpy(p, h, words * sizeof(int));
+}
+
+__attribute__((unused)) static void p2p_ints_get(int dev, int *h, const int *p, size_t words)
+{
+    if (dev)
+        CHECK(MPIX_Gpu_memcpy(h, p, words * sizeof(int)) == MPI_SUCCESS);
+    else
+        memcpy(h, p, words * sizeof(int));
+}
+
+__attribute__((unused)) static void p2p_ints_free(int dev, int *p)
+{
+    if (dev)
+        MPIX_Gpu_free(p);
+    else
+        free(p);
+}
+
 #endif

@@ -35,45 +35,13 @@ static int val(int who, int i, int salt)
 /* A buffer of words ints, host or device, all poisoned. */
 static int *ibuf_make(int dev, size_t words)
 {
-    int *p = NULL;
-    size_t bytes = words * sizeof(int);
-    if (dev) {
-        CHECK(MPIX_Gpu_malloc(bytes, (void **)&p) == MPI_SUCCESS);
-        int *h = malloc(bytes);
-        for (size_t i = 0; i < words; i++)
-            h[i] = -1;
-        CHECK(MPIX_Gpu_memcpy(p, h, bytes) == MPI_SUCCESS);
-        free(h);
-    } else {
-        p = malloc(bytes);
-        for (size_t i = 0; i < words; i++)
-            p[i] = -1;
-    }
+    int *p = p2p_ints_make(dev, words), *h = malloc(words * sizeof(int));
+    for (size_t i = 0; i < words; i++)
+        h[i] = -1;
+    if (p)
+        p2p_ints_put(dev, p, h, words);
+    free(h);
     return p;
-}
-
-static void ibuf_put(int dev, int *p, const int *h, size_t words)
-{
-    if (dev)
-        CHECK(MPIX_Gpu_memcpy(p, h, words * sizeof(int)) == MPI_SUCCESS);
-    else
-        memcpy(p, h, words * sizeof(int));
-}
-
-static void ibuf_get(int dev, int *h, const int *p, size_t words)
-{
-    if (dev)
-        CHECK(MPIX_Gpu_memcpy(h, p, words * sizeof(int)) == MPI_SUCCESS);
-    else
-        memcpy(h, p, words * sizeof(int));
-}
-
-static void ibuf_free(int dev, int *p)
-{
-    if (dev)
-        MPIX_Gpu_free(p);
-    else
-        free(p);
 }
 
 /* One exchange: sdev/rdev the kinds of this rank's two buffers, n
@@ -92,7 +60,7 @@ static void exchange(int sdev, int rdev, int strided, int n, int replace, int la
         h[i] = -1;
     for (int i = 0; i < n; i++)
         h[8 + (strided ? 2 * i : i)] = val(rank, i, salt);
-    ibuf_put(sdev, sb, h, words);
+    p2p_ints_put(sdev, sb, h, words);
 
     MPI_Request r = MPI_REQUEST_NULL;
     int rc;
@@ -122,7 +90,7 @@ static void exchange(int sdev, int rdev, int strided, int n, int replace, int la
     MPI_Get_count(&st, t, &cnt);
     CHECK(st.MPI_SOURCE == peer && st.MPI_TAG == tag && cnt == n);
 
-    ibuf_get(rdev, g, rb, words);
+    p2p_ints_get(rdev, g, rb, words);
     int bad = 0;
     for (size_t i = 0; i < words; i++) {
         int want = -1;
@@ -136,8 +104,8 @@ static void exchange(int sdev, int rdev, int strided, int n, int replace, int la
     }
     CHECK(bad == 0);
     if (!replace)
-        ibuf_free(rdev, rb);
-    ibuf_free(sdev, sb);
+        p2p_ints_free(rdev, rb);
+    p2p_ints_free(sdev, sb);
     free(h);
     free(g);
     if (strided)

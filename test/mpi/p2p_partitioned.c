@@ -25,39 +25,13 @@ static MPI_Datatype mk_type(int strided)
     return r;
 }
 
-static int *make(int dev, size_t words)
-{
-    int *p = NULL;
-    if (dev)
-        CHECK(MPIX_Gpu_malloc(words * sizeof(int), (void **)&p) == MPI_SUCCESS);
-    else
-        p = malloc(words * sizeof(int));
-    return p;
-}
-
-static void put(int dev, int *p, const int *h, size_t words)
-{
-    if (dev)
-        CHECK(MPIX_Gpu_memcpy(p, h, words * sizeof(int)) == MPI_SUCCESS);
-    else
-        memcpy(p, h, words * sizeof(int));
-}
-
-static void get(int dev, int *h, const int *p, size_t words)
-{
-    if (dev)
-        CHECK(MPIX_Gpu_memcpy(h, p, words * sizeof(int)) == MPI_SUCCESS);
-    else
-        memcpy(h, p, words * sizeof(int));
-}
-
 static void one(int sdev, int rdev, int strided)
 {
     MPI_Datatype t = mk_type(strided);
     const int n = PARTS * PER, stride = strided ? 2 : 1;
     size_t words = (size_t)n * stride + 8;
     int dev = rank == 0 ? sdev : rdev;
-    int *buf = make(dev, words), *h = malloc(words * sizeof(int));
+    int *buf = p2p_ints_make(dev, words), *h = malloc(words * sizeof(int));
     MPI_Request r = MPI_REQUEST_NULL;
     snprintf(where, sizeof(where), "rank %d send %s recv %s %s", rank, sdev ? "device" : "host",
              rdev ? "device" : "host", strided ? "vector" : "contig");
@@ -70,7 +44,7 @@ static void one(int sdev, int rdev, int strided)
     for (int it = 0; it < 3; it++) {
         for (size_t i = 0; i < words; i++)
             h[i] = rank == 0 ? (int)i * 3 + it : -(int)i - 1;
-        put(dev, buf, h, words);
+        p2p_ints_put(dev, buf, h, words);
         MPI_Barrier(MPI_COMM_WORLD);
         CHECK(MPI_Start(&r) == MPI_SUCCESS);
         if (rank == 0) {
@@ -88,11 +62,11 @@ static void one(int sdev, int rdev, int strided)
             CHECK(flag);
             if (rdev) {
                 int first[2] = {0, 0};
-                get(1, first, buf + 4, 2);
+                p2p_ints_get(1, first, buf + 4, 2);
                 CHECK(first[0] == 4 * 3 + it);
             }
             CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
-            get(dev, h, buf, words);
+            p2p_ints_get(dev, h, buf, words);
             int bad = 0;
             for (size_t i = 0; i < words; i++) {
                 size_t k = i - 4;
@@ -106,10 +80,7 @@ static void one(int sdev, int rdev, int strided)
         }
     }
     CHECK(MPI_Request_free(&r) == MPI_SUCCESS);
-    if (dev)
-        MPIX_Gpu_free(buf);
-    else
-        free(buf);
+    p2p_ints_free(dev, buf);
     free(h);
     if (strided)
         MPI_Type_free(&t);
