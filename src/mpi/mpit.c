@@ -26,6 +26,7 @@
 #include "mgparam.h"
 #include "mgmpi.h"
 #include "p2p.h"
+#include "coll.h"
 
 typedef unsigned long long mpit_value_t;
 
@@ -58,7 +59,8 @@ typedef enum mpit_source {
     SRC_OPS_PLAIN,
     SRC_OPS_CHUNKED,
     SRC_OPS_LANE,
-    SRC_OPS_REST
+    SRC_OPS_REST,
+    SRC_COLL_DEVICE_REDUCE
 } mpit_source_t;
 
 typedef struct mpit_pvar {
@@ -125,6 +127,8 @@ static const mpit_pvar_t pvars[] = {
      "Device sends and receives completed through a node lane after their first piece"},
     {"mpigpu_p2p_ops_rest", MPI_T_PVAR_CLASS_COUNTER, SRC_OPS_REST,
      "Sends and receives whose rest after the first piece moved as one MPI message"},
+    {"mpigpu_coll_device_reductions", MPI_T_PVAR_CLASS_COUNTER, SRC_COLL_DEVICE_REDUCE,
+     "Reductions combined on the device, without staging around MPI's collective"},
 };
 #define NPVARS ((int)(sizeof(pvars) / sizeof(pvars[0])))
 
@@ -138,6 +142,8 @@ static mpit_value_t pvar_value(mpit_source_t src)
     unsigned long x = 0, y = 0;
 
     switch (src) {
+    case SRC_COLL_DEVICE_REDUCE:
+        return mgcoll_device_reductions();
     case SRC_PACK_BYTES:
     case SRC_UNPACK_BYTES:
     case SRC_CALLS_KERNEL:
