@@ -492,6 +492,7 @@ static void red_event_wait(red_run_t *x, cl_event *ev)
             break;
         }
         mgp2p_progress();
+        mgp2p_progress_relax();
     }
     clReleaseEvent(*ev);
     *ev = NULL;
