@@ -105,6 +105,11 @@ int mgcoll_device(const mgcoll_call_t *c);
    itself already ran the communicator's error handler. */
 int mgcoll_run(const mgcoll_call_t *c, int *raised);
 
+/* MPIGPU_COLL_REDUCE: 0 auto, 1 device, 2 stage (its values' order in the
+   settings table); MPI_T may set it (scope MPI_T_SCOPE_ALL_EQ: every
+   process the same, between collectives). */
+int mgcoll_reduce_mode(void);
+void mgcoll_reduce_mode_set(int mode);
 /* Reductions that combined on the device (MPI_T mpigpu_coll_device_reductions). */
 unsigned long mgcoll_device_reductions(void);
 

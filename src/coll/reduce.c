@@ -77,7 +77,7 @@ typedef struct red_prog {
 /* Settings, read once. */
 enum { RED_AUTO, RED_DEVICE, RED_STAGE };
 static struct {
-    int mode;
+    atomic_int mode; /* MPI_T may write it (mgcoll_reduce_mode_set) */
     int64_t min, chunk;
 } red_set = {RED_AUTO, 1 << 20, 4 << 20};
 static pthread_once_t red_once = PTHREAD_ONCE_INIT;
@@ -97,11 +97,23 @@ static void red_read_settings(void)
     mgparam_value_t v;
     char err[256];
     if (mgparam_read(MGPARAM_COLL_REDUCE, &v, err, sizeof err) == 0)
-        red_set.mode = (int)v.num;
+        atomic_store(&red_set.mode, (int)v.num);
     if (mgparam_read(MGPARAM_COLL_REDUCE_MIN, &v, err, sizeof err) == 0)
         red_set.min = v.num;
     if (mgparam_read(MGPARAM_COLL_REDUCE_CHUNK, &v, err, sizeof err) == 0)
         red_set.chunk = v.num;
+}
+
+int mgcoll_reduce_mode(void)
+{
+    pthread_once(&red_once, red_read_settings);
+    return atomic_load(&red_set.mode);
+}
+
+void mgcoll_reduce_mode_set(int mode)
+{
+    pthread_once(&red_once, red_read_settings);
+    atomic_store(&red_set.mode, mode);
 }
 
 unsigned long mgcoll_device_reductions(void)
@@ -189,6 +201,7 @@ static int red_op(MPI_Op op, int rt)
 /* What a call is, as every process sees it. */
 typedef struct red_call {
     int p, rank, rt, ro;
+    int mode;           /* MPIGPU_COLL_REDUCE as the call read it */
     int64_t n;          /* elements reduced */
     int64_t *cnt, *off; /* the blocks of the ring, by rank */
 } red_call_t;
@@ -203,8 +216,8 @@ static int red_could(const mgcoll_call_t *c, red_call_t *r)
     if (c->kind != MGCOLL_ALLREDUCE && c->kind != MGCOLL_REDUCE &&
         c->kind != MGCOLL_REDUCE_SCATTER && c->kind != MGCOLL_REDUCE_SCATTER_BLOCK)
         return 0;
-    pthread_once(&red_once, red_read_settings);
-    if (red_set.mode == RED_STAGE)
+    int mode = mgcoll_reduce_mode();
+    if (mode == RED_STAGE)
         return 0;
     r->rt = red_type(c->stype);
     if (r->rt < 0 || (r->ro = red_op(c->op, r->rt)) < 0)
@@ -240,7 +253,8 @@ static int red_could(const mgcoll_call_t *c, red_call_t *r)
     int64_t bytes = 0;
     if (r->n <= 0 || __builtin_mul_overflow(r->n, (int64_t)rt_size[r->rt], &bytes))
         return 0;
-    return red_set.mode == RED_DEVICE || bytes >= red_set.min;
+    r->mode = mode;
+    return mode == RED_DEVICE || bytes >= red_set.min;
 }
 
 /* ---- kernels ---- */
@@ -699,7 +713,7 @@ static int red_local(const mgcoll_call_t *c, red_call_t *r, mgpk_ctx_t **pk)
             return 0;
         if (off % (size_t)rt_size[r->rt] || (uint64_t)len[k] * rt_size[r->rt] > e.size - off)
             return 0;
-        if (e.host && red_set.mode != RED_DEVICE)
+        if (e.host && r->mode != RED_DEVICE)
             return 0;
         if (ctx && e.context != ctx)
             return 0;

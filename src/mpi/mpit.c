@@ -546,6 +546,11 @@ static void cvar_text(int id, char *buf)
     mgparam_value_t v;
     const mgparam_t *p = &mgparam_table[id];
     const char *t = NULL;
+    if (id == MGPARAM_COLL_REDUCE) {
+        /* the one setting a tool may write */
+        snprintf(buf, CVAR_LEN, "%s", p->values[mgcoll_reduce_mode()]);
+        return;
+    }
     if (mgparam_read((mgparam_id_t)id, &v, NULL, 0) == 0 && v.set && v.text)
         t = v.text;
     else
@@ -590,7 +595,8 @@ int MPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosit
     if (bind)
         *bind = MPI_T_BIND_NO_OBJECT;
     if (scope)
-        *scope = MPI_T_SCOPE_CONSTANT;
+        *scope =
+            p == &mgparam_table[MGPARAM_COLL_REDUCE] ? MPI_T_SCOPE_ALL_EQ : MPI_T_SCOPE_CONSTANT;
     return MPI_SUCCESS;
 }
 
@@ -657,7 +663,17 @@ int MPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
     pthread_mutex_lock(&mpit_lock);
     mpit_handle_t *h = handle_find(HANDLE_CVAR, handle);
     pthread_mutex_unlock(&mpit_lock);
-    return h ? MPI_T_ERR_CVAR_SET_NEVER : PMPI_T_cvar_write(handle, buf);
+    if (!h)
+        return PMPI_T_cvar_write(handle, buf);
+    if (h->var != MGPARAM_COLL_REDUCE)
+        return MPI_T_ERR_CVAR_SET_NEVER;
+    /* MPIGPU_COLL_REDUCE: a word of its values; the caller writes the same
+       on every process between collectives (MPI_T_SCOPE_ALL_EQ) */
+    mgparam_value_t v;
+    if (!buf || mgparam_parse(&mgparam_table[h->var], buf, &v, NULL, 0) != 0)
+        return MPI_T_ERR_INVALID;
+    mgcoll_reduce_mode_set((int)v.num);
+    return MPI_SUCCESS;
 }
 
 /* ---- the category ---- */
