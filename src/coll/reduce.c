@@ -222,6 +222,10 @@ static int red_could(const mgcoll_call_t *c, red_call_t *r)
     r->rt = red_type(c->stype);
     if (r->rt < 0 || (r->ro = red_op(c->op, r->rt)) < 0)
         return 0;
+    /* a small Allreduce or Reduce returns here, before any query */
+    if ((c->kind == MGCOLL_ALLREDUCE || c->kind == MGCOLL_REDUCE) && mode == RED_AUTO &&
+        (c->scount <= 0 || c->scount < red_set.min / rt_size[r->rt]))
+        return 0;
     int inter = 1;
     if (PMPI_Comm_test_inter(c->comm, &inter) != MPI_SUCCESS || inter)
         return 0;
