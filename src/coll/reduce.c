@@ -72,6 +72,7 @@ typedef struct red_prog {
     cl_program prog;
     cl_kernel k[RT_COUNT];
     int failed;
+    size_t local, maxg; /* work-group size, and most work-items of one launch */
 } red_prog_t;
 
 /* Settings, read once. */
@@ -278,6 +279,15 @@ static red_prog_t *red_prog_get(mgpk_ctx_t *pk)
     cl_device_id dev = mgpk_ctx_device(pk);
     cl_device_fp_config fp = 0;
     clGetDeviceInfo(dev, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof(fp), &fp, NULL);
+    /* A GPU: one element per work-item (up to 2^24 at once); a CPU: a few
+       work-groups per core, each work-item looping, since every group
+       costs a dispatch there. */
+    cl_device_type type = 0;
+    cl_uint cu = 1;
+    clGetDeviceInfo(dev, CL_DEVICE_TYPE, sizeof(type), &type, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(cu), &cu, NULL);
+    g->local = type & CL_DEVICE_TYPE_GPU ? 256 : 64;
+    g->maxg = type & CL_DEVICE_TYPE_GPU ? (size_t)1 << 24 : (size_t)(cu ? cu : 1) * 4 * 64;
     const char *src = red_source;
     cl_int e = CL_SUCCESS;
     g->prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &e);
@@ -411,9 +421,8 @@ typedef struct red_run {
     int es;
     int64_t chunk; /* elements of one message */
     char *scr;     /* scratch: wb[0], wb[1] (a block each), then the slots */
-    red_addr_t scra;
-    int64_t blk; /* elements of the largest block */
-    int nwb;     /* blocks of scratch before the slots: 2 on rings of more than 2 */
+    int64_t blk;   /* elements of the largest block */
+    int nwb;       /* blocks of scratch before the slots: 2 on rings of more than 2 */
     /* messages in flight */
     mgp2p_op_t **ops;
     int nops, capops;
@@ -528,9 +537,9 @@ static void red_combine(red_run_t *x, char *o, const char *in, const char *b, in
     cl_ulong oo = ao.off / (size_t)x->es, io = ai.off / (size_t)x->es, bo = ab.off / (size_t)x->es,
              nn = (cl_ulong)n;
     cl_int op = x->r->ro;
-    size_t local = 64, global = (size_t)((n + 63) / 64 * 64);
-    if (global > ((size_t)1 << 20))
-        global = (size_t)1 << 20;
+    size_t local = x->g->local, global = ((size_t)n + local - 1) / local * local;
+    if (global > x->g->maxg)
+        global = x->g->maxg / local * local;
     pthread_mutex_lock(&red_lock);
     cl_kernel k = x->g->k[x->r->rt];
     cl_int e = clSetKernelArg(k, 0, sizeof(cl_mem), &ao.mem);
