@@ -80,7 +80,7 @@ enum { RED_AUTO, RED_DEVICE, RED_STAGE };
 static struct {
     atomic_int mode; /* MPI_T may write it (mgcoll_reduce_mode_set) */
     int64_t min, chunk;
-} red_set = {RED_AUTO, 1 << 20, 4 << 20};
+} red_set = {RED_AUTO, 16 << 20, 4 << 20}; /* the table's defaults */
 static pthread_once_t red_once = PTHREAD_ONCE_INIT;
 
 static pthread_mutex_t red_lock = PTHREAD_MUTEX_INITIALIZER;

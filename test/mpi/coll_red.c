@@ -412,7 +412,7 @@ int main(int argc, char **argv)
     /* what must stage, above any threshold: a derived datatype; a process
        with host buffers (the others vote with theirs); host buffers
        everywhere */
-    long many = (long)(red_min > 64 ? red_min : 64) / 4 + 5;
+    long many = automode ? (long)red_min / 4 + 5 : 1001;
     MPI_Op usum;
     MPI_Op_create(int_sum, 1, &usum);
     one(K_ALLREDUCE, 4, 0, many, 0, 0, 1, 0, usum, 0);
