@@ -110,6 +110,10 @@ int mgcoll_run(const mgcoll_call_t *c, int *raised);
    process the same, between collectives). */
 int mgcoll_reduce_mode(void);
 void mgcoll_reduce_mode_set(int mode);
+/* Before the point-to-point engine and the device stop (MPI_Finalize):
+   frees the reductions' kernels, their scratch buffer and MPI_COMM_WORLD's
+   duplicate. */
+void mgcoll_finalize(void);
 /* Reductions that combined on the device (MPI_T mpigpu_coll_device_reductions). */
 unsigned long mgcoll_device_reductions(void);
 

@@ -409,6 +409,27 @@ static int red_comm(MPI_Comm comm, MPI_Comm *out)
     return MPI_SUCCESS;
 }
 
+void mgcoll_finalize(void)
+{
+    for (int i = 0; i < red_nprogs; i++) {
+        for (int t = 0; t < RT_COUNT; t++)
+            if (red_progs[i].k[t])
+                clReleaseKernel(red_progs[i].k[t]);
+        if (red_progs[i].prog)
+            clReleaseProgram(red_progs[i].prog);
+    }
+    red_nprogs = 0;
+    if (red_keep)
+        mgdev_reg_remove(red_keep, 0, NULL);
+    red_keep = NULL;
+    red_keep_size = 0;
+    if (red_keyval != MPI_KEYVAL_INVALID) {
+        /* MPI_COMM_WORLD's duplicate now; other communicators' go with them */
+        PMPI_Comm_delete_attr(MPI_COMM_WORLD, red_keyval);
+        PMPI_Comm_free_keyval(&red_keyval);
+    }
+}
+
 /* ---- one call ---- */
 
 typedef struct red_run {
