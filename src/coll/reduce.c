@@ -42,8 +42,13 @@ enum { RO_SUM, RO_PROD, RO_MIN, RO_MAX, RO_LAND, RO_LOR, RO_LXOR, RO_BAND, RO_BO
 /* Scratch chunks of a step's receive in flight at once. */
 #define RED_SLOTS 3
 #define RED_MAX_CTX 16
-/* Tags on the private communicator, by phase. */
-enum { TAG_RS = 1, TAG_AG, TAG_GATHER };
+/* Tags on the private communicator: a phase's quarter of the tags, and in
+   it the message's chunk number within its block.  The point-to-point
+   engine may post two operations to one process out of order (one waits
+   for a staging buffer), so messages of one block never share a tag
+   within red_tag_span chunks. */
+enum { TAG_RS = 0, TAG_AG, TAG_GATHER };
+static int red_tag_span = 8192; /* (MPI_TAG_UB + 1) / 4, at least */
 
 static const char red_source[] =
     "#ifdef MG_FP64\n"
@@ -390,6 +395,10 @@ static int red_comm(MPI_Comm comm, MPI_Comm *out)
     pthread_mutex_unlock(&red_lock);
     if (rc != MPI_SUCCESS)
         return mgerr_set(MPI_ERR_OTHER, "mpigpu: a key for the reductions' communicators");
+    int *ub = NULL, uflag = 0;
+    if (PMPI_Comm_get_attr(comm, MPI_TAG_UB, &ub, &uflag) == MPI_SUCCESS && uflag && ub &&
+        *ub / 4 > red_tag_span)
+        red_tag_span = *ub / 4;
     rc = PMPI_Comm_get_attr(comm, red_keyval, &dup, &flag);
     if (rc == MPI_SUCCESS && flag) {
         *out = *dup;
@@ -432,6 +441,11 @@ void mgcoll_finalize(void)
 
 /* ---- one call ---- */
 
+typedef struct red_ops {
+    mgp2p_op_t **v;
+    int n, cap;
+} red_ops_t;
+
 typedef struct red_run {
     const char *fn;
     red_call_t *r;
@@ -443,9 +457,11 @@ typedef struct red_run {
     char *scr;     /* scratch: wb[0], wb[1] (a block each), then the slots */
     int64_t blk;   /* elements of the largest block */
     int nwb;       /* blocks of scratch before the slots: 2 on rings of more than 2 */
-    /* messages in flight */
-    mgp2p_op_t **ops;
-    int nops, capops;
+    /* messages in flight: those of the current step (now), and the
+       allgather's first messages, posted during the reduce-scatter's last
+       step (later) */
+    red_ops_t now, later;
+    int early; /* the allgather's first receives are posted (in later) */
     int rc;
 } red_run_t;
 
@@ -488,38 +504,43 @@ static void red_wait(red_run_t *x, mgp2p_op_t *op)
     free(op);
 }
 
-/* Keep op to wait for with the others. */
-static void red_keep_op(red_run_t *x, mgp2p_op_t *op)
+/* The tag of chunk k of a block in phase ph. */
+#define RED_TAG(ph, k) ((ph)*red_tag_span + (int)((k) % red_tag_span))
+
+/* Keep op in list l, to wait for with the others. */
+static void red_keep_op(red_run_t *x, red_ops_t *l, mgp2p_op_t *op)
 {
     if (!op)
         return;
-    if (x->nops == x->capops) {
-        int cap = x->capops ? 2 * x->capops : 16;
-        mgp2p_op_t **o = realloc(x->ops, (size_t)cap * sizeof(*o));
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 16;
+        mgp2p_op_t **o = realloc(l->v, (size_t)cap * sizeof(*o));
         if (!o) {
             red_wait(x, op);
             red_fail(x, mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", x->fn));
             return;
         }
-        x->ops = o;
-        x->capops = cap;
+        l->v = o;
+        l->cap = cap;
     }
-    x->ops[x->nops++] = op;
+    l->v[l->n++] = op;
 }
 
-static void red_wait_all(red_run_t *x)
+static void red_wait_all(red_run_t *x, red_ops_t *l)
 {
-    for (int i = 0; i < x->nops; i++)
-        red_wait(x, x->ops[i]);
-    x->nops = 0;
+    for (int i = 0; i < l->n; i++)
+        red_wait(x, l->v[i]);
+    l->n = 0;
 }
 
-/* Send or receive len elements at p in messages of a chunk each. */
-static void red_chunks(red_run_t *x, int send, char *p, int64_t len, int peer, int tag)
+/* Send or receive len elements at p in messages of a chunk each (kept in
+   l). */
+static void red_chunks(red_run_t *x, red_ops_t *l, int send, char *p, int64_t len, int peer,
+                       int tag)
 {
     for (int64_t at = 0; at < len && x->rc == MPI_SUCCESS; at += x->chunk) {
         int64_t k = len - at < x->chunk ? len - at : x->chunk;
-        red_keep_op(x, red_post(x, send, p + at * x->es, k, peer, tag));
+        red_keep_op(x, l, red_post(x, send, p + at * x->es, k, peer, RED_TAG(tag, at / x->chunk)));
     }
 }
 
@@ -600,8 +621,10 @@ static void red_copy(red_run_t *x, char *dst, const char *src, int64_t n)
 
 /* Receive block rb's len elements from left in chunks into the slots, and
    combine each into out = in op chunk as it arrives, while the next chunks
-   travel. */
-static void red_recv_combine(red_run_t *x, char *out, const char *in, int64_t len, int left)
+   travel.  fwd >= 0: each combined chunk goes on to process fwd at once
+   (the allgather's first step), in order. */
+static void red_recv_combine(red_run_t *x, char *out, const char *in, int64_t len, int left,
+                             int fwd)
 {
     int64_t nk = (len + x->chunk - 1) / x->chunk;
     char *slot0 = x->scr + x->nwb * x->blk * x->es;
@@ -609,8 +632,15 @@ static void red_recv_combine(red_run_t *x, char *out, const char *in, int64_t le
     cl_event ev[RED_SLOTS] = {0};
 #define SLOT(k) (slot0 + ((k) % RED_SLOTS) * x->chunk * x->es)
 #define CLEN(k) ((k) == nk - 1 ? len - (k)*x->chunk : x->chunk)
+#define FWD(k)                                                                                     \
+    do {                                                                                           \
+        if (fwd >= 0 && x->rc == MPI_SUCCESS)                                                      \
+            red_keep_op(                                                                           \
+                x, &x->later,                                                                      \
+                red_post(x, 1, out + (k)*x->chunk * x->es, CLEN(k), fwd, RED_TAG(TAG_AG, k)));     \
+    } while (0)
     for (int64_t k = 0; k < nk && k < RED_SLOTS; k++)
-        rq[k] = red_post(x, 0, SLOT(k), CLEN(k), left, TAG_RS);
+        rq[k] = red_post(x, 0, SLOT(k), CLEN(k), left, RED_TAG(TAG_RS, k));
     for (int64_t k = 0; k < nk; k++) {
         int s = (int)(k % RED_SLOTS);
         red_wait(x, rq[s]);
@@ -618,26 +648,37 @@ static void red_recv_combine(red_run_t *x, char *out, const char *in, int64_t le
         if (x->rc == MPI_SUCCESS)
             red_combine(x, out + k * x->chunk * x->es, in + k * x->chunk * x->es, SLOT(k), CLEN(k),
                         &ev[s]);
-        /* the slot of chunk k - 1 is free once its combine ends */
+        if (k == 0)
+            continue;
+        /* chunk k - 1 is combined once its kernel ends: it may go on, and
+           its slot takes chunk k - 1 + RED_SLOTS */
+        int t = (int)((k - 1) % RED_SLOTS);
         int64_t j = k - 1 + RED_SLOTS;
-        if (k >= 1 && j < nk) {
-            int t = (int)((k - 1) % RED_SLOTS);
-            red_event_wait(x, &ev[t]);
-            if (x->rc == MPI_SUCCESS)
-                rq[t] = red_post(x, 0, SLOT(j), CLEN(j), left, TAG_RS);
-        }
+        red_event_wait(x, &ev[t]);
+        FWD(k - 1);
+        if (j < nk && x->rc == MPI_SUCCESS)
+            rq[t] = red_post(x, 0, SLOT(j), CLEN(j), left, RED_TAG(TAG_RS, j));
     }
-    for (int s = 0; s < RED_SLOTS; s++) {
+    if (nk > 0) {
+        red_event_wait(x, &ev[(nk - 1) % RED_SLOTS]);
+        FWD(nk - 1);
+    }
+    for (int s = 0; s < RED_SLOTS; s++) { /* after a failure */
         red_wait(x, rq[s]);
         red_event_wait(x, &ev[s]);
     }
 #undef SLOT
 #undef CLEN
+#undef FWD
 }
 
 /* The ring reduce-scatter: block i of r->cnt at src + r->off[i], reduced over
-   every process into outp on process i. */
-static void red_ring_rs(red_run_t *x, const char *src, char *outp)
+   every process into outp on process i.  ag (MPI_Allreduce): the last step
+   sends each reduced chunk on to the right at once, the allgather's first
+   step, and receives the left's (into ag + its block's offset) where that
+   memory is free by then: not where the last step still sends it (in place
+   on two processes). */
+static void red_ring_rs(red_run_t *x, const char *src, char *outp, char *ag)
 {
     red_call_t *r = x->r;
     int p = r->p, me = r->rank, right = (me + 1) % p, left = (me + p - 1) % p;
@@ -645,23 +686,34 @@ static void red_ring_rs(red_run_t *x, const char *src, char *outp)
     for (int s = 0; s < p - 1 && x->rc == MPI_SUCCESS; s++) {
         int sb = ((me - s - 1) % p + p) % p, rb = ((me - s - 2) % p + p) % p;
         const char *from = s == 0 ? src + r->off[sb] * x->es : wb[(s - 1) % 2];
-        red_chunks(x, 1, (char *)from, r->cnt[sb], right, TAG_RS);
-        char *out = s == p - 2 ? outp : wb[s % 2];
-        red_recv_combine(x, out, src + r->off[rb] * x->es, r->cnt[rb], left);
-        red_wait_all(x);
+        int last = s == p - 2;
+        if (last && ag && (src != ag || p > 2)) {
+            red_chunks(x, &x->later, 0, ag + r->off[left] * x->es, r->cnt[left], left, TAG_AG);
+            x->early = 1;
+        }
+        red_chunks(x, &x->now, 1, (char *)from, r->cnt[sb], right, TAG_RS);
+        char *out = last ? outp : wb[s % 2];
+        red_recv_combine(x, out, src + r->off[rb] * x->es, r->cnt[rb], left,
+                         last && ag ? right : -1);
+        red_wait_all(x, &x->now);
     }
 }
 
-/* The allgather of the ring: process i holds block i in buf. */
+/* The allgather of the ring: process i holds block i in buf.  Its first
+   step's sends went during the reduce-scatter (red_ring_rs), and its
+   receives too where x->early. */
 static void red_ring_ag(red_run_t *x, char *buf)
 {
     red_call_t *r = x->r;
     int p = r->p, me = r->rank, right = (me + 1) % p, left = (me + p - 1) % p;
     for (int s = 0; s < p - 1 && x->rc == MPI_SUCCESS; s++) {
         int sb = ((me - s) % p + p) % p, rb = ((me - s - 1) % p + p) % p;
-        red_chunks(x, 0, buf + r->off[rb] * x->es, r->cnt[rb], left, TAG_AG);
-        red_chunks(x, 1, buf + r->off[sb] * x->es, r->cnt[sb], right, TAG_AG);
-        red_wait_all(x);
+        if (s > 0 || !x->early)
+            red_chunks(x, &x->now, 0, buf + r->off[rb] * x->es, r->cnt[rb], left, TAG_AG);
+        if (s > 0)
+            red_chunks(x, &x->now, 1, buf + r->off[sb] * x->es, r->cnt[sb], right, TAG_AG);
+        red_wait_all(x, &x->now);
+        red_wait_all(x, &x->later);
     }
 }
 
@@ -674,7 +726,7 @@ static void red_execute(red_run_t *x, const mgcoll_call_t *c)
     case MGCOLL_ALLREDUCE: {
         const char *src = inplace ? c->rbuf : c->sbuf;
         char *own = (char *)c->rbuf + r->off[me] * x->es;
-        red_ring_rs(x, src, own);
+        red_ring_rs(x, src, own, c->rbuf);
         if (p == 1)
             red_copy(x, c->rbuf, src, r->n);
         red_ring_ag(x, c->rbuf);
@@ -685,27 +737,30 @@ static void red_execute(red_run_t *x, const mgcoll_call_t *c)
         const char *src = inplace && isroot ? c->rbuf : c->sbuf;
         char *own = isroot ? (char *)c->rbuf + r->off[me] * x->es
                            : x->scr + (p > 2 ? (p - 2) % 2 : 0) * x->blk * x->es;
-        red_ring_rs(x, src, own);
+        red_ring_rs(x, src, own, NULL);
         if (p == 1)
             red_copy(x, c->rbuf, src, r->n);
         if (isroot) {
             for (int i = 0; i < p; i++)
                 if (i != me)
-                    red_chunks(x, 0, (char *)c->rbuf + r->off[i] * x->es, r->cnt[i], i, TAG_GATHER);
+                    red_chunks(x, &x->now, 0, (char *)c->rbuf + r->off[i] * x->es, r->cnt[i], i,
+                               TAG_GATHER);
         } else {
-            red_chunks(x, 1, own, r->cnt[me], root, TAG_GATHER);
+            red_chunks(x, &x->now, 1, own, r->cnt[me], root, TAG_GATHER);
         }
-        red_wait_all(x);
+        red_wait_all(x, &x->now);
         break;
     }
     default: { /* the reduce-scatter forms */
         const char *src = inplace ? c->rbuf : c->sbuf;
         int64_t at = r->off[me], len = r->cnt[me];
-        /* in place, block me lands at the buffer's start: through scratch
-           where the two overlap */
-        int via = inplace && at != 0 && at < len && p > 1;
+        /* in place, block me lands at the buffer's start, which the last
+           step may still read (block me's own input where they overlap; on
+           two processes the block it sends): through scratch, unless block
+           me is at the start */
+        int via = inplace && at != 0 && len > 0 && p > 1;
         char *own = via ? x->scr + (p > 2 ? (p - 2) % 2 : 0) * x->blk * x->es : c->rbuf;
-        red_ring_rs(x, src, own);
+        red_ring_rs(x, src, own, NULL);
         if (p == 1 || via)
             red_copy(x, c->rbuf, p == 1 ? src : own, len);
         break;
@@ -836,8 +891,10 @@ int coll_red_try(const mgcoll_call_t *c, int *taken, int *raised)
     x.scr = scr;
     atomic_fetch_add(&red_calls, 1);
     red_execute(&x, c);
-    red_wait_all(&x);
-    free(x.ops);
+    red_wait_all(&x, &x.now);
+    red_wait_all(&x, &x.later);
+    free(x.now.v);
+    free(x.later.v);
     rc = x.rc;
 fn_exit:
     if (scr)
