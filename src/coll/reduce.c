@@ -457,11 +457,7 @@ typedef struct red_run {
     char *scr;     /* scratch: wb[0], wb[1] (a block each), then the slots */
     int64_t blk;   /* elements of the largest block */
     int nwb;       /* blocks of scratch before the slots: 2 on rings of more than 2 */
-    /* messages in flight: those of the current step (now), and the
-       allgather's first messages, posted during the reduce-scatter's last
-       step (later) */
-    red_ops_t now, later;
-    int early; /* the allgather's first receives are posted (in later) */
+    red_ops_t now; /* messages in flight */
     int rc;
 } red_run_t;
 
@@ -621,10 +617,8 @@ static void red_copy(red_run_t *x, char *dst, const char *src, int64_t n)
 
 /* Receive block rb's len elements from left in chunks into the slots, and
    combine each into out = in op chunk as it arrives, while the next chunks
-   travel.  fwd >= 0: each combined chunk goes on to process fwd at once
-   (the allgather's first step), in order. */
-static void red_recv_combine(red_run_t *x, char *out, const char *in, int64_t len, int left,
-                             int fwd)
+   travel. */
+static void red_recv_combine(red_run_t *x, char *out, const char *in, int64_t len, int left)
 {
     int64_t nk = (len + x->chunk - 1) / x->chunk;
     char *slot0 = x->scr + x->nwb * x->blk * x->es;
@@ -632,13 +626,6 @@ static void red_recv_combine(red_run_t *x, char *out, const char *in, int64_t le
     cl_event ev[RED_SLOTS] = {0};
 #define SLOT(k) (slot0 + ((k) % RED_SLOTS) * x->chunk * x->es)
 #define CLEN(k) ((k) == nk - 1 ? len - (k)*x->chunk : x->chunk)
-#define FWD(k)                                                                                     \
-    do {                                                                                           \
-        if (fwd >= 0 && x->rc == MPI_SUCCESS)                                                      \
-            red_keep_op(                                                                           \
-                x, &x->later,                                                                      \
-                red_post(x, 1, out + (k)*x->chunk * x->es, CLEN(k), fwd, RED_TAG(TAG_AG, k)));     \
-    } while (0)
     for (int64_t k = 0; k < nk && k < RED_SLOTS; k++)
         rq[k] = red_post(x, 0, SLOT(k), CLEN(k), left, RED_TAG(TAG_RS, k));
     for (int64_t k = 0; k < nk; k++) {
@@ -648,37 +635,26 @@ static void red_recv_combine(red_run_t *x, char *out, const char *in, int64_t le
         if (x->rc == MPI_SUCCESS)
             red_combine(x, out + k * x->chunk * x->es, in + k * x->chunk * x->es, SLOT(k), CLEN(k),
                         &ev[s]);
-        if (k == 0)
-            continue;
-        /* chunk k - 1 is combined once its kernel ends: it may go on, and
-           its slot takes chunk k - 1 + RED_SLOTS */
-        int t = (int)((k - 1) % RED_SLOTS);
+        /* the slot of chunk k - 1 is free once its combine ends */
         int64_t j = k - 1 + RED_SLOTS;
-        red_event_wait(x, &ev[t]);
-        FWD(k - 1);
-        if (j < nk && x->rc == MPI_SUCCESS)
-            rq[t] = red_post(x, 0, SLOT(j), CLEN(j), left, RED_TAG(TAG_RS, j));
+        if (k >= 1 && j < nk) {
+            int t = (int)((k - 1) % RED_SLOTS);
+            red_event_wait(x, &ev[t]);
+            if (x->rc == MPI_SUCCESS)
+                rq[t] = red_post(x, 0, SLOT(j), CLEN(j), left, RED_TAG(TAG_RS, j));
+        }
     }
-    if (nk > 0) {
-        red_event_wait(x, &ev[(nk - 1) % RED_SLOTS]);
-        FWD(nk - 1);
-    }
-    for (int s = 0; s < RED_SLOTS; s++) { /* after a failure */
+    for (int s = 0; s < RED_SLOTS; s++) {
         red_wait(x, rq[s]);
         red_event_wait(x, &ev[s]);
     }
 #undef SLOT
 #undef CLEN
-#undef FWD
 }
 
 /* The ring reduce-scatter: block i of r->cnt at src + r->off[i], reduced over
-   every process into outp on process i.  ag (MPI_Allreduce): the last step
-   sends each reduced chunk on to the right at once, the allgather's first
-   step, and receives the left's (into ag + its block's offset) where that
-   memory is free by then: not where the last step still sends it (in place
-   on two processes). */
-static void red_ring_rs(red_run_t *x, const char *src, char *outp, char *ag)
+   every process into outp on process i. */
+static void red_ring_rs(red_run_t *x, const char *src, char *outp)
 {
     red_call_t *r = x->r;
     int p = r->p, me = r->rank, right = (me + 1) % p, left = (me + p - 1) % p;
@@ -686,34 +662,23 @@ static void red_ring_rs(red_run_t *x, const char *src, char *outp, char *ag)
     for (int s = 0; s < p - 1 && x->rc == MPI_SUCCESS; s++) {
         int sb = ((me - s - 1) % p + p) % p, rb = ((me - s - 2) % p + p) % p;
         const char *from = s == 0 ? src + r->off[sb] * x->es : wb[(s - 1) % 2];
-        int last = s == p - 2;
-        if (last && ag && (src != ag || p > 2)) {
-            red_chunks(x, &x->later, 0, ag + r->off[left] * x->es, r->cnt[left], left, TAG_AG);
-            x->early = 1;
-        }
         red_chunks(x, &x->now, 1, (char *)from, r->cnt[sb], right, TAG_RS);
-        char *out = last ? outp : wb[s % 2];
-        red_recv_combine(x, out, src + r->off[rb] * x->es, r->cnt[rb], left,
-                         last && ag ? right : -1);
+        char *out = s == p - 2 ? outp : wb[s % 2];
+        red_recv_combine(x, out, src + r->off[rb] * x->es, r->cnt[rb], left);
         red_wait_all(x, &x->now);
     }
 }
 
-/* The allgather of the ring: process i holds block i in buf.  Its first
-   step's sends went during the reduce-scatter (red_ring_rs), and its
-   receives too where x->early. */
+/* The allgather of the ring: process i holds block i in buf. */
 static void red_ring_ag(red_run_t *x, char *buf)
 {
     red_call_t *r = x->r;
     int p = r->p, me = r->rank, right = (me + 1) % p, left = (me + p - 1) % p;
     for (int s = 0; s < p - 1 && x->rc == MPI_SUCCESS; s++) {
         int sb = ((me - s) % p + p) % p, rb = ((me - s - 1) % p + p) % p;
-        if (s > 0 || !x->early)
-            red_chunks(x, &x->now, 0, buf + r->off[rb] * x->es, r->cnt[rb], left, TAG_AG);
-        if (s > 0)
-            red_chunks(x, &x->now, 1, buf + r->off[sb] * x->es, r->cnt[sb], right, TAG_AG);
+        red_chunks(x, &x->now, 0, buf + r->off[rb] * x->es, r->cnt[rb], left, TAG_AG);
+        red_chunks(x, &x->now, 1, buf + r->off[sb] * x->es, r->cnt[sb], right, TAG_AG);
         red_wait_all(x, &x->now);
-        red_wait_all(x, &x->later);
     }
 }
 
@@ -726,7 +691,7 @@ static void red_execute(red_run_t *x, const mgcoll_call_t *c)
     case MGCOLL_ALLREDUCE: {
         const char *src = inplace ? c->rbuf : c->sbuf;
         char *own = (char *)c->rbuf + r->off[me] * x->es;
-        red_ring_rs(x, src, own, c->rbuf);
+        red_ring_rs(x, src, own);
         if (p == 1)
             red_copy(x, c->rbuf, src, r->n);
         red_ring_ag(x, c->rbuf);
@@ -737,7 +702,7 @@ static void red_execute(red_run_t *x, const mgcoll_call_t *c)
         const char *src = inplace && isroot ? c->rbuf : c->sbuf;
         char *own = isroot ? (char *)c->rbuf + r->off[me] * x->es
                            : x->scr + (p > 2 ? (p - 2) % 2 : 0) * x->blk * x->es;
-        red_ring_rs(x, src, own, NULL);
+        red_ring_rs(x, src, own);
         if (p == 1)
             red_copy(x, c->rbuf, src, r->n);
         if (isroot) {
@@ -760,7 +725,7 @@ static void red_execute(red_run_t *x, const mgcoll_call_t *c)
            me is at the start */
         int via = inplace && at != 0 && len > 0 && p > 1;
         char *own = via ? x->scr + (p > 2 ? (p - 2) % 2 : 0) * x->blk * x->es : c->rbuf;
-        red_ring_rs(x, src, own, NULL);
+        red_ring_rs(x, src, own);
         if (p == 1 || via)
             red_copy(x, c->rbuf, p == 1 ? src : own, len);
         break;
@@ -892,9 +857,7 @@ int coll_red_try(const mgcoll_call_t *c, int *taken, int *raised)
     atomic_fetch_add(&red_calls, 1);
     red_execute(&x, c);
     red_wait_all(&x, &x.now);
-    red_wait_all(&x, &x.later);
     free(x.now.v);
-    free(x.later.v);
     rc = x.rc;
 fn_exit:
     if (scr)
