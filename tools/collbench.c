@@ -3,6 +3,7 @@
  *
  *   mpiexec -n N mpigpu-collbench [-c COLL[,COLL...]] [-D TYPE] [-m MIN:MAX]
  *        [-i ITERS] [-x SKIP] [-d device|host] [--side MIN:MAX] [--csv FILE]
+ *        [--reduce auto|device|stage|both]
  *
  * For each collective and size: the time of the call on the chosen buffers
  * (the slowest rank's average), the same call on host buffers, and the
@@ -11,7 +12,10 @@
  * stages by hand pays.  Neighbor_alltoallw exchanges the 6 faces of a 3D
  * halo (a periodic Cartesian grid of the processes, a cube of doubles of
  * side --side per process), against 6 MPI_Isend/MPI_Irecv pairs of the same
- * faces on the same buffers.
+ * faces on the same buffers.  --reduce sets the library's MPIGPU_COLL_REDUCE
+ * through MPI_T for the Allreduce rows (device: combine on the device,
+ * stage: through host memory around MPI's collective); both: two rows per
+ * size, allreduce/device and allreduce/stage, measured in the same run.
  */
 #include <math.h>
 #include <stdio.h>
@@ -25,15 +29,20 @@ static const char *const cname[C_N] = {"bcast",     "allreduce", "alltoall",
                                        "alltoallv", "alltoallw", "neighbor_alltoallw"};
 
 static int rank, np, iters = 0, skip = -1;
+/* --reduce: MPIGPU_COLL_REDUCE's handle, and the paths to time */
+static MPI_T_cvar_handle red_cvar = MPI_T_CVAR_HANDLE_NULL;
+static const char *red_paths[2];
+static int red_npaths;
 
 static void usage(void)
 {
     if (rank == 0)
-        fprintf(stderr,
-                "usage: mpiexec -n N mpigpu-collbench [-c bcast,allreduce,alltoall,alltoallv,"
-                "alltoallw,neighbor_alltoallw|all] [-D cont|vect:STRIDE:BLOCKLEN|subarray4d|"
-                "indexed:BLOCKLEN|struct[:strided]] [-m MIN:MAX] [-i ITERS] [-x SKIP] "
-                "[-d device|host] [--side MIN:MAX] [--csv FILE]\n");
+        fprintf(
+            stderr,
+            "usage: mpiexec -n N mpigpu-collbench [-c bcast,allreduce,alltoall,alltoallv,"
+            "alltoallw,neighbor_alltoallw|all] [-D cont|vect:STRIDE:BLOCKLEN|subarray4d|"
+            "indexed:BLOCKLEN|struct[:strided]] [-m MIN:MAX] [-i ITERS] [-x SKIP] "
+            "[-d device|host] [--side MIN:MAX] [--csv FILE] [--reduce auto|device|stage|both]\n");
     exit(2);
 }
 
@@ -182,7 +191,13 @@ static void bench_sizes(int c, const perf_spec_t *spec, long lo, long hi, int de
         char *sd = alloc(n, dev), *rd = alloc(n, dev), *sh = alloc(n, 0), *rh = alloc(n, 0);
         a.sb = sd;
         a.rb = rd;
-        double tdev = timed(run_fn, &a);
+        double tpath[2] = {0, 0};
+        int npath = c == C_ALLREDUCE && red_npaths ? red_npaths : 1;
+        for (int q = 0; q < npath; q++) {
+            if (c == C_ALLREDUCE && red_npaths)
+                MPI_T_cvar_write(red_cvar, red_paths[q]);
+            tpath[q] = timed(run_fn, &a);
+        }
         a.sb = sh;
         a.rb = rh;
         double thost = timed(run_fn, &a);
@@ -194,7 +209,13 @@ static void bench_sizes(int c, const perf_spec_t *spec, long lo, long hi, int de
                 cp.n = n;
             tcopy = timed(copy_fn, &cp);
         }
-        row(cname[c], c == C_ALLREDUCE ? "double" : spec->name, packed, tdev, thost, tcopy, dev);
+        for (int q = 0; q < npath; q++) {
+            char name[64];
+            snprintf(name, sizeof name, "%s%s%s", cname[c], npath > 1 ? "/" : "",
+                     npath > 1 ? red_paths[q] : "");
+            row(name, c == C_ALLREDUCE ? "double" : spec->name, packed, tpath[q], thost, tcopy,
+                dev);
+        }
         release(sd, dev);
         release(rd, dev);
         release(sh, 0);
@@ -343,6 +364,17 @@ int main(int argc, char **argv)
                 usage();
         } else if (!strcmp(a, "--csv")) {
             csv = v;
+        } else if (!strcmp(a, "--reduce")) {
+            if (!strcmp(v, "both")) {
+                red_paths[0] = "device";
+                red_paths[1] = "stage";
+                red_npaths = 2;
+            } else if (!strcmp(v, "auto") || !strcmp(v, "device") || !strcmp(v, "stage")) {
+                red_paths[0] = v;
+                red_npaths = 1;
+            } else {
+                usage();
+            }
         } else {
             usage();
         }
@@ -353,6 +385,18 @@ int main(int argc, char **argv)
         iters = 20;
     if (skip < 0)
         skip = 2;
+    if (red_npaths) {
+        /* MPIGPU_COLL_REDUCE is writable through MPI_T (the same value on
+           every process) */
+        int provided, idx, cnt;
+        MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+        if (MPI_T_cvar_get_index("MPIGPU_COLL_REDUCE", &idx) != MPI_SUCCESS ||
+            MPI_T_cvar_handle_alloc(idx, NULL, &red_cvar, &cnt) != MPI_SUCCESS) {
+            if (rank == 0)
+                fprintf(stderr, "mpigpu-collbench: no MPI_T variable MPIGPU_COLL_REDUCE\n");
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    }
     if (dev && !MPIX_Query_opencl_support()) {
         if (rank == 0)
             fprintf(stderr, "mpigpu-collbench: no OpenCL device; use -d host\n");
@@ -389,6 +433,10 @@ int main(int argc, char **argv)
         bench_halo(slo, shi, dev);
     if (cf)
         fclose(cf);
+    if (red_npaths) {
+        MPI_T_cvar_handle_free(&red_cvar);
+        MPI_T_finalize();
+    }
     MPI_Finalize();
     return 0;
 }

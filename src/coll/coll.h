@@ -91,7 +91,11 @@ typedef struct mgcoll_call {
    lies in the reserved device range (mgdev_buf_is_device, per block of the
    v and w forms; arguments that MPI calls insignificant on this process are
    never read), else MGDEV_BUF_DEVICE or MGDEV_BUF_SPAN.  No lock, no
-   allocation: a few queries of the communicator. */
+   allocation: a few queries of the communicator.  A blocking reduction
+   that could combine on the device (MPIGPU_COLL_REDUCE, at least
+   MPIGPU_COLL_REDUCE_MIN bytes) also votes no in one MPI_Allreduce of an
+   int on host buffers: every process of such a call votes, since only a
+   call that every process can run on the device does. */
 int mgcoll_device(const mgcoll_call_t *c);
 
 /* Run a call that involves a device address: checks the arguments MPI
@@ -100,5 +104,17 @@ int mgcoll_device(const mgcoll_call_t *c);
    class with its message recorded (mgerr_set); *raised is set when MPI
    itself already ran the communicator's error handler. */
 int mgcoll_run(const mgcoll_call_t *c, int *raised);
+
+/* MPIGPU_COLL_REDUCE: 0 auto, 1 device, 2 stage (its values' order in the
+   settings table); MPI_T may set it (scope MPI_T_SCOPE_ALL_EQ: every
+   process the same, between collectives). */
+int mgcoll_reduce_mode(void);
+void mgcoll_reduce_mode_set(int mode);
+/* Before the point-to-point engine and the device stop (MPI_Finalize):
+   frees the reductions' kernels, their scratch buffer and MPI_COMM_WORLD's
+   duplicate. */
+void mgcoll_finalize(void);
+/* Reductions that combined on the device (MPI_T mpigpu_coll_device_reductions). */
+unsigned long mgcoll_device_reductions(void);
 
 #endif /* MGCOLL_H */

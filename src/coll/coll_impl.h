@@ -126,4 +126,13 @@ void coll_state_free(coll_state_t *st);
    or _init into *req, by hc->mode). */
 int coll_pmpi(const mgcoll_call_t *hc, MPI_Request *req);
 
+/* reduce.c: reductions that combine on the device.  coll_red_vote: a
+   process whose buffers are all host memory votes no where c could take
+   the path (one MPI_Allreduce of an int), so that the others do not wait.
+   coll_red_try: where c could take the path, vote with this process's
+   buffers and, when every process can, run it (*taken 1, the call is
+   done, or failed with the returned error).  *taken 0: stage as usual. */
+int coll_red_vote(const mgcoll_call_t *c);
+int coll_red_try(const mgcoll_call_t *c, int *taken, int *raised);
+
 #endif /* MGCOLL_IMPL_H */

@@ -327,8 +327,10 @@ int mgcoll_device(const mgcoll_call_t *c)
            buffers (a non-root's insignificant one included) need no query
            of the communicator.  Otherwise the exact sides decide. */
         if (!mgdev_buf_is_device(c->sbuf, c->scount, c->stype) &&
-            !mgdev_buf_is_device(c->rbuf, c->rcount, c->rtype))
+            !mgdev_buf_is_device(c->rbuf, c->rcount, c->rtype)) {
+            coll_red_vote(c); /* MPI reports its errors in the call itself */
             return MGDEV_BUF_HOST;
+        }
         break;
     default:
         break;
@@ -336,5 +338,8 @@ int mgcoll_device(const mgcoll_call_t *c)
     if (coll_specs(c, s, 0) != MPI_SUCCESS)
         return MGDEV_BUF_HOST; /* MPI reports it */
     int k = spec_device(&s[0]);
-    return k ? k : spec_device(&s[1]);
+    k = k ? k : spec_device(&s[1]);
+    if (!k)
+        coll_red_vote(c); /* a reduction's host call votes no; others return at once */
+    return k;
 }

@@ -134,6 +134,10 @@ int mgcoll_run(const mgcoll_call_t *c, int *raised)
 {
     int rc = MPI_SUCCESS;
     *raised = 0;
+    int taken = 0;
+    rc = coll_red_try(c, &taken, raised);
+    if (taken)
+        return rc;
     rc = mgdev_require_device(c->fn);
     if (rc != MPI_SUCCESS)
         return rc;

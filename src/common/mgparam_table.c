@@ -17,6 +17,7 @@ static const char *const calibrate_values[] = {"1", "0", "force", NULL};
 static const char *const protocol_values[] = {"plain", "chunked", "auto", NULL};
 static const char *const host_recv_values[] = {"pieces", "message", NULL};
 static const char *const enqueue_values[] = {"auto", "thread", "off", NULL};
+static const char *const coll_reduce_values[] = {"auto", "device", "stage", NULL};
 static const char *const cma_copy_values[] = {"auto", "map", "pinned", "staging", NULL};
 
 const mgparam_t mgparam_table[MGPARAM_COUNT] = {
@@ -219,6 +220,33 @@ const mgparam_t mgparam_table[MGPARAM_COUNT] = {
                                   .help = "shared allocations are the device buffer's own "
                                           "storage where the device demonstrably shares host "
                                           "memory; 0: page protection and copies everywhere"},
+    [MGPARAM_COLL_REDUCE] =
+        {.name = "MPIGPU_COLL_REDUCE",
+         .type = MGPARAM_T_ENUM,
+         .def = "auto",
+         .values = coll_reduce_values,
+         .help = "blocking MPI_Allreduce, MPI_Reduce and MPI_Reduce_scatter(_block) "
+                 "of a basic type and a built-in operation: auto combines on "
+                 "the device from MPIGPU_COLL_REDUCE_MIN bytes when every "
+                 "process's buffers are device buffers that do not share host "
+                 "memory; device: whenever every buffer is a device buffer; "
+                 "stage: always through host memory around MPI's own "
+                 "collective. The same on every process"},
+    [MGPARAM_COLL_REDUCE_MIN] = {.name = "MPIGPU_COLL_REDUCE_MIN",
+                                 .type = MGPARAM_T_SIZE,
+                                 .def = "16M",
+                                 .min = 0,
+                                 .max = MGPARAM_NO_MAX,
+                                 .help = "under MPIGPU_COLL_REDUCE=auto: the bytes of the reduced "
+                                         "vector from which a reduction combines on the device; "
+                                         "the same on every process"},
+    [MGPARAM_COLL_REDUCE_CHUNK] = {.name = "MPIGPU_COLL_REDUCE_CHUNK",
+                                   .type = MGPARAM_T_SIZE,
+                                   .def = "4M",
+                                   .min = 4 * KIB,
+                                   .max = GIB,
+                                   .help = "bytes of one message of a reduction on the device; "
+                                           "the combine of one overlaps the next ones' transfer"},
 
     [MGPARAM_VCL_SERVERS] = {.name = "MPIGPU_VCL_SERVERS",
                              .type = MGPARAM_T_STRING,

@@ -16,6 +16,7 @@
 #include "mgerr.h"
 #include "mgmpi.h"
 #include "p2p.h"
+#include "coll.h"
 #include "mglog.h"
 
 typedef struct mgmpi_module {
@@ -27,10 +28,12 @@ typedef struct mgmpi_module {
 /* Order matters: the device (settings, locality, datatype engine, registry,
    default context and pack engines) comes first; the point-to-point engine
    borrows its staging pool and contexts, and stops before them so that
-   operations still active finish while the device is there. */
+   operations still active finish while the device is there; the
+   collectives' kernels and scratch go before both. */
 static const mgmpi_module_t modules[] = {
     {.name = "device", .init = mgdev_setup, .fini = mgdev_teardown},
     {.name = "point-to-point", .init = mgp2p_init, .fini = mgp2p_finalize},
+    {.name = "collectives", .init = NULL, .fini = mgcoll_finalize},
     {.name = "enqueue", .init = mgmpi_enq_init, .fini = mgmpi_enq_fini},
 };
 #define NMODULES (sizeof(modules) / sizeof(modules[0]))

@@ -26,6 +26,7 @@
 #include "mgparam.h"
 #include "mgmpi.h"
 #include "p2p.h"
+#include "coll.h"
 
 typedef unsigned long long mpit_value_t;
 
@@ -59,7 +60,8 @@ typedef enum mpit_source {
     SRC_OPS_PLAIN,
     SRC_OPS_CHUNKED,
     SRC_OPS_LANE,
-    SRC_OPS_REST
+    SRC_OPS_REST,
+    SRC_COLL_DEVICE_REDUCE
 } mpit_source_t;
 
 typedef struct mpit_pvar {
@@ -129,6 +131,8 @@ static const mpit_pvar_t pvars[] = {
      "Device sends and receives completed through a node lane after their first piece"},
     {"mpigpu_p2p_ops_rest", MPI_T_PVAR_CLASS_COUNTER, SRC_OPS_REST,
      "Sends and receives whose rest after the first piece moved as one MPI message"},
+    {"mpigpu_coll_device_reductions", MPI_T_PVAR_CLASS_COUNTER, SRC_COLL_DEVICE_REDUCE,
+     "Reductions combined on the device, without staging around MPI's collective"},
 };
 #define NPVARS ((int)(sizeof(pvars) / sizeof(pvars[0])))
 
@@ -142,6 +146,8 @@ static mpit_value_t pvar_value(mpit_source_t src)
     unsigned long x = 0, y = 0;
 
     switch (src) {
+    case SRC_COLL_DEVICE_REDUCE:
+        return mgcoll_device_reductions();
     case SRC_PACK_BYTES:
     case SRC_UNPACK_BYTES:
     case SRC_CALLS_KERNEL:
@@ -547,6 +553,11 @@ static void cvar_text(int id, char *buf)
     mgparam_value_t v;
     const mgparam_t *p = &mgparam_table[id];
     const char *t = NULL;
+    if (id == MGPARAM_COLL_REDUCE) {
+        /* the one setting a tool may write */
+        snprintf(buf, CVAR_LEN, "%s", p->values[mgcoll_reduce_mode()]);
+        return;
+    }
     if (mgparam_read((mgparam_id_t)id, &v, NULL, 0) == 0 && v.set && v.text)
         t = v.text;
     else
@@ -591,7 +602,8 @@ int MPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosit
     if (bind)
         *bind = MPI_T_BIND_NO_OBJECT;
     if (scope)
-        *scope = MPI_T_SCOPE_CONSTANT;
+        *scope =
+            p == &mgparam_table[MGPARAM_COLL_REDUCE] ? MPI_T_SCOPE_ALL_EQ : MPI_T_SCOPE_CONSTANT;
     return MPI_SUCCESS;
 }
 
@@ -658,7 +670,17 @@ int MPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
     pthread_mutex_lock(&mpit_lock);
     mpit_handle_t *h = handle_find(HANDLE_CVAR, handle);
     pthread_mutex_unlock(&mpit_lock);
-    return h ? MPI_T_ERR_CVAR_SET_NEVER : PMPI_T_cvar_write(handle, buf);
+    if (!h)
+        return PMPI_T_cvar_write(handle, buf);
+    if (h->var != MGPARAM_COLL_REDUCE)
+        return MPI_T_ERR_CVAR_SET_NEVER;
+    /* MPIGPU_COLL_REDUCE: a word of its values; the caller writes the same
+       on every process between collectives (MPI_T_SCOPE_ALL_EQ) */
+    mgparam_value_t v;
+    if (!buf || mgparam_parse(&mgparam_table[h->var], buf, &v, NULL, 0) != 0)
+        return MPI_T_ERR_INVALID;
+    mgcoll_reduce_mode_set((int)v.num);
+    return MPI_SUCCESS;
 }
 
 /* ---- the category ---- */

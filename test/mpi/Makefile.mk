@@ -384,3 +384,22 @@ test_mpi_coll_host_SOURCES = $(test_mpi_coll_SOURCES)
 test_mpi_coll_host_LDADD = $(test_mpi_coll_LDADD)
 TESTS += test/mpi/coll test/mpi/coll2 test/mpi/coll3 test/mpi/coll4 test/mpi/coll_mt \
 	test/mpi/coll_host
+# Reductions that combine on the device (src/coll/reduce.c), at 1 to 4 ranks,
+# under auto around MPIGPU_COLL_REDUCE_MIN (coll_red_auto), and with buffers
+# that do not share host memory, messages in pieces (coll_red_pipe).
+check_PROGRAMS += test/mpi/coll_red test/mpi/coll_red2 test/mpi/coll_red3 test/mpi/coll_red4 \
+	test/mpi/coll_red_auto test/mpi/coll_red_pipe
+test_mpi_coll_red_SOURCES = test/mpi/coll_red.c test/mpi/mpit_read.c test/mpi/mpit_read.h
+test_mpi_coll_red_LDADD = libmpigpu.la $(OPENCL_LIBS)
+test_mpi_coll_red2_SOURCES = $(test_mpi_coll_red_SOURCES)
+test_mpi_coll_red2_LDADD = $(test_mpi_coll_red_LDADD)
+test_mpi_coll_red3_SOURCES = $(test_mpi_coll_red_SOURCES)
+test_mpi_coll_red3_LDADD = $(test_mpi_coll_red_LDADD)
+test_mpi_coll_red4_SOURCES = $(test_mpi_coll_red_SOURCES)
+test_mpi_coll_red4_LDADD = $(test_mpi_coll_red_LDADD)
+test_mpi_coll_red_auto_SOURCES = $(test_mpi_coll_red_SOURCES)
+test_mpi_coll_red_auto_LDADD = $(test_mpi_coll_red_LDADD)
+test_mpi_coll_red_pipe_SOURCES = $(test_mpi_coll_red_SOURCES)
+test_mpi_coll_red_pipe_LDADD = $(test_mpi_coll_red_LDADD)
+TESTS += test/mpi/coll_red test/mpi/coll_red2 test/mpi/coll_red3 test/mpi/coll_red4 \
+	test/mpi/coll_red_auto test/mpi/coll_red_pipe

@@ -185,7 +185,10 @@ int main(int argc, char **argv)
         CHECK(cidx[i] == ncv - cat_cvars + i);
         CHECK(MPI_T_cvar_get_info(cidx[i], name, &name_len, NULL, &cdt, NULL, NULL, NULL, &bind,
                                   &scope) == MPI_SUCCESS);
-        CHECK(!strncmp(name, "MPIGPU_", 7) && cdt == MPI_CHAR && scope == MPI_T_SCOPE_CONSTANT);
+        /* MPIGPU_COLL_REDUCE alone is writable, the same on every process */
+        int eq = !strcmp(name, "MPIGPU_COLL_REDUCE");
+        CHECK(!strncmp(name, "MPIGPU_", 7) && cdt == MPI_CHAR &&
+              scope == (eq ? MPI_T_SCOPE_ALL_EQ : MPI_T_SCOPE_CONSTANT));
         CHECK(strcmp(name, "MPIGPU_FORCE_PIPELINE") != 0); /* a test switch, not a setting */
     }
     if (ncv > cat_cvars) { /* MPI's own still answer */
@@ -208,6 +211,22 @@ int main(int argc, char **argv)
         CHECK(!strcmp(val, cvs[i].value));
         CHECK(MPI_T_cvar_write(ch, "3") == MPI_T_ERR_CVAR_SET_NEVER);
         CHECK(MPI_T_cvar_handle_free(&ch) == MPI_SUCCESS && ch == MPI_T_CVAR_HANDLE_NULL);
+    }
+    /* MPIGPU_COLL_REDUCE: a write of one of its words holds from then on,
+       another word is refused */
+    {
+        MPI_T_cvar_handle ch;
+        char val[512];
+        CHECK(MPI_T_cvar_get_index("MPIGPU_COLL_REDUCE", &ci) == MPI_SUCCESS);
+        CHECK(MPI_T_cvar_handle_alloc(ci, NULL, &ch, &cv_count) == MPI_SUCCESS);
+        CHECK(MPI_T_cvar_read(ch, val) == MPI_SUCCESS && !strcmp(val, "auto"));
+        CHECK(MPI_T_cvar_write(ch, "stage") == MPI_SUCCESS);
+        CHECK(MPI_T_cvar_read(ch, val) == MPI_SUCCESS && !strcmp(val, "stage"));
+        CHECK(MPI_T_cvar_write(ch, "sometimes") == MPI_T_ERR_INVALID);
+        CHECK(MPI_T_cvar_read(ch, val) == MPI_SUCCESS && !strcmp(val, "stage"));
+        CHECK(MPI_T_cvar_write(ch, "auto") == MPI_SUCCESS);
+        CHECK(MPI_T_cvar_read(ch, val) == MPI_SUCCESS && !strcmp(val, "auto"));
+        CHECK(MPI_T_cvar_handle_free(&ch) == MPI_SUCCESS);
     }
     CHECK(MPI_T_cvar_get_index("MPIGPU_NO_SUCH_SETTING", &ci) != MPI_SUCCESS);
     free(cidx);
