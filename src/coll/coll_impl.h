@@ -101,6 +101,8 @@ typedef struct coll_side {
     size_t pcap;          /* pbuf's capacity */
     int64_t pbytes;       /* packed bytes of the blocks that move */
     MPI_Datatype *ptypes; /* COLL_W: MPI_PACKED for every block, MPI's types */
+    mgpk_block_t *pblk;   /* the blocks that move, for one launch each way */
+    int npblk;
 } coll_side_t;
 
 /* A call under way: the call on host memory (wide arrays), its sides, and

@@ -190,6 +190,15 @@ int coll_packed_setup(coll_state_t *st, int k)
         rc = packed_fuse(sd, live);
         if (rc != MPI_SUCCESS)
             return rc;
+        sd->pblk = malloc((size_t)live * sizeof(*sd->pblk));
+        if (!sd->pblk)
+            return mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", st->hc.fn);
+        for (int i = 0; i < sd->nblk; i++) {
+            const coll_blk_t *b = &sd->blk[i];
+            if (!b->skip)
+                sd->pblk[sd->npblk++] =
+                    (mgpk_block_t){.type = b->type, .count = b->count, .disp = b->disp};
+        }
     }
     /* MPI's arrays: the blocks' packed bytes one after the other, in peer
        order (the struct's order); a block that moves nothing gets 0 */
@@ -233,6 +242,8 @@ int coll_packed_in(coll_side_t *sd)
         return MPI_SUCCESS;
     mgpk_buf_t d = {.mem = sd->mem, .offset = sd->eoff - sd->lo + disp};
     mgpk_buf_t h = {.host = sd->pbuf};
+    if (sd->pblk)
+        return mgpk_pack_multi(sd->pk, t, sd->pblk, sd->npblk, d, h, flags);
     return mgpk_pack(sd->pk, t, count, d, h, 0, sd->pbytes, flags);
 }
 
@@ -245,6 +256,8 @@ int coll_packed_out(coll_side_t *sd)
         return MPI_SUCCESS;
     mgpk_buf_t d = {.mem = sd->mem, .offset = sd->eoff - sd->lo + disp};
     mgpk_buf_t h = {.host = sd->pbuf};
+    if (sd->pblk)
+        return mgpk_unpack_multi(sd->pk, t, sd->pblk, sd->npblk, h, d, flags);
     return mgpk_unpack(sd->pk, t, count, h, d, 0, sd->pbytes, flags);
 }
 
@@ -258,4 +271,7 @@ void coll_packed_free(coll_side_t *sd)
     }
     free(sd->ptypes);
     sd->ptypes = NULL;
+    free(sd->pblk);
+    sd->pblk = NULL;
+    sd->npblk = 0;
 }

@@ -63,6 +63,7 @@ typedef enum mgpk_family {
     MGPK_FAM_VECTOR_GRID,
     MGPK_FAM_SUB_GRID,
     MGPK_FAM_MAP_GRID,
+    MGPK_FAM_MULTI, /* blocks of shapes, one table (mgpk_pack_multi) */
     MGPK_FAM_COUNT
 } mgpk_family_t;
 
@@ -140,6 +141,11 @@ struct mgpk_ctx {
        engine without), so one entry would miss every time. */
     mgpk_calib_memo_t memo[MGPK_MEMO];
     int memo_next;
+    /* The block table of the multi kernels (pk_kernel.c), rewritten only
+       when a call's table differs from the last one; ctx->lock. */
+    cl_mem multi_tab;
+    cl_long *multi_host;
+    size_t multi_cap, multi_len; /* longs */
 };
 
 /* One call, as the methods see it. */
@@ -158,7 +164,12 @@ typedef struct mgpk_plan {
     int64_t unit_size, unit_step; /* ... of one repeating unit of this size, and the
                                      distance between the units' origins */
     const char *what;             /* for the verbose line */
+    const mgpk_block_t *blocks;   /* mgpk_pack_multi: the blocks of type (a struct of them) */
+    int nblocks;
 } mgpk_plan_t;
+
+/* Longs per block of the multi kernels' table (shape.cl, MG_MULTI_NP). */
+#define MGPK_MULTI_NP 12
 
 /* A method: plan a call, then enqueue sub-ranges of it on ctx->queue.  The
    enqueue waits for `wait` and hands back one event that completes when the

@@ -114,6 +114,9 @@ void mgpk_ctx_free(mgpk_ctx_t *ctx)
     mgpk_prog_release(ctx);
     stage_release(ctx);
     mgpk_hcopy_free(ctx->hcopy);
+    if (ctx->multi_tab)
+        clReleaseMemObject(ctx->multi_tab);
+    free(ctx->multi_host);
     for (int i = 0; i < MGPK_NWRAP; i++)
         if (ctx->wrap[i].mem)
             clReleaseMemObject(ctx->wrap[i].mem);
