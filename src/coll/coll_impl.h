@@ -96,8 +96,10 @@ typedef struct coll_side {
     const mgdt_type_t *ftype;
     MPI_Count *counts; /* the arrays as MPI_Count and MPI_Aint, for the _c call */
     MPI_Aint *displs;
-    int packed;           /* staged packed (packed.c): MPI moves MPI_PACKED bytes of pbuf */
-    char *pbuf;           /* the blocks' packed bytes, block after block (a kept buffer) */
+    int packed; /* staged packed (packed.c): MPI moves MPI_PACKED bytes of pbuf */
+    char *pbuf; /* the blocks' packed bytes, block after block: a pinned
+                   staging buffer (pstage), else a kept one */
+    mgdev_stage_t *pstage;
     size_t pcap;          /* pbuf's capacity */
     int64_t pbytes;       /* packed bytes of the blocks that move */
     MPI_Datatype *ptypes; /* COLL_W: MPI_PACKED for every block, MPI's types */

@@ -178,8 +178,18 @@ int coll_packed_setup(coll_state_t *st, int k)
     coll_side_t *sd = &st->side[k];
     const coll_spec_t *s = &sd->spec;
     int rc = MPI_SUCCESS, live = 0;
+    size_t want = (size_t)(sd->pbytes > 0 ? sd->pbytes : 1);
     mgp2p_lock();
-    rc = mgdev_big_get((size_t)(sd->pbytes > 0 ? sd->pbytes : 1), &sd->pbuf, &sd->pcap);
+    /* Pinned staging where the pool has room, as point-to-point messages
+       take it (the pack engine then reads and writes it straight from the
+       device); not for a persistent call, which would hold it until freed. */
+    if (st->hc.mode != MGCOLL_PERSISTENT)
+        rc = want <= mgdev_stage_chunk() ? mgdev_stage_get(want, &sd->pstage)
+                                         : mgdev_stage_get_big(want, &sd->pstage);
+    if (rc == MPI_SUCCESS && sd->pstage)
+        sd->pbuf = sd->pstage->ptr;
+    else if (rc == MPI_SUCCESS)
+        rc = mgdev_big_get(want, &sd->pbuf, &sd->pcap);
     mgp2p_unlock();
     if (rc != MPI_SUCCESS)
         return mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory for %lld packed bytes",
@@ -241,7 +251,7 @@ int coll_packed_in(coll_side_t *sd)
     if (!t || !sd->pbytes)
         return MPI_SUCCESS;
     mgpk_buf_t d = {.mem = sd->mem, .offset = sd->eoff - sd->lo + disp};
-    mgpk_buf_t h = {.host = sd->pbuf};
+    mgpk_buf_t h = {.host = sd->pbuf, .pinned = sd->pstage != NULL};
     if (sd->pblk)
         return mgpk_pack_multi(sd->pk, t, sd->pblk, sd->npblk, d, h, flags);
     return mgpk_pack(sd->pk, t, count, d, h, 0, sd->pbytes, flags);
@@ -255,7 +265,7 @@ int coll_packed_out(coll_side_t *sd)
     if (!t || !sd->pbytes)
         return MPI_SUCCESS;
     mgpk_buf_t d = {.mem = sd->mem, .offset = sd->eoff - sd->lo + disp};
-    mgpk_buf_t h = {.host = sd->pbuf};
+    mgpk_buf_t h = {.host = sd->pbuf, .pinned = sd->pstage != NULL};
     if (sd->pblk)
         return mgpk_unpack_multi(sd->pk, t, sd->pblk, sd->npblk, h, d, flags);
     return mgpk_unpack(sd->pk, t, count, h, d, 0, sd->pbytes, flags);
@@ -263,10 +273,14 @@ int coll_packed_out(coll_side_t *sd)
 
 void coll_packed_free(coll_side_t *sd)
 {
-    if (sd->pbuf) {
+    if (sd->pstage || sd->pbuf) {
         mgp2p_lock();
-        mgdev_big_put(sd->pbuf, sd->pcap);
+        if (sd->pstage)
+            mgdev_stage_put(sd->pstage);
+        else
+            mgdev_big_put(sd->pbuf, sd->pcap);
         mgp2p_unlock();
+        sd->pstage = NULL;
         sd->pbuf = NULL;
     }
     free(sd->ptypes);

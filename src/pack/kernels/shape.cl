@@ -383,7 +383,7 @@ MG_MAP_GRID(16, uint4)
             for (long bk = lo; w < wend && bk < nblk; bk++) {                                      \
                 __global const long *d = tab + bk * MG_MULTI_NP;                                   \
                 long pstart = d[0], plen = d[1], extent = d[3], size = d[4], blocklen = d[5];      \
-                long s0 = d[6], s1 = d[7], s2 = d[8], t0 = d[9], t1 = d[10], t2 = d[11];          \
+                long s0 = d[6], s1 = d[7], s2 = d[8], t0 = d[9], t1 = d[10], t2 = d[11];           \
                 long bend = min(wend, (pstart + plen - first) / (W));                              \
                 pos = first + w * (W);                                                             \
                 long r = pos - pstart, k = r / size;                                               \
