@@ -138,36 +138,45 @@ const mgdt_type_t *mgpk_native_view(const mgpk_ctx_t *ctx, const mgdt_type_t *ty
     return type->bytes;
 }
 
-/* The table of the multi kernels (mgpk_pack_multi) on the device: written
-   where it differs from the last call's (a repeated halo exchange writes it
-   once), after the commands that may still read the old one. */
-static int multi_table(mgpk_ctx_t *ctx, const cl_long *tab, size_t len)
+/* The table of the multi kernels (mgpk_pack_multi) on the device, into
+   *mem: one of the last MGPK_NMULTI tables where it is the same (a repeated
+   halo exchange writes its table once), else the least recently used slot,
+   rewritten after the commands that may still read it. */
+static int multi_table(mgpk_ctx_t *ctx, const cl_long *tab, size_t len, cl_mem *mem)
 {
     int rc = MPI_SUCCESS;
     cl_int err;
-    if (ctx->multi_tab && len == ctx->multi_len &&
-        !memcmp(tab, ctx->multi_host, len * sizeof(cl_long)))
-        return MPI_SUCCESS;
+    struct mgpk_multi_tab *t = NULL;
+    for (int i = 0; i < MGPK_NMULTI; i++) {
+        struct mgpk_multi_tab *m = &ctx->multi[i];
+        if (m->mem && m->len == len && !memcmp(tab, m->host, len * sizeof(cl_long))) {
+            m->used = ++ctx->tick;
+            *mem = m->mem;
+            return MPI_SUCCESS;
+        }
+        if (!t || m->used < t->used)
+            t = m;
+    }
     MG_CL_CHECK(clFinish(ctx->queue), "clFinish", rc, fn_fail);
-    if (len > ctx->multi_cap) {
-        cl_long *h = realloc(ctx->multi_host, len * sizeof(cl_long));
+    t->len = 0;
+    if (len > t->cap) {
+        cl_long *h = realloc(t->host, len * sizeof(cl_long));
         if (!h)
             MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mgpk: out of host memory");
-        ctx->multi_host = h;
-        if (ctx->multi_tab)
-            clReleaseMemObject(ctx->multi_tab);
-        ctx->multi_tab =
-            clCreateBuffer(ctx->context, CL_MEM_READ_ONLY, len * sizeof(cl_long), NULL, &err);
-        ctx->multi_cap = ctx->multi_tab ? len : 0;
-        ctx->multi_len = 0;
+        t->host = h;
+        if (t->mem)
+            clReleaseMemObject(t->mem);
+        t->mem = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY, len * sizeof(cl_long), NULL, &err);
+        t->cap = t->mem ? len : 0;
         MG_CL_CHECK(err, "clCreateBuffer", rc, fn_fail);
     }
-    ctx->multi_len = 0;
-    MG_CL_CHECK(clEnqueueWriteBuffer(ctx->queue, ctx->multi_tab, CL_TRUE, 0, len * sizeof(cl_long),
-                                     tab, 0, NULL, NULL),
+    MG_CL_CHECK(clEnqueueWriteBuffer(ctx->queue, t->mem, CL_TRUE, 0, len * sizeof(cl_long), tab, 0,
+                                     NULL, NULL),
                 "clEnqueueWriteBuffer", rc, fn_fail);
-    memcpy(ctx->multi_host, tab, len * sizeof(cl_long));
-    ctx->multi_len = len;
+    memcpy(t->host, tab, len * sizeof(cl_long));
+    t->len = len;
+    t->used = ++ctx->tick;
+    *mem = t->mem;
 fn_exit:
     return rc;
 fn_fail:
@@ -235,8 +244,9 @@ static int multi_plan(mgpk_ctx_t *ctx, mgpk_plan_t *plan, int64_t first, int64_t
     MG_CHECK(rc, fn_exit);
     if (!ctx->kernels[MGPK_FAM_MULTI][0][0])
         goto fn_exit; /* a program cached before the multi kernels: not built */
-    rc = multi_table(ctx, tab, len);
+    rc = multi_table(ctx, tab, len, &plan->tab);
     MG_CHECK(rc, fn_exit);
+    plan->ntab = (cl_long)(len / MGPK_MULTI_NP);
     plan->width = mgpk_width(mix);
     plan->contig = 0;
     plan->family = MGPK_FAM_MULTI;
@@ -446,13 +456,13 @@ static int kernel_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packe
         }
         a++;
     } else if (plan->family == MGPK_FAM_MULTI) {
-        SET_LONG(a++, (cl_long)(ctx->multi_len / MGPK_MULTI_NP));
+        SET_LONG(a++, plan->ntab);
         SET_LONG(a++, toff);
         SET_LONG(a++, poff);
         SET_LONG(a++, first_l);
         SET_LONG(a++, nwords);
         SET_LONG(a++, span);
-        SET_ARG(k, a++, ctx->multi_tab);
+        SET_ARG(k, a++, plan->tab);
     } else if (plan->family == MGPK_FAM_MAP) {
         SET_ARG(k, a++, plan->map);
         SET_LONG(a++, plan->unit_size);
