@@ -395,13 +395,28 @@ MG_MAP_GRID(16, uint4)
                 long inst = typed_off + d[2] + k * extent, row = inst + i0 * t0 + i1 * t1;         \
                 long run_off = row + i2 * t2;                                                      \
                 while (w < bend) {                                                                 \
-                    long m = min((blocklen - b) / (W), bend - w);                                  \
-                    __global T *tp = (__global T *)(typed + run_off + b);                          \
-                    __global T *pp = (__global T *)(packed + packed_off + w * (W));                \
-                    for (long i = 0; i < m; i++)                                                   \
-                        MOVE;                                                                      \
-                    w += m;                                                                        \
-                    b = 0;                                                                         \
+                    long nw = blocklen / (W), nr = b == 0 ? min(s2 - i2, (bend - w) / nw) : 0;     \
+                    if (nr > 0) {                                                                  \
+                        /* whole runs left in the row: one tight nested loop */                    \
+                        for (long j = 0; j < nr; j++) {                                            \
+                            __global T *tp = (__global T *)(typed + run_off + j * t2);             \
+                            __global T *pp =                                                       \
+                                (__global T *)(packed + packed_off + (w + j * nw) * (W));          \
+                            for (long i = 0; i < nw; i++)                                          \
+                                MOVE;                                                              \
+                        }                                                                          \
+                        w += nr * nw;                                                              \
+                        i2 += nr - 1;                                                              \
+                        run_off += (nr - 1) * t2;                                                  \
+                    } else {                                                                       \
+                        long m = min((blocklen - b) / (W), bend - w);                              \
+                        __global T *tp = (__global T *)(typed + run_off + b);                      \
+                        __global T *pp = (__global T *)(packed + packed_off + w * (W));            \
+                        for (long i = 0; i < m; i++)                                               \
+                            MOVE;                                                                  \
+                        w += m;                                                                    \
+                        b = 0;                                                                     \
+                    }                                                                              \
                     MG_SUB_NEXT                                                                    \
                 }                                                                                  \
             }                                                                                      \
