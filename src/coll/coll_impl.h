@@ -66,6 +66,8 @@ typedef struct coll_blk {
     MPI_Datatype dt;
     const mgdt_type_t *type;
     int flags; /* mgpk flags of the datatype's method */
+    int idx;   /* the block's index in the call's arrays */
+    int skip;  /* packed side: the peer is MPI_PROC_NULL, nothing moves (packed.c) */
 } coll_blk_t;
 
 /* A side as staged.  A device side's bytes [lo, hi) from buf (every block's
@@ -96,6 +98,15 @@ typedef struct coll_side {
     const mgdt_type_t *ftype;
     MPI_Count *counts; /* the arrays as MPI_Count and MPI_Aint, for the _c call */
     MPI_Aint *displs;
+    int packed; /* staged packed (packed.c): MPI moves MPI_PACKED bytes of pbuf */
+    char *pbuf; /* the blocks' packed bytes, block after block: a pinned
+                   staging buffer (pstage), else a kept one */
+    mgdev_stage_t *pstage;
+    size_t pcap;          /* pbuf's capacity */
+    int64_t pbytes;       /* packed bytes of the blocks that move */
+    MPI_Datatype *ptypes; /* COLL_W: MPI_PACKED for every block, MPI's types */
+    mgpk_block_t *pblk;   /* the blocks that move, for one launch each way */
+    int npblk;
 } coll_side_t;
 
 /* A call under way: the call on host memory (wide arrays), its sides, and
@@ -121,6 +132,21 @@ int coll_state_init(coll_state_t *st, const mgcoll_call_t *c);
 int coll_stage_in(coll_state_t *st);
 int coll_stage_out(coll_state_t *st);
 void coll_state_free(coll_state_t *st);
+
+/* packed.c: the packed staging of the all-to-all sides (Alltoallv,
+   Alltoallw and the neighborhood v and w forms) on devices that are not
+   zero copy.  coll_packed_choose, after the side's blocks are known and
+   before its host memory is taken, says whether the side is staged packed
+   (its blocks whose peer is MPI_PROC_NULL are skipped; sd->pbytes set);
+   coll_packed_setup, once the side is open, takes pbuf, makes the blocks one
+   type (one launch of the pack engine each way) and rewrites the side's
+   arrays for MPI: byte counts, displacements into pbuf, MPI_PACKED.  In and
+   out pack the device bytes into pbuf and unpack pbuf into the device. */
+int coll_packed_choose(const mgcoll_call_t *c, coll_side_t *sd);
+int coll_packed_setup(coll_state_t *st, int k);
+int coll_packed_in(coll_side_t *sd);
+int coll_packed_out(coll_side_t *sd);
+void coll_packed_free(coll_side_t *sd);
 
 /* pmpi.c: MPI's own collective of hc (its _c form; blocking, I into *req,
    or _init into *req, by hc->mode). */

@@ -66,6 +66,7 @@ static int side_blocks(const mgcoll_call_t *c, coll_side_t *sd)
         b->disp = disp;
         b->count = count;
         b->dt = dt;
+        b->idx = i;
         mgpk_method_t m = mgdev_type_method(dt);
         b->flags = MGPK_F_METHOD(m);
         sd->hostm |= m == MGPK_METHOD_HOST;
@@ -128,7 +129,10 @@ static int side_open(const mgcoll_call_t *c, coll_side_t *sd)
     sd->sh_len = len;
     if (e.host) {
         sd->zc = 1;
+        sd->packed = 0;
         sd->view = e.host + off;
+    } else if (sd->packed) {
+        sd->view = NULL; /* MPI gets packed bytes instead (coll_packed_setup) */
     } else {
         mgp2p_lock();
         rc = mgdev_big_get(len, &sd->tmp, &sd->cap);
@@ -183,7 +187,11 @@ int coll_state_init(coll_state_t *st, const mgcoll_call_t *c)
         int k2 = sd->hi > sd->lo &&
                  mgdev_reg_in_range(mgdt_addr(s[k].buf, sd->lo), (size_t)(sd->hi - sd->lo));
         if (k2) {
+            rc = coll_packed_choose(c, sd);
+            MG_CHECK(rc, fn_fail);
             rc = side_open(c, sd);
+            if (rc != MPI_SUCCESS)
+                sd->packed = 0;
             if (rc == MPI_ERR_BUFFER && !st->err &&
                 (uint64_t)(sd->hi - sd->lo) <= COLL_SCRATCH_MAX) {
                 const char *m = mgerr_get(rc);
@@ -195,6 +203,9 @@ int coll_state_init(coll_state_t *st, const mgcoll_call_t *c)
                 sd->hbuf = mgdt_addr(sd->scratch, -sd->lo);
                 rc = MPI_SUCCESS;
             }
+            MG_CHECK(rc, fn_fail);
+            if (sd->packed)
+                rc = coll_packed_setup(st, k);
             MG_CHECK(rc, fn_fail);
         }
     }
@@ -404,6 +415,12 @@ int coll_stage_in(coll_state_t *st)
             rc = mgpk_finish(sd->pk); /* the device's commands end before MPI reads */
             continue;
         }
+        if (sd->packed) {
+            /* MPI writes every byte of the blocks that move */
+            if (sd->spec.dir & COLL_IN)
+                rc = coll_packed_in(sd);
+            continue;
+        }
         if (!(sd->spec.dir & COLL_IN) && sd->spec.full && (!sd->hostm || st->primed))
             continue;
         rc = side_in(sd);
@@ -418,7 +435,7 @@ int coll_stage_out(coll_state_t *st)
     for (int k = 0; k < 2 && rc == MPI_SUCCESS; k++) {
         coll_side_t *sd = &st->side[k];
         if (sd->dev && !sd->zc && !sd->scratch && (sd->spec.dir & COLL_OUT))
-            rc = side_out(sd);
+            rc = sd->packed ? coll_packed_out(sd) : side_out(sd);
     }
     return rc;
 }
@@ -443,6 +460,7 @@ void coll_state_free(coll_state_t *st)
         if (sd->mem)
             clReleaseMemObject(sd->mem);
         free(sd->scratch);
+        coll_packed_free(sd);
         memset(sd, 0, sizeof(*sd));
     }
     free(st->rs_counts);

@@ -139,6 +139,27 @@ int mgpk_pack(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, mgpk_buf_
 int mgpk_unpack(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, mgpk_buf_t src,
                 mgpk_buf_t dst, int64_t first, int64_t n, int flags);
 
+/*
+ * Batched packing: the blocks of one call, each count instances of its type
+ * at byte offset disp from the typed origin, packed one after the other in
+ * this order (the packed stream of one instance of a struct of the blocks).
+ * type is that struct, made by the caller (its size is the blocks' total):
+ * where every block has a contiguous, vector or subarray shape and the
+ * kernel method runs, one launch of the multi kernel moves every block,
+ * whatever their number, from a table of the blocks; otherwise the call is
+ * mgpk_pack (mgpk_unpack) of one instance of type.  Blocking; the whole
+ * stream, [0, type->size).  Returns an MPI error code.
+ */
+typedef struct mgpk_block {
+    const mgdt_type_t *type;
+    int64_t count;
+    int64_t disp;
+} mgpk_block_t;
+int mgpk_pack_multi(mgpk_ctx_t *ctx, const mgdt_type_t *type, const mgpk_block_t *blocks,
+                    int nblocks, mgpk_buf_t src, mgpk_buf_t dst, int flags);
+int mgpk_unpack_multi(mgpk_ctx_t *ctx, const mgdt_type_t *type, const mgpk_block_t *blocks,
+                      int nblocks, mgpk_buf_t src, mgpk_buf_t dst, int flags);
+
 /* Pack (or, with unpack, unpack) bytes [first, first + n) of the native
    packed stream of instances of type whose origin is typed, both in host
    memory, on the CPU: the datatype engine's walk, split over ctx's copy

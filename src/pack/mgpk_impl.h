@@ -20,6 +20,7 @@
 
 #define MGPK_NSTAGE 4             /* staging chunks in flight */
 #define MGPK_NWRAP 8              /* cached host-memory wrappers */
+#define MGPK_NMULTI 4             /* cached block tables of the multi kernels */
 #define MGPK_MAX_PROGS 4          /* programs (one per .cl file) */
 #define MGPK_NWIDTHS 5            /* W = 1, 2, 4, 8, 16 */
 #define MGPK_MAX_GLOBAL (1 << 20) /* work-items per launch of the span kernels; the rest loop */
@@ -63,6 +64,7 @@ typedef enum mgpk_family {
     MGPK_FAM_VECTOR_GRID,
     MGPK_FAM_SUB_GRID,
     MGPK_FAM_MAP_GRID,
+    MGPK_FAM_MULTI, /* blocks of shapes, one table (mgpk_pack_multi) */
     MGPK_FAM_COUNT
 } mgpk_family_t;
 
@@ -140,6 +142,15 @@ struct mgpk_ctx {
        engine without), so one entry would miss every time. */
     mgpk_calib_memo_t memo[MGPK_MEMO];
     int memo_next;
+    /* The block tables of the multi kernels (pk_kernel.c): the last few
+       calls' tables on the device (a halo's phases each have theirs), the
+       least recently used one rewritten for a new table; ctx->lock. */
+    struct mgpk_multi_tab {
+        cl_mem mem;
+        cl_long *host;
+        size_t cap, len; /* longs */
+        uint64_t used;
+    } multi[MGPK_NMULTI];
 };
 
 /* One call, as the methods see it. */
@@ -158,7 +169,14 @@ typedef struct mgpk_plan {
     int64_t unit_size, unit_step; /* ... of one repeating unit of this size, and the
                                      distance between the units' origins */
     const char *what;             /* for the verbose line */
+    const mgpk_block_t *blocks;   /* mgpk_pack_multi: the blocks of type (a struct of them) */
+    int nblocks;
+    cl_mem tab;   /* multi family: the block table on the device ... */
+    cl_long ntab; /* ... and its blocks */
 } mgpk_plan_t;
+
+/* Longs per block of the multi kernels' table (shape.cl, MG_MULTI_NP). */
+#define MGPK_MULTI_NP 12
 
 /* A method: plan a call, then enqueue sub-ranges of it on ctx->queue.  The
    enqueue waits for `wait` and hands back one event that completes when the

@@ -114,6 +114,11 @@ void mgpk_ctx_free(mgpk_ctx_t *ctx)
     mgpk_prog_release(ctx);
     stage_release(ctx);
     mgpk_hcopy_free(ctx->hcopy);
+    for (int i = 0; i < MGPK_NMULTI; i++) {
+        if (ctx->multi[i].mem)
+            clReleaseMemObject(ctx->multi[i].mem);
+        free(ctx->multi[i].host);
+    }
     for (int i = 0; i < MGPK_NWRAP; i++)
         if (ctx->wrap[i].mem)
             clReleaseMemObject(ctx->wrap[i].mem);

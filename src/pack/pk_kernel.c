@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mgpk_impl.h"
@@ -137,7 +138,126 @@ const mgdt_type_t *mgpk_native_view(const mgpk_ctx_t *ctx, const mgdt_type_t *ty
     return type->bytes;
 }
 
-static int kernel_plan(mgpk_ctx_t *ctx, mgpk_plan_t *plan, int64_t first, int64_t n, int64_t hint)
+/* The table of the multi kernels (mgpk_pack_multi) on the device, into
+   *mem: one of the last MGPK_NMULTI tables where it is the same (a repeated
+   halo exchange writes its table once), else the least recently used slot,
+   rewritten after the commands that may still read it. */
+static int multi_table(mgpk_ctx_t *ctx, const cl_long *tab, size_t len, cl_mem *mem)
+{
+    int rc = MPI_SUCCESS;
+    cl_int err;
+    struct mgpk_multi_tab *t = NULL;
+    for (int i = 0; i < MGPK_NMULTI; i++) {
+        struct mgpk_multi_tab *m = &ctx->multi[i];
+        if (m->mem && m->len == len && !memcmp(tab, m->host, len * sizeof(cl_long))) {
+            m->used = ++ctx->tick;
+            *mem = m->mem;
+            return MPI_SUCCESS;
+        }
+        if (!t || m->used < t->used)
+            t = m;
+    }
+    MG_CL_CHECK(clFinish(ctx->queue), "clFinish", rc, fn_fail);
+    t->len = 0;
+    if (len > t->cap) {
+        cl_long *h = realloc(t->host, len * sizeof(cl_long));
+        if (!h)
+            MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mgpk: out of host memory");
+        t->host = h;
+        if (t->mem)
+            clReleaseMemObject(t->mem);
+        t->mem = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY, len * sizeof(cl_long), NULL, &err);
+        t->cap = t->mem ? len : 0;
+        MG_CL_CHECK(err, "clCreateBuffer", rc, fn_fail);
+    }
+    MG_CL_CHECK(clEnqueueWriteBuffer(ctx->queue, t->mem, CL_TRUE, 0, len * sizeof(cl_long), tab, 0,
+                                     NULL, NULL),
+                "clEnqueueWriteBuffer", rc, fn_fail);
+    memcpy(t->host, tab, len * sizeof(cl_long));
+    t->len = len;
+    t->used = ++ctx->tick;
+    *mem = t->mem;
+fn_exit:
+    return rc;
+fn_fail:
+    goto fn_exit;
+}
+
+/* The multi family where every block of a batched call has a contiguous,
+   vector or subarray shape (its native view): *ok = 1, the table written,
+   the width chosen.  Else *ok = 0 and the type's own family runs. */
+static int multi_plan(mgpk_ctx_t *ctx, mgpk_plan_t *plan, int64_t first, int64_t n, int64_t hint,
+                      int *ok)
+{
+    int rc = MPI_SUCCESS;
+    *ok = 0;
+    if (!plan->blocks || plan->nblocks < 1 || plan->count != 1 || (plan->flags & MGPK_F_EXTERNAL32))
+        return MPI_SUCCESS;
+    cl_long *tab = malloc((size_t)plan->nblocks * MGPK_MULTI_NP * sizeof(cl_long));
+    if (!tab)
+        return mgerr_set(MPI_ERR_NO_MEM, "mgpk: out of host memory");
+    uint64_t mix = (uint64_t)plan->typed_off | (uint64_t)first | (uint64_t)n | (uint64_t)hint;
+    int64_t at = 0;
+    size_t len = 0;
+    for (int i = 0; i < plan->nblocks; i++) {
+        const mgpk_block_t *b = &plan->blocks[i];
+        if (b->count <= 0 || b->type->size == 0)
+            continue;
+        /* the type, or its byte view (the same packed bytes) */
+        const mgdt_type_t *v = b->type;
+        if (!mgpk_shape_ok(v, b->count))
+            v = b->type->bytes;
+        if (!v || !mgpk_shape_ok(v, b->count))
+            goto fn_exit; /* not a shape: the struct's own kernel */
+        const mgdt_shape_t *sh = &v->shape;
+        cl_long *d = tab + len;
+        d[0] = at;
+        d[1] = b->count * v->size;
+        d[2] = b->disp + sh->offset;
+        d[3] = v->extent;
+        d[4] = v->size;
+        d[6] = d[7] = d[8] = 1;
+        d[9] = d[10] = d[11] = 0;
+        if (sh->kind == MGDT_SHAPE_CONTIG) {
+            d[5] = v->size;
+        } else if (sh->kind == MGDT_SHAPE_VECTOR) {
+            d[5] = sh->blocklen;
+            d[8] = sh->count;
+            d[11] = sh->stride;
+        } else {
+            d[5] = sh->blocklen;
+            for (int k = 0; k < 3; k++) {
+                d[6 + k] = shape_sub(sh->sub[k]);
+                d[9 + k] = sh->strides[k];
+            }
+        }
+        mix |= (uint64_t)v->align | (uint64_t)d[0] | (uint64_t)d[1] | (uint64_t)d[2] |
+               (uint64_t)d[5] | (uint64_t)d[9] | (uint64_t)d[10] | (uint64_t)d[11];
+        if (b->count > 1)
+            mix |= (uint64_t)v->extent;
+        at += d[1];
+        len += MGPK_MULTI_NP;
+    }
+    if (!len || at != plan->type->size)
+        goto fn_exit; /* not the blocks of this type */
+    rc = mgpk_prog_ensure(ctx);
+    MG_CHECK(rc, fn_exit);
+    if (!ctx->kernels[MGPK_FAM_MULTI][0][0])
+        goto fn_exit; /* a program cached before the multi kernels: not built */
+    rc = multi_table(ctx, tab, len, &plan->tab);
+    MG_CHECK(rc, fn_exit);
+    plan->ntab = (cl_long)(len / MGPK_MULTI_NP);
+    plan->width = mgpk_width(mix);
+    plan->contig = 0;
+    plan->family = MGPK_FAM_MULTI;
+    plan->what = "multi kernel";
+    *ok = 1;
+fn_exit:
+    free(tab);
+    return rc;
+}
+
+static int type_plan(mgpk_ctx_t *ctx, mgpk_plan_t *plan, int64_t first, int64_t n, int64_t hint)
 {
     int rc = MPI_SUCCESS;
     const mgdt_type_t *type = plan->type;
@@ -204,6 +324,15 @@ fn_exit:
     return rc;
 fn_fail:
     goto fn_exit;
+}
+
+static int kernel_plan(mgpk_ctx_t *ctx, mgpk_plan_t *plan, int64_t first, int64_t n, int64_t hint)
+{
+    int multi = 0;
+    int rc = multi_plan(ctx, plan, first, n, hint, &multi);
+    if (rc != MPI_SUCCESS || multi)
+        return rc;
+    return type_plan(ctx, plan, first, n, hint);
 }
 
 /*
@@ -326,6 +455,14 @@ static int kernel_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packe
             ka->grid_set = 1;
         }
         a++;
+    } else if (plan->family == MGPK_FAM_MULTI) {
+        SET_LONG(a++, plan->ntab);
+        SET_LONG(a++, toff);
+        SET_LONG(a++, poff);
+        SET_LONG(a++, first_l);
+        SET_LONG(a++, nwords);
+        SET_LONG(a++, span);
+        SET_ARG(k, a++, plan->tab);
     } else if (plan->family == MGPK_FAM_MAP) {
         SET_ARG(k, a++, plan->map);
         SET_LONG(a++, plan->unit_size);

@@ -486,7 +486,8 @@ static int contig_move(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, 
 }
 
 static int transfer(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, mgpk_dir_t dir,
-                    mgpk_buf_t typed, mgpk_buf_t packed, int64_t first, int64_t n, int flags)
+                    mgpk_buf_t typed, mgpk_buf_t packed, int64_t first, int64_t n, int flags,
+                    const mgpk_block_t *blocks, int nblocks)
 {
     int contig = !(flags & MGPK_F_EXTERNAL32) && mgpk_contig(type, count);
     int rc = check_args(ctx, type, count, typed, first, n, flags, contig);
@@ -503,7 +504,9 @@ static int transfer(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, mgp
                         .dir = dir,
                         .flags = flags,
                         .typed = typed.mem,
-                        .typed_off = typed.offset};
+                        .typed_off = typed.offset,
+                        .blocks = blocks,
+                        .nblocks = nblocks};
     pthread_mutex_lock(&ctx->lock);
     rc = mgpk_transfer_locked(ctx, &plan, packed, first, n);
     pthread_mutex_unlock(&ctx->lock);
@@ -516,11 +519,23 @@ fn_exit:
 int mgpk_pack(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, mgpk_buf_t src,
               mgpk_buf_t dst, int64_t first, int64_t n, int flags)
 {
-    return transfer(ctx, type, count, MGPK_DIR_PACK, src, dst, first, n, flags);
+    return transfer(ctx, type, count, MGPK_DIR_PACK, src, dst, first, n, flags, NULL, 0);
 }
 
 int mgpk_unpack(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, mgpk_buf_t src,
                 mgpk_buf_t dst, int64_t first, int64_t n, int flags)
 {
-    return transfer(ctx, type, count, MGPK_DIR_UNPACK, dst, src, first, n, flags);
+    return transfer(ctx, type, count, MGPK_DIR_UNPACK, dst, src, first, n, flags, NULL, 0);
+}
+
+int mgpk_pack_multi(mgpk_ctx_t *ctx, const mgdt_type_t *type, const mgpk_block_t *blocks,
+                    int nblocks, mgpk_buf_t src, mgpk_buf_t dst, int flags)
+{
+    return transfer(ctx, type, 1, MGPK_DIR_PACK, src, dst, 0, type->size, flags, blocks, nblocks);
+}
+
+int mgpk_unpack_multi(mgpk_ctx_t *ctx, const mgdt_type_t *type, const mgpk_block_t *blocks,
+                      int nblocks, mgpk_buf_t src, mgpk_buf_t dst, int flags)
+{
+    return transfer(ctx, type, 1, MGPK_DIR_UNPACK, dst, src, 0, type->size, flags, blocks, nblocks);
 }

@@ -35,8 +35,9 @@ uint64_t mgpk_fnv1a(uint64_t h, const void *data, size_t len)
     return h;
 }
 
-static const char *const family_prefix[MGPK_FAM_COUNT] = {
-    "mg_", "mg_swap_", "mg_vec_", "mg_sub_", "mg_map_", "mg_vecg_", "mg_subg_", "mg_mapg_"};
+static const char *const family_prefix[MGPK_FAM_COUNT] = {"mg_",      "mg_swap_", "mg_vec_",
+                                                          "mg_sub_",  "mg_map_",  "mg_vecg_",
+                                                          "mg_subg_", "mg_mapg_", "mg_multi_"};
 
 /* Key of one program: device identity, driver, build options and source. */
 static int prog_key(mgpk_ctx_t *ctx, const mgpk_source_t *src, uint64_t *key)

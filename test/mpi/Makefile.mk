@@ -403,3 +403,11 @@ test_mpi_coll_red_pipe_SOURCES = $(test_mpi_coll_red_SOURCES)
 test_mpi_coll_red_pipe_LDADD = $(test_mpi_coll_red_LDADD)
 TESTS += test/mpi/coll_red test/mpi/coll_red2 test/mpi/coll_red3 test/mpi/coll_red4 \
 	test/mpi/coll_red_auto test/mpi/coll_red_pipe
+
+# Fused packing of the all-to-all collectives (src/coll/packed.c): one pack
+# and one unpack launch per call whatever the number of derived-type blocks,
+# counted through MPI_T under MPIGPU_PACK=kernel (the testlist).
+check_PROGRAMS += test/mpi/coll_fused
+test_mpi_coll_fused_SOURCES = test/mpi/coll_fused.c test/mpi/mpit_read.c test/mpi/mpit_read.h
+test_mpi_coll_fused_LDADD = libmpigpu.la $(OPENCL_LIBS)
+TESTS += test/mpi/coll_fused

@@ -138,7 +138,9 @@ typedef struct run {
     int64_t pshift;       /* offset of the packed side */
     int flags;
     int unpack;
-    int pinned; /* mark the host packed side page-locked */
+    int pinned;                 /* mark the host packed side page-locked */
+    const mgpk_block_t *blocks; /* mgpk_pack_multi of these blocks of t (count 1, whole) */
+    int nblocks;
 } run_t;
 
 static unsigned char pat(int64_t i, int seed)
@@ -200,7 +202,12 @@ static int check(run_t r)
     mgpk_buf_t typed = {.mem = tm, .offset = origin};
     mgpk_buf_t packed = r.dev ? (mgpk_buf_t){.mem = pm, .offset = r.pshift}
                               : (mgpk_buf_t){.host = pk + r.pshift, .pinned = r.pinned};
-    int rc = r.unpack ? mgpk_unpack(r.ctx, t, r.count, packed, typed, r.first, n, r.flags)
+    int rc;
+    if (r.blocks)
+        rc = r.unpack ? mgpk_unpack_multi(r.ctx, t, r.blocks, r.nblocks, packed, typed, r.flags)
+                      : mgpk_pack_multi(r.ctx, t, r.blocks, r.nblocks, typed, packed, r.flags);
+    else
+        rc = r.unpack ? mgpk_unpack(r.ctx, t, r.count, packed, typed, r.first, n, r.flags)
                       : mgpk_pack(r.ctx, t, r.count, typed, packed, r.first, n, r.flags);
     ck_assert_msg(rc == MPI_SUCCESS, "rc %d: %s", rc, mgerr_get(rc));
     dev_read(tm, ulen, uout);
@@ -734,6 +741,93 @@ START_TEST(test_specialized)
 }
 END_TEST
 
+/* A struct of four blocks of shapes (2 vectors at 8, a 3D subarray at 600,
+   3 contiguous leaves at 1200, 2 2D subarrays at 1400), as a caller of
+   mgpk_pack_multi makes it: node indices fixed by the order of creation. */
+static mgdt_type_t *mk_multi(void)
+{
+    tb_t b = {.nn = 0};
+    int s = tb_node(&b, MGDT_K_STRUCT, 4, 0, 0);
+    tb_la(&b, s, 5, (int64_t[]){2, 1, 3, 2, 0});
+    tb_la(&b, s, 4, (int64_t[]){8, 600, 1200, 1400});
+    tb_la(&b, s, 4, (int64_t[]){1, 3, 5, 6});
+    tb_node(&b, MGDT_K_VECTOR, 5, 3, 40); /* 1 */
+    tb_leaf(&b, 4, 4);
+    int u = tb_node(&b, MGDT_K_SUBARRAY, 0, 0, (1 * 30 + 1 * 6 + 2) * 4); /* 3 */
+    b.nodes[u].ndims = 3;
+    b.nodes[u].extent = 480;
+    tb_la(&b, u, 6, (int64_t[]){2, 3, 4, 120, 24, 4});
+    tb_leaf(&b, 4, 4);
+    tb_leaf(&b, 24, 4);                                          /* 5 */
+    int w = tb_node(&b, MGDT_K_SUBARRAY, 0, 0, (2 * 8 + 1) * 8); /* 6 */
+    b.nodes[w].ndims = 2;
+    b.nodes[w].extent = 384;
+    tb_la(&b, w, 4, (int64_t[]){3, 4, 64, 8});
+    tb_leaf(&b, 8, 8);
+    return tb_type(&b);
+}
+
+/* mgpk_pack_multi: every block in one launch of the multi kernel, the
+   struct's bytes (the reference's) on every path, a chunked pipeline
+   included; blocks that are not all shapes take the struct's own kernel. */
+START_TEST(test_multi)
+{
+    mgdt_type_t *t = mk_multi();
+    const mgpk_block_t blocks[4] = {{types[C_VEC], 2, 8},
+                                    {types[C_SUB3], 1, 600},
+                                    {types[C_LEAF], 3, 1200},
+                                    {types[C_SUB2], 2, 1400}};
+    ck_assert_int_eq(t->size, 2 * types[C_VEC]->size + types[C_SUB3]->size +
+                                  3 * types[C_LEAF]->size + 2 * types[C_SUB2]->size);
+    /* 0: direct, 1: a chunked pipeline, 2: spans of 12 bytes (runs cut
+       anywhere) */
+    for (int pipe = 0; pipe < 3; pipe++) {
+        mgpk_ctx_t *ctx = pipe == 2 ? mk_ctx_span(MGPK_METHOD_KERNEL, 0, 0, 12)
+                                    : mk_ctx(MGPK_METHOD_KERNEL, pipe, pipe ? 256 : 0);
+        for (int unpack = 0; unpack < 2; unpack++)
+            for (int dev = 0; dev < 2; dev++) {
+                mgpk_stats_t a, z;
+                mgpk_ctx_stats(ctx, &a);
+                check((run_t){.ctx = ctx,
+                              .t = t,
+                              .count = 1,
+                              .n = -1,
+                              .unpack = unpack,
+                              .dev = dev,
+                              .shift = 8,
+                              .blocks = blocks,
+                              .nblocks = 4});
+                mgpk_ctx_stats(ctx, &z);
+                ck_assert_str_eq(z.last_what, "multi kernel");
+                /* one launch per call; per chunk of the pipeline */
+                if (pipe != 1 || dev)
+                    ck_assert_int_eq(z.launches - a.launches, 1);
+                else
+                    ck_assert_int_ge(z.launches - a.launches, 2);
+            }
+        /* an indexed block: the struct's generic kernel, the same bytes */
+        const mgpk_block_t bad[4] = {blocks[0], {types[C_INDEXED], 1, 600}, blocks[2], blocks[3]};
+        unsigned char *p1 = calloc(1, 4096), *p2 = calloc(1, 4096), *user = malloc(4096);
+        for (int j = 0; j < 4096; j++)
+            user[j] = pat(j, 5);
+        cl_mem tm = dev_buf(4096, user);
+        mgpk_buf_t src = {.mem = tm, .offset = 16};
+        ck_assert_int_eq(mgpk_pack_multi(ctx, t, bad, 4, src, (mgpk_buf_t){.host = p1}, 0),
+                         MPI_SUCCESS);
+        mgpk_stats_t z;
+        mgpk_ctx_stats(ctx, &z);
+        ck_assert_str_ne(z.last_what, "multi kernel");
+        ck_assert_int_eq(mgpk_pack(ctx, t, 1, src, (mgpk_buf_t){.host = p2}, 0, t->size, 0),
+                         MPI_SUCCESS);
+        ck_assert_int_eq(memcmp(p1, p2, t->size), 0);
+        clReleaseMemObject(tm);
+        free(p1), free(p2), free(user);
+        mgpk_ctx_free(ctx);
+    }
+    tt_free(t);
+}
+END_TEST
+
 START_TEST(test_copy_method)
 {
     mgpk_ctx_t *ctx = mk_ctx(MGPK_METHOD_COPY, 0, 0);
@@ -921,6 +1015,7 @@ int main(void)
     tcase_add_test(tc, test_widths);
     tcase_add_test(tc, test_spans);
     tcase_add_test(tc, test_specialized);
+    tcase_add_test(tc, test_multi);
     tcase_add_test(tc, test_external32);
     tcase_add_test(tc, test_pipeline);
     tcase_add_test(tc, test_pipeline_threads);

@@ -350,3 +350,85 @@ MG_MAP_GRID(2, ushort)
 MG_MAP_GRID(4, uint)
 MG_MAP_GRID(8, ulong)
 MG_MAP_GRID(16, uint4)
+
+/*
+ * Multi kernels: several blocks in one launch (mgpk_pack_multi), each a
+ * count of instances of a contiguous, vector or subarray shape, their packed
+ * bytes one after the other.  The table holds MG_MULTI_NP longs per block
+ * (pk_kernel.c fills it): packed start and length in the call's packed
+ * stream, the typed offset of its first run from the typed origin, the
+ * instance extent and size, the run length, and the runs of a box s0 x s1 x
+ * s2 (s2 fastest), t0/t1/t2 bytes apart (a vector: 1 x 1 x count, a
+ * contiguous run: 1 x 1 x 1).  Each work-item owns `span` consecutive
+ * packed words: it finds the block of its first word by bisection, then
+ * walks the runs by counters and goes on into the next block at its end.
+ */
+#define MG_MULTI_NP 12
+
+#define MG_MULTI(W, T, NAME, TCONST, PCONST, MOVE)                                                 \
+    __kernel void NAME(long nblk, long typed_off, long packed_off, long first, long nwords,        \
+                       long span, __global const long *tab, TCONST uchar *typed,                   \
+                       PCONST uchar *packed)                                                       \
+    {                                                                                              \
+        for (long sp = get_global_id(0) * span; sp < nwords; sp += get_global_size(0) * span) {    \
+            long w = sp, wend = min(sp + span, nwords), pos = first + w * (W);                     \
+            long lo = 0, hi = nblk - 1;                                                            \
+            while (lo < hi) {                                                                      \
+                long mid = (lo + hi + 1) / 2;                                                      \
+                if (tab[mid * MG_MULTI_NP] <= pos)                                                 \
+                    lo = mid;                                                                      \
+                else                                                                               \
+                    hi = mid - 1;                                                                  \
+            }                                                                                      \
+            for (long bk = lo; w < wend && bk < nblk; bk++) {                                      \
+                __global const long *d = tab + bk * MG_MULTI_NP;                                   \
+                long pstart = d[0], plen = d[1], extent = d[3], size = d[4], blocklen = d[5];      \
+                long s0 = d[6], s1 = d[7], s2 = d[8], t0 = d[9], t1 = d[10], t2 = d[11];           \
+                long bend = min(wend, (pstart + plen - first) / (W));                              \
+                pos = first + w * (W);                                                             \
+                long r = pos - pstart, k = r / size;                                               \
+                r -= k * size;                                                                     \
+                long run = r / blocklen, b = r - run * blocklen;                                   \
+                long i2 = run % s2;                                                                \
+                run /= s2;                                                                         \
+                long i1 = run % s1, i0 = run / s1;                                                 \
+                long inst = typed_off + d[2] + k * extent, row = inst + i0 * t0 + i1 * t1;         \
+                long run_off = row + i2 * t2;                                                      \
+                while (w < bend) {                                                                 \
+                    long nw = blocklen / (W), nr = b == 0 ? min(s2 - i2, (bend - w) / nw) : 0;     \
+                    if (nr > 0) {                                                                  \
+                        /* whole runs left in the row: one tight nested loop */                    \
+                        for (long j = 0; j < nr; j++) {                                            \
+                            __global T *tp = (__global T *)(typed + run_off + j * t2);             \
+                            __global T *pp =                                                       \
+                                (__global T *)(packed + packed_off + (w + j * nw) * (W));          \
+                            for (long i = 0; i < nw; i++)                                          \
+                                MOVE;                                                              \
+                        }                                                                          \
+                        w += nr * nw;                                                              \
+                        i2 += nr - 1;                                                              \
+                        run_off += (nr - 1) * t2;                                                  \
+                    } else {                                                                       \
+                        long m = min((blocklen - b) / (W), bend - w);                              \
+                        __global T *tp = (__global T *)(typed + run_off + b);                      \
+                        __global T *pp = (__global T *)(packed + packed_off + w * (W));            \
+                        for (long i = 0; i < m; i++)                                               \
+                            MOVE;                                                                  \
+                        w += m;                                                                    \
+                        b = 0;                                                                     \
+                    }                                                                              \
+                    MG_SUB_NEXT                                                                    \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+#define MG_MULTI_W(W, T)                                                                           \
+    MG_MULTI(W, T, mg_multi_pack_w##W, __global const, __global, pp[i] = tp[i])                    \
+    MG_MULTI(W, T, mg_multi_unpack_w##W, __global, __global const, tp[i] = pp[i])
+
+MG_MULTI_W(1, uchar)
+MG_MULTI_W(2, ushort)
+MG_MULTI_W(4, uint)
+MG_MULTI_W(8, ulong)
+MG_MULTI_W(16, uint4)

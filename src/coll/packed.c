@@ -1,0 +1,291 @@
+/*
+ * Packed staging of the all-to-all sides (doc/design.md, "Collectives"):
+ * MPI_Alltoallv, MPI_Alltoallw, MPI_Neighbor_alltoallv and
+ * MPI_Neighbor_alltoallw, and their I, _init and _c forms, on a device
+ * that is not zero copy.  A side's blocks (one per peer, each a count of a
+ * datatype at a displacement) become one datatype, a struct of the blocks
+ * in peer order, so that the pack engine packs every block of the side
+ * into one contiguous host buffer in one call (one kernel launch where
+ * the kernel method runs), and unpacks every block it receives from one
+ * in one call.  MPI moves the packed bytes: MPI_PACKED counts of the
+ * blocks' sizes, at their offsets in the buffer.  A message sent as
+ * MPI_PACKED matches any receive type and the reverse, so the other
+ * processes may stage otherwise or not at all.  Only the blocks' bytes
+ * cross between device and host, never the span between them (a halo's
+ * faces of a cube, not the cube).
+ *
+ * A neighborhood block whose peer is MPI_PROC_NULL (a Cartesian topology
+ * without periods) moves nothing: it is left out of the type and gets a
+ * count of 0, so that its receive bytes stay as they are on the device.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mgerr.h"
+#include "coll_impl.h"
+
+static int packed_kind(mgcoll_kind_t k)
+{
+    return k == MGCOLL_ALLTOALLV || k == MGCOLL_ALLTOALLW || k == MGCOLL_NEIGHBOR_ALLTOALLV ||
+           k == MGCOLL_NEIGHBOR_ALLTOALLW;
+}
+
+/* The peers of a neighborhood side, in MPI's order: the sources (in) or
+   the destinations, n of them, into p.  Returns 0, or -1 where the
+   topology does not say (p is then left alone). */
+static int side_peers(MPI_Comm comm, int in, int n, int *p)
+{
+    int topo = MPI_UNDEFINED, rc = 0;
+    if (PMPI_Topo_test(comm, &topo) != MPI_SUCCESS)
+        return -1;
+    if (topo == MPI_CART) {
+        int nd = 0;
+        PMPI_Cartdim_get(comm, &nd);
+        if (2 * nd != n)
+            return -1;
+        /* per dimension: the neighbor below, then the one above, both ways */
+        for (int d = 0; d < nd; d++)
+            if (PMPI_Cart_shift(comm, d, 1, &p[2 * d], &p[2 * d + 1]) != MPI_SUCCESS)
+                return -1;
+        return 0;
+    }
+    if (topo == MPI_GRAPH) {
+        int rank = 0, k = 0;
+        PMPI_Comm_rank(comm, &rank);
+        PMPI_Graph_neighbors_count(comm, rank, &k);
+        if (k != n)
+            return -1;
+        return PMPI_Graph_neighbors(comm, rank, n, p) == MPI_SUCCESS ? 0 : -1;
+    }
+    if (topo != MPI_DIST_GRAPH)
+        return -1;
+    int indeg = 0, outdeg = 0, weighted = 0;
+    PMPI_Dist_graph_neighbors_count(comm, &indeg, &outdeg, &weighted);
+    if ((in ? indeg : outdeg) != n)
+        return -1;
+    size_t m = (size_t)(indeg + outdeg + 1);
+    int *a = malloc(2 * m * sizeof(int));
+    if (!a)
+        return -1;
+    int *src = a, *dst = a + indeg, *w = a + m;
+    if (PMPI_Dist_graph_neighbors(comm, indeg, src, weighted ? w : MPI_UNWEIGHTED, outdeg, dst,
+                                  weighted ? w + indeg : MPI_UNWEIGHTED) != MPI_SUCCESS)
+        rc = -1;
+    else
+        memcpy(p, in ? src : dst, (size_t)n * sizeof(int));
+    free(a);
+    return rc;
+}
+
+int coll_packed_choose(const mgcoll_call_t *c, coll_side_t *sd)
+{
+    const coll_spec_t *s = &sd->spec;
+    sd->packed = 0;
+    if (!packed_kind(c->kind) || s->form == COLL_SINGLE || !s->dir || sd->hostm)
+        return MPI_SUCCESS;
+    int *peers = NULL;
+    if (c->kind == MGCOLL_NEIGHBOR_ALLTOALLV || c->kind == MGCOLL_NEIGHBOR_ALLTOALLW) {
+        peers = malloc((size_t)(s->n > 0 ? s->n : 1) * sizeof(int));
+        if (!peers)
+            return mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", c->fn);
+        if (side_peers(c->comm, s->dir == COLL_OUT, s->n, peers) != 0) {
+            free(peers);
+            peers = NULL;
+        }
+    }
+    int64_t total = 0;
+    int live = 0, fits = 1;
+    for (int i = 0; i < sd->nblk; i++) {
+        coll_blk_t *b = &sd->blk[i];
+        int64_t n = 0;
+        b->skip = b->type->size == 0 || (peers && peers[b->idx] == MPI_PROC_NULL);
+        if (b->skip)
+            continue;
+        live++;
+        fits &= b->count <= INT32_MAX; /* a struct's block length is an int */
+        if (__builtin_mul_overflow(b->count, b->type->size, &n) ||
+            __builtin_add_overflow(total, n, &total))
+            fits = 0;
+    }
+    free(peers);
+    if (live > 1 && !fits)
+        return MPI_SUCCESS; /* the span staging, block by block */
+    sd->pbytes = total;
+    sd->packed = 1;
+    return MPI_SUCCESS;
+}
+
+/* The blocks that move as one type: count instances at buf + disp, with
+   the pack flags to use; NULL where none moves. */
+static const mgdt_type_t *packed_type(const coll_side_t *sd, int64_t *count, int64_t *disp,
+                                      int *flags)
+{
+    *count = 1;
+    *disp = 0;
+    *flags = 0;
+    if (sd->ftype)
+        return sd->ftype;
+    for (int i = 0; i < sd->nblk; i++) {
+        const coll_blk_t *b = &sd->blk[i];
+        if (!b->skip) {
+            *count = b->count;
+            *disp = b->disp;
+            *flags = b->flags;
+            return b->type;
+        }
+    }
+    return NULL;
+}
+
+/* Two or more blocks that move: one struct type of them, in peer order,
+   displacements from buf (sd->fused, freed with the state). */
+static int packed_fuse(coll_side_t *sd, int live)
+{
+    int rc = MPI_SUCCESS, j = 0;
+    int *bl = malloc((size_t)live * sizeof(int));
+    MPI_Aint *disp = malloc((size_t)live * sizeof(MPI_Aint));
+    MPI_Datatype *dts = malloc((size_t)live * sizeof(MPI_Datatype));
+    if (!bl || !disp || !dts) {
+        rc = mgerr_set(MPI_ERR_NO_MEM, "mpigpu: out of host memory");
+        goto fn_exit;
+    }
+    for (int i = 0; i < sd->nblk; i++) {
+        const coll_blk_t *b = &sd->blk[i];
+        if (b->skip)
+            continue;
+        bl[j] = (int)b->count;
+        disp[j] = (MPI_Aint)b->disp;
+        dts[j++] = b->dt;
+    }
+    rc = PMPI_Type_create_struct(live, bl, disp, dts, &sd->fused);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Type_commit(&sd->fused);
+    if (rc == MPI_SUCCESS)
+        rc = mgdt_type_acquire(sd->fused, &sd->ftype);
+    if (rc != MPI_SUCCESS)
+        rc = mgerr_prepend(rc, "mpigpu: the blocks of a collective as one datatype");
+fn_exit:
+    free(bl);
+    free(disp);
+    free(dts);
+    return rc;
+}
+
+int coll_packed_setup(coll_state_t *st, int k)
+{
+    coll_side_t *sd = &st->side[k];
+    const coll_spec_t *s = &sd->spec;
+    int rc = MPI_SUCCESS, live = 0;
+    size_t want = (size_t)(sd->pbytes > 0 ? sd->pbytes : 1);
+    mgp2p_lock();
+    /* Pinned staging where the pool has room, as point-to-point messages
+       take it (the pack engine then reads and writes it straight from the
+       device); not for a persistent call, which would hold it until freed. */
+    if (st->hc.mode != MGCOLL_PERSISTENT)
+        rc = want <= mgdev_stage_chunk() ? mgdev_stage_get(want, &sd->pstage)
+                                         : mgdev_stage_get_big(want, &sd->pstage);
+    if (rc == MPI_SUCCESS && sd->pstage)
+        sd->pbuf = sd->pstage->ptr;
+    else if (rc == MPI_SUCCESS)
+        rc = mgdev_big_get(want, &sd->pbuf, &sd->pcap);
+    mgp2p_unlock();
+    if (rc != MPI_SUCCESS)
+        return mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory for %lld packed bytes",
+                         st->hc.fn, (long long)sd->pbytes);
+    for (int i = 0; i < sd->nblk; i++)
+        live += !sd->blk[i].skip;
+    if (live > 1) {
+        rc = packed_fuse(sd, live);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        sd->pblk = malloc((size_t)live * sizeof(*sd->pblk));
+        if (!sd->pblk)
+            return mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", st->hc.fn);
+        for (int i = 0; i < sd->nblk; i++) {
+            const coll_blk_t *b = &sd->blk[i];
+            if (!b->skip)
+                sd->pblk[sd->npblk++] =
+                    (mgpk_block_t){.type = b->type, .count = b->count, .disp = b->disp};
+        }
+    }
+    /* MPI's arrays: the blocks' packed bytes one after the other, in peer
+       order (the struct's order); a block that moves nothing gets 0 */
+    int64_t off = 0;
+    int j = 0;
+    for (int i = 0; i < s->n; i++) {
+        while (j < sd->nblk && sd->blk[j].idx < i)
+            j++;
+        sd->counts[i] = 0;
+        sd->displs[i] = (MPI_Aint)off;
+        if (j < sd->nblk && sd->blk[j].idx == i && !sd->blk[j].skip) {
+            sd->counts[i] = sd->blk[j].count * sd->blk[j].type->size;
+            off += sd->counts[i];
+        }
+    }
+    if (s->form == COLL_W) {
+        sd->ptypes = malloc((size_t)(s->n > 0 ? s->n : 1) * sizeof(MPI_Datatype));
+        if (!sd->ptypes)
+            return mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", st->hc.fn);
+        for (int i = 0; i < s->n; i++)
+            sd->ptypes[i] = MPI_PACKED;
+        if (k == 0)
+            st->hc.stypes = sd->ptypes;
+        else
+            st->hc.rtypes = sd->ptypes;
+    } else if (k == 0) {
+        st->hc.stype = MPI_PACKED;
+    } else {
+        st->hc.rtype = MPI_PACKED;
+    }
+    sd->hbuf = sd->pbuf;
+    return MPI_SUCCESS;
+}
+
+int coll_packed_in(coll_side_t *sd)
+{
+    int64_t count = 0, disp = 0;
+    int flags = 0;
+    const mgdt_type_t *t = packed_type(sd, &count, &disp, &flags);
+    if (!t || !sd->pbytes)
+        return MPI_SUCCESS;
+    mgpk_buf_t d = {.mem = sd->mem, .offset = sd->eoff - sd->lo + disp};
+    mgpk_buf_t h = {.host = sd->pbuf, .pinned = sd->pstage != NULL};
+    if (sd->pblk)
+        return mgpk_pack_multi(sd->pk, t, sd->pblk, sd->npblk, d, h, flags);
+    return mgpk_pack(sd->pk, t, count, d, h, 0, sd->pbytes, flags);
+}
+
+int coll_packed_out(coll_side_t *sd)
+{
+    int64_t count = 0, disp = 0;
+    int flags = 0;
+    const mgdt_type_t *t = packed_type(sd, &count, &disp, &flags);
+    if (!t || !sd->pbytes)
+        return MPI_SUCCESS;
+    mgpk_buf_t d = {.mem = sd->mem, .offset = sd->eoff - sd->lo + disp};
+    mgpk_buf_t h = {.host = sd->pbuf, .pinned = sd->pstage != NULL};
+    if (sd->pblk)
+        return mgpk_unpack_multi(sd->pk, t, sd->pblk, sd->npblk, h, d, flags);
+    return mgpk_unpack(sd->pk, t, count, h, d, 0, sd->pbytes, flags);
+}
+
+void coll_packed_free(coll_side_t *sd)
+{
+    if (sd->pstage || sd->pbuf) {
+        mgp2p_lock();
+        if (sd->pstage)
+            mgdev_stage_put(sd->pstage);
+        else
+            mgdev_big_put(sd->pbuf, sd->pcap);
+        mgp2p_unlock();
+        sd->pstage = NULL;
+        sd->pbuf = NULL;
+    }
+    free(sd->ptypes);
+    sd->ptypes = NULL;
+    free(sd->pblk);
+    sd->pblk = NULL;
+    sd->npblk = 0;
+}
