@@ -29,6 +29,7 @@
 #define CL_MEM_SIZE 0x1102
 
 static const mgtr_transport_t *t = &mgtr_transport_tcp;
+static unsigned crypt_offer; /* MPIGPU_VCL_ENCRYPT, MPIGPU_VCL_CIPHER */
 static int failures;
 
 #define CHECK(cond, ...)                                                                           \
@@ -50,7 +51,7 @@ static mgtr_ep_t *session(const char *addr, const mgw_key_t *key, int *ok)
         fprintf(stderr, "connect: %s\n", err);
         exit(1);
     }
-    *ok = !mgtr_auth_client(t, ep, key, MGW_LANE_CMD, 0, token, err, sizeof err);
+    *ok = !mgtr_auth_client(t, ep, key, crypt_offer, MGW_LANE_CMD, 0, token, err, sizeof err);
     if (!*ok)
         fprintf(stderr, "handshake refused as expected? %s\n", err);
     return ep;
@@ -424,7 +425,7 @@ static mgtr_ep_t *striped_session(const char *addr, const mgw_key_t *key, uint32
     size_t n = 0;
     mgw_buf_t m;
     if (t->connect(addr, &ep, err, sizeof err) ||
-        mgtr_auth_client(t, ep, key, MGW_LANE_CMD, 0, tok, err, sizeof err)) {
+        mgtr_auth_client(t, ep, key, crypt_offer, MGW_LANE_CMD, 0, tok, err, sizeof err)) {
         fprintf(stderr, "session: %s\n", err);
         exit(1);
     }
@@ -445,7 +446,7 @@ static mgtr_ep_t *join(const char *addr, const mgw_key_t *key, uint8_t tok[MGW_T
     mgtr_ep_t *ep;
     char err[256];
     if (t->connect(addr, &ep, err, sizeof err) ||
-        mgtr_auth_client(t, ep, key, MGW_LANE_BULK, idx, tok, err, sizeof err)) {
+        mgtr_auth_client(t, ep, key, crypt_offer, MGW_LANE_BULK, idx, tok, err, sizeof err)) {
         fprintf(stderr, "join: %s\n", err);
         exit(1);
     }
@@ -552,7 +553,8 @@ int main(int argc, char **argv)
                 "usage: rawclient HOST:PORT KEYFILE foreign|malformed|auth|cma PID|stripes CAP\n");
         return 2;
     }
-    if (mgw_key_load(argv[2], &key, err, sizeof err)) {
+    if (mgw_key_load(argv[2], &key, err, sizeof err) ||
+        mgtr_crypt_setup(1, &crypt_offer, err, sizeof err)) {
         fprintf(stderr, "%s\n", err);
         return 2;
     }

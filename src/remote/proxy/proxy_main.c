@@ -1,6 +1,6 @@
 /*
  * mpigpu-proxy --listen HOST:PORT --key-file FILE [--device SUBSTRING[:N]]...
- *              [--no-shm] [--no-cma] [--streams N]
+ *              [--no-shm] [--no-cma] [--no-encrypt] [--streams N]
  *
  * Serves local OpenCL devices to libmpigpu-vcl.so clients, one thread per
  * connection, until SIGTERM or SIGINT.
@@ -96,7 +96,7 @@ static void *conn_main(void *arg)
     free(arg);
     /* a peer that stalls the handshake is dropped after 10 s */
     px.t->set_timeout(ep, 10000);
-    int lane = mgtr_auth_proxy(px.t, ep, &px.key, token, err, sizeof err);
+    int lane = mgtr_auth_proxy(px.t, ep, &px.key, px.crypt, token, err, sizeof err);
     if (lane < 0) {
         mgpx_log("connection from %s refused: %s", peer, err);
         px.t->close(ep);
@@ -157,7 +157,8 @@ static void *conn_main(void *arg)
             regs = r;
             pthread_cond_broadcast(&reg_cond);
             pthread_mutex_unlock(&reg_lock);
-            mgpx_log("session %u: client %s connected and authenticated", s->num, peer);
+            mgpx_log("session %u: client %s connected and authenticated, %s", s->num, peer,
+                     mgtr_protection(px.t, ep));
             mgpx_session_run(s);
             pthread_mutex_lock(&reg_lock);
             for (reg_t **pp = &regs; *pp; pp = &(*pp)->next)
@@ -191,6 +192,8 @@ static int settings_read(char *err, size_t errlen)
     if (mgparam_read(MGPARAM_PROXY_CMA_COPY, &v, err, errlen))
         return -1;
     px.cma_map = cma_copy[v.num];
+    if (mgtr_crypt_setup(0, &px.crypt, err, errlen))
+        return -1;
     return mgtr_spin_setup(MGPARAM_PROXY_SPIN, err, errlen);
 }
 
@@ -198,7 +201,9 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: mpigpu-proxy --listen HOST:PORT --key-file FILE "
-            "[--device SUBSTRING[:N]]... [--no-shm] [--no-cma] [--streams N]\n"
+            "[--device SUBSTRING[:N]]... [--no-shm] [--no-cma] [--no-encrypt] [--streams N]\n"
+            "  --no-encrypt plain TCP lanes (trusted networks only; the clients need\n"
+            "               MPIGPU_VCL_ENCRYPT=0); the default is MPIGPU_VCL_ENCRYPT's\n"
             "  --streams N  at most N TCP connections (1-%d, default %d) in a client's bulk\n"
             "               lane; the client asks for its own number (MPIGPU_VCL_STREAMS)\n",
             MGW_STREAMS_MAX, MGW_STREAMS_MAX);
@@ -228,6 +233,8 @@ int main(int argc, char **argv)
             px.no_shm = 1;
         } else if (!strcmp(argv[i], "--no-cma")) {
             px.no_cma = 1;
+        } else if (!strcmp(argv[i], "--no-encrypt")) {
+            px.crypt = 0;
         } else if (!strcmp(argv[i], "--streams") && i + 1 < argc) {
             char *end;
             long v = strtol(argv[++i], &end, 10);
@@ -282,6 +289,13 @@ int main(int argc, char **argv)
         clGetDeviceInfo(px.dev[d], CL_DEVICE_NAME, sizeof name, name, NULL);
         mgpx_log("serving device %u: %s", d, name);
     }
+    if (px.crypt)
+        mgpx_log("TCP lanes encrypted (%s%s%s)",
+                 px.crypt & MGW_CIPHER_AES256GCM ? "AES-256-GCM, " : "", "ChaCha20-Poly1305",
+                 px.crypt & MGW_CIPHER_AES256GCM ? " for clients without AES-NI" : "");
+    else
+        mgpx_log("TCP lanes NOT encrypted (--no-encrypt or MPIGPU_VCL_ENCRYPT=0): use a trusted "
+                 "network only");
     /* The program's answer, not a log line: scripts read the address. */
     fprintf(stderr, "mpigpu-proxy: listening on %s\n", bound);
     fflush(stderr);
