@@ -17,6 +17,14 @@ test_remote_rawclient_LDADD = libmgtr.la libmgw.la $(SODIUM_LIBS)
 TESTS += test/remote/vcl_security.sh test/remote/vcl_streams.sh
 EXTRA_DIST += test/remote/vcl_security.sh test/remote/vcl_streams.sh
 endif
+# Encryption of the TCP lanes, through a relay that records and alters them.
+if REMOTE
+check_PROGRAMS += test/remote/relay
+test_remote_relay_SOURCES = test/remote/relay.c
+test_remote_relay_LDADD = -lpthread
+TESTS += test/remote/vcl_crypt.sh
+EXTRA_DIST += test/remote/vcl_crypt.sh
+endif
 # The wire's message table, round-tripped from the table itself.
 if REMOTE
 check_PROGRAMS += test/remote/wire_table
