@@ -13,12 +13,19 @@ check_PROGRAMS += test/remote/rawclient
 test_remote_rawclient_SOURCES = test/remote/rawclient.c
 test_remote_rawclient_CPPFLAGS = $(MG_BASE_CPPFLAGS) $(MG_TRANSPORT_INC)
 test_remote_rawclient_CFLAGS = $(AM_CFLAGS) $(SODIUM_CFLAGS)
-test_remote_rawclient_LDADD = libmgtr.la libmgw.la $(SODIUM_LIBS)
+test_remote_rawclient_LDADD = libmgtr.la libmgw.la $(SODIUM_LIBS) $(LIBCRYPTO_LIBS)
 TESTS += test/remote/vcl_security.sh test/remote/vcl_streams.sh
 EXTRA_DIST += test/remote/vcl_security.sh test/remote/vcl_streams.sh
 endif
-# Encryption of the TCP lanes, through a relay that records and alters them.
+# Encryption of the TCP lanes: the record layer over a pipe in memory, and
+# the lanes through a relay that records and alters them.
 if REMOTE
+check_PROGRAMS += test/remote/sec_records
+test_remote_sec_records_SOURCES = test/remote/sec_records.c
+test_remote_sec_records_CPPFLAGS = $(MG_BASE_CPPFLAGS) $(MG_TRANSPORT_INC)
+test_remote_sec_records_CFLAGS = $(AM_CFLAGS) $(SODIUM_CFLAGS)
+test_remote_sec_records_LDADD = libmgtr.la libmgw.la $(SODIUM_LIBS) $(LIBCRYPTO_LIBS)
+TESTS += test/remote/sec_records
 check_PROGRAMS += test/remote/relay
 test_remote_relay_SOURCES = test/remote/relay.c
 test_remote_relay_LDADD = -lpthread

@@ -20,11 +20,22 @@
  * its payload) is opened in the endpoint's buffer and handed out from there.
  * Records are small enough for the opened bytes to be in cache when the
  * caller reads them.
+ *
+ * With OpenSSL's libcrypto (HAVE_LIBCRYPTO), records of MGTR_SEC_EVP_MIN
+ * bytes or more go through its EVP ciphers, which are about twice as fast
+ * as libsodium 1.0.18's on bulk data; smaller ones through libsodium, whose
+ * fixed cost per call is lower.  The ciphers are the same (RFC 5116 and
+ * RFC 8439 constructions), so the bytes on the wire do not depend on it.
  */
+#include "config.h"
+
 #include "transport.h"
 #include "mgparam.h"
 
 #include <sodium.h>
+#ifdef HAVE_LIBCRYPTO
+#include <openssl/evp.h>
+#endif
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,9 +50,86 @@ struct mgtr_sec {
     uint8_t *rxbuf; /* a record longer than what the caller asked for */
     size_t rx_pos, rx_end;
     atomic_int failed;
+#ifdef HAVE_LIBCRYPTO
+    EVP_CIPHER_CTX *evp_tx, *evp_rx; /* keyed once; a nonce per record */
+#endif
 };
 
 #define HDR 4
+#define MGTR_SEC_EVP_MIN 2048
+
+#ifdef HAVE_LIBCRYPTO
+/* The keyed contexts of both directions; 0 or -1. */
+static int evp_init(mgtr_sec_t *s)
+{
+    const EVP_CIPHER *c =
+        s->cipher == MGW_CIPHER_AES256GCM ? EVP_aes_256_gcm() : EVP_chacha20_poly1305();
+    s->evp_tx = EVP_CIPHER_CTX_new();
+    s->evp_rx = EVP_CIPHER_CTX_new();
+    return s->evp_tx && s->evp_rx && EVP_EncryptInit_ex(s->evp_tx, c, NULL, s->ktx, NULL) == 1 &&
+                   EVP_DecryptInit_ex(s->evp_rx, c, NULL, s->krx, NULL) == 1
+               ? 0
+               : -1;
+}
+
+/* out = the ciphertext of in (k bytes; out may be in), tag after it. */
+static int evp_seal(EVP_CIPHER_CTX *x, uint8_t *out, uint8_t *tag, const uint8_t *in, size_t k,
+                    const uint8_t *ad, const uint8_t *nonce)
+{
+    int l;
+    return EVP_EncryptInit_ex(x, NULL, NULL, NULL, nonce) == 1 &&
+                   EVP_EncryptUpdate(x, NULL, &l, ad, HDR) == 1 &&
+                   EVP_EncryptUpdate(x, out, &l, in, (int)k) == 1 &&
+                   EVP_EncryptFinal_ex(x, out + l, &l) == 1 &&
+                   EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_AEAD_GET_TAG, MGTR_SEC_TAG, tag) == 1
+               ? 0
+               : -1;
+}
+
+/* Opens p (k bytes) in place; 0, or -1 when the tag does not match. */
+static int evp_open(EVP_CIPHER_CTX *x, uint8_t *p, size_t k, uint8_t *tag, const uint8_t *ad,
+                    const uint8_t *nonce)
+{
+    int l;
+    return EVP_DecryptInit_ex(x, NULL, NULL, NULL, nonce) == 1 &&
+                   EVP_DecryptUpdate(x, NULL, &l, ad, HDR) == 1 &&
+                   EVP_DecryptUpdate(x, p, &l, p, (int)k) == 1 &&
+                   EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_AEAD_SET_TAG, MGTR_SEC_TAG, tag) == 1 &&
+                   EVP_DecryptFinal_ex(x, p + l, &l) == 1
+               ? 0
+               : -1;
+}
+#endif
+
+/* Seals in (k bytes) into out, the tag after it. */
+static int seal(mgtr_sec_t *s, uint8_t *out, const uint8_t *in, size_t k, const uint8_t *ad,
+                const uint8_t *nonce)
+{
+#ifdef HAVE_LIBCRYPTO
+    if (k >= MGTR_SEC_EVP_MIN)
+        return evp_seal(s->evp_tx, out, out + k, in, k, ad, nonce);
+#endif
+    if (s->cipher == MGW_CIPHER_AES256GCM)
+        return crypto_aead_aes256gcm_encrypt_detached_afternm(out, out + k, NULL, in, k, ad, HDR,
+                                                              NULL, nonce, &s->aes_tx);
+    return crypto_aead_chacha20poly1305_ietf_encrypt_detached(out, out + k, NULL, in, k, ad, HDR,
+                                                              NULL, nonce, s->ktx);
+}
+
+/* Opens p (k bytes) in place against tag; 0 or -1. */
+static int open_in_place(mgtr_sec_t *s, uint8_t *p, size_t k, uint8_t *tag, const uint8_t *ad,
+                         const uint8_t *nonce)
+{
+#ifdef HAVE_LIBCRYPTO
+    if (k >= MGTR_SEC_EVP_MIN)
+        return evp_open(s->evp_rx, p, k, tag, ad, nonce);
+#endif
+    if (s->cipher == MGW_CIPHER_AES256GCM)
+        return crypto_aead_aes256gcm_decrypt_detached_afternm(p, NULL, p, k, tag, ad, HDR, nonce,
+                                                              &s->aes_rx);
+    return crypto_aead_chacha20poly1305_ietf_decrypt_detached(p, NULL, p, k, tag, ad, HDR, nonce,
+                                                              s->krx);
+}
 
 static void nonce_of(uint64_t seq, uint8_t n[12])
 {
@@ -119,6 +207,12 @@ mgtr_sec_t *mgtr_sec_new(int cipher, const uint8_t tx[MGW_SESSION_KEY],
         crypto_aead_aes256gcm_beforenm(&s->aes_tx, tx);
         crypto_aead_aes256gcm_beforenm(&s->aes_rx, rx);
     }
+#ifdef HAVE_LIBCRYPTO
+    if (evp_init(s)) {
+        mgtr_sec_free(s);
+        return NULL;
+    }
+#endif
     atomic_init(&s->failed, 0);
     return s;
 }
@@ -127,6 +221,10 @@ void mgtr_sec_free(mgtr_sec_t *s)
 {
     if (!s)
         return;
+#ifdef HAVE_LIBCRYPTO
+    EVP_CIPHER_CTX_free(s->evp_tx);
+    EVP_CIPHER_CTX_free(s->evp_rx);
+#endif
     free(s->txbuf);
     free(s->rxbuf);
     sodium_memzero(s, sizeof *s);
@@ -153,12 +251,8 @@ int mgtr_sec_send(mgtr_sec_t *s, mgtr_sendv_fn sendv, void *arg, const void *p, 
         for (int i = 0; i < HDR; i++)
             r[i] = (uint8_t)(k >> (8 * i));
         nonce_of(s->tx_seq++, nonce);
-        if (s->cipher == MGW_CIPHER_AES256GCM)
-            crypto_aead_aes256gcm_encrypt_detached_afternm(r + HDR, r + HDR + k, NULL, c, k, r, HDR,
-                                                           NULL, nonce, &s->aes_tx);
-        else
-            crypto_aead_chacha20poly1305_ietf_encrypt_detached(r + HDR, r + HDR + k, NULL, c, k, r,
-                                                               HDR, NULL, nonce, s->ktx);
+        if (seal(s, r + HDR, c, k, r, nonce))
+            return -1;
         struct iovec iov = {r, HDR + k + MGTR_SEC_TAG};
         if (sendv(arg, &iov, 1))
             return -1;
@@ -191,12 +285,7 @@ static size_t record_recv(mgtr_sec_t *s, mgtr_recvv_fn recvv, void *arg, uint8_t
     if (recvv(arg, iov, 2))
         return 0;
     nonce_of(s->rx_seq++, nonce);
-    int bad = s->cipher == MGW_CIPHER_AES256GCM
-                  ? crypto_aead_aes256gcm_decrypt_detached_afternm(*where, NULL, *where, k, tag,
-                                                                   hdr, HDR, nonce, &s->aes_rx)
-                  : crypto_aead_chacha20poly1305_ietf_decrypt_detached(*where, NULL, *where, k, tag,
-                                                                       hdr, HDR, nonce, s->krx);
-    if (bad) {
+    if (open_in_place(s, *where, k, tag, hdr, nonce)) {
         atomic_store(&s->failed, 1);
         return 0;
     }
