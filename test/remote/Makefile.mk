@@ -26,6 +26,12 @@ test_remote_sec_records_CPPFLAGS = $(MG_BASE_CPPFLAGS) $(MG_TRANSPORT_INC)
 test_remote_sec_records_CFLAGS = $(AM_CFLAGS) $(SODIUM_CFLAGS)
 test_remote_sec_records_LDADD = libmgtr.la libmgw.la $(SODIUM_LIBS) $(LIBCRYPTO_LIBS)
 TESTS += test/remote/sec_records
+# The record layer's cost per byte over loopback TCP (a benchmark, not a test).
+check_PROGRAMS += test/remote/sec_bench
+test_remote_sec_bench_SOURCES = test/remote/sec_bench.c
+test_remote_sec_bench_CPPFLAGS = $(MG_BASE_CPPFLAGS) $(MG_TRANSPORT_INC)
+test_remote_sec_bench_CFLAGS = $(AM_CFLAGS) $(SODIUM_CFLAGS)
+test_remote_sec_bench_LDADD = libmgtr.la libmgw.la $(SODIUM_LIBS) $(LIBCRYPTO_LIBS)
 check_PROGRAMS += test/remote/relay
 test_remote_relay_SOURCES = test/remote/relay.c
 test_remote_relay_LDADD = -lpthread
