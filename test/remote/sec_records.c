@@ -9,7 +9,8 @@
  *     format does not depend on which library sealed it;
  *   - a flipped bit anywhere in a record (length, ciphertext, tag), a
  *     replayed record, two records swapped, and a record opened with the other
- *     direction's key are each refused, and the layer then stays failed.
+ *     direction's key are each refused, and the layer then stays failed;
+ *   - the keys roll over (every 3 records here) alike on both sides.
  */
 #include <sodium.h>
 #include <stdio.h>
@@ -180,10 +181,33 @@ static void cipher_checks(int cipher)
         mgtr_sec_free(tx);
         mgtr_sec_free(rx);
     }
+
+    /* the next key every 3 records: a receiver that moves alike reads all
+     * ten, one that keeps the first key stops at the fourth */
+    size_t ten[10];
+    for (int i = 0; i < 10; i++)
+        ten[i] = i % 2 ? 100 : 5000; /* both libraries' paths */
+    for (int follow = 0; follow < 2; follow++) {
+        tx = mgtr_sec_new(cipher, k1, k2);
+        rx = mgtr_sec_new(cipher, k2, k1);
+        mgtr_sec_rekey_every(tx, 3);
+        if (follow)
+            mgtr_sec_rekey_every(rx, 3);
+        q = sealed(tx, data, ten, 10);
+        int read = 0;
+        while (read < 10 && !mgtr_sec_recv(rx, pipe_recvv, &q, got, ten[read]) &&
+               !memcmp(got, data, ten[read]))
+            read++;
+        CHECK(read == (follow ? 10 : 3), "%s: new key every 3 records, receiver %s: %d read", name,
+              follow ? "moves too" : "keeps its key", read);
+        free(q.p);
+        mgtr_sec_free(tx);
+        mgtr_sec_free(rx);
+    }
     free(data);
     free(got);
     printf("sec_records: %s: round trips, libsodium opens every record, 7 kinds of tampering "
-           "refused\n",
+           "refused, keys roll over\n",
            name);
 }
 

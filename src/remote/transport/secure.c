@@ -46,8 +46,9 @@ struct mgtr_sec {
     uint8_t ktx[MGW_SESSION_KEY], krx[MGW_SESSION_KEY];
     int cipher; /* MGW_CIPHER_* */
     uint64_t tx_seq, rx_seq;
-    uint8_t *txbuf; /* length, ciphertext, tag */
-    uint8_t *rxbuf; /* a record longer than what the caller asked for */
+    uint64_t rekey_every; /* records per key (MGTR_SEC_REKEY) */
+    uint8_t *txbuf;       /* length, ciphertext, tag */
+    uint8_t *rxbuf;       /* a record longer than what the caller asked for */
     size_t rx_pos, rx_end;
     atomic_int failed;
 #ifdef HAVE_LIBCRYPTO
@@ -57,6 +58,11 @@ struct mgtr_sec {
 
 #define HDR 4
 #define MGTR_SEC_EVP_MIN 2048
+/* Records under one key: then both sides move to the next key,
+ * BLAKE2b(key; "mgrm-rekey"), at the same record, so that no key seals
+ * more than 64 GiB (TLS 1.3 caps AES-GCM at 2^24.5 full records per key
+ * for the same reason). */
+#define MGTR_SEC_REKEY (1ull << 20)
 
 #ifdef HAVE_LIBCRYPTO
 /* The keyed contexts of both directions; 0 or -1. */
@@ -100,6 +106,27 @@ static int evp_open(EVP_CIPHER_CTX *x, uint8_t *p, size_t k, uint8_t *tag, const
                : -1;
 }
 #endif
+
+/* The next key of one direction (tx: this side's), and its expanded
+ * forms; 0 or -1. */
+static int rekey(mgtr_sec_t *s, int tx)
+{
+    uint8_t *k = tx ? s->ktx : s->krx, next[MGW_SESSION_KEY];
+    static const char label[] = "mgrm-rekey";
+    if (crypto_generichash(next, sizeof next, (const uint8_t *)label, sizeof label - 1, k,
+                           MGW_SESSION_KEY))
+        return -1;
+    memcpy(k, next, sizeof next);
+    sodium_memzero(next, sizeof next);
+    if (s->cipher == MGW_CIPHER_AES256GCM)
+        crypto_aead_aes256gcm_beforenm(tx ? &s->aes_tx : &s->aes_rx, k);
+#ifdef HAVE_LIBCRYPTO
+    if ((tx ? EVP_EncryptInit_ex(s->evp_tx, NULL, NULL, k, NULL)
+            : EVP_DecryptInit_ex(s->evp_rx, NULL, NULL, k, NULL)) != 1)
+        return -1;
+#endif
+    return 0;
+}
 
 /* Seals in (k bytes) into out, the tag after it. */
 static int seal(mgtr_sec_t *s, uint8_t *out, const uint8_t *in, size_t k, const uint8_t *ad,
@@ -207,6 +234,7 @@ mgtr_sec_t *mgtr_sec_new(int cipher, const uint8_t tx[MGW_SESSION_KEY],
         crypto_aead_aes256gcm_beforenm(&s->aes_tx, tx);
         crypto_aead_aes256gcm_beforenm(&s->aes_rx, rx);
     }
+    s->rekey_every = MGTR_SEC_REKEY;
 #ifdef HAVE_LIBCRYPTO
     if (evp_init(s)) {
         mgtr_sec_free(s);
@@ -231,6 +259,11 @@ void mgtr_sec_free(mgtr_sec_t *s)
     free(s);
 }
 
+void mgtr_sec_rekey_every(mgtr_sec_t *s, uint64_t records)
+{
+    s->rekey_every = records ? records : MGTR_SEC_REKEY;
+}
+
 int mgtr_sec_failed(const mgtr_sec_t *s)
 {
     return s && atomic_load_explicit(&s->failed, memory_order_relaxed);
@@ -250,6 +283,8 @@ int mgtr_sec_send(mgtr_sec_t *s, mgtr_sendv_fn sendv, void *arg, const void *p, 
         uint8_t *r = s->txbuf;
         for (int i = 0; i < HDR; i++)
             r[i] = (uint8_t)(k >> (8 * i));
+        if (s->tx_seq && s->tx_seq % s->rekey_every == 0 && rekey(s, 1))
+            return -1;
         nonce_of(s->tx_seq++, nonce);
         if (seal(s, r + HDR, c, k, r, nonce))
             return -1;
@@ -284,6 +319,10 @@ static size_t record_recv(mgtr_sec_t *s, mgtr_recvv_fn recvv, void *arg, uint8_t
     iov[1] = (struct iovec){tag, MGTR_SEC_TAG};
     if (recvv(arg, iov, 2))
         return 0;
+    if (s->rx_seq && s->rx_seq % s->rekey_every == 0 && rekey(s, 0)) {
+        atomic_store(&s->failed, 1);
+        return 0;
+    }
     nonce_of(s->rx_seq++, nonce);
     if (open_in_place(s, *where, k, tag, hdr, nonce)) {
         atomic_store(&s->failed, 1);

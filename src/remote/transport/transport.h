@@ -133,6 +133,10 @@ void mgtr_sec_free(mgtr_sec_t *s);
  * theirs.  One sender and one receiver at a time (the two may run at once). */
 int mgtr_sec_send(mgtr_sec_t *s, mgtr_sendv_fn sendv, void *arg, const void *p, size_t n);
 int mgtr_sec_recv(mgtr_sec_t *s, mgtr_recvv_fn recvv, void *arg, void *p, size_t n);
+/* Every 2^20 records (64 GiB at most) a direction moves to its next key,
+ * a hash of the last; for tests, after every `records` instead (0: the
+ * default).  Set it alike on both sides before the first record. */
+void mgtr_sec_rekey_every(mgtr_sec_t *s, uint64_t records);
 /* Opened bytes waiting for the next recv (a spin for readable ends at once). */
 size_t mgtr_sec_buffered(const mgtr_sec_t *s);
 /* 1 once a record failed to open (altered, replayed, reordered, forged): the
