@@ -25,7 +25,7 @@ rounds=3
 case ${1:-} in [0-9]*) rounds=$1; shift ;; esac
 args=("$@")
 [ ${#args[@]} -gt 0 ] || args=(-n 3 -l 1000 -m 1:64)
-export MPIGPU_VCL_SHM=0
+export MPIGPU_VCL_SHM=${MPIGPU_VCL_SHM:-0} # 1: the default lanes (same-host: no ciphertext)
 modes="plain aes256gcm chacha20poly1305"
 grep -qw aes /proc/cpuinfo 2>/dev/null || modes="plain chacha20poly1305"
 
