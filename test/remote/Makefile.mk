@@ -38,8 +38,8 @@ test_remote_relay_LDADD = -lpthread
 TESTS += test/remote/vcl_crypt.sh
 EXTRA_DIST += test/remote/vcl_crypt.sh
 endif
-# What encryption costs (a benchmark, not in TESTS): test/remote/vclcrypt.sh.
-EXTRA_DIST += test/remote/vclcrypt.sh
+# What encryption costs (a benchmark, not in TESTS): test/remote/vclcryptbench.sh.
+EXTRA_DIST += test/remote/vclcryptbench.sh
 # The wire's message table, round-tripped from the table itself.
 if REMOTE
 check_PROGRAMS += test/remote/wire_table

@@ -10,14 +10,14 @@
 # Prints each as met or MISSED.  A benchmark, not a test: it fails only
 # when a run fails.
 #
-#   vclcrypt.sh [ROUNDS] [BENCH ARGS...]   (default: 3 -n 3 -l 1000 -m 1:64)
+#   vclcryptbench.sh [ROUNDS] [BENCH ARGS...]   (default: 3 -n 3 -l 1000 -m 1:64)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=proxy-env.sh
 . "$here/proxy-env.sh"
 mgvcl_skip_unless_built || exit 77
 bench=$MGVCL_BUILDDIR/test/remote/mpigpu-vclbench
-[ -x "$bench" ] || { echo "vclcrypt: $bench not built (make check builds it)" >&2; exit 1; }
+[ -x "$bench" ] || { echo "vclcryptbench: $bench not built (make check builds it)" >&2; exit 1; }
 out=$(mktemp -d "${TMPDIR:-/tmp}/vclcrypt.XXXXXX") || exit 1
 MGVCL_EXIT_HOOK='rm -rf "$out"'
 trap "$MGVCL_EXIT_HOOK" EXIT
@@ -38,15 +38,15 @@ for r in $(seq "$rounds"); do
         fi
         mgvcl_start virtual || exit 1
         if ! "$bench" "${args[@]}" --csv "$out/$m.$r.csv" "$MGVCL_PLATFORM" >"$out/$m.$r.txt" 2>&1; then
-            echo "vclcrypt: $m run $r failed:" >&2
+            echo "vclcryptbench: $m run $r failed:" >&2
             cat "$out/$m.$r.txt" >&2
             mgvcl_proxy_log >&2
             exit 1
         fi
         grep -q "authenticated, $( [ "$m" = plain ] && echo plain || echo encrypted)" "$MGVCL_DIR/proxy.log" ||
-            { echo "vclcrypt: the $m run's session was not $m:" >&2; mgvcl_proxy_log >&2; exit 1; }
+            { echo "vclcryptbench: the $m run's session was not $m:" >&2; mgvcl_proxy_log >&2; exit 1; }
         mgvcl_stop || exit 1
-        echo "vclcrypt: round $r, $m: done"
+        echo "vclcryptbench: round $r, $m: done"
     done
 done
 
@@ -88,5 +88,5 @@ for m in $modes; do cat "$out/$m".*.csv | sed "s/^/$m,/"; done | awk -F, -v mode
             printf "; %s %.1f us (%+.1f us, %s)", m[c], b, b - a, ok ? "met" : "MISSED"
             if (!ok) missed++
         }
-        printf "\nvclcrypt: %d target(s) missed (targets: >= 0.9x plain from 8 MiB; <= plain + 10 us)\n", missed
+        printf "\nvclcryptbench: %d target(s) missed (targets: >= 0.9x plain from 8 MiB; <= plain + 10 us)\n", missed
     }'
