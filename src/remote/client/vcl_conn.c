@@ -737,6 +737,8 @@ static mgvcl_conn_t *conn_open(const char *addr, const mgw_key_t *key)
             pthread_detach(sp->tx);
     }
     atomic_store(&c->last_rx, mgtr_now_ms());
+    MGLOG_INFO(MGLOG_VCL, "%s: connected, %u bulk stripe(s), %s", addr, c->nstripes,
+               mgtr_protection(c->t, c->cmd));
     if (pthread_create(&c->heartbeat, NULL, heartbeat_main, c) == 0)
         pthread_detach(c->heartbeat);
     return c; /* threads own it now; never freed */
