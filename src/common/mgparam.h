@@ -65,6 +65,8 @@ typedef enum mgparam_id {
     MGPARAM_VCL_TIMEOUT,
     MGPARAM_VCL_STREAMS,
     MGPARAM_VCL_SPIN,
+    MGPARAM_VCL_ENCRYPT, /* the proxy reads it too, at start */
+    MGPARAM_VCL_CIPHER,
     /* mpigpu-proxy, at start */
     MGPARAM_PROXY_CMA_COPY,
     MGPARAM_PROXY_CMA_THREADS,

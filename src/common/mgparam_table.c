@@ -19,6 +19,7 @@ static const char *const host_recv_values[] = {"pieces", "message", NULL};
 static const char *const enqueue_values[] = {"auto", "thread", "off", NULL};
 static const char *const coll_reduce_values[] = {"auto", "device", "stage", NULL};
 static const char *const cma_copy_values[] = {"auto", "map", "pinned", "staging", NULL};
+static const char *const cipher_values[] = {"auto", "aes256gcm", "chacha20poly1305", NULL};
 
 const mgparam_t mgparam_table[MGPARAM_COUNT] = {
     [MGPARAM_VERBOSE] = {.name = "MPIGPU_VERBOSE",
@@ -299,6 +300,19 @@ const mgparam_t mgparam_table[MGPARAM_COUNT] = {
                           .unit = "a number of microseconds",
                           .help = "microseconds a thread waiting for the proxy polls before it "
                                   "sleeps"},
+    [MGPARAM_VCL_ENCRYPT] = {.name = "MPIGPU_VCL_ENCRYPT",
+                             .type = MGPARAM_T_BOOL,
+                             .reader = MGPARAM_ICD,
+                             .def = "1",
+                             .help = "encrypt and authenticate every frame of the TCP lanes; "
+                                     "the proxy reads it too, and both sides must agree"},
+    [MGPARAM_VCL_CIPHER] = {.name = "MPIGPU_VCL_CIPHER",
+                            .type = MGPARAM_T_ENUM,
+                            .reader = MGPARAM_ICD,
+                            .def = "auto",
+                            .values = cipher_values,
+                            .help = "the ciphers the client offers: auto (AES-256-GCM where both "
+                                    "sides have AES-NI, else ChaCha20-Poly1305), or force one"},
 
     [MGPARAM_PROXY_CMA_COPY] = {.name = "MPIGPU_PROXY_CMA_COPY",
                                 .type = MGPARAM_T_ENUM,

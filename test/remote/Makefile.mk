@@ -13,12 +13,35 @@ check_PROGRAMS += test/remote/rawclient
 test_remote_rawclient_SOURCES = test/remote/rawclient.c
 test_remote_rawclient_CPPFLAGS = $(MG_BASE_CPPFLAGS) $(MG_TRANSPORT_INC)
 test_remote_rawclient_CFLAGS = $(AM_CFLAGS) $(SODIUM_CFLAGS)
-test_remote_rawclient_LDADD = libmgtr.la libmgw.la $(SODIUM_LIBS)
+test_remote_rawclient_LDADD = libmgtr.la libmgw.la $(SODIUM_LIBS) $(LIBCRYPTO_LIBS)
 TESTS += test/remote/vcl_security.sh test/remote/vcl_streams.sh test/remote/vcl_quota.sh \
 	test/remote/vcl_limits.sh
 EXTRA_DIST += test/remote/vcl_security.sh test/remote/vcl_streams.sh test/remote/vcl_quota.sh \
 	test/remote/vcl_limits.sh
 endif
+# Encryption of the TCP lanes: the record layer over a pipe in memory, and
+# the lanes through a relay that records and alters them.
+if REMOTE
+check_PROGRAMS += test/remote/sec_records
+test_remote_sec_records_SOURCES = test/remote/sec_records.c
+test_remote_sec_records_CPPFLAGS = $(MG_BASE_CPPFLAGS) $(MG_TRANSPORT_INC)
+test_remote_sec_records_CFLAGS = $(AM_CFLAGS) $(SODIUM_CFLAGS)
+test_remote_sec_records_LDADD = libmgtr.la libmgw.la $(SODIUM_LIBS) $(LIBCRYPTO_LIBS)
+TESTS += test/remote/sec_records
+# The record layer's cost per byte over loopback TCP (a benchmark, not a test).
+check_PROGRAMS += test/remote/sec_bench
+test_remote_sec_bench_SOURCES = test/remote/sec_bench.c
+test_remote_sec_bench_CPPFLAGS = $(MG_BASE_CPPFLAGS) $(MG_TRANSPORT_INC)
+test_remote_sec_bench_CFLAGS = $(AM_CFLAGS) $(SODIUM_CFLAGS)
+test_remote_sec_bench_LDADD = libmgtr.la libmgw.la $(SODIUM_LIBS) $(LIBCRYPTO_LIBS)
+check_PROGRAMS += test/remote/relay
+test_remote_relay_SOURCES = test/remote/relay.c
+test_remote_relay_LDADD = -lpthread
+TESTS += test/remote/vcl_crypt.sh
+EXTRA_DIST += test/remote/vcl_crypt.sh
+endif
+# What encryption costs (a benchmark, not in TESTS): test/remote/vclcryptbench.sh.
+EXTRA_DIST += test/remote/vclcryptbench.sh
 # The wire's message table, round-tripped from the table itself.
 if REMOTE
 check_PROGRAMS += test/remote/wire_table

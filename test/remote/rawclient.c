@@ -59,6 +59,7 @@
 #define CL_MEM_SIZE 0x1102
 
 static const mgtr_transport_t *t = &mgtr_transport_tcp;
+static unsigned crypt_offer; /* MPIGPU_VCL_ENCRYPT, MPIGPU_VCL_CIPHER */
 static int failures;
 
 #define CHECK(cond, ...)                                                                           \
@@ -80,7 +81,7 @@ static mgtr_ep_t *session(const char *addr, const mgw_key_t *key, int *ok)
         fprintf(stderr, "connect: %s\n", err);
         exit(1);
     }
-    *ok = !mgtr_auth_client(t, ep, key, MGW_LANE_CMD, 0, token, err, sizeof err);
+    *ok = !mgtr_auth_client(t, ep, key, crypt_offer, MGW_LANE_CMD, 0, token, err, sizeof err);
     if (!*ok)
         fprintf(stderr, "handshake refused as expected? %s\n", err);
     return ep;
@@ -454,7 +455,7 @@ static mgtr_ep_t *striped_session(const char *addr, const mgw_key_t *key, uint32
     size_t n = 0;
     mgw_buf_t m;
     if (t->connect(addr, &ep, err, sizeof err) ||
-        mgtr_auth_client(t, ep, key, MGW_LANE_CMD, 0, tok, err, sizeof err)) {
+        mgtr_auth_client(t, ep, key, crypt_offer, MGW_LANE_CMD, 0, tok, err, sizeof err)) {
         fprintf(stderr, "session: %s\n", err);
         exit(1);
     }
@@ -475,7 +476,7 @@ static mgtr_ep_t *join(const char *addr, const mgw_key_t *key, uint8_t tok[MGW_T
     mgtr_ep_t *ep;
     char err[256];
     if (t->connect(addr, &ep, err, sizeof err) ||
-        mgtr_auth_client(t, ep, key, MGW_LANE_BULK, idx, tok, err, sizeof err)) {
+        mgtr_auth_client(t, ep, key, crypt_offer, MGW_LANE_BULK, idx, tok, err, sizeof err)) {
         fprintf(stderr, "join: %s\n", err);
         exit(1);
     }
@@ -827,7 +828,7 @@ static int probe(const char *addr, const mgw_key_t *key)
         return 3;
     }
     t->set_timeout(ep, 20000);
-    int ok = !mgtr_auth_client(t, ep, key, MGW_LANE_CMD, 0, token, err, sizeof err) && ping(ep);
+    int ok = !mgtr_auth_client(t, ep, key, crypt_offer, MGW_LANE_CMD, 0, token, err, sizeof err) && ping(ep);
     printf("probe: %s after %.0f ms%s%s\n", ok ? "served" : "refused", now_ms() - t0,
            ok ? "" : ": ", ok ? "" : err);
     t->close(ep);
@@ -853,7 +854,8 @@ int main(int argc, char **argv)
                         "SRC N DRIP_MS HOLD_MS\n");
         return 2;
     }
-    if (mgw_key_load(argv[2], &key, err, sizeof err)) {
+    if (mgw_key_load(argv[2], &key, err, sizeof err) ||
+        mgtr_crypt_setup(1, &crypt_offer, err, sizeof err)) {
         fprintf(stderr, "%s\n", err);
         return 2;
     }

@@ -17,6 +17,10 @@
  *   vcl_basic longfinish clFinish of a kernel that runs 3 s or more (run with
  *                        MPIGPU_VCL_TIMEOUT=2: the proxy must show that it
  *                        lives while it waits in its own clFinish)
+ *   vcl_basic marker     writes 1 MiB of the line MARKER_W over and over and
+ *                        reads it back; fills 1 MiB on the device with
+ *                        MARKER_R and reads that (vcl_crypt.sh looks for
+ *                        both in a capture of the TCP traffic)
  */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -579,6 +583,31 @@ static void longfinish(void)
     clReleaseMemObject(m);
 }
 
+/* 64 bytes each; the test script spells them too */
+#define MARKER_W "mpigpu-clear-text-marker-WRITE:0123456789abcdefghijklmnopqrstuv\n"
+#define MARKER_R "mpigpu-clear-text-marker-READ:0123456789abcdefghijklmnopqrstuvw\n"
+
+static void marker(void)
+{
+    size_t n = 1u << 20, line = sizeof MARKER_W - 1;
+    char *w = malloc(n), *r = malloc(n);
+    cl_int err;
+    _Static_assert(sizeof MARKER_W == 65 && sizeof MARKER_R == 65, "64-byte marker lines");
+    for (size_t i = 0; i < n; i += line)
+        memcpy(w + i, MARKER_W, line);
+    cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE, n, NULL, &err);
+    CL_OK(err);
+    CL_OK(clEnqueueWriteBuffer(q, m, CL_TRUE, 0, n, w, 0, NULL, NULL));
+    CL_OK(clEnqueueReadBuffer(q, m, CL_TRUE, 0, n, r, 0, NULL, NULL));
+    CHECK(!memcmp(w, r, n), "marker buffer read back");
+    CL_OK(clEnqueueFillBuffer(q, m, MARKER_R, line, 0, n, 0, NULL, NULL));
+    CL_OK(clEnqueueReadBuffer(q, m, CL_TRUE, 0, n, r, 0, NULL, NULL));
+    CHECK(!memcmp(r, MARKER_R, line) && !memcmp(r + n - line, MARKER_R, line), "filled buffer");
+    clReleaseMemObject(m);
+    free(w);
+    free(r);
+}
+
 static void quick(void)
 {
     roundtrip(1 << 20);
@@ -635,6 +664,9 @@ int main(int argc, char **argv)
         quick();
     } else if (!strcmp(mode, "odd")) {
         odd();
+    } else if (!strcmp(mode, "marker")) {
+        marker();
+        quick();
     } else if (!strcmp(mode, "finish")) {
         finish();
     } else if (!strcmp(mode, "longfinish")) {

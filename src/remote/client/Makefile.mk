@@ -13,7 +13,7 @@ libmpigpu_vcl_la_SOURCES = src/remote/client/vcl_icd.c src/remote/client/vcl_con
 libmpigpu_vcl_la_CFLAGS = $(AM_CFLAGS) $(SODIUM_CFLAGS) -fvisibility=hidden
 libmpigpu_vcl_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -no-undefined \
 	-Wl,-Bsymbolic -Wl,--version-script=$(top_srcdir)/src/remote/client/vcl.map
-libmpigpu_vcl_la_LIBADD = libmgtr.la libmgw.la $(SODIUM_LIBS)
+libmpigpu_vcl_la_LIBADD = libmgtr.la libmgw.la $(SODIUM_LIBS) $(LIBCRYPTO_LIBS)
 EXTRA_libmpigpu_vcl_la_DEPENDENCIES = $(top_srcdir)/src/remote/client/vcl.map
 EXTRA_DIST += src/remote/client/vcl.map
 

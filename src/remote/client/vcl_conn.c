@@ -631,6 +631,7 @@ static void devs_parse(mgvcl_conn_t *c, mgw_cur_t *cur)
 }
 
 static unsigned vcl_streams = 1; /* MPIGPU_VCL_STREAMS, or by the online CPUs */
+static unsigned vcl_crypt;       /* MPIGPU_VCL_ENCRYPT, MPIGPU_VCL_CIPHER (mgtr_crypt_setup) */
 
 /* STREAMS: asks the proxy for want stripes (> 1); the number granted (1 if
  * the proxy says no).  *broken: the command lane broke, or the proxy
@@ -678,7 +679,7 @@ static mgvcl_conn_t *conn_open(const char *addr, const mgw_key_t *key)
     atomic_init(&c->next_id, 1);
     /* the handshake and the device list within 10 s each, then no limit */
     if (c->t->connect(addr, &c->cmd, err, sizeof err) || c->t->set_timeout(c->cmd, 10000) ||
-        mgtr_auth_client(c->t, c->cmd, key, MGW_LANE_CMD, 0, token, err, sizeof err)) {
+        mgtr_auth_client(c->t, c->cmd, key, vcl_crypt, MGW_LANE_CMD, 0, token, err, sizeof err)) {
         MGLOG_WARN(MGLOG_VCL, "%s: %s", addr, err);
         goto fn_fail;
     }
@@ -694,7 +695,8 @@ static mgvcl_conn_t *conn_open(const char *addr, const mgw_key_t *key)
         sp->c = c;
         sp->tail = &sp->head;
         if (c->t->connect(addr, &sp->ep, err, sizeof err) || c->t->set_timeout(sp->ep, 10000) ||
-            mgtr_auth_client(c->t, sp->ep, key, MGW_LANE_BULK, i, token, err, sizeof err) ||
+            mgtr_auth_client(c->t, sp->ep, key, vcl_crypt, MGW_LANE_BULK, i, token, err,
+                             sizeof err) ||
             c->t->set_timeout(sp->ep, 0)) {
             MGLOG_WARN(MGLOG_VCL, "%s: %s", addr, err);
             goto fn_fail;
@@ -735,6 +737,8 @@ static mgvcl_conn_t *conn_open(const char *addr, const mgw_key_t *key)
             pthread_detach(sp->tx);
     }
     atomic_store(&c->last_rx, mgtr_now_ms());
+    MGLOG_INFO(MGLOG_VCL, "%s: connected, %u bulk stripe(s), %s", addr, c->nstripes,
+               mgtr_protection(c->t, c->cmd));
     if (pthread_create(&c->heartbeat, NULL, heartbeat_main, c) == 0)
         pthread_detach(c->heartbeat);
     return c; /* threads own it now; never freed */
@@ -765,6 +769,11 @@ static void init_once(void)
     vcl_timeout_s = (int)mgparam_read_or_default(MGPARAM_VCL_TIMEOUT, MGLOG_VCL).num;
     if (mgtr_spin_setup(MGPARAM_VCL_SPIN, err, sizeof err))
         MGLOG_WARN(MGLOG_VCL, "%s; not spinning", err);
+    /* a malformed value keeps the default, encryption on: the safe side */
+    if (mgtr_crypt_setup(1, &vcl_crypt, err, sizeof err)) {
+        MGLOG_WARN(MGLOG_VCL, "%s; encrypting with any cipher", err);
+        vcl_crypt = mgtr_sec_ciphers() | MGW_CIPHER_CHACHA20POLY1305;
+    }
     if (!servers || !servers[0])
         return;
     if (!keyfile || !keyfile[0]) {

@@ -103,10 +103,17 @@ void mgvcl_conn_fail(mgvcl_conn_t *c)
     pthread_mutex_lock(&mgvcl_lock);
     /* Said before dead is set: a thread that sees dead may fail its call and
        end the program at once. */
-    if (!atomic_load_explicit(&c->dead, memory_order_relaxed))
+    if (!atomic_load_explicit(&c->dead, memory_order_relaxed)) {
+        int forged = mgtr_tampered(c->t, c->cmd);
+        for (unsigned i = 0; i < c->nstripes; i++)
+            forged = forged || mgtr_tampered(c->t, c->stripe[i].ep);
         MGLOG_ERROR(MGLOG_VCL,
-                    "%s: connection to the proxy lost; its devices are no longer available",
-                    c->addr);
+                    "%s: connection to the proxy lost%s; its devices are no longer available",
+                    c->addr,
+                    forged ? " (a frame from the proxy failed its integrity check: altered, "
+                             "replayed or out of order on the way)"
+                           : "");
+    }
     atomic_store_explicit(&c->dead, 1, memory_order_release);
     pthread_cond_broadcast(&mgvcl_cond);
     pthread_mutex_unlock(&mgvcl_lock);

@@ -11,7 +11,7 @@ mpigpu_proxy_SOURCES = src/remote/proxy/proxy_main.c src/remote/proxy/proxy_sess
 	src/remote/proxy/proxy_map.c src/remote/proxy/proxy_shm.c src/remote/proxy/proxy_cma.c \
 	src/remote/proxy/proxy_stripe.c src/remote/proxy/proxy_limits.c src/remote/proxy/proxy.h
 mpigpu_proxy_CFLAGS = $(AM_CFLAGS) $(SODIUM_CFLAGS)
-mpigpu_proxy_LDADD = libmgtr.la libmgw.la $(OPENCL_LIBS) $(SODIUM_LIBS)
+mpigpu_proxy_LDADD = libmgtr.la libmgw.la $(OPENCL_LIBS) $(SODIUM_LIBS) $(LIBCRYPTO_LIBS)
 endif
 
 # libFuzzer target of the proxy's decoder (fuzz_wire.c): `make fuzz` runs it
@@ -27,8 +27,8 @@ FUZZ_SRC = src/remote/proxy/fuzz_wire.c src/remote/proxy/proxy_session.c \
 	src/remote/transport/bulk_stream.c \
 	src/remote/transport/bulk_shm.c src/remote/transport/bulk_cma.c \
 	src/remote/transport/transport_tcp.c src/remote/transport/handshake.c \
-	src/remote/wire/wire.c src/remote/wire/auth.c src/common/log.c \
-	src/common/mgparam.c src/common/mgparam_table.c
+	src/remote/transport/secure.c src/remote/wire/wire.c src/remote/wire/auth.c \
+	src/common/log.c src/common/mgparam.c src/common/mgparam_table.c
 FUZZ_HDR = src/remote/proxy/proxy.h src/remote/transport/transport.h \
 	src/remote/transport/bulk.h src/remote/wire/wire.h src/remote/wire/messages.h \
 	src/common/mglog.h \
@@ -41,8 +41,8 @@ fuzz/mgrm-fuzz: $(FUZZ_SRC) $(FUZZ_HDR)
 	@$(MKDIR_P) fuzz
 	$(AM_V_CCLD)$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined \
 	  -fno-sanitize-recover=undefined -I$(top_builddir) $(MG_PROXY_INC) $(OPENCL_CFLAGS) \
-	  $(SODIUM_CFLAGS) $(addprefix $(top_srcdir)/,$(FUZZ_SRC)) -o $@ $(OPENCL_LIBS) \
-	  $(SODIUM_LIBS) -pthread
+	  $(SODIUM_CFLAGS) $(LIBCRYPTO_CFLAGS) $(addprefix $(top_srcdir)/,$(FUZZ_SRC)) -o $@ \
+	  $(OPENCL_LIBS) $(SODIUM_LIBS) $(LIBCRYPTO_LIBS) -pthread
 fuzz: fuzz/mgrm-fuzz
 	@$(MKDIR_P) fuzz/corpus
 	fuzz/mgrm-fuzz -max_total_time=$(FUZZ_TIME) -max_len=4096 fuzz/corpus

@@ -434,7 +434,7 @@ static void *client_main(void *arg)
     fz_client_t *c = arg;
     uint8_t token[MGW_TOKEN] = {0};
     char err[128];
-    mgtr_auth_client(&fz_transport, (mgtr_ep_t *)&c->ep, &fz_key, c->lane, c->stripe, token, err,
+    mgtr_auth_client(&fz_transport, (mgtr_ep_t *)&c->ep, &fz_key, 0, c->lane, c->stripe, token, err,
                      sizeof err);
     shutdown(c->ep.fd, SHUT_WR);
     return NULL;
@@ -471,7 +471,7 @@ static void fuzz_handshake(const uint8_t *data, size_t n)
     uint8_t token[MGW_TOKEN], tok[MGW_TOKEN];
     uint32_t idx;
     char err[256];
-    int lane = mgtr_auth_proxy(&fz_transport, (mgtr_ep_t *)&px_ep, &fz_key, token, err, sizeof err);
+    int lane = mgtr_auth_proxy(&fz_transport, (mgtr_ep_t *)&px_ep, &fz_key, 0, token, err, sizeof err);
     if (lane == MGW_LANE_BULK && !mgtr_auth_join(&fz_transport, (mgtr_ep_t *)&px_ep, tok, &idx) &&
         idx >= MGW_STREAMS_MAX)
         abort(); /* a JOIN accepted with a stripe out of range */

@@ -88,6 +88,7 @@ typedef struct mgpx_proxy {
     const mgtr_transport_t *t;
     int no_shm;           /* --no-shm: never offer the shared-memory bulk lane */
     int no_cma;           /* --no-cma: never offer the one-copy lane */
+    unsigned crypt;       /* ciphers accepted (MPIGPU_VCL_ENCRYPT); 0: plain (--no-encrypt) */
     int drop_cb;          /* testing (MPIGPU_PROXY_TEST_DROP_CALLBACKS=1): completion callbacks send
                              nothing, as PoCL 3.1 for a command behind a failed event; FINISH reports */
     int cma_map;          /* one-copy writes/reads (MGPX_CMA_*): how the device is reached, or -1:

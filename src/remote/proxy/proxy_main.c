@@ -1,6 +1,6 @@
 /*
  * mpigpu-proxy --listen HOST:PORT --key-file FILE [--device SUBSTRING[:N]]...
- *              [--no-shm] [--no-cma] [--streams N]
+ *              [--no-shm] [--no-cma] [--no-encrypt] [--streams N]
  *
  * Serves local OpenCL devices to libmpigpu-vcl.so clients, one thread per
  * connection, until SIGTERM or SIGINT.
@@ -179,7 +179,7 @@ static void *conn_main(void *arg)
     free(arg);
     /* each read and write also has the whole handshake's time at most */
     px.t->set_timeout(ep, (int)hs_timeout_s * 1000);
-    int lane = mgtr_auth_proxy(px.t, ep, &px.key, token, err, sizeof err);
+    int lane = mgtr_auth_proxy(px.t, ep, &px.key, px.crypt, token, err, sizeof err);
     int joined = -1;
     uint8_t tok[MGW_TOKEN];
     uint32_t idx = UINT32_MAX;
@@ -253,7 +253,8 @@ static void *conn_main(void *arg)
             regs = r;
             pthread_cond_broadcast(&reg_cond);
             pthread_mutex_unlock(&reg_lock);
-            mgpx_log("session %u: client %s connected and authenticated", s->num, peer);
+            mgpx_log("session %u: client %s connected and authenticated, %s", s->num, peer,
+                     mgtr_protection(px.t, ep));
             mgpx_session_run(s);
             pthread_mutex_lock(&reg_lock);
             for (reg_t **pp = &regs; *pp; pp = &(*pp)->next)
@@ -305,6 +306,8 @@ static int settings_read(char *err, size_t errlen)
     if (mgparam_read(MGPARAM_PROXY_LOG_RATE, &v, err, errlen))
         return -1;
     mgpx_log_rate = (unsigned)v.num;
+    if (mgtr_crypt_setup(0, &px.crypt, err, errlen))
+        return -1;
     return mgtr_spin_setup(MGPARAM_PROXY_SPIN, err, errlen);
 }
 
@@ -414,7 +417,9 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: mpigpu-proxy --listen HOST:PORT --key-file FILE "
-            "[--device SUBSTRING[:N]]... [--no-shm] [--no-cma] [--streams N]\n"
+            "[--device SUBSTRING[:N]]... [--no-shm] [--no-cma] [--no-encrypt] [--streams N]\n"
+            "  --no-encrypt plain TCP lanes (trusted networks only; the clients need\n"
+            "               MPIGPU_VCL_ENCRYPT=0); the default is MPIGPU_VCL_ENCRYPT's\n"
             "  --streams N  at most N TCP connections (1-%d, default %d) in a client's bulk\n"
             "               lane; the client asks for its own number (MPIGPU_VCL_STREAMS)\n",
             MGW_STREAMS_MAX, MGW_STREAMS_MAX);
@@ -444,6 +449,8 @@ int main(int argc, char **argv)
             px.no_shm = 1;
         } else if (!strcmp(argv[i], "--no-cma")) {
             px.no_cma = 1;
+        } else if (!strcmp(argv[i], "--no-encrypt")) {
+            px.crypt = 0;
         } else if (!strcmp(argv[i], "--streams") && i + 1 < argc) {
             char *end;
             long v = strtol(argv[++i], &end, 10);
@@ -503,6 +510,13 @@ int main(int argc, char **argv)
         mgpx_log("serving device %u: %s (buffers up to %llu bytes in all)", d, name,
                  px.dev_limit[d]);
     }
+    if (px.crypt)
+        mgpx_log("TCP lanes encrypted (%s%s%s)",
+                 px.crypt & MGW_CIPHER_AES256GCM ? "AES-256-GCM, " : "", "ChaCha20-Poly1305",
+                 px.crypt & MGW_CIPHER_AES256GCM ? " for clients without AES-NI" : "");
+    else
+        mgpx_log("TCP lanes NOT encrypted (--no-encrypt or MPIGPU_VCL_ENCRYPT=0): use a trusted "
+                 "network only");
     /* The program's answer, not a log line: scripts read the address. */
     fprintf(stderr, "mpigpu-proxy: listening on %s\n", bound);
     fflush(stderr);

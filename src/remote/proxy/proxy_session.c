@@ -426,6 +426,16 @@ void mgpx_session_run(mgpx_session_t *s)
         mgpx_send_error(s, h.seq, CL_INVALID_VALUE, why);
     }
     free(buf);
+    /* a frame that failed to open, on the command lane or a stripe (whose
+     * thread shut the command lane down) */
+    int forged = mgtr_tampered(s->t, s->cmd);
+    pthread_mutex_lock(&s->lock);
+    for (int i = 0; i < MGW_STREAMS_MAX; i++)
+        forged = forged || mgtr_tampered(s->t, s->stripe[i].ep);
+    pthread_mutex_unlock(&s->lock);
+    if (forged)
+        why = "a frame failed its integrity check (altered, replayed or out of order on the way): "
+              "closing session";
     pthread_mutex_lock(&s->send_lock);
     s->dead = 1;
     pthread_mutex_unlock(&s->send_lock);

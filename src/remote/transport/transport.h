@@ -10,11 +10,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/uio.h>
+
 #include "wire.h"
 #include "mgspin.h"
 
 typedef struct mgtr_ep mgtr_ep_t; /* a connected endpoint */
 typedef struct mgtr_listener mgtr_listener_t;
+typedef struct mgtr_sec mgtr_sec_t; /* the record layer of an encrypted endpoint */
 
 typedef struct mgtr_transport {
     const char *name;
@@ -43,6 +46,12 @@ typedef struct mgtr_transport {
      * after about spin_ns of checking without sleeping, whichever is first.
      * May be NULL. */
     void (*spin_readable)(mgtr_ep_t *ep, long spin_ns);
+    /* Puts the record layer sec (secure.c) under send and recv, which from
+     * then on seal and open every byte; the endpoint owns sec (close frees
+     * it).  May be NULL: a transport that cannot encrypt. */
+    int (*secure)(mgtr_ep_t *ep, mgtr_sec_t *sec);
+    /* The endpoint's record layer, or NULL while it is plain. */
+    mgtr_sec_t *(*sec)(mgtr_ep_t *ep);
     /* wakes any thread blocked in send/recv/accept; the endpoint stays valid */
     void (*shutdown)(mgtr_ep_t *ep);
     void (*close)(mgtr_ep_t *ep);
@@ -98,16 +107,61 @@ int mgtr_msg_recv(const mgtr_transport_t *t, mgtr_ep_t *ep, mgw_hdr_t *h, uint8_
 /* Sends a finished mgw_buf_t (mgw_buf_finish done by this call). */
 int mgtr_msg_send(const mgtr_transport_t *t, mgtr_ep_t *ep, mgw_buf_t *b);
 
-/* The handshake (handshake.c), over the MACs of wire.h's mgw_auth_mac. */
+/* Encryption (secure.c).  A side's offer is what it offers or accepts in
+ * the handshake: 0 for plain traffic, else the MGW_CIPHER_* bits it can run.
+ * Client and proxy must agree on plain or encrypted; the proxy picks
+ * AES-256-GCM when both can run it, else ChaCha20-Poly1305. */
+#define MGTR_SEC_RECORD (64u << 10) /* plaintext bytes of one record at most */
+#define MGTR_SEC_TAG 16
+/* From MPIGPU_VCL_ENCRYPT, and for the client (client = 1) MPIGPU_VCL_CIPHER.
+ * 0, or -1 with err (a malformed value; a cipher this CPU cannot run). */
+int mgtr_crypt_setup(int client, unsigned *offer, char *err, size_t errlen);
+/* The MGW_CIPHER_* bits this host runs (AES-256-GCM needs AES-NI and
+ * PCLMUL), and a cipher's name ("none" for 0). */
+unsigned mgtr_sec_ciphers(void);
+const char *mgtr_sec_cipher_name(int cipher);
+/* The raw stream under a record layer: all of iov sent, or iov filled
+ * exactly; 0 or -1. */
+typedef int (*mgtr_sendv_fn)(void *arg, struct iovec *iov, int n);
+typedef int (*mgtr_recvv_fn)(void *arg, struct iovec *iov, int n);
+/* A record layer with its two keys (tx: this side's records; rx: the
+ * peer's); NULL when out of memory or the cipher is not available. */
+mgtr_sec_t *mgtr_sec_new(int cipher, const uint8_t tx[MGW_SESSION_KEY],
+                         const uint8_t rx[MGW_SESSION_KEY]);
+void mgtr_sec_free(mgtr_sec_t *s);
+/* A transport's send and recv over its raw stream: same contract as
+ * theirs.  One sender and one receiver at a time (the two may run at once). */
+int mgtr_sec_send(mgtr_sec_t *s, mgtr_sendv_fn sendv, void *arg, const void *p, size_t n);
+int mgtr_sec_recv(mgtr_sec_t *s, mgtr_recvv_fn recvv, void *arg, void *p, size_t n);
+/* Every 2^20 records (64 GiB at most) a direction moves to its next key,
+ * a hash of the last; for tests, after every `records` instead (0: the
+ * default).  Set it alike on both sides before the first record. */
+void mgtr_sec_rekey_every(mgtr_sec_t *s, uint64_t records);
+/* Opened bytes waiting for the next recv (a spin for readable ends at once). */
+size_t mgtr_sec_buffered(const mgtr_sec_t *s);
+/* 1 once a record failed to open (altered, replayed, reordered, forged): the
+ * endpoint refuses everything after it.  s may be NULL (0). */
+int mgtr_sec_failed(const mgtr_sec_t *s);
+/* The same for an endpoint: 1 when its recv failed on a record that was not
+ * genuine, as opposed to a closed or broken connection. */
+int mgtr_tampered(const mgtr_transport_t *t, mgtr_ep_t *ep);
+/* "encrypted (AES-256-GCM)", "encrypted (ChaCha20-Poly1305)" or "plain (not
+ * encrypted)": for logs. */
+const char *mgtr_protection(const mgtr_transport_t *t, mgtr_ep_t *ep);
+
+/* The handshake (handshake.c), over the MACs of wire.h's mgw_auth_mac.
+ * offer: mgtr_crypt_setup's.  With encryption on, the endpoint is
+ * encrypted from AUTH_OK on (its token and JOIN's never travel in clear),
+ * with keys of its own (mgw_auth_keys). */
 /* Client side of the handshake on a fresh endpoint; lane = MGW_LANE_*.
  * For the command lane token receives the session token; for the bulk lane
  * token is sent to join that session as its connection number stripe. */
-int mgtr_auth_client(const mgtr_transport_t *t, mgtr_ep_t *ep, const mgw_key_t *key, int lane,
-                     unsigned stripe, uint8_t token[MGW_TOKEN], char *err, size_t errlen);
+int mgtr_auth_client(const mgtr_transport_t *t, mgtr_ep_t *ep, const mgw_key_t *key, unsigned offer,
+                     int lane, unsigned stripe, uint8_t token[MGW_TOKEN], char *err, size_t errlen);
 /* Proxy side; returns the lane the client asked for (> 0) or -1 with err.
  * token gets the fresh random token sent to the client in AUTH_OK (the
  * session token when the lane is the command lane). */
-int mgtr_auth_proxy(const mgtr_transport_t *t, mgtr_ep_t *ep, const mgw_key_t *key,
+int mgtr_auth_proxy(const mgtr_transport_t *t, mgtr_ep_t *ep, const mgw_key_t *key, unsigned offer,
                     uint8_t token[MGW_TOKEN], char *err, size_t errlen);
 /* Proxy side, bulk lane: the JOIN after the handshake.  0 with the session
  * token and the stripe (< MGW_STREAMS_MAX); -1 otherwise (*stripe: the one

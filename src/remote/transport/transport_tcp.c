@@ -20,6 +20,7 @@
 
 struct mgtr_ep {
     int fd;
+    mgtr_sec_t *sec; /* encrypted from the handshake's keys on; else NULL */
 };
 
 struct mgtr_listener {
@@ -67,6 +68,7 @@ static mgtr_ep_t *ep_new(int fd)
         return NULL;
     }
     ep->fd = fd;
+    ep->sec = NULL;
     tune(fd);
     return ep;
 }
@@ -170,34 +172,90 @@ static int tcp_accept(mgtr_listener_t *l, mgtr_ep_t **out, char *peer, size_t pe
     return *out ? 0 : -1;
 }
 
-static int tcp_send(mgtr_ep_t *ep, const void *p, size_t n)
+/* The raw stream: all of iov, or exactly iov's bytes. */
+static int raw_sendv(void *arg, struct iovec *iov, int n)
 {
-    const char *c = p;
-    while (n) {
-        ssize_t r = send(ep->fd, c, n, MSG_NOSIGNAL);
+    mgtr_ep_t *ep = arg;
+    struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+    while (mh.msg_iovlen) {
+        ssize_t r = sendmsg(ep->fd, &mh, MSG_NOSIGNAL);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
             return -1;
-        c += r;
-        n -= (size_t)r;
+        for (size_t k = (size_t)r; k;) {
+            size_t d = k < mh.msg_iov->iov_len ? k : mh.msg_iov->iov_len;
+            mh.msg_iov->iov_base = (char *)mh.msg_iov->iov_base + d;
+            mh.msg_iov->iov_len -= d;
+            k -= d;
+            if (!mh.msg_iov->iov_len) {
+                mh.msg_iov++;
+                mh.msg_iovlen--;
+            }
+        }
+        while (mh.msg_iovlen && !mh.msg_iov->iov_len) {
+            mh.msg_iov++;
+            mh.msg_iovlen--;
+        }
     }
     return 0;
 }
 
-static int tcp_recv(mgtr_ep_t *ep, void *p, size_t n)
+static int raw_recvv(void *arg, struct iovec *iov, int n)
 {
-    char *c = p;
-    while (n) {
-        ssize_t r = recv(ep->fd, c, n, 0);
+    mgtr_ep_t *ep = arg;
+    struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+    while (mh.msg_iovlen) {
+        ssize_t r = recvmsg(ep->fd, &mh, MSG_WAITALL);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
             return -1;
-        c += r;
-        n -= (size_t)r;
+        for (size_t k = (size_t)r; k;) {
+            size_t d = k < mh.msg_iov->iov_len ? k : mh.msg_iov->iov_len;
+            mh.msg_iov->iov_base = (char *)mh.msg_iov->iov_base + d;
+            mh.msg_iov->iov_len -= d;
+            k -= d;
+            if (!mh.msg_iov->iov_len) {
+                mh.msg_iov++;
+                mh.msg_iovlen--;
+            }
+        }
+        while (mh.msg_iovlen && !mh.msg_iov->iov_len) {
+            mh.msg_iov++;
+            mh.msg_iovlen--;
+        }
     }
     return 0;
+}
+
+static int tcp_send(mgtr_ep_t *ep, const void *p, size_t n)
+{
+    if (ep->sec)
+        return mgtr_sec_send(ep->sec, raw_sendv, ep, p, n);
+    struct iovec iov = {(void *)p, n};
+    return raw_sendv(ep, &iov, 1);
+}
+
+static int tcp_recv(mgtr_ep_t *ep, void *p, size_t n)
+{
+    if (ep->sec)
+        return mgtr_sec_recv(ep->sec, raw_recvv, ep, p, n);
+    struct iovec iov = {p, n};
+    return raw_recvv(ep, &iov, 1);
+}
+
+static int tcp_secure(mgtr_ep_t *ep, mgtr_sec_t *sec)
+{
+    if (ep->sec)
+        return -1;
+    ep->sec = sec;
+    return 0;
+}
+
+static mgtr_sec_t *tcp_sec(mgtr_ep_t *ep)
+{
+    return ep->sec;
 }
 
 double mgtr_now_ns(void)
@@ -214,6 +272,8 @@ static void tcp_spin_readable(mgtr_ep_t *ep, long spin_ns)
 {
     double end = mgtr_now_ns() + (double)spin_ns;
     char c;
+    if (ep->sec && mgtr_sec_buffered(ep->sec))
+        return;
     do {
         ssize_t r = recv(ep->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
         if (r != -1 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
@@ -331,6 +391,7 @@ static void tcp_close(mgtr_ep_t *ep)
 {
     if (ep) {
         close(ep->fd);
+        mgtr_sec_free(ep->sec);
         free(ep);
     }
 }
@@ -359,6 +420,8 @@ const mgtr_transport_t mgtr_transport_tcp = {
     .is_local = tcp_is_local,
     .peer_is_pid = tcp_peer_is_pid,
     .spin_readable = tcp_spin_readable,
+    .secure = tcp_secure,
+    .sec = tcp_sec,
     .shutdown = tcp_shutdown,
     .close = tcp_close,
     .listener_shutdown = tcp_listener_shutdown,

@@ -50,15 +50,24 @@ int mgw_key_load(const char *path, mgw_key_t *key, char *err, size_t errlen)
     return 0;
 }
 
-void mgw_auth_mac(const mgw_key_t *key, const char *label, uint8_t lane, const uint8_t *a,
-                  const uint8_t *b, uint8_t out[MGW_MAC])
+void mgw_auth_mac(const mgw_key_t *key, const char *label, const uint8_t ctx[MGW_AUTH_CTX],
+                  const uint8_t *a, const uint8_t *b, uint8_t out[MGW_MAC])
 {
     crypto_auth_hmacsha256_state st;
     crypto_auth_hmacsha256_init(&st, key->k, key->len);
     crypto_auth_hmacsha256_update(&st, (const unsigned char *)label, strlen(label));
-    crypto_auth_hmacsha256_update(&st, &lane, 1);
+    crypto_auth_hmacsha256_update(&st, ctx, MGW_AUTH_CTX);
     crypto_auth_hmacsha256_update(&st, a, MGW_NONCE);
     crypto_auth_hmacsha256_update(&st, b, MGW_NONCE);
     crypto_auth_hmacsha256_final(&st, out);
     sodium_memzero(&st, sizeof st);
+}
+
+_Static_assert(MGW_SESSION_KEY == crypto_auth_hmacsha256_BYTES, "a key is one HMAC-SHA256");
+
+void mgw_auth_keys(const mgw_key_t *key, const uint8_t ctx[MGW_AUTH_CTX], const uint8_t *nc,
+                   const uint8_t *ns, uint8_t c2p[MGW_SESSION_KEY], uint8_t p2c[MGW_SESSION_KEY])
+{
+    mgw_auth_mac(key, "mgrm-key-c2p", ctx, nc, ns, c2p);
+    mgw_auth_mac(key, "mgrm-key-p2c", ctx, nc, ns, p2c);
 }

@@ -150,9 +150,12 @@
     R(shm_desc, F(u32, slot) F(u32, off) F(u32, len))
 
 #define MGW_MESSAGES(M, F)                                                                         \
-    /* handshake: MACs of the nonces, see transport/handshake.c */                                 \
-    M(HELLO, hello, F(u8, lane) F(fixed, nonce, MGW_NONCE))                                        \
-    M(CHALLENGE, challenge, F(fixed, nonce, MGW_NONCE) F(fixed, mac, MGW_MAC))                     \
+    /* handshake: MACs of the nonces, see transport/handshake.c; encrypt: 0 plain or 1 (each  \
+       side's MPIGPU_VCL_ENCRYPT), ciphers: the MGW_CIPHER_* the client offers, cipher: the  \
+       one the proxy chose (0 when plain) */                                                   \
+    M(HELLO, hello, F(u8, lane) F(fixed, nonce, MGW_NONCE) F(u8, encrypt) F(u8, ciphers))         \
+    M(CHALLENGE, challenge,                                                                    \
+      F(fixed, nonce, MGW_NONCE) F(fixed, mac, MGW_MAC) F(u8, encrypt) F(u8, cipher))          \
     M(RESPONSE, response, F(fixed, mac, MGW_MAC))                                                  \
     M(AUTH_OK, auth_ok, F(fixed, token, MGW_TOKEN))                                                \
     M(JOIN, join, F(fixed, token, MGW_TOKEN) F(u32, stripe)) /* stripe < MGW_STREAMS_MAX */        \

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MGW_MAGIC 0x4d47520fu /* "MGR" + version 15 */
+#define MGW_MAGIC 0x4d475210u /* "MGR" + version 16 */
 #define MGW_HDR_SIZE 16
 #define MGW_MSG_MAX (64u << 20)
 #define MGW_CHUNK (1u << 20) /* bulk chunk size */
@@ -55,6 +55,10 @@ enum mgw_argkind { MGW_ARG_VALUE = 0, MGW_ARG_MEM, MGW_ARG_LOCAL, MGW_ARG_SAMPLE
 #include "messages.h"
 
 enum mgw_lane { MGW_LANE_CMD = 1, MGW_LANE_BULK = 2 };
+/* The AEAD ciphers of the encrypted lanes (transport/secure.c): bits of
+ * HELLO's ciphers, values of CHALLENGE's cipher. */
+enum mgw_cipher { MGW_CIPHER_CHACHA20POLY1305 = 1, MGW_CIPHER_AES256GCM = 2 };
+#define MGW_SESSION_KEY 32 /* bytes of each key of an encrypted lane */
 
 typedef struct mgw_hdr {
     uint32_t magic;
@@ -140,10 +144,19 @@ typedef struct mgw_key {
     size_t len;
 } mgw_key_t;
 int mgw_key_load(const char *path, mgw_key_t *key, char *err, size_t errlen);
-/* HMAC-SHA256(key, label | lane | a | b), a and b MGW_NONCE bytes each: the
+/* What a handshake agreed on, bound into its MACs and its keys: the lane,
+ * both sides' encrypt bytes, the ciphers offered and the one chosen. */
+#define MGW_AUTH_CTX 5
+/* HMAC-SHA256(key, label | ctx | a | b), a and b MGW_NONCE bytes each: the
  * proof each side of the handshake gives that it holds the key. */
-void mgw_auth_mac(const mgw_key_t *key, const char *label, uint8_t lane, const uint8_t *a,
-                  const uint8_t *b, uint8_t out[MGW_MAC]);
+void mgw_auth_mac(const mgw_key_t *key, const char *label, const uint8_t ctx[MGW_AUTH_CTX],
+                  const uint8_t *a, const uint8_t *b, uint8_t out[MGW_MAC]);
+/* The session keys of one connection: HMAC-SHA256(key, "mgrm-key-c2p" |
+ * ctx | nc | ns) for the client's frames, "mgrm-key-p2c" for the proxy's (nc:
+ * the client's nonce, ns: the proxy's).  Fresh nonces on every connection
+ * give each lane and each direction keys of its own. */
+void mgw_auth_keys(const mgw_key_t *key, const uint8_t ctx[MGW_AUTH_CTX], const uint8_t *nc,
+                   const uint8_t *ns, uint8_t c2p[MGW_SESSION_KEY], uint8_t p2c[MGW_SESSION_KEY]);
 
 /* Every record's, message's and reply's struct, encoder and decoder
  * (messages.h). */
