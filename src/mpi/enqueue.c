@@ -40,7 +40,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
@@ -48,16 +47,25 @@
 #include "mpigpu.h"
 #include "mgerr.h"
 #include "mglog.h"
+#include "mgspin.h"
 #include "mgmpi.h"
 #include "registry.h"
 
-/* Passes over the jobs in flight that moved nothing before the thread naps
-   between passes instead of yielding, and the nap. */
-#define ENQ_SPIN_PASSES 1000
-#define ENQ_NAP_NS 20000
+/* While operations are in flight the thread polls MPI (a pass tests each
+   one) for ENQ_SPIN_NS after the last pass that moved anything, then waits
+   on its condition for a nap that doubles from ENQ_NAP_MIN_NS to
+   ENQ_NAP_MAX_NS until something moves: MPI has no way to wake it when a
+   message arrives, while a call or a marker's callback does (enq_kick).
+   With nothing in flight it watches for a wake-up for ENQ_IDLE_SPIN_NS
+   (mgspin.h), then sleeps until one. */
+#define ENQ_SPIN_NS 200000
+#define ENQ_NAP_MIN_NS 20000
+#define ENQ_NAP_MAX_NS 1000000
+#define ENQ_IDLE_SPIN_NS 20000
 /* How often the thread looks at the markers of jobs not started yet: PoCL
    3.1 calls no CL_COMPLETE callback for a command that failed (a failed
-   wait-list event), so a failure is seen by its status only. */
+   wait-list event), so a failure is seen by its status only.  A marker's
+   success is only ever taken from its callback. */
 #define ENQ_POLL_NS 5000000
 
 typedef enum enq_part_kind {
@@ -100,6 +108,11 @@ typedef struct enq_job {
     atomic_int gate; /* 1 once it may start; then gate_status is the marker's */
     cl_int gate_status;
     int started;
+    /* The trace (MPIGPU_VERBOSE=1 and more, enq_trace): when the call
+       returned, the gate opened, the MPI work started and ended (ns), and
+       whether a poll rather than the callback opened the gate. */
+    uint64_t t_call, t_gate, t_start, t_done;
+    int polled;
     int nparts;
     enq_part_t part[2];
 } enq_job_t;
@@ -122,8 +135,15 @@ static struct {
     int on, stop;
     enq_job_t *head;
     enq_retired_t *retired; /* under lock */
-    int pending;            /* wake-ups the thread has not seen */
+    int pending;            /* wake-ups the thread has not seen (written under
+                               lock, read by the thread's spin without it) */
     int inflight;           /* jobs started and not finished */
+    /* The trace's sums (enqueue thread only): jobs, and ns from the call to
+       the gate, the gate to the start, the start to the MPI work's end, and
+       that end to the event's completion; gates opened by a poll. */
+    int trace;
+    long long t_jobs, t_polled;
+    uint64_t t_sum[4];
 } enq = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
 
 static char empty[1]; /* the buffer of an operation that moves nothing */
@@ -131,7 +151,7 @@ static char empty[1]; /* the buffer of an operation that moves nothing */
 static void enq_kick(void)
 {
     pthread_mutex_lock(&enq.lock);
-    enq.pending++;
+    __atomic_add_fetch(&enq.pending, 1, __ATOMIC_RELEASE);
     pthread_cond_signal(&enq.wake);
     pthread_mutex_unlock(&enq.lock);
 }
@@ -143,6 +163,8 @@ static void CL_CALLBACK gate_cb(cl_event ev, cl_int status, void *arg)
     enq_job_t *job = arg;
     (void)ev;
     job->gate_status = status;
+    if (enq.trace)
+        job->t_gate = mg_clock_ns();
     atomic_store_explicit(&job->gate, 1, memory_order_release);
     enq_kick();
 }
@@ -455,25 +477,33 @@ static cl_int job_status(const enq_job_t *job)
 }
 
 /* Start job when it may, test its parts; 1 when it is finished.  *moved is
-   set when anything changed. */
-static int job_step(enq_job_t *job, int *moved, int *ops, int *waiting)
+   set when anything changed.  poll: look at the status of a marker whose
+   callback has not come (a failed one calls back nowhere). */
+static int job_step(enq_job_t *job, int *moved, int *ops, int *waiting, int poll)
 {
     int all = 1;
     if (!job->started) {
         if (!atomic_load_explicit(&job->gate, memory_order_acquire)) {
             cl_int st = CL_QUEUED;
-            clGetEventInfo(job->marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st, NULL);
+            if (poll)
+                clGetEventInfo(job->marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st,
+                               NULL);
             if (st >= 0) {
                 (*waiting)++;
                 return 0;
             }
             job->gate_status = st; /* failed: no callback comes */
+            job->polled = 1;
+            if (enq.trace)
+                job->t_gate = mg_clock_ns();
             atomic_store_explicit(&job->gate, 1, memory_order_release);
         }
         *moved = 1;
         if (job->gate_status < 0)
             return 1; /* a wait-list event failed: nothing starts */
         job->started = 1;
+        if (enq.trace)
+            job->t_start = mg_clock_ns();
         pthread_mutex_lock(&enq.lock);
         enq.inflight++;
         pthread_mutex_unlock(&enq.lock);
@@ -490,6 +520,8 @@ static int job_step(enq_job_t *job, int *moved, int *ops, int *waiting)
         *ops += !p->done && p->kind == ENQ_OP;
         all &= p->done;
     }
+    if (all && enq.trace)
+        job->t_done = mg_clock_ns();
     return all;
 }
 
@@ -505,6 +537,27 @@ static void job_unlink_locked(enq_job_t *job)
         enq.inflight--;
 }
 
+/* The trace of a finished job: one line at debug level, and the sums that
+   MPI_Finalize reports.  A job that never started counts only its gate. */
+static void trace_job(const enq_job_t *job)
+{
+    uint64_t now = mg_clock_ns();
+    uint64_t gate = job->t_gate ? job->t_gate : now;
+    uint64_t start = job->started ? job->t_start : gate;
+    uint64_t done = job->started && job->t_done ? job->t_done : start;
+    uint64_t d[4] = {gate > job->t_call ? gate - job->t_call : 0, start - gate, done - start,
+                     now - done};
+    enq.t_jobs++;
+    enq.t_polled += job->polled;
+    for (int i = 0; i < 4; i++)
+        enq.t_sum[i] += d[i];
+    MGLOG_DEBUG(MGLOG_MPI,
+                "enqueue trace: %s: call to gate %.1f us (%s), gate to start %.1f us, start to "
+                "done %.1f us, done to event %.1f us",
+                job->fn, d[0] * 1e-3, job->polled ? "poll" : "callback", d[1] * 1e-3, d[2] * 1e-3,
+                d[3] * 1e-3);
+}
+
 /* Complete a finished job's event and free the job.  Not under enq.lock:
    completing the event may run another job's gate_cb in this thread. */
 static void job_finish(enq_job_t *job)
@@ -516,6 +569,8 @@ static void job_finish(enq_job_t *job)
     for (int i = 0; i < job->nparts; i++)
         part_release(&job->part[i]);
     clSetUserEventStatus(job->user, status);
+    if (enq.trace)
+        trace_job(job);
     enq_retired_t *r = malloc(sizeof(*r));
     if (r) {
         r->user = job->user;
@@ -532,8 +587,9 @@ static void job_finish(enq_job_t *job)
 
 /* One pass over the listed jobs; returns whether anything moved.  Jobs are
    linked at the head by the callers' threads and unlinked here only, so the
-   next pointers this pass follows stay valid. */
-static int enq_pass(int *ops, int *waiting)
+   next pointers this pass follows stay valid.  *waiting: jobs whose gate is
+   still shut. */
+static int enq_pass(int *ops, int *waiting, int poll)
 {
     int moved = 0, n = 0;
     *waiting = 0;
@@ -543,7 +599,7 @@ static int enq_pass(int *ops, int *waiting)
     enq_job_t *job = enq.head;
     pthread_mutex_unlock(&enq.lock);
     while (job) {
-        int fin = job_step(job, &moved, &n, waiting);
+        int fin = job_step(job, &moved, &n, waiting, poll);
         pthread_mutex_lock(&enq.lock);
         enq_job_t *next = job->next;
         pthread_mutex_unlock(&enq.lock);
@@ -555,45 +611,77 @@ static int enq_pass(int *ops, int *waiting)
     return moved;
 }
 
-/* While jobs are in flight the thread polls MPI, yielding between passes,
-   and after ENQ_SPIN_PASSES idle passes napping ENQ_NAP_NS; with none it
-   sleeps on the condition until a call lists a job or a marker completes,
-   waking every ENQ_POLL_NS while a job waits for its marker. */
+/* Wait on the condition until a wake-up or ns from now; lock held. */
+static void enq_nap(uint64_t ns)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += (time_t)(ns / 1000000000u);
+    until.tv_nsec += (long)(ns % 1000000000u);
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&enq.wake, &enq.lock, &until);
+}
+
+/* The enqueue thread.  A pass runs at each wake-up (a call listed a job, a
+   marker's callback opened a gate, stop) and, while MPI work is in flight,
+   in a spin of ENQ_SPIN_NS after the last pass that moved anything, then
+   after naps of ENQ_NAP_MIN_NS doubling to ENQ_NAP_MAX_NS.  With nothing in
+   flight it spins ENQ_IDLE_SPIN_NS for a wake-up, then sleeps on the
+   condition (until the next marker poll while a job waits for its
+   marker). */
 static void *enq_main(void *arg)
 {
-    struct timespec nap = {0, ENQ_NAP_NS};
-    int idle = 0, ops = 0, waiting = 0;
+    int ops = 0, waiting = 0;
+    uint64_t nap = ENQ_NAP_MIN_NS, last_move = mg_clock_ns(), next_poll = 0;
     (void)arg;
     mgdev_own_scope(1); /* file accesses pack on engines of their own */
     pthread_mutex_lock(&enq.lock);
     for (;;) {
         if (enq.stop && !enq.inflight)
             break;
-        if (!enq.pending && !enq.inflight) {
-            idle = 0;
-            if (!waiting) {
-                pthread_cond_wait(&enq.wake, &enq.lock);
+        uint64_t now = mg_clock_ns();
+        int poll = waiting && next_poll && now >= next_poll;
+        if (!enq.pending && !enq.inflight && !poll) {
+            /* Nothing in flight: a wake-up comes from a call or a callback. */
+            pthread_mutex_unlock(&enq.lock);
+            MG_SPIN_WHILE(!__atomic_load_n(&enq.pending, __ATOMIC_ACQUIRE), ENQ_IDLE_SPIN_NS,
+                          mg_cpu_relax());
+            pthread_mutex_lock(&enq.lock);
+            if (enq.pending || enq.inflight || enq.stop)
                 continue;
-            }
-            struct timespec until;
-            clock_gettime(CLOCK_REALTIME, &until);
-            until.tv_nsec += ENQ_POLL_NS;
-            if (until.tv_nsec >= 1000000000L) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000L;
-            }
-            if (pthread_cond_timedwait(&enq.wake, &enq.lock, &until) == ETIMEDOUT)
-                enq.pending++;
+            if (waiting)
+                enq_nap(next_poll > now ? next_poll - now : 0);
+            else
+                pthread_cond_wait(&enq.wake, &enq.lock);
             continue;
         }
-        enq.pending = 0;
+        __atomic_store_n(&enq.pending, 0, __ATOMIC_RELAXED);
         pthread_mutex_unlock(&enq.lock);
-        if (enq_pass(&ops, &waiting))
-            idle = 0;
-        else if (++idle < ENQ_SPIN_PASSES)
-            sched_yield();
-        else
-            nanosleep(&nap, NULL);
+        if (poll)
+            next_poll = 0;
+        int moved = enq_pass(&ops, &waiting, poll);
+        if (!waiting)
+            next_poll = 0;
+        else if (!next_poll)
+            next_poll = mg_clock_ns() + ENQ_POLL_NS;
+        if (moved) {
+            last_move = mg_clock_ns();
+            nap = ENQ_NAP_MIN_NS;
+        } else if (mg_clock_ns() - last_move < ENQ_SPIN_NS) {
+            mg_cpu_relax();
+        } else {
+            /* MPI work in flight and nothing moved for a while: a nap that a
+               call or a callback cuts short. */
+            pthread_mutex_lock(&enq.lock);
+            if (!enq.pending && !enq.stop)
+                enq_nap(nap);
+            if (nap < ENQ_NAP_MAX_NS)
+                nap *= 2;
+            continue;
+        }
         pthread_mutex_lock(&enq.lock);
     }
     pthread_mutex_unlock(&enq.lock);
@@ -620,6 +708,14 @@ void mgmpi_enq_fini(void)
     if (on)
         pthread_join(enq.tid, NULL);
     enq.on = 0;
+    if (enq.trace && enq.t_jobs > 0) {
+        double n = (double)enq.t_jobs;
+        MGLOG_INFO(MGLOG_MPI,
+                   "enqueue trace: %lld jobs, mean us: call to gate %.1f, gate to start %.1f, "
+                   "start to done %.1f, done to event %.1f; %lld gates found by a poll",
+                   enq.t_jobs, enq.t_sum[0] * 1e-3 / n, enq.t_sum[1] * 1e-3 / n,
+                   enq.t_sum[2] * 1e-3 / n, enq.t_sum[3] * 1e-3 / n, enq.t_polled);
+    }
     retired_sweep(1);
     for (;;) {
         pthread_mutex_lock(&enq.lock);
@@ -657,6 +753,8 @@ static int enq_ready(const char *fn)
                          fn);
     retired_sweep(0);
     pthread_mutex_lock(&enq.lock);
+    if (!enq.on)
+        enq.trace = mglog_enabled(MGLOG_LEVEL_INFO);
     if (enq.stop)
         rc = mgerr_set(MPI_ERR_OTHER, "mpigpu: %s: MPI_Finalize is under way", fn);
     else if (!enq.on) {
@@ -707,7 +805,9 @@ static void job_link(enq_job_t *job)
     if (enq.head)
         enq.head->prev = job;
     enq.head = job;
-    enq.pending++;
+    if (enq.trace)
+        job->t_call = mg_clock_ns();
+    __atomic_add_fetch(&enq.pending, 1, __ATOMIC_RELEASE);
     pthread_cond_signal(&enq.wake);
     pthread_mutex_unlock(&enq.lock);
 }
