@@ -158,7 +158,16 @@ typedef struct mgpk_plan {
     int64_t unit_size, unit_step; /* ... of one repeating unit of this size, and the
                                      distance between the units' origins */
     const char *what;             /* for the verbose line */
+    cl_command_queue queue;       /* where the kernel method and contiguous copies
+                                     enqueue (mgpk_enqueue: the caller's); NULL:
+                                     ctx->queue */
 } mgpk_plan_t;
+
+/* The queue a plan's commands go on. */
+static inline cl_command_queue mgpk_plan_queue(const mgpk_ctx_t *ctx, const mgpk_plan_t *plan)
+{
+    return plan->queue ? plan->queue : ctx->queue;
+}
 
 /* A method: plan a call, then enqueue sub-ranges of it on ctx->queue.  The
    enqueue waits for `wait` and hands back one event that completes when the
