@@ -39,9 +39,11 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "mpigpu.h"
@@ -94,7 +96,21 @@ typedef struct enq_part {
     MPI_File fh;
     MPI_Offset offset;
     int dev; /* files: buf is a device address */
+    /* On the caller's queue (an ENQ_OP of a device buffer, up to
+       MPIGPU_ENQUEUE_QUEUE_MAX packed bytes): the n packed bytes in host
+       memory of the part's own.  A send's op sends them (op->packed) once
+       the queue packed them there; a receive's op is a host receive into
+       them, and dop, never started, is the device buffer's operation, whose
+       type, memory and engine the unpack and the tail fill use. */
+    char *stg;
+    int64_t n;
+    mgp2p_op_t *dop;
 } enq_part_t;
+
+/* Events of commands the library enqueued for a job besides its marker and
+   barrier (the on-queue receive's net user event and unpack, a pack kernel,
+   a staging write), kept until the job is retired, as the barrier is. */
+#define ENQ_HELD 6
 
 typedef struct enq_job {
     struct enq_job *prev, *next;
@@ -105,6 +121,14 @@ typedef struct enq_job {
        event is set: PoCL 3.1 aborts (pocl_update_event_failed) when a
        command whose event nobody holds fails with commands behind it. */
     cl_event barrier;
+    /* An on-queue receive: net, a user event set once the message is in
+       the part's staging, gates the unpack on the caller's queue, whose
+       event (unpack) must complete before the job's.  held: see ENQ_HELD. */
+    cl_event net, unpack;
+    cl_event held[ENQ_HELD];
+    int nheld;
+    int net_set, unpacked;
+    cl_int unpack_status;
     atomic_int gate; /* 1 once it may start; then gate_status is the marker's */
     cl_int gate_status;
     int started;
@@ -125,7 +149,9 @@ typedef struct enq_job {
    freed; either way it aborted in pocl_lock_events_inorder. */
 typedef struct enq_retired {
     struct enq_retired *next;
-    cl_event user, marker, barrier;
+    cl_event barrier; /* released with the others once complete */
+    int n;
+    cl_event ev[ENQ_HELD + 2]; /* user, marker, held */
 } enq_retired_t;
 
 static struct {
@@ -205,6 +231,11 @@ static void part_release(enq_part_t *p)
     if (p->op)
         mgp2p_op_free(p->op);
     p->op = NULL;
+    if (p->dop)
+        mgp2p_op_free(p->dop);
+    p->dop = NULL;
+    free(p->stg);
+    p->stg = NULL;
     if (p->dt_own)
         PMPI_Type_free(&p->dt);
     p->dt_own = 0;
@@ -217,8 +248,48 @@ static void part_release(enq_part_t *p)
    errors must reach the event, not an error handler), PMPI for a host send
    and for an operation that moves nothing.  *raised: MPI raised the error
    already. */
+/* Whether op, a device buffer's operation, packs or unpacks on the
+   caller's queue, of context qctx: its buffer is of that context, not
+   host-coherent memory (kept coherent by the library's own commands), and
+   it moves from 1 byte to MPIGPU_ENQUEUE_QUEUE_MAX. */
+static int part_on_queue(const mgp2p_op_t *op, cl_context qctx)
+{
+    return op->mem && op->pk && !op->shared && op->n > 0 && op->n <= INT_MAX &&
+           (size_t)op->n <= mgdev_state.settings.enqueue_queue_max &&
+           mgpk_ctx_context(op->pk) == qctx;
+}
+
+/* Make p an on-queue part of op (part_on_queue): its staging, and for a
+   receive the host receive into it, which becomes p->op (op p->dop). */
+static int part_queue_init(enq_part_t *p, mgp2p_op_t *op, const char *fn, int send)
+{
+    int rc = MPI_SUCCESS;
+    p->n = op->n;
+    MGLOG_DEBUG(MGLOG_MPI, "%s: the %s of %lld B runs on the caller's queue", fn,
+                send ? "pack" : "unpack", (long long)op->n);
+    if (!(p->stg = malloc((size_t)p->n)))
+        return mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory (%lld bytes)", fn,
+                         (long long)p->n);
+    if (send) {
+        op->packed = p->stg;
+        p->op = op;
+        return MPI_SUCCESS;
+    }
+    mgp2p_op_t *h = calloc(1, sizeof(*h));
+    if (!h)
+        return mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", fn);
+    rc = mgp2p_op_init_host(h, fn, p->stg, (int)p->n, MPI_BYTE, op->peer, op->tag, op->comm);
+    if (rc != MPI_SUCCESS) {
+        mgp2p_op_free(h);
+        return rc;
+    }
+    p->dop = op;
+    p->op = h;
+    return MPI_SUCCESS;
+}
+
 static int part_p2p(enq_part_t *p, const char *fn, int send, const void *buf, int count,
-                    MPI_Datatype dt, int peer, int tag, MPI_Comm comm, int *raised)
+                    MPI_Datatype dt, int peer, int tag, MPI_Comm comm, cl_context qctx, int *raised)
 {
     mgp2p_op_t *op = NULL;
     int rc = mgmpi_check_p2p(fn, send, count, dt, peer, tag, comm, raised);
@@ -236,11 +307,20 @@ static int part_p2p(enq_part_t *p, const char *fn, int send, const void *buf, in
                  : mgp2p_op_init_host(op, fn, (void *)buf, count, dt, peer, tag, comm);
         MG_CHECK(rc, fn_exit);
         if (!mgp2p_op_trivial(op)) {
-            mgp2p_lock();
-            rc = mgp2p_op_hold(op);
-            mgp2p_unlock();
             p->kind = ENQ_OP;
-            p->op = op;
+            if (dev && part_on_queue(op, qctx)) {
+                rc = part_queue_init(p, op, fn, send);
+                if (rc != MPI_SUCCESS) {
+                    if (p->op != op && p->dop != op)
+                        mgp2p_op_free(op);
+                    return rc;
+                }
+            } else {
+                p->op = op;
+            }
+            mgp2p_lock();
+            rc = mgp2p_op_hold(p->op);
+            mgp2p_unlock();
             return rc;
         }
         mgp2p_op_free(op);
@@ -414,6 +494,8 @@ static void job_free(enq_job_t *job)
         clReleaseEvent(job->marker);
     if (job->barrier)
         clReleaseEvent(job->barrier);
+    for (int i = 0; i < job->nheld; i++)
+        clReleaseEvent(job->held[i]);
     if (job->user)
         clReleaseEvent(job->user);
     free(job);
@@ -421,11 +503,10 @@ static void job_free(enq_job_t *job)
 
 static void retired_release(enq_retired_t *r)
 {
-    if (r->marker)
-        clReleaseEvent(r->marker);
+    for (int i = 0; i < r->n; i++)
+        clReleaseEvent(r->ev[i]);
     if (r->barrier)
         clReleaseEvent(r->barrier);
-    clReleaseEvent(r->user);
     free(r);
 }
 
@@ -466,6 +547,8 @@ static cl_int job_status(const enq_job_t *job)
 {
     if (job->gate_status < 0)
         return job->gate_status; /* passed on as it is */
+    if (job->unpack_status < 0 && job->part[0].err == MPI_SUCCESS)
+        return job->unpack_status;
     for (int i = 0; i < job->nparts; i++) {
         int cls = MPI_ERR_OTHER;
         if (job->part[i].err == MPI_SUCCESS)
@@ -474,6 +557,48 @@ static cl_int job_status(const enq_job_t *job)
         return MPIX_ENQUEUE_ERROR_BASE - cls;
     }
     return CL_COMPLETE;
+}
+
+/* An on-queue receive whose MPI part is over (or never started): fill what
+   the message left of the staging with the buffer's own bytes, so that the
+   unpack rewrites them unchanged (a short message, a failure: MPI_Recv
+   leaves the rest of its buffer), open net, then 1 once the unpack is over.
+   Other jobs: 1. */
+static int job_unpack_step(enq_job_t *job, int *moved, int *waiting)
+{
+    if (!job->net)
+        return 1;
+    if (!job->net_set) {
+        enq_part_t *p = &job->part[0]; /* the receive comes first */
+        int64_t got = job->started && p->err == MPI_SUCCESS ? p->op->done : 0;
+        cl_int st = job->gate_status < 0 ? job->gate_status : CL_COMPLETE;
+        if (got < p->n && st == CL_COMPLETE) {
+            char *all = malloc((size_t)p->n);
+            int rc = all ? mgp2p_op_pack_all(p->dop, all) : MPI_ERR_NO_MEM;
+            if (rc == MPI_SUCCESS)
+                memcpy(p->stg + got, all + got, (size_t)(p->n - got));
+            else if (p->err == MPI_SUCCESS)
+                p->err = rc;
+            if (rc != MPI_SUCCESS)
+                st = MPIX_ENQUEUE_ERROR_BASE - MPI_ERR_OTHER; /* the unpack must not run */
+            free(all);
+        }
+        job->net_set = 1;
+        *moved = 1;
+        clSetUserEventStatus(job->net, st);
+    }
+    if (!job->unpacked) {
+        cl_int st = CL_QUEUED;
+        clGetEventInfo(job->unpack, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st, NULL);
+        if (st > CL_COMPLETE) {
+            (*waiting)++; /* the thread's poll comes back if no callback does */
+            return 0;
+        }
+        job->unpacked = 1;
+        job->unpack_status = st;
+        *moved = 1;
+    }
+    return 1;
 }
 
 /* Start job when it may, test its parts; 1 when it is finished.  *moved is
@@ -500,7 +625,8 @@ static int job_step(enq_job_t *job, int *moved, int *ops, int *waiting, int poll
         }
         *moved = 1;
         if (job->gate_status < 0)
-            return 1; /* a wait-list event failed: nothing starts */
+            return job_unpack_step(job, moved,
+                                   waiting); /* a wait-list event failed: nothing starts */
         job->started = 1;
         if (enq.trace)
             job->t_start = mg_clock_ns();
@@ -520,9 +646,9 @@ static int job_step(enq_job_t *job, int *moved, int *ops, int *waiting, int poll
         *ops += !p->done && p->kind == ENQ_OP;
         all &= p->done;
     }
-    if (all && enq.trace)
+    if (all && enq.trace && !job->t_done)
         job->t_done = mg_clock_ns();
-    return all;
+    return all && job_unpack_step(job, moved, waiting);
 }
 
 static void job_unlink_locked(enq_job_t *job)
@@ -573,14 +699,19 @@ static void job_finish(enq_job_t *job)
         trace_job(job);
     enq_retired_t *r = malloc(sizeof(*r));
     if (r) {
-        r->user = job->user;
-        r->marker = job->marker;
+        r->n = 0;
+        r->ev[r->n++] = job->user;
+        if (job->marker)
+            r->ev[r->n++] = job->marker;
+        for (int i = 0; i < job->nheld; i++)
+            r->ev[r->n++] = job->held[i];
         r->barrier = job->barrier;
         pthread_mutex_lock(&enq.lock);
         r->next = enq.retired;
         enq.retired = r;
         pthread_mutex_unlock(&enq.lock);
         job->user = job->marker = job->barrier = NULL;
+        job->nheld = 0;
     }
     job_free(job);
 }
@@ -728,6 +859,8 @@ void mgmpi_enq_fini(void)
         int gated = atomic_load_explicit(&job->gate, memory_order_acquire);
         MGLOG_WARN(MGLOG_MPI, "MPI_Finalize: %s enqueued and not started: its event fails",
                    job->fn);
+        if (job->net && !job->net_set)
+            clSetUserEventStatus(job->net, MPIX_ENQUEUE_ERROR_BASE - MPI_ERR_OTHER);
         for (int i = 0; i < job->nparts; i++)
             part_release(&job->part[i]);
         clSetUserEventStatus(job->user, MPIX_ENQUEUE_ERROR_BASE - MPI_ERR_OTHER);
@@ -797,6 +930,86 @@ static int enq_queue(const char *fn, cl_command_queue queue, cl_uint n, const cl
     return enq_wait_list(fn, n, list);
 }
 
+/* A callback that only wakes the enqueue thread (no job: the thread polls
+   the event's status, and frees the job once it is done). */
+static void CL_CALLBACK unpack_cb(cl_event ev, cl_int status, void *arg)
+{
+    (void)ev;
+    (void)status;
+    (void)arg;
+    enq_kick();
+}
+
+/* Enqueue on queue, after the wait list, the pack of send's buffer into its
+   staging: a read of the run for contiguous data, else the pack engine's
+   kernel into device memory of the call's own, then a read of it.  *done:
+   the read's event (the caller's reference). */
+static int part_pack_enqueue(enq_job_t *job, enq_part_t *p, cl_command_queue queue, cl_context ctx,
+                             cl_uint n, const cl_event *list, cl_event *done)
+{
+    int rc = MPI_SUCCESS;
+    cl_int e = CL_SUCCESS;
+    mgp2p_op_t *op = p->op;
+    cl_mem d = NULL;
+    if (mgpk_contig(op->type, op->count)) {
+        size_t off = (size_t)(op->origin + mgpk_contig_offset(op->type, op->count));
+        e = clEnqueueReadBuffer(queue, op->mem, CL_FALSE, off, (size_t)p->n, p->stg, n, list, done);
+        MG_CL_CHECK(e, "clEnqueueReadBuffer", rc, fn_exit);
+        goto fn_exit;
+    }
+    d = clCreateBuffer(ctx, CL_MEM_READ_WRITE, (size_t)p->n, NULL, &e);
+    MG_CL_CHECK(e, "clCreateBuffer", rc, fn_exit);
+    cl_event k = NULL;
+    mgpk_buf_t typed = {.mem = op->mem, .offset = op->origin}, packed = {.mem = d};
+    rc = mgpk_enqueue(op->pk, queue, op->type, op->count, 0, typed, packed, n, list, &k, 0);
+    MG_CHECK(rc, fn_exit);
+    job->held[job->nheld++] = k;
+    e = clEnqueueReadBuffer(queue, d, CL_FALSE, 0, (size_t)p->n, p->stg, 1, &k, done);
+    MG_CL_CHECK(e, "clEnqueueReadBuffer", rc, fn_exit);
+fn_exit:
+    if (d)
+        clReleaseMemObject(d); /* OpenCL keeps it until its commands end */
+    return rc;
+}
+
+/* Enqueue on queue the unpack of recv's staging into its buffer, gated by
+   the job's net event: a write of the run for contiguous data, else a write
+   into device memory of the call's own and the pack engine's kernel from
+   it.  job->unpack: the last command's event. */
+static int part_unpack_enqueue(enq_job_t *job, enq_part_t *p, cl_command_queue queue,
+                               cl_context ctx)
+{
+    int rc = MPI_SUCCESS;
+    cl_int e = CL_SUCCESS;
+    mgp2p_op_t *op = p->dop;
+    cl_mem d = NULL;
+    job->net = clCreateUserEvent(ctx, &e);
+    MG_CL_CHECK(e, "clCreateUserEvent", rc, fn_exit);
+    job->held[job->nheld++] = job->net;
+    if (mgpk_contig(op->type, op->count)) {
+        size_t off = (size_t)(op->origin + mgpk_contig_offset(op->type, op->count));
+        e = clEnqueueWriteBuffer(queue, op->mem, CL_FALSE, off, (size_t)p->n, p->stg, 1, &job->net,
+                                 &job->unpack);
+        MG_CL_CHECK(e, "clEnqueueWriteBuffer", rc, fn_exit);
+        job->held[job->nheld++] = job->unpack;
+        goto fn_exit;
+    }
+    d = clCreateBuffer(ctx, CL_MEM_READ_WRITE, (size_t)p->n, NULL, &e);
+    MG_CL_CHECK(e, "clCreateBuffer", rc, fn_exit);
+    cl_event w = NULL;
+    e = clEnqueueWriteBuffer(queue, d, CL_FALSE, 0, (size_t)p->n, p->stg, 1, &job->net, &w);
+    MG_CL_CHECK(e, "clEnqueueWriteBuffer", rc, fn_exit);
+    job->held[job->nheld++] = w;
+    mgpk_buf_t typed = {.mem = op->mem, .offset = op->origin}, packed = {.mem = d};
+    rc = mgpk_enqueue(op->pk, queue, op->type, op->count, 1, typed, packed, 1, &w, &job->unpack, 0);
+    MG_CHECK(rc, fn_exit);
+    job->held[job->nheld++] = job->unpack;
+fn_exit:
+    if (d)
+        clReleaseMemObject(d);
+    return rc;
+}
+
 static void job_link(enq_job_t *job)
 {
     pthread_mutex_lock(&enq.lock);
@@ -817,17 +1030,56 @@ static void job_link(enq_job_t *job)
 static int job_enqueue(enq_job_t *job, cl_command_queue queue, cl_context ctx, int inorder,
                        cl_uint n, const cl_event *list, cl_event *event)
 {
-    int rc = MPI_SUCCESS;
+    int rc = MPI_SUCCESS, queued = 0;
     cl_int e = CL_SUCCESS;
+    cl_event packed = NULL, *wl = NULL;
+    enq_part_t *send = NULL, *recv = NULL;
+    for (int i = 0; i < job->nparts; i++)
+        if (job->part[i].stg) {
+            if (job->part[i].dop)
+                recv = &job->part[i];
+            else
+                send = &job->part[i];
+        }
     job->user = clCreateUserEvent(ctx, &e);
     MG_CL_CHECK(e, "clCreateUserEvent", rc, fn_fail);
-    /* With an empty wait list a marker waits for every command enqueued
-       before it, which on an out-of-order queue no other command does. */
-    if (inorder || n > 0) {
-        e = clEnqueueMarkerWithWaitList(queue, n, list, &job->marker);
+    /* A send's pack into its staging, first, after the wait list. */
+    if (send) {
+        queued = 1;
+        rc = part_pack_enqueue(job, send, queue, ctx, n, list, &packed);
+        MG_CHECK(rc, fn_fail);
+    }
+    if (send && job->nparts == 1) {
+        job->marker = packed; /* the pack's end is the gate */
+    } else if (inorder || n > 0 || packed) {
+        /* With an empty wait list a marker waits for every command enqueued
+           before it, which on an out-of-order queue no other command does. */
+        cl_uint nw = n;
+        const cl_event *w = list;
+        if (packed && !inorder) {
+            if (!(wl = malloc((n + 1) * sizeof(*wl))))
+                MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", job->fn);
+            for (cl_uint i = 0; i < n; i++)
+                wl[i] = list[i];
+            wl[n] = packed;
+            nw = n + 1;
+            w = wl;
+        }
+        if (packed)
+            job->held[job->nheld++] = packed;
+        e = clEnqueueMarkerWithWaitList(queue, nw, w, &job->marker);
         MG_CL_CHECK(e, "clEnqueueMarkerWithWaitList", rc, fn_fail);
     } else {
         atomic_store_explicit(&job->gate, 1, memory_order_relaxed);
+    }
+    /* A receive's unpack from its staging, once the message is there. */
+    if (recv) {
+        queued = 1;
+        rc = part_unpack_enqueue(job, recv, queue, ctx);
+        MG_CHECK(rc, fn_fail);
+        /* Only a wake-up: the job is polled for the unpack's status, since
+           PoCL calls no callback for a command that failed. */
+        clSetEventCallback(job->unpack, CL_COMPLETE, unpack_cb, NULL);
     }
     if (inorder) {
         e = clEnqueueBarrierWithWaitList(queue, 1, &job->user, &job->barrier);
@@ -856,11 +1108,22 @@ static int job_enqueue(enq_job_t *job, cl_command_queue queue, cl_context ctx, i
             }
         }
     }
+    free(wl);
     job_link(job);
     return rc;
 fn_fail:
+    free(wl);
+    if (packed && job->marker != packed && !(job->nheld && job->held[job->nheld - 1] == packed))
+        clReleaseEvent(packed);
+    if (job->net)
+        clSetUserEventStatus(job->net, MPIX_ENQUEUE_ERROR_BASE - MPI_ERR_OTHER);
     if (job->user)
-        clSetUserEventStatus(job->user, e);
+        clSetUserEventStatus(job->user,
+                             e != CL_SUCCESS ? e : MPIX_ENQUEUE_ERROR_BASE - MPI_ERR_OTHER);
+    /* A command already enqueued may still read or write the staging: it
+       stays (a few bytes lost, on a failed enqueue only). */
+    for (int i = 0; queued && i < job->nparts; i++)
+        job->part[i].stg = NULL;
     job_free(job);
     return rc;
 }
@@ -884,9 +1147,10 @@ static int enq_p2p(const char *fn, const void *sbuf, int scount, MPI_Datatype st
         MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", fn);
     mgdev_own_scope(1);
     if (recvs)
-        rc = part_p2p(&job->part[0], fn, 0, rbuf, rcount, rtype, source, rtag, comm, &raised);
+        rc = part_p2p(&job->part[0], fn, 0, rbuf, rcount, rtype, source, rtag, comm, ctx, &raised);
     if (rc == MPI_SUCCESS && sends)
-        rc = part_p2p(&job->part[recvs], fn, 1, sbuf, scount, stype, dest, stag, comm, &raised);
+        rc =
+            part_p2p(&job->part[recvs], fn, 1, sbuf, scount, stype, dest, stag, comm, ctx, &raised);
     mgdev_own_scope(0);
     MG_CHECK(rc, fn_fail);
     rc = job_enqueue(job, queue, ctx, inorder, n, list, event);
