@@ -376,14 +376,22 @@ fn_exit:
     return rc;
 }
 
-/* A file access, run to its end on the enqueue thread: the packed bytes,
-   as MPI_BYTE, whatever the buffer (ROMIO's own walk of a host type with a
-   negative displacement wrote the wrong bytes in the test). */
+/* A file access, run to its end on the enqueue thread.  A device buffer's
+   goes through the library's MPI_File_write_at or MPI_File_read_at
+   (file.c): in place where the buffer's storage is host memory, else in
+   pieces of a staging chunk, the device moving one piece while MPI writes or
+   reads the other.  A host buffer's: the packed bytes, as MPI_BYTE (ROMIO's
+   own walk of a host type with a negative displacement wrote the wrong
+   bytes in the test). */
 static int part_file_run(enq_part_t *p)
 {
     MPI_Status st;
     char *host = NULL;
     int size = 0, pos = 0, got = 0, rc;
+    if (p->dev)
+        return p->kind == ENQ_WRITE
+                   ? MPI_File_write_at(p->fh, p->offset, p->buf, p->count, p->dt, &st)
+                   : MPI_File_read_at(p->fh, p->offset, (void *)p->buf, p->count, p->dt, &st);
     rc = PMPI_Pack_size(p->count, p->dt, MPI_COMM_SELF, &size);
     MG_CHECK(rc, fn_exit);
     if (!(host = malloc(size > 0 ? (size_t)size : 1)))
@@ -961,7 +969,8 @@ static int part_pack_enqueue(enq_job_t *job, enq_part_t *p, cl_command_queue que
     MG_CL_CHECK(e, "clCreateBuffer", rc, fn_exit);
     cl_event k = NULL;
     mgpk_buf_t typed = {.mem = op->mem, .offset = op->origin}, packed = {.mem = d};
-    rc = mgpk_enqueue(op->pk, queue, op->type, op->count, 0, typed, packed, n, list, &k, 0);
+    rc =
+        mgpk_enqueue(op->pk, queue, op->type, op->count, 0, typed, packed, 0, p->n, n, list, &k, 0);
     MG_CHECK(rc, fn_exit);
     job->held[job->nheld++] = k;
     e = clEnqueueReadBuffer(queue, d, CL_FALSE, 0, (size_t)p->n, p->stg, 1, &k, done);
@@ -1001,7 +1010,8 @@ static int part_unpack_enqueue(enq_job_t *job, enq_part_t *p, cl_command_queue q
     MG_CL_CHECK(e, "clEnqueueWriteBuffer", rc, fn_exit);
     job->held[job->nheld++] = w;
     mgpk_buf_t typed = {.mem = op->mem, .offset = op->origin}, packed = {.mem = d};
-    rc = mgpk_enqueue(op->pk, queue, op->type, op->count, 1, typed, packed, 1, &w, &job->unpack, 0);
+    rc = mgpk_enqueue(op->pk, queue, op->type, op->count, 1, typed, packed, 0, p->n, 1, &w,
+                      &job->unpack, 0);
     MG_CHECK(rc, fn_exit);
     job->held[job->nheld++] = job->unpack;
 fn_exit:
