@@ -2,9 +2,12 @@
    blocking MPI_Send/MPI_Recv against the enqueue calls on one in-order
    queue, each round trip waited for with clFinish only.  The two run in
    alternate rounds of ITERS round trips; it prints the median of each and
-   their ratio.  Usage: mpiexec -n 2 enqpingpong [BYTES [ITERS [ROUNDS [blocking]]]]
+   their ratio.  Usage: mpiexec -n 2 enqpingpong [BYTES [ITERS [ROUNDS [blocking|enqueue]]]]
    (blocking: the blocking half only, e.g. under MPIGPU_ENQUEUE_PROGRESS=off
-   to time it at the level the program asked for). */
+   to time it at the level the program asked for; enqueue: the enqueue half
+   only, e.g. under MPIGPU_VERBOSE=1 for the enqueue thread's trace without
+   the blocking half's log lines). */
+#include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -19,7 +22,8 @@ static int cmp(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     int rank, n = argc > 1 ? atoi(argv[1]) : 64, iters = argc > 2 ? atoi(argv[2]) : 200;
-    int rounds = argc > 3 ? atoi(argv[3]) : 7, only = argc > 4;
+    int rounds = argc > 3 ? atoi(argv[3]) : 7;
+    int only = argc > 4 && !strcmp(argv[4], "blocking"), noblock = argc > 4 && !only;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     cl_context ctx;
@@ -33,7 +37,7 @@ int main(int argc, char **argv)
     for (int r = -1; r < rounds; r++) { /* round -1 warms up */
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
-        for (int i = 0; i < iters; i++) {
+        for (int i = 0; i < iters && !noblock; i++) {
             if (rank == 0) {
                 MPI_Send(d, n, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
                 MPI_Recv(d, n, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -63,7 +67,11 @@ int main(int argc, char **argv)
     }
     qsort(tb, rounds, sizeof(double), cmp);
     qsort(te, rounds, sizeof(double), cmp);
-    if (rank == 0)
+    if (rank == 0 && noblock)
+        printf("# %d B, one-way latency (us), median of %d rounds of %d round trips\n"
+               "enqueue %.2f\n",
+               n, rounds, iters, te[rounds / 2]);
+    else if (rank == 0)
         printf("# %d B, one-way latency (us), median of %d rounds of %d round trips\n"
                "blocking %.2f  enqueue %.2f  ratio %.2f\n",
                n, rounds, iters, tb[rounds / 2], te[rounds / 2], te[rounds / 2] / tb[rounds / 2]);
