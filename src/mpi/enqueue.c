@@ -249,14 +249,18 @@ static void part_release(enq_part_t *p)
    and for an operation that moves nothing.  *raised: MPI raised the error
    already. */
 /* Whether op, a device buffer's operation, packs or unpacks on the
-   caller's queue, of context qctx: its buffer is of that context, not
+   caller's queue: its buffer is of the queue's context and its engine of
+   the queue's device (whose kernels the queue runs), it is not
    host-coherent memory (kept coherent by the library's own commands), and
    it moves from 1 byte to MPIGPU_ENQUEUE_QUEUE_MAX. */
-static int part_on_queue(const mgp2p_op_t *op, cl_context qctx)
+static int part_on_queue(const mgp2p_op_t *op, cl_command_queue queue, cl_context qctx)
 {
-    return op->mem && op->pk && !op->shared && op->n > 0 && op->n <= INT_MAX &&
-           (size_t)op->n <= mgdev_state.settings.enqueue_queue_max &&
-           mgpk_ctx_context(op->pk) == qctx;
+    cl_device_id qdev = NULL;
+    if (!op->mem || !op->pk || op->shared || op->n <= 0 || op->n > INT_MAX ||
+        (size_t)op->n > mgdev_state.settings.enqueue_queue_max || mgpk_ctx_context(op->pk) != qctx)
+        return 0;
+    return clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof(qdev), &qdev, NULL) == CL_SUCCESS &&
+           qdev == mgpk_ctx_device(op->pk);
 }
 
 /* Make p an on-queue part of op (part_on_queue): its staging, and for a
@@ -289,7 +293,8 @@ static int part_queue_init(enq_part_t *p, mgp2p_op_t *op, const char *fn, int se
 }
 
 static int part_p2p(enq_part_t *p, const char *fn, int send, const void *buf, int count,
-                    MPI_Datatype dt, int peer, int tag, MPI_Comm comm, cl_context qctx, int *raised)
+                    MPI_Datatype dt, int peer, int tag, MPI_Comm comm, cl_command_queue queue,
+                    cl_context qctx, int *raised)
 {
     mgp2p_op_t *op = NULL;
     int rc = mgmpi_check_p2p(fn, send, count, dt, peer, tag, comm, raised);
@@ -308,7 +313,7 @@ static int part_p2p(enq_part_t *p, const char *fn, int send, const void *buf, in
         MG_CHECK(rc, fn_exit);
         if (!mgp2p_op_trivial(op)) {
             p->kind = ENQ_OP;
-            if (dev && part_on_queue(op, qctx)) {
+            if (dev && part_on_queue(op, queue, qctx)) {
                 rc = part_queue_init(p, op, fn, send);
                 if (rc != MPI_SUCCESS) {
                     if (p->op != op && p->dop != op)
@@ -1157,10 +1162,11 @@ static int enq_p2p(const char *fn, const void *sbuf, int scount, MPI_Datatype st
         MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", fn);
     mgdev_own_scope(1);
     if (recvs)
-        rc = part_p2p(&job->part[0], fn, 0, rbuf, rcount, rtype, source, rtag, comm, ctx, &raised);
+        rc = part_p2p(&job->part[0], fn, 0, rbuf, rcount, rtype, source, rtag, comm, queue, ctx,
+                      &raised);
     if (rc == MPI_SUCCESS && sends)
-        rc =
-            part_p2p(&job->part[recvs], fn, 1, sbuf, scount, stype, dest, stag, comm, ctx, &raised);
+        rc = part_p2p(&job->part[recvs], fn, 1, sbuf, scount, stype, dest, stag, comm, queue, ctx,
+                      &raised);
     mgdev_own_scope(0);
     MG_CHECK(rc, fn_fail);
     rc = job_enqueue(job, queue, ctx, inorder, n, list, event);
