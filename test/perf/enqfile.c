@@ -6,7 +6,8 @@
    each, the rates, and the ratio of the device's rate to the host's (issue
    23's target: at least 0.9).  TYPE cont moves MPI_BYTE; vect moves every
    other double of a buffer twice as long (the pack engine packs it), against
-   the host writing the same packed bytes.
+   the host writing the same packed bytes, and also against a host buffer of
+   the same layout and datatype (MPI, i.e. ROMIO, packs it).
    Usage: enqfile [MIB [ROUNDS [DIR [cont|vect]]]] (DIR default /dev/shm). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,8 +75,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "enqfile: cannot open %s\n", path);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    double *t[4];
-    for (int k = 0; k < 4; k++)
+    double *t[6];
+    char *hv = NULL; /* vect: a host buffer of the device's layout */
+    if (vect) {
+        hv = malloc(span);
+        MPIX_Gpu_memcpy(hv, d, span);
+    }
+    for (int k = 0; k < 6; k++)
         t[k] = malloc(sizeof(double) * rounds);
     int bad = 0;
     for (int r = -1; r < rounds; r++) { /* round -1 warms up */
@@ -88,20 +94,30 @@ int main(int argc, char **argv)
         MPI_File_read_at(fh, 0, back, (int)n, MPI_BYTE, MPI_STATUS_IGNORE);
         double t3 = MPI_Wtime();
         bad |= memcmp(back, h, n) != 0; /* the device wrote the host's bytes */
+        double t3b = MPI_Wtime();
         MPIX_Enqueue_file_read_at(fh, 0, d, count, dt, q, 0, NULL, NULL);
         clFinish(q);
         double t4 = MPI_Wtime();
+        double t5 = MPI_Wtime(), t6 = t5, t7 = t5;
+        if (vect) {
+            MPI_File_write_at(fh, 0, hv, 1, dt, MPI_STATUS_IGNORE);
+            t6 = MPI_Wtime();
+            MPI_File_read_at(fh, 0, hv, 1, dt, MPI_STATUS_IGNORE);
+            t7 = MPI_Wtime();
+        }
         if (r >= 0) {
+            t[4][r] = t6 - t5;
+            t[5][r] = t7 - t6;
             t[0][r] = t1 - t0;
             t[1][r] = t2 - t1;
             t[2][r] = t3 - t2;
-            t[3][r] = t4 - t3;
+            t[3][r] = t4 - t3b;
         }
     }
     MPI_File_close(&fh);
     unlink(path);
-    double m[4];
-    for (int k = 0; k < 4; k++)
+    double m[6];
+    for (int k = 0; k < 6; k++)
         m[k] = median(t[k], rounds);
     printf("# %zu MiB packed (%s) to %s, median of %d rounds, ms and GB/s\n", mib,
            vect ? "vector of doubles, stride 2" : "MPI_BYTE", dir, rounds);
@@ -109,10 +125,15 @@ int main(int argc, char **argv)
            1e3 * m[0], n / m[0] * 1e-9, 1e3 * m[1], n / m[1] * 1e-9, m[0] / m[1]);
     printf("read  host %.2f ms %.2f GB/s  device %.2f ms %.2f GB/s  device/host rate %.2f\n",
            1e3 * m[2], n / m[2] * 1e-9, 1e3 * m[3], n / m[3] * 1e-9, m[2] / m[3]);
+    if (vect)
+        printf("host buffer of the same layout and type: write %.2f ms (device/host rate %.2f)  "
+               "read %.2f ms (%.2f)\n",
+               1e3 * m[4], m[4] / m[1], 1e3 * m[5], m[5] / m[3]);
     if (bad)
         printf("WRONG BYTES: the file written from the device differs from the host's\n");
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 6; k++)
         free(t[k]);
+    free(hv);
     if (vect)
         MPI_Type_free(&dt);
     MPIX_Gpu_free(d);
