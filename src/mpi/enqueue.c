@@ -103,6 +103,7 @@ typedef struct enq_part {
        them, and dop, never started, is the device buffer's operation, whose
        type, memory and engine the unpack and the tail fill use. */
     char *stg;
+    mgdev_stage_t *stage; /* stg's buffer of the staging pool (page-locked) */
     int64_t n;
     mgp2p_op_t *dop;
 } enq_part_t;
@@ -234,7 +235,12 @@ static void part_release(enq_part_t *p)
     if (p->dop)
         mgp2p_op_free(p->dop);
     p->dop = NULL;
-    free(p->stg);
+    if (p->stage) {
+        mgp2p_lock();
+        mgdev_stage_put(p->stage);
+        mgp2p_unlock();
+    }
+    p->stage = NULL;
     p->stg = NULL;
     if (p->dt_own)
         PMPI_Type_free(&p->dt);
@@ -265,15 +271,27 @@ static int part_on_queue(const mgp2p_op_t *op, cl_command_queue queue, cl_contex
 
 /* Make p an on-queue part of op (part_on_queue): its staging, and for a
    receive the host receive into it, which becomes p->op (op p->dop). */
-static int part_queue_init(enq_part_t *p, mgp2p_op_t *op, const char *fn, int send)
+/* Make p an on-queue part of op (part_on_queue) where the staging pool
+   gives page-locked host memory for it and still has a chunk for another
+   operation: a transfer between the device and pageable memory is not
+   asynchronous on every runtime (NVIDIA stages it, and may block the caller
+   until the queue reaches it).  Else *on = 0 and op stays the engine's. */
+static int part_queue_init(enq_part_t *p, mgp2p_op_t *op, const char *fn, int send, int *on)
 {
     int rc = MPI_SUCCESS;
+    *on = 0;
+    if ((size_t)op->n <= mgdev_stage_chunk()) {
+        mgp2p_lock();
+        rc = mgdev_stage_get_extra((size_t)op->n, &p->stage);
+        mgp2p_unlock();
+    }
+    if (rc != MPI_SUCCESS || !p->stage)
+        return rc;
+    *on = 1;
     p->n = op->n;
+    p->stg = p->stage->ptr;
     MGLOG_DEBUG(MGLOG_MPI, "%s: the %s of %lld B runs on the caller's queue", fn,
                 send ? "pack" : "unpack", (long long)op->n);
-    if (!(p->stg = malloc((size_t)p->n)))
-        return mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory (%lld bytes)", fn,
-                         (long long)p->n);
     if (send) {
         op->packed = p->stg;
         p->op = op;
@@ -313,16 +331,17 @@ static int part_p2p(enq_part_t *p, const char *fn, int send, const void *buf, in
         MG_CHECK(rc, fn_exit);
         if (!mgp2p_op_trivial(op)) {
             p->kind = ENQ_OP;
+            int on = 0;
             if (dev && part_on_queue(op, queue, qctx)) {
-                rc = part_queue_init(p, op, fn, send);
+                rc = part_queue_init(p, op, fn, send, &on);
                 if (rc != MPI_SUCCESS) {
                     if (p->op != op && p->dop != op)
                         mgp2p_op_free(op);
                     return rc;
                 }
-            } else {
-                p->op = op;
             }
+            if (!on)
+                p->op = op;
             mgp2p_lock();
             rc = mgp2p_op_hold(p->op);
             mgp2p_unlock();
@@ -1136,9 +1155,9 @@ fn_fail:
         clSetUserEventStatus(job->user,
                              e != CL_SUCCESS ? e : MPIX_ENQUEUE_ERROR_BASE - MPI_ERR_OTHER);
     /* A command already enqueued may still read or write the staging: it
-       stays (a few bytes lost, on a failed enqueue only). */
+       stays borrowed (on a failed enqueue only). */
     for (int i = 0; queued && i < job->nparts; i++)
-        job->part[i].stg = NULL;
+        job->part[i].stage = NULL; /* the pool has one buffer less */
     job_free(job);
     return rc;
 }
