@@ -41,6 +41,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -834,7 +835,9 @@ static void *enq_main(void *arg)
             last_move = mg_clock_ns();
             nap = ENQ_NAP_MIN_NS;
         } else if (mg_clock_ns() - last_move < ENQ_SPIN_NS) {
-            mg_cpu_relax();
+            /* Free at once where the core is idle; on an oversubscribed node
+               it lets the peer rank and the runtime's threads run. */
+            sched_yield();
         } else {
             /* MPI work in flight and nothing moved for a while: a nap that a
                call or a callback cuts short. */
