@@ -394,7 +394,9 @@ static void test_errors(void)
    MPIGPU_ENQUEUE_QUEUE_MAX): a message shorter than the receive, contiguous
    and a vector, lands and the rest of the buffer keeps its bytes; a device
    send and a device receive whose wait-list event failed move nothing, fail
-   their events, and the messages go to the calls after them. */
+   their events, and the messages go to the calls after them; a vector
+   receive of a message too long fails with the truncation's class and
+   leaves the buffer as it was. */
 static void test_short_failed(void)
 {
     enum { N = 64, M = 10 };
@@ -426,6 +428,7 @@ static void test_short_failed(void)
         h[0] = 8; /* the failed send moved nothing: this one comes first */
         MPI_Send(h, N, MPI_INT, 1, 32, MPI_COMM_WORLD);
         MPI_Send(h, N, MPI_INT, 1, 33, MPI_COMM_WORLD);
+        MPI_Send(h, N, MPI_INT, 1, 34, MPI_COMM_WORLD); /* truncated there */
     } else {
         for (int pass = 0; pass < 2; pass++) {
             for (int i = 0; i < N; i++)
@@ -462,6 +465,20 @@ static void test_short_failed(void)
         CHECK(back[0] == 8);
         MPIX_Gpu_memcpy(back, d, sizeof(back));
         int ok = 1;
+        for (int i = 0; i < N; i++)
+            ok &= back[i] == -i;
+        CHECK(ok);
+        /* A vector receive (unpacked by a kernel on q) of a message too long:
+           the event's status is the truncation, the buffer keeps its bytes. */
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        CHECK(MPIX_Enqueue_recv(d, 1, vec, 0, 34, MPI_COMM_WORLD, q, 0, NULL, &ev) == MPI_SUCCESS);
+        clWaitForEvents(1, &ev);
+        clFinish(q);
+        CHECK(status_of(ev) == MPIX_ENQUEUE_ERROR_BASE - MPI_ERR_TRUNCATE);
+        clReleaseEvent(ev);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+        MPIX_Gpu_memcpy(back, d, sizeof(back));
+        ok = 1;
         for (int i = 0; i < N; i++)
             ok &= back[i] == -i;
         CHECK(ok);
