@@ -11,17 +11,24 @@
  * in flight, and sets each user event's status when its job is done.  A send
  * or receive is an operation of the point-to-point engine (mgp2p_op_init,
  * its protocols and progress), except a host send and an operation that
- * moves nothing, which go to PMPI; file calls pack through the interposed
- * MPI_Pack and MPI_Unpack and access the file through PMPI.
+ * moves nothing, which go to PMPI.  A device file access goes through the
+ * library's MPI_File_write_at / MPI_File_read_at (file.c, pipelined), a host
+ * one packs through the interposed MPI_Pack and MPI_Unpack and accesses the
+ * file through PMPI.
  *
- * No command that the library enqueues to move an enqueued operation's data
- * goes on a queue that the application's commands may wait behind: the
- * operations are built, and files accessed, under mgdev_own_scope, so that
- * an operation on a buffer of a context whose engine packs on the
- * application's queue (the default queue, an adopted one) packs on a second
- * engine of that context, with a queue of its own.  Otherwise a kernel
- * enqueued after a receive on the default queue, which waits for the
- * receive's event, would hold back the receive's own unpack: a deadlock.
+ * The pack of a short device send and the unpack of a short device receive
+ * (up to MPIGPU_ENQUEUE_QUEUE_MAX) are commands on the caller's queue, into
+ * and out of page-locked staging: the send's pack is its gate, and the
+ * receive's unpack waits for a second user event (net) that the thread sets
+ * once the message is in.  Every other command that moves an enqueued
+ * operation's data goes on a queue that the application's commands cannot
+ * hold back: the operations are built, and files accessed, under
+ * mgdev_own_scope, so that an operation on a buffer of a context whose
+ * engine packs on the application's queue (the default queue, an adopted
+ * one) packs on a second engine of that context, with a queue of its own.
+ * Otherwise a kernel enqueued after a receive on the default queue, which
+ * waits for the receive's event, would hold back the receive's own unpack: a
+ * deadlock.
  *
  * The enqueue thread calls MPI while the application's threads may, so MPI
  * must run at MPI_THREAD_MULTIPLE: init.c asks for it whatever level the
@@ -130,6 +137,7 @@ typedef struct enq_job {
     cl_event held[ENQ_HELD];
     int nheld;
     int net_set, unpacked;
+    int failed_seen; /* the thread has acted on a failed gate */
     cl_int unpack_status;
     atomic_int gate; /* 1 once it may start; then gate_status is the marker's */
     cl_int gate_status;
@@ -250,11 +258,6 @@ static void part_release(enq_part_t *p)
         PMPI_Request_free(&p->hold);
 }
 
-/* A send (send 1) or receive part: an operation of the engine for a device
-   buffer or a host receive (which may meet a message in pieces, and whose
-   errors must reach the event, not an error handler), PMPI for a host send
-   and for an operation that moves nothing.  *raised: MPI raised the error
-   already. */
 /* Whether op, a device buffer's operation, packs or unpacks on the
    caller's queue: its buffer is of the queue's context and its engine of
    the queue's device (whose kernels the queue runs), it is not
@@ -270,13 +273,13 @@ static int part_on_queue(const mgp2p_op_t *op, cl_command_queue queue, cl_contex
            qdev == mgpk_ctx_device(op->pk);
 }
 
-/* Make p an on-queue part of op (part_on_queue): its staging, and for a
-   receive the host receive into it, which becomes p->op (op p->dop). */
 /* Make p an on-queue part of op (part_on_queue) where the staging pool
    gives page-locked host memory for it and still has a chunk for another
    operation: a transfer between the device and pageable memory is not
    asynchronous on every runtime (NVIDIA stages it, and may block the caller
-   until the queue reaches it).  Else *on = 0 and op stays the engine's. */
+   until the queue reaches it).  A send's op then sends from the staging; a
+   receive's becomes p->dop, and p->op a host receive into the staging.
+   Else *on = 0 and op stays the engine's. */
 static int part_queue_init(enq_part_t *p, mgp2p_op_t *op, const char *fn, int send, int *on)
 {
     int rc = MPI_SUCCESS;
@@ -311,6 +314,11 @@ static int part_queue_init(enq_part_t *p, mgp2p_op_t *op, const char *fn, int se
     return MPI_SUCCESS;
 }
 
+/* A send (send 1) or receive part: an operation of the engine for a device
+   buffer or a host receive (which may meet a message in pieces, and whose
+   errors must reach the event, not an error handler), PMPI for a host send
+   and for an operation that moves nothing.  *raised: MPI raised the error
+   already. */
 static int part_p2p(enq_part_t *p, const char *fn, int send, const void *buf, int count,
                     MPI_Datatype dt, int peer, int tag, MPI_Comm comm, cl_command_queue queue,
                     cl_context qctx, int *raised)
@@ -656,10 +664,13 @@ static int job_step(enq_job_t *job, int *moved, int *ops, int *waiting, int poll
                 job->t_gate = mg_clock_ns();
             atomic_store_explicit(&job->gate, 1, memory_order_release);
         }
+        if (job->gate_status < 0) {
+            /* A wait-list event failed: nothing starts. */
+            if (!job->failed_seen)
+                *moved = job->failed_seen = 1;
+            return job_unpack_step(job, moved, waiting);
+        }
         *moved = 1;
-        if (job->gate_status < 0)
-            return job_unpack_step(job, moved,
-                                   waiting); /* a wait-list event failed: nothing starts */
         job->started = 1;
         if (enq.trace)
             job->t_start = mg_clock_ns();
