@@ -509,8 +509,8 @@ suite_compare() {
         for s in ${COMPARE_SUITES:-pack pingpong}; do
             note "#### round $r: $s"
             case $s in
-            checks | pack | host | pingpong | p2p | small | hostbench) suite_$s ;;
-            *) note "compare runs checks, pack, host, pingpong, p2p, small and hostbench, not $s" ;;
+            checks | pack | host | pingpong | p2p | small | hostbench | enqueue) suite_$s ;;
+            *) note "compare runs checks, pack, host, pingpong, p2p, small, hostbench and enqueue, not $s" ;;
             esac
         done
     done
