@@ -198,6 +198,16 @@ const mgparam_t mgparam_table[MGPARAM_COUNT] = {
                                           "loaded object calls an MPIX_Enqueue_ function; off: "
                                           "MPI at the level asked for (enqueue calls only under "
                                           "MPI_THREAD_MULTIPLE)"},
+    [MGPARAM_ENQUEUE_QUEUE_MAX] = {.name = "MPIGPU_ENQUEUE_QUEUE_MAX",
+                                   .type = MGPARAM_T_SIZE,
+                                   .def = "1M",
+                                   .min = 0,
+                                   .max = GIB,
+                                   .help = "packed bytes up to which an enqueued send packs, "
+                                           "and an enqueued receive unpacks, on the caller's "
+                                           "queue through host staging; longer messages move "
+                                           "through the point-to-point engine's pipeline on a "
+                                           "queue of its own; 0: never on the caller's queue"},
     [MGPARAM_SHARED_BLOCK] = {.name = "MPIGPU_SHARED_BLOCK",
                               .type = MGPARAM_T_SIZE,
                               .def = "1M",

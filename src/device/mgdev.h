@@ -52,6 +52,8 @@ typedef struct mgdev_settings {
     size_t shared_block;  /* MPIGPU_SHARED_BLOCK: bytes of a shared allocation's block */
     int shared_dirty;     /* MPIGPU_SHARED_DIRTY: dirty blocks held before a rolling flush */
     int shared_zero_copy; /* MPIGPU_SHARED_ZERO_COPY: zero copy where the device allows */
+    size_t enqueue_queue_max; /* MPIGPU_ENQUEUE_QUEUE_MAX: enqueued (un)packs on the
+                                 caller's queue up to this many packed bytes */
 } mgdev_settings_t;
 
 /* MPIGPU_P2P_PROTOCOL (doc/design.md, "Point-to-point"). */

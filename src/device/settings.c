@@ -114,6 +114,7 @@ int mgdev_settings_read(mgdev_settings_t *s)
     s->shared_block = (size_t)v[MGPARAM_SHARED_BLOCK].num;
     s->shared_dirty = (int)v[MGPARAM_SHARED_DIRTY].num;
     s->shared_zero_copy = (int)v[MGPARAM_SHARED_ZERO_COPY].num;
+    s->enqueue_queue_max = (size_t)v[MGPARAM_ENQUEUE_QUEUE_MAX].num;
     resolve_cache_dir(&v[MGPARAM_CACHE_DIR], s);
 
 fn_exit:

@@ -11,17 +11,24 @@
  * in flight, and sets each user event's status when its job is done.  A send
  * or receive is an operation of the point-to-point engine (mgp2p_op_init,
  * its protocols and progress), except a host send and an operation that
- * moves nothing, which go to PMPI; file calls pack through the interposed
- * MPI_Pack and MPI_Unpack and access the file through PMPI.
+ * moves nothing, which go to PMPI.  A device file access goes through the
+ * library's MPI_File_write_at / MPI_File_read_at (file.c, pipelined), a host
+ * one packs through the interposed MPI_Pack and MPI_Unpack and accesses the
+ * file through PMPI.
  *
- * No command that the library enqueues to move an enqueued operation's data
- * goes on a queue that the application's commands may wait behind: the
- * operations are built, and files accessed, under mgdev_own_scope, so that
- * an operation on a buffer of a context whose engine packs on the
- * application's queue (the default queue, an adopted one) packs on a second
- * engine of that context, with a queue of its own.  Otherwise a kernel
- * enqueued after a receive on the default queue, which waits for the
- * receive's event, would hold back the receive's own unpack: a deadlock.
+ * The pack of a short device send and the unpack of a short device receive
+ * (up to MPIGPU_ENQUEUE_QUEUE_MAX) are commands on the caller's queue, into
+ * and out of page-locked staging: the send's pack is its gate, and the
+ * receive's unpack waits for a second user event (net) that the thread sets
+ * once the message is in.  Every other command that moves an enqueued
+ * operation's data goes on a queue that the application's commands cannot
+ * hold back: the operations are built, and files accessed, under
+ * mgdev_own_scope, so that an operation on a buffer of a context whose
+ * engine packs on the application's queue (the default queue, an adopted
+ * one) packs on a second engine of that context, with a queue of its own.
+ * Otherwise a kernel enqueued after a receive on the default queue, which
+ * waits for the receive's event, would hold back the receive's own unpack: a
+ * deadlock.
  *
  * The enqueue thread calls MPI while the application's threads may, so MPI
  * must run at MPI_THREAD_MULTIPLE: init.c asks for it whatever level the
@@ -39,25 +46,36 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "mpigpu.h"
 #include "mgerr.h"
 #include "mglog.h"
+#include "mgspin.h"
 #include "mgmpi.h"
 #include "registry.h"
 
-/* Passes over the jobs in flight that moved nothing before the thread naps
-   between passes instead of yielding, and the nap. */
-#define ENQ_SPIN_PASSES 1000
-#define ENQ_NAP_NS 20000
+/* While operations are in flight the thread polls MPI (a pass tests each
+   one) for ENQ_SPIN_NS after the last pass that moved anything, then waits
+   on its condition for a nap that doubles from ENQ_NAP_MIN_NS to
+   ENQ_NAP_MAX_NS until something moves: MPI has no way to wake it when a
+   message arrives, while a call or a marker's callback does (enq_kick).
+   With nothing in flight it watches for a wake-up for ENQ_IDLE_SPIN_NS
+   (mgspin.h), then sleeps until one. */
+#define ENQ_SPIN_NS 200000
+#define ENQ_NAP_MIN_NS 20000
+#define ENQ_NAP_MAX_NS 1000000
+#define ENQ_IDLE_SPIN_NS 20000
 /* How often the thread looks at the markers of jobs not started yet: PoCL
    3.1 calls no CL_COMPLETE callback for a command that failed (a failed
-   wait-list event), so a failure is seen by its status only. */
+   wait-list event), so a failure is seen by its status only.  A marker's
+   success is only ever taken from its callback. */
 #define ENQ_POLL_NS 5000000
 
 typedef enum enq_part_kind {
@@ -86,7 +104,22 @@ typedef struct enq_part {
     MPI_File fh;
     MPI_Offset offset;
     int dev; /* files: buf is a device address */
+    /* On the caller's queue (an ENQ_OP of a device buffer, up to
+       MPIGPU_ENQUEUE_QUEUE_MAX packed bytes): the n packed bytes in host
+       memory of the part's own.  A send's op sends them (op->packed) once
+       the queue packed them there; a receive's op is a host receive into
+       them, and dop, never started, is the device buffer's operation, whose
+       type, memory and engine the unpack and the tail fill use. */
+    char *stg;
+    mgdev_stage_t *stage; /* stg's buffer of the staging pool (page-locked) */
+    int64_t n;
+    mgp2p_op_t *dop;
 } enq_part_t;
+
+/* Events of commands the library enqueued for a job besides its marker and
+   barrier (the on-queue receive's net user event and unpack, a pack kernel,
+   a staging write), kept until the job is retired, as the barrier is. */
+#define ENQ_HELD 6
 
 typedef struct enq_job {
     struct enq_job *prev, *next;
@@ -97,9 +130,23 @@ typedef struct enq_job {
        event is set: PoCL 3.1 aborts (pocl_update_event_failed) when a
        command whose event nobody holds fails with commands behind it. */
     cl_event barrier;
+    /* An on-queue receive: net, a user event set once the message is in
+       the part's staging, gates the unpack on the caller's queue, whose
+       event (unpack) must complete before the job's.  held: see ENQ_HELD. */
+    cl_event net, unpack;
+    cl_event held[ENQ_HELD];
+    int nheld;
+    int net_set, unpacked;
+    int failed_seen; /* the thread has acted on a failed gate */
+    cl_int unpack_status;
     atomic_int gate; /* 1 once it may start; then gate_status is the marker's */
     cl_int gate_status;
     int started;
+    /* The trace (MPIGPU_VERBOSE=1 and more, enq_trace): when the call
+       returned, the gate opened, the MPI work started and ended (ns), and
+       whether a poll rather than the callback opened the gate. */
+    uint64_t t_call, t_gate, t_start, t_done;
+    int polled;
     int nparts;
     enq_part_t part[2];
 } enq_job_t;
@@ -112,7 +159,9 @@ typedef struct enq_job {
    freed; either way it aborted in pocl_lock_events_inorder. */
 typedef struct enq_retired {
     struct enq_retired *next;
-    cl_event user, marker, barrier;
+    cl_event barrier; /* released with the others once complete */
+    int n;
+    cl_event ev[ENQ_HELD + 2]; /* user, marker, held */
 } enq_retired_t;
 
 static struct {
@@ -122,8 +171,15 @@ static struct {
     int on, stop;
     enq_job_t *head;
     enq_retired_t *retired; /* under lock */
-    int pending;            /* wake-ups the thread has not seen */
+    int pending;            /* wake-ups the thread has not seen (written under
+                               lock, read by the thread's spin without it) */
     int inflight;           /* jobs started and not finished */
+    /* The trace's sums (enqueue thread only): jobs, and ns from the call to
+       the gate, the gate to the start, the start to the MPI work's end, and
+       that end to the event's completion; gates opened by a poll. */
+    int trace;
+    long long t_jobs, t_polled;
+    uint64_t t_sum[4];
 } enq = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
 
 static char empty[1]; /* the buffer of an operation that moves nothing */
@@ -131,7 +187,7 @@ static char empty[1]; /* the buffer of an operation that moves nothing */
 static void enq_kick(void)
 {
     pthread_mutex_lock(&enq.lock);
-    enq.pending++;
+    __atomic_add_fetch(&enq.pending, 1, __ATOMIC_RELEASE);
     pthread_cond_signal(&enq.wake);
     pthread_mutex_unlock(&enq.lock);
 }
@@ -143,6 +199,8 @@ static void CL_CALLBACK gate_cb(cl_event ev, cl_int status, void *arg)
     enq_job_t *job = arg;
     (void)ev;
     job->gate_status = status;
+    if (enq.trace)
+        job->t_gate = mg_clock_ns();
     atomic_store_explicit(&job->gate, 1, memory_order_release);
     enq_kick();
 }
@@ -183,11 +241,77 @@ static void part_release(enq_part_t *p)
     if (p->op)
         mgp2p_op_free(p->op);
     p->op = NULL;
+    if (p->dop)
+        mgp2p_op_free(p->dop);
+    p->dop = NULL;
+    if (p->stage) {
+        mgp2p_lock();
+        mgdev_stage_put(p->stage);
+        mgp2p_unlock();
+    }
+    p->stage = NULL;
+    p->stg = NULL;
     if (p->dt_own)
         PMPI_Type_free(&p->dt);
     p->dt_own = 0;
     if (p->hold != MPI_REQUEST_NULL)
         PMPI_Request_free(&p->hold);
+}
+
+/* Whether op, a device buffer's operation, packs or unpacks on the
+   caller's queue: its buffer is of the queue's context and its engine of
+   the queue's device (whose kernels the queue runs), it is not
+   host-coherent memory (kept coherent by the library's own commands), and
+   it moves from 1 byte to MPIGPU_ENQUEUE_QUEUE_MAX. */
+static int part_on_queue(const mgp2p_op_t *op, cl_command_queue queue, cl_context qctx)
+{
+    cl_device_id qdev = NULL;
+    if (!op->mem || !op->pk || op->shared || op->n <= 0 || op->n > INT_MAX ||
+        (size_t)op->n > mgdev_state.settings.enqueue_queue_max || mgpk_ctx_context(op->pk) != qctx)
+        return 0;
+    return clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof(qdev), &qdev, NULL) == CL_SUCCESS &&
+           qdev == mgpk_ctx_device(op->pk);
+}
+
+/* Make p an on-queue part of op (part_on_queue) where the staging pool
+   gives page-locked host memory for it and still has a chunk for another
+   operation: a transfer between the device and pageable memory is not
+   asynchronous on every runtime (NVIDIA stages it, and may block the caller
+   until the queue reaches it).  A send's op then sends from the staging; a
+   receive's becomes p->dop, and p->op a host receive into the staging.
+   Else *on = 0 and op stays the engine's. */
+static int part_queue_init(enq_part_t *p, mgp2p_op_t *op, const char *fn, int send, int *on)
+{
+    int rc = MPI_SUCCESS;
+    *on = 0;
+    if ((size_t)op->n <= mgdev_stage_chunk()) {
+        mgp2p_lock();
+        rc = mgdev_stage_get_extra((size_t)op->n, &p->stage);
+        mgp2p_unlock();
+    }
+    if (rc != MPI_SUCCESS || !p->stage)
+        return rc;
+    *on = 1;
+    p->n = op->n;
+    p->stg = p->stage->ptr;
+    MGLOG_DEBUG(MGLOG_MPI, "%s: the %s of %lld B runs on the caller's queue", fn,
+                send ? "pack" : "unpack", (long long)op->n);
+    if (send) {
+        op->packed = p->stg;
+        p->op = op;
+        return MPI_SUCCESS;
+    }
+    mgp2p_op_t *h = calloc(1, sizeof(*h));
+    if (!h)
+        return mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", fn);
+    rc = mgp2p_op_init_host(h, fn, p->stg, (int)p->n, MPI_BYTE, op->peer, op->tag, op->comm);
+    if (rc != MPI_SUCCESS) {
+        mgp2p_op_free(h);
+        return rc;
+    }
+    p->dop = op;
+    p->op = h;
+    return MPI_SUCCESS;
 }
 
 /* A send (send 1) or receive part: an operation of the engine for a device
@@ -196,7 +320,8 @@ static void part_release(enq_part_t *p)
    and for an operation that moves nothing.  *raised: MPI raised the error
    already. */
 static int part_p2p(enq_part_t *p, const char *fn, int send, const void *buf, int count,
-                    MPI_Datatype dt, int peer, int tag, MPI_Comm comm, int *raised)
+                    MPI_Datatype dt, int peer, int tag, MPI_Comm comm, cl_command_queue queue,
+                    cl_context qctx, int *raised)
 {
     mgp2p_op_t *op = NULL;
     int rc = mgmpi_check_p2p(fn, send, count, dt, peer, tag, comm, raised);
@@ -214,11 +339,21 @@ static int part_p2p(enq_part_t *p, const char *fn, int send, const void *buf, in
                  : mgp2p_op_init_host(op, fn, (void *)buf, count, dt, peer, tag, comm);
         MG_CHECK(rc, fn_exit);
         if (!mgp2p_op_trivial(op)) {
-            mgp2p_lock();
-            rc = mgp2p_op_hold(op);
-            mgp2p_unlock();
             p->kind = ENQ_OP;
-            p->op = op;
+            int on = 0;
+            if (dev && part_on_queue(op, queue, qctx)) {
+                rc = part_queue_init(p, op, fn, send, &on);
+                if (rc != MPI_SUCCESS) {
+                    if (p->op != op && p->dop != op)
+                        mgp2p_op_free(op);
+                    return rc;
+                }
+            }
+            if (!on)
+                p->op = op;
+            mgp2p_lock();
+            rc = mgp2p_op_hold(p->op);
+            mgp2p_unlock();
             return rc;
         }
         mgp2p_op_free(op);
@@ -274,14 +409,22 @@ fn_exit:
     return rc;
 }
 
-/* A file access, run to its end on the enqueue thread: the packed bytes,
-   as MPI_BYTE, whatever the buffer (ROMIO's own walk of a host type with a
-   negative displacement wrote the wrong bytes in the test). */
+/* A file access, run to its end on the enqueue thread.  A device buffer's
+   goes through the library's MPI_File_write_at or MPI_File_read_at
+   (file.c): in place where the buffer's storage is host memory, else in
+   pieces of a staging chunk, the device moving one piece while MPI writes or
+   reads the other.  A host buffer's: the packed bytes, as MPI_BYTE (ROMIO's
+   own walk of a host type with a negative displacement wrote the wrong
+   bytes in the test). */
 static int part_file_run(enq_part_t *p)
 {
     MPI_Status st;
     char *host = NULL;
     int size = 0, pos = 0, got = 0, rc;
+    if (p->dev)
+        return p->kind == ENQ_WRITE
+                   ? MPI_File_write_at(p->fh, p->offset, p->buf, p->count, p->dt, &st)
+                   : MPI_File_read_at(p->fh, p->offset, (void *)p->buf, p->count, p->dt, &st);
     rc = PMPI_Pack_size(p->count, p->dt, MPI_COMM_SELF, &size);
     MG_CHECK(rc, fn_exit);
     if (!(host = malloc(size > 0 ? (size_t)size : 1)))
@@ -392,6 +535,8 @@ static void job_free(enq_job_t *job)
         clReleaseEvent(job->marker);
     if (job->barrier)
         clReleaseEvent(job->barrier);
+    for (int i = 0; i < job->nheld; i++)
+        clReleaseEvent(job->held[i]);
     if (job->user)
         clReleaseEvent(job->user);
     free(job);
@@ -399,11 +544,10 @@ static void job_free(enq_job_t *job)
 
 static void retired_release(enq_retired_t *r)
 {
-    if (r->marker)
-        clReleaseEvent(r->marker);
+    for (int i = 0; i < r->n; i++)
+        clReleaseEvent(r->ev[i]);
     if (r->barrier)
         clReleaseEvent(r->barrier);
-    clReleaseEvent(r->user);
     free(r);
 }
 
@@ -444,6 +588,8 @@ static cl_int job_status(const enq_job_t *job)
 {
     if (job->gate_status < 0)
         return job->gate_status; /* passed on as it is */
+    if (job->unpack_status < 0 && job->part[0].err == MPI_SUCCESS)
+        return job->unpack_status;
     for (int i = 0; i < job->nparts; i++) {
         int cls = MPI_ERR_OTHER;
         if (job->part[i].err == MPI_SUCCESS)
@@ -454,26 +600,80 @@ static cl_int job_status(const enq_job_t *job)
     return CL_COMPLETE;
 }
 
+/* An on-queue receive whose MPI part is over (or never started): fill what
+   the message left of the staging with the buffer's own bytes, so that the
+   unpack rewrites them unchanged (a short message, a failure: MPI_Recv
+   leaves the rest of its buffer), open net, then 1 once the unpack is over.
+   Other jobs: 1. */
+static int job_unpack_step(enq_job_t *job, int *moved, int *waiting)
+{
+    if (!job->net)
+        return 1;
+    if (!job->net_set) {
+        enq_part_t *p = &job->part[0]; /* the receive comes first */
+        int64_t got = job->started && p->err == MPI_SUCCESS ? p->op->done : 0;
+        cl_int st = job->gate_status < 0 ? job->gate_status : CL_COMPLETE;
+        if (got < p->n && st == CL_COMPLETE) {
+            char *all = malloc((size_t)p->n);
+            int rc = all ? mgp2p_op_pack_all(p->dop, all) : MPI_ERR_NO_MEM;
+            if (rc == MPI_SUCCESS)
+                memcpy(p->stg + got, all + got, (size_t)(p->n - got));
+            else if (p->err == MPI_SUCCESS)
+                p->err = rc;
+            if (rc != MPI_SUCCESS)
+                st = MPIX_ENQUEUE_ERROR_BASE - MPI_ERR_OTHER; /* the unpack must not run */
+            free(all);
+        }
+        job->net_set = 1;
+        *moved = 1;
+        clSetUserEventStatus(job->net, st);
+    }
+    if (!job->unpacked) {
+        cl_int st = CL_QUEUED;
+        clGetEventInfo(job->unpack, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st, NULL);
+        if (st > CL_COMPLETE) {
+            (*waiting)++; /* the thread's poll comes back if no callback does */
+            return 0;
+        }
+        job->unpacked = 1;
+        job->unpack_status = st;
+        *moved = 1;
+    }
+    return 1;
+}
+
 /* Start job when it may, test its parts; 1 when it is finished.  *moved is
-   set when anything changed. */
-static int job_step(enq_job_t *job, int *moved, int *ops, int *waiting)
+   set when anything changed.  poll: look at the status of a marker whose
+   callback has not come (a failed one calls back nowhere). */
+static int job_step(enq_job_t *job, int *moved, int *ops, int *waiting, int poll)
 {
     int all = 1;
     if (!job->started) {
         if (!atomic_load_explicit(&job->gate, memory_order_acquire)) {
             cl_int st = CL_QUEUED;
-            clGetEventInfo(job->marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st, NULL);
+            if (poll)
+                clGetEventInfo(job->marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st,
+                               NULL);
             if (st >= 0) {
                 (*waiting)++;
                 return 0;
             }
             job->gate_status = st; /* failed: no callback comes */
+            job->polled = 1;
+            if (enq.trace)
+                job->t_gate = mg_clock_ns();
             atomic_store_explicit(&job->gate, 1, memory_order_release);
         }
+        if (job->gate_status < 0) {
+            /* A wait-list event failed: nothing starts. */
+            if (!job->failed_seen)
+                *moved = job->failed_seen = 1;
+            return job_unpack_step(job, moved, waiting);
+        }
         *moved = 1;
-        if (job->gate_status < 0)
-            return 1; /* a wait-list event failed: nothing starts */
         job->started = 1;
+        if (enq.trace)
+            job->t_start = mg_clock_ns();
         pthread_mutex_lock(&enq.lock);
         enq.inflight++;
         pthread_mutex_unlock(&enq.lock);
@@ -490,7 +690,9 @@ static int job_step(enq_job_t *job, int *moved, int *ops, int *waiting)
         *ops += !p->done && p->kind == ENQ_OP;
         all &= p->done;
     }
-    return all;
+    if (all && enq.trace && !job->t_done)
+        job->t_done = mg_clock_ns();
+    return all && job_unpack_step(job, moved, waiting);
 }
 
 static void job_unlink_locked(enq_job_t *job)
@@ -505,6 +707,27 @@ static void job_unlink_locked(enq_job_t *job)
         enq.inflight--;
 }
 
+/* The trace of a finished job: one line at debug level, and the sums that
+   MPI_Finalize reports.  A job that never started counts only its gate. */
+static void trace_job(const enq_job_t *job)
+{
+    uint64_t now = mg_clock_ns();
+    uint64_t gate = job->t_gate ? job->t_gate : now;
+    uint64_t start = job->started ? job->t_start : gate;
+    uint64_t done = job->started && job->t_done ? job->t_done : start;
+    uint64_t d[4] = {gate > job->t_call ? gate - job->t_call : 0, start - gate, done - start,
+                     now - done};
+    enq.t_jobs++;
+    enq.t_polled += job->polled;
+    for (int i = 0; i < 4; i++)
+        enq.t_sum[i] += d[i];
+    MGLOG_DEBUG(MGLOG_MPI,
+                "enqueue trace: %s: call to gate %.1f us (%s), gate to start %.1f us, start to "
+                "done %.1f us, done to event %.1f us",
+                job->fn, d[0] * 1e-3, job->polled ? "poll" : "callback", d[1] * 1e-3, d[2] * 1e-3,
+                d[3] * 1e-3);
+}
+
 /* Complete a finished job's event and free the job.  Not under enq.lock:
    completing the event may run another job's gate_cb in this thread. */
 static void job_finish(enq_job_t *job)
@@ -516,24 +739,32 @@ static void job_finish(enq_job_t *job)
     for (int i = 0; i < job->nparts; i++)
         part_release(&job->part[i]);
     clSetUserEventStatus(job->user, status);
+    if (enq.trace)
+        trace_job(job);
     enq_retired_t *r = malloc(sizeof(*r));
     if (r) {
-        r->user = job->user;
-        r->marker = job->marker;
+        r->n = 0;
+        r->ev[r->n++] = job->user;
+        if (job->marker)
+            r->ev[r->n++] = job->marker;
+        for (int i = 0; i < job->nheld; i++)
+            r->ev[r->n++] = job->held[i];
         r->barrier = job->barrier;
         pthread_mutex_lock(&enq.lock);
         r->next = enq.retired;
         enq.retired = r;
         pthread_mutex_unlock(&enq.lock);
         job->user = job->marker = job->barrier = NULL;
+        job->nheld = 0;
     }
     job_free(job);
 }
 
 /* One pass over the listed jobs; returns whether anything moved.  Jobs are
    linked at the head by the callers' threads and unlinked here only, so the
-   next pointers this pass follows stay valid. */
-static int enq_pass(int *ops, int *waiting)
+   next pointers this pass follows stay valid.  *waiting: jobs whose gate is
+   still shut. */
+static int enq_pass(int *ops, int *waiting, int poll)
 {
     int moved = 0, n = 0;
     *waiting = 0;
@@ -543,7 +774,7 @@ static int enq_pass(int *ops, int *waiting)
     enq_job_t *job = enq.head;
     pthread_mutex_unlock(&enq.lock);
     while (job) {
-        int fin = job_step(job, &moved, &n, waiting);
+        int fin = job_step(job, &moved, &n, waiting, poll);
         pthread_mutex_lock(&enq.lock);
         enq_job_t *next = job->next;
         pthread_mutex_unlock(&enq.lock);
@@ -555,45 +786,79 @@ static int enq_pass(int *ops, int *waiting)
     return moved;
 }
 
-/* While jobs are in flight the thread polls MPI, yielding between passes,
-   and after ENQ_SPIN_PASSES idle passes napping ENQ_NAP_NS; with none it
-   sleeps on the condition until a call lists a job or a marker completes,
-   waking every ENQ_POLL_NS while a job waits for its marker. */
+/* Wait on the condition until a wake-up or ns from now; lock held. */
+static void enq_nap(uint64_t ns)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += (time_t)(ns / 1000000000u);
+    until.tv_nsec += (long)(ns % 1000000000u);
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&enq.wake, &enq.lock, &until);
+}
+
+/* The enqueue thread.  A pass runs at each wake-up (a call listed a job, a
+   marker's callback opened a gate, stop) and, while MPI work is in flight,
+   in a spin of ENQ_SPIN_NS after the last pass that moved anything, then
+   after naps of ENQ_NAP_MIN_NS doubling to ENQ_NAP_MAX_NS.  With nothing in
+   flight it spins ENQ_IDLE_SPIN_NS for a wake-up, then sleeps on the
+   condition (until the next marker poll while a job waits for its
+   marker). */
 static void *enq_main(void *arg)
 {
-    struct timespec nap = {0, ENQ_NAP_NS};
-    int idle = 0, ops = 0, waiting = 0;
+    int ops = 0, waiting = 0;
+    uint64_t nap = ENQ_NAP_MIN_NS, last_move = mg_clock_ns(), next_poll = 0;
     (void)arg;
     mgdev_own_scope(1); /* file accesses pack on engines of their own */
     pthread_mutex_lock(&enq.lock);
     for (;;) {
         if (enq.stop && !enq.inflight)
             break;
-        if (!enq.pending && !enq.inflight) {
-            idle = 0;
-            if (!waiting) {
-                pthread_cond_wait(&enq.wake, &enq.lock);
+        uint64_t now = mg_clock_ns();
+        int poll = waiting && next_poll && now >= next_poll;
+        if (!enq.pending && !enq.inflight && !poll) {
+            /* Nothing in flight: a wake-up comes from a call or a callback. */
+            pthread_mutex_unlock(&enq.lock);
+            MG_SPIN_WHILE(!__atomic_load_n(&enq.pending, __ATOMIC_ACQUIRE), ENQ_IDLE_SPIN_NS,
+                          mg_cpu_relax());
+            pthread_mutex_lock(&enq.lock);
+            if (enq.pending || enq.inflight || enq.stop)
                 continue;
-            }
-            struct timespec until;
-            clock_gettime(CLOCK_REALTIME, &until);
-            until.tv_nsec += ENQ_POLL_NS;
-            if (until.tv_nsec >= 1000000000L) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000L;
-            }
-            if (pthread_cond_timedwait(&enq.wake, &enq.lock, &until) == ETIMEDOUT)
-                enq.pending++;
+            if (waiting)
+                enq_nap(next_poll > now ? next_poll - now : 0);
+            else
+                pthread_cond_wait(&enq.wake, &enq.lock);
             continue;
         }
-        enq.pending = 0;
+        __atomic_store_n(&enq.pending, 0, __ATOMIC_RELAXED);
         pthread_mutex_unlock(&enq.lock);
-        if (enq_pass(&ops, &waiting))
-            idle = 0;
-        else if (++idle < ENQ_SPIN_PASSES)
+        if (poll)
+            next_poll = 0;
+        int moved = enq_pass(&ops, &waiting, poll);
+        if (!waiting)
+            next_poll = 0;
+        else if (!next_poll)
+            next_poll = mg_clock_ns() + ENQ_POLL_NS;
+        if (moved) {
+            last_move = mg_clock_ns();
+            nap = ENQ_NAP_MIN_NS;
+        } else if (mg_clock_ns() - last_move < ENQ_SPIN_NS) {
+            /* Free at once where the core is idle; on an oversubscribed node
+               it lets the peer rank and the runtime's threads run. */
             sched_yield();
-        else
-            nanosleep(&nap, NULL);
+        } else {
+            /* MPI work in flight and nothing moved for a while: a nap that a
+               call or a callback cuts short. */
+            pthread_mutex_lock(&enq.lock);
+            if (!enq.pending && !enq.stop)
+                enq_nap(nap);
+            if (nap < ENQ_NAP_MAX_NS)
+                nap *= 2;
+            continue;
+        }
         pthread_mutex_lock(&enq.lock);
     }
     pthread_mutex_unlock(&enq.lock);
@@ -620,6 +885,14 @@ void mgmpi_enq_fini(void)
     if (on)
         pthread_join(enq.tid, NULL);
     enq.on = 0;
+    if (enq.trace && enq.t_jobs > 0) {
+        double n = (double)enq.t_jobs;
+        MGLOG_INFO(MGLOG_MPI,
+                   "enqueue trace: %lld jobs, mean us: call to gate %.1f, gate to start %.1f, "
+                   "start to done %.1f, done to event %.1f; %lld gates found by a poll",
+                   enq.t_jobs, enq.t_sum[0] * 1e-3 / n, enq.t_sum[1] * 1e-3 / n,
+                   enq.t_sum[2] * 1e-3 / n, enq.t_sum[3] * 1e-3 / n, enq.t_polled);
+    }
     retired_sweep(1);
     for (;;) {
         pthread_mutex_lock(&enq.lock);
@@ -632,6 +905,8 @@ void mgmpi_enq_fini(void)
         int gated = atomic_load_explicit(&job->gate, memory_order_acquire);
         MGLOG_WARN(MGLOG_MPI, "MPI_Finalize: %s enqueued and not started: its event fails",
                    job->fn);
+        if (job->net && !job->net_set)
+            clSetUserEventStatus(job->net, MPIX_ENQUEUE_ERROR_BASE - MPI_ERR_OTHER);
         for (int i = 0; i < job->nparts; i++)
             part_release(&job->part[i]);
         clSetUserEventStatus(job->user, MPIX_ENQUEUE_ERROR_BASE - MPI_ERR_OTHER);
@@ -657,6 +932,8 @@ static int enq_ready(const char *fn)
                          fn);
     retired_sweep(0);
     pthread_mutex_lock(&enq.lock);
+    if (!enq.on)
+        enq.trace = mglog_enabled(MGLOG_LEVEL_INFO);
     if (enq.stop)
         rc = mgerr_set(MPI_ERR_OTHER, "mpigpu: %s: MPI_Finalize is under way", fn);
     else if (!enq.on) {
@@ -699,6 +976,88 @@ static int enq_queue(const char *fn, cl_command_queue queue, cl_uint n, const cl
     return enq_wait_list(fn, n, list);
 }
 
+/* A callback that only wakes the enqueue thread (no job: the thread polls
+   the event's status, and frees the job once it is done). */
+static void CL_CALLBACK unpack_cb(cl_event ev, cl_int status, void *arg)
+{
+    (void)ev;
+    (void)status;
+    (void)arg;
+    enq_kick();
+}
+
+/* Enqueue on queue, after the wait list, the pack of send's buffer into its
+   staging: a read of the run for contiguous data, else the pack engine's
+   kernel into device memory of the call's own, then a read of it.  *done:
+   the read's event (the caller's reference). */
+static int part_pack_enqueue(enq_job_t *job, enq_part_t *p, cl_command_queue queue, cl_context ctx,
+                             cl_uint n, const cl_event *list, cl_event *done)
+{
+    int rc = MPI_SUCCESS;
+    cl_int e = CL_SUCCESS;
+    mgp2p_op_t *op = p->op;
+    cl_mem d = NULL;
+    if (mgpk_contig(op->type, op->count)) {
+        size_t off = (size_t)(op->origin + mgpk_contig_offset(op->type, op->count));
+        e = clEnqueueReadBuffer(queue, op->mem, CL_FALSE, off, (size_t)p->n, p->stg, n, list, done);
+        MG_CL_CHECK(e, "clEnqueueReadBuffer", rc, fn_exit);
+        goto fn_exit;
+    }
+    d = clCreateBuffer(ctx, CL_MEM_READ_WRITE, (size_t)p->n, NULL, &e);
+    MG_CL_CHECK(e, "clCreateBuffer", rc, fn_exit);
+    cl_event k = NULL;
+    mgpk_buf_t typed = {.mem = op->mem, .offset = op->origin}, packed = {.mem = d};
+    rc =
+        mgpk_enqueue(op->pk, queue, op->type, op->count, 0, typed, packed, 0, p->n, n, list, &k, 0);
+    MG_CHECK(rc, fn_exit);
+    job->held[job->nheld++] = k;
+    e = clEnqueueReadBuffer(queue, d, CL_FALSE, 0, (size_t)p->n, p->stg, 1, &k, done);
+    MG_CL_CHECK(e, "clEnqueueReadBuffer", rc, fn_exit);
+fn_exit:
+    if (d)
+        clReleaseMemObject(d); /* OpenCL keeps it until its commands end */
+    return rc;
+}
+
+/* Enqueue on queue the unpack of recv's staging into its buffer, gated by
+   the job's net event: a write of the run for contiguous data, else a write
+   into device memory of the call's own and the pack engine's kernel from
+   it.  job->unpack: the last command's event. */
+static int part_unpack_enqueue(enq_job_t *job, enq_part_t *p, cl_command_queue queue,
+                               cl_context ctx)
+{
+    int rc = MPI_SUCCESS;
+    cl_int e = CL_SUCCESS;
+    mgp2p_op_t *op = p->dop;
+    cl_mem d = NULL;
+    job->net = clCreateUserEvent(ctx, &e);
+    MG_CL_CHECK(e, "clCreateUserEvent", rc, fn_exit);
+    job->held[job->nheld++] = job->net;
+    if (mgpk_contig(op->type, op->count)) {
+        size_t off = (size_t)(op->origin + mgpk_contig_offset(op->type, op->count));
+        e = clEnqueueWriteBuffer(queue, op->mem, CL_FALSE, off, (size_t)p->n, p->stg, 1, &job->net,
+                                 &job->unpack);
+        MG_CL_CHECK(e, "clEnqueueWriteBuffer", rc, fn_exit);
+        job->held[job->nheld++] = job->unpack;
+        goto fn_exit;
+    }
+    d = clCreateBuffer(ctx, CL_MEM_READ_WRITE, (size_t)p->n, NULL, &e);
+    MG_CL_CHECK(e, "clCreateBuffer", rc, fn_exit);
+    cl_event w = NULL;
+    e = clEnqueueWriteBuffer(queue, d, CL_FALSE, 0, (size_t)p->n, p->stg, 1, &job->net, &w);
+    MG_CL_CHECK(e, "clEnqueueWriteBuffer", rc, fn_exit);
+    job->held[job->nheld++] = w;
+    mgpk_buf_t typed = {.mem = op->mem, .offset = op->origin}, packed = {.mem = d};
+    rc = mgpk_enqueue(op->pk, queue, op->type, op->count, 1, typed, packed, 0, p->n, 1, &w,
+                      &job->unpack, 0);
+    MG_CHECK(rc, fn_exit);
+    job->held[job->nheld++] = job->unpack;
+fn_exit:
+    if (d)
+        clReleaseMemObject(d);
+    return rc;
+}
+
 static void job_link(enq_job_t *job)
 {
     pthread_mutex_lock(&enq.lock);
@@ -707,7 +1066,9 @@ static void job_link(enq_job_t *job)
     if (enq.head)
         enq.head->prev = job;
     enq.head = job;
-    enq.pending++;
+    if (enq.trace)
+        job->t_call = mg_clock_ns();
+    __atomic_add_fetch(&enq.pending, 1, __ATOMIC_RELEASE);
     pthread_cond_signal(&enq.wake);
     pthread_mutex_unlock(&enq.lock);
 }
@@ -717,17 +1078,56 @@ static void job_link(enq_job_t *job)
 static int job_enqueue(enq_job_t *job, cl_command_queue queue, cl_context ctx, int inorder,
                        cl_uint n, const cl_event *list, cl_event *event)
 {
-    int rc = MPI_SUCCESS;
+    int rc = MPI_SUCCESS, queued = 0;
     cl_int e = CL_SUCCESS;
+    cl_event packed = NULL, *wl = NULL;
+    enq_part_t *send = NULL, *recv = NULL;
+    for (int i = 0; i < job->nparts; i++)
+        if (job->part[i].stg) {
+            if (job->part[i].dop)
+                recv = &job->part[i];
+            else
+                send = &job->part[i];
+        }
     job->user = clCreateUserEvent(ctx, &e);
     MG_CL_CHECK(e, "clCreateUserEvent", rc, fn_fail);
-    /* With an empty wait list a marker waits for every command enqueued
-       before it, which on an out-of-order queue no other command does. */
-    if (inorder || n > 0) {
-        e = clEnqueueMarkerWithWaitList(queue, n, list, &job->marker);
+    /* A send's pack into its staging, first, after the wait list. */
+    if (send) {
+        queued = 1;
+        rc = part_pack_enqueue(job, send, queue, ctx, n, list, &packed);
+        MG_CHECK(rc, fn_fail);
+    }
+    if (send && job->nparts == 1) {
+        job->marker = packed; /* the pack's end is the gate */
+    } else if (inorder || n > 0 || packed) {
+        /* With an empty wait list a marker waits for every command enqueued
+           before it, which on an out-of-order queue no other command does. */
+        cl_uint nw = n;
+        const cl_event *w = list;
+        if (packed && !inorder) {
+            if (!(wl = malloc((n + 1) * sizeof(*wl))))
+                MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", job->fn);
+            for (cl_uint i = 0; i < n; i++)
+                wl[i] = list[i];
+            wl[n] = packed;
+            nw = n + 1;
+            w = wl;
+        }
+        if (packed)
+            job->held[job->nheld++] = packed;
+        e = clEnqueueMarkerWithWaitList(queue, nw, w, &job->marker);
         MG_CL_CHECK(e, "clEnqueueMarkerWithWaitList", rc, fn_fail);
     } else {
         atomic_store_explicit(&job->gate, 1, memory_order_relaxed);
+    }
+    /* A receive's unpack from its staging, once the message is there. */
+    if (recv) {
+        queued = 1;
+        rc = part_unpack_enqueue(job, recv, queue, ctx);
+        MG_CHECK(rc, fn_fail);
+        /* Only a wake-up: the job is polled for the unpack's status, since
+           PoCL calls no callback for a command that failed. */
+        clSetEventCallback(job->unpack, CL_COMPLETE, unpack_cb, NULL);
     }
     if (inorder) {
         e = clEnqueueBarrierWithWaitList(queue, 1, &job->user, &job->barrier);
@@ -756,11 +1156,22 @@ static int job_enqueue(enq_job_t *job, cl_command_queue queue, cl_context ctx, i
             }
         }
     }
+    free(wl);
     job_link(job);
     return rc;
 fn_fail:
+    free(wl);
+    if (packed && job->marker != packed && !(job->nheld && job->held[job->nheld - 1] == packed))
+        clReleaseEvent(packed);
+    if (job->net)
+        clSetUserEventStatus(job->net, MPIX_ENQUEUE_ERROR_BASE - MPI_ERR_OTHER);
     if (job->user)
-        clSetUserEventStatus(job->user, e);
+        clSetUserEventStatus(job->user,
+                             e != CL_SUCCESS ? e : MPIX_ENQUEUE_ERROR_BASE - MPI_ERR_OTHER);
+    /* A command already enqueued may still read or write the staging: it
+       stays borrowed (on a failed enqueue only). */
+    for (int i = 0; queued && i < job->nparts; i++)
+        job->part[i].stage = NULL; /* the pool has one buffer less */
     job_free(job);
     return rc;
 }
@@ -784,9 +1195,11 @@ static int enq_p2p(const char *fn, const void *sbuf, int scount, MPI_Datatype st
         MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", fn);
     mgdev_own_scope(1);
     if (recvs)
-        rc = part_p2p(&job->part[0], fn, 0, rbuf, rcount, rtype, source, rtag, comm, &raised);
+        rc = part_p2p(&job->part[0], fn, 0, rbuf, rcount, rtype, source, rtag, comm, queue, ctx,
+                      &raised);
     if (rc == MPI_SUCCESS && sends)
-        rc = part_p2p(&job->part[recvs], fn, 1, sbuf, scount, stype, dest, stag, comm, &raised);
+        rc = part_p2p(&job->part[recvs], fn, 1, sbuf, scount, stype, dest, stag, comm, queue, ctx,
+                      &raised);
     mgdev_own_scope(0);
     MG_CHECK(rc, fn_fail);
     rc = job_enqueue(job, queue, ctx, inorder, n, list, event);

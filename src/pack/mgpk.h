@@ -169,6 +169,16 @@ int mgpk_unpack_multi(mgpk_ctx_t *ctx, const mgdt_type_t *type, const mgpk_block
 int mgpk_host_pack(mgpk_ctx_t *ctx, const mgdt_type_t *type, void *typed, void *packed,
                    int64_t first, int64_t n, int unpack);
 
+/* Enqueue on queue (a queue of ctx's context), after its wait list, the pack
+   of packed bytes [first, first + n) of count instances of type whose origin
+   is typed into packed, or with unpack the reverse, both device buffers
+   (packed.offset: where byte first goes); *done completes when the bytes
+   have moved (the caller releases it).  Non-blocking: nothing waits for queue.  The kernel method,
+   or one buffer copy for contiguous data; the engine's own queue sees none of it. flags:
+   MGPK_F_EXTERNAL32 only. */
+int mgpk_enqueue(mgpk_ctx_t *ctx, cl_command_queue queue, const mgdt_type_t *type, int64_t count,
+                 int unpack, mgpk_buf_t typed, mgpk_buf_t packed, int64_t first, int64_t n,
+                 cl_uint nwait, const cl_event *wait, cl_event *done, int flags);
 /* Blocking contiguous copy of n bytes between any two sides of this context. */
 int mgpk_copy(mgpk_ctx_t *ctx, mgpk_buf_t dst, mgpk_buf_t src, size_t n);
 /* Whether count instances of type are one run of bytes in memory order (a

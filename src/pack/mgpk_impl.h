@@ -173,10 +173,19 @@ typedef struct mgpk_plan {
     int nblocks;
     cl_mem tab;   /* multi family: the block table on the device ... */
     cl_long ntab; /* ... and its blocks */
+    cl_command_queue queue;       /* where the kernel method and contiguous copies
+                                     enqueue (mgpk_enqueue: the caller's); NULL:
+                                     ctx->queue */
 } mgpk_plan_t;
 
 /* Longs per block of the multi kernels' table (shape.cl, MG_MULTI_NP). */
 #define MGPK_MULTI_NP 12
+
+/* The queue a plan's commands go on. */
+static inline cl_command_queue mgpk_plan_queue(const mgpk_ctx_t *ctx, const mgpk_plan_t *plan)
+{
+    return plan->queue ? plan->queue : ctx->queue;
+}
 
 /* A method: plan a call, then enqueue sub-ranges of it on ctx->queue.  The
    enqueue waits for `wait` and hands back one event that completes when the

@@ -222,7 +222,8 @@ int mgpk_contig_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed,
     size_t p = (size_t)packed_off;
     cl_mem src = plan->dir == MGPK_DIR_PACK ? plan->typed : packed;
     cl_mem dst = plan->dir == MGPK_DIR_PACK ? packed : plan->typed;
-    MG_CL_CHECK(clEnqueueCopyBuffer(ctx->queue, src, dst, plan->dir == MGPK_DIR_PACK ? t : p,
+    MG_CL_CHECK(clEnqueueCopyBuffer(mgpk_plan_queue(ctx, plan), src, dst,
+                                    plan->dir == MGPK_DIR_PACK ? t : p,
                                     plan->dir == MGPK_DIR_PACK ? p : t, (size_t)n, nwait,
                                     nwait ? wait : NULL, done),
                 "clEnqueueCopyBuffer(contiguous type)", rc, fn_fail);

@@ -521,7 +521,7 @@ static int kernel_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packe
     } else if (gw) {
         lp = NULL; /* grid kernels on a CPU device (tests): the runtime's choice */
     }
-    MG_CL_CHECK(clEnqueueNDRangeKernel(ctx->queue, k, 1, NULL, &global, lp, nwait,
+    MG_CL_CHECK(clEnqueueNDRangeKernel(mgpk_plan_queue(ctx, plan), k, 1, NULL, &global, lp, nwait,
                                        nwait ? wait : NULL, done),
                 "clEnqueueNDRangeKernel", rc, fn_fail);
     ctx->stats.launches++;

@@ -539,3 +539,44 @@ int mgpk_unpack_multi(mgpk_ctx_t *ctx, const mgdt_type_t *type, const mgpk_block
 {
     return transfer(ctx, type, 1, MGPK_DIR_UNPACK, dst, src, 0, type->size, flags, blocks, nblocks);
 }
+
+int mgpk_enqueue(mgpk_ctx_t *ctx, cl_command_queue queue, const mgdt_type_t *type, int64_t count,
+                 int unpack, mgpk_buf_t typed, mgpk_buf_t packed, int64_t first, int64_t n,
+                 cl_uint nwait, const cl_event *wait, cl_event *done, int flags)
+{
+    int rc = MPI_SUCCESS;
+    mgpk_dir_t dir = unpack ? MGPK_DIR_UNPACK : MGPK_DIR_PACK;
+    *done = NULL;
+    if (!packed.mem || packed.host || !typed.mem || typed.host || count < 0 || first < 0 ||
+        n <= 0 || first + n > count * type->size)
+        MG_FAIL(rc, fn_exit, MPI_ERR_ARG,
+                "mgpk: mgpk_enqueue takes two device buffers and a range of the packed bytes");
+    const mgdt_type_t *view = flags & MGPK_F_EXTERNAL32 ? type : mgpk_native_view(ctx, type, count);
+    mgpk_plan_t plan = {.type = view,
+                        .count = count,
+                        .dir = dir,
+                        .flags = (flags & ~MGPK_F_METHOD(3)) | MGPK_F_METHOD(MGPK_METHOD_KERNEL),
+                        .typed = typed.mem,
+                        .typed_off = typed.offset};
+    if (!(flags & MGPK_F_EXTERNAL32) && mgpk_contig(type, count)) {
+        /* one run: a copy between the buffers */
+        plan.contig = 1;
+        plan.queue = queue;
+        rc =
+            mgpk_contig_enqueue(ctx, &plan, packed.mem, packed.offset, first, n, nwait, wait, done);
+        goto fn_exit;
+    }
+    pthread_mutex_lock(&ctx->lock);
+    /* The plan uploads what the kernel reads (created from host memory,
+       complete at once) on the engine's side; only the launch goes on queue. */
+    rc = mgpk_kernel_ops.plan(ctx, &plan, first, n, packed.offset);
+    plan.queue = queue;
+    if (rc == MPI_SUCCESS)
+        rc = mgpk_kernel_ops.enqueue(ctx, &plan, packed.mem, packed.offset, first, n, nwait, wait,
+                                     done);
+    pthread_mutex_unlock(&ctx->lock);
+    if (rc == MPI_SUCCESS)
+        mgpk_count_call(ctx, unpack, MGPK_METHOD_KERNEL, n);
+fn_exit:
+    return rc;
+}

@@ -338,6 +338,13 @@ check_PROGRAMS += test/mpi/enqueue_off
 test_mpi_enqueue_off_SOURCES = $(test_mpi_enqueue_single_SOURCES)
 test_mpi_enqueue_off_LDADD = $(test_mpi_enqueue_single_LDADD)
 TESTS += test/mpi/enqueue_off
+# Every pack and unpack in the point-to-point engine on a queue of its own
+# (MPIGPU_ENQUEUE_QUEUE_MAX=0), pipelined as on a GPU in chunks of 4 KiB, so
+# that the file calls go in pieces.
+check_PROGRAMS += test/mpi/enqueue_engine
+test_mpi_enqueue_engine_SOURCES = $(test_mpi_enqueue_single_SOURCES)
+test_mpi_enqueue_engine_LDADD = $(test_mpi_enqueue_single_LDADD)
+TESTS += test/mpi/enqueue_engine
 # MPI-IO on device buffers: every access mode against the same call on host
 # buffers (file_io), on 1, 2 and 4 ranks; every window call refused.
 check_PROGRAMS += test/mpi/file_io test/mpi/file_io2 test/mpi/file_io4 test/mpi/win_refuse

@@ -390,6 +390,103 @@ static void test_errors(void)
     MPIX_Gpu_free(d);
 }
 
+/* Device buffers that pack and unpack on the caller's queue (below
+   MPIGPU_ENQUEUE_QUEUE_MAX): a message shorter than the receive, contiguous
+   and a vector, lands and the rest of the buffer keeps its bytes; a device
+   send and a device receive whose wait-list event failed move nothing, fail
+   their events, and the messages go to the calls after them; a vector
+   receive of a message too long fails with the truncation's class and
+   leaves the buffer as it was. */
+static void test_short_failed(void)
+{
+    enum { N = 64, M = 10 };
+    int h[N], back[N];
+    int *d = NULL;
+    cl_event ev = NULL, bad = NULL;
+    MPI_Datatype vec;
+    MPI_Type_vector(N / 2, 1, 2, MPI_INT, &vec);
+    MPI_Type_commit(&vec);
+    strcpy(where, "short and failed");
+    MPIX_Gpu_malloc(sizeof(h), (void **)&d);
+    if (rank == 0) {
+        for (int i = 0; i < M; i++)
+            h[i] = 100 + i;
+        MPI_Send(h, M, MPI_INT, 1, 30, MPI_COMM_WORLD);
+        MPI_Send(h, M, MPI_INT, 1, 31, MPI_COMM_WORLD);
+        for (int i = 0; i < N; i++)
+            h[i] = 7;
+        MPIX_Gpu_memcpy(d, h, sizeof(h));
+        bad = clCreateUserEvent(ctx, NULL);
+        CHECK(MPIX_Enqueue_send(d, N, MPI_INT, 1, 32, MPI_COMM_WORLD, q, 1, &bad, &ev) ==
+              MPI_SUCCESS);
+        clSetUserEventStatus(bad, -5);
+        clWaitForEvents(1, &ev);
+        CHECK(status_of(ev) < 0);
+        clReleaseEvent(ev);
+        clReleaseEvent(bad);
+        clFinish(q);
+        h[0] = 8; /* the failed send moved nothing: this one comes first */
+        MPI_Send(h, N, MPI_INT, 1, 32, MPI_COMM_WORLD);
+        MPI_Send(h, N, MPI_INT, 1, 33, MPI_COMM_WORLD);
+        MPI_Send(h, N, MPI_INT, 1, 34, MPI_COMM_WORLD); /* truncated there */
+    } else {
+        for (int pass = 0; pass < 2; pass++) {
+            for (int i = 0; i < N; i++)
+                h[i] = -i;
+            MPIX_Gpu_memcpy(d, h, sizeof(h));
+            CHECK(MPIX_Enqueue_recv(d, pass ? 1 : N, pass ? vec : MPI_INT, 0, 30 + pass,
+                                    MPI_COMM_WORLD, q, 0, NULL, &ev) == MPI_SUCCESS);
+            CHECK(clFinish(q) == CL_SUCCESS);
+            CHECK(status_of(ev) == CL_COMPLETE);
+            clReleaseEvent(ev);
+            MPIX_Gpu_memcpy(back, d, sizeof(back));
+            int ok = 1;
+            for (int i = 0; i < N; i++) {
+                int k = pass ? i / 2 : i, in = pass ? i % 2 == 0 && k < M : i < M;
+                ok &= back[i] == (in ? 100 + k : -i);
+            }
+            CHECK(ok);
+        }
+        MPI_Recv(back, N, MPI_INT, 0, 32, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        CHECK(back[0] == 8);
+        for (int i = 0; i < N; i++)
+            h[i] = -i;
+        MPIX_Gpu_memcpy(d, h, sizeof(h));
+        bad = clCreateUserEvent(ctx, NULL);
+        CHECK(MPIX_Enqueue_recv(d, N, MPI_INT, 0, 33, MPI_COMM_WORLD, q, 1, &bad, &ev) ==
+              MPI_SUCCESS);
+        clSetUserEventStatus(bad, -5);
+        clWaitForEvents(1, &ev);
+        CHECK(status_of(ev) < 0);
+        clReleaseEvent(ev);
+        clReleaseEvent(bad);
+        clFinish(q);
+        MPI_Recv(back, N, MPI_INT, 0, 33, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        CHECK(back[0] == 8);
+        MPIX_Gpu_memcpy(back, d, sizeof(back));
+        int ok = 1;
+        for (int i = 0; i < N; i++)
+            ok &= back[i] == -i;
+        CHECK(ok);
+        /* A vector receive (unpacked by a kernel on q) of a message too long:
+           the event's status is the truncation, the buffer keeps its bytes. */
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        CHECK(MPIX_Enqueue_recv(d, 1, vec, 0, 34, MPI_COMM_WORLD, q, 0, NULL, &ev) == MPI_SUCCESS);
+        clWaitForEvents(1, &ev);
+        clFinish(q);
+        CHECK(status_of(ev) == MPIX_ENQUEUE_ERROR_BASE - MPI_ERR_TRUNCATE);
+        clReleaseEvent(ev);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+        MPIX_Gpu_memcpy(back, d, sizeof(back));
+        ok = 1;
+        for (int i = 0; i < N; i++)
+            ok &= back[i] == -i;
+        CHECK(ok);
+    }
+    MPI_Type_free(&vec);
+    MPIX_Gpu_free(d);
+}
+
 /* MPIX_Event_from_request on host and device requests, a started
    persistent one included; persistent requests started 100 times in queue
    order. */
@@ -640,6 +737,8 @@ int main(int argc, char **argv)
     test_large();
     trace("errors");
     test_errors();
+    trace("short and failed");
+    test_short_failed();
     trace("requests");
     test_requests();
     trace("files");

@@ -31,6 +31,11 @@ test_perf_shareprobe_LDADD = $(OPENCL_LIBS)
 noinst_PROGRAMS += test/perf/enqpingpong
 test_perf_enqpingpong_SOURCES = test/perf/enqpingpong.c
 test_perf_enqpingpong_LDADD = libmpigpu.la $(OPENCL_LIBS)
+# File I/O through the enqueue calls, device buffer against host buffer
+# (issue 23's file target; not a test).
+noinst_PROGRAMS += test/perf/enqfile
+test_perf_enqfile_SOURCES = test/perf/enqfile.c
+test_perf_enqfile_LDADD = libmpigpu.la $(OPENCL_LIBS)
 # Issue 29's targets for shared memory (MPIX_Gpu_malloc_shared): a host loop
 # through the shared pointer + a kernel, and a kernel + a host sum through
 # it, against the explicit copies (test/perf/sharedbench.c).

@@ -39,6 +39,15 @@
 #             mode (p2p, neighbor, enqueue, rect) in ROUNDS alternate rounds,
 #             7-point; then the 27-point stencil with width 2 at 128^3; every
 #             run must end "verified" (rc=0)
+#   enqueue   issue 23's targets: eventprobe (the runtime's events and
+#             callbacks, no library); in ROUNDS rounds the 64 B ping-pong
+#             enqpingpong (blocking against the enqueue calls), then the same
+#             with MPIGPU_ENQUEUE_QUEUE_MAX=0 (packs on the engine's own
+#             queue, as before the on-queue packs); the enqueue thread's
+#             trace (MPIGPU_VERBOSE=1 sums, =2 a line per job, enqueue half
+#             only); enqfile, 256 MiB device against host file I/O to
+#             /dev/shm and /tmp, MPI_BYTE and a vector; mpigpu-halo 128^3
+#             p2p against enqueue (the overlap target)
 #   compare   runs COMPARE_SUITES (default "pack pingpong") with two bundles,
 #             BEFORE and AFTER (folders holding env.sh), each command once per
 #             bundle, one after the other: before/after figures from one run
@@ -458,6 +467,28 @@ suite_hostbench() {
     done
 }
 
+suite_enqueue() {
+    local r m it=100 nr=7 mib=256 ei=50 halo=128 hit=20
+    [ $quick = 1 ] && it=20 nr=3 mib=8 ei=5 halo=32 hit=3
+    pb eventprobe -i $ei -p "$NATIVE_PLATFORM"
+    for r in $(seq "$ROUNDS"); do
+        pb mpiexec -n 2 enqpingpong 64 $it $nr
+        pb mpiexec -n 2 env MPIGPU_ENQUEUE_QUEUE_MAX=0 enqpingpong 64 $it $nr
+    done
+    pb mpiexec -n 2 env MPIGPU_VERBOSE=1 enqpingpong 64 $it 3 enqueue
+    pb mpiexec -n 2 env MPIGPU_VERBOSE=1 MPIGPU_ENQUEUE_QUEUE_MAX=0 enqpingpong 64 $it 3 enqueue
+    pb mpiexec -n 2 env MPIGPU_VERBOSE=2 enqpingpong 64 10 1 enqueue
+    for r in /dev/shm /tmp; do
+        pb mpiexec -n 1 enqfile $mib 5 $r cont
+        pb mpiexec -n 1 enqfile $mib 5 $r vect
+    done
+    for r in $(seq "$ROUNDS"); do
+        for m in p2p enqueue; do
+            pb mpiexec -n 2 mpigpu-halo -g $((2 * halo)):$halo:$halo -p 2:1:1 -i $hit --mode $m
+        done
+    done
+}
+
 suite_compare() {
     local r s
     [ -n "${BEFORE:-}" ] && [ -n "${AFTER:-}" ] || {
@@ -478,8 +509,8 @@ suite_compare() {
         for s in ${COMPARE_SUITES:-pack pingpong}; do
             note "#### round $r: $s"
             case $s in
-            checks | pack | host | pingpong | p2p | small | hostbench) suite_$s ;;
-            *) note "compare runs checks, pack, host, pingpong, p2p, small and hostbench, not $s" ;;
+            checks | pack | host | pingpong | p2p | small | hostbench | enqueue) suite_$s ;;
+            *) note "compare runs checks, pack, host, pingpong, p2p, small, hostbench and enqueue, not $s" ;;
             esac
         done
     done
@@ -500,7 +531,7 @@ suite_compare() {
 [ "$*" = all ] && set -- checks pack host pingpong p2p vcl cma hostbench
 for suite in "$@"; do
     case $suite in
-    checks | pack | host | pingpong | p2p | vcl | cma | small | hostbench | halo | compare) ;;
+    checks | pack | host | pingpong | p2p | vcl | cma | small | hostbench | halo | enqueue | compare) ;;
     *) echo "device-run.sh: no suite $suite" >&2; exit 2 ;;
     esac
 done
