@@ -171,11 +171,11 @@ typedef struct mgpk_plan {
     const char *what;             /* for the verbose line */
     const mgpk_block_t *blocks;   /* mgpk_pack_multi: the blocks of type (a struct of them) */
     int nblocks;
-    cl_mem tab;   /* multi family: the block table on the device ... */
-    cl_long ntab; /* ... and its blocks */
-    cl_command_queue queue;       /* where the kernel method and contiguous copies
-                                     enqueue (mgpk_enqueue: the caller's); NULL:
-                                     ctx->queue */
+    cl_mem tab;             /* multi family: the block table on the device ... */
+    cl_long ntab;           /* ... and its blocks */
+    cl_command_queue queue; /* where the kernel method and contiguous copies
+                               enqueue (mgpk_enqueue: the caller's); NULL:
+                               ctx->queue */
 } mgpk_plan_t;
 
 /* Longs per block of the multi kernels' table (shape.cl, MG_MULTI_NP). */

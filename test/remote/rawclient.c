@@ -828,7 +828,8 @@ static int probe(const char *addr, const mgw_key_t *key)
         return 3;
     }
     t->set_timeout(ep, 20000);
-    int ok = !mgtr_auth_client(t, ep, key, crypt_offer, MGW_LANE_CMD, 0, token, err, sizeof err) && ping(ep);
+    int ok = !mgtr_auth_client(t, ep, key, crypt_offer, MGW_LANE_CMD, 0, token, err, sizeof err) &&
+             ping(ep);
     printf("probe: %s after %.0f ms%s%s\n", ok ? "served" : "refused", now_ms() - t0,
            ok ? "" : ": ", ok ? "" : err);
     t->close(ep);
