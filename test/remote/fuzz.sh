@@ -9,10 +9,24 @@
 top=${abs_top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
 src=$(cd "$(dirname "$0")" && pwd)
 fuzz=$top/fuzz/mgrm-fuzz
-export LSAN_OPTIONS="suppressions=$src/fuzz-lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
-timeout 300 "$fuzz" -runs=${MGRM_FUZZ_RUNS:-300000} -max_len=4096 -seed=1 || exit 1
+# One suppressions file: ours and the one LSAN_OPTIONS names already (the
+# sanitizer build's test/lsan.supp), since LSan reads only the last
+# suppressions= it is given.
 log=$(mktemp "${TMPDIR:-/tmp}/mgrm-fuzz.XXXXXX")
-trap 'rm -f "$log"' EXIT
+supp=$(mktemp "${TMPDIR:-/tmp}/mgrm-fuzz-supp.XXXXXX")
+trap 'rm -f "$log" "$supp"' EXIT
+cat "$src/fuzz-lsan.supp" >"$supp"
+rest=
+IFS=: read -ra opts <<<"${LSAN_OPTIONS:-}"
+for o in "${opts[@]}"; do
+    case $o in
+    suppressions=*) cat "${o#suppressions=}" >>"$supp" 2>/dev/null ;;
+    "") ;;
+    *) rest="$rest:$o" ;;
+    esac
+done
+export LSAN_OPTIONS="suppressions=$supp$rest"
+timeout 300 "$fuzz" -runs=${MGRM_FUZZ_RUNS:-300000} -max_len=4096 -seed=1 || exit 1
 for mode in real handshake bulk; do
     echo "== MGRM_FUZZ_MODE=$mode, ${MGRM_FUZZ_SECONDS:-3} s"
     MGRM_FUZZ_MODE=$mode timeout 300 "$fuzz" -max_total_time=${MGRM_FUZZ_SECONDS:-3} \
