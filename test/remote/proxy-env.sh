@@ -149,13 +149,18 @@ mgvcl_stop_proxy() {
     local pid=$MGVCL_PROXY_PID st i
     [ -n "$pid" ] || return 0
     MGVCL_PROXY_PID=
+    # MGVCL_STOP_WAIT: seconds the proxy has to end its sessions and exit
+    # (10; the sanitizer build gives 60: a session that compiled programs
+    # frees LLVM's modules at its end, and every free there takes a slow
+    # unwind under LSan, more than 10 s for piglit's cl-api-link-program).
+    local wait=${MGVCL_STOP_WAIT:-10}
     kill -TERM "$pid" 2>/dev/null
-    for ((i = 0; i < 100; i++)); do
+    for ((i = 0; i < wait * 10; i++)); do
         kill -0 "$pid" 2>/dev/null || break
         sleep 0.1
     done
     if kill -0 "$pid" 2>/dev/null; then
-        mgvcl_err "mpigpu-proxy (pid $pid) still running 10 s after SIGTERM; killing it"
+        mgvcl_err "mpigpu-proxy (pid $pid) still running $wait s after SIGTERM; killing it"
         kill -KILL "$pid" 2>/dev/null
         wait "$pid" 2>/dev/null
         st=1
