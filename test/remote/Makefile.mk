@@ -8,6 +8,14 @@ test_remote_vcl_basic_LDADD = $(OPENCL_LIBS)
 TESTS += test/remote/vcl_basic.sh test/remote/vcl_shm.sh test/remote/vcl_cma.sh
 EXTRA_DIST += test/remote/vcl_basic.sh test/remote/vcl_shm.sh test/remote/vcl_cma.sh
 endif
+# Images and samplers (vcl_image.c), against the host and native PoCL.
+if REMOTE
+check_PROGRAMS += test/remote/vcl_image
+test_remote_vcl_image_SOURCES = test/remote/vcl_image.c
+test_remote_vcl_image_LDADD = $(OPENCL_LIBS) -lm
+TESTS += test/remote/vcl_image.sh
+EXTRA_DIST += test/remote/vcl_image.sh
+endif
 if REMOTE
 check_PROGRAMS += test/remote/rawclient
 test_remote_rawclient_SOURCES = test/remote/rawclient.c

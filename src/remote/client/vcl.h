@@ -190,6 +190,22 @@ struct _cl_mem {
     cl_mem parent;
     atomic_int maps;
     mem_cb_t *cbs;
+    /* images (vcl_image.c); type 0: a buffer */
+    cl_mem_object_type type;
+    cl_image_format fmt;
+    cl_image_desc desc; /* desc.buffer: the client's buffer (also parent) */
+    size_t elem;        /* bytes of one pixel */
+    size_t hrp, hsp;    /* CL_MEM_USE_HOST_PTR: the host image's pitches */
+};
+
+struct _cl_sampler {
+    struct _cl_icd_dispatch *dispatch;
+    atomic_int refs;
+    uint64_t id;
+    cl_context ctx;
+    cl_bool normalized;
+    cl_addressing_mode addressing;
+    cl_filter_mode filter;
 };
 
 struct _cl_program {
@@ -362,6 +378,14 @@ int mgvcl_mem_live(const void *p); /* p is a live cl_mem of this ICD */
  * one-copy lane): src may be freed at once (unmap's host copy) */
 cl_int mgvcl_write_now(cl_command_queue q, cl_mem m, size_t off, size_t n, const void *src,
                        cl_uint nw, const cl_event *w, cl_event *out);
+/* Buffers (vcl_mem.c): a new cl_mem of ctx with a fresh ID, and its entry in
+ * the live list once the proxy has made it. */
+cl_mem mgvcl_mem_new(cl_context ctx, cl_mem_flags flags, size_t size);
+void mgvcl_mem_made(cl_mem m);
+/* Images (vcl_image.c): 1 for an image; the unmap of an image's mapping. */
+int mgvcl_is_image(cl_mem m);
+cl_int mgvcl_image_unmap(cl_command_queue q, cl_mem m, void *p, cl_uint nw, const cl_event *w,
+                         cl_event *out);
 /* clEnqueueReadBuffer without the host-access check (for maps) */
 cl_int mgvcl_read_any(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off, size_t n,
                       void *dst, cl_uint nw, const cl_event *w, cl_event *out);

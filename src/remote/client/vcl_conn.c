@@ -620,10 +620,8 @@ static void devs_parse(mgvcl_conn_t *c, mgw_cur_t *cur)
             dev->nparams++;
             if (dp->param == CL_DEVICE_TYPE && len == sizeof(cl_device_type))
                 memcpy(&dev->type, dp->value, len);
-            /* images are not served; host memory is not the device's */
-            if ((dp->param == CL_DEVICE_IMAGE_SUPPORT ||
-                 dp->param == CL_DEVICE_HOST_UNIFIED_MEMORY) &&
-                len == sizeof(cl_bool))
+            /* host memory is not the device's (images are served: vcl_image.c) */
+            if (dp->param == CL_DEVICE_HOST_UNIFIED_MEMORY && len == sizeof(cl_bool))
                 memset(dp->value, 0, len);
         }
         c->ndev = d + 1;

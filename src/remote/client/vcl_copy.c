@@ -1,5 +1,5 @@
-/* libmpigpu-vcl.so: device-side copies and fills, map/unmap (host copies),
- * and the image and sampler entry points (not served). */
+/* libmpigpu-vcl.so: device-side copies and fills of buffers, map/unmap
+ * (host copies); images and samplers are in vcl_image.c. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -186,6 +186,8 @@ cl_int CL_API_CALL mgvcl_clEnqueueUnmapMemObject(cl_command_queue q, cl_mem m, v
         return CL_INVALID_COMMAND_QUEUE;
     if (!mgvcl_is(m))
         return CL_INVALID_MEM_OBJECT;
+    if (mgvcl_is_image(m))
+        return mgvcl_image_unmap(q, m, p, nw, w, out);
     pthread_mutex_lock(&maps_lock);
     for (mapping_t **pp = &maps; *pp; pp = &(*pp)->next)
         if ((*pp)->m == m && (*pp)->p == p) {
@@ -208,122 +210,4 @@ cl_int CL_API_CALL mgvcl_clEnqueueUnmapMemObject(cl_command_queue q, cl_mem m, v
     atomic_fetch_sub(&m->maps, 1);
     mgvcl_clReleaseMemObject(m);
     return rc;
-}
-
-/* Images and samplers are not served: the devices report no image support. */
-cl_mem CL_API_CALL mgvcl_clCreateImage(cl_context c, cl_mem_flags f, const cl_image_format *fmt,
-                                       const cl_image_desc *d, void *h, cl_int *err)
-{
-    if (err)
-        *err = CL_INVALID_OPERATION;
-    return NULL;
-}
-
-cl_mem CL_API_CALL mgvcl_clCreateImage2D(cl_context c, cl_mem_flags f, const cl_image_format *fmt,
-                                         size_t w, size_t h, size_t rp, void *p, cl_int *err)
-{
-    if (err)
-        *err = CL_INVALID_OPERATION;
-    return NULL;
-}
-
-cl_mem CL_API_CALL mgvcl_clCreateImage3D(cl_context c, cl_mem_flags f, const cl_image_format *fmt,
-                                         size_t w, size_t h, size_t d, size_t rp, size_t sp,
-                                         void *p, cl_int *err)
-{
-    if (err)
-        *err = CL_INVALID_OPERATION;
-    return NULL;
-}
-
-cl_int CL_API_CALL mgvcl_clGetSupportedImageFormats(cl_context c, cl_mem_flags f,
-                                                    cl_mem_object_type t, cl_uint n,
-                                                    cl_image_format *fmts, cl_uint *nf)
-{
-    if (!mgvcl_is(c))
-        return CL_INVALID_CONTEXT;
-    if (nf)
-        *nf = 0;
-    return CL_SUCCESS;
-}
-
-cl_int CL_API_CALL mgvcl_clGetImageInfo(cl_mem m, cl_image_info p, size_t s, void *v, size_t *r)
-{
-    return CL_INVALID_MEM_OBJECT;
-}
-
-cl_sampler CL_API_CALL mgvcl_clCreateSampler(cl_context c, cl_bool norm, cl_addressing_mode a,
-                                             cl_filter_mode f, cl_int *err)
-{
-    if (err)
-        *err = CL_INVALID_OPERATION;
-    return NULL;
-}
-
-cl_int CL_API_CALL mgvcl_clRetainSampler(cl_sampler s)
-{
-    return CL_INVALID_SAMPLER;
-}
-
-cl_int CL_API_CALL mgvcl_clReleaseSampler(cl_sampler s)
-{
-    return CL_INVALID_SAMPLER;
-}
-
-cl_int CL_API_CALL mgvcl_clGetSamplerInfo(cl_sampler s, cl_sampler_info p, size_t n, void *v,
-                                          size_t *r)
-{
-    return CL_INVALID_SAMPLER;
-}
-
-cl_int CL_API_CALL mgvcl_clEnqueueReadImage(cl_command_queue q, cl_mem i, cl_bool b,
-                                            const size_t *o, const size_t *r, size_t rp, size_t sp,
-                                            void *p, cl_uint nw, const cl_event *w, cl_event *e)
-{
-    return CL_INVALID_MEM_OBJECT;
-}
-
-cl_int CL_API_CALL mgvcl_clEnqueueWriteImage(cl_command_queue q, cl_mem i, cl_bool b,
-                                             const size_t *o, const size_t *r, size_t rp, size_t sp,
-                                             const void *p, cl_uint nw, const cl_event *w,
-                                             cl_event *e)
-{
-    return CL_INVALID_MEM_OBJECT;
-}
-
-cl_int CL_API_CALL mgvcl_clEnqueueCopyImage(cl_command_queue q, cl_mem s, cl_mem d,
-                                            const size_t *so, const size_t *dof, const size_t *r,
-                                            cl_uint nw, const cl_event *w, cl_event *e)
-{
-    return CL_INVALID_MEM_OBJECT;
-}
-
-cl_int CL_API_CALL mgvcl_clEnqueueCopyImageToBuffer(cl_command_queue q, cl_mem s, cl_mem d,
-                                                    const size_t *so, const size_t *r, size_t dof,
-                                                    cl_uint nw, const cl_event *w, cl_event *e)
-{
-    return CL_INVALID_MEM_OBJECT;
-}
-
-cl_int CL_API_CALL mgvcl_clEnqueueCopyBufferToImage(cl_command_queue q, cl_mem s, cl_mem d,
-                                                    size_t so, const size_t *dof, const size_t *r,
-                                                    cl_uint nw, const cl_event *w, cl_event *e)
-{
-    return CL_INVALID_MEM_OBJECT;
-}
-
-void *CL_API_CALL mgvcl_clEnqueueMapImage(cl_command_queue q, cl_mem i, cl_bool b, cl_map_flags f,
-                                          const size_t *o, const size_t *r, size_t *rp, size_t *sp,
-                                          cl_uint nw, const cl_event *w, cl_event *e, cl_int *err)
-{
-    if (err)
-        *err = CL_INVALID_MEM_OBJECT;
-    return NULL;
-}
-
-cl_int CL_API_CALL mgvcl_clEnqueueFillImage(cl_command_queue q, cl_mem i, const void *c,
-                                            const size_t *o, const size_t *r, cl_uint nw,
-                                            const cl_event *w, cl_event *e)
-{
-    return CL_INVALID_MEM_OBJECT;
 }

@@ -206,8 +206,18 @@ cl_int CL_API_CALL mgvcl_clSetKernelArg(cl_kernel k, cl_uint idx, size_t size, c
         if (!size)
             return CL_INVALID_ARG_SIZE;
         break;
-    case MGW_ARG_SAMPLER:
-        return size != sizeof(cl_sampler) ? CL_INVALID_ARG_SIZE : CL_INVALID_SAMPLER;
+    case MGW_ARG_SAMPLER: {
+        if (size != sizeof(cl_sampler))
+            return CL_INVALID_ARG_SIZE;
+        cl_sampler sm = value ? *(cl_sampler const *)value : NULL;
+        if (!sm || !mgvcl_is(sm))
+            return CL_INVALID_SAMPLER;
+        uint64_t id = sm->id;
+        memcpy(idbuf, &id, 8);
+        v = idbuf;
+        size = 8;
+        break;
+    }
     default:
         if (!size || (a->want && size != a->want))
             return CL_INVALID_ARG_SIZE;
@@ -328,8 +338,8 @@ cl_int CL_API_CALL mgvcl_clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k,
             continue;
         mgw_karg_t *g = &args[j++];
         *g = (mgw_karg_t){.index = i, .kind = a->kind};
-        if (a->kind == MGW_ARG_MEM)
-            memcpy(&g->num, a->val, 8); /* the buffer's wire ID */
+        if (a->kind == MGW_ARG_MEM || a->kind == MGW_ARG_SAMPLER)
+            memcpy(&g->num, a->val, 8); /* the buffer's, image's or sampler's wire ID */
         else if (a->kind == MGW_ARG_LOCAL)
             g->num = a->size;
         else

@@ -80,6 +80,16 @@ static cl_mem mem_new(cl_context ctx, cl_mem_flags flags, size_t size)
     return m;
 }
 
+cl_mem mgvcl_mem_new(cl_context ctx, cl_mem_flags flags, size_t size)
+{
+    return mem_new(ctx, flags, size);
+}
+
+void mgvcl_mem_made(cl_mem m)
+{
+    live_add(m);
+}
+
 cl_mem CL_API_CALL mgvcl_clCreateBuffer(cl_context ctx, cl_mem_flags flags, size_t size, void *host,
                                         cl_int *err)
 {
@@ -152,7 +162,7 @@ cl_mem CL_API_CALL mgvcl_clCreateSubBuffer(cl_mem parent, cl_mem_flags flags,
     cl_mem m = NULL;
     cl_int rc = CL_SUCCESS;
     mgw_buf_t b;
-    if (!mgvcl_is(parent) || parent->parent)
+    if (!mgvcl_is(parent) || parent->parent || mgvcl_is_image(parent))
         rc = CL_INVALID_MEM_OBJECT;
     else if (type != CL_BUFFER_CREATE_TYPE_REGION || !r || flags & HOST_FLAGS ||
              flags & CL_MEM_ALLOC_HOST_PTR)
@@ -255,6 +265,8 @@ cl_int CL_API_CALL mgvcl_clGetMemObjectInfo(cl_mem m, cl_mem_info p, size_t size
     cl_mem_object_type t = CL_MEM_OBJECT_BUFFER;
     if (!mgvcl_is(m))
         return CL_INVALID_MEM_OBJECT;
+    if (m->type)
+        t = m->type;
     switch (p) {
     case CL_MEM_TYPE:
         return mgvcl_ret(&t, sizeof t, size, value, size_ret);
@@ -285,7 +297,7 @@ static cl_int mem_check(cl_command_queue q, cl_mem m, size_t off, size_t n, int 
 {
     if (!mgvcl_is(q))
         return CL_INVALID_COMMAND_QUEUE;
-    if (!mgvcl_is(m))
+    if (!mgvcl_is(m) || mgvcl_is_image(m))
         return CL_INVALID_MEM_OBJECT;
     if (m->ctx != q->ctx)
         return CL_INVALID_CONTEXT;

@@ -243,7 +243,7 @@ void mgpx_staging_free(mgpx_session_t *s);
 cl_device_id mgpx_dev(mgpx_session_t *s, uint64_t idx);
 int mgpx_wait_list(mgpx_session_t *s, mgw_cur_t *c, cl_event *w, cl_uint *n);
 
-enum { JOB_WRITE, JOB_READ, JOB_WRITE_RECT, JOB_READ_RECT };
+enum { JOB_WRITE, JOB_READ, JOB_WRITE_RECT, JOB_READ_RECT, JOB_WRITE_IMAGE, JOB_READ_IMAGE };
 
 /* A transfer for the bulk thread (proxy_enqueue.c makes it, proxy_bulk.c
  * runs it).  It holds references to tq, mem, m1 and gate. */

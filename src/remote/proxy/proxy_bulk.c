@@ -492,7 +492,7 @@ static int run_rect(mgpx_session_t *s, mgpx_job_t *j, unsigned char *scratch)
     if (!p && !j->err)
         j->err = CL_OUT_OF_HOST_MEMORY;
     wait_m1(j);
-    if (j->type == JOB_WRITE_RECT) {
+    if (j->type == JOB_WRITE_RECT || j->type == JOB_WRITE_IMAGE) {
         size_t posted = 0, ahead = s->nstripes > 1 ? (size_t)depth : 1;
         for (size_t i = 0; i < nchunks && !rc; i++) {
             for (; posted < nchunks && posted < i + ahead; posted++) {
@@ -516,14 +516,19 @@ static int run_rect(mgpx_session_t *s, mgpx_job_t *j, unsigned char *scratch)
             j->err = j->err ? j->err : CL_DEVICE_NOT_AVAILABLE;
             return -1;
         }
-        if (!j->err)
+        if (!j->err && j->type == JOB_WRITE_IMAGE) /* rows of reg[0] pixels, packed */
+            j->err =
+                clEnqueueWriteImage(j->tq, j->mem, CL_TRUE, j->bo, j->reg, 0, 0, p, 0, NULL, NULL);
+        else if (!j->err)
             j->err =
                 clEnqueueWriteBufferRect(j->tq, j->mem, CL_TRUE, j->bo, ho, j->reg, j->brp, j->bsp,
                                          j->reg[0], j->reg[0] * j->reg[1], p, 0, NULL, NULL);
         free(p);
         return 0;
     }
-    if (!j->err)
+    if (!j->err && j->type == JOB_READ_IMAGE)
+        j->err = clEnqueueReadImage(j->tq, j->mem, CL_TRUE, j->bo, j->reg, 0, 0, p, 0, NULL, NULL);
+    else if (!j->err)
         j->err = clEnqueueReadBufferRect(j->tq, j->mem, CL_TRUE, j->bo, ho, j->reg, j->brp, j->bsp,
                                          j->reg[0], j->reg[0] * j->reg[1], p, 0, NULL, NULL);
     for (size_t i = 0; !j->err && i < nchunks && j->size && !rc; i++) {

@@ -161,8 +161,14 @@ int mgpx_op_ndrange(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
         case MGW_ARG_LOCAL:
             n = (size_t)a.num;
             break;
-        default:
-            aerr = CL_INVALID_ARG_VALUE; /* samplers are not served */
+        default: { /* MGW_ARG_SAMPLER (karg_ok) */
+            mgpx_obj_t *so = mgpx_map_get(&s->map, a.num, MGW_K_SAMPLER);
+            if (!so)
+                aerr = CL_INVALID_SAMPLER;
+            else
+                v = &so->h; /* a cl_sampler */
+            n = sizeof(cl_sampler);
+        }
         }
         mgpx_kargs_t *ka = k ? k->aux : NULL;
         cl_uint idx = a.index;
@@ -194,6 +200,19 @@ static void job_push(mgpx_session_t *s, mgpx_job_t *j)
     pthread_mutex_unlock(&s->lock);
 }
 
+/* An image transfer's size: the region's pixels packed, at most 4 GiB
+ * (as for a rect); CL_INVALID_MEM_OBJECT when j->mem is no image. */
+static cl_int image_size_ok(const mgpx_job_t *j)
+{
+    size_t elem = 0;
+    if (clGetImageInfo(j->mem, CL_IMAGE_ELEMENT_SIZE, sizeof elem, &elem, NULL) || !elem)
+        return CL_INVALID_MEM_OBJECT;
+    if (j->reg[0] > SIZE_MAX / elem / j->reg[1] / j->reg[2] ||
+        j->reg[0] * elem * j->reg[1] * j->reg[2] != j->size)
+        return CL_INVALID_VALUE;
+    return CL_SUCCESS;
+}
+
 /* Common part of the four transfers and their one-copy forms (cma: the
  * payload ends with the client's host address; the job copies from or to
  * [addr, addr + size) of the client and nowhere else).  A write that fails
@@ -223,9 +242,11 @@ static int transfer(mgpx_session_t *s, const mgw_xfer_head_t *x, int type, size_
         memcpy(j->reg, rect->region, sizeof j->reg);
         j->brp = rect->row_pitch;
         j->bsp = rect->slice_pitch;
-        if (!err && (j->reg[0] == 0 || j->reg[1] == 0 || j->reg[2] == 0 ||
-                     j->reg[0] > SIZE_MAX / j->reg[1] / j->reg[2] ||
-                     j->reg[0] * j->reg[1] * j->reg[2] != j->size || j->size > (1ull << 32)))
+        int image = type == JOB_WRITE_IMAGE || type == JOB_READ_IMAGE; /* size: image_size_ok */
+        if (!err &&
+            (j->reg[0] == 0 || j->reg[1] == 0 || j->reg[2] == 0 ||
+             j->reg[0] > SIZE_MAX / j->reg[1] / j->reg[2] ||
+             (!image && j->reg[0] * j->reg[1] * j->reg[2] != j->size) || j->size > (1ull << 32)))
             err = CL_INVALID_VALUE;
     } else {
         j->off = off;
@@ -240,6 +261,8 @@ static int transfer(mgpx_session_t *s, const mgw_xfer_head_t *x, int type, size_
         free(j);
         return MGPX_NOREPLY;
     }
+    if (!err && (type == JOB_WRITE_IMAGE || type == JOB_READ_IMAGE))
+        err = image_size_ok(j);
     cl_event m2 = NULL;
     if (!err)
         err = clGetCommandQueueInfo(e->q->h, CL_QUEUE_CONTEXT, sizeof j->ctx, &j->ctx, NULL);
@@ -275,7 +298,7 @@ static int transfer(mgpx_session_t *s, const mgw_xfer_head_t *x, int type, size_
         j->mem = NULL;
         rc = fail_event(s, e->ev, err);
         j->err = err;
-        if ((type == JOB_WRITE || type == JOB_WRITE_RECT) && !cma)
+        if ((type == JOB_WRITE || type == JOB_WRITE_RECT || type == JOB_WRITE_IMAGE) && !cma)
             job_push(s, j); /* drain */
         else
             free(j);
@@ -404,4 +427,77 @@ int mgpx_op_barrier(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
     mgw_enq_barrier_t m;
     return mgw_enq_barrier_decode(c, &m) ? MGPX_BAD : marker(s, &m.head, 1);
+}
+
+/* Images (the objects: proxy_image.c).  A write or read of an image is a
+ * rect transfer whose packed rows are region[0] pixels; the bulk thread
+ * runs it as one (run_rect). */
+static int image_transfer(mgpx_session_t *s, const mgw_xfer_head_t *x, int type,
+                          const mgw_image_rect_t *ir)
+{
+    mgw_rect_t rect = {.row_pitch = 0, .slice_pitch = 0};
+    memcpy(rect.origin, ir->origin, sizeof rect.origin);
+    memcpy(rect.region, ir->region, sizeof rect.region);
+    return transfer(s, x, type, 0, &rect, 0, 0);
+}
+
+int mgpx_op_write_image(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
+{
+    mgw_enq_write_image_t m;
+    return mgw_enq_write_image_decode(c, &m) ? MGPX_BAD
+                                             : image_transfer(s, &m.x, JOB_WRITE_IMAGE, &m.rect);
+}
+
+int mgpx_op_read_image(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
+{
+    mgw_enq_read_image_t m;
+    return mgw_enq_read_image_decode(c, &m) ? MGPX_BAD
+                                            : image_transfer(s, &m.x, JOB_READ_IMAGE, &m.rect);
+}
+
+int mgpx_op_copy_image(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
+{
+    mgw_enq_copy_image_t m;
+    int rc;
+    if (mgw_enq_copy_image_decode(c, &m))
+        return MGPX_BAD;
+    if (m.how > MGW_IMGCOPY_FROM_BUFFER)
+        return MGPX_BAD;
+    enq_head_t *e = head_new(s, &m.head);
+    if (!e)
+        return CL_OUT_OF_HOST_MEMORY;
+    cl_mem src = mem_of(s, m.src, &e->err), dst = mem_of(s, m.dst, &e->err);
+    if (head_stop(s, e, &rc))
+        return rc;
+    cl_event ev = NULL;
+    const cl_event *w = e->nw ? e->w : NULL;
+    cl_int err;
+    if (m.how == MGW_IMGCOPY_IMAGE)
+        err = clEnqueueCopyImage(e->q->h, src, dst, m.src_origin, m.dst_origin, m.region, e->nw, w,
+                                 &ev);
+    else if (m.how == MGW_IMGCOPY_TO_BUFFER)
+        err = clEnqueueCopyImageToBuffer(e->q->h, src, dst, m.src_origin, m.region, m.dst_origin[0],
+                                         e->nw, w, &ev);
+    else
+        err = clEnqueueCopyBufferToImage(e->q->h, src, dst, m.src_origin[0], m.dst_origin, m.region,
+                                         e->nw, w, &ev);
+    return finish_free(s, e, err, ev);
+}
+
+int mgpx_op_fill_image(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
+{
+    mgw_enq_fill_image_t m;
+    int rc;
+    if (mgw_enq_fill_image_decode(c, &m))
+        return MGPX_BAD;
+    enq_head_t *e = head_new(s, &m.head);
+    if (!e)
+        return CL_OUT_OF_HOST_MEMORY;
+    cl_mem mem = mem_of(s, m.mem, &e->err);
+    if (head_stop(s, e, &rc))
+        return rc;
+    cl_event ev = NULL;
+    cl_int err = clEnqueueFillImage(e->q->h, mem, m.color, m.rect.origin, m.rect.region, e->nw,
+                                    e->nw ? e->w : NULL, &ev);
+    return finish_free(s, e, err, ev);
 }

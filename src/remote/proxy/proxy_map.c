@@ -106,12 +106,12 @@ void mgpx_map_compact(mgpx_map_t *m)
         rebuild(m); /* on failure the table stays as it is */
 }
 
-/* Releases in dependency order: events, kernels, programs, memory, queues,
- * contexts. */
+/* Releases in dependency order: events, kernels, programs, memory, samplers,
+ * queues, contexts. */
 void mgpx_map_free(mgpx_map_t *m)
 {
-    static const int order[] = {MGW_K_EVENT, MGW_K_KERNEL, MGW_K_PROGRAM,
-                                MGW_K_MEM,   MGW_K_QUEUE,  MGW_K_CONTEXT};
+    static const int order[] = {MGW_K_EVENT,   MGW_K_KERNEL, MGW_K_PROGRAM, MGW_K_MEM,
+                                MGW_K_SAMPLER, MGW_K_QUEUE,  MGW_K_CONTEXT};
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
         for (size_t i = 0; i < m->cap; i++) {
             mgpx_obj_t *o = &m->slot[i];

@@ -286,7 +286,8 @@ static int op_release(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
         return MGPX_BAD;
     uint32_t kind = m.kind;
     uint64_t id = m.id;
-    mgpx_obj_t *o = kind < MGW_K_DEVICE ? mgpx_map_get(&s->map, id, (int)kind) : NULL;
+    mgpx_obj_t *o =
+        kind < MGW_K_DEVICE || kind == MGW_K_SAMPLER ? mgpx_map_get(&s->map, id, (int)kind) : NULL;
     if (!o && kind == MGW_K_EVENT)
         return MGPX_NOREPLY; /* the event of a command that failed before it was enqueued */
     if (!o)
@@ -390,6 +391,14 @@ int mgpx_op_copy_rect(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
 int mgpx_op_fill(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
 int mgpx_op_marker(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
 int mgpx_op_barrier(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
+int mgpx_op_image_formats(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
+int mgpx_op_image_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
+int mgpx_op_image_init(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
+int mgpx_op_sampler_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
+int mgpx_op_write_image(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
+int mgpx_op_read_image(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
+int mgpx_op_copy_image(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
+int mgpx_op_fill_image(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
 
 static const mgpx_handler_t ops[MGW_OP_CMD_MAX] = {
     [MGW_OP_DEVICES] = op_devices,
@@ -429,6 +438,14 @@ static const mgpx_handler_t ops[MGW_OP_CMD_MAX] = {
     [MGW_OP_FINISH] = mgpx_op_finish,
     [MGW_OP_RELEASE_EVENTS] = op_release_events,
     [MGW_OP_STREAMS] = mgpx_op_streams,
+    [MGW_OP_IMAGE_FORMATS] = mgpx_op_image_formats,
+    [MGW_OP_IMAGE_CREATE] = mgpx_op_image_create,
+    [MGW_OP_IMAGE_INIT] = mgpx_op_image_init,
+    [MGW_OP_SAMPLER_CREATE] = mgpx_op_sampler_create,
+    [MGW_OP_ENQ_WRITE_IMAGE] = mgpx_op_write_image,
+    [MGW_OP_ENQ_READ_IMAGE] = mgpx_op_read_image,
+    [MGW_OP_ENQ_COPY_IMAGE] = mgpx_op_copy_image,
+    [MGW_OP_ENQ_FILL_IMAGE] = mgpx_op_fill_image,
 };
 
 mgpx_handler_t mgpx_handler(int op)

@@ -23,6 +23,8 @@ static int handle_param(int kind, cl_uint p)
         return p == CL_KERNEL_CONTEXT || p == CL_KERNEL_PROGRAM;
     case MGW_K_EVENT:
         return p == CL_EVENT_COMMAND_QUEUE || p == CL_EVENT_CONTEXT;
+    case MGW_K_IMAGE:
+        return p == CL_IMAGE_BUFFER;
     }
     return 0;
 }
@@ -53,6 +55,8 @@ static cl_int get_info(int kind, void *h, uint64_t aux, cl_device_id dev, cl_uin
         return clGetEventInfo(h, p, n, v, sz);
     case MGW_K_PROFILING:
         return clGetEventProfilingInfo(h, p, n, v, sz);
+    case MGW_K_IMAGE:
+        return clGetImageInfo(h, p, n, v, sz);
     }
     return CL_INVALID_VALUE;
 }
@@ -94,6 +98,7 @@ static const int info_kind[MGW_K_MAX] = {
     [MGW_K_KERNEL_WG] = MGW_K_KERNEL,
     [MGW_K_KERNEL_ARG] = MGW_K_KERNEL,
     [MGW_K_PROFILING] = MGW_K_EVENT,
+    [MGW_K_IMAGE] = MGW_K_MEM,
 };
 
 int mgpx_op_info(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)

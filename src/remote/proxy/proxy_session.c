@@ -352,6 +352,9 @@ void mgpx_obj_release(mgpx_obj_t *o)
     case MGW_K_EVENT:
         clReleaseEvent(o->h);
         break;
+    case MGW_K_SAMPLER:
+        clReleaseSampler(o->h);
+        break;
     }
 }
 

@@ -71,6 +71,8 @@
 #define MGW_CMA_NONCE 16    /* the one-copy lane's probe */
 #define MGW_STREAMS_MAX 16  /* TCP connections (stripes) of a session's bulk lane */
 
+#define MGW_MAX_FORMATS 4096 /* image formats in one IMAGE_FORMATS reply */
+
 /* clang-format off */
 #define MGW_OPS(X)                                                                                 \
     /* handshake (both lanes; transport/handshake.c) */                                            \
@@ -119,6 +121,15 @@
                                /* waiting for those named (none: the whole queue) */               \
     X(RELEASE_EVENTS, 51)      /* RELEASE of each */                                               \
     X(STREAMS, 52)             /* before any bulk connection joins; not sent: 1 stripe */          \
+    /* images and samplers (client/vcl_image.c, proxy/proxy_image.c) */                            \
+    X(IMAGE_FORMATS, 53)       /* clGetSupportedImageFormats */                                    \
+    X(IMAGE_CREATE, 54)                                                                            \
+    X(IMAGE_INIT, 55)          /* initial contents (CL_MEM_COPY/USE_HOST_PTR), packed */           \
+    X(SAMPLER_CREATE, 56)                                                                          \
+    X(ENQ_WRITE_IMAGE, 57)     /* packed data follows on the bulk lane */                          \
+    X(ENQ_READ_IMAGE, 58)      /* packed data comes back on the bulk lane */                       \
+    X(ENQ_COPY_IMAGE, 59)      /* image <-> image, image <-> buffer (enum mgw_imgcopy) */          \
+    X(ENQ_FILL_IMAGE, 60)                                                                          \
     /* proxy -> client */                                                                          \
     X(REPLY, 64)               /* i32 rc, then the op's MGW_REPLIES fields */                      \
     X(EVENT_DONE, 65)                                                                              \
@@ -147,7 +158,14 @@
     R(device, F(list, params, dev_param, MGW_MAX_PARAMS))                                          \
     R(event_status, F(u64, event) F(i32, status))                                                  \
     /* the shm lane's tail of a BULK message: where the chunk's bytes lie */                       \
-    R(shm_desc, F(u32, slot) F(u32, off) F(u32, len))
+    R(shm_desc, F(u32, slot) F(u32, off) F(u32, len))                                              \
+    /* images: a cl_image_format; a cl_image_desc (buffer: a buffer's ID, 0: none) */              \
+    R(image_format, F(u32, order) F(u32, type))                                                    \
+    R(image_desc,                                                                                  \
+      F(u32, type) F(size, width) F(size, height) F(size, depth) F(size, array_size)               \
+      F(size, row_pitch) F(size, slice_pitch) F(u32, mip_levels) F(u32, samples) F(u64, buffer))   \
+    /* an image region: origin and region in pixels (rows, slices or layers) */                    \
+    R(image_rect, F(sizes, origin, 3) F(sizes, region, 3))
 
 #define MGW_MESSAGES(M, F)                                                                         \
     /* handshake: MACs of the nonces, see transport/handshake.c; encrypt: 0 plain or 1 (each  \
@@ -213,6 +231,23 @@
     M(FINISH, finish, F(u64, queue) F(ids, events, MGW_MAX_WAIT))                                  \
     M(RELEASE_EVENTS, release_events, F(ids, events, MGW_MAX_WAIT))                                \
     M(STREAMS, streams, F(u32, want))                 /* 1 .. MGW_STREAMS_MAX */                   \
+    M(IMAGE_FORMATS, image_formats, F(u64, ctx) F(u64, flags) F(u32, type))                        \
+    M(IMAGE_CREATE, image_create,                                                                  \
+      F(u64, id) F(u64, ctx) F(u64, flags) F(rec, format, image_format) F(rec, desc, image_desc))  \
+    /* data: the rect's pixels packed (rows of region[0] pixels, no padding) */                    \
+    M(IMAGE_INIT, image_init, F(u64, id) F(rec, rect, image_rect) F(bytes, data))                  \
+    M(SAMPLER_CREATE, sampler_create,                                                              \
+      F(u64, id) F(u64, ctx) F(u32, normalized) F(u32, addressing) F(u32, filter))                 \
+    /* x.size: the rect's pixels packed, in bytes */                                               \
+    M(ENQ_WRITE_IMAGE, enq_write_image, F(rec, x, xfer_head) F(rec, rect, image_rect))             \
+    M(ENQ_READ_IMAGE, enq_read_image, F(rec, x, xfer_head) F(rec, rect, image_rect))               \
+    /* a buffer's side: offset in src_origin[0] or dst_origin[0] (the others 0) */                 \
+    M(ENQ_COPY_IMAGE, enq_copy_image,                                                              \
+      F(rec, head, enq_head) F(u8, how) F(u64, src) F(u64, dst) F(sizes, src_origin, 3)            \
+      F(sizes, dst_origin, 3) F(sizes, region, 3))                                                 \
+    /* color: a cl_float4, cl_int4 or cl_uint4 by the image's channel type */                      \
+    M(ENQ_FILL_IMAGE, enq_fill_image,                                                              \
+      F(rec, head, enq_head) F(u64, mem) F(fixed, color, 16) F(rec, rect, image_rect))             \
     /* proxy -> client */                                                                          \
     M(EVENT_DONE, event_done, F(u64, event) F(i32, status))                                        \
     M(ERROR, error, F(i32, rc) F(str, why))                                                        \
@@ -241,7 +276,11 @@
     M(SHM_READY, shm_ready, )                                                                      \
     M(CMA_OPEN, cma_open, F(u32, pid) F(fixed, nonce, MGW_CMA_NONCE))                              \
     M(CMA_READY, cma_ready, )                                                                      \
-    M(STREAMS, streams, F(u32, granted)) /* 1 .. want, at most the proxy's cap */
+    M(STREAMS, streams, F(u32, granted)) /* 1 .. want, at most the proxy's cap */                  \
+    M(IMAGE_FORMATS, image_formats, F(list, formats, image_format, MGW_MAX_FORMATS))               \
+    M(IMAGE_CREATE, image_create, )                                                                \
+    M(IMAGE_INIT, image_init, )                                                                    \
+    M(SAMPLER_CREATE, sampler_create, )
 /* clang-format on */
 
 /* A byte string in a payload (kind bytes). */
@@ -262,7 +301,7 @@ enum mgw_op {
 #define MGW_OP_ENUM(name, num) MGW_OP_##name = num,
     MGW_OPS(MGW_OP_ENUM)
 #undef MGW_OP_ENUM
-        MGW_OP_CMD_MAX = MGW_OP_STREAMS + 1 /* bound of the command-lane requests */
+        MGW_OP_CMD_MAX = MGW_OP_ENQ_FILL_IMAGE + 1 /* bound of the command-lane requests */
 };
 
 /* 1 when the proxy answers op with a REPLY (op has an MGW_REPLIES entry). */

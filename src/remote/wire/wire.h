@@ -45,11 +45,16 @@ enum mgw_kind {
     MGW_K_KERNEL_WG,     /* info: kernel work-group info, aux = device */
     MGW_K_KERNEL_ARG,    /* info: kernel argument info, aux = arg index */
     MGW_K_PROFILING,     /* info: event profiling info */
+    MGW_K_SAMPLER,       /* a sampler (RELEASE) */
+    MGW_K_IMAGE,         /* info: clGetImageInfo of a MGW_K_MEM image */
     MGW_K_MAX
 };
 
 /* Kernel argument kinds, from the proxy's clGetKernelArgInfo. */
 enum mgw_argkind { MGW_ARG_VALUE = 0, MGW_ARG_MEM, MGW_ARG_LOCAL, MGW_ARG_SAMPLER };
+
+/* ENQ_COPY_IMAGE's how: clEnqueueCopyImage, ...ImageToBuffer, ...BufferToImage. */
+enum mgw_imgcopy { MGW_IMGCOPY_IMAGE = 0, MGW_IMGCOPY_TO_BUFFER, MGW_IMGCOPY_FROM_BUFFER };
 
 /* The ops, the messages' layouts and their bounds (messages.h). */
 #include "messages.h"
