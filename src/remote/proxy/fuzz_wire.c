@@ -62,15 +62,17 @@ static mgpx_session_t *session(void)
         px.ndev = 2;
         mgpx_session_init(&s, &px);
         s.dry = 1;
-        /* IDs 1..6: one object of each kind; 7: a second buffer */
+        /* IDs 1..6: one object of each kind; 7: a second buffer; 8: a sampler */
         static const int kinds[] = {MGW_K_CONTEXT, MGW_K_QUEUE, MGW_K_MEM, MGW_K_PROGRAM,
-                                    MGW_K_KERNEL,  MGW_K_EVENT, MGW_K_MEM};
+                                    MGW_K_KERNEL,  MGW_K_EVENT, MGW_K_MEM, MGW_K_SAMPLER};
         static mgpx_kargs_t *ka;
-        ka = malloc(sizeof *ka + 5);
-        ka->n = 5;
-        memcpy(ka->kind, (uint8_t[]){MGW_ARG_MEM, MGW_ARG_MEM, MGW_ARG_LOCAL, MGW_ARG_VALUE, 0xff},
-               5);
-        for (int i = 0; i < 7; i++)
+        ka = malloc(sizeof *ka + 6);
+        ka->n = 6;
+        memcpy(ka->kind,
+               (uint8_t[]){MGW_ARG_MEM, MGW_ARG_MEM, MGW_ARG_LOCAL, MGW_ARG_VALUE, 0xff,
+                           MGW_ARG_SAMPLER},
+               6);
+        for (int i = 0; i < 8; i++)
             mgpx_map_put(&s.map, (uint64_t)i + 1, kinds[i], (void *)(uintptr_t)(64 * (i + 1)),
                          kinds[i] == MGW_K_KERNEL ? ka : NULL);
         done = 1;
