@@ -18,13 +18,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 # extension list and ICD suffix.  The host timer resolution and the numeric
 # and versioned forms are platform queries of OpenCL 2.1/3.0 (the virtual
 # platform is OpenCL 1.2).
-# Of the device, only the image properties: the virtual platform serves no
-# images (issue 5 asks for buffers; image calls are not forwarded), so it
-# reports CL_DEVICE_IMAGE_SUPPORT false and clinfo then skips the image
-# limits.  CL_DEVICE_HOST_UNIFIED_MEMORY: the remote device's memory is not
-# this host's memory, so the virtual device reports CL_FALSE (programs that
-# would wrap host memory must copy instead).  Every other device property
-# must pass through unchanged.
+# Of the device, only CL_DEVICE_HOST_UNIFIED_MEMORY: the remote device's
+# memory is not this host's memory, so the virtual device reports CL_FALSE
+# (programs that would wrap host memory must copy instead).  Every other
+# device property, the image support and limits included (images are
+# served), must pass through unchanged.
 IGNORE='
 CL_DEVICE_HOST_UNIFIED_MEMORY
 CL_PLATFORM_NAME
@@ -35,20 +33,6 @@ CL_PLATFORM_EXTENSIONS
 CL_PLATFORM_EXTENSIONS_WITH_VERSION
 CL_PLATFORM_ICD_SUFFIX_KHR
 CL_PLATFORM_HOST_TIMER_RESOLUTION
-CL_DEVICE_IMAGE_SUPPORT
-CL_DEVICE_MAX_SAMPLERS
-CL_DEVICE_IMAGE_MAX_BUFFER_SIZE
-CL_DEVICE_IMAGE_MAX_ARRAY_SIZE
-CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT
-CL_DEVICE_IMAGE_PITCH_ALIGNMENT
-CL_DEVICE_IMAGE2D_MAX_HEIGHT
-CL_DEVICE_IMAGE2D_MAX_WIDTH
-CL_DEVICE_IMAGE3D_MAX_HEIGHT
-CL_DEVICE_IMAGE3D_MAX_WIDTH
-CL_DEVICE_IMAGE3D_MAX_DEPTH
-CL_DEVICE_MAX_READ_IMAGE_ARGS
-CL_DEVICE_MAX_WRITE_IMAGE_ARGS
-CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS
 '
 
 
