@@ -64,6 +64,7 @@ typedef struct info {
     size_t img2d[NFMT][NIMGP], img3d[NFMT][NIMGP];
     cl_uint smp[4];
     cl_int err_region, err_mismatch, err_arg;
+    size_t shape[4][NIMGP];
 } info_t;
 
 static const cl_image_format fmts[NFMT] = {
@@ -117,6 +118,141 @@ static cl_platform_id find_platform(const char *want)
             return ps[i];
     }
     return NULL;
+}
+
+/* clGetImageInfo's sizes, then CL_MEM_TYPE and CL_MEM_SIZE, of m. */
+static void image_info(cl_mem m, size_t *v)
+{
+    static const cl_image_info ip[NIMGP - 2] = {
+        CL_IMAGE_ELEMENT_SIZE, CL_IMAGE_ROW_PITCH, CL_IMAGE_SLICE_PITCH, CL_IMAGE_WIDTH,
+        CL_IMAGE_HEIGHT,       CL_IMAGE_DEPTH,     CL_IMAGE_ARRAY_SIZE};
+    cl_mem_object_type mt;
+    for (int i = 0; i < NIMGP - 2; i++)
+        CL_OK(clGetImageInfo(m, ip[i], sizeof(size_t), &v[i], NULL));
+    CL_OK(clGetMemObjectInfo(m, CL_MEM_TYPE, sizeof mt, &mt, NULL));
+    v[NIMGP - 2] = mt;
+    CL_OK(clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof(size_t), &v[NIMGP - 1], NULL));
+}
+
+/* 1D, 1D array, 2D array and 1D buffer images (CL_RGBA/CL_UNORM_INT8):
+ * made from padded host memory, sub-regions written and read with pitches;
+ * a 1D buffer image reads its buffer; a 2 MiB 2D image (several bulk
+ * chunks) round-trips. */
+static void shapes(const char *P, cl_context ctx, cl_command_queue q, info_t *inf)
+{
+    const cl_image_format f = {CL_RGBA, CL_UNORM_INT8};
+    const size_t E = 4;
+    cl_int err;
+    int bad;
+    /* 1D: write [3, 43) of 50, read all */
+    {
+        unsigned char h[200], b[200];
+        for (int i = 0; i < 200; i++)
+            h[i] = (unsigned char)(i * 3 + 1);
+        cl_image_desc d = {.image_type = CL_MEM_OBJECT_IMAGE1D, .image_width = 50};
+        cl_mem m = clCreateImage(ctx, CL_MEM_READ_WRITE, &f, &d, NULL, &err);
+        CL_OK(err);
+        size_t o[3] = {3, 0, 0}, r[3] = {40, 1, 1}, o0[3] = {0, 0, 0}, ra[3] = {50, 1, 1};
+        unsigned char z[200] = {0};
+        CL_OK(clEnqueueWriteImage(q, m, CL_TRUE, o0, ra, 0, 0, z, 0, NULL, NULL));
+        CL_OK(clEnqueueWriteImage(q, m, CL_TRUE, o, r, 0, 0, h, 0, NULL, NULL));
+        CL_OK(clEnqueueReadImage(q, m, CL_TRUE, o0, ra, 0, 0, b, 0, NULL, NULL));
+        CHECK(!memcmp(b + 3 * E, h, 40 * E) && !b[0] && !b[199], "%s: 1D image", P);
+        image_info(m, inf->shape[0]);
+        CL_OK(clReleaseMemObject(m));
+    }
+    /* 1D array of 6 layers of 20, from host memory with a slice pitch.  The
+       row pitch equals it: OpenCL 1.2 puts a 1D array's layers a slice pitch
+       apart, PoCL 3.1 a row pitch apart (the virtual platform follows
+       OpenCL) */
+    {
+        const size_t W = 20, L = 6, sp = 2 * W * E;
+        unsigned char *h = calloc(L, sp), b[4][64];
+        for (size_t l = 0; l < L; l++)
+            for (size_t i = 0; i < W * E; i++)
+                h[l * sp + i] = (unsigned char)(l * 40 + i);
+        cl_image_desc d = {.image_type = CL_MEM_OBJECT_IMAGE1D_ARRAY,
+                           .image_width = W,
+                           .image_array_size = L,
+                           .image_row_pitch = sp,
+                           .image_slice_pitch = sp};
+        cl_mem m = clCreateImage(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, &f, &d, h, &err);
+        CL_OK(err);
+        size_t o[3] = {2, 1, 0}, r[3] = {10, 4, 1};
+        CL_OK(clEnqueueReadImage(q, m, CL_TRUE, o, r, sizeof b[0], sizeof b[0], b, 0, NULL, NULL));
+        bad = 0;
+        for (size_t l = 0; l < 4; l++)
+            bad += memcmp(b[l], h + (l + 1) * sp + 2 * E, 10 * E) != 0;
+        CHECK(!bad, "%s: 1D array sub-region: %d layers wrong", P, bad);
+        image_info(m, inf->shape[1]);
+        CL_OK(clReleaseMemObject(m));
+        free(h);
+    }
+    /* 2D array 8x5, 4 layers, from host memory; layer 2's middle read back */
+    {
+        const size_t W = 8, H = 5, L = 4, rp = W * E + 4, sp = rp * H;
+        unsigned char *h = calloc(L, sp), b[3 * 4 * 4];
+        for (size_t i = 0; i < L * sp; i++)
+            h[i] = (unsigned char)(i * 13 + 5);
+        cl_image_desc d = {.image_type = CL_MEM_OBJECT_IMAGE2D_ARRAY,
+                           .image_width = W,
+                           .image_height = H,
+                           .image_array_size = L,
+                           .image_row_pitch = rp,
+                           .image_slice_pitch = sp};
+        cl_mem m = clCreateImage(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &f, &d, h, &err);
+        CL_OK(err);
+        size_t o[3] = {2, 1, 2}, r[3] = {4, 3, 1};
+        CL_OK(clEnqueueReadImage(q, m, CL_TRUE, o, r, 0, 0, b, 0, NULL, NULL));
+        bad = 0;
+        for (size_t y = 0; y < 3; y++)
+            bad += memcmp(b + y * 4 * E, h + 2 * sp + (1 + y) * rp + 2 * E, 4 * E) != 0;
+        CHECK(!bad, "%s: 2D array sub-region: %d rows wrong", P, bad);
+        image_info(m, inf->shape[2]);
+        CL_OK(clReleaseMemObject(m));
+        free(h);
+    }
+    /* 1D buffer image over a buffer */
+    {
+        unsigned char h[256], b[256];
+        for (int i = 0; i < 256; i++)
+            h[i] = (unsigned char)(255 - i);
+        cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 256, h, &err);
+        CL_OK(err);
+        cl_image_desc d = {
+            .image_type = CL_MEM_OBJECT_IMAGE1D_BUFFER, .image_width = 64, .buffer = buf};
+        cl_mem m = clCreateImage(ctx, CL_MEM_READ_WRITE, &f, &d, NULL, &err);
+        CL_OK(err);
+        size_t o[3] = {0, 0, 0}, r[3] = {64, 1, 1};
+        CL_OK(clEnqueueReadImage(q, m, CL_TRUE, o, r, 0, 0, b, 0, NULL, NULL));
+        CHECK(!memcmp(b, h, 256), "%s: 1D buffer image", P);
+        cl_mem ib = NULL, am = NULL;
+        CL_OK(clGetImageInfo(m, CL_IMAGE_BUFFER, sizeof ib, &ib, NULL));
+        CL_OK(clGetMemObjectInfo(m, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof am, &am, NULL));
+        CHECK(ib == buf && am == buf, "%s: 1D buffer image's buffer", P);
+        image_info(m, inf->shape[3]);
+        CL_OK(clReleaseMemObject(m));
+        CL_OK(clReleaseMemObject(buf));
+    }
+    /* 2 MiB: several bulk chunks each way */
+    {
+        const size_t W = 1024, H = 512, rp = W * E + 64;
+        unsigned char *h = malloc(rp * H), *b = malloc(W * E * H);
+        for (size_t i = 0; i < rp * H; i++)
+            h[i] = (unsigned char)(i * 7 + (i >> 12));
+        cl_mem m = clCreateImage2D(ctx, CL_MEM_READ_WRITE, &f, W, H, 0, NULL, &err);
+        CL_OK(err);
+        size_t o[3] = {0, 0, 0}, r[3] = {W, H, 1};
+        CL_OK(clEnqueueWriteImage(q, m, CL_FALSE, o, r, rp, 0, h, 0, NULL, NULL));
+        CL_OK(clEnqueueReadImage(q, m, CL_TRUE, o, r, 0, 0, b, 0, NULL, NULL));
+        bad = 0;
+        for (size_t y = 0; y < H; y++)
+            bad += memcmp(b + y * W * E, h + y * rp, W * E) != 0;
+        CHECK(!bad, "%s: 2 MiB image: %d rows wrong", P, bad);
+        CL_OK(clReleaseMemObject(m));
+        free(h);
+        free(b);
+    }
 }
 
 static void run(const char *pname, cl_platform_id plat, info_t *inf)
@@ -347,23 +483,14 @@ static void run(const char *pname, cl_platform_id plat, info_t *inf)
         CL_OK(clEnqueueUnmapMemObject(q, u, mp, 0, NULL, NULL));
 
         /* info, compared between the platforms */
-        static const cl_image_info ip[NIMGP - 2] = {
-            CL_IMAGE_ELEMENT_SIZE, CL_IMAGE_ROW_PITCH, CL_IMAGE_SLICE_PITCH, CL_IMAGE_WIDTH,
-            CL_IMAGE_HEIGHT,       CL_IMAGE_DEPTH,     CL_IMAGE_ARRAY_SIZE};
         cl_mem im[2] = {a, t};
         for (int w = 0; w < 2; w++) {
-            size_t *v = w ? inf->img3d[f] : inf->img2d[f];
-            for (int i = 0; i < NIMGP - 2; i++)
-                CL_OK(clGetImageInfo(im[w], ip[i], sizeof(size_t), &v[i], NULL));
+            image_info(im[w], w ? inf->img3d[f] : inf->img2d[f]);
             cl_image_format gf;
             CL_OK(clGetImageInfo(im[w], CL_IMAGE_FORMAT, sizeof gf, &gf, NULL));
             CHECK(gf.image_channel_order == fmts[f].image_channel_order &&
                       gf.image_channel_data_type == fmts[f].image_channel_data_type,
                   "%s: CL_IMAGE_FORMAT", P);
-            cl_mem_object_type mt;
-            CL_OK(clGetMemObjectInfo(im[w], CL_MEM_TYPE, sizeof mt, &mt, NULL));
-            v[NIMGP - 2] = mt;
-            CL_OK(clGetMemObjectInfo(im[w], CL_MEM_SIZE, sizeof(size_t), &v[NIMGP - 1], NULL));
         }
         CHECK(inf->img2d[f][0] == E, "%s: element size %zu", P, inf->img2d[f][0]);
         CHECK(inf->img3d[f][NIMGP - 2] == CL_MEM_OBJECT_IMAGE3D, "%s: 3D type", P);
@@ -402,6 +529,7 @@ static void run(const char *pname, cl_platform_id plat, info_t *inf)
         free(uh);
     }
     CL_OK(clReleaseSampler(smp));
+    shapes(P, ctx, q, inf);
     clReleaseKernel(k);
     clReleaseProgram(prog);
     clReleaseCommandQueue(q);
@@ -439,6 +567,10 @@ int main(int argc, char **argv)
             }
         CHECK(!memcmp(v.smp, n.smp, sizeof v.smp), "sampler info: %u %u %#x %#x vs %u %u %#x %#x",
               v.smp[0], v.smp[1], v.smp[2], v.smp[3], n.smp[0], n.smp[1], n.smp[2], n.smp[3]);
+        for (int sh = 0; sh < 4; sh++)
+            for (int i = 0; i < NIMGP; i++)
+                CHECK(v.shape[sh][i] == n.shape[sh][i], "shape %d: image info %d: %zu vs %zu", sh,
+                      i, v.shape[sh][i], n.shape[sh][i]);
         CHECK(v.err_region == n.err_region && v.err_mismatch == n.err_mismatch,
               "errors differ: %d %d vs %d %d", v.err_region, v.err_mismatch, n.err_region,
               n.err_mismatch);

@@ -291,18 +291,19 @@ cl_mem CL_API_CALL mgvcl_clCreateImage(cl_context ctx, cl_mem_flags flags,
     m->desc = *desc;
     m->elem = elem;
     size_t dim[3], r1[3];
+    int pitch_bad = 0;
     image_dims(m, dim);
     if (host) {
-        /* the host image's pitches: checked against the whole image */
+        /* the host image's pitches, defaults filled in; the proxy's runtime
+           judges them first (its error is the native one), this check only
+           guards the reads of host memory below */
         m->hrp = desc->image_row_pitch;
         m->hsp = desc->image_slice_pitch;
         memcpy(r1, dim, sizeof r1);
-        if (!dim[0] || !dim[1] || !dim[2] || dim[0] > SIZE_MAX / elem ||
-            (desc->image_row_pitch && desc->image_row_pitch % elem) ||
-            host_pitches(m, r1, &m->hrp, &m->hsp) || m->hsp % m->hrp) {
-            rc = CL_INVALID_IMAGE_DESCRIPTOR;
-            goto fn_fail;
-        }
+        pitch_bad = !dim[0] || !dim[1] || !dim[2] || dim[0] > SIZE_MAX / elem;
+        if (!pitch_bad)
+            pitch_bad = (desc->image_row_pitch && desc->image_row_pitch % elem) ||
+                        host_pitches(m, r1, &m->hrp, &m->hsp) || m->hsp % m->hrp;
     }
     if (flags & CL_MEM_USE_HOST_PTR)
         m->host_ptr = host;
@@ -336,6 +337,12 @@ cl_mem CL_API_CALL mgvcl_clCreateImage(cl_context ctx, cl_mem_flags flags,
         m->parent = buf;
     }
     mgvcl_mem_made(m);
+    if (pitch_bad) { /* the proxy's runtime took pitches that OpenCL refuses */
+        mgvcl_clReleaseMemObject(m);
+        m = NULL;
+        rc = CL_INVALID_IMAGE_DESCRIPTOR;
+        goto fn_exit;
+    }
     /* the proxy's size (its runtime's layout), for CL_MEM_SIZE */
     if (mgvcl_info(ctx->conn, MGW_K_MEM, m->id, 0, CL_MEM_SIZE, sizeof m->size, &m->size, NULL))
         m->size = dim[0] * dim[1] * dim[2] * elem;

@@ -46,24 +46,34 @@ int mgpx_op_image_formats(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
     return err;
 }
 
-/* Bytes of host memory of an image with pitches (the last row or slice
- * counted whole), 0 when it does not fit a size_t or a dimension is 0. */
+/* Bytes of host memory that an image with these pitches may span, however
+ * the runtime reads them (pixels of up to 16 bytes, pitches at least the
+ * rows' and slices' extents, every slice whole), so that a runtime that
+ * takes pitches it should refuse still reads no further; 0 when that does
+ * not fit a size_t or a dimension is 0. */
 static size_t image_bytes(const mgw_image_desc_t *d)
 {
-    size_t rows = 1, n = 1;
+    size_t w = d->width, rows = 1, n = 1, rp, sp;
     switch (d->type) {
     case CL_MEM_OBJECT_IMAGE1D_ARRAY:
         n = d->array_size;
-        return n && d->slice_pitch && n <= SIZE_MAX / d->slice_pitch ? n * d->slice_pitch : 0;
+        break;
     case CL_MEM_OBJECT_IMAGE2D:
         rows = d->height;
         break;
     case CL_MEM_OBJECT_IMAGE2D_ARRAY:
     case CL_MEM_OBJECT_IMAGE3D:
+        rows = d->height;
         n = d->type == CL_MEM_OBJECT_IMAGE3D ? d->depth : d->array_size;
-        return n && d->slice_pitch && n <= SIZE_MAX / d->slice_pitch ? n * d->slice_pitch : 0;
+        break;
     }
-    return rows && d->row_pitch && rows <= SIZE_MAX / d->row_pitch ? rows * d->row_pitch : 0;
+    if (!w || !rows || !n || w > SIZE_MAX / 16)
+        return 0;
+    rp = d->row_pitch > w * 16 ? d->row_pitch : w * 16;
+    if (rows > SIZE_MAX / rp)
+        return 0;
+    sp = d->slice_pitch > rp * rows ? d->slice_pitch : rp * rows;
+    return n <= SIZE_MAX / sp ? n * sp : 0;
 }
 
 int mgpx_op_image_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
