@@ -63,7 +63,7 @@ typedef struct info {
     cl_uint nformats;
     size_t img2d[NFMT][NIMGP], img3d[NFMT][NIMGP];
     cl_uint smp[4];
-    cl_int err_region, err_mismatch, err_arg;
+    cl_int err_region, err_mismatch, err_arg, err_bufop[2];
     size_t shape[4][NIMGP];
 } info_t;
 
@@ -506,6 +506,13 @@ static void run(const char *pname, cl_platform_id plat, info_t *inf)
         inf->err_mismatch = clEnqueueCopyImage(q, a, other, o0, o0, cr, 0, NULL, NULL);
         CHECK(inf->err_mismatch == CL_IMAGE_FORMAT_MISMATCH, "%s: format mismatch: %d", P,
               inf->err_mismatch);
+        inf->err_bufop[0] = clEnqueueReadBuffer(q, a, CL_TRUE, 0, 4, out, 0, NULL, NULL);
+        inf->err_bufop[1] = clEnqueueCopyBuffer(q, buf, a, 0, 0, 4, 0, NULL, NULL);
+        /* PoCL 3.1 reads an image as a buffer; the virtual platform refuses
+           it, as OpenCL says */
+        CHECK((strcmp(P, "virtual") || inf->err_bufop[0] == CL_INVALID_MEM_OBJECT) &&
+                  inf->err_bufop[1] == CL_INVALID_MEM_OBJECT,
+              "%s: buffer commands on an image: %d %d", P, inf->err_bufop[0], inf->err_bufop[1]);
         cl_sampler none = NULL;
         inf->err_arg = clSetKernelArg(k, 1, sizeof none, &none);
         /* PoCL 3.1 takes a NULL sampler; the virtual platform refuses it, as

@@ -13,7 +13,7 @@ cl_int CL_API_CALL mgvcl_clEnqueueCopyBuffer(cl_command_queue q, cl_mem src, cl_
     mgvcl_enq_t e;
     if (!mgvcl_is(q))
         return CL_INVALID_COMMAND_QUEUE;
-    if (!mgvcl_is(src) || !mgvcl_is(dst))
+    if (!mgvcl_is(src) || !mgvcl_is(dst) || mgvcl_is_image(src) || mgvcl_is_image(dst))
         return CL_INVALID_MEM_OBJECT;
     if (src->ctx != q->ctx || dst->ctx != q->ctx)
         return CL_INVALID_CONTEXT;
@@ -46,7 +46,7 @@ cl_int CL_API_CALL mgvcl_clEnqueueCopyBufferRect(cl_command_queue q, cl_mem src,
     mgvcl_enq_t e;
     if (!mgvcl_is(q))
         return CL_INVALID_COMMAND_QUEUE;
-    if (!mgvcl_is(src) || !mgvcl_is(dst))
+    if (!mgvcl_is(src) || !mgvcl_is(dst) || mgvcl_is_image(src) || mgvcl_is_image(dst))
         return CL_INVALID_MEM_OBJECT;
     if (src->ctx != q->ctx || dst->ctx != q->ctx)
         return CL_INVALID_CONTEXT;
@@ -79,7 +79,7 @@ cl_int CL_API_CALL mgvcl_clEnqueueFillBuffer(cl_command_queue q, cl_mem m, const
     mgvcl_enq_t e;
     if (!mgvcl_is(q))
         return CL_INVALID_COMMAND_QUEUE;
-    if (!mgvcl_is(m))
+    if (!mgvcl_is(m) || mgvcl_is_image(m))
         return CL_INVALID_MEM_OBJECT;
     if (m->ctx != q->ctx)
         return CL_INVALID_CONTEXT;
@@ -118,7 +118,7 @@ void *CL_API_CALL mgvcl_clEnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_bool
     mapping_t *mp = NULL;
     if (!mgvcl_is(q))
         rc = CL_INVALID_COMMAND_QUEUE;
-    else if (!mgvcl_is(m))
+    else if (!mgvcl_is(m) || mgvcl_is_image(m))
         rc = CL_INVALID_MEM_OBJECT;
     else if (m->ctx != q->ctx)
         rc = CL_INVALID_CONTEXT;
