@@ -242,6 +242,8 @@ mgpx_staging_t *mgpx_staging_pinned(mgpx_session_t *s, cl_context ctx, cl_device
 void mgpx_staging_free(mgpx_session_t *s);
 cl_device_id mgpx_dev(mgpx_session_t *s, uint64_t idx);
 int mgpx_wait_list(mgpx_session_t *s, mgw_cur_t *c, cl_event *w, cl_uint *n);
+/* 1 when m is an image (image 1) or a buffer (image 0); not in a dry run. */
+int mgpx_is_mem_kind(cl_mem m, int image);
 
 enum { JOB_WRITE, JOB_READ, JOB_WRITE_RECT, JOB_READ_RECT, JOB_WRITE_IMAGE, JOB_READ_IMAGE };
 

@@ -99,6 +99,18 @@ static int head_stop(mgpx_session_t *s, enq_head_t *e, int *rc)
     return 1;
 }
 
+/* 1 when m is an image (image 1) or a buffer (image 0): every command
+ * checks, so that no runtime takes one for the other (PoCL 3.1 reads an
+ * image as a buffer).  Not for a dry run (the handles are placeholders). */
+int mgpx_is_mem_kind(cl_mem m, int image)
+{
+    cl_mem_object_type t = 0;
+    if (!m || clGetMemObjectInfo(m, CL_MEM_TYPE, sizeof t, &t, NULL))
+        return 0;
+    return (t != CL_MEM_OBJECT_BUFFER) == (image != 0);
+}
+#define is_mem_kind mgpx_is_mem_kind
+
 static cl_mem mem_of(mgpx_session_t *s, uint64_t id, cl_int *err)
 {
     mgpx_obj_t *o = mgpx_map_get(&s->map, id, MGW_K_MEM);
@@ -261,7 +273,10 @@ static int transfer(mgpx_session_t *s, const mgw_xfer_head_t *x, int type, size_
         free(j);
         return MGPX_NOREPLY;
     }
-    if (!err && (type == JOB_WRITE_IMAGE || type == JOB_READ_IMAGE))
+    int img = type == JOB_WRITE_IMAGE || type == JOB_READ_IMAGE;
+    if (!err && !is_mem_kind(j->mem, img))
+        err = CL_INVALID_MEM_OBJECT;
+    if (!err && img)
         err = image_size_ok(j);
     cl_event m2 = NULL;
     if (!err)
@@ -359,6 +374,8 @@ int mgpx_op_copy(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
     cl_mem src = mem_of(s, m.src, &e->err), dst = mem_of(s, m.dst, &e->err);
     if (head_stop(s, e, &rc))
         return rc;
+    if (!is_mem_kind(src, 0) || !is_mem_kind(dst, 0))
+        return finish_free(s, e, CL_INVALID_MEM_OBJECT, NULL);
     cl_event ev = NULL;
     cl_int err = clEnqueueCopyBuffer(e->q->h, src, dst, m.src_off, m.dst_off, m.size, e->nw,
                                      e->nw ? e->w : NULL, &ev);
@@ -377,6 +394,8 @@ int mgpx_op_copy_rect(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
     cl_mem src = mem_of(s, m.src, &e->err), dst = mem_of(s, m.dst, &e->err);
     if (head_stop(s, e, &rc))
         return rc;
+    if (!is_mem_kind(src, 0) || !is_mem_kind(dst, 0))
+        return finish_free(s, e, CL_INVALID_MEM_OBJECT, NULL);
     cl_event ev = NULL;
     cl_int err = clEnqueueCopyBufferRect(e->q->h, src, dst, m.src_origin, m.dst_origin, m.region,
                                          m.src_row_pitch, m.src_slice_pitch, m.dst_row_pitch,
@@ -396,6 +415,8 @@ int mgpx_op_fill(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
     cl_mem mem = mem_of(s, m.mem, &e->err);
     if (head_stop(s, e, &rc))
         return rc;
+    if (!is_mem_kind(mem, 0))
+        return finish_free(s, e, CL_INVALID_MEM_OBJECT, NULL);
     cl_event ev = NULL;
     cl_int err = clEnqueueFillBuffer(e->q->h, mem, m.pattern.p, m.pattern.n, m.off, m.size, e->nw,
                                      e->nw ? e->w : NULL, &ev);
@@ -469,6 +490,9 @@ int mgpx_op_copy_image(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
     cl_mem src = mem_of(s, m.src, &e->err), dst = mem_of(s, m.dst, &e->err);
     if (head_stop(s, e, &rc))
         return rc;
+    if (!is_mem_kind(src, m.how != MGW_IMGCOPY_FROM_BUFFER) ||
+        !is_mem_kind(dst, m.how != MGW_IMGCOPY_TO_BUFFER))
+        return finish_free(s, e, CL_INVALID_MEM_OBJECT, NULL);
     cl_event ev = NULL;
     const cl_event *w = e->nw ? e->w : NULL;
     cl_int err;
@@ -496,6 +520,8 @@ int mgpx_op_fill_image(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
     cl_mem mem = mem_of(s, m.mem, &e->err);
     if (head_stop(s, e, &rc))
         return rc;
+    if (!is_mem_kind(mem, 1))
+        return finish_free(s, e, CL_INVALID_MEM_OBJECT, NULL);
     cl_event ev = NULL;
     cl_int err = clEnqueueFillImage(e->q->h, mem, m.color, m.rect.origin, m.rect.region, e->nw,
                                     e->nw ? e->w : NULL, &ev);

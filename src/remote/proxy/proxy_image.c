@@ -92,6 +92,8 @@ int mgpx_op_image_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
         return CL_INVALID_VALUE;
     if (s->dry)
         return CL_SUCCESS;
+    if (buf && !mgpx_is_mem_kind(buf->h, 0))
+        return CL_INVALID_IMAGE_DESCRIPTOR;
     /* TODO(quota): count the image's bytes against the session's memory
      * quota once the proxy has one (branch quota: quotas on buffer
      * creation), as op_buffer_create will. */
@@ -150,7 +152,8 @@ int mgpx_op_image_init(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
         return CL_INVALID_MEM_OBJECT;
     if (s->dry)
         return CL_SUCCESS;
-    if (clGetImageInfo(o->h, CL_IMAGE_ELEMENT_SIZE, sizeof elem, &elem, NULL) ||
+    if (!mgpx_is_mem_kind(o->h, 1) ||
+        clGetImageInfo(o->h, CL_IMAGE_ELEMENT_SIZE, sizeof elem, &elem, NULL) ||
         clGetMemObjectInfo(o->h, CL_MEM_CONTEXT, sizeof ctx, &ctx, NULL) ||
         clGetContextInfo(ctx, CL_CONTEXT_DEVICES, sizeof dev, &dev, NULL))
         return CL_INVALID_MEM_OBJECT;
