@@ -1,7 +1,8 @@
 /*
  * Speaks the wire protocol directly, to test what a hostile or broken
  * client cannot do.  rawclient HOST:PORT KEYFILE MODE, MODE one of:
- *   foreign    session B uses object IDs of session A: refused; A unaffected
+ *   foreign    session B uses object IDs of session A: refused; A unaffected;
+ *              images and buffers never taken for each other, samplers
  *   malformed  truncated, trailing-garbage, unknown-op and oversized messages
  *   auth       expects the handshake to fail (wrong key)
  *   cma PID    the one-copy lane's handshake: a pid that is not the
@@ -37,6 +38,8 @@
  *   probe      one handshake and a PING: exit 0 when served, 3 when refused
  *              (the connection closed), with the time it took
  */
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h> /* constants only */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,6 +277,91 @@ static void kernel_checks(mgtr_ep_t *a, mgtr_ep_t *b)
           "FINISH waiting for another session's event: rc %d (want CL_INVALID_EVENT)", rc);
 }
 
+/* Images and samplers (after kernel_checks: A has context 100, buffer 101,
+ * queue 102, kernel 104 of one buffer argument): no command takes an image
+ * for a buffer or the reverse, IDs of the other session or of the wrong
+ * kind are refused, and a bad request is malformed. */
+static void image_checks(mgtr_ep_t *a, mgtr_ep_t *b)
+{
+    mgw_buf_t m;
+    int32_t rc;
+    mgw_image_create_t ic = {.id = 110,
+                             .ctx = 100,
+                             .flags = 1 /* CL_MEM_READ_WRITE */,
+                             .format = {.order = CL_RGBA, .type = CL_UNORM_INT8},
+                             .desc = {.type = CL_MEM_OBJECT_IMAGE2D, .width = 8, .height = 8}};
+    mgw_image_create_encode(&m, 0, &ic);
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc == 0, "A: image (%d)", rc);
+    ic.id = 210;
+    mgw_image_create_encode(&m, 0, &ic);
+    CHECK(ask(b, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc == -34,
+          "B makes an image in A's context: rc %d (want CL_INVALID_CONTEXT)", rc);
+    ic.id = 111;
+    ic.desc.type = CL_MEM_OBJECT_IMAGE1D_BUFFER;
+    ic.desc.buffer = 110; /* an image, not a buffer */
+    mgw_image_create_encode(&m, 0, &ic);
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc == -65,
+          "a 1D buffer image over an image: rc %d (want CL_INVALID_IMAGE_DESCRIPTOR)", rc);
+    uint8_t pat[4] = {1, 2, 3, 4};
+    mgw_enq_fill_encode(
+        &m, 0,
+        &(mgw_enq_fill_t){
+            .head = {.queue = 102, .event = 120}, .mem = 110, .pattern = {pat, 4}, .size = 64});
+    mgtr_msg_send(t, a, &m);
+    mgw_buf_free(&m);
+    rc = event_status(a, 120);
+    CHECK(rc == -38, "a buffer fill of an image: event status %d (want -38)", rc);
+    mgw_enq_fill_image_encode(&m, 0,
+                              &(mgw_enq_fill_image_t){.head = {.queue = 102, .event = 121},
+                                                      .mem = 101,
+                                                      .rect = {.region = {1, 1, 1}}});
+    mgtr_msg_send(t, a, &m);
+    mgw_buf_free(&m);
+    rc = event_status(a, 121);
+    CHECK(rc == -38, "an image fill of a buffer: event status %d (want -38)", rc);
+    mgw_enq_copy_image_encode(&m, 0,
+                              &(mgw_enq_copy_image_t){.head = {.queue = 102, .event = 122},
+                                                      .how = MGW_IMGCOPY_TO_BUFFER,
+                                                      .src = 101,
+                                                      .dst = 110,
+                                                      .region = {1, 1, 1}});
+    mgtr_msg_send(t, a, &m);
+    mgw_buf_free(&m);
+    rc = event_status(a, 122);
+    CHECK(rc == -38, "an image-to-buffer copy of a buffer into an image: status %d", rc);
+    mgw_enq_copy_image_encode(&m, 0,
+                              &(mgw_enq_copy_image_t){.head = {.queue = 102, .event = 123},
+                                                      .how = 7,
+                                                      .src = 110,
+                                                      .dst = 110,
+                                                      .region = {1, 1, 1}});
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGW_OP_ERROR, "a copy of an unknown kind answered");
+    mgw_sampler_create_encode(&m, 0,
+                              &(mgw_sampler_create_t){.id = 130,
+                                                      .ctx = 100,
+                                                      .normalized = 2,
+                                                      .addressing = CL_ADDRESS_CLAMP,
+                                                      .filter = CL_FILTER_NEAREST});
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc == -30,
+          "a sampler with normalized 2: rc %d (want CL_INVALID_VALUE)", rc);
+    mgw_sampler_create_encode(
+        &m, 0,
+        &(mgw_sampler_create_t){
+            .id = 130, .ctx = 100, .addressing = CL_ADDRESS_CLAMP, .filter = CL_FILTER_NEAREST});
+    CHECK(ask(a, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc == 0, "A: sampler (%d)", rc);
+    launch(a, 102, 124, MGW_ARG_SAMPLER, 130); /* the kernel's argument is a buffer */
+    rc = event_status(a, 124);
+    CHECK(rc < 0, "a sampler passed as a buffer argument: event status %d", rc);
+    mgw_release_encode(&m, 0, &(mgw_release_t){.kind = MGW_K_SAMPLER, .id = 130});
+    CHECK(ask(b, &m, &rc, NULL, NULL) == MGW_OP_ERROR, "B releases A's sampler: no error");
+    mgw_release_encode(&m, 0, &(mgw_release_t){.kind = MGW_K_SAMPLER, .id = 130});
+    mgtr_msg_send(t, a, &m); /* A's own: no reply */
+    mgw_buf_free(&m);
+    mgw_release_encode(&m, 0, &(mgw_release_t){.kind = MGW_K_MEM, .id = 110});
+    mgtr_msg_send(t, a, &m);
+    mgw_buf_free(&m);
+}
+
 static void foreign(const char *addr, const mgw_key_t *key)
 {
     int ok;
@@ -304,6 +392,7 @@ static void foreign(const char *addr, const mgw_key_t *key)
     mgw_release_encode(&m, 0, &(mgw_release_t){.kind = MGW_K_PROGRAM, .id = 101});
     CHECK(ask(a, &m, &rc, NULL, NULL) == MGW_OP_ERROR, "A: release of 101 as a program");
     kernel_checks(a, b);
+    image_checks(a, b);
     size = 0;
     rc = mem_size(a, 101, &size);
     CHECK(rc == 0 && size == 4096, "A's buffer after B's attempts: rc %d size %llu", rc,
