@@ -109,7 +109,6 @@ int mgpx_is_mem_kind(cl_mem m, int image)
         return 0;
     return (t != CL_MEM_OBJECT_BUFFER) == (image != 0);
 }
-#define is_mem_kind mgpx_is_mem_kind
 
 static cl_mem mem_of(mgpx_session_t *s, uint64_t id, cl_int *err)
 {
@@ -239,6 +238,7 @@ static int transfer(mgpx_session_t *s, const mgw_xfer_head_t *x, int type, size_
     mgpx_job_t *j = calloc(1, sizeof *j);
     cl_int err;
     int rc = MGPX_NOREPLY;
+    int img = type == JOB_WRITE_IMAGE || type == JOB_READ_IMAGE; /* size: image_size_ok */
     if (!e || !j) {
         free(e);
         free(j);
@@ -254,11 +254,10 @@ static int transfer(mgpx_session_t *s, const mgw_xfer_head_t *x, int type, size_
         memcpy(j->reg, rect->region, sizeof j->reg);
         j->brp = rect->row_pitch;
         j->bsp = rect->slice_pitch;
-        int image = type == JOB_WRITE_IMAGE || type == JOB_READ_IMAGE; /* size: image_size_ok */
         if (!err &&
             (j->reg[0] == 0 || j->reg[1] == 0 || j->reg[2] == 0 ||
              j->reg[0] > SIZE_MAX / j->reg[1] / j->reg[2] ||
-             (!image && j->reg[0] * j->reg[1] * j->reg[2] != j->size) || j->size > (1ull << 32)))
+             (!img && j->reg[0] * j->reg[1] * j->reg[2] != j->size) || j->size > (1ull << 32)))
             err = CL_INVALID_VALUE;
     } else {
         j->off = off;
@@ -273,8 +272,7 @@ static int transfer(mgpx_session_t *s, const mgw_xfer_head_t *x, int type, size_
         free(j);
         return MGPX_NOREPLY;
     }
-    int img = type == JOB_WRITE_IMAGE || type == JOB_READ_IMAGE;
-    if (!err && !is_mem_kind(j->mem, img))
+    if (!err && !mgpx_is_mem_kind(j->mem, img))
         err = CL_INVALID_MEM_OBJECT;
     if (!err && img)
         err = image_size_ok(j);
@@ -374,7 +372,7 @@ int mgpx_op_copy(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
     cl_mem src = mem_of(s, m.src, &e->err), dst = mem_of(s, m.dst, &e->err);
     if (head_stop(s, e, &rc))
         return rc;
-    if (!is_mem_kind(src, 0) || !is_mem_kind(dst, 0))
+    if (!mgpx_is_mem_kind(src, 0) || !mgpx_is_mem_kind(dst, 0))
         return finish_free(s, e, CL_INVALID_MEM_OBJECT, NULL);
     cl_event ev = NULL;
     cl_int err = clEnqueueCopyBuffer(e->q->h, src, dst, m.src_off, m.dst_off, m.size, e->nw,
@@ -394,7 +392,7 @@ int mgpx_op_copy_rect(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
     cl_mem src = mem_of(s, m.src, &e->err), dst = mem_of(s, m.dst, &e->err);
     if (head_stop(s, e, &rc))
         return rc;
-    if (!is_mem_kind(src, 0) || !is_mem_kind(dst, 0))
+    if (!mgpx_is_mem_kind(src, 0) || !mgpx_is_mem_kind(dst, 0))
         return finish_free(s, e, CL_INVALID_MEM_OBJECT, NULL);
     cl_event ev = NULL;
     cl_int err = clEnqueueCopyBufferRect(e->q->h, src, dst, m.src_origin, m.dst_origin, m.region,
@@ -415,7 +413,7 @@ int mgpx_op_fill(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
     cl_mem mem = mem_of(s, m.mem, &e->err);
     if (head_stop(s, e, &rc))
         return rc;
-    if (!is_mem_kind(mem, 0))
+    if (!mgpx_is_mem_kind(mem, 0))
         return finish_free(s, e, CL_INVALID_MEM_OBJECT, NULL);
     cl_event ev = NULL;
     cl_int err = clEnqueueFillBuffer(e->q->h, mem, m.pattern.p, m.pattern.n, m.off, m.size, e->nw,
@@ -490,8 +488,8 @@ int mgpx_op_copy_image(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
     cl_mem src = mem_of(s, m.src, &e->err), dst = mem_of(s, m.dst, &e->err);
     if (head_stop(s, e, &rc))
         return rc;
-    if (!is_mem_kind(src, m.how != MGW_IMGCOPY_FROM_BUFFER) ||
-        !is_mem_kind(dst, m.how != MGW_IMGCOPY_TO_BUFFER))
+    if (!mgpx_is_mem_kind(src, m.how != MGW_IMGCOPY_FROM_BUFFER) ||
+        !mgpx_is_mem_kind(dst, m.how != MGW_IMGCOPY_TO_BUFFER))
         return finish_free(s, e, CL_INVALID_MEM_OBJECT, NULL);
     cl_event ev = NULL;
     const cl_event *w = e->nw ? e->w : NULL;
@@ -520,7 +518,7 @@ int mgpx_op_fill_image(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
     cl_mem mem = mem_of(s, m.mem, &e->err);
     if (head_stop(s, e, &rc))
         return rc;
-    if (!is_mem_kind(mem, 1))
+    if (!mgpx_is_mem_kind(mem, 1))
         return finish_free(s, e, CL_INVALID_MEM_OBJECT, NULL);
     cl_event ev = NULL;
     cl_int err = clEnqueueFillImage(e->q->h, mem, m.color, m.rect.origin, m.rect.region, e->nw,
