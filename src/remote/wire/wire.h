@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MGW_MAGIC 0x4d475210u /* "MGR" + version 16 */
+#define MGW_MAGIC 0x4d475211u /* "MGR" + version 17 */
 #define MGW_HDR_SIZE 16
 #define MGW_MSG_MAX (64u << 20)
 #define MGW_CHUNK (1u << 20) /* bulk chunk size */
