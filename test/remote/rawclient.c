@@ -663,7 +663,9 @@ static void stripes(const char *addr, const mgw_key_t *key, uint32_t cap)
     t->close(s[0]);
 }
 
+#ifndef CL_MEM_OBJECT_ALLOCATION_FAILURE
 #define CL_MEM_OBJECT_ALLOCATION_FAILURE (-4)
+#endif
 
 static mgtr_ep_t *ctx_session(const char *addr, const mgw_key_t *key)
 {
