@@ -58,7 +58,7 @@ test_remote_wire_table_CPPFLAGS = $(MG_BASE_CPPFLAGS) $(MG_WIRE_INC)
 test_remote_wire_table_LDADD = libmgw.la $(SODIUM_LIBS)
 TESTS += test/remote/wire_table
 endif
-EXTRA_DIST += test/remote/fuzz.sh test/remote/fuzz-lsan.supp
+EXTRA_DIST += test/remote/fuzz.sh test/remote/pocl-lsan.supp test/remote/lsan-use.sh
 if HAVE_FUZZ
 TESTS += test/remote/fuzz.sh
 endif

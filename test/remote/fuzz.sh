@@ -4,28 +4,16 @@
 # and a session stopped before OpenCL), then a few seconds each of real (the
 # handlers against the OpenCL device), handshake and bulk (the bulk lane's
 # stripes).  Any crash, overread, leak or undefined behaviour fails the test.
-# Leaks inside PoCL are not judged (fuzz-lsan.supp): PoCL 3.1 keeps a few
+# Leaks inside PoCL are not judged (pocl-lsan.supp): PoCL 3.1 keeps a few
 # bytes of each command queued behind a failed event.
 top=${abs_top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
 src=$(cd "$(dirname "$0")" && pwd)
 fuzz=$top/fuzz/mgrm-fuzz
-# One suppressions file: ours and the one LSAN_OPTIONS names already (the
-# sanitizer build's test/lsan.supp), since LSan reads only the last
-# suppressions= it is given.
+. "$src/lsan-use.sh"
 log=$(mktemp "${TMPDIR:-/tmp}/mgrm-fuzz.XXXXXX")
 supp=$(mktemp "${TMPDIR:-/tmp}/mgrm-fuzz-supp.XXXXXX")
 trap 'rm -f "$log" "$supp"' EXIT
-cat "$src/fuzz-lsan.supp" >"$supp"
-rest=
-IFS=: read -ra opts <<<"${LSAN_OPTIONS:-}"
-for o in "${opts[@]}"; do
-    case $o in
-    suppressions=*) cat "${o#suppressions=}" >>"$supp" 2>/dev/null ;;
-    "") ;;
-    *) rest="$rest:$o" ;;
-    esac
-done
-export LSAN_OPTIONS="suppressions=$supp$rest"
+lsan_use "$src/pocl-lsan.supp" "$supp"
 timeout 300 "$fuzz" -runs=${MGRM_FUZZ_RUNS:-300000} -max_len=4096 -seed=1 || exit 1
 for mode in real handshake bulk; do
     echo "== MGRM_FUZZ_MODE=$mode, ${MGRM_FUZZ_SECONDS:-3} s"

@@ -7,23 +7,10 @@
 # The program also drives the native PoCL platform in its own process, to
 # compare: PoCL 3.1 keeps a few allocations of its contexts and 1D buffer
 # images (2,644 bytes in 12 blocks, all under libpocl), which a sanitizer
-# build's LeakSanitizer would report.  Those alone are not judged: the
-# suppressions file LSAN_OPTIONS names gains "leak:libpocl.so".
-if [ -n "${LSAN_OPTIONS:-}" ]; then
-    supp=$(mktemp "${TMPDIR:-/tmp}/vcl-image-supp.XXXXXX")
-    trap 'rm -f "$supp"; cleanup' EXIT
-    echo "leak:libpocl.so" >"$supp"
-    rest=
-    IFS=: read -ra opts <<<"$LSAN_OPTIONS"
-    for o in "${opts[@]}"; do
-        case $o in
-        suppressions=*) cat "${o#suppressions=}" >>"$supp" 2>/dev/null ;;
-        "") ;;
-        *) rest="$rest:$o" ;;
-        esac
-    done
-    export LSAN_OPTIONS="suppressions=$supp$rest"
-fi
+# build's LeakSanitizer would report.  Those alone are not judged
+# (pocl-lsan.supp).
+. "$(dirname "$0")/lsan-use.sh"
+lsan_use "$(dirname "$0")/pocl-lsan.supp" "$work/lsan.supp"
 start_proxy px
 timeout 300 "$top/test/remote/vcl_image" || fail "vcl_image"
 MPIGPU_VCL_SHM=0 MPIGPU_VCL_STREAMS=3 timeout 300 "$top/test/remote/vcl_image" ||
