@@ -5,8 +5,9 @@
  * An enqueued operation is a job.  On the caller's queue it is a user event
  * (clCreateUserEvent) that the library completes: a marker carrying the
  * call's wait list says when the job may start (its callback), and on an
- * in-order queue a barrier that waits for the user event holds back every
- * command enqueued later.  The MPI work runs on the enqueue thread, started
+ * in-order queue a barrier holds back every command enqueued later until the
+ * job is over (it waits for a second user event, bgate, set right after the
+ * job's own).  The MPI work runs on the enqueue thread, started
  * at the first call: it starts the jobs whose marker completed, tests those
  * in flight, and sets each user event's status when its job is done.  A send
  * or receive is an operation of the point-to-point engine (mgp2p_op_init,
@@ -77,6 +78,15 @@
    wait-list event), so a failure is seen by its status only.  A marker's
    success is only ever taken from its callback. */
 #define ENQ_POLL_NS 5000000
+/* How long a job whose gate failed on an in-order queue waits for the
+   runtime to fail the commands queued behind its marker (its unpack, its
+   barrier) before it sets its own events: PoCL 3.1 fails them in the thread
+   that failed the wait-list event, and when this thread fails net or the
+   job's event while that cascade is still under way, two threads fail one
+   command at once and PoCL aborts (pocl_update_event_running_unlocked:
+   event->status == CL_SUBMITTED).  A runtime that fails nothing behind a
+   failed command is waited for this long. */
+#define ENQ_FAIL_SETTLE_NS 50000000
 
 typedef enum enq_part_kind {
     ENQ_OP,    /* an operation of the point-to-point engine */
@@ -119,7 +129,7 @@ typedef struct enq_part {
 /* Events of commands the library enqueued for a job besides its marker and
    barrier (the on-queue receive's net user event and unpack, a pack kernel,
    a staging write), kept until the job is retired, as the barrier is. */
-#define ENQ_HELD 6
+#define ENQ_HELD 8
 
 typedef struct enq_job {
     struct enq_job *prev, *next;
@@ -130,6 +140,15 @@ typedef struct enq_job {
        event is set: PoCL 3.1 aborts (pocl_update_event_failed) when a
        command whose event nobody holds fails with commands behind it. */
     cl_event barrier;
+    /* What the barrier waits for: a user event of the job's own, set to
+       CL_COMPLETE right after the job's event (user) gets its status.  The
+       barrier never waits for user itself: when user failed while the
+       command queued before the barrier was completing in a runtime thread,
+       PoCL 3.1 had the barrier both run and fail, and aborted
+       (pocl_update_event_running_unlocked: event->status == CL_SUBMITTED).
+       So a failed job does not fail the commands queued after it (OpenCL
+       leaves that to the implementation); its own event carries the error. */
+    cl_event bgate;
     /* An on-queue receive: net, a user event set once the message is in
        the part's staging, gates the unpack on the caller's queue, whose
        event (unpack) must complete before the job's.  held: see ENQ_HELD. */
@@ -137,7 +156,8 @@ typedef struct enq_job {
     cl_event held[ENQ_HELD];
     int nheld;
     int net_set, unpacked;
-    int failed_seen; /* the thread has acted on a failed gate */
+    int failed_seen;    /* the thread has acted on a failed gate */
+    uint64_t t_failed;  /* when (mg_clock_ns) */
     cl_int unpack_status;
     atomic_int gate; /* 1 once it may start; then gate_status is the marker's */
     cl_int gate_status;
@@ -642,6 +662,27 @@ static int job_unpack_step(enq_job_t *job, int *moved, int *waiting)
     return 1;
 }
 
+/* 1 once the job whose gate failed may set its own events: on an in-order
+   queue, when the runtime has failed the barrier behind it (and so every
+   command of the job before it), or ENQ_FAIL_SETTLE_NS after the failure was
+   seen (see there). */
+static int job_fail_settled(enq_job_t *job)
+{
+    if (!job->barrier)
+        return 1; /* out of order: nothing of the job waits for the marker */
+    cl_int st = CL_QUEUED;
+    clGetEventInfo(job->barrier, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st, NULL);
+    if (st <= CL_COMPLETE)
+        return 1;
+    if (mg_clock_ns() - job->t_failed < ENQ_FAIL_SETTLE_NS)
+        return 0;
+    MGLOG_DEBUG(MGLOG_MPI,
+                "%s: a wait-list event failed and the runtime has not failed the commands "
+                "behind it after %d ms: the job's events are set now",
+                job->fn, ENQ_FAIL_SETTLE_NS / 1000000);
+    return 1;
+}
+
 /* Start job when it may, test its parts; 1 when it is finished.  *moved is
    set when anything changed.  poll: look at the status of a marker whose
    callback has not come (a failed one calls back nowhere). */
@@ -666,8 +707,14 @@ static int job_step(enq_job_t *job, int *moved, int *ops, int *waiting, int poll
         }
         if (job->gate_status < 0) {
             /* A wait-list event failed: nothing starts. */
-            if (!job->failed_seen)
+            if (!job->failed_seen) {
                 *moved = job->failed_seen = 1;
+                job->t_failed = mg_clock_ns();
+            }
+            if (!job_fail_settled(job)) {
+                (*waiting)++;
+                return 0;
+            }
             return job_unpack_step(job, moved, waiting);
         }
         *moved = 1;
@@ -712,7 +759,9 @@ static void job_unlink_locked(enq_job_t *job)
 static void trace_job(const enq_job_t *job)
 {
     uint64_t now = mg_clock_ns();
-    uint64_t gate = job->t_gate ? job->t_gate : now;
+    /* No t_gate: the gate was open at the call (an out-of-order queue, an
+       empty wait list). */
+    uint64_t gate = job->t_gate ? job->t_gate : job->started ? job->t_start : now;
     uint64_t start = job->started ? job->t_start : gate;
     uint64_t done = job->started && job->t_done ? job->t_done : start;
     uint64_t d[4] = {gate > job->t_call ? gate - job->t_call : 0, start - gate, done - start,
@@ -739,6 +788,8 @@ static void job_finish(enq_job_t *job)
     for (int i = 0; i < job->nparts; i++)
         part_release(&job->part[i]);
     clSetUserEventStatus(job->user, status);
+    if (job->bgate)
+        clSetUserEventStatus(job->bgate, CL_COMPLETE);
     if (enq.trace)
         trace_job(job);
     enq_retired_t *r = malloc(sizeof(*r));
@@ -910,6 +961,8 @@ void mgmpi_enq_fini(void)
         for (int i = 0; i < job->nparts; i++)
             part_release(&job->part[i]);
         clSetUserEventStatus(job->user, MPIX_ENQUEUE_ERROR_BASE - MPI_ERR_OTHER);
+        if (job->bgate)
+            clSetUserEventStatus(job->bgate, CL_COMPLETE);
         if (gated)
             job_free(job);
     }
@@ -1130,7 +1183,10 @@ static int job_enqueue(enq_job_t *job, cl_command_queue queue, cl_context ctx, i
         clSetEventCallback(job->unpack, CL_COMPLETE, unpack_cb, NULL);
     }
     if (inorder) {
-        e = clEnqueueBarrierWithWaitList(queue, 1, &job->user, &job->barrier);
+        job->bgate = clCreateUserEvent(ctx, &e);
+        MG_CL_CHECK(e, "clCreateUserEvent", rc, fn_fail);
+        job->held[job->nheld++] = job->bgate;
+        e = clEnqueueBarrierWithWaitList(queue, 1, &job->bgate, &job->barrier);
         MG_CL_CHECK(e, "clEnqueueBarrierWithWaitList", rc, fn_fail);
     }
     /* Submit the marker now: a runtime may hold commands back until the queue
@@ -1147,7 +1203,7 @@ static int job_enqueue(enq_job_t *job, cl_command_queue queue, cl_context ctx, i
     if (job->marker) {
         e = clSetEventCallback(job->marker, CL_COMPLETE, gate_cb, job);
         if (e != CL_SUCCESS) {
-            /* The barrier waits for the job's event: fail it. */
+            /* The job fails now (its barrier waits for it to be over). */
             rc = mgerr_cl(e, "clSetEventCallback", __FILE__, __LINE__);
             gate_cb(job->marker, e, job);
             if (event) {
@@ -1168,6 +1224,8 @@ fn_fail:
     if (job->user)
         clSetUserEventStatus(job->user,
                              e != CL_SUCCESS ? e : MPIX_ENQUEUE_ERROR_BASE - MPI_ERR_OTHER);
+    if (job->bgate)
+        clSetUserEventStatus(job->bgate, CL_COMPLETE);
     /* A command already enqueued may still read or write the staging: it
        stays borrowed (on a failed enqueue only). */
     for (int i = 0; queued && i < job->nparts; i++)
