@@ -156,8 +156,8 @@ typedef struct enq_job {
     cl_event held[ENQ_HELD];
     int nheld;
     int net_set, unpacked;
-    int failed_seen;    /* the thread has acted on a failed gate */
-    uint64_t t_failed;  /* when (mg_clock_ns) */
+    int failed_seen;   /* the thread has acted on a failed gate */
+    uint64_t t_failed; /* when (mg_clock_ns) */
     cl_int unpack_status;
     atomic_int gate; /* 1 once it may start; then gate_status is the marker's */
     cl_int gate_status;
