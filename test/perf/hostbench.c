@@ -11,6 +11,10 @@
  *                        MPI_Waitall, then a 4-byte ack; MB/s (10^6 B/s)
  *   hostbench allreduce  MPI_Allreduce of doubles, MPI_SUM, on every rank; the
  *                        average over ranks of each rank's mean time (us)
+ *   hostbench isendrecv  ranks 0 and 1 exchange n bytes with MPI_Isendrecv +
+ *                        MPI_Wait (the library serves host buffers itself
+ *                        there, MPICH 4.0.2's being faulty): time per
+ *                        exchange (us)
  *
  * Options: -m MIN:MAX sizes in bytes, powers of 2 (K and M suffixes; default
  * 1:4M, allreduce from 8, one double), -i N iterations and -x N warmup for
@@ -33,7 +37,7 @@
 #define ACK_TAG 101
 #define WIN_TAG 100
 
-enum mode { LAT, BW, ALLREDUCE };
+enum mode { LAT, BW, ALLREDUCE, ISENDRECV };
 
 static struct {
     enum mode mode;
@@ -46,8 +50,9 @@ static int rank, nproc;
 static void usage(void)
 {
     if (rank == 0)
-        fprintf(stderr, "usage: hostbench lat|bw|allreduce [-m MIN:MAX] [-i N] [-x N] [-I N] "
-                        "[-X N] [-W N] [--csv]\n");
+        fprintf(stderr,
+                "usage: hostbench lat|bw|allreduce|isendrecv [-m MIN:MAX] [-i N] [-x N] [-I N] "
+                "[-X N] [-W N] [--csv]\n");
     MPI_Finalize();
     exit(2);
 }
@@ -79,6 +84,9 @@ static void parse(int argc, char **argv)
         opt.skip_large = 10;
     else if (!strcmp(argv[1], "bw"))
         opt.mode = BW, opt.iters = 100, opt.skip = 10, opt.iters_large = 20, opt.skip_large = 2;
+    else if (!strcmp(argv[1], "isendrecv"))
+        opt.mode = ISENDRECV, opt.iters = 10000, opt.skip = 100, opt.iters_large = 1000,
+        opt.skip_large = 10;
     else if (!strcmp(argv[1], "allreduce"))
         opt.mode = ALLREDUCE, opt.iters = 1000, opt.skip = 200, opt.iters_large = 100,
         opt.skip_large = 10;
@@ -188,6 +196,25 @@ static double run_bw(char *s, char *r, int n, int iters, int skip, MPI_Request *
     return (double)n / 1e6 * iters * w / t;
 }
 
+/* Ranks 0 and 1 exchange n bytes with MPI_Isendrecv (the others wait): us
+   per exchange. */
+static double run_isendrecv(char *s, char *r, int n, int iters, int skip)
+{
+    double t0 = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < iters + skip; i++) {
+        if (i == skip)
+            t0 = MPI_Wtime();
+        if (rank < 2) {
+            MPI_Request q;
+            MPI_Isendrecv(s, n, MPI_CHAR, 1 - rank, 2, r, n, MPI_CHAR, 1 - rank, 2, MPI_COMM_WORLD,
+                          &q);
+            MPI_Wait(&q, MPI_STATUS_IGNORE);
+        }
+    }
+    return (MPI_Wtime() - t0) * 1e6 / iters;
+}
+
 /* MPI_Allreduce of n bytes of doubles: the mean over ranks of each rank's
    mean time per call (the barrier between calls not counted), in us. */
 static double run_allreduce(double *s, double *r, int n, int iters, int skip)
@@ -210,8 +237,9 @@ static double run_allreduce(double *s, double *r, int n, int iters, int skip)
 
 int main(int argc, char **argv)
 {
-    static const char *names[] = {"lat", "bw", "allreduce"};
-    static const char *units[] = {"Latency (us)", "Bandwidth (MB/s)", "Avg Latency (us)"};
+    static const char *names[] = {"lat", "bw", "allreduce", "isendrecv"};
+    static const char *units[] = {"Latency (us)", "Bandwidth (MB/s)", "Avg Latency (us)",
+                                  "Exchange (us)"};
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nproc);
@@ -251,6 +279,9 @@ int main(int argc, char **argv)
             break;
         case ALLREDUCE:
             v = run_allreduce((double *)s, (double *)r, (int)n, iters, skip);
+            break;
+        case ISENDRECV:
+            v = run_isendrecv(s, r, (int)n, iters, skip);
             break;
         }
         if (rank == 0) {

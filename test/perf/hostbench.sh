@@ -9,7 +9,8 @@
 #   test/perf/hostbench.sh [-q] [-r ROUNDS] [BENCH...]
 #
 # Benches: lat, bw1, bw4, bw64 (osu_bw with windows of 1, 4, 64), allreduce
-# (on NP_ALLREDUCE ranks, default 4); default all five.  -q: tiny sizes and
+# (on NP_ALLREDUCE ranks, default 4), isendrecv (MPI_Isendrecv, which the
+# library serves itself on host buffers); default the first five.  -q: tiny sizes and
 # iterations (tries the runner in seconds, measures nothing); -r: rounds
 # (default 2).
 #
@@ -65,6 +66,7 @@ args_of() { # BENCH: ranks, then the program's arguments
     bw4) echo "2 bw -W 4 $q" ;;
     bw64) echo "2 bw -W 64 $q" ;;
     allreduce) echo "$NP_ALLREDUCE allreduce $q" ;;
+    isendrecv) echo "2 isendrecv $q" ;;
     *) return 1 ;;
     esac
 }
