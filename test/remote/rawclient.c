@@ -22,10 +22,16 @@
  *              refused; A2 leaves, A1 gives back half its buffers and may
  *              make one again; CMD (a shell command: another client, session
  *              B) must succeed while A1 holds its buffers; A1 still served
+ *   imgquota MIB SESSION_MIB CMD  a proxy run with
+ *              MPIGPU_PROXY_SESSION_MEM=SESSION_MIB M: images of MIB MiB
+ *              until refused at the exact count, then a buffer and a huge
+ *              image refused too (one account), CMD (another client) must
+ *              succeed; an image given back makes room for one image, then
+ *              for a buffer; a new session may hold as many images again
  *   bigalloc MIB  buffers of MIB MiB until one is refused (a proxy whose
  *              address space is limited): the refusal is
- *              CL_MEM_OBJECT_ALLOCATION_FAILURE, and the session and a new
- *              one are still served
+ *              CL_MEM_OBJECT_ALLOCATION_FAILURE, as is an image of MIB MiB
+ *              then, and the session and a new one are still served
  *   cycles PID N KIB  N create/set/release cycles of a user event in one
  *              session (pipelined), after N / 8 to warm up: prints the VmRSS
  *              of process PID (the proxy) after each; its growth over the N
@@ -745,6 +751,63 @@ static void quota(const char *addr, const mgw_key_t *key, uint64_t mib, uint64_t
     t->close(a1);
 }
 
+/* A 2D RGBA8 image of mib MiB (16384 pixels wide) with ID id in context 100. */
+static int32_t image(mgtr_ep_t *ep, uint64_t id, uint64_t mib)
+{
+    mgw_buf_t m;
+    int32_t rc = 1000;
+    mgw_image_create_t ic = {
+        .id = id,
+        .ctx = 100,
+        .flags = CL_MEM_READ_WRITE,
+        .format = {CL_RGBA, CL_UNSIGNED_INT8},
+        .desc = {.type = CL_MEM_OBJECT_IMAGE2D, .width = 16384, .height = (size_t)mib * 16}};
+    mgw_image_create_encode(&m, 0, &ic);
+    return ask(ep, &m, &rc, NULL, NULL) == MGW_OP_REPLY ? rc : 1000;
+}
+
+static void imgquota(const char *addr, const mgw_key_t *key, uint64_t mib, uint64_t sess_mib,
+                     const char *cmd)
+{
+    int32_t rc = 0;
+    int n = 0, want = (int)(sess_mib / mib);
+    mgtr_ep_t *a = ctx_session(addr, key);
+    while (n < 256 && (rc = image(a, 1000 + (uint64_t)n, mib)) == 0)
+        n++;
+    CHECK(n == want && rc == CL_MEM_OBJECT_ALLOCATION_FAILURE,
+          "%d images of %llu MiB then rc %d (want %d, then the session quota's %d)", n,
+          (unsigned long long)mib, rc, want, CL_MEM_OBJECT_ALLOCATION_FAILURE);
+    printf("imgquota: %d images of %llu MiB, then refused (%d)\n", n, (unsigned long long)mib, rc);
+    /* images and buffers share the account */
+    rc = buffer(a, 3000, 1 << 20);
+    CHECK(rc == CL_MEM_OBJECT_ALLOCATION_FAILURE, "a buffer beside the images: rc %d", rc);
+    rc = image(a, 3001, 1ull << 40);
+    CHECK(rc == CL_MEM_OBJECT_ALLOCATION_FAILURE, "an image of 2^40 MiB: rc %d", rc);
+    CHECK(ping(a), "served after the refusals");
+    int st = system(cmd);
+    CHECK(st == 0, "another session (%s) failed: status %d", cmd, st);
+    release(a, MGW_K_MEM, 1000);
+    CHECK(ping(a), "served after a release");
+    rc = image(a, 2000, mib);
+    CHECK(rc == 0, "an image after giving one back: rc %d", rc);
+    rc = image(a, 2001, mib);
+    CHECK(rc == CL_MEM_OBJECT_ALLOCATION_FAILURE, "one more: rc %d", rc);
+    release(a, MGW_K_MEM, 2000);
+    CHECK(ping(a), "served after a release");
+    rc = buffer(a, 2002, mib << 20);
+    CHECK(rc == 0, "a buffer in an image's place: rc %d", rc);
+    t->close(a);
+    /* the session's images are given back at its end */
+    a = ctx_session(addr, key);
+    for (int i = 0; i < want; i++) {
+        /* the end of the last session may still be under way */
+        for (int k = 0; k < 50 && (rc = image(a, 1000 + (uint64_t)i, mib)) != 0; k++)
+            usleep(100 * 1000);
+        CHECK(rc == 0, "a new session's image %d: rc %d", i, rc);
+    }
+    t->close(a);
+}
+
 static void bigalloc(const char *addr, const mgw_key_t *key, uint64_t mib)
 {
     int32_t rc = 0;
@@ -755,6 +818,10 @@ static void bigalloc(const char *addr, const mgw_key_t *key, uint64_t mib)
           "%d buffers of %llu MiB, then rc %d (want %d)", n, (unsigned long long)mib, rc,
           CL_MEM_OBJECT_ALLOCATION_FAILURE);
     CHECK(ping(a), "served after the refusal");
+    rc = image(a, 3000, mib);
+    CHECK(rc == CL_MEM_OBJECT_ALLOCATION_FAILURE, "an image of %llu MiB then: rc %d",
+          (unsigned long long)mib, rc);
+    CHECK(ping(a), "served after the image's refusal");
     b = ctx_session(addr, key);
     CHECK(buffer(b, 1000, 1 << 20) == 0 && ping(b), "a new session and its 1 MiB buffer");
     t->close(b);
@@ -934,15 +1001,16 @@ int main(int argc, char **argv)
     static const struct {
         const char *mode;
         int argc;
-    } modes[] = {{"foreign", 4},  {"malformed", 4}, {"auth", 4},   {"probe", 4}, {"cma", 5},
-                 {"bigalloc", 5}, {"stripes", 5},   {"cycles", 7}, {"quota", 8}, {"flood", 8}};
+    } modes[] = {{"foreign", 4}, {"malformed", 4}, {"auth", 4},    {"probe", 4},
+                 {"cma", 5},     {"bigalloc", 5},  {"stripes", 5}, {"cycles", 7},
+                 {"quota", 8},   {"flood", 8},     {"imgquota", 7}};
     int known = 0;
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
         known |= argc >= 4 && !strcmp(argv[3], modes[i].mode) && argc == modes[i].argc;
     if (!known) {
         fprintf(stderr, "usage: rawclient HOST:PORT KEYFILE foreign|malformed|auth|probe|cma "
                         "PID|stripes CAP|bigalloc MIB|cycles PID N KIB|quota MIB SESSION_MIB "
-                        "TOTAL_MIB CMD|flood "
+                        "TOTAL_MIB CMD|imgquota MIB SESSION_MIB CMD|flood "
                         "SRC N DRIP_MS HOLD_MS\n");
         return 2;
     }
@@ -962,6 +1030,8 @@ int main(int argc, char **argv)
     } else if (!strcmp(argv[3], "quota")) {
         quota(argv[1], &key, (uint64_t)atol(argv[4]), (uint64_t)atol(argv[5]),
               (uint64_t)atol(argv[6]), argv[7]);
+    } else if (!strcmp(argv[3], "imgquota")) {
+        imgquota(argv[1], &key, (uint64_t)atol(argv[4]), (uint64_t)atol(argv[5]), argv[6]);
     } else if (!strcmp(argv[3], "bigalloc")) {
         bigalloc(argv[1], &key, (uint64_t)atol(argv[4]));
     } else if (!strcmp(argv[3], "cycles")) {

@@ -3,6 +3,7 @@
 # - a session over its quota, and one over the device's total, get
 #   CL_MEM_OBJECT_ALLOCATION_FAILURE at the exact count, the proxy lives on,
 #   and another client's work (vcl_basic quick) is correct meanwhile;
+# - the same for images, which share the account with buffers;
 # - 400,000 create/release cycles of an object in one session leave the
 #   proxy's memory flat, and its ID map small.
 . "$(dirname "$0")/common.sh"
@@ -18,6 +19,15 @@ grep -q "refused: over the session's quota" "$work/px.log" || fail "no log of th
 grep -q "refused: over the device's total" "$work/px.log" || fail "no log of the total's refusal"
 kill -0 "$px" || fail "the proxy died"
 echo "quotas: refusals at the limits, proxy alive, another client served"
+
+# images on the same account (the earlier sessions ended: their buffers are
+# given back once the runtime frees them, which rawclient waits for)
+timeout 120 "$raw" "$addr" "$work/key" imgquota 16 64 "timeout 60 $vb quick" || {
+    cat "$work/px.log"; fail "image quotas"; }
+grep -q "an image of [0-9]* bytes refused: over the session's quota" "$work/px.log" ||
+    fail "no log of an image's refusal"
+kill -0 "$px" || fail "the proxy died"
+echo "image quotas: refused at the limit, given back, proxy alive, another client served"
 
 # 400,000 cycles in one session: VmRSS growth under 8 MiB (checked by
 # rawclient), except in a sanitizer build, whose quarantine keeps freed memory

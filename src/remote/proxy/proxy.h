@@ -196,6 +196,13 @@ int mgpx_quota_setup(mgpx_proxy_t *px, unsigned long long total, unsigned long l
  * here, not in a later command. */
 cl_mem mgpx_mem_create(mgpx_session_t *s, cl_context ctx, cl_mem_flags flags, size_t size, int back,
                        cl_int *err);
+/* clCreateImage, counted the same way: size is the image's bytes as the
+ * client asked (pixels x pixel size), reserved before the runtime makes it;
+ * the charge grows to CL_MEM_SIZE when the runtime says it holds more.  An
+ * image of a buffer is not counted again.  The image is always backed. */
+cl_mem mgpx_image_create(mgpx_session_t *s, cl_context ctx, cl_mem_flags flags,
+                         const cl_image_format *fmt, const cl_image_desc *d, void *host,
+                         size_t size, cl_int *err);
 void mgpx_quota_session_end(mgpx_session_t *s);
 
 /* ID map (proxy_map.c) */
