@@ -181,6 +181,8 @@ int mgpx_op_image_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
         return CL_SUCCESS;
     if (buf && !mgpx_is_mem_kind(buf->h, 0))
         return CL_INVALID_IMAGE_DESCRIPTOR;
+    if ((err = mgpx_obj_admit(s, MGW_K_MEM)))
+        return err;
     cl_image_format fmt = {m.format.order, m.format.type};
     cl_image_desc d = {.image_type = m.desc.type,
                        .image_width = m.desc.width,
@@ -265,6 +267,8 @@ int mgpx_op_sampler_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
         return CL_INVALID_VALUE;
     if (s->dry)
         return CL_SUCCESS;
+    if ((err = mgpx_obj_admit(s, MGW_K_SAMPLER)))
+        return err;
     cl_sampler sm =
         clCreateSampler(ctx->h, m.normalized ? CL_TRUE : CL_FALSE, m.addressing, m.filter, &err);
     if (err == CL_SUCCESS && mgpx_map_put(&s->map, m.id, MGW_K_SAMPLER, sm, NULL)) {

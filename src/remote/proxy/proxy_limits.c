@@ -415,3 +415,23 @@ void mgpx_quota_session_end(mgpx_session_t *s)
         quota_unref(s->quota);
     s->quota = NULL;
 }
+
+/* ---- objects ---- */
+
+cl_int mgpx_obj_admit(mgpx_session_t *s, int kind)
+{
+    static const char *const what[MGW_K_MAX] = {
+        [MGW_K_CONTEXT] = "context", [MGW_K_QUEUE] = "command queue", [MGW_K_MEM] = "memory object",
+        [MGW_K_PROGRAM] = "program", [MGW_K_KERNEL] = "kernel",       [MGW_K_EVENT] = "event",
+        [MGW_K_SAMPLER] = "sampler"};
+    static const char *const setting[MGW_K_MAX] = {
+        [MGW_K_CONTEXT] = "CONTEXTS", [MGW_K_QUEUE] = "QUEUES",   [MGW_K_MEM] = "MEM_OBJECTS",
+        [MGW_K_PROGRAM] = "PROGRAMS", [MGW_K_KERNEL] = "KERNELS", [MGW_K_EVENT] = "EVENTS",
+        [MGW_K_SAMPLER] = "SAMPLERS"};
+    unsigned long max = s->px && kind > 0 && kind < MGW_K_MAX ? s->px->max_obj[kind] : 0;
+    if (!max || s->map.nkind[kind] < max)
+        return CL_SUCCESS;
+    mgpx_slog(s, "session %u (%s): a %s refused: the session holds %lu (MPIGPU_PROXY_MAX_%s)",
+              s->num, s->peer, what[kind], max, setting[kind]);
+    return CL_OUT_OF_RESOURCES;
+}
