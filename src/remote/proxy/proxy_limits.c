@@ -361,6 +361,8 @@ static cl_mem commit(mgpx_session_t *s, cl_context ctx, cl_mem mem, charge_t *c,
         *err = CL_OUT_OF_RESOURCES;
         return NULL;
     }
+    if (c && c->bytes > size)
+        size = c->bytes; /* the runtime's own size, settled above */
     if (back_it && back(s, ctx, mem, size, what)) {
         clReleaseMemObject(mem); /* the callback gives the charge back */
         *err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
