@@ -22,10 +22,22 @@
  *              refused; A2 leaves, A1 gives back half its buffers and may
  *              make one again; CMD (a shell command: another client, session
  *              B) must succeed while A1 holds its buffers; A1 still served
+ *   imgquota MIB SESSION_MIB CMD  a proxy run with
+ *              MPIGPU_PROXY_SESSION_MEM=SESSION_MIB M: images of MIB MiB
+ *              until refused at the exact count, then a buffer and a huge
+ *              image refused too (one account), CMD (another client) must
+ *              succeed; an image given back makes room for one image, then
+ *              for a buffer; a new session may hold as many images again
+ *   objects    a proxy run with MPIGPU_PROXY_MAX_CONTEXTS=3, _QUEUES=2,
+ *              _MEM_OBJECTS=8, _PROGRAMS=3, _KERNELS=5, _EVENTS=50,
+ *              _SAMPLERS=4: each kind refused at its limit with
+ *              CL_OUT_OF_RESOURCES (a command's event too, before the
+ *              command runs), a release makes room for one; the session
+ *              and another one still served
  *   bigalloc MIB  buffers of MIB MiB until one is refused (a proxy whose
  *              address space is limited): the refusal is
- *              CL_MEM_OBJECT_ALLOCATION_FAILURE, and the session and a new
- *              one are still served
+ *              CL_MEM_OBJECT_ALLOCATION_FAILURE, as is an image of MIB MiB
+ *              then, and the session and a new one are still served
  *   cycles PID N KIB  N create/set/release cycles of a user event in one
  *              session (pipelined), after N / 8 to warm up: prints the VmRSS
  *              of process PID (the proxy) after each; its growth over the N
@@ -745,6 +757,63 @@ static void quota(const char *addr, const mgw_key_t *key, uint64_t mib, uint64_t
     t->close(a1);
 }
 
+/* A 2D RGBA8 image of mib MiB (16384 pixels wide) with ID id in context 100. */
+static int32_t image(mgtr_ep_t *ep, uint64_t id, uint64_t mib)
+{
+    mgw_buf_t m;
+    int32_t rc = 1000;
+    mgw_image_create_t ic = {
+        .id = id,
+        .ctx = 100,
+        .flags = CL_MEM_READ_WRITE,
+        .format = {CL_RGBA, CL_UNSIGNED_INT8},
+        .desc = {.type = CL_MEM_OBJECT_IMAGE2D, .width = 16384, .height = (size_t)mib * 16}};
+    mgw_image_create_encode(&m, 0, &ic);
+    return ask(ep, &m, &rc, NULL, NULL) == MGW_OP_REPLY ? rc : 1000;
+}
+
+static void imgquota(const char *addr, const mgw_key_t *key, uint64_t mib, uint64_t sess_mib,
+                     const char *cmd)
+{
+    int32_t rc = 0;
+    int n = 0, want = (int)(sess_mib / mib);
+    mgtr_ep_t *a = ctx_session(addr, key);
+    while (n < 256 && (rc = image(a, 1000 + (uint64_t)n, mib)) == 0)
+        n++;
+    CHECK(n == want && rc == CL_MEM_OBJECT_ALLOCATION_FAILURE,
+          "%d images of %llu MiB then rc %d (want %d, then the session quota's %d)", n,
+          (unsigned long long)mib, rc, want, CL_MEM_OBJECT_ALLOCATION_FAILURE);
+    printf("imgquota: %d images of %llu MiB, then refused (%d)\n", n, (unsigned long long)mib, rc);
+    /* images and buffers share the account */
+    rc = buffer(a, 3000, 1 << 20);
+    CHECK(rc == CL_MEM_OBJECT_ALLOCATION_FAILURE, "a buffer beside the images: rc %d", rc);
+    rc = image(a, 3001, 1ull << 40);
+    CHECK(rc == CL_MEM_OBJECT_ALLOCATION_FAILURE, "an image of 2^40 MiB: rc %d", rc);
+    CHECK(ping(a), "served after the refusals");
+    int st = system(cmd);
+    CHECK(st == 0, "another session (%s) failed: status %d", cmd, st);
+    release(a, MGW_K_MEM, 1000);
+    CHECK(ping(a), "served after a release");
+    rc = image(a, 2000, mib);
+    CHECK(rc == 0, "an image after giving one back: rc %d", rc);
+    rc = image(a, 2001, mib);
+    CHECK(rc == CL_MEM_OBJECT_ALLOCATION_FAILURE, "one more: rc %d", rc);
+    release(a, MGW_K_MEM, 2000);
+    CHECK(ping(a), "served after a release");
+    rc = buffer(a, 2002, mib << 20);
+    CHECK(rc == 0, "a buffer in an image's place: rc %d", rc);
+    t->close(a);
+    /* the session's images are given back at its end */
+    a = ctx_session(addr, key);
+    for (int i = 0; i < want; i++) {
+        /* the end of the last session may still be under way */
+        for (int k = 0; k < 50 && (rc = image(a, 1000 + (uint64_t)i, mib)) != 0; k++)
+            usleep(100 * 1000);
+        CHECK(rc == 0, "a new session's image %d: rc %d", i, rc);
+    }
+    t->close(a);
+}
+
 static void bigalloc(const char *addr, const mgw_key_t *key, uint64_t mib)
 {
     int32_t rc = 0;
@@ -755,8 +824,176 @@ static void bigalloc(const char *addr, const mgw_key_t *key, uint64_t mib)
           "%d buffers of %llu MiB, then rc %d (want %d)", n, (unsigned long long)mib, rc,
           CL_MEM_OBJECT_ALLOCATION_FAILURE);
     CHECK(ping(a), "served after the refusal");
+    rc = image(a, 3000, mib);
+    CHECK(rc == CL_MEM_OBJECT_ALLOCATION_FAILURE, "an image of %llu MiB then: rc %d",
+          (unsigned long long)mib, rc);
+    CHECK(ping(a), "served after the image's refusal");
     b = ctx_session(addr, key);
     CHECK(buffer(b, 1000, 1 << 20) == 0 && ping(b), "a new session and its 1 MiB buffer");
+    t->close(b);
+    t->close(a);
+}
+
+#ifndef CL_OUT_OF_RESOURCES
+#define CL_OUT_OF_RESOURCES (-5)
+#endif
+
+/* Objects of one kind until one is refused: make(ep, id) for IDs from id0,
+ * at most cap + 1 times; their number, *rc the refusal's code. */
+static int until_refused(mgtr_ep_t *ep, int32_t (*make)(mgtr_ep_t *, uint64_t), uint64_t id0,
+                         int cap, int32_t *rc)
+{
+    int n = 0;
+    while (n <= cap && (*rc = make(ep, id0 + (uint64_t)n)) == 0)
+        n++;
+    return n;
+}
+
+static int32_t ask_rc(mgtr_ep_t *ep, mgw_buf_t *m)
+{
+    int32_t rc = 1000;
+    int op = ask(ep, m, &rc, NULL, NULL);
+    return op == MGW_OP_REPLY || op == MGW_OP_ERROR ? rc : 1000;
+}
+
+static int32_t mk_context(mgtr_ep_t *ep, uint64_t id)
+{
+    static const uint64_t dev0 = 0;
+    mgw_buf_t m;
+    mgw_context_create_encode(&m, 0,
+                              &(mgw_context_create_t){.id = id, .devs = {.n = 1, .v = &dev0}});
+    return ask_rc(ep, &m);
+}
+
+static int32_t mk_queue(mgtr_ep_t *ep, uint64_t id)
+{
+    mgw_buf_t m;
+    mgw_queue_create_encode(&m, 0, &(mgw_queue_create_t){.id = id, .ctx = 100});
+    return ask_rc(ep, &m);
+}
+
+static int32_t mk_buffer(mgtr_ep_t *ep, uint64_t id)
+{
+    return buffer(ep, id, 4096);
+}
+
+static int32_t mk_sampler(mgtr_ep_t *ep, uint64_t id)
+{
+    mgw_buf_t m;
+    mgw_sampler_create_encode(
+        &m, 0,
+        &(mgw_sampler_create_t){
+            .id = id, .ctx = 100, .addressing = CL_ADDRESS_CLAMP, .filter = CL_FILTER_NEAREST});
+    return ask_rc(ep, &m);
+}
+
+static int32_t mk_program(mgtr_ep_t *ep, uint64_t id)
+{
+    static const char src[] = "kernel void k(global int *p) { p[0] = 7; }";
+    mgw_buf_t m;
+    mgw_program_source_encode(
+        &m, 0, &(mgw_program_source_t){.id = id, .ctx = 100, .source = {src, sizeof src - 1}});
+    return ask_rc(ep, &m);
+}
+
+static int32_t mk_kernel(mgtr_ep_t *ep, uint64_t id)
+{
+    mgw_buf_t m;
+    mgw_kernel_create_encode(&m, 0, &(mgw_kernel_create_t){.id = id, .program = 400, .name = "k"});
+    return ask_rc(ep, &m);
+}
+
+/* A user event: no answer when it is made, an ERROR when refused; a PING
+ * behind it tells which (0: made). */
+static int32_t mk_user_event(mgtr_ep_t *ep, uint64_t id)
+{
+    static uint8_t *buf;
+    static size_t cap;
+    mgw_hdr_t h;
+    mgw_buf_t m;
+    int32_t rc = 0;
+    mgw_user_event_create_encode(&m, 0, &(mgw_user_event_create_t){.id = id, .ctx = 100});
+    int bad = mgtr_msg_send(t, ep, &m);
+    mgw_buf_free(&m);
+    mgw_ping_encode(&m, 4322, &(mgw_ping_t){});
+    bad = bad || mgtr_msg_send(t, ep, &m);
+    mgw_buf_free(&m);
+    while (!bad && mgtr_msg_recv(t, ep, &h, &buf, &cap, MGW_MSG_MAX) == 0) {
+        mgw_cur_t c;
+        mgw_cur_init(&c, buf, h.length);
+        if (h.op == MGW_OP_ERROR)
+            rc = mgw_cur_i32(&c);
+        if (h.op == MGW_OP_REPLY && h.seq == 4322)
+            return rc;
+    }
+    return 1000;
+}
+
+static int32_t marker(mgtr_ep_t *ep, uint64_t q, uint64_t ev)
+{
+    mgw_buf_t m;
+    mgw_enq_marker_encode(&m, 0, &(mgw_enq_marker_t){.head = {.queue = q, .event = ev}});
+    if (mgtr_msg_send(t, ep, &m))
+        return 1000;
+    mgw_buf_free(&m);
+    return event_status(ep, ev);
+}
+
+/* A proxy run with MPIGPU_PROXY_MAX_CONTEXTS=3, _QUEUES=2, _MEM_OBJECTS=8,
+ * _PROGRAMS=3, _KERNELS=5, _EVENTS=50, _SAMPLERS=4: each kind is refused
+ * with CL_OUT_OF_RESOURCES at its limit, a release makes room for one, the
+ * session and another are served. */
+static void objects(const char *addr, const mgw_key_t *key)
+{
+    static const struct {
+        const char *kind;
+        int32_t (*make)(mgtr_ep_t *, uint64_t);
+        uint64_t id0;
+        int max;
+        uint32_t wkind;
+    } k[] = {{"contexts", mk_context, 200, 3 - 1, MGW_K_CONTEXT}, /* 100 is one */
+             {"queues", mk_queue, 300, 2, MGW_K_QUEUE},
+             {"programs", mk_program, 400, 3, MGW_K_PROGRAM},
+             {"memory objects", mk_buffer, 500, 8, MGW_K_MEM},
+             {"samplers", mk_sampler, 600, 4, MGW_K_SAMPLER},
+             {"kernels", mk_kernel, 700, 5, MGW_K_KERNEL},
+             {"user events", mk_user_event, 800, 50, MGW_K_EVENT}};
+    mgtr_ep_t *a = ctx_session(addr, key), *b;
+    mgw_buf_t m;
+    int32_t rc = 0;
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        if (k[i].make == mk_kernel) {
+            mgw_program_build_encode(&m, 0, &(mgw_program_build_t){.id = 400, .options = ""});
+            CHECK((rc = ask_rc(a, &m)) == 0, "build (%d)", rc);
+        }
+        int n = until_refused(a, k[i].make, k[i].id0, k[i].max, &rc);
+        CHECK(n == k[i].max && rc == CL_OUT_OF_RESOURCES, "%d %s, then rc %d (want %d, then %d)", n,
+              k[i].kind, rc, k[i].max, CL_OUT_OF_RESOURCES);
+        printf("objects: %d %s, then refused (%d)\n", n, k[i].kind, rc);
+        if (k[i].make == mk_program)
+            continue; /* the kernels need one */
+        if (k[i].wkind == MGW_K_EVENT) {
+            /* a command's event too: refused on the event, before it runs */
+            rc = marker(a, 301, 900);
+            CHECK(rc == CL_OUT_OF_RESOURCES, "a marker's event at the limit: status %d", rc);
+        }
+        release(a, k[i].wkind, k[i].id0);
+        rc = k[i].make(a, k[i].id0 + 1000);
+        CHECK(rc == 0, "%s: one after a release: rc %d", k[i].kind, rc);
+        rc = k[i].make(a, k[i].id0 + 1001);
+        CHECK(rc == CL_OUT_OF_RESOURCES, "%s: and no more: rc %d", k[i].kind, rc);
+    }
+    rc = image(a, 1000, 1);
+    CHECK(rc == CL_OUT_OF_RESOURCES, "an image at the memory objects' limit: rc %d", rc);
+    release(a, MGW_K_EVENT, 801);
+    rc = marker(a, 301, 901);
+    CHECK(rc == 0, "a marker after an event's release: status %d", rc);
+    CHECK(ping(a), "served after the refusals");
+    /* the limits are each session's */
+    b = ctx_session(addr, key);
+    CHECK(mk_sampler(b, 600) == 0 && mk_queue(b, 300) == 0 && mk_buffer(b, 500) == 0,
+          "another session's objects");
+    CHECK(ping(b), "the other session served");
     t->close(b);
     t->close(a);
 }
@@ -934,15 +1171,16 @@ int main(int argc, char **argv)
     static const struct {
         const char *mode;
         int argc;
-    } modes[] = {{"foreign", 4},  {"malformed", 4}, {"auth", 4},   {"probe", 4}, {"cma", 5},
-                 {"bigalloc", 5}, {"stripes", 5},   {"cycles", 7}, {"quota", 8}, {"flood", 8}};
+    } modes[] = {{"foreign", 4}, {"malformed", 4}, {"auth", 4},     {"probe", 4},
+                 {"cma", 5},     {"bigalloc", 5},  {"stripes", 5},  {"cycles", 7},
+                 {"quota", 8},   {"flood", 8},     {"imgquota", 7}, {"objects", 4}};
     int known = 0;
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
         known |= argc >= 4 && !strcmp(argv[3], modes[i].mode) && argc == modes[i].argc;
     if (!known) {
         fprintf(stderr, "usage: rawclient HOST:PORT KEYFILE foreign|malformed|auth|probe|cma "
                         "PID|stripes CAP|bigalloc MIB|cycles PID N KIB|quota MIB SESSION_MIB "
-                        "TOTAL_MIB CMD|flood "
+                        "TOTAL_MIB CMD|imgquota MIB SESSION_MIB CMD|objects|flood "
                         "SRC N DRIP_MS HOLD_MS\n");
         return 2;
     }
@@ -962,6 +1200,10 @@ int main(int argc, char **argv)
     } else if (!strcmp(argv[3], "quota")) {
         quota(argv[1], &key, (uint64_t)atol(argv[4]), (uint64_t)atol(argv[5]),
               (uint64_t)atol(argv[6]), argv[7]);
+    } else if (!strcmp(argv[3], "objects")) {
+        objects(argv[1], &key);
+    } else if (!strcmp(argv[3], "imgquota")) {
+        imgquota(argv[1], &key, (uint64_t)atol(argv[4]), (uint64_t)atol(argv[5]), argv[6]);
     } else if (!strcmp(argv[3], "bigalloc")) {
         bigalloc(argv[1], &key, (uint64_t)atol(argv[4]));
     } else if (!strcmp(argv[3], "cycles")) {

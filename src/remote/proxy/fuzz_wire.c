@@ -22,7 +22,8 @@
  *     sends are dropped.  Each session starts with real objects under the
  *     dry map's IDs (context 1, queue 2, buffer 3 of 3 MiB, program 4,
  *     kernel 5, user event 6, buffer 7), quotas of 32 MiB a session and 64
- *     MiB in all.  Left out, as they would test the device rather than the
+ *     MiB in all, and object limits just above those (4 memory objects, 8
+ *     events, 2 of each other kind).  Left out, as they would test the device rather than the
  *     proxy: launches of kernels other than 5 or of more than 65536 work
  *     items (PoCL runs kernels in the proxy's own process), and program
  *     binaries;
@@ -249,6 +250,12 @@ static int real_setup(void)
     rpx.cma_map = -1;
     if (mgpx_quota_setup(&rpx, 64 << 20, 32 << 20))
         return -1;
+    /* object limits a few above the base objects of real_session, so that
+       one input can reach each kind's refusal */
+    rpx.max_obj[MGW_K_CONTEXT] = rpx.max_obj[MGW_K_QUEUE] = rpx.max_obj[MGW_K_PROGRAM] = 2;
+    rpx.max_obj[MGW_K_KERNEL] = rpx.max_obj[MGW_K_SAMPLER] = 2;
+    rpx.max_obj[MGW_K_MEM] = 4;
+    rpx.max_obj[MGW_K_EVENT] = 8;
     const char *src = fz_src;
     base.ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
     base.q = clCreateCommandQueue(base.ctx, dev, 0, &err);

@@ -40,9 +40,10 @@ typedef struct mgpx_kargs {
 
 typedef struct mgpx_map {
     mgpx_obj_t *slot;
-    size_t cap, used; /* used counts deleted slots too */
-    size_t live;      /* objects in the map */
-    size_t peak;      /* the largest cap so far (logged at session end) */
+    size_t cap, used;        /* used counts deleted slots too */
+    size_t live;             /* objects in the map */
+    size_t peak;             /* the largest cap so far (logged at session end) */
+    size_t nkind[MGW_K_MAX]; /* objects in the map of each kind */
 } mgpx_map_t;
 
 typedef struct mgpx_staging {
@@ -100,6 +101,9 @@ typedef struct mgpx_proxy {
      * one session may hold (MPIGPU_PROXY_SESSION_MEM; 0: no own limit). */
     unsigned long long *dev_used, *dev_limit;
     unsigned long long session_limit;
+    /* The most objects of each kind (MGW_K_*) one session may hold at once
+     * (MPIGPU_PROXY_MAX_CONTEXTS, ...); 0: no limit. */
+    unsigned long max_obj[MGW_K_MAX];
 } mgpx_proxy_t;
 
 /* A session's device-memory account: bytes its buffers hold.  It outlives
@@ -196,7 +200,18 @@ int mgpx_quota_setup(mgpx_proxy_t *px, unsigned long long total, unsigned long l
  * here, not in a later command. */
 cl_mem mgpx_mem_create(mgpx_session_t *s, cl_context ctx, cl_mem_flags flags, size_t size, int back,
                        cl_int *err);
+/* clCreateImage, counted the same way: size is the image's bytes as the
+ * client asked (pixels x pixel size), reserved before the runtime makes it;
+ * the charge grows to CL_MEM_SIZE when the runtime says it holds more.  An
+ * image of a buffer is not counted again.  The image is always backed. */
+cl_mem mgpx_image_create(mgpx_session_t *s, cl_context ctx, cl_mem_flags flags,
+                         const cl_image_format *fmt, const cl_image_desc *d, void *host,
+                         size_t size, cl_int *err);
 void mgpx_quota_session_end(mgpx_session_t *s);
+/* CL_SUCCESS when s may make one more object of kind (MGW_K_*), else
+ * CL_OUT_OF_RESOURCES, logged (mgpx_slog): the session holds as many as
+ * px->max_obj[kind] allows.  Called before the object is made. */
+cl_int mgpx_obj_admit(mgpx_session_t *s, int kind);
 
 /* ID map (proxy_map.c) */
 int mgpx_map_put(mgpx_map_t *m, uint64_t id, int kind, void *h, void *aux);

@@ -43,6 +43,8 @@ static void head_decode(mgpx_session_t *s, const mgw_enq_head_t *h, enq_head_t *
     }
     if (e->ev == 0 || mgpx_map_get(&s->map, e->ev, MGW_K_EVENT))
         e->err = CL_INVALID_EVENT;
+    else if (!e->err && !s->dry)
+        e->err = mgpx_obj_admit(s, MGW_K_EVENT); /* refused before the command is enqueued */
 }
 
 /* The head of a decoded request, in a fresh enq_head_t (NULL: no memory). */

@@ -76,6 +76,93 @@ static size_t image_bytes(const mgw_image_desc_t *d)
     return n <= SIZE_MAX / sp ? n * sp : 0;
 }
 
+/* Bytes of one pixel of format f, or 16 (the most any format has) for a
+ * format this table does not know. */
+static size_t pixel_bytes(const mgw_image_format_t *f)
+{
+    size_t ch = 0, sz = 0;
+    switch (f->type) {
+    case CL_UNORM_SHORT_565:
+    case CL_UNORM_SHORT_555:
+        return 2;
+    case CL_UNORM_INT_101010:
+        return 4;
+    case CL_SNORM_INT8:
+    case CL_UNORM_INT8:
+    case CL_SIGNED_INT8:
+    case CL_UNSIGNED_INT8:
+        sz = 1;
+        break;
+    case CL_SNORM_INT16:
+    case CL_UNORM_INT16:
+    case CL_SIGNED_INT16:
+    case CL_UNSIGNED_INT16:
+    case CL_HALF_FLOAT:
+        sz = 2;
+        break;
+    case CL_SIGNED_INT32:
+    case CL_UNSIGNED_INT32:
+    case CL_FLOAT:
+        sz = 4;
+        break;
+    }
+    switch (f->order) {
+    case CL_R:
+    case CL_A:
+    case CL_INTENSITY:
+    case CL_LUMINANCE:
+    case CL_Rx:
+        ch = 1;
+        break;
+    case CL_RG:
+    case CL_RA:
+    case CL_RGx:
+        ch = 2;
+        break;
+    case CL_RGB:
+    case CL_RGBx:
+        ch = 3;
+        break;
+    case CL_RGBA:
+    case CL_BGRA:
+    case CL_ARGB:
+        ch = 4;
+        break;
+    }
+    return ch && sz ? ch * sz : 16;
+}
+
+/* The device bytes of an image as asked (its pixels, packed), counted
+ * against the quotas before the runtime makes it; SIZE_MAX when that does
+ * not fit a size_t (refused as over any quota). */
+static size_t image_charge(const mgw_image_create_t *m)
+{
+    const mgw_image_desc_t *d = &m->desc;
+    size_t px = pixel_bytes(&m->format), dims[3] = {d->width, 1, 1}, n = px;
+    switch (d->type) {
+    case CL_MEM_OBJECT_IMAGE1D_ARRAY:
+        dims[1] = d->array_size;
+        break;
+    case CL_MEM_OBJECT_IMAGE2D:
+        dims[1] = d->height;
+        break;
+    case CL_MEM_OBJECT_IMAGE2D_ARRAY:
+        dims[1] = d->height;
+        dims[2] = d->array_size;
+        break;
+    case CL_MEM_OBJECT_IMAGE3D:
+        dims[1] = d->height;
+        dims[2] = d->depth;
+        break;
+    }
+    for (int i = 0; i < 3; i++) {
+        if (dims[i] && n > SIZE_MAX / dims[i])
+            return SIZE_MAX;
+        n *= dims[i];
+    }
+    return n;
+}
+
 int mgpx_op_image_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
     mgw_image_create_t m;
@@ -94,9 +181,8 @@ int mgpx_op_image_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
         return CL_SUCCESS;
     if (buf && !mgpx_is_mem_kind(buf->h, 0))
         return CL_INVALID_IMAGE_DESCRIPTOR;
-    /* TODO(quota): count the image's bytes against the session's memory
-     * quota once the proxy has one (branch quota: quotas on buffer
-     * creation), as op_buffer_create will. */
+    if ((err = mgpx_obj_admit(s, MGW_K_MEM)))
+        return err;
     cl_image_format fmt = {m.format.order, m.format.type};
     cl_image_desc d = {.image_type = m.desc.type,
                        .image_width = m.desc.width,
@@ -121,7 +207,8 @@ int mgpx_op_image_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
             return CL_OUT_OF_HOST_MEMORY;
         flags |= CL_MEM_COPY_HOST_PTR;
     }
-    cl_mem mem = clCreateImage(ctx->h, flags, &fmt, &d, zeros, &err);
+    /* counted against the quotas, and allocated now (proxy_limits.c) */
+    cl_mem mem = mgpx_image_create(s, ctx->h, flags, &fmt, &d, zeros, image_charge(&m), &err);
     free(zeros);
     if (err == CL_SUCCESS && mgpx_map_put(&s->map, m.id, MGW_K_MEM, mem, NULL)) {
         clReleaseMemObject(mem);
@@ -180,6 +267,8 @@ int mgpx_op_sampler_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
         return CL_INVALID_VALUE;
     if (s->dry)
         return CL_SUCCESS;
+    if ((err = mgpx_obj_admit(s, MGW_K_SAMPLER)))
+        return err;
     cl_sampler sm =
         clCreateSampler(ctx->h, m.normalized ? CL_TRUE : CL_FALSE, m.addressing, m.filter, &err);
     if (err == CL_SUCCESS && mgpx_map_put(&s->map, m.id, MGW_K_SAMPLER, sm, NULL)) {

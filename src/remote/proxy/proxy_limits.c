@@ -168,9 +168,51 @@ static void CL_CALLBACK destroyed(cl_mem mem, void *arg)
     uncharge(arg);
 }
 
-/* The charge of size bytes for a buffer of ctx, or NULL with *err (over a
- * limit, or out of memory). */
-static charge_t *charge(mgpx_session_t *s, cl_context ctx, size_t size, cl_int *err)
+/* Over a limit: the line for the log, and where (under the quota lock). */
+typedef struct over {
+    const char *what;
+    unsigned long long held, limit;
+    cl_uint dev;
+} over_t;
+
+/* Under the quota lock: 1 when add more bytes on c's account and devices
+ * stay within their limits (then they are taken), else 0 with *o. */
+static int take(charge_t *c, unsigned long long add, over_t *o)
+{
+    mgpx_proxy_t *px = c->px;
+    mgpx_quota_t *q = c->q;
+    if (px->session_limit && (add > px->session_limit || q->used > px->session_limit - add)) {
+        *o = (over_t){"the session's quota (MPIGPU_PROXY_SESSION_MEM)", q->used, px->session_limit,
+                      0};
+        return 0;
+    }
+    for (cl_uint i = 0; i < c->ndev; i++) {
+        unsigned long long u = px->dev_used[c->dev[i]], l = px->dev_limit[c->dev[i]];
+        if (add > l || u > l - add) {
+            *o = (over_t){"the device's total (MPIGPU_PROXY_TOTAL_MEM)", u, l, c->dev[i]};
+            return 0;
+        }
+    }
+    q->used += add;
+    for (cl_uint i = 0; i < c->ndev; i++)
+        px->dev_used[c->dev[i]] += add;
+    c->bytes += add;
+    return 1;
+}
+
+static void refused(mgpx_session_t *s, const char *what, unsigned long long size, const over_t *o)
+{
+    mgpx_slog(s,
+              "session %u (%s): %s of %llu bytes refused: over %s on device %u, %llu of %llu "
+              "bytes held",
+              s->num, s->peer, what, size, o->what, o->dev, o->held, o->limit);
+}
+
+/* The reservation of size bytes for a memory object (what: "a buffer", "an
+ * image") of ctx, taken on s's account and ctx's devices before the object
+ * is made; NULL with *err (over a limit, or out of memory). */
+static charge_t *charge(mgpx_session_t *s, cl_context ctx, size_t size, const char *what,
+                        cl_int *err)
 {
     mgpx_proxy_t *px = s->px;
     size_t sz = 0;
@@ -188,7 +230,7 @@ static charge_t *charge(mgpx_session_t *s, cl_context ctx, size_t size, cl_int *
         return NULL;
     }
     c->px = px;
-    c->bytes = size;
+    c->bytes = 0;
     c->ndev = 0;
     for (size_t k = 0; k < n; k++)
         for (cl_uint d = 0; d < px->ndev; d++)
@@ -197,45 +239,22 @@ static charge_t *charge(mgpx_session_t *s, cl_context ctx, size_t size, cl_int *
                 break;
             }
     free(devs);
-    const char *over = NULL;
-    unsigned long long held = 0, limit = 0;
-    cl_uint dev = 0;
+    over_t o;
+    int ok;
     pthread_mutex_lock(&quota_lock);
     if (!s->quota && (s->quota = calloc(1, sizeof *s->quota)))
         atomic_init(&s->quota->refs, 1); /* the session's */
-    mgpx_quota_t *q = s->quota;
-    if (!q) {
+    c->q = s->quota;
+    if (!c->q) {
         pthread_mutex_unlock(&quota_lock);
         free(c);
         return NULL;
     }
-    if (px->session_limit && (size > px->session_limit || q->used > px->session_limit - size)) {
-        over = "the session's quota (MPIGPU_PROXY_SESSION_MEM)";
-        held = q->used;
-        limit = px->session_limit;
-    }
-    for (cl_uint i = 0; i < c->ndev && !over; i++) {
-        unsigned long long u = px->dev_used[c->dev[i]], l = px->dev_limit[c->dev[i]];
-        if (size > l || u > l - size) {
-            over = "the device's total (MPIGPU_PROXY_TOTAL_MEM)";
-            held = u;
-            limit = l;
-            dev = c->dev[i];
-        }
-    }
-    if (!over) {
-        q->used += size;
-        for (cl_uint i = 0; i < c->ndev; i++)
-            px->dev_used[c->dev[i]] += size;
-        atomic_fetch_add_explicit(&q->refs, 1, memory_order_relaxed);
-        c->q = q;
-    }
+    if ((ok = take(c, size, &o)))
+        atomic_fetch_add_explicit(&c->q->refs, 1, memory_order_relaxed);
     pthread_mutex_unlock(&quota_lock);
-    if (over) {
-        mgpx_slog(s,
-                  "session %u (%s): a buffer of %zu bytes refused: over %s on device %u, %llu of "
-                  "%llu bytes held",
-                  s->num, s->peer, size, over, dev, held, limit);
+    if (!ok) {
+        refused(s, what, size, &o);
         free(c);
         *err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
         return NULL;
@@ -244,20 +263,96 @@ static charge_t *charge(mgpx_session_t *s, cl_context ctx, size_t size, cl_int *
     return c;
 }
 
-/* Room left beside a buffer tried with malloc: the runtime's and the
+/* The object is made: its charge becomes what the runtime says it holds
+ * (CL_MEM_SIZE), when that is more than reserved; 0, or -1 over a limit
+ * (logged; the reservation stays, for the caller to give back). */
+static int settle(mgpx_session_t *s, charge_t *c, cl_mem mem, const char *what)
+{
+    size_t real = 0;
+    over_t o;
+    int ok = 1;
+    if (clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof real, &real, NULL) || real <= c->bytes)
+        return 0;
+    unsigned long long want = real;
+    pthread_mutex_lock(&quota_lock);
+    ok = take(c, want - c->bytes, &o);
+    pthread_mutex_unlock(&quota_lock);
+    if (!ok)
+        refused(s, what, want, &o);
+    return ok ? 0 : -1;
+}
+
+/* Room left beside an object tried with malloc: the runtime's and the
  * proxy's own allocations of the next moments. */
 #define HEADROOM ((size_t)16 << 20)
 
-cl_mem mgpx_mem_create(mgpx_session_t *s, cl_context ctx, cl_mem_flags flags, size_t size, int back,
-                       cl_int *err)
+/* Backing: one object at a time in the whole proxy, so that the bytes the
+ * malloc probe found are still there when the runtime allocates them (two
+ * sessions probing at once could each see the same free bytes).  Never
+ * held with the quota lock. */
+static pthread_mutex_t back_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Has the runtime allocate mem (size bytes) now: a migration to the device
+ * (contents undefined), waited for, makes a runtime that allocates on first
+ * use, like PoCL, allocate here.  PoCL 3.1 aborts the process when that
+ * allocation fails (the assertion "p->mem_ptr != NULL" of
+ * pocl_create_migration_commands), so on a device that shares host memory
+ * the bytes are first tried with malloc, under back_lock: if the process
+ * cannot have them, the object is refused here instead.  0, or -1 (logged). */
+static int back(mgpx_session_t *s, cl_context ctx, cl_mem mem, size_t size, const char *what)
 {
-    charge_t *c = NULL;
-    if (s->px && s->px->dev_used && !(c = charge(s, ctx, size, err)))
-        return NULL;
-    cl_mem mem = clCreateBuffer(ctx, flags, size, NULL, err);
-    if (*err != CL_SUCCESS) {
-        if (c)
-            uncharge(c);
+    cl_device_id dev;
+    cl_event e = NULL;
+    cl_int st = CL_SUCCESS;
+    cl_bool unified = CL_FALSE;
+    mgpx_staging_t *sq = NULL;
+    int rc = 0;
+    if (clGetContextInfo(ctx, CL_CONTEXT_DEVICES, sizeof dev, &dev, NULL) == CL_SUCCESS) {
+        clGetDeviceInfo(dev, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL);
+        sq = mgpx_staging_get(s, ctx, dev, 0);
+    }
+    if (!sq) {
+        mgpx_slog(s, "session %u (%s): %s of %zu bytes refused: no queue to allocate it on", s->num,
+                  s->peer, what, size);
+        return -1;
+    }
+    pthread_mutex_lock(&back_lock);
+    if (unified) {
+        void *probe = size < SIZE_MAX - HEADROOM ? malloc(size + HEADROOM) : NULL;
+        if (!probe) {
+            pthread_mutex_unlock(&back_lock);
+            mgpx_slog(s,
+                      "session %u (%s): %s of %zu bytes refused: the process cannot allocate it "
+                      "now (host memory)",
+                      s->num, s->peer, what, size);
+            return -1;
+        }
+        free(probe);
+    }
+    if (clEnqueueMigrateMemObjects(sq->q, 1, &mem, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, 0, NULL,
+                                   &e) != CL_SUCCESS ||
+        clWaitForEvents(1, &e) != CL_SUCCESS ||
+        clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) || st < 0)
+        rc = -1;
+    pthread_mutex_unlock(&back_lock);
+    if (e)
+        clReleaseEvent(e);
+    if (rc)
+        mgpx_slog(s, "session %u (%s): %s of %zu bytes could not be allocated on the device",
+                  s->num, s->peer, what, size);
+    return rc;
+}
+
+/* After the runtime made mem under the reservation c (NULL: not counted):
+ * settles the charge, hands it to mem's destructor callback, and backs mem
+ * (back: 1); returns mem, or NULL with *err after releasing it. */
+static cl_mem commit(mgpx_session_t *s, cl_context ctx, cl_mem mem, charge_t *c, size_t size,
+                     int back_it, const char *what, cl_int *err)
+{
+    if (c && settle(s, c, mem, what)) {
+        clReleaseMemObject(mem);
+        uncharge(c);
+        *err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
         return NULL;
     }
     if (c && clSetMemObjectDestructorCallback(mem, destroyed, c) != CL_SUCCESS) {
@@ -266,53 +361,54 @@ cl_mem mgpx_mem_create(mgpx_session_t *s, cl_context ctx, cl_mem_flags flags, si
         *err = CL_OUT_OF_RESOURCES;
         return NULL;
     }
-    if (back) {
-        /* A migration to the device (contents undefined) makes a runtime
-           that allocates on first use, like PoCL, allocate now.  PoCL 3.1
-           aborts the process when that allocation fails (the assertion
-           "p->mem_ptr != NULL" of pocl_create_migration_commands), so on a
-           device that shares host memory the bytes are first tried with
-           malloc: if the process cannot have them, the buffer is refused
-           here instead. */
-        cl_device_id dev;
-        cl_event e = NULL;
-        cl_int st = CL_SUCCESS;
-        cl_bool unified = CL_FALSE;
-        mgpx_staging_t *sq = NULL;
-        if (clGetContextInfo(ctx, CL_CONTEXT_DEVICES, sizeof dev, &dev, NULL) == CL_SUCCESS) {
-            clGetDeviceInfo(dev, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL);
-            if (unified) {
-                void *probe = size < SIZE_MAX - HEADROOM ? malloc(size + HEADROOM) : NULL;
-                if (!probe) {
-                    clReleaseMemObject(mem);
-                    *err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
-                    mgpx_slog(s,
-                              "session %u (%s): a buffer of %zu bytes refused: the process cannot "
-                              "allocate it now (host memory)",
-                              s->num, s->peer, size);
-                    return NULL;
-                }
-                free(probe);
-            }
-            sq = mgpx_staging_get(s, ctx, dev, 0);
-        }
-        if (!sq ||
-            clEnqueueMigrateMemObjects(sq->q, 1, &mem, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, 0,
-                                       NULL, &e) != CL_SUCCESS ||
-            clWaitForEvents(1, &e) != CL_SUCCESS ||
-            clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) || st < 0) {
-            if (e)
-                clReleaseEvent(e);
-            clReleaseMemObject(mem);
-            *err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
-            mgpx_slog(s,
-                      "session %u (%s): a buffer of %zu bytes could not be allocated on the device",
-                      s->num, s->peer, size);
-            return NULL;
-        }
-        clReleaseEvent(e);
+    if (c && c->bytes > size)
+        size = c->bytes; /* the runtime's own size, settled above */
+    if (back_it && back(s, ctx, mem, size, what)) {
+        clReleaseMemObject(mem); /* the callback gives the charge back */
+        *err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
+        return NULL;
     }
+    *err = CL_SUCCESS;
     return mem;
+}
+
+/* Counted: a proxy with its quotas set up (not a dry run's). */
+static int counted(mgpx_session_t *s)
+{
+    return s->px && s->px->dev_used;
+}
+
+cl_mem mgpx_mem_create(mgpx_session_t *s, cl_context ctx, cl_mem_flags flags, size_t size, int back,
+                       cl_int *err)
+{
+    charge_t *c = NULL;
+    if (counted(s) && !(c = charge(s, ctx, size, "a buffer", err)))
+        return NULL;
+    cl_mem mem = clCreateBuffer(ctx, flags, size, NULL, err);
+    if (*err != CL_SUCCESS) {
+        if (c)
+            uncharge(c);
+        return NULL;
+    }
+    return commit(s, ctx, mem, c, size, back, "a buffer", err);
+}
+
+cl_mem mgpx_image_create(mgpx_session_t *s, cl_context ctx, cl_mem_flags flags,
+                         const cl_image_format *fmt, const cl_image_desc *d, void *host,
+                         size_t size, cl_int *err)
+{
+    charge_t *c = NULL;
+    /* an image of a buffer uses the buffer's bytes, counted already */
+    int own = d->image_type != CL_MEM_OBJECT_IMAGE1D_BUFFER && !d->buffer;
+    if (own && counted(s) && !(c = charge(s, ctx, size, "an image", err)))
+        return NULL;
+    cl_mem mem = clCreateImage(ctx, flags, fmt, d, host, err);
+    if (*err != CL_SUCCESS) {
+        if (c)
+            uncharge(c);
+        return NULL;
+    }
+    return commit(s, ctx, mem, c, size, own, "an image", err);
 }
 
 void mgpx_quota_session_end(mgpx_session_t *s)
@@ -320,4 +416,24 @@ void mgpx_quota_session_end(mgpx_session_t *s)
     if (s->quota)
         quota_unref(s->quota);
     s->quota = NULL;
+}
+
+/* ---- objects ---- */
+
+cl_int mgpx_obj_admit(mgpx_session_t *s, int kind)
+{
+    static const char *const what[MGW_K_MAX] = {
+        [MGW_K_CONTEXT] = "context", [MGW_K_QUEUE] = "command queue", [MGW_K_MEM] = "memory object",
+        [MGW_K_PROGRAM] = "program", [MGW_K_KERNEL] = "kernel",       [MGW_K_EVENT] = "event",
+        [MGW_K_SAMPLER] = "sampler"};
+    static const char *const setting[MGW_K_MAX] = {
+        [MGW_K_CONTEXT] = "CONTEXTS", [MGW_K_QUEUE] = "QUEUES",   [MGW_K_MEM] = "MEM_OBJECTS",
+        [MGW_K_PROGRAM] = "PROGRAMS", [MGW_K_KERNEL] = "KERNELS", [MGW_K_EVENT] = "EVENTS",
+        [MGW_K_SAMPLER] = "SAMPLERS"};
+    unsigned long max = s->px && kind > 0 && kind < MGW_K_MAX ? s->px->max_obj[kind] : 0;
+    if (!max || s->map.nkind[kind] < max)
+        return CL_SUCCESS;
+    mgpx_slog(s, "session %u (%s): a %s refused: the session holds %lu (MPIGPU_PROXY_MAX_%s)",
+              s->num, s->peer, what[kind], max, setting[kind]);
+    return CL_OUT_OF_RESOURCES;
 }

@@ -306,6 +306,18 @@ static int settings_read(char *err, size_t errlen)
     if (mgparam_read(MGPARAM_PROXY_LOG_RATE, &v, err, errlen))
         return -1;
     mgpx_log_rate = (unsigned)v.num;
+    static const struct {
+        int param, kind;
+    } lim[] = {
+        {MGPARAM_PROXY_MAX_CONTEXTS, MGW_K_CONTEXT}, {MGPARAM_PROXY_MAX_QUEUES, MGW_K_QUEUE},
+        {MGPARAM_PROXY_MAX_MEM_OBJECTS, MGW_K_MEM},  {MGPARAM_PROXY_MAX_PROGRAMS, MGW_K_PROGRAM},
+        {MGPARAM_PROXY_MAX_KERNELS, MGW_K_KERNEL},   {MGPARAM_PROXY_MAX_EVENTS, MGW_K_EVENT},
+        {MGPARAM_PROXY_MAX_SAMPLERS, MGW_K_SAMPLER}};
+    for (size_t i = 0; i < sizeof lim / sizeof lim[0]; i++) {
+        if (mgparam_read(lim[i].param, &v, err, errlen))
+            return -1;
+        px.max_obj[lim[i].kind] = (unsigned long)v.num;
+    }
     if (mgtr_crypt_setup(0, &px.crypt, err, errlen))
         return -1;
     return mgtr_spin_setup(MGPARAM_PROXY_SPIN, err, errlen);

@@ -86,12 +86,16 @@ int mgpx_map_put(mgpx_map_t *m, uint64_t id, int kind, void *h, void *aux)
     else
         m->used++;
     m->live++;
+    if (kind > 0 && kind < MGW_K_MAX)
+        m->nkind[kind]++;
     m->slot[j] = (mgpx_obj_t){id, kind, h, aux};
     return 0;
 }
 
 void mgpx_map_del(mgpx_map_t *m, mgpx_obj_t *o)
 {
+    if (o->kind > 0 && o->kind < MGW_K_MAX)
+        m->nkind[o->kind]--;
     o->id = DELETED;
     o->h = o->aux = NULL;
     o->kind = MGW_K_NONE;

@@ -165,6 +165,8 @@ static int op_context_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
         return CL_INVALID_DEVICE;
     if (s->dry)
         return CL_SUCCESS;
+    if ((err = mgpx_obj_admit(s, MGW_K_CONTEXT)))
+        return err;
     cl_context ctx = clCreateContext(NULL, n, devs, NULL, NULL, &err);
     if (err == CL_SUCCESS && mgpx_map_put(&s->map, id, MGW_K_CONTEXT, ctx, NULL)) {
         clReleaseContext(ctx);
@@ -189,6 +191,8 @@ static int op_queue_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
         return CL_INVALID_DEVICE;
     if (s->dry)
         return CL_SUCCESS;
+    if ((err = mgpx_obj_admit(s, MGW_K_QUEUE)))
+        return err;
     cl_command_queue q = clCreateCommandQueue(ctx->h, d, props, &err), tq = NULL;
     if (err == CL_SUCCESS)
         tq = clCreateCommandQueue(ctx->h, d, 0, &err);
@@ -223,6 +227,8 @@ static int op_buffer_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
         return CL_INVALID_VALUE;
     if (s->dry)
         return CL_SUCCESS;
+    if ((err = mgpx_obj_admit(s, MGW_K_MEM)))
+        return err;
     /* counted against the quotas, and allocated now (proxy_limits.c) */
     cl_mem mem = mgpx_mem_create(s, ctx->h, flags, size, 1, &err);
     if (err == CL_SUCCESS && mgpx_map_put(&s->map, id, MGW_K_MEM, mem, NULL)) {
@@ -248,6 +254,8 @@ static int op_subbuffer_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
         return CL_INVALID_VALUE;
     if (s->dry)
         return CL_SUCCESS;
+    if ((err = mgpx_obj_admit(s, MGW_K_MEM)))
+        return err;
     cl_mem mem = clCreateSubBuffer(p->h, flags, CL_BUFFER_CREATE_TYPE_REGION, &reg, &err);
     if (err == CL_SUCCESS && mgpx_map_put(&s->map, id, MGW_K_MEM, mem, NULL)) {
         clReleaseMemObject(mem);
@@ -327,6 +335,8 @@ static int op_user_event_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
         return CL_INVALID_CONTEXT;
     if (s->dry)
         return MGPX_NOREPLY;
+    if ((err = mgpx_obj_admit(s, MGW_K_EVENT)))
+        return err;
     cl_event e = clCreateUserEvent(ctx->h, &err);
     if (err == CL_SUCCESS && mgpx_map_put(&s->map, m.id, MGW_K_EVENT, e, NULL)) {
         clReleaseEvent(e);

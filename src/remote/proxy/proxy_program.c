@@ -165,6 +165,8 @@ int mgpx_op_program_source(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
         return CL_INVALID_CONTEXT;
     if (s->dry)
         return CL_SUCCESS;
+    if ((err = mgpx_obj_admit(s, MGW_K_PROGRAM)))
+        return err;
     const char *src = m.source.p;
     cl_program p = clCreateProgramWithSource(ctx->h, 1, &src, &m.source.n, &err);
     return put_program(s, m.id, p, err);
@@ -190,7 +192,7 @@ int mgpx_op_program_binary(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
     mgpx_obj_t *ctx = mgpx_map_get(&s->map, m.ctx, MGW_K_CONTEXT);
     if (!ctx)
         return CL_INVALID_CONTEXT;
-    if (err || s->dry)
+    if (err || s->dry || (err = mgpx_obj_admit(s, MGW_K_PROGRAM)))
         return err;
     cl_program p = clCreateProgramWithBinary(ctx->h, n, devs, lens, bins, st, &err);
     err = put_program(s, m.id, p, err);
@@ -312,6 +314,8 @@ int mgpx_op_program_link(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
     }
     if (!ctx)
         err = CL_INVALID_CONTEXT;
+    if (!err && !s->dry)
+        err = mgpx_obj_admit(s, MGW_K_PROGRAM);
     if (!err && !s->dry) {
         cl_program p =
             clLinkProgram(ctx->h, n, n ? devs : NULL, m.options, np, progs, NULL, NULL, &err);
@@ -346,9 +350,9 @@ int mgpx_op_kernel_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
     cl_uint nargs = 0;
     int bad = mgw_kernel_create_decode(c, &m);
     mgpx_obj_t *p = bad ? NULL : mgpx_map_get(&s->map, m.program, MGW_K_PROGRAM);
-    if (bad || !p || s->dry) {
+    if (bad || !p || s->dry || (err = mgpx_obj_admit(s, MGW_K_KERNEL))) {
         mgw_kernel_create_free(&m);
-        return bad ? MGPX_BAD : p ? CL_SUCCESS : CL_INVALID_PROGRAM;
+        return bad ? MGPX_BAD : !p ? CL_INVALID_PROGRAM : s->dry ? CL_SUCCESS : err;
     }
     cl_kernel k = clCreateKernel(p->h, m.name, &err);
     mgw_kernel_create_free(&m);
