@@ -258,6 +258,31 @@ const mgparam_t mgparam_table[MGPARAM_COUNT] = {
                                    .max = GIB,
                                    .help = "bytes of one message of a reduction on the device; "
                                            "the combine of one overlaps the next ones' transfer"},
+    [MGPARAM_COLL_PIPELINE] = {.name = "MPIGPU_COLL_PIPELINE",
+                               .type = MGPARAM_T_BOOL,
+                               .def = "1",
+                               .help = "blocking MPI_Bcast, MPI_Reduce and MPI_Allreduce of at "
+                                       "least MPIGPU_COLL_PIPELINE_MIN bytes run as one "
+                                       "nonblocking collective per chunk, overlapped with the "
+                                       "copies of the next and previous chunks, where a process "
+                                       "has a device buffer that does not share host memory; "
+                                       "the same on every process"},
+    [MGPARAM_COLL_PIPELINE_MIN] = {.name = "MPIGPU_COLL_PIPELINE_MIN",
+                                   .type = MGPARAM_T_SIZE,
+                                   .def = "1M",
+                                   .min = 0,
+                                   .max = MGPARAM_NO_MAX,
+                                   .help = "bytes of a collective's message from which every "
+                                           "process votes on pipelining it (one small "
+                                           "MPI_Allreduce); the same on every process"},
+    [MGPARAM_COLL_PIPELINE_CHUNK] = {.name = "MPIGPU_COLL_PIPELINE_CHUNK",
+                                     .type = MGPARAM_T_SIZE,
+                                     .def = "1M",
+                                     .min = 1 * KIB,
+                                     .max = GIB,
+                                     .help = "bytes of one chunk of a pipelined collective "
+                                             "(whole elements of a reduction); the same on every "
+                                             "process"},
 
     [MGPARAM_VCL_SERVERS] = {.name = "MPIGPU_VCL_SERVERS",
                              .type = MGPARAM_T_STRING,

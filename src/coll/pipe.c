@@ -1,0 +1,392 @@
+/*
+ * Pipelined staging of large blocking collectives (doc/design.md,
+ * "Collectives", "Pipelining"): MPI_Bcast, MPI_Reduce and MPI_Allreduce of
+ * at least MPIGPU_COLL_PIPELINE_MIN bytes run as one nonblocking collective
+ * of MPI per chunk of MPIGPU_COLL_PIPELINE_CHUNK bytes (whole elements of a
+ * reduction), while the device copies the next chunk in and the previous
+ * chunks out.
+ *
+ * Every process must split a call the same way and run the same chunked
+ * collectives, host buffers included, or the collectives would not match.
+ * So the call's shape decides whether it could pipeline (coll_pipe_could:
+ * only what MPI requires to agree: kind, the message's bytes, the datatype
+ * of a reduction, the settings), and one vote decides whether it does
+ * (reduce.c's, shared with the device reductions: one MPI_Allreduce of
+ * three ints per call at most): every process can (its significant sides
+ * are contiguous runs of bytes, its state is built) and one wants (it has a
+ * device side that does not share host memory).  A process whose buffers
+ * are host memory then runs the same chunked collectives on them.
+ *
+ * Locks: none of its own; the chunks' copies go through the pack engine's
+ * queue, MPI's requests are this call's.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mgerr.h"
+#include "mgparam.h"
+#include "coll_impl.h"
+
+/* MPI's chunk collectives in flight at once. */
+#define PIPE_DEPTH 2
+
+static struct {
+    int on;
+    int64_t min, chunk;
+} pipe_set = {1, 1 << 20, 1 << 20}; /* the table's defaults */
+static pthread_once_t pipe_once = PTHREAD_ONCE_INIT;
+static atomic_ulong pipe_calls, pipe_chunks;
+
+static void pipe_read_settings(void)
+{
+    mgparam_value_t v;
+    char err[256];
+    if (mgparam_read(MGPARAM_COLL_PIPELINE, &v, err, sizeof err) == 0)
+        pipe_set.on = (int)v.num;
+    if (mgparam_read(MGPARAM_COLL_PIPELINE_MIN, &v, err, sizeof err) == 0)
+        pipe_set.min = v.num;
+    if (mgparam_read(MGPARAM_COLL_PIPELINE_CHUNK, &v, err, sizeof err) == 0)
+        pipe_set.chunk = v.num;
+}
+
+unsigned long mgcoll_pipelined(void)
+{
+    return atomic_load(&pipe_calls);
+}
+
+unsigned long mgcoll_pipelined_chunks(void)
+{
+    return atomic_load(&pipe_chunks);
+}
+
+int coll_pipe_could(const mgcoll_call_t *c, coll_pipe_t *pp)
+{
+    memset(pp, 0, sizeof(*pp));
+    if (c->mode != MGCOLL_BLOCKING || c->comm == MPI_COMM_NULL)
+        return 0;
+    if (c->kind != MGCOLL_BCAST && c->kind != MGCOLL_REDUCE && c->kind != MGCOLL_ALLREDUCE)
+        return 0;
+    pthread_once(&pipe_once, pipe_read_settings);
+    if (!pipe_set.on)
+        return 0;
+    /* MPI_Bcast: its buffer (side 1); the reductions: count and datatype,
+       the same on every process */
+    MPI_Count count = c->kind == MGCOLL_BCAST ? c->rcount : c->scount, size = 0, lb = 0, ext = 0;
+    MPI_Datatype dt = c->kind == MGCOLL_BCAST ? c->rtype : c->stype;
+    int64_t bytes = 0;
+    if (count <= 0 || dt == MPI_DATATYPE_NULL || PMPI_Type_size_x(dt, &size) != MPI_SUCCESS ||
+        size <= 0 || __builtin_mul_overflow((int64_t)count, (int64_t)size, &bytes) ||
+        bytes < pipe_set.min)
+        return 0;
+    int inter = 1, p = 0;
+    if (PMPI_Comm_test_inter(c->comm, &inter) != MPI_SUCCESS || inter)
+        return 0;
+    PMPI_Comm_size(c->comm, &p);
+    if (c->kind != MGCOLL_ALLREDUCE && (c->root < 0 || c->root >= p))
+        return 0;
+    if (c->kind == MGCOLL_BCAST) {
+        /* the processes' datatypes may differ (only their signatures
+           agree): chunks of bytes, as MPI_BYTE everywhere */
+        pp->unit = 1;
+        pp->total = bytes;
+        pp->per = pipe_set.chunk;
+    } else {
+        /* whole instances of the datatype, which every process shares;
+           instances one after another without gaps */
+        if (PMPI_Type_get_extent_x(dt, &lb, &ext) != MPI_SUCCESS || ext != size)
+            return 0;
+        pp->unit = ext;
+        pp->total = count;
+        pp->per = pipe_set.chunk / ext > 0 ? pipe_set.chunk / ext : 1;
+    }
+    pp->n = (pp->total + pp->per - 1) / pp->per;
+    if (pp->n < 2)
+        return 0;
+    pp->could = 1;
+    return 1;
+}
+
+/* Whether count instances of dt are one run of bytes; *lo: its offset. */
+static int pipe_contig(MPI_Datatype dt, MPI_Count count, int64_t *lo)
+{
+    const mgdt_type_t *t = NULL;
+    if (mgdt_type_get(dt, &t) != MPI_SUCCESS || !mgpk_contig(t, count))
+        return 0;
+    *lo = mgpk_contig_offset(t, count);
+    return 1;
+}
+
+int coll_pipe_local(const coll_state_t *st, coll_pipe_t *pp)
+{
+    pp->can = !st->err;
+    pp->want = 0;
+    for (int k = 0; k < 2; k++) {
+        const coll_side_t *sd = &st->side[k];
+        if (!sd->spec.dir)
+            continue;
+        if (sd->nblk != 1 || !mgpk_contig(sd->blk[0].type, sd->blk[0].count) ||
+            sd->hi - sd->lo != sd->blk[0].count * sd->blk[0].type->size)
+            pp->can = 0;
+        if (!sd->dev)
+            continue;
+        if (sd->shared || sd->packed || sd->scratch)
+            pp->can = 0;
+        else if (!sd->zc)
+            pp->want = 1;
+    }
+    return pp->can;
+}
+
+int coll_pipe_host_can(const mgcoll_call_t *c)
+{
+    coll_spec_t s[2];
+    int64_t lo = 0;
+    if (coll_specs(c, s, 0) != MPI_SUCCESS)
+        return 0;
+    for (int k = 0; k < 2; k++)
+        if (s[k].dir && (s[k].form != COLL_SINGLE || !pipe_contig(s[k].dt, s[k].count, &lo)))
+            return 0;
+    return 1;
+}
+
+/* ---- the pipeline ---- */
+
+/* One side as the pipeline sees it: what MPI gets at chunk 0 (MPI_Bcast:
+   the data's first byte; a reduction: the buffer, instance 0), and, where
+   the device's bytes are copied, the host bytes and the device offset of
+   the data's first byte. */
+typedef struct pipe_side {
+    char *mpi;
+    char *host;
+    mgpk_ctx_t *pk;
+    cl_mem mem;
+    int64_t dev;
+    int in, out;
+} pipe_side_t;
+
+typedef struct pipe_run {
+    const mgcoll_call_t *c;
+    const coll_pipe_t *pp;
+    pipe_side_t s[2];
+    cl_event *ein, *eout; /* [2 * chunk + side] */
+    MPI_Request *req;
+    int64_t posted, done; /* MPI's chunk collectives started, completed */
+    int rc;               /* the first failure of a copy */
+    int mpi_rc;           /* the first failure of MPI (its handler ran) */
+} pipe_run_t;
+
+static void pipe_fail(pipe_run_t *x, int rc)
+{
+    if (rc != MPI_SUCCESS && x->rc == MPI_SUCCESS)
+        x->rc = rc;
+}
+
+/* Chunk k's first unit and units. */
+static void chunk_of(const coll_pipe_t *pp, int64_t k, int64_t *first, int64_t *n)
+{
+    *first = k * pp->per;
+    *n = pp->total - *first < pp->per ? pp->total - *first : pp->per;
+}
+
+/* Start the copies of chunk k's bytes, in (device to host) or out. */
+static void pipe_copies(pipe_run_t *x, int64_t k, int out)
+{
+    int64_t first = 0, n = 0;
+    chunk_of(x->pp, k, &first, &n);
+    int64_t at = first * x->pp->unit, len = n * x->pp->unit;
+    for (int i = 0; i < 2; i++) {
+        pipe_side_t *s = &x->s[i];
+        cl_event *ev = out ? &x->eout[2 * k + i] : &x->ein[2 * k + i];
+        if (!s->mem || !(out ? s->out : s->in))
+            continue;
+        mgpk_buf_t h = {.host = s->host + at}, d = {.mem = s->mem, .offset = s->dev + at};
+        pipe_fail(x, out ? mgpk_copy_start(s->pk, d, h, (size_t)len, ev)
+                         : mgpk_copy_start(s->pk, h, d, (size_t)len, ev));
+    }
+}
+
+/* Whether an event is complete (a failed command counts, recorded). */
+static int pipe_event_done(pipe_run_t *x, cl_event *ev)
+{
+    cl_int st = CL_COMPLETE;
+    if (!*ev)
+        return 1;
+    if (clGetEventInfo(*ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st, NULL) != CL_SUCCESS)
+        st = CL_COMPLETE;
+    if (st > CL_COMPLETE)
+        return 0;
+    if (st < 0)
+        pipe_fail(x, mgerr_cl(st, "a pipelined collective's copy", __FILE__, __LINE__));
+    clReleaseEvent(*ev);
+    *ev = NULL;
+    return 1;
+}
+
+static int pipe_wait_event(pipe_run_t *x, cl_event *ev)
+{
+    if (!*ev)
+        return MPI_SUCCESS;
+    cl_int e = clWaitForEvents(1, ev);
+    if (e != CL_SUCCESS)
+        pipe_fail(x, mgerr_cl(e, "a pipelined collective's copy", __FILE__, __LINE__));
+    clReleaseEvent(*ev);
+    *ev = NULL;
+    return MPI_SUCCESS;
+}
+
+/* MPI's collective of chunk k. */
+static int pipe_start(pipe_run_t *x, int64_t k)
+{
+    const mgcoll_call_t *c = x->c;
+    int64_t first = 0, n = 0;
+    chunk_of(x->pp, k, &first, &n);
+    int64_t at = first * x->pp->unit;
+    MPI_Request *r = &x->req[k];
+    void *rb = x->s[1].mpi ? x->s[1].mpi + at : c->rbuf;
+    const void *sb = c->sbuf == MPI_IN_PLACE ? MPI_IN_PLACE : x->s[0].mpi + at;
+    switch (c->kind) {
+    case MGCOLL_BCAST:
+        return PMPI_Ibcast_c(rb, n, MPI_BYTE, c->root, c->comm, r);
+    case MGCOLL_ALLREDUCE:
+        return PMPI_Iallreduce_c(sb, rb, n, c->stype, c->op, c->comm, r);
+    default:
+        return PMPI_Ireduce_c(sb, rb, n, c->stype, c->op, c->root, c->comm, r);
+    }
+}
+
+/* The oldest chunk collective: tested (wait 0) or waited for; once
+   complete, its outputs' copies start. */
+static int pipe_complete(pipe_run_t *x, int wait)
+{
+    int flag = 1, rc = MPI_SUCCESS;
+    if (x->done == x->posted)
+        return 0;
+    MPI_Request *r = &x->req[x->done];
+    rc = wait ? PMPI_Wait(r, MPI_STATUS_IGNORE) : PMPI_Test(r, &flag, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS && x->mpi_rc == MPI_SUCCESS)
+        x->mpi_rc = rc;
+    if (rc != MPI_SUCCESS)
+        flag = 1; /* MPI freed it or will not complete it: move on */
+    if (!flag)
+        return 0;
+    pipe_copies(x, x->done, 1);
+    x->done++;
+    return 1;
+}
+
+static int pipe_execute(pipe_run_t *x)
+{
+    const coll_pipe_t *pp = x->pp;
+    int64_t n = pp->n;
+    x->ein = calloc((size_t)(2 * n), sizeof(cl_event));
+    x->eout = calloc((size_t)(2 * n), sizeof(cl_event));
+    x->req = malloc((size_t)n * sizeof(MPI_Request));
+    if (!x->ein || !x->eout || !x->req)
+        return mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", x->c->fn);
+    atomic_fetch_add(&pipe_calls, 1);
+    atomic_fetch_add(&pipe_chunks, (unsigned long)n);
+    pipe_copies(x, 0, 0);
+    for (int64_t k = 0; k < n && x->mpi_rc == MPI_SUCCESS; k++) {
+        /* chunk k's inputs on the host; meanwhile MPI's chunks progress */
+        for (;;) {
+            int ready =
+                pipe_event_done(x, &x->ein[2 * k]) && pipe_event_done(x, &x->ein[2 * k + 1]);
+            if (ready)
+                break;
+            if (!pipe_complete(x, 0))
+                sched_yield();
+        }
+        if (k + 1 < n)
+            pipe_copies(x, k + 1, 0);
+        int rc = pipe_start(x, k);
+        if (rc != MPI_SUCCESS) {
+            x->mpi_rc = rc;
+            break;
+        }
+        x->posted++;
+        while (x->posted - x->done >= PIPE_DEPTH)
+            pipe_complete(x, 1);
+    }
+    while (x->done < x->posted)
+        pipe_complete(x, 1);
+    for (int64_t i = 0; i < 2 * n; i++) {
+        pipe_wait_event(x, &x->ein[i]);
+        pipe_wait_event(x, &x->eout[i]);
+    }
+    return MPI_SUCCESS;
+}
+
+static int pipe_finish(pipe_run_t *x, int rc, int *raised)
+{
+    free(x->ein);
+    free(x->eout);
+    free(x->req);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (x->mpi_rc != MPI_SUCCESS) {
+        char s[MPI_MAX_ERROR_STRING];
+        int len = 0, cls = MPI_ERR_OTHER;
+        PMPI_Error_class(x->mpi_rc, &cls);
+        PMPI_Error_string(x->mpi_rc, s, &len);
+        *raised = 1;
+        return mgerr_set(cls, "mpigpu: %s: %s", x->c->fn, s);
+    }
+    return x->rc == MPI_SUCCESS ? MPI_SUCCESS : mgerr_prepend(x->rc, x->c->fn);
+}
+
+int coll_pipe_run(coll_state_t *st, const mgcoll_call_t *c, const coll_pipe_t *pp, int *raised)
+{
+    pipe_run_t x = {.c = c, .pp = pp};
+    int rc = MPI_SUCCESS;
+    for (int k = 0; k < 2; k++) {
+        coll_side_t *sd = &st->side[k];
+        pipe_side_t *s = &x.s[k];
+        if (!sd->spec.dir)
+            continue;
+        /* MPI_Bcast moves the data's bytes; a reduction its instances */
+        s->mpi = c->kind == MGCOLL_BCAST ? mgdt_addr(sd->hbuf, sd->lo) : sd->hbuf;
+        if (!sd->dev)
+            continue;
+        if (sd->zc) {
+            /* MPI reads and writes the storage: the device's commands end first */
+            rc = mgpk_finish(sd->pk);
+            if (rc != MPI_SUCCESS)
+                pipe_fail(&x, rc);
+            continue;
+        }
+        s->host = sd->view;
+        s->pk = sd->pk;
+        s->mem = sd->mem;
+        s->dev = sd->eoff;
+        s->in = (sd->spec.dir & COLL_IN) || !sd->spec.full;
+        s->out = (sd->spec.dir & COLL_OUT) != 0;
+    }
+    rc = pipe_execute(&x);
+    return pipe_finish(&x, rc, raised);
+}
+
+int coll_pipe_host(const mgcoll_call_t *c, int *raised)
+{
+    coll_pipe_t pp;
+    coll_spec_t s[2];
+    pipe_run_t x = {.c = c, .pp = &pp};
+    int64_t lo = 0;
+    /* the vote said every process pipelines: the same shape as then */
+    if (!coll_pipe_could(c, &pp) || coll_specs(c, s, 0) != MPI_SUCCESS)
+        return mgerr_set(MPI_ERR_INTERN, "mpigpu: %s: the pipelined call changed its shape", c->fn);
+    for (int k = 0; k < 2; k++) {
+        if (!s[k].dir)
+            continue;
+        if (!pipe_contig(s[k].dt, s[k].count, &lo))
+            return mgerr_set(MPI_ERR_INTERN, "mpigpu: %s: the pipelined call changed its shape",
+                             c->fn);
+        x.s[k].mpi = c->kind == MGCOLL_BCAST ? mgdt_addr(s[k].buf, lo) : s[k].buf;
+    }
+    int rc = pipe_execute(&x);
+    return pipe_finish(&x, rc, raised);
+}
