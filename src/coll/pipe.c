@@ -32,13 +32,15 @@
 #include "mgparam.h"
 #include "coll_impl.h"
 
-/* MPI's chunk collectives in flight at once. */
-#define PIPE_DEPTH 2
+/* MPI's chunk collectives in flight at once: a process may run that far
+   ahead of a slower one (2 took up to twice as long as 4 or 16 on PoCL,
+   doc/performance.md). */
+#define PIPE_DEPTH 4
 
 static struct {
     int on;
     int64_t min, chunk;
-} pipe_set = {1, 1 << 20, 1 << 20}; /* the table's defaults */
+} pipe_set = {1, 8 << 20, 4 << 20}; /* the table's defaults */
 static pthread_once_t pipe_once = PTHREAD_ONCE_INIT;
 static atomic_ulong pipe_calls, pipe_chunks;
 
@@ -294,6 +296,12 @@ static int pipe_execute(pipe_run_t *x)
     for (int64_t k = 0; k < n && x->mpi_rc == MPI_SUCCESS; k++) {
         /* chunk k's inputs on the host; meanwhile MPI's chunks progress */
         for (;;) {
+            if (x->done == x->posted) {
+                /* nothing of MPI's to progress: sleep in OpenCL */
+                pipe_wait_event(x, &x->ein[2 * k]);
+                pipe_wait_event(x, &x->ein[2 * k + 1]);
+                break;
+            }
             int ready =
                 pipe_event_done(x, &x->ein[2 * k]) && pipe_event_done(x, &x->ein[2 * k + 1]);
             if (ready)

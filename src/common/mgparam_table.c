@@ -269,7 +269,7 @@ const mgparam_t mgparam_table[MGPARAM_COUNT] = {
                                        "the same on every process"},
     [MGPARAM_COLL_PIPELINE_MIN] = {.name = "MPIGPU_COLL_PIPELINE_MIN",
                                    .type = MGPARAM_T_SIZE,
-                                   .def = "1M",
+                                   .def = "8M",
                                    .min = 0,
                                    .max = MGPARAM_NO_MAX,
                                    .help = "bytes of a collective's message from which every "
@@ -277,7 +277,7 @@ const mgparam_t mgparam_table[MGPARAM_COUNT] = {
                                            "MPI_Allreduce); the same on every process"},
     [MGPARAM_COLL_PIPELINE_CHUNK] = {.name = "MPIGPU_COLL_PIPELINE_CHUNK",
                                      .type = MGPARAM_T_SIZE,
-                                     .def = "1M",
+                                     .def = "4M",
                                      .min = 1 * KIB,
                                      .max = GIB,
                                      .help = "bytes of one chunk of a pipelined collective "
