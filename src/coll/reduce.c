@@ -15,8 +15,9 @@
  * different algorithms: every process that meets a call that could take the
  * path (same kind, count, datatype, operation and communicator everywhere,
  * at least MPIGPU_COLL_REDUCE_MIN bytes) votes, host buffers included
- * (mgcoll_device), in one MPI_Allreduce of an int; the path runs only when
- * every process can take it.
+ * (mgcoll_device), in one MPI_Allreduce; the path runs only when every
+ * process can take it.  The same vote carries the pipelining's answers
+ * (pipe.c), so that a call votes once at most.
  *
  * Locks: red_lock guards the kernel table, the kernels' arguments and the
  * kept scratch buffer; never held across MPI or a wait.
