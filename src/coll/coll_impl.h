@@ -152,16 +152,19 @@ void coll_packed_free(coll_side_t *sd);
    or _init into *req, by hc->mode). */
 int coll_pmpi(const mgcoll_call_t *hc, MPI_Request *req);
 
-/* pipe.c: pipelined staging of blocking MPI_Bcast, MPI_Reduce and
-   MPI_Allreduce.  A call's chunks: n chunks of per units (the last one
-   shorter), of unit bytes each (MPI_Bcast: bytes; a reduction: instances
-   of its datatype), total units.  could: the call's shape allows it, the
+/* pipe.c: pipelined staging of blocking MPI_Bcast, MPI_Reduce,
+   MPI_Allreduce, MPI_Gather, MPI_Scatter, MPI_Allgather and MPI_Alltoall.
+   A call's chunks: n chunks of per units (the last one shorter), of unit
+   bytes each (a reduction: instances of its datatype; the others: bytes of
+   each process's block), total units.  could: the call's shape allows it, the
    same answer on every process; can: this process's sides allow it; want:
    this process has a device side that does not share host memory; go: the
    vote's answer, the same everywhere. */
 typedef struct coll_pipe {
     int could, can, want, go;
+    int p, rank;
     int64_t unit, per, total, n;
+    int64_t block; /* bytes of one process's block (a side holds one, or p) */
 } coll_pipe_t;
 
 /* Fills *pp from c's shape (nothing local); returns pp->could. */
@@ -169,7 +172,7 @@ int coll_pipe_could(const mgcoll_call_t *c, coll_pipe_t *pp);
 /* This device process's can and want, from its built state. */
 int coll_pipe_local(const coll_state_t *st, coll_pipe_t *pp);
 /* A host call's can: every significant side one run of bytes. */
-int coll_pipe_host_can(const mgcoll_call_t *c);
+int coll_pipe_host_can(const mgcoll_call_t *c, const coll_pipe_t *pp);
 /* Run a call that the vote pipelines: on st's views (a device process),
    or on the caller's host buffers (coll_pipe_host). */
 int coll_pipe_run(coll_state_t *st, const mgcoll_call_t *c, const coll_pipe_t *pp, int *raised);

@@ -320,7 +320,7 @@ static int host_vote(mgcoll_call_t *c)
 {
     coll_pipe_t pp;
     if (coll_pipe_could(c, &pp))
-        pp.can = coll_pipe_host_can(c);
+        pp.can = coll_pipe_host_can(c, &pp);
     coll_red_vote(c, &pp); /* MPI reports its errors in the call itself */
     c->host_pipe = pp.go;
     return pp.go;

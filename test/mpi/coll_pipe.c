@@ -1,5 +1,6 @@
-/* Pipelined collectives (src/coll/pipe.c): blocking MPI_Bcast, MPI_Allreduce
-   and MPI_Reduce of at least MPIGPU_COLL_PIPELINE_MIN bytes, in chunks of
+/* Pipelined collectives (src/coll/pipe.c): blocking MPI_Bcast, MPI_Allreduce,
+   MPI_Reduce, MPI_Gather, MPI_Scatter, MPI_Allgather and MPI_Alltoall of at
+   least MPIGPU_COLL_PIPELINE_MIN bytes, in chunks of
    MPIGPU_COLL_PIPELINE_CHUNK (the testlist sets both small, and
    MPIGPU_FORCE_PIPELINE=1 so that PoCL's buffers do not share host memory,
    as on a GPU).  Every call runs with its buffers on the device on some
@@ -9,12 +10,11 @@
    a non-root's insignificant receive buffer included); every device buffer
    has guard bytes around it that must stay as they were.  Sizes: under the
    threshold, and several chunks with an uneven last one.  MPI_IN_PLACE
-   (Allreduce; Reduce at root 0: MPICH 4.0.2 faults on host buffers at
-   another root), a user-defined operation, a contiguous derived type, and
-   a vector type on some processes against plain ints on the others
-   (MPI_Bcast: only the signatures agree; that call cannot pipeline).  The
-   MPI_T counter mpigpu_coll_pipelined must move by one on every process,
-   host buffers included, for a call that should pipeline, and stay for one
+   (Allreduce, Gather, Scatter, Allgather, Alltoall; Reduce at root 0: MPICH
+   4.0.2 faults on host buffers at another root), a user-defined operation, a contiguous derived
+   type, and a vector type on some processes against plain ints on the others (MPI_Bcast: only the
+   signatures agree; that call cannot pipeline).  The MPI_T counter mpigpu_coll_pipelined must move
+   by one on every process, host buffers included, for a call that should pipeline, and stay for one
    that should not (all host, under the threshold, a non-contiguous side,
    a call that combines on the device instead), so that the test fails if
    the pipeline silently does not run.
@@ -40,8 +40,10 @@ static char where[256];
 
 #define GUARD 64
 
-enum { K_BCAST, K_ALLREDUCE, K_REDUCE };
-static const char *kname[] = {"Bcast", "Allreduce", "Reduce"};
+enum { K_BCAST, K_ALLREDUCE, K_REDUCE, K_GATHER, K_SCATTER, K_ALLGATHER, K_ALLTOALL };
+static const char *kname[] = {"Bcast",   "Allreduce", "Reduce",  "Gather",
+                              "Scatter", "Allgather", "Alltoall"};
+#define BLOCKS(k) ((k) >= K_GATHER)                  /* one block per process */
 enum { T_INT, T_BYTE, T_DOUBLE, T_TRIPLE, T_MIXED }; /* T_MIXED: vector on even ranks */
 static const char *tname[] = {"int", "byte", "double", "3 ints", "vector|int"};
 static MPI_Datatype triple, strided;
@@ -86,6 +88,8 @@ static void shape(const pcase_t *c, MPI_Datatype *dt, int *count, size_t *span, 
         *dt = MPI_INT, *count = (int)c->n, *span = (size_t)c->n * 4;
         break;
     }
+    if (BLOCKS(c->k))
+        *span *= (size_t)wsize; /* room for a block of every process, both sides */
     *bytes = c->t == T_BYTE     ? (size_t)c->n
              : c->t == T_DOUBLE ? (size_t)c->n * 8
              : c->t == T_TRIPLE ? (size_t)c->n * 12
@@ -100,6 +104,12 @@ static void fill(const pcase_t *c, unsigned char *b, size_t span, int r, int s)
     int input = c->k == K_BCAST ? r == c->root : (s == 0 || c->inplace);
     if (!input)
         return;
+    if (BLOCKS(c->k)) {
+        /* every block of the side (MPI reads the ones it sends) */
+        for (size_t i = 0; i < span; i++)
+            b[i] = (unsigned char)(r * 31 + i * 7 + s);
+        return;
+    }
     if (c->t == T_DOUBLE) {
         for (long i = 0; i < c->n; i++)
             ((double *)b)[i] = (double)((r * 13 + i * 5) % 29);
@@ -169,10 +179,26 @@ static int run(const pcase_t *c, int dev, unsigned char *out[2], size_t span)
     case K_ALLREDUCE:
         rc = MPI_Allreduce(sb, b[1], count, dt, op, MPI_COMM_WORLD);
         break;
-    default:
+    case K_REDUCE:
         if (rank != c->root)
             sb = b[0]; /* MPI_IN_PLACE only at the root */
         rc = MPI_Reduce(sb, b[1], count, dt, op, c->root, MPI_COMM_WORLD);
+        break;
+    case K_GATHER:
+        if (rank != c->root)
+            sb = b[0];
+        rc = MPI_Gather(sb, count, dt, b[1], count, dt, c->root, MPI_COMM_WORLD);
+        break;
+    case K_SCATTER:
+        /* in place: the root's receive buffer */
+        rc = MPI_Scatter(b[0], count, dt, c->inplace && rank == c->root ? MPI_IN_PLACE : b[1],
+                         count, dt, c->root, MPI_COMM_WORLD);
+        break;
+    case K_ALLGATHER:
+        rc = MPI_Allgather(sb, count, dt, b[1], count, dt, MPI_COMM_WORLD);
+        break;
+    default:
+        rc = MPI_Alltoall(sb, count, dt, b[1], count, dt, MPI_COMM_WORLD);
         break;
     }
     for (int s = 0; s < 2; s++) {
@@ -192,9 +218,17 @@ static int expect_pipe(const pcase_t *c, unsigned mask)
     int count;
     size_t span, bytes;
     shape(c, &dt, &count, &span, &bytes);
-    if (!force || !mask || (long long)bytes < pmin)
+    if (!force || !mask)
         return 0;
     if (c->t == T_MIXED && wsize > 0) /* rank 0 has the vector */
+        return 0;
+    if (BLOCKS(c->k)) {
+        /* bytes of each block, from the threshold on all of them */
+        if ((long long)bytes * wsize < pmin)
+            return 0;
+        return ((long long)bytes + pchunk - 1) / pchunk >= 2;
+    }
+    if ((long long)bytes < pmin)
         return 0;
     long long unit = c->k == K_BCAST ? 1 : c->t == T_TRIPLE ? 12 : c->t == T_DOUBLE ? 8 : 4;
     long long per = pchunk / unit > 0 ? pchunk / unit : 1, total = (long long)bytes / unit;
@@ -231,9 +265,10 @@ static void one(const pcase_t *c, unsigned mask)
     CHECK(memcmp(ref[0], got[0], span) == 0);
     CHECK(memcmp(ref[1], got[1], span) == 0);
     /* the reference itself: a sum of ints at element 1 (Allreduce; Reduce
-       at the root), the root's bytes (Bcast) */
-    if (c->t == T_INT && !c->user && (c->k == K_ALLREDUCE || rank == c->root) && c->k != K_BCAST &&
-        c->n > 1) {
+       at the root), the root's bytes (Bcast), every process's block
+       (Allgather) */
+    if (c->t == T_INT && !c->user &&
+        (c->k == K_ALLREDUCE || (c->k == K_REDUCE && rank == c->root)) && c->n > 1) {
         long want = 0;
         for (int r = 0; r < wsize; r++)
             want += (r * 13 + 5) % 1000;
@@ -241,6 +276,9 @@ static void one(const pcase_t *c, unsigned mask)
     }
     if (c->k == K_BCAST && c->t == T_INT && c->n > 1)
         CHECK(((int *)ref[1])[1] == (c->root * 13 + 5) % 1000);
+    if (c->k == K_ALLGATHER && !c->inplace)
+        for (int r = 0; r < wsize; r++)
+            CHECK(ref[1][(size_t)r * bytes + 1] == (unsigned char)(r * 31 + 7));
     for (int s = 0; s < 2; s++) {
         free(ref[s]);
         free(got[s]);
@@ -280,14 +318,32 @@ int main(int argc, char **argv)
     int nmask = quick ? 4 : 6;
     int L = wsize - 1;
     const pcase_t cases[] = {
-        {K_BCAST, T_INT, big, 0, 0, 0},          {K_BCAST, T_INT, big, L, 0, 0},
-        {K_BCAST, T_BYTE, 3 * big + 1, 0, 0, 0}, {K_BCAST, T_TRIPLE, big / 3, L, 0, 0},
-        {K_BCAST, T_INT, small, 0, 0, 0},        {K_BCAST, T_MIXED, big, 0, 0, 0},
-        {K_ALLREDUCE, T_INT, big, 0, 0, 0},      {K_ALLREDUCE, T_DOUBLE, big, 0, 0, 0},
-        {K_ALLREDUCE, T_INT, big, 0, 1, 0},      {K_ALLREDUCE, T_INT, big, 0, 0, 1},
-        {K_ALLREDUCE, T_INT, small, 0, 0, 0},    {K_REDUCE, T_INT, big, 0, 0, 0},
-        {K_REDUCE, T_DOUBLE, big, L, 0, 0},      {K_REDUCE, T_INT, big, 0, 1, 0},
+        {K_BCAST, T_INT, big, 0, 0, 0},
+        {K_BCAST, T_INT, big, L, 0, 0},
+        {K_BCAST, T_BYTE, 3 * big + 1, 0, 0, 0},
+        {K_BCAST, T_TRIPLE, big / 3, L, 0, 0},
+        {K_BCAST, T_INT, small, 0, 0, 0},
+        {K_BCAST, T_MIXED, big, 0, 0, 0},
+        {K_ALLREDUCE, T_INT, big, 0, 0, 0},
+        {K_ALLREDUCE, T_DOUBLE, big, 0, 0, 0},
+        {K_ALLREDUCE, T_INT, big, 0, 1, 0},
+        {K_ALLREDUCE, T_INT, big, 0, 0, 1},
+        {K_ALLREDUCE, T_INT, small, 0, 0, 0},
+        {K_REDUCE, T_INT, big, 0, 0, 0},
+        {K_REDUCE, T_DOUBLE, big, L, 0, 0},
+        {K_REDUCE, T_INT, big, 0, 1, 0},
         {K_REDUCE, T_INT, big, L, 0, 1},
+        {K_GATHER, T_INT, big, 0, 0, 0},
+        {K_GATHER, T_BYTE, 3 * big + 1, L, 0, 0},
+        {K_GATHER, T_TRIPLE, big / 3, 0, 1, 0},
+        {K_GATHER, T_INT, small, 0, 0, 0},
+        {K_SCATTER, T_INT, big, L, 0, 0},
+        {K_SCATTER, T_BYTE, 3 * big + 1, 0, 1, 0},
+        {K_ALLGATHER, T_INT, big, 0, 0, 0},
+        {K_ALLGATHER, T_TRIPLE, big / 3, 0, 1, 0},
+        {K_ALLGATHER, T_INT, small, 0, 0, 0},
+        {K_ALLTOALL, T_INT, big, 0, 0, 0},
+        {K_ALLTOALL, T_BYTE, 3 * big + 1, 0, 1, 0},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         for (int m = 0; m < nmask; m++)
