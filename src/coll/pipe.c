@@ -1,10 +1,12 @@
 /*
  * Pipelined staging of large blocking collectives (doc/design.md,
- * "Collectives", "Pipelining"): MPI_Bcast, MPI_Reduce and MPI_Allreduce of
- * at least MPIGPU_COLL_PIPELINE_MIN bytes run as one nonblocking collective
- * of MPI per chunk of MPIGPU_COLL_PIPELINE_CHUNK bytes (whole elements of a
- * reduction), while the device copies the next chunk in and the previous
- * chunks out.
+ * "Collectives", "Pipelining"): MPI_Bcast, MPI_Reduce, MPI_Allreduce,
+ * MPI_Gather, MPI_Scatter, MPI_Allgather and MPI_Alltoall of at least
+ * MPIGPU_COLL_PIPELINE_MIN bytes run as one nonblocking collective of MPI
+ * per chunk of MPIGPU_COLL_PIPELINE_CHUNK bytes (whole elements of a
+ * reduction; of each process's block for the block-wise calls, whose sides
+ * with a block per process MPI gets as one resized byte type per chunk),
+ * while the device copies the next chunk in and the previous chunks out.
  *
  * Every process must split a call the same way and run the same chunked
  * collectives, host buffers included, or the collectives would not match.

@@ -261,8 +261,9 @@ const mgparam_t mgparam_table[MGPARAM_COUNT] = {
     [MGPARAM_COLL_PIPELINE] = {.name = "MPIGPU_COLL_PIPELINE",
                                .type = MGPARAM_T_BOOL,
                                .def = "1",
-                               .help = "blocking MPI_Bcast, MPI_Reduce and MPI_Allreduce of at "
-                                       "least MPIGPU_COLL_PIPELINE_MIN bytes run as one "
+                               .help = "blocking MPI_Bcast, MPI_Reduce, MPI_Allreduce, "
+                                       "MPI_Gather, MPI_Scatter, MPI_Allgather and MPI_Alltoall "
+                                       "of at least MPIGPU_COLL_PIPELINE_MIN bytes run as one "
                                        "nonblocking collective per chunk, overlapped with the "
                                        "copies of the next and previous chunks, where a process "
                                        "has a device buffer that does not share host memory; "
@@ -272,8 +273,9 @@ const mgparam_t mgparam_table[MGPARAM_COUNT] = {
                                    .def = "8M",
                                    .min = 0,
                                    .max = MGPARAM_NO_MAX,
-                                   .help = "bytes of a collective's message from which every "
-                                           "process votes on pipelining it (one small "
+                                   .help = "bytes of a collective's message (all the blocks of "
+                                           "a gather, scatter, allgather or all-to-all) from "
+                                           "which every process votes on pipelining it (one small "
                                            "MPI_Allreduce); the same on every process"},
     [MGPARAM_COLL_PIPELINE_CHUNK] = {.name = "MPIGPU_COLL_PIPELINE_CHUNK",
                                      .type = MGPARAM_T_SIZE,
