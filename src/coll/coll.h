@@ -98,9 +98,9 @@ typedef struct mgcoll_call {
    MPIGPU_COLL_REDUCE_MIN bytes) also votes no in one MPI_Allreduce of an
    int on host buffers: every process of such a call votes, since only a
    call that every process can run on the device does.  So does a blocking
-   MPI_Bcast, MPI_Reduce, MPI_Allreduce, MPI_Gather, MPI_Scatter,
-   MPI_Allgather or MPI_Alltoall of at least MPIGPU_COLL_PIPELINE_MIN bytes
-   (the same vote), since every process
+   MPI_Bcast, MPI_Reduce or MPI_Allreduce (under MPIGPU_COLL_PIPELINE=all
+   MPI_Gather, MPI_Scatter, MPI_Allgather or MPI_Alltoall too) of at least
+   MPIGPU_COLL_PIPELINE_MIN bytes (the same vote), since every process
    splits a pipelined call alike: where the vote pipelines it, the call is
    marked (c->host_pipe) and mgcoll_device returns MGDEV_BUF_DEVICE, so that
    mgcoll_run runs its chunks on the host buffers. */

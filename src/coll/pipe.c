@@ -39,10 +39,12 @@
    doc/performance.md). */
 #define PIPE_DEPTH 4
 
+/* MPIGPU_COLL_PIPELINE, in the table's order of its values */
+enum { PIPE_OFF, PIPE_ON, PIPE_ALL };
 static struct {
-    int on;
+    int mode;
     int64_t min, chunk;
-} pipe_set = {1, 8 << 20, 4 << 20}; /* the table's defaults */
+} pipe_set = {PIPE_ON, 8 << 20, 4 << 20}; /* the table's defaults */
 static pthread_once_t pipe_once = PTHREAD_ONCE_INIT;
 static atomic_ulong pipe_calls, pipe_chunks;
 
@@ -51,7 +53,7 @@ static void pipe_read_settings(void)
     mgparam_value_t v;
     char err[256];
     if (mgparam_read(MGPARAM_COLL_PIPELINE, &v, err, sizeof err) == 0)
-        pipe_set.on = (int)v.num;
+        pipe_set.mode = (int)v.num;
     if (mgparam_read(MGPARAM_COLL_PIPELINE_MIN, &v, err, sizeof err) == 0)
         pipe_set.min = v.num;
     if (mgparam_read(MGPARAM_COLL_PIPELINE_CHUNK, &v, err, sizeof err) == 0)
@@ -118,9 +120,11 @@ int coll_pipe_could(const mgcoll_call_t *c, coll_pipe_t *pp)
         return 0;
     }
     pthread_once(&pipe_once, pipe_read_settings);
-    if (!pipe_set.on)
-        return 0;
     int red = c->kind == MGCOLL_REDUCE || c->kind == MGCOLL_ALLREDUCE;
+    /* the block-wise calls only under all: MPICH 4.0.2 moves chunks of
+       strided blocks slower than the whole call, host buffers alone */
+    if (pipe_set.mode == PIPE_OFF || (pipe_set.mode == PIPE_ON && !red && c->kind != MGCOLL_BCAST))
+        return 0;
     if (red) {
         /* count and datatype, the same on every process */
         int64_t bytes = type_bytes(c->scount, c->stype);

@@ -16,8 +16,9 @@
    signatures agree; that call cannot pipeline).  The MPI_T counter mpigpu_coll_pipelined must move
    by one on every process, host buffers included, for a call that should pipeline, and stay for one
    that should not (all host, under the threshold, a non-contiguous side,
-   a call that combines on the device instead), so that the test fails if
-   the pipeline silently does not run.
+   a call that combines on the device instead, the block-wise calls unless
+   MPIGPU_COLL_PIPELINE=all), so that the test fails if the pipeline
+   silently does not run or runs where it must not.
 
    argv[1] "quick": fewer placements. */
 #include <stdint.h>
@@ -28,7 +29,7 @@
 #include "mpigpu.h"
 #include "mpit_read.h"
 
-static int errs, rank, wsize, quick, force;
+static int errs, rank, wsize, quick, force, blockwise;
 static long long pmin, pchunk, redmin;
 static char where[256];
 #define CHECK(c_)                                                                                  \
@@ -223,8 +224,9 @@ static int expect_pipe(const pcase_t *c, unsigned mask)
     if (c->t == T_MIXED && wsize > 0) /* rank 0 has the vector */
         return 0;
     if (BLOCKS(c->k)) {
-        /* bytes of each block, from the threshold on all of them */
-        if ((long long)bytes * wsize < pmin)
+        /* bytes of each block, from the threshold on all of them; only
+           under MPIGPU_COLL_PIPELINE=all */
+        if (!blockwise || (long long)bytes * wsize < pmin)
             return 0;
         return ((long long)bytes + pchunk - 1) / pchunk >= 2;
     }
@@ -297,6 +299,10 @@ int main(int argc, char **argv)
     }
     const char *f = getenv("MPIGPU_FORCE_PIPELINE");
     force = f && atoi(f) == 1;
+    const char *mode = getenv("MPIGPU_COLL_PIPELINE");
+    blockwise = mode && !strcmp(mode, "all");
+    if (mode && !strcmp(mode, "off"))
+        force = 0; /* nothing pipelines */
     pmin = mpit_setting_bytes("MPIGPU_COLL_PIPELINE_MIN");
     pchunk = mpit_setting_bytes("MPIGPU_COLL_PIPELINE_CHUNK");
     redmin = mpit_setting_bytes("MPIGPU_COLL_REDUCE_MIN");
