@@ -7,6 +7,6 @@ noinst_LTLIBRARIES += libmgcoll.la
 MG_COLL_INC = -I$(top_srcdir)/src/coll $(MG_P2P_INC)
 libmgcoll_la_CPPFLAGS = $(MG_BASE_CPPFLAGS) $(MG_COLL_INC)
 libmgcoll_la_SOURCES = src/coll/layout.c src/coll/stage.c src/coll/run.c src/coll/pmpi.c \
-	src/coll/reduce.c src/coll/packed.c
+	src/coll/reduce.c src/coll/packed.c src/coll/pipe.c
 noinst_HEADERS += src/coll/coll.h src/coll/coll_impl.h
 EXTRA_DIST += src/coll/README.md

@@ -85,6 +85,8 @@ typedef struct mgcoll_call {
     MPI_Comm comm; /* MPI_COMM_NULL for MPI_Reduce_local */
     MPI_Info info; /* persistent forms */
     MPI_Request *req;
+    int host_pipe; /* set by mgcoll_device: a host call that every process of the call
+                      runs in pipelined chunks (the vote said so); mgcoll_run runs them */
 } mgcoll_call_t;
 
 /* MGDEV_BUF_HOST (0) when no byte that the call's significant buffers touch
@@ -95,8 +97,14 @@ typedef struct mgcoll_call {
    that could combine on the device (MPIGPU_COLL_REDUCE, at least
    MPIGPU_COLL_REDUCE_MIN bytes) also votes no in one MPI_Allreduce of an
    int on host buffers: every process of such a call votes, since only a
-   call that every process can run on the device does. */
-int mgcoll_device(const mgcoll_call_t *c);
+   call that every process can run on the device does.  So does a blocking
+   MPI_Bcast, MPI_Reduce or MPI_Allreduce (under MPIGPU_COLL_PIPELINE=all
+   MPI_Gather, MPI_Scatter, MPI_Allgather or MPI_Alltoall too) of at least
+   MPIGPU_COLL_PIPELINE_MIN bytes (the same vote), since every process
+   splits a pipelined call alike: where the vote pipelines it, the call is
+   marked (c->host_pipe) and mgcoll_device returns MGDEV_BUF_DEVICE, so that
+   mgcoll_run runs its chunks on the host buffers. */
+int mgcoll_device(mgcoll_call_t *c);
 
 /* Run a call that involves a device address: checks the arguments MPI
    would (count, datatype, root, topology; the communicator is the caller's),
@@ -116,5 +124,9 @@ void mgcoll_reduce_mode_set(int mode);
 void mgcoll_finalize(void);
 /* Reductions that combined on the device (MPI_T mpigpu_coll_device_reductions). */
 unsigned long mgcoll_device_reductions(void);
+/* Calls that ran pipelined on this process, host buffers included, and
+   their chunks (MPI_T mpigpu_coll_pipelined, mpigpu_coll_pipelined_chunks). */
+unsigned long mgcoll_pipelined(void);
+unsigned long mgcoll_pipelined_chunks(void);
 
 #endif /* MGCOLL_H */

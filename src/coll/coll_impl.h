@@ -152,13 +152,44 @@ void coll_packed_free(coll_side_t *sd);
    or _init into *req, by hc->mode). */
 int coll_pmpi(const mgcoll_call_t *hc, MPI_Request *req);
 
-/* reduce.c: reductions that combine on the device.  coll_red_vote: a
-   process whose buffers are all host memory votes no where c could take
-   the path (one MPI_Allreduce of an int), so that the others do not wait.
-   coll_red_try: where c could take the path, vote with this process's
-   buffers and, when every process can, run it (*taken 1, the call is
-   done, or failed with the returned error).  *taken 0: stage as usual. */
-int coll_red_vote(const mgcoll_call_t *c);
-int coll_red_try(const mgcoll_call_t *c, int *taken, int *raised);
+/* pipe.c: pipelined staging of blocking MPI_Bcast, MPI_Reduce,
+   MPI_Allreduce, MPI_Gather, MPI_Scatter, MPI_Allgather and MPI_Alltoall.
+   A call's chunks: n chunks of per units (the last one shorter), of unit
+   bytes each (a reduction: instances of its datatype; the others: bytes of
+   each process's block), total units.  could: the call's shape allows it, the
+   same answer on every process; can: this process's sides allow it; want:
+   this process has a device side that does not share host memory; go: the
+   vote's answer, the same everywhere. */
+typedef struct coll_pipe {
+    int could, can, want, go;
+    int p, rank;
+    int64_t unit, per, total, n;
+    int64_t block; /* bytes of one process's block (a side holds one, or p) */
+} coll_pipe_t;
+
+/* Fills *pp from c's shape (nothing local); returns pp->could. */
+int coll_pipe_could(const mgcoll_call_t *c, coll_pipe_t *pp);
+/* This device process's can and want, from its built state. */
+int coll_pipe_local(const coll_state_t *st, coll_pipe_t *pp);
+/* A host call's can: every significant side one run of bytes. */
+int coll_pipe_host_can(const mgcoll_call_t *c, const coll_pipe_t *pp);
+/* Run a call that the vote pipelines: on st's views (a device process),
+   or on the caller's host buffers (coll_pipe_host). */
+int coll_pipe_run(coll_state_t *st, const mgcoll_call_t *c, const coll_pipe_t *pp, int *raised);
+int coll_pipe_host(const mgcoll_call_t *c, int *raised);
+
+/* reduce.c: reductions that combine on the device, and the one vote of a
+   call that could combine on the device or pipeline (one MPI_Allreduce,
+   MPI_MIN, of three ints: this process can combine on the device, can
+   pipeline, does not want to pipeline).  coll_red_vote: a process whose
+   buffers are all host memory votes (no to the device path; its pipe
+   can), so that the others do not wait; pp->go says whether it runs the
+   chunked collectives on its host buffers.  coll_red_try: where c could
+   take either path, vote with this process's buffers and, when every
+   process can combine on the device, run it (*taken 1, the call is done,
+   or failed with the returned error).  *taken 0: stage as usual, pipelined
+   when pp->go.  pp may be NULL where the call cannot pipeline. */
+int coll_red_vote(const mgcoll_call_t *c, coll_pipe_t *pp);
+int coll_red_try(const mgcoll_call_t *c, int *taken, int *raised, coll_pipe_t *pp);
 
 #endif /* MGCOLL_IMPL_H */

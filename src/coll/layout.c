@@ -313,7 +313,20 @@ static int spec_device(const coll_spec_t *s)
     return MGDEV_BUF_HOST;
 }
 
-int mgcoll_device(const mgcoll_call_t *c)
+/* A call whose significant buffers are all host memory: its vote, where
+   it could combine on the device or pipeline.  Returns 1 where every
+   process runs it pipelined (then so does this one, on its buffers). */
+static int host_vote(mgcoll_call_t *c)
+{
+    coll_pipe_t pp;
+    if (coll_pipe_could(c, &pp))
+        pp.can = coll_pipe_host_can(c, &pp);
+    coll_red_vote(c, &pp); /* MPI reports its errors in the call itself */
+    c->host_pipe = pp.go;
+    return pp.go;
+}
+
+int mgcoll_device(mgcoll_call_t *c)
 {
     coll_spec_t s[2];
     switch (c->kind) {
@@ -328,8 +341,7 @@ int mgcoll_device(const mgcoll_call_t *c)
            of the communicator.  Otherwise the exact sides decide. */
         if (!mgdev_buf_is_device(c->sbuf, c->scount, c->stype) &&
             !mgdev_buf_is_device(c->rbuf, c->rcount, c->rtype)) {
-            coll_red_vote(c); /* MPI reports its errors in the call itself */
-            return MGDEV_BUF_HOST;
+            return host_vote(c) ? MGDEV_BUF_DEVICE : MGDEV_BUF_HOST;
         }
         break;
     default:
@@ -339,7 +351,7 @@ int mgcoll_device(const mgcoll_call_t *c)
         return MGDEV_BUF_HOST; /* MPI reports it */
     int k = spec_device(&s[0]);
     k = k ? k : spec_device(&s[1]);
-    if (!k)
-        coll_red_vote(c); /* a reduction's host call votes no; others return at once */
+    if (!k && host_vote(c)) /* a host call votes; most return at once */
+        return MGDEV_BUF_DEVICE;
     return k;
 }

@@ -15,8 +15,9 @@
  * different algorithms: every process that meets a call that could take the
  * path (same kind, count, datatype, operation and communicator everywhere,
  * at least MPIGPU_COLL_REDUCE_MIN bytes) votes, host buffers included
- * (mgcoll_device), in one MPI_Allreduce of an int; the path runs only when
- * every process can take it.
+ * (mgcoll_device), in one MPI_Allreduce; the path runs only when every
+ * process can take it.  The same vote carries the pipelining's answers
+ * (pipe.c), so that a call votes once at most.
  *
  * Locks: red_lock guards the kernel table, the kernels' arguments and the
  * kept scratch buffer; never held across MPI or a wait.
@@ -803,29 +804,50 @@ static int red_blocks(const mgcoll_call_t *c, red_call_t *r)
     return MPI_SUCCESS;
 }
 
-int coll_red_vote(const mgcoll_call_t *c)
+/* The call's one vote (MPI_MIN over the communicator): v[0] this process
+   can combine on the device, v[1] it can pipeline, v[2] it does not want
+   to.  Every process of a call votes or none does: red_could and
+   coll_pipe_could answer alike everywhere. */
+static int red_vote(const mgcoll_call_t *c, int flag, coll_pipe_t *pp, int *red)
 {
-    red_call_t r = {0};
-    if (!red_could(c, &r))
-        return MPI_SUCCESS;
-    int flag = 0;
-    return PMPI_Allreduce(MPI_IN_PLACE, &flag, 1, MPI_INT, MPI_MIN, c->comm);
+    int pipe = pp && pp->could;
+    int v[3] = {flag, pipe ? pp->can : 0, pipe ? !pp->want : 1};
+    int rc = PMPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_INT, MPI_MIN, c->comm);
+    if (rc != MPI_SUCCESS)
+        v[0] = v[1] = 0;
+    *red = v[0];
+    if (pp)
+        pp->go = pipe && !v[0] && v[1] && !v[2];
+    return rc;
 }
 
-int coll_red_try(const mgcoll_call_t *c, int *taken, int *raised)
+int coll_red_vote(const mgcoll_call_t *c, coll_pipe_t *pp)
+{
+    red_call_t r = {0};
+    int red = 0;
+    if (!red_could(c, &r) && !(pp && pp->could))
+        return MPI_SUCCESS;
+    return red_vote(c, 0, pp, &red);
+}
+
+int coll_red_try(const mgcoll_call_t *c, int *taken, int *raised, coll_pipe_t *pp)
 {
     red_call_t r = {0};
     red_run_t x = {.fn = c->fn, .r = &r};
     void *scr = NULL;
     size_t have = 0;
     cl_context ctx = NULL;
+    int rc = MPI_SUCCESS, flag = 0;
     *taken = 0;
-    if (!red_could(c, &r))
+    int could = red_could(c, &r);
+    if (!could && !(pp && pp->could))
         return MPI_SUCCESS;
     /* Everything that could fail here is decided before the vote, so that
        the processes that vote yes all run the ring. */
-    int rc = red_blocks(c, &r);
-    int flag = rc == MPI_SUCCESS && red_local(c, &r, &x.pk);
+    if (could) {
+        rc = red_blocks(c, &r);
+        flag = rc == MPI_SUCCESS && red_local(c, &r, &x.pk);
+    }
     if (flag) {
         x.es = rt_size[r.rt];
         x.chunk = red_set.chunk / x.es > 0 ? red_set.chunk / x.es : 1;
@@ -837,7 +859,9 @@ int coll_red_try(const mgcoll_call_t *c, int *taken, int *raised)
         flag = scratch_get(ctx, want, &scr, &have) == MPI_SUCCESS;
     }
     *taken = 1;
-    int vrc = PMPI_Allreduce(MPI_IN_PLACE, &flag, 1, MPI_INT, MPI_MIN, c->comm);
+    if (rc != MPI_SUCCESS && pp)
+        pp->can = 0; /* this process returns at once: nobody pipelines */
+    int vrc = red_vote(c, flag, pp, &flag);
     if (vrc != MPI_SUCCESS) {
         *raised = 1;
         rc = vrc;

@@ -130,25 +130,61 @@ fn_fail:
     return rc;
 }
 
+/* A blocking call that could pipeline: its state is built before the vote,
+   so that everything this process can fail at is known when it votes. */
+static coll_state_t *pipe_prepare(const mgcoll_call_t *c, coll_pipe_t *pp, int *rc)
+{
+    coll_state_t *st = NULL;
+    *rc = mgdev_require_device(c->fn);
+    if (*rc == MPI_SUCCESS && !(st = calloc(1, sizeof(*st))))
+        *rc = mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", c->fn);
+    if (*rc == MPI_SUCCESS)
+        *rc = coll_state_init(st, c);
+    pp->can = *rc == MPI_SUCCESS && coll_pipe_local(st, pp);
+    return st;
+}
+
+static void state_drop(coll_state_t *st)
+{
+    if (!st)
+        return;
+    coll_state_free(st);
+    free(st);
+}
+
 int mgcoll_run(const mgcoll_call_t *c, int *raised)
 {
-    int rc = MPI_SUCCESS;
+    int rc = MPI_SUCCESS, strc = MPI_SUCCESS;
     *raised = 0;
     int taken = 0;
-    rc = coll_red_try(c, &taken, raised);
-    if (taken)
+    coll_pipe_t pp;
+    coll_state_t *st = NULL;
+    if (c->host_pipe)
+        return coll_pipe_host(c, raised); /* host buffers; the vote is done */
+    if (coll_pipe_could(c, &pp))
+        st = pipe_prepare(c, &pp, &strc);
+    rc = coll_red_try(c, &taken, raised, &pp);
+    if (taken || strc != MPI_SUCCESS) {
+        state_drop(st);
+        return taken ? rc : strc;
+    }
+    if (pp.go) {
+        rc = coll_pipe_run(st, c, &pp, raised); /* never a refused side: it cannot */
+        state_drop(st);
         return rc;
-    rc = mgdev_require_device(c->fn);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    coll_state_t *st = calloc(1, sizeof(*st));
-    if (!st)
-        return mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", c->fn);
-    rc = coll_state_init(st, c);
-    if (rc != MPI_SUCCESS) {
-        coll_state_free(st);
-        free(st);
-        return rc;
+    }
+    if (!st) {
+        rc = mgdev_require_device(c->fn);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        st = calloc(1, sizeof(*st));
+        if (!st)
+            return mgerr_set(MPI_ERR_NO_MEM, "mpigpu: %s: out of host memory", c->fn);
+        rc = coll_state_init(st, c);
+        if (rc != MPI_SUCCESS) {
+            state_drop(st);
+            return rc;
+        }
     }
     if (c->mode != MGCOLL_BLOCKING)
         return run_request(c, st, raised);
@@ -162,7 +198,6 @@ int mgcoll_run(const mgcoll_call_t *c, int *raised)
     }
     if (rc == MPI_SUCCESS)
         rc = st->err ? coll_refused(st) : coll_stage_out(st);
-    coll_state_free(st);
-    free(st);
+    state_drop(st);
     return rc;
 }

@@ -18,6 +18,7 @@ static const char *const protocol_values[] = {"plain", "chunked", "auto", NULL};
 static const char *const host_recv_values[] = {"pieces", "message", NULL};
 static const char *const enqueue_values[] = {"auto", "thread", "off", NULL};
 static const char *const coll_reduce_values[] = {"auto", "device", "stage", NULL};
+static const char *const coll_pipeline_values[] = {"off", "on", "all", NULL};
 static const char *const cma_copy_values[] = {"auto", "map", "pinned", "staging", NULL};
 static const char *const cipher_values[] = {"auto", "aes256gcm", "chacha20poly1305", NULL};
 
@@ -258,6 +259,35 @@ const mgparam_t mgparam_table[MGPARAM_COUNT] = {
                                    .max = GIB,
                                    .help = "bytes of one message of a reduction on the device; "
                                            "the combine of one overlaps the next ones' transfer"},
+    [MGPARAM_COLL_PIPELINE] =
+        {.name = "MPIGPU_COLL_PIPELINE",
+         .type = MGPARAM_T_ENUM,
+         .def = "on",
+         .values = coll_pipeline_values,
+         .help = "on: blocking MPI_Bcast, MPI_Reduce and MPI_Allreduce of at least "
+                 "MPIGPU_COLL_PIPELINE_MIN bytes run as one nonblocking collective per chunk, "
+                 "overlapped with the copies of the next and previous chunks, where a process "
+                 "has a device buffer that does not share host memory; all: MPI_Gather, "
+                 "MPI_Scatter, MPI_Allgather and MPI_Alltoall too (MPICH 4.0.2 moves their "
+                 "chunks, strided, slower than the whole call); off: never. The same on every "
+                 "process"},
+    [MGPARAM_COLL_PIPELINE_MIN] = {.name = "MPIGPU_COLL_PIPELINE_MIN",
+                                   .type = MGPARAM_T_SIZE,
+                                   .def = "8M",
+                                   .min = 0,
+                                   .max = MGPARAM_NO_MAX,
+                                   .help = "bytes of a collective's message (all the blocks of "
+                                           "a gather, scatter, allgather or all-to-all) from "
+                                           "which every process votes on pipelining it (one small "
+                                           "MPI_Allreduce); the same on every process"},
+    [MGPARAM_COLL_PIPELINE_CHUNK] = {.name = "MPIGPU_COLL_PIPELINE_CHUNK",
+                                     .type = MGPARAM_T_SIZE,
+                                     .def = "4M",
+                                     .min = 1 * KIB,
+                                     .max = GIB,
+                                     .help = "bytes of one chunk of a pipelined collective "
+                                             "(whole elements of a reduction); the same on every "
+                                             "process"},
 
     [MGPARAM_VCL_SERVERS] = {.name = "MPIGPU_VCL_SERVERS",
                              .type = MGPARAM_T_STRING,

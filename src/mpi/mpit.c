@@ -61,7 +61,9 @@ typedef enum mpit_source {
     SRC_OPS_CHUNKED,
     SRC_OPS_LANE,
     SRC_OPS_REST,
-    SRC_COLL_DEVICE_REDUCE
+    SRC_COLL_DEVICE_REDUCE,
+    SRC_COLL_PIPELINED,
+    SRC_COLL_PIPELINED_CHUNKS
 } mpit_source_t;
 
 typedef struct mpit_pvar {
@@ -133,6 +135,11 @@ static const mpit_pvar_t pvars[] = {
      "Sends and receives whose rest after the first piece moved as one MPI message"},
     {"mpigpu_coll_device_reductions", MPI_T_PVAR_CLASS_COUNTER, SRC_COLL_DEVICE_REDUCE,
      "Reductions combined on the device, without staging around MPI's collective"},
+    {"mpigpu_coll_pipelined", MPI_T_PVAR_CLASS_COUNTER, SRC_COLL_PIPELINED,
+     "Blocking collectives run in pipelined chunks (MPIGPU_COLL_PIPELINE), host buffers "
+     "included"},
+    {"mpigpu_coll_pipelined_chunks", MPI_T_PVAR_CLASS_COUNTER, SRC_COLL_PIPELINED_CHUNKS,
+     "Chunks of the pipelined collectives: one nonblocking collective of MPI each"},
 };
 #define NPVARS ((int)(sizeof(pvars) / sizeof(pvars[0])))
 
@@ -148,6 +155,10 @@ static mpit_value_t pvar_value(mpit_source_t src)
     switch (src) {
     case SRC_COLL_DEVICE_REDUCE:
         return mgcoll_device_reductions();
+    case SRC_COLL_PIPELINED:
+        return mgcoll_pipelined();
+    case SRC_COLL_PIPELINED_CHUNKS:
+        return mgcoll_pipelined_chunks();
     case SRC_PACK_BYTES:
     case SRC_UNPACK_BYTES:
     case SRC_CALLS_KERNEL:

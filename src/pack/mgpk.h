@@ -181,6 +181,11 @@ int mgpk_enqueue(mgpk_ctx_t *ctx, cl_command_queue queue, const mgdt_type_t *typ
                  cl_uint nwait, const cl_event *wait, cl_event *done, int flags);
 /* Blocking contiguous copy of n bytes between any two sides of this context. */
 int mgpk_copy(mgpk_ctx_t *ctx, mgpk_buf_t dst, mgpk_buf_t src, size_t n);
+/* The same between host memory and a device buffer, without waiting: *done
+   (never NULL) is the event of the last command, NULL when n is 0.  The
+   caller waits for it and releases it; host memory stays untouched by the
+   caller until then. */
+int mgpk_copy_start(mgpk_ctx_t *ctx, mgpk_buf_t dst, mgpk_buf_t src, size_t n, cl_event *done);
 /* Whether count instances of type are one run of bytes in memory order (a
    contiguous shape, or one run per instance, in the type or its byte view;
    and one instance or no gap between instances).  Such data moves as one

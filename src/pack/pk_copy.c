@@ -378,3 +378,26 @@ fn_exit:
 fn_fail:
     goto fn_exit;
 }
+
+int mgpk_copy_start(mgpk_ctx_t *ctx, mgpk_buf_t dst, mgpk_buf_t src, size_t n, cl_event *done)
+{
+    int rc = MPI_SUCCESS;
+    *done = NULL;
+    if (n == 0)
+        goto fn_exit;
+    if (dst.host && !src.host)
+        MG_CL_CHECK(clEnqueueReadBuffer(ctx->queue, src.mem, CL_FALSE, (size_t)src.offset, n,
+                                        dst.host, 0, NULL, done),
+                    "clEnqueueReadBuffer", rc, fn_fail);
+    else if (src.host && !dst.host)
+        MG_CL_CHECK(
+            mgpk_write(ctx, dst.mem, (size_t)dst.offset, src.host, n, CL_FALSE, 0, NULL, done),
+            "clEnqueueWriteBuffer", rc, fn_fail);
+    else
+        rc = mgerr_set(MPI_ERR_INTERN, "mpigpu: mgpk_copy_start: one side must be host memory");
+fn_exit:
+    return rc;
+fn_fail:
+    *done = NULL;
+    goto fn_exit;
+}

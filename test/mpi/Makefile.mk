@@ -411,6 +411,31 @@ test_mpi_coll_red_pipe_LDADD = $(test_mpi_coll_red_LDADD)
 TESTS += test/mpi/coll_red test/mpi/coll_red2 test/mpi/coll_red3 test/mpi/coll_red4 \
 	test/mpi/coll_red_auto test/mpi/coll_red_pipe
 
+# Pipelined collectives (src/coll/pipe.c): Bcast, Allreduce and Reduce in
+# chunks, device and host buffers mixed in one call, at 1 to 4 ranks; with
+# calls that combine on the device beside them (coll_pipe_red), on
+# zero-copy buffers, which never pipeline (coll_pipe_zc), and under the
+# default MPIGPU_COLL_PIPELINE=on, where the block-wise calls do not
+# (coll_pipe_on; the others set all).
+check_PROGRAMS += test/mpi/coll_pipe test/mpi/coll_pipe1 test/mpi/coll_pipe3 test/mpi/coll_pipe4 \
+	test/mpi/coll_pipe_red test/mpi/coll_pipe_zc test/mpi/coll_pipe_on
+test_mpi_coll_pipe_SOURCES = test/mpi/coll_pipe.c test/mpi/mpit_read.c test/mpi/mpit_read.h
+test_mpi_coll_pipe_LDADD = libmpigpu.la $(OPENCL_LIBS)
+test_mpi_coll_pipe1_SOURCES = $(test_mpi_coll_pipe_SOURCES)
+test_mpi_coll_pipe1_LDADD = $(test_mpi_coll_pipe_LDADD)
+test_mpi_coll_pipe3_SOURCES = $(test_mpi_coll_pipe_SOURCES)
+test_mpi_coll_pipe3_LDADD = $(test_mpi_coll_pipe_LDADD)
+test_mpi_coll_pipe4_SOURCES = $(test_mpi_coll_pipe_SOURCES)
+test_mpi_coll_pipe4_LDADD = $(test_mpi_coll_pipe_LDADD)
+test_mpi_coll_pipe_red_SOURCES = $(test_mpi_coll_pipe_SOURCES)
+test_mpi_coll_pipe_red_LDADD = $(test_mpi_coll_pipe_LDADD)
+test_mpi_coll_pipe_zc_SOURCES = $(test_mpi_coll_pipe_SOURCES)
+test_mpi_coll_pipe_zc_LDADD = $(test_mpi_coll_pipe_LDADD)
+test_mpi_coll_pipe_on_SOURCES = $(test_mpi_coll_pipe_SOURCES)
+test_mpi_coll_pipe_on_LDADD = $(test_mpi_coll_pipe_LDADD)
+TESTS += test/mpi/coll_pipe test/mpi/coll_pipe1 test/mpi/coll_pipe3 test/mpi/coll_pipe4 \
+	test/mpi/coll_pipe_red test/mpi/coll_pipe_zc test/mpi/coll_pipe_on
+
 # Fused packing of the all-to-all collectives (src/coll/packed.c): one pack
 # and one unpack launch per call whatever the number of derived-type blocks,
 # counted through MPI_T under MPIGPU_PACK=kernel (the testlist).
