@@ -273,7 +273,7 @@ const mgparam_t mgparam_table[MGPARAM_COUNT] = {
                  "process"},
     [MGPARAM_COLL_PIPELINE_MIN] = {.name = "MPIGPU_COLL_PIPELINE_MIN",
                                    .type = MGPARAM_T_SIZE,
-                                   .def = "8M",
+                                   .def = "16M",
                                    .min = 0,
                                    .max = MGPARAM_NO_MAX,
                                    .help = "bytes of a collective's message (all the blocks of "
