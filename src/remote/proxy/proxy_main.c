@@ -169,6 +169,43 @@ static void *watchdog_main(void *arg)
     return NULL;
 }
 
+/* The peer-lane key of session sid (mgtr_peer_key_fn). */
+static int peer_key(const uint8_t sid[MGW_TOKEN], mgw_key_t *key, void *arg)
+{
+    int rc = -1;
+    (void)arg;
+    pthread_mutex_lock(&reg_lock);
+    for (reg_t *r = regs; r && rc; r = r->next) {
+        pthread_mutex_lock(&r->s->lock);
+        if (r->s->peer_on && !sodium_memcmp(r->s->peer_sid, sid, MGW_TOKEN)) {
+            memcpy(key->k, r->s->peer_key, MGW_TOKEN);
+            key->len = MGW_TOKEN;
+            rc = 0;
+        }
+        pthread_mutex_unlock(&r->s->lock);
+    }
+    pthread_mutex_unlock(&reg_lock);
+    return rc;
+}
+
+/* A peer connection after its handshake: hand it, with its PEER_XFER, to
+ * the session it authenticated for (0), or -1. */
+static int peer_join(mgtr_ep_t *ep, const uint8_t sid[MGW_TOKEN], const mgw_peer_xfer_t *x)
+{
+    int rc = -1;
+    pthread_mutex_lock(&reg_lock);
+    for (reg_t *r = regs; r && rc; r = r->next) {
+        pthread_mutex_lock(&r->s->lock);
+        if (r->s->peer_on && !sodium_memcmp(r->s->peer_sid, sid, MGW_TOKEN)) {
+            mgpx_peer_park(r->s, ep, x);
+            rc = 0;
+        }
+        pthread_mutex_unlock(&r->s->lock);
+    }
+    pthread_mutex_unlock(&reg_lock);
+    return rc;
+}
+
 static void *conn_main(void *arg)
 {
     mgtr_ep_t *ep = ((void **)arg)[0];
@@ -179,12 +216,25 @@ static void *conn_main(void *arg)
     free(arg);
     /* each read and write also has the whole handshake's time at most */
     px.t->set_timeout(ep, (int)hs_timeout_s * 1000);
-    int lane = mgtr_auth_proxy(px.t, ep, &px.key, px.crypt, token, err, sizeof err);
+    int lane =
+        mgtr_auth_proxy(px.t, ep, &px.key, px.crypt, token, peer_key, NULL, err, sizeof err);
     int joined = -1;
     uint8_t tok[MGW_TOKEN];
     uint32_t idx = UINT32_MAX;
+    mgw_peer_xfer_t px_xfer = {0};
     if (lane == MGW_LANE_BULK)
         joined = mgtr_auth_join(px.t, ep, tok, &idx);
+    if (lane == MGW_LANE_PEER) {
+        uint8_t *buf = NULL;
+        size_t cap = 0;
+        mgw_hdr_t h;
+        mgw_cur_t c;
+        if (mgtr_msg_recv(px.t, ep, &h, &buf, &cap, 64) == 0 && h.op == MGW_OP_PEER_XFER) {
+            mgw_cur_init(&c, buf, h.length);
+            joined = mgw_peer_xfer_decode(&c, &px_xfer) ? -1 : 0;
+        }
+        free(buf);
+    }
     if (pend_done(pend)) {
         /* the watchdog shut the connection down: whatever the handshake
            read last, the deadline is why it ended */
@@ -198,6 +248,12 @@ static void *conn_main(void *arg)
     if (lane < 0) {
         mgpx_log_limited("connection from %s refused: %s", peer, err);
         px.t->close(ep);
+    } else if (lane == MGW_LANE_PEER) {
+        if (joined || px.t->set_timeout(ep, 0) || peer_join(ep, token, &px_xfer)) {
+            mgpx_log_limited("peer connection from %s refused: no PEER_XFER, or its session ended",
+                             peer);
+            px.t->close(ep);
+        }
     } else if (lane == MGW_LANE_BULK) {
         mgpx_session_t *s = NULL;
         if (!joined && !px.t->set_timeout(ep, 0)) {

@@ -399,6 +399,8 @@ int mgpx_op_write_image(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
 int mgpx_op_read_image(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
 int mgpx_op_copy_image(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
 int mgpx_op_fill_image(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
+int mgpx_op_peer_send(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
+int mgpx_op_peer_recv(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
 
 static const mgpx_handler_t ops[MGW_OP_CMD_MAX] = {
     [MGW_OP_DEVICES] = op_devices,
@@ -446,6 +448,10 @@ static const mgpx_handler_t ops[MGW_OP_CMD_MAX] = {
     [MGW_OP_ENQ_READ_IMAGE] = mgpx_op_read_image,
     [MGW_OP_ENQ_COPY_IMAGE] = mgpx_op_copy_image,
     [MGW_OP_ENQ_FILL_IMAGE] = mgpx_op_fill_image,
+    [MGW_OP_PEER_OPEN] = mgpx_op_peer_open,
+    [MGW_OP_PEER_SEND] = mgpx_op_peer_send,
+    [MGW_OP_PEER_RECV] = mgpx_op_peer_recv,
+    [MGW_OP_PEER_CANCEL] = mgpx_op_peer_cancel,
 };
 
 mgpx_handler_t mgpx_handler(int op)

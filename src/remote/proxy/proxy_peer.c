@@ -1,0 +1,311 @@
+/*
+ * mpigpu-proxy: the peer lane, bytes that go from one proxy to another.
+ *
+ * A client whose context spans several proxies moves a buffer range from
+ * proxy Q to proxy P without carrying it: it asks P for a peer ID and key
+ * (PEER_OPEN, over its authenticated and encrypted command lane), then
+ * sends P a PEER_RECV (a transfer of its queue, as ENQ_WRITE, whose bytes
+ * come from a peer) and Q a PEER_SEND naming P's address, ID and key.
+ * Q's send thread waits for the command's wait list, connects to P and
+ * runs the handshake on the peer lane with that key (so P accepts peer
+ * traffic only for a session of an authenticated client, and the records
+ * are encrypted as a client's are), sends PEER_XFER and the bytes straight
+ * from the mapped buffer.  P's listener parks the connection under its
+ * transfer; P's bulk thread, at that job, takes it and receives into the
+ * mapped destination.  A send that fails before it connects is told to P
+ * by the client (PEER_CANCEL, once Q's event failed); one that fails on
+ * the way breaks the connection, which fails the receive.
+ */
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "proxy.h"
+
+/* A peer connection (or a cancel: ep NULL) waiting for its receive job. */
+typedef struct mgpx_park {
+    struct mgpx_park *next;
+    uint64_t xfer;
+    size_t size;
+    cl_int status;
+    mgtr_ep_t *ep;
+} mgpx_park_t;
+
+#define PEER_PIECE ((size_t)4 << 20) /* bytes per send or receive call */
+
+int mgpx_op_peer_open(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
+{
+    mgw_peer_open_t m;
+    mgw_peer_open_reply_t rep;
+    if (mgw_peer_open_decode(c, &m))
+        return MGPX_BAD;
+    pthread_mutex_lock(&s->lock);
+    if (!s->peer_on) {
+        randombytes_buf(s->peer_sid, MGW_TOKEN);
+        randombytes_buf(s->peer_key, MGW_TOKEN);
+        s->peer_on = 1;
+    }
+    memcpy(rep.sid, s->peer_sid, MGW_TOKEN);
+    memcpy(rep.key, s->peer_key, MGW_TOKEN);
+    pthread_mutex_unlock(&s->lock);
+    mgw_peer_open_reply_put(r, &rep);
+    sodium_memzero(&rep, sizeof rep);
+    return CL_SUCCESS;
+}
+
+static void park_add(mgpx_session_t *s, mgtr_ep_t *ep, uint64_t xfer, size_t size, cl_int status)
+{
+    mgpx_park_t *p = calloc(1, sizeof *p);
+    if (!p) {
+        if (ep)
+            s->t->close(ep);
+        return;
+    }
+    p->xfer = xfer;
+    p->size = size;
+    p->status = status;
+    p->ep = ep;
+    p->next = s->parked;
+    s->parked = p;
+    pthread_cond_broadcast(&s->cond);
+}
+
+int mgpx_op_peer_cancel(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
+{
+    mgw_peer_cancel_t m;
+    if (mgw_peer_cancel_decode(c, &m))
+        return MGPX_BAD;
+    if (s->dry)
+        return MGPX_NOREPLY;
+    pthread_mutex_lock(&s->lock);
+    park_add(s, NULL, m.xfer, 0, m.status < 0 ? m.status : CL_DEVICE_NOT_AVAILABLE);
+    pthread_mutex_unlock(&s->lock);
+    return MGPX_NOREPLY;
+}
+
+void mgpx_peer_park(mgpx_session_t *s, mgtr_ep_t *ep, const mgw_peer_xfer_t *x)
+{
+    if (s->bulk_quit) {
+        s->t->close(ep);
+        return;
+    }
+    park_add(s, ep, x->xfer, x->size, x->status < 0 ? x->status : CL_SUCCESS);
+}
+
+/* Waits for the connection (or cancel) of j's transfer; NULL with j->err set
+ * when the session ends first or the sender failed. */
+static mgpx_park_t *park_take(mgpx_session_t *s, mgpx_job_t *j)
+{
+    mgpx_park_t *p = NULL;
+    pthread_mutex_lock(&s->lock);
+    for (;;) {
+        for (mgpx_park_t **pp = &s->parked; *pp; pp = &(*pp)->next)
+            if ((*pp)->xfer == j->xfer) {
+                p = *pp;
+                *pp = p->next;
+                break;
+            }
+        if (p || s->bulk_quit)
+            break;
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 1;
+        pthread_cond_timedwait(&s->cond, &s->lock, &until);
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (!p && !j->err)
+        j->err = CL_DEVICE_NOT_AVAILABLE;
+    if (p && p->status && !j->err)
+        j->err = p->status;
+    return p;
+}
+
+static void park_free(mgpx_session_t *s, mgpx_park_t *p)
+{
+    if (p && p->ep)
+        s->t->close(p->ep);
+    free(p);
+}
+
+/* Receives into the mapped destination range; the gate is the bulk
+ * thread's (bulk_main frees the job). */
+int mgpx_peer_recv_run(mgpx_session_t *s, mgpx_job_t *j)
+{
+    mgpx_job_wait(j);
+    mgpx_park_t *p = park_take(s, j);
+    if (!j->err && p->size != j->size)
+        j->err = CL_INVALID_VALUE; /* the two ends disagree */
+    void *dst = NULL;
+    cl_int err = CL_SUCCESS;
+    if (!j->err && j->size) {
+        dst = clEnqueueMapBuffer(j->tq, j->mem, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, j->off,
+                                 j->size, 0, NULL, NULL, &err);
+        if (!dst)
+            j->err = err ? err : CL_MAP_FAILURE;
+    }
+    for (size_t o = 0; dst && !j->err && o < j->size; o += PEER_PIECE) {
+        size_t n = j->size - o < PEER_PIECE ? j->size - o : PEER_PIECE;
+        if (s->t->recv(p->ep, (char *)dst + o, n)) {
+            mgpx_slog(s, "session %u (%s): peer transfer %llu broken after %zu of %zu bytes",
+                      s->num, s->peer, (unsigned long long)j->xfer, o, j->size);
+            j->err = CL_DEVICE_NOT_AVAILABLE;
+            break;
+        }
+        s->peer_in += n;
+    }
+    if (dst) {
+        cl_event e = NULL;
+        err = clEnqueueUnmapMemObject(j->tq, j->mem, dst, 0, NULL, &e);
+        if (!err)
+            err = clWaitForEvents(1, &e);
+        if (e)
+            clReleaseEvent(e);
+        if (err && !j->err)
+            j->err = err;
+    }
+    park_free(s, p);
+    return 0;
+}
+
+/* The send: connect, handshake with the receiving session's key, PEER_XFER,
+ * the bytes.  j->err gets any failure. */
+static void peer_send(mgpx_session_t *s, mgpx_job_t *j, const void *src)
+{
+    char err[256];
+    mgtr_ep_t *ep = NULL;
+    mgw_key_t key = {.len = MGW_TOKEN};
+    memcpy(key.k, j->pkey, MGW_TOKEN);
+    if (s->t->connect(j->paddr, &ep, err, sizeof err)) {
+        mgpx_slog(s, "session %u (%s): peer %s: %s", s->num, s->peer, j->paddr, err);
+        j->err = CL_DEVICE_NOT_AVAILABLE;
+        return;
+    }
+    pthread_mutex_lock(&s->lock);
+    j->pep = ep;
+    int quit = s->bulk_quit;
+    pthread_mutex_unlock(&s->lock);
+    s->t->set_timeout(ep, 10000); /* the handshake */
+    uint8_t sid[MGW_TOKEN];
+    memcpy(sid, j->psid, MGW_TOKEN);
+    if (quit || mgtr_auth_client(s->t, ep, &key, s->px ? s->px->crypt : 0, MGW_LANE_PEER, 0, sid,
+                                 err, sizeof err)) {
+        if (!quit)
+            mgpx_slog(s, "session %u (%s): peer %s refused: %s", s->num, s->peer, j->paddr, err);
+        j->err = CL_DEVICE_NOT_AVAILABLE;
+    }
+    sodium_memzero(&key, sizeof key);
+    s->t->set_timeout(ep, 0);
+    mgw_buf_t b;
+    mgw_peer_xfer_encode(&b, 0,
+                         &(mgw_peer_xfer_t){.xfer = j->xfer, .size = j->size, .status = j->err});
+    if (j->err != CL_DEVICE_NOT_AVAILABLE && mgtr_msg_send(s->t, ep, &b))
+        j->err = CL_DEVICE_NOT_AVAILABLE;
+    mgw_buf_free(&b);
+    for (size_t o = 0; !j->err && o < j->size; o += PEER_PIECE) {
+        size_t n = j->size - o < PEER_PIECE ? j->size - o : PEER_PIECE;
+        if (s->t->send(ep, (const char *)src + o, n)) {
+            j->err = CL_DEVICE_NOT_AVAILABLE;
+            break;
+        }
+        s->peer_out += n;
+    }
+    pthread_mutex_lock(&s->lock);
+    j->pep = NULL;
+    pthread_mutex_unlock(&s->lock);
+    s->t->close(ep);
+}
+
+static void *send_main(void *arg)
+{
+    mgpx_job_t *j = arg;
+    mgpx_session_t *s = j->s;
+    void *src = NULL;
+    cl_int err = CL_SUCCESS;
+    mgpx_job_wait(j);
+    if (!j->err && j->size) {
+        src = clEnqueueMapBuffer(j->tq, j->mem, CL_TRUE, CL_MAP_READ, j->off, j->size, 0, NULL,
+                                 NULL, &err);
+        if (!src)
+            j->err = err ? err : CL_MAP_FAILURE;
+    }
+    /* a failure before the connection is told to the receiver in PEER_XFER */
+    peer_send(s, j, src);
+    if (src) {
+        cl_event e = NULL;
+        err = clEnqueueUnmapMemObject(j->tq, j->mem, src, 0, NULL, &e);
+        if (!err)
+            err = clWaitForEvents(1, &e);
+        if (e)
+            clReleaseEvent(e);
+        if (err && !j->err)
+            j->err = err;
+    }
+    pthread_mutex_lock(&s->lock);
+    for (mgpx_job_t **pp = &s->sending; *pp; pp = &(*pp)->pnext)
+        if (*pp == j) {
+            *pp = j->pnext;
+            break;
+        }
+    s->nsending--;
+    s->jobs_open--;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+    mgpx_job_free(j);
+    mgpx_session_unref(s);
+    return NULL;
+}
+
+void mgpx_peer_send_start(mgpx_session_t *s, mgpx_job_t *j)
+{
+    pthread_t th;
+    pthread_attr_t a;
+    j->s = s;
+    atomic_fetch_add(&s->refs, 1);
+    pthread_mutex_lock(&s->lock);
+    j->pnext = s->sending;
+    s->sending = j;
+    s->nsending++;
+    s->jobs_open++; /* a FINISH does not wait inline while it runs (see FINISH) */
+    pthread_mutex_unlock(&s->lock);
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&th, &a, send_main, j);
+    pthread_attr_destroy(&a);
+    if (rc) {
+        pthread_mutex_lock(&s->lock);
+        s->sending = j->pnext;
+        s->nsending--;
+        s->jobs_open--;
+        pthread_mutex_unlock(&s->lock);
+        j->err = CL_OUT_OF_RESOURCES;
+        mgpx_job_free(j);
+        mgpx_session_unref(s);
+    }
+}
+
+void mgpx_peer_session_end(mgpx_session_t *s)
+{
+    pthread_mutex_lock(&s->lock);
+    while (s->nsending) {
+        for (mgpx_job_t *j = s->sending; j; j = j->pnext)
+            if (j->pep)
+                s->t->shutdown(j->pep);
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 1;
+        pthread_cond_timedwait(&s->cond, &s->lock, &until);
+    }
+    mgpx_park_t *p = s->parked;
+    s->parked = NULL;
+    pthread_mutex_unlock(&s->lock);
+    while (p) {
+        mgpx_park_t *n = p->next;
+        park_free(s, p);
+        p = n;
+    }
+    if (s->peer_in || s->peer_out)
+        mgpx_log("session %u (%s): peer lane moved %llu bytes in, %llu out", s->num, s->peer,
+                 (unsigned long long)s->peer_in, (unsigned long long)s->peer_out);
+}
