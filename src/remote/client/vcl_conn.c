@@ -29,9 +29,14 @@ static mgvcl_conn_t **conns;
 static int nconns;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
+/* One ID space for every proxy: an object of a context of several proxies
+ * has the same ID on each. */
+static atomic_uint_fast64_t next_id = 1;
+
 uint64_t mgvcl_id(mgvcl_conn_t *c)
 {
-    return atomic_fetch_add(&c->next_id, 1);
+    (void)c;
+    return atomic_fetch_add(&next_id, 1);
 }
 
 /* MPIGPU_VCL_TIMEOUT, read by init_once before any connection. */

@@ -1,0 +1,496 @@
+/* libmpigpu-vcl.so: contexts over the devices of several proxies.
+ *
+ * The context is a native context of the same wire ID on each of its
+ * proxies (IDs are one space for all connections, so every object keeps
+ * one ID wherever it is made).  A buffer is born on the context's first
+ * proxy and lives where it was last used: a command on another proxy moves
+ * it there first, from proxy to proxy (PEER_RECV on the new home, PEER_SEND
+ * on the old one, which the old home's own queue of the context runs after
+ * the buffer's last command there); the client's link carries the two
+ * commands only.  An event of one proxy in a wait list of another stands
+ * there as a user event that the client sets when the event completes. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "vcl.h"
+
+static pthread_mutex_t peer_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int mgvcl_ctx_ci(cl_context ctx, mgvcl_conn_t *c)
+{
+    for (cl_uint i = 0; i < ctx->nconn; i++)
+        if (ctx->conns[i] == c)
+            return (int)i;
+    return -1;
+}
+
+cl_int mgvcl_call_each(cl_context ctx, uint32_t mask, mgw_buf_t *b, uint32_t *made)
+{
+    cl_int rc = CL_SUCCESS;
+    for (cl_uint i = 0; i < ctx->nconn; i++) {
+        if (!(mask & (1u << i)))
+            continue;
+        cl_int r = mgvcl_call(ctx->conns[i], b, NULL, NULL);
+        if (r == CL_SUCCESS && made)
+            *made |= 1u << i;
+        else if (r != CL_SUCCESS && rc == CL_SUCCESS)
+            rc = r;
+    }
+    return rc;
+}
+
+/* The native contexts: one per proxy, each with that proxy's devices. */
+cl_int mgvcl_ctx_make(cl_context ctx)
+{
+    uint64_t idx[MGW_MAX_DEVS];
+    cl_int rc = CL_SUCCESS;
+    mgw_buf_t b;
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE); /* a move begins commands of its own */
+    pthread_mutex_init(&ctx->mig_lock, &a);
+    pthread_mutexattr_destroy(&a);
+    ctx->nconn = 0;
+    for (cl_uint i = 0; i < ctx->ndev && rc == CL_SUCCESS; i++) {
+        if (mgvcl_ctx_ci(ctx, ctx->devs[i]->conn) >= 0)
+            continue;
+        if (ctx->nconn == MGVCL_MAX_CONNS) {
+            rc = CL_INVALID_DEVICE; /* more proxies than one context spans */
+            break;
+        }
+        mgvcl_conn_t *c = ctx->devs[i]->conn;
+        cl_uint n = 0;
+        for (cl_uint j = 0; j < ctx->ndev && n < MGW_MAX_DEVS; j++)
+            if (ctx->devs[j]->conn == c)
+                idx[n++] = ctx->devs[j]->idx;
+        mgw_context_create_encode(&b, 0,
+                                  &(mgw_context_create_t){.id = ctx->id, .devs = {.n = n, .v = idx}});
+        rc = mgvcl_call(c, &b, NULL, NULL);
+        mgw_buf_free(&b);
+        if (rc == CL_SUCCESS)
+            ctx->conns[ctx->nconn++] = c;
+    }
+    ctx->conn = ctx->nconn ? ctx->conns[0] : ctx->devs[0]->conn;
+    if (rc != CL_SUCCESS)
+        mgvcl_ctx_unmake(ctx);
+    return rc;
+}
+
+void mgvcl_ctx_unmake(cl_context ctx)
+{
+    for (cl_uint i = 0; i < ctx->nconn; i++) {
+        cl_command_queue hq = ctx->hq[i];
+        if (hq) {
+            mgvcl_clFinish(hq); /* its events point at it */
+            mgvcl_release_remote(hq->conn, MGW_K_QUEUE, hq->id);
+            free(hq);
+            ctx->hq[i] = NULL;
+        }
+        mgvcl_release_remote(ctx->conns[i], MGW_K_CONTEXT, ctx->id);
+    }
+    ctx->nconn = 0;
+    pthread_mutex_destroy(&ctx->mig_lock);
+}
+
+/* The context's own in-order queue on conns[ci] (mig_lock held). */
+static cl_command_queue hidden_queue(cl_context ctx, int ci, cl_int *rc)
+{
+    if (ctx->hq[ci])
+        return ctx->hq[ci];
+    cl_device_id dev = NULL;
+    for (cl_uint i = 0; i < ctx->ndev && !dev; i++)
+        if (ctx->devs[i]->conn == ctx->conns[ci])
+            dev = ctx->devs[i];
+    cl_command_queue q = calloc(1, sizeof *q);
+    if (!q) {
+        *rc = CL_OUT_OF_HOST_MEMORY;
+        return NULL;
+    }
+    q->dispatch = &mgvcl_dispatch;
+    atomic_init(&q->refs, 1);
+    q->ctx = ctx;
+    q->dev = dev;
+    q->conn = ctx->conns[ci];
+    q->id = mgvcl_id(q->conn);
+    mgw_buf_t b;
+    mgw_queue_create_encode(
+        &b, 0, &(mgw_queue_create_t){.id = q->id, .ctx = ctx->id, .dev = dev->idx, .props = 0});
+    *rc = mgvcl_call(q->conn, &b, NULL, NULL);
+    mgw_buf_free(&b);
+    if (*rc) {
+        free(q);
+        return NULL;
+    }
+    return ctx->hq[ci] = q;
+}
+
+/* The receiving session's peer ID and key (PEER_OPEN, once per connection). */
+static cl_int peer_open(mgvcl_conn_t *c)
+{
+    cl_int rc = CL_SUCCESS;
+    pthread_mutex_lock(&peer_lock);
+    if (!c->peer_ok) {
+        mgw_buf_t b;
+        uint8_t *rep = NULL;
+        size_t len = 0;
+        mgw_peer_open_encode(&b, 0, &(mgw_peer_open_t){});
+        rc = mgvcl_call(c, &b, &rep, &len);
+        mgw_buf_free(&b);
+        if (rc == CL_SUCCESS) {
+            mgw_peer_open_reply_t m;
+            mgw_cur_t cur;
+            mgw_cur_init(&cur, rep, len);
+            if (mgw_peer_open_reply_decode(&cur, &m)) {
+                rc = CL_OUT_OF_RESOURCES;
+            } else {
+                memcpy(c->peer_sid, m.sid, MGW_TOKEN);
+                memcpy(c->peer_key, m.key, MGW_TOKEN);
+                c->peer_ok = 1;
+            }
+            sodium_memzero(&m, sizeof m);
+        }
+        if (rep)
+            sodium_memzero(rep, len);
+        free(rep);
+    }
+    pthread_mutex_unlock(&peer_lock);
+    return rc;
+}
+
+/* Room for one more ID in e's wait list. */
+static cl_int wait_room(mgvcl_enq_t *e)
+{
+    cl_uint n = e->head.waits.n;
+    cl_uint cap = e->wids == e->wbuf ? (cl_uint)(sizeof e->wbuf / sizeof e->wbuf[0]) : e->wcap;
+    if (n < cap)
+        return CL_SUCCESS;
+    if (n >= MGW_MAX_WAIT)
+        return CL_INVALID_EVENT_WAIT_LIST;
+    cl_uint ncap = cap * 2 < MGW_MAX_WAIT ? cap * 2 : MGW_MAX_WAIT;
+    uint64_t *w = malloc(ncap * sizeof *w);
+    if (!w)
+        return CL_OUT_OF_HOST_MEMORY;
+    memcpy(w, e->wids, n * sizeof *w);
+    if (e->wids != e->wbuf)
+        free(e->wids);
+    e->wids = w;
+    e->wcap = ncap;
+    e->head.waits.v = w;
+    return CL_SUCCESS;
+}
+
+static cl_int wait_id(mgvcl_enq_t *e, uint64_t id)
+{
+    cl_int rc = wait_room(e);
+    if (rc == CL_SUCCESS)
+        e->wids[e->head.waits.n++] = id;
+    return rc;
+}
+
+static void standin_send_set(mgvcl_standin_t *s, cl_int status)
+{
+    mgw_buf_t b;
+    if (atomic_load_explicit(&s->c->dead, memory_order_relaxed))
+        return;
+    mgw_user_event_set_encode(&b, 0, &(mgw_user_event_set_t){.id = s->id, .status = status});
+    mgvcl_send(s->c, &b);
+    mgw_buf_free(&b);
+}
+
+cl_int mgvcl_wait_add(mgvcl_enq_t *e, cl_command_queue q, cl_event w)
+{
+    if (w->conn == q->conn)
+        return wait_id(e, w->id);
+    pthread_mutex_lock(&mgvcl_lock);
+    if (!w->in_table) { /* complete: nothing to wait for, unless it failed */
+        cl_int st = w->status;
+        pthread_mutex_unlock(&mgvcl_lock);
+        return st < 0 ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
+    }
+    for (mgvcl_standin_t *s = w->stand; s; s = s->next)
+        if (s->c == q->conn) {
+            uint64_t id = s->id;
+            pthread_mutex_unlock(&mgvcl_lock);
+            return wait_id(e, id);
+        }
+    mgvcl_standin_t *s = calloc(1, sizeof *s);
+    if (!s) {
+        pthread_mutex_unlock(&mgvcl_lock);
+        return CL_OUT_OF_HOST_MEMORY;
+    }
+    s->c = q->conn;
+    s->id = mgvcl_id(q->conn);
+    s->next = w->stand;
+    w->stand = s;
+    pthread_mutex_unlock(&mgvcl_lock);
+    /* made outside the lock; a completion meanwhile marks it due */
+    mgw_buf_t b;
+    mgw_user_event_create_encode(&b, 0,
+                                 &(mgw_user_event_create_t){.id = s->id, .ctx = q->ctx->id});
+    cl_int rc = mgvcl_send(q->conn, &b);
+    mgw_buf_free(&b);
+    pthread_mutex_lock(&mgvcl_lock);
+    s->created = rc == CL_SUCCESS;
+    int due = s->due;
+    cl_int st = w->status;
+    pthread_mutex_unlock(&mgvcl_lock);
+    if (due && s->created)
+        standin_send_set(s, st);
+    return rc == CL_SUCCESS ? wait_id(e, s->id) : rc;
+}
+
+void mgvcl_standins_set(cl_event e, cl_int status)
+{
+    mgvcl_standin_t *list[64];
+    int n = 0;
+    pthread_mutex_lock(&mgvcl_lock);
+    for (mgvcl_standin_t *s = e->stand; s; s = s->next) {
+        if (s->due)
+            continue;
+        s->due = 1;
+        if (s->created && n < 64)
+            list[n++] = s;
+        else if (s->created) /* many: send under the lock (rare) */
+            standin_send_set(s, status);
+    }
+    pthread_mutex_unlock(&mgvcl_lock);
+    for (int i = 0; i < n; i++)
+        standin_send_set(list[i], status);
+}
+
+void mgvcl_standins_free(cl_event e)
+{
+    while (e->stand) {
+        mgvcl_standin_t *s = e->stand;
+        e->stand = s->next;
+        if (s->created && !atomic_load_explicit(&s->c->dead, memory_order_relaxed))
+            mgvcl_release_remote(s->c, MGW_K_EVENT, s->id);
+        free(s);
+    }
+}
+
+/* Makes m on conns[ci] (a sub-buffer: its parent first); mig_lock held. */
+static cl_int mem_make(cl_context ctx, cl_mem m, int ci)
+{
+    mgw_buf_t b;
+    cl_int rc;
+    if (m->made & (1u << ci))
+        return CL_SUCCESS;
+    if (m->parent) {
+        if ((rc = mem_make(ctx, m->parent, ci)))
+            return rc;
+        mgw_subbuffer_create_encode(&b, 0,
+                                    &(mgw_subbuffer_create_t){.id = m->id,
+                                                              .parent = m->parent->id,
+                                                              .flags = m->flags & CL_MEM_READ_WRITE,
+                                                              .origin = m->origin,
+                                                              .size = m->size});
+    } else {
+        mgw_buffer_create_encode(
+            &b, 0,
+            &(mgw_buffer_create_t){.id = m->id,
+                                   .ctx = ctx->id,
+                                   .flags = m->flags & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY |
+                                                        CL_MEM_WRITE_ONLY | CL_MEM_ALLOC_HOST_PTR),
+                                   .size = m->size});
+    }
+    rc = mgvcl_call(ctx->conns[ci], &b, NULL, NULL);
+    mgw_buf_free(&b);
+    if (rc == CL_SUCCESS)
+        m->made |= 1u << ci;
+    return rc;
+}
+
+void mgvcl_mem_unmake(cl_mem m)
+{
+    cl_context ctx = m->ctx;
+    for (cl_uint i = 0; i < ctx->nconn; i++)
+        if (m->made & (1u << i))
+            mgvcl_release_remote(ctx->conns[i], MGW_K_MEM, m->id);
+    if (m->last)
+        mgvcl_event_unref(m->last);
+    m->last = NULL;
+}
+
+typedef struct cancel_arg {
+    mgvcl_conn_t *c;
+    uint64_t xfer;
+} cancel_arg_t;
+
+/* The sending side's event completed: a failure fails the receive. */
+static void CL_CALLBACK send_done(cl_event ev, cl_int st, void *data)
+{
+    cancel_arg_t *a = data;
+    (void)ev;
+    if (st < 0 && !atomic_load_explicit(&a->c->dead, memory_order_relaxed)) {
+        mgw_buf_t b;
+        mgw_peer_cancel_encode(&b, 0, &(mgw_peer_cancel_t){.xfer = a->xfer, .status = st});
+        mgvcl_send(a->c, &b);
+        mgw_buf_free(&b);
+    }
+    free(a);
+}
+
+static cl_int hold(mgvcl_enq_t *e, cl_event ev)
+{
+    cl_event *h = realloc(e->hold, (e->nhold + 1) * sizeof *h);
+    if (!h)
+        return CL_OUT_OF_HOST_MEMORY;
+    e->hold = h;
+    h[e->nhold++] = ev;
+    return CL_SUCCESS;
+}
+
+/* The bytes [so, so + n) of src on conns[from] go into dst at dof on q's
+ * proxy: rx, an event of q (its ID the transfer's), begun with its head;
+ * the sending side runs on the context's queue of `from` after src's last
+ * command there and the extra wait list sw (IDs of that proxy's events,
+ * ns of them).  mig_lock held. */
+static cl_int peer_move(cl_command_queue q, int from, cl_mem src, cl_mem dst, size_t so, size_t dof,
+                        size_t n, const mgw_enq_head_t *rxhead, cl_event rx, cl_event *sent)
+{
+    cl_context ctx = q->ctx;
+    cl_int rc = peer_open(q->conn);
+    cl_command_queue hq = rc ? NULL : hidden_queue(ctx, from, &rc);
+    if (rc)
+        return rc;
+    mgvcl_enq_t se;
+    if ((rc = mgvcl_enq_begin(hq, 0, NULL, CL_COMMAND_COPY_BUFFER, &se)))
+        return rc;
+    if (src->last && (rc = mgvcl_wait_add(&se, hq, src->last)) &&
+        rc != CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) {
+        mgvcl_enq_abort(&se, rc);
+        return rc;
+    }
+    /* a failed last command fails nothing here: the data is what it is */
+    mgw_buf_t b;
+    mgw_xfer_head_t rx_x = {.xfer = rx->id, .size = n, .head = *rxhead, .mem = dst->id};
+    mgw_peer_recv_encode(&b, 0, &(mgw_peer_recv_t){.x = rx_x, .off = dof});
+    rc = mgvcl_send(q->conn, &b);
+    mgw_buf_free(&b);
+    if (rc != CL_SUCCESS) {
+        mgvcl_conn_fail(q->conn);
+        mgvcl_enq_abort(&se, CL_DEVICE_NOT_AVAILABLE);
+        return CL_DEVICE_NOT_AVAILABLE;
+    }
+    cancel_arg_t *ca = malloc(sizeof *ca);
+    if (ca) {
+        ca->c = q->conn;
+        ca->xfer = rx->id;
+        if (mgvcl_clSetEventCallback(se.ev, CL_COMPLETE, send_done, ca))
+            free(ca);
+    }
+    mgw_peer_send_t ps = {
+        .x = {.xfer = rx->id, .size = n, .head = se.head, .mem = src->id},
+        .off = so,
+        .addr = q->conn->addr,
+    };
+    memcpy(ps.sid, q->conn->peer_sid, MGW_TOKEN);
+    memcpy(ps.key, q->conn->peer_key, MGW_TOKEN);
+    mgw_peer_send_encode(&b, 0, &ps);
+    sodium_memzero(ps.key, sizeof ps.key);
+    cl_event sev = se.ev;
+    mgvcl_clRetainEvent(sev);
+    /* a failed send fails its event, whose callback cancels the receive */
+    mgvcl_enq_end(hq, &se, &b, NULL, CL_FALSE, 0, NULL, 0);
+    sodium_memzero(b.p, b.len);
+    mgw_buf_free(&b);
+    if (sent)
+        *sent = sev;
+    else
+        mgvcl_event_unref(sev);
+    return CL_SUCCESS;
+}
+
+/* Moves the whole of root (a buffer) to q's proxy, as a command of q that
+ * e then waits for. */
+static cl_int migrate(mgvcl_enq_t *e, cl_command_queue q, cl_mem root, int ci, int content)
+{
+    cl_context ctx = q->ctx;
+    cl_int rc = mem_make(ctx, root, ci);
+    if (rc)
+        return rc;
+    if (!content) {
+        root->home = ci;
+        return CL_SUCCESS;
+    }
+    mgvcl_enq_t re;
+    if ((rc = mgvcl_enq_begin(q, 0, NULL, CL_COMMAND_MIGRATE_MEM_OBJECTS, &re)))
+        return rc;
+    cl_event rx = re.ev;
+    rc = peer_move(q, root->home, root, root, 0, 0, root->size, &re.head, rx, NULL);
+    if (rc != CL_SUCCESS) {
+        mgvcl_enq_abort(&re, rc);
+        return rc;
+    }
+    mgvcl_clRetainEvent(rx);
+    mgvcl_enq_end(q, &re, NULL, NULL, CL_FALSE, 0, NULL, 0); /* sent: peer_move */
+    if (rc == CL_SUCCESS) {
+        root->home = ci;
+        if (root->last)
+            mgvcl_event_unref(root->last);
+        mgvcl_clRetainEvent(rx);
+        root->last = rx;
+        rc = wait_id(e, rx->id);
+    }
+    if (rc == CL_SUCCESS)
+        rc = hold(e, rx);
+    else
+        mgvcl_event_unref(rx);
+    return rc;
+}
+
+cl_int mgvcl_mem_use(mgvcl_enq_t *e, cl_command_queue q, cl_mem m)
+{
+    return mgvcl_mem_move(e, q, m, 1);
+}
+
+cl_int mgvcl_mem_move(mgvcl_enq_t *e, cl_command_queue q, cl_mem m, int content)
+{
+    cl_context ctx = q->ctx;
+    if (ctx->nconn < 2 || !m)
+        return CL_SUCCESS;
+    cl_mem root = m->parent ? m->parent : m;
+    int ci = mgvcl_ctx_ci(ctx, q->conn);
+    cl_int rc = CL_SUCCESS;
+    if (ci < 0)
+        return CL_INVALID_COMMAND_QUEUE;
+    if (root->home != ci) {
+        if (mgvcl_is_image(root))
+            return CL_INVALID_OPERATION; /* images stay on their first proxy */
+        rc = migrate(e, q, root, ci, content);
+    }
+    if (rc == CL_SUCCESS && m != root)
+        rc = mem_make(ctx, m, ci);
+    if (rc == CL_SUCCESS && e->ev) {
+        if (root->last)
+            mgvcl_event_unref(root->last);
+        mgvcl_clRetainEvent(e->ev);
+        root->last = e->ev;
+    }
+    return rc;
+}
+
+int mgvcl_copy_peer(mgvcl_enq_t *e, cl_command_queue q, cl_mem src, cl_mem dst, size_t so,
+                    size_t dof, size_t n, cl_int *rc)
+{
+    cl_context ctx = q->ctx;
+    cl_mem root = src->parent ? src->parent : src;
+    int ci = mgvcl_ctx_ci(ctx, q->conn);
+    if (ctx->nconn < 2 || root->home == ci || mgvcl_is_image(root))
+        return 1;
+    if ((*rc = mgvcl_mem_use(e, q, dst)))
+        return 0;
+    /* the command's wait list holds for the sending side too */
+    cl_event sent = NULL;
+    *rc = peer_move(q, root->home, root, dst->parent ? dst->parent : dst, so + src->origin,
+                    dof + dst->origin, n, &e->head, e->ev, &sent);
+    if (sent) {
+        if (root->last)
+            mgvcl_event_unref(root->last);
+        root->last = sent; /* a later writer of src waits for this read */
+    }
+    return 0;
+}
