@@ -166,9 +166,10 @@ static void pipeline(void)
     printf("pipeline: %d stages over %d proxies, results as the host's\n", STAGES, NDEV);
 }
 
-/* Mismatches of b's words [0, words) against gen's from w0, counted on
- * queue qq's device. */
-static cl_uint device_check(cl_command_queue qq, cl_mem b, size_t words, cl_uint w0, cl_uint seed)
+/* Mismatches of b's words [at, at + words) against gen's from word w0 on,
+ * counted on queue qq's device. */
+static cl_uint device_check(cl_command_queue qq, cl_mem b, size_t at, size_t words, cl_uint w0,
+                            cl_uint seed)
 {
     cl_int err;
     cl_uint bad = 0;
@@ -177,10 +178,11 @@ static cl_uint device_check(cl_command_queue qq, cl_mem b, size_t words, cl_uint
     cl_kernel k = clCreateKernel(prog, "check", &err);
     CL_OK(err);
     CL_OK(clSetKernelArg(k, 0, sizeof b, &b));
+    w0 -= (cl_uint)at; /* the kernel's i runs from at */
     CL_OK(clSetKernelArg(k, 1, sizeof w0, &w0));
     CL_OK(clSetKernelArg(k, 2, sizeof seed, &seed));
     CL_OK(clSetKernelArg(k, 3, sizeof c, &c));
-    CL_OK(clEnqueueNDRangeKernel(qq, k, 1, NULL, &words, NULL, 0, NULL, NULL));
+    CL_OK(clEnqueueNDRangeKernel(qq, k, 1, &at, &words, NULL, 0, NULL, NULL));
     CL_OK(clEnqueueReadBuffer(qq, c, CL_TRUE, 0, sizeof bad, &bad, 0, NULL, NULL));
     clReleaseKernel(k);
     clReleaseMemObject(c);
@@ -209,7 +211,7 @@ static void copy(size_t mib)
        the first and last 4 KiB, shifted by 4 KiB */
     CL_OK(clEnqueueCopyBuffer(q[1], b, c, 4096, 8192, size - 12288, 1, &made, &copied));
     CL_OK(clWaitForEvents(1, &copied));
-    cl_uint bad = device_check(q[1], c, words - 3072, 1024, seed); /* c[2048..] = b[1024..] */
+    cl_uint bad = device_check(q[1], c, 2048, words - 3072, 1024, seed); /* c[2048..] = b[1024..] */
     CHECK(bad == 0, "copy: %u words differ on proxy 1", bad);
     /* a few samples read back */
     cl_uint sample[4], at[4] = {2048, 2049, (cl_uint)(words / 2), (cl_uint)(words - 1024 - 1)};
@@ -222,7 +224,7 @@ static void copy(size_t mib)
     cl_event moved;
     CL_OK(clEnqueueMigrateMemObjects(q[2], 1, &b, 0, 0, NULL, &moved));
     CL_OK(clWaitForEvents(1, &moved));
-    bad = device_check(q[2], b, words, 0, seed);
+    bad = device_check(q[2], b, 0, words, 0, seed);
     CHECK(bad == 0, "migrate: %u words differ on proxy 2", bad);
     /* a rect copy from b (on proxy 2) into c on proxy 1 */
     size_t so[3] = {0, 0, 0}, dof[3] = {0, 0, 0}, reg[3] = {4096, 16, 1};
