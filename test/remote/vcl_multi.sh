@@ -6,7 +6,10 @@
 # byte counters that prove the bytes went proxy to proxy (each proxy's
 # "peer lane moved" line; the client's MPIGPU_VCL_STATS total far below the
 # data); bad wait lists; a proxy killed under a live context.  Encrypted
-# (the default) and plain (MPIGPU_VCL_ENCRYPT=0, --no-encrypt).
+# (the default), where an event's proxy also tells the proxies whose
+# commands wait for it itself (their "stand-ins set by a peer" counts), and
+# plain (MPIGPU_VCL_ENCRYPT=0, --no-encrypt) with only the client passing
+# completions on (MPIGPU_VCL_PEER_EVENTS=0: no notices between proxies).
 . "$(dirname "$0")/common.sh"
 vm="$top/test/remote/vcl_multi"
 stat() { sed -n "s/^mpigpu-vcl: messages=.* $1=\([0-9]*\).*/\1/p" "$2" | tail -n 1; }
@@ -14,6 +17,11 @@ stat() { sed -n "s/^mpigpu-vcl: messages=.* $1=\([0-9]*\).*/\1/p" "$2" | tail -n
 peer() {
     sed -n 's/.*peer lane moved \([0-9]*\) bytes in, \([0-9]*\) out.*/\1 \2/p' "$work/$1.log" |
         awk -v w="$2" '{ s += (w == "in" ? $1 : $2) } END { print s + 0 }'
+}
+# notices NAME: event notices the proxy's sessions got from peers (first or late)
+notices() {
+    sed -n 's/.*stand-ins set by a peer first \([0-9]*\), after the client \([0-9]*\).*/\1 \2/p' \
+        "$work/$1.log" | awk '{ s += $1 + $2 } END { print s + 0 }'
 }
 three() { # three proxies, NAME-0..2, ARGS for each; MPIGPU_VCL_SERVERS names them
     local servers= pids=
@@ -35,7 +43,7 @@ wait_log() {
 
 for crypt in on off; do
     if [ $crypt = off ]; then
-        export MPIGPU_VCL_ENCRYPT=0
+        export MPIGPU_VCL_ENCRYPT=0 MPIGPU_VCL_PEER_EVENTS=0
         three "px$crypt" --no-encrypt
     else
         three "px$crypt"
@@ -54,7 +62,14 @@ for crypt in on off; do
     echo "copy ($crypt): client carried $out bytes out, $in in; proxies' peer lanes moved $pin in, $pout out"
     [ "$pin" -ge $((64 << 20)) ] && [ "$pout" -ge $((64 << 20)) ] ||
         fail "the proxies moved too little on their peer lanes ($crypt): in $pin, out $pout"
-    unset MPIGPU_VCL_ENCRYPT
+    nn=$(($(notices "px$crypt-0") + $(notices "px$crypt-1") + $(notices "px$crypt-2")))
+    echo "event notices between proxies ($crypt): $nn"
+    if [ $crypt = on ]; then
+        [ "$nn" -ge 3 ] || fail "7 dependencies between proxies, only $nn notices (some may come after a session ended)"
+    else
+        [ "$nn" -eq 0 ] || fail "MPIGPU_VCL_PEER_EVENTS=0, yet $nn notices between proxies"
+    fi
+    unset MPIGPU_VCL_ENCRYPT MPIGPU_VCL_PEER_EVENTS
 done
 
 # a proxy killed under a live context

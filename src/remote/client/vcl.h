@@ -438,6 +438,9 @@ cl_int mgvcl_mem_move(mgvcl_enq_t *e, cl_command_queue q, cl_mem m, int content)
  * transfer's result (the caller still ends e). */
 int mgvcl_copy_peer(mgvcl_enq_t *e, cl_command_queue q, cl_mem src, cl_mem dst, size_t so,
                     size_t dof, size_t n, cl_int *rc);
+/* MPIGPU_VCL_PEER_EVENTS (vcl_conn.c reads it): 1, the proxy of an event
+ * in another proxy's wait list tells that proxy itself; 0, only the client. */
+extern int mgvcl_forward;
 /* The remote objects of a context of several proxies. */
 cl_int mgvcl_ctx_make(cl_context ctx);
 void mgvcl_ctx_unmake(cl_context ctx);

@@ -770,6 +770,7 @@ static void init_once(void)
     if (streams.set)
         vcl_streams = (unsigned)streams.num;
     vcl_timeout_s = (int)mgparam_read_or_default(MGPARAM_VCL_TIMEOUT, MGLOG_VCL).num;
+    mgvcl_forward = (int)mgparam_read_or_default(MGPARAM_VCL_PEER_EVENTS, MGLOG_VCL).num;
     if (mgtr_spin_setup(MGPARAM_VCL_SPIN, err, sizeof err))
         MGLOG_WARN(MGLOG_VCL, "%s; not spinning", err);
     /* a malformed value keeps the default, encryption on: the safe side */

@@ -17,6 +17,7 @@
 #include "vcl.h"
 
 static pthread_mutex_t peer_lock = PTHREAD_MUTEX_INITIALIZER;
+int mgvcl_forward = 1; /* MPIGPU_VCL_PEER_EVENTS */
 
 int mgvcl_ctx_ci(cl_context ctx, mgvcl_conn_t *c)
 {
@@ -199,6 +200,28 @@ static void standin_send_set(mgvcl_standin_t *s, cl_int status)
     mgw_buf_free(&b);
 }
 
+static cl_int peer_open(mgvcl_conn_t *c);
+
+/* Asks w's proxy to set the stand-in on c itself when w completes (over the
+ * peer lane, EVENT_FORWARD); the client sets it too, and the proxy takes
+ * the first of the two.  Without it (an old proxy, an error) the client's
+ * setting is the only one. */
+static void forward(cl_event w, mgvcl_conn_t *c, uint64_t standin)
+{
+    if (!mgvcl_forward || peer_open(c) != CL_SUCCESS ||
+        atomic_load_explicit(&w->conn->dead, memory_order_relaxed))
+        return;
+    mgw_event_forward_t f = {.event = w->id, .standin = standin, .addr = c->addr};
+    memcpy(f.sid, c->peer_sid, MGW_TOKEN);
+    memcpy(f.key, c->peer_key, MGW_TOKEN);
+    mgw_buf_t b;
+    mgw_event_forward_encode(&b, 0, &f);
+    sodium_memzero(f.key, sizeof f.key);
+    mgvcl_send(w->conn, &b);
+    sodium_memzero(b.p, b.len);
+    mgw_buf_free(&b);
+}
+
 cl_int mgvcl_wait_add(mgvcl_enq_t *e, cl_command_queue q, cl_event w)
 {
     if (w->conn == q->conn)
@@ -238,6 +261,8 @@ cl_int mgvcl_wait_add(mgvcl_enq_t *e, cl_command_queue q, cl_event w)
     pthread_mutex_unlock(&mgvcl_lock);
     if (due && s->created)
         standin_send_set(s, st);
+    if (rc == CL_SUCCESS && w->q && !due)
+        forward(w, q->conn, s->id);
     return rc == CL_SUCCESS ? wait_id(e, s->id) : rc;
 }
 

@@ -174,7 +174,14 @@ typedef struct mgpx_session {
     uint8_t peer_key[MGW_TOKEN];
     struct mgpx_park *parked;
     mgpx_job_t *sending;
-    int nsending;
+    int nsending;             /* sends and event forwards running */
+    struct mgpx_ue *ues;      /* the client's user events (a peer may set a stand-in first) */
+    struct mgpx_pconn *pconns; /* connections for event notices to peer sessions */
+    struct mgpx_early *early;  /* notices for stand-ins not made yet */
+    unsigned nearly;
+    uint64_t ue_max; /* the highest user event ID made so far (under lock) */
+    unsigned long fwd_direct; /* stand-ins set by a peer proxy's PEER_EVENT */
+    unsigned long fwd_late;   /* PEER_EVENTs that came after the client's setting */
     _Atomic unsigned long long peer_in, peer_out; /* bytes received from / sent to peer proxies */
 } mgpx_session_t;
 
@@ -313,6 +320,18 @@ void mgpx_peer_send_start(mgpx_session_t *s, mgpx_job_t *j);
 /* Session end: shuts the running sends' connections down, waits for them,
  * closes what is parked. */
 void mgpx_peer_session_end(mgpx_session_t *s);
+/* Events of another proxy in a wait list: the client's user event `id`
+ * (its stand-in here) may be set by a peer's PEER_EVENT (ue_add, from
+ * USER_EVENT_CREATE) or by the client's USER_EVENT_SET (ue_take: 1 when the
+ * client must set it now, 0 when a peer did, -1 when unknown), whichever
+ * comes first. */
+void mgpx_ue_add(mgpx_session_t *s, uint64_t id, cl_event e);
+int mgpx_ue_take(mgpx_session_t *s, uint64_t id);
+/* A peer's PEER_EVENT for s (s->lock held by the caller): the stand-in's
+ * handle (retained), which the caller sets once it let go of the locks, or
+ * NULL (unknown, or the client set it first). */
+cl_event mgpx_peer_event(mgpx_session_t *s, const mgw_peer_event_t *m);
+int mgpx_op_event_forward(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *reply);
 
 /* The shared-memory bulk lane (proxy_shm.c): SHM_OPEN and SHM_READY, and
  * the unlink/unmap at session end. */

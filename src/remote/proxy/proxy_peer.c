@@ -35,6 +35,256 @@ typedef struct mgpx_park {
 
 #define PEER_PIECE ((size_t)4 << 20) /* bytes per send or receive call */
 
+/* A notice for a stand-in not made yet. */
+typedef struct mgpx_early {
+    struct mgpx_early *next;
+    uint64_t id;
+    cl_int status;
+} mgpx_early_t;
+
+/* A connection for event notices to a peer session (fwd_main). */
+typedef struct mgpx_pconn {
+    struct mgpx_pconn *next;
+    char *addr;
+    uint8_t sid[MGW_TOKEN];
+    mgtr_ep_t *ep;
+    pthread_mutex_t lock; /* one send at a time */
+    int broken;
+} mgpx_pconn_t;
+
+/* A client user event that a peer may set (a stand-in), under s->lock. */
+typedef struct mgpx_ue {
+    struct mgpx_ue *next;
+    uint64_t id;
+    cl_event e; /* retained */
+    int peer_set;
+} mgpx_ue_t;
+
+void mgpx_ue_add(mgpx_session_t *s, uint64_t id, cl_event e)
+{
+    mgpx_ue_t *u = malloc(sizeof *u);
+    if (!u)
+        return; /* then only the client sets it */
+    u->id = id;
+    u->e = e;
+    u->peer_set = 0;
+    clRetainEvent(e);
+    cl_int early = 1;
+    pthread_mutex_lock(&s->lock);
+    if (id > s->ue_max)
+        s->ue_max = id;
+    /* a notice that came before its stand-in was made (another connection) */
+    for (mgpx_early_t **pp = &s->early; *pp; pp = &(*pp)->next)
+        if ((*pp)->id == id) {
+            mgpx_early_t *x = *pp;
+            *pp = x->next;
+            early = x->status;
+            s->nearly--;
+            free(x);
+            u->peer_set = 1;
+            s->fwd_direct++;
+            break;
+        }
+    u->next = s->ues;
+    s->ues = u;
+    pthread_mutex_unlock(&s->lock);
+    if (early <= 0)
+        clSetUserEventStatus(e, early < 0 ? early : CL_COMPLETE);
+}
+
+int mgpx_ue_take(mgpx_session_t *s, uint64_t id)
+{
+    mgpx_ue_t *u = NULL;
+    pthread_mutex_lock(&s->lock);
+    for (mgpx_ue_t **pp = &s->ues; *pp; pp = &(*pp)->next)
+        if ((*pp)->id == id) {
+            u = *pp;
+            *pp = u->next;
+            break;
+        }
+    pthread_mutex_unlock(&s->lock);
+    if (!u)
+        return -1;
+    int rc = !u->peer_set;
+    clReleaseEvent(u->e);
+    free(u);
+    return rc;
+}
+
+cl_event mgpx_peer_event(mgpx_session_t *s, const mgw_peer_event_t *m)
+{
+    for (mgpx_ue_t *u = s->ues; u; u = u->next)
+        if (u->id == m->standin && !u->peer_set) {
+            u->peer_set = 1;
+            s->fwd_direct++;
+            clRetainEvent(u->e);
+            return u->e;
+        }
+    /* not made yet (its USER_EVENT_CREATE is still on its way here), or the
+       client's setting came first: kept for ue_add, a bounded number */
+    mgpx_early_t *x = s->nearly < 4096 ? malloc(sizeof *x) : NULL;
+    if (x && m->standin > s->ue_max) {
+        x->id = m->standin;
+        x->status = m->status < 0 ? m->status : CL_COMPLETE;
+        x->next = s->early;
+        s->early = x;
+        s->nearly++;
+    } else {
+        free(x);
+        s->fwd_late++;
+    }
+    return NULL;
+}
+
+/* An event forward: when e completes, tell the stand-in on a peer. */
+typedef struct fwd {
+    mgpx_session_t *s;
+    cl_event e;
+    uint64_t standin;
+    char *addr;
+    uint8_t sid[MGW_TOKEN], key[MGW_TOKEN];
+} fwd_t;
+
+/* Connects to a peer session and runs the peer lane's handshake: the
+ * endpoint, or NULL (logged). */
+static mgtr_ep_t *peer_connect(mgpx_session_t *s, const char *addr, const uint8_t sid_in[MGW_TOKEN],
+                               const uint8_t key_in[MGW_TOKEN])
+{
+    char err[256];
+    mgtr_ep_t *ep = NULL;
+    mgw_key_t key = {.len = MGW_TOKEN};
+    uint8_t sid[MGW_TOKEN];
+    memcpy(key.k, key_in, MGW_TOKEN);
+    memcpy(sid, sid_in, MGW_TOKEN);
+    if (s->t->connect(addr, &ep, err, sizeof err)) {
+        mgpx_slog(s, "session %u (%s): peer %s: %s", s->num, s->peer, addr, err);
+        ep = NULL;
+    } else {
+        s->t->set_timeout(ep, 10000); /* the handshake */
+        if (mgtr_auth_client(s->t, ep, &key, s->px ? s->px->crypt : 0, MGW_LANE_PEER, 0, sid, err,
+                             sizeof err)) {
+            mgpx_slog(s, "session %u (%s): peer %s refused: %s", s->num, s->peer, addr, err);
+            s->t->close(ep);
+            ep = NULL;
+        } else {
+            s->t->set_timeout(ep, 0);
+        }
+    }
+    sodium_memzero(&key, sizeof key);
+    return ep;
+}
+
+/* The session's connection for event notices to peer session sid at addr
+ * (made on first use, kept until the session ends), locked for one send;
+ * NULL when it cannot be made. */
+static mgpx_pconn_t *pconn_get(mgpx_session_t *s, const fwd_t *f)
+{
+    mgpx_pconn_t *pc;
+    pthread_mutex_lock(&s->lock);
+    for (pc = s->pconns; pc; pc = pc->next)
+        if (!pc->broken && !strcmp(pc->addr, f->addr) && !memcmp(pc->sid, f->sid, MGW_TOKEN))
+            break;
+    pthread_mutex_unlock(&s->lock);
+    if (pc) {
+        pthread_mutex_lock(&pc->lock);
+        return pc;
+    }
+    mgtr_ep_t *ep = peer_connect(s, f->addr, f->sid, f->key);
+    if (!ep || !(pc = calloc(1, sizeof *pc)) || !(pc->addr = strdup(f->addr))) {
+        if (ep)
+            s->t->close(ep);
+        free(pc);
+        return NULL;
+    }
+    pc->ep = ep;
+    memcpy(pc->sid, f->sid, MGW_TOKEN);
+    pthread_mutex_init(&pc->lock, NULL);
+    pthread_mutex_lock(&pc->lock);
+    pthread_mutex_lock(&s->lock);
+    pc->next = s->pconns;
+    s->pconns = pc;
+    pthread_mutex_unlock(&s->lock);
+    return pc;
+}
+
+static void *fwd_main(void *arg)
+{
+    fwd_t *f = arg;
+    mgpx_session_t *s = f->s;
+    cl_int st = CL_COMPLETE;
+    clWaitForEvents(1, &f->e);
+    clGetEventInfo(f->e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+    mgpx_pconn_t *pc = pconn_get(s, f);
+    if (pc) {
+        mgw_buf_t b;
+        mgw_peer_event_encode(&b, 0, &(mgw_peer_event_t){.standin = f->standin, .status = st});
+        if (mgtr_msg_send(s->t, pc->ep, &b))
+            pc->broken = 1; /* the next notice makes a new one */
+        mgw_buf_free(&b);
+        pthread_mutex_unlock(&pc->lock);
+    }
+    clReleaseEvent(f->e);
+    sodium_memzero(f->key, sizeof f->key);
+    free(f->addr);
+    free(f);
+    pthread_mutex_lock(&s->lock);
+    s->nsending--;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+    mgpx_session_unref(s);
+    return NULL;
+}
+
+int mgpx_op_event_forward(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
+{
+    mgw_event_forward_t m;
+    int rc = MGPX_NOREPLY;
+    if (mgw_event_forward_decode(c, &m)) {
+        mgw_event_forward_free(&m);
+        return MGPX_BAD;
+    }
+    mgpx_obj_t *o = mgpx_map_get(&s->map, m.event, MGW_K_EVENT);
+    fwd_t *f = NULL;
+    if (!o)
+        rc = CL_INVALID_EVENT; /* released already: the client sets the stand-in */
+    else if (!s->dry && (!(f = calloc(1, sizeof *f)) || !(f->addr = strdup(m.addr ? m.addr : ""))))
+        rc = CL_OUT_OF_HOST_MEMORY;
+    if (f && rc == MGPX_NOREPLY) {
+        pthread_t th;
+        pthread_attr_t a;
+        f->s = s;
+        f->e = o->h;
+        clRetainEvent(f->e);
+        f->standin = m.standin;
+        memcpy(f->sid, m.sid, MGW_TOKEN);
+        memcpy(f->key, m.key, MGW_TOKEN);
+        atomic_fetch_add(&s->refs, 1);
+        pthread_mutex_lock(&s->lock);
+        s->nsending++;
+        pthread_mutex_unlock(&s->lock);
+        pthread_attr_init(&a);
+        pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+        if (pthread_create(&th, &a, fwd_main, f)) {
+            pthread_mutex_lock(&s->lock);
+            s->nsending--;
+            pthread_mutex_unlock(&s->lock);
+            atomic_fetch_sub(&s->refs, 1);
+            clReleaseEvent(f->e);
+            rc = CL_OUT_OF_RESOURCES;
+        } else {
+            f = NULL;
+        }
+        pthread_attr_destroy(&a);
+    }
+    if (f) {
+        free(f->addr);
+        free(f);
+    }
+    sodium_memzero(m.key, sizeof m.key);
+    mgw_event_forward_free(&m);
+    return rc;
+}
+
 int mgpx_op_peer_open(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
     mgw_peer_open_t m;
@@ -173,34 +423,21 @@ int mgpx_peer_recv_run(mgpx_session_t *s, mgpx_job_t *j)
  * the bytes.  j->err gets any failure. */
 static void peer_send(mgpx_session_t *s, mgpx_job_t *j, const void *src)
 {
-    char err[256];
-    mgtr_ep_t *ep = NULL;
-    mgw_key_t key = {.len = MGW_TOKEN};
-    memcpy(key.k, j->pkey, MGW_TOKEN);
-    if (s->t->connect(j->paddr, &ep, err, sizeof err)) {
-        mgpx_slog(s, "session %u (%s): peer %s: %s", s->num, s->peer, j->paddr, err);
+    pthread_mutex_lock(&s->lock);
+    int quit = s->bulk_quit;
+    pthread_mutex_unlock(&s->lock);
+    mgtr_ep_t *ep = quit ? NULL : peer_connect(s, j->paddr, j->psid, j->pkey);
+    if (!ep) {
         j->err = CL_DEVICE_NOT_AVAILABLE;
         return;
     }
     pthread_mutex_lock(&s->lock);
     j->pep = ep;
-    int quit = s->bulk_quit;
     pthread_mutex_unlock(&s->lock);
-    s->t->set_timeout(ep, 10000); /* the handshake */
-    uint8_t sid[MGW_TOKEN];
-    memcpy(sid, j->psid, MGW_TOKEN);
-    if (quit || mgtr_auth_client(s->t, ep, &key, s->px ? s->px->crypt : 0, MGW_LANE_PEER, 0, sid,
-                                 err, sizeof err)) {
-        if (!quit)
-            mgpx_slog(s, "session %u (%s): peer %s refused: %s", s->num, s->peer, j->paddr, err);
-        j->err = CL_DEVICE_NOT_AVAILABLE;
-    }
-    sodium_memzero(&key, sizeof key);
-    s->t->set_timeout(ep, 0);
     mgw_buf_t b;
     mgw_peer_xfer_encode(&b, 0,
                          &(mgw_peer_xfer_t){.xfer = j->xfer, .size = j->size, .status = j->err});
-    if (j->err != CL_DEVICE_NOT_AVAILABLE && mgtr_msg_send(s->t, ep, &b))
+    if (mgtr_msg_send(s->t, ep, &b))
         j->err = CL_DEVICE_NOT_AVAILABLE;
     mgw_buf_free(&b);
     for (size_t o = 0; !j->err && o < j->size; o += PEER_PIECE) {
@@ -299,13 +536,38 @@ void mgpx_peer_session_end(mgpx_session_t *s)
     }
     mgpx_park_t *p = s->parked;
     s->parked = NULL;
+    mgpx_ue_t *u = s->ues;
+    s->ues = NULL;
+    mgpx_pconn_t *pc = s->pconns;
+    s->pconns = NULL;
+    while (s->early) {
+        mgpx_early_t *x = s->early;
+        s->early = x->next;
+        free(x);
+    }
     pthread_mutex_unlock(&s->lock);
+    while (pc) {
+        mgpx_pconn_t *n = pc->next;
+        s->t->close(pc->ep);
+        pthread_mutex_destroy(&pc->lock);
+        free(pc->addr);
+        free(pc);
+        pc = n;
+    }
+    while (u) {
+        mgpx_ue_t *n = u->next;
+        clReleaseEvent(u->e);
+        free(u);
+        u = n;
+    }
     while (p) {
         mgpx_park_t *n = p->next;
         park_free(s, p);
         p = n;
     }
-    if (s->peer_in || s->peer_out)
-        mgpx_log("session %u (%s): peer lane moved %llu bytes in, %llu out", s->num, s->peer,
-                 (unsigned long long)s->peer_in, (unsigned long long)s->peer_out);
+    if (s->peer_in || s->peer_out || s->fwd_direct || s->fwd_late)
+        mgpx_log("session %u (%s): peer lane moved %llu bytes in, %llu out; stand-ins set by a "
+                 "peer first %lu, after the client %lu",
+                 s->num, s->peer, (unsigned long long)s->peer_in, (unsigned long long)s->peer_out,
+                 s->fwd_direct, s->fwd_late);
 }

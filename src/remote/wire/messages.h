@@ -135,6 +135,7 @@
     X(PEER_SEND, 62)           /* send a buffer range to a peer proxy's session */                 \
     X(PEER_RECV, 63)           /* receive a range from a peer (as ENQ_WRITE, bytes from a peer) */ \
     X(PEER_CANCEL, 70)         /* the sending side failed: fail the receive */                     \
+    X(EVENT_FORWARD, 71)       /* tell a peer's stand-in user event when an event completes */    \
     /* proxy -> client */                                                                          \
     X(REPLY, 64)               /* i32 rc, then the op's MGW_REPLIES fields */                      \
     X(EVENT_DONE, 65)                                                                              \
@@ -144,7 +145,8 @@
     /* bulk lane, both ways; see transport/bulk.h */                                               \
     X(BULK, 80)                                                                                    \
     /* peer lane, after its handshake: the sender's one transfer, then its bytes */                \
-    X(PEER_XFER, 81)
+    X(PEER_XFER, 81)                                                                               \
+    X(PEER_EVENT, 82)          /* or: an event completed, set its stand-in */
 
 #define MGW_RECORDS(R, F)                                                                          \
     /* the head of every enqueue: the client's queue, the command's event, its wait list */        \
@@ -266,6 +268,10 @@
       F(fixed, key, MGW_TOKEN))                                                                    \
     M(PEER_RECV, peer_recv, F(rec, x, xfer_head) F(size, off))                                     \
     M(PEER_CANCEL, peer_cancel, F(u64, xfer) F(i32, status))                                       \
+    /* when event completes, set the user event standin of the session (addr, sid, key) */         \
+    M(EVENT_FORWARD, event_forward,                                                                \
+      F(u64, event) F(u64, standin) F(str, addr) F(fixed, sid, MGW_TOKEN)                          \
+      F(fixed, key, MGW_TOKEN))                                                                    \
     /* proxy -> client */                                                                          \
     M(EVENT_DONE, event_done, F(u64, event) F(i32, status))                                        \
     M(ERROR, error, F(i32, rc) F(str, why))                                                        \
@@ -274,7 +280,8 @@
     /* header's length counts them and its flags say MGW_F_LAST */                                 \
     M(BULK, bulk, F(u64, xfer) F(u64, off) F(i32, status))                                         \
     /* peer lane: size bytes follow when status is 0 */                                            \
-    M(PEER_XFER, peer_xfer, F(u64, xfer) F(size, size) F(i32, status))
+    M(PEER_XFER, peer_xfer, F(u64, xfer) F(size, size) F(i32, status))                             \
+    M(PEER_EVENT, peer_event, F(u64, standin) F(i32, status))
 
 #define MGW_REPLIES(M, F)                                                                          \
     M(DEVICES, devices, F(list, devices, device, MGW_MAX_DEVS))                                    \
@@ -322,7 +329,7 @@ enum mgw_op {
 #define MGW_OP_ENUM(name, num) MGW_OP_##name = num,
     MGW_OPS(MGW_OP_ENUM)
 #undef MGW_OP_ENUM
-        MGW_OP_CMD_MAX = MGW_OP_PEER_CANCEL + 1 /* bound of the command-lane requests */
+        MGW_OP_CMD_MAX = MGW_OP_EVENT_FORWARD + 1 /* bound of the command-lane requests */
 };
 
 /* 1 when the proxy answers op with a REPLY (op has an MGW_REPLIES entry). */
