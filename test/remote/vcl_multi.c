@@ -11,6 +11,11 @@
  *                       a rect copy; checked on the devices, and a few
  *                       samples read back: the client carries almost nothing
  *                       (vcl_multi.sh reads the byte counters)
+ *   vcl_multi bcast MiB host data broadcast to a buffer on each proxy
+ *                       (clEnqueueBroadcastWriteBufferMPIGPU): checked on each
+ *                       device; the client sends it once (vcl_multi.sh)
+ *   vcl_multi bench MiB timings (best of 3): a write from the host, the
+ *                       broadcast to every proxy, a copy between two proxies
  *   vcl_multi errors    bad wait lists and a failed event of another proxy
  *                       give OpenCL errors
  *   vcl_multi dead PID  kills proxy PID (the last in MPIGPU_VCL_SERVERS) after
@@ -24,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 static int failures;
@@ -247,6 +253,106 @@ static void copy(size_t mib)
            mib);
 }
 
+typedef cl_int(CL_API_CALL *bcast_fn)(cl_uint, const cl_command_queue *, const cl_mem *, cl_bool,
+                                      size_t, size_t, const void *, cl_uint, const cl_event *,
+                                      cl_event *);
+
+static bcast_fn get_bcast(void)
+{
+    cl_platform_id plat;
+    CL_OK(clGetDeviceInfo(dev[0], CL_DEVICE_PLATFORM, sizeof plat, &plat, NULL));
+    bcast_fn f = (bcast_fn)clGetExtensionFunctionAddressForPlatform(
+        plat, "clEnqueueBroadcastWriteBufferMPIGPU");
+    if (!f) {
+        fprintf(stderr, "FAIL: no clEnqueueBroadcastWriteBufferMPIGPU\n");
+        exit(1);
+    }
+    return f;
+}
+
+static void bcast(size_t mib)
+{
+    const cl_uint seed = 0xb0ca57;
+    size_t words = (mib << 20) / 4, size = words * 4;
+    cl_uint *host = malloc(size);
+    cl_int err;
+    cl_mem b[NDEV];
+    cl_event ev[NDEV];
+    if (!host)
+        exit(1);
+    for (size_t i = 0; i < words; i++)
+        host[i] = (cl_uint)i * 2654435761u ^ seed;
+    for (int i = 0; i < NDEV; i++) {
+        b[i] = clCreateBuffer(ctx, CL_MEM_READ_WRITE, size, NULL, &err);
+        CL_OK(err);
+    }
+    bcast_fn f = get_bcast();
+    CL_OK(f(NDEV, q, b, CL_FALSE, 0, size, host, 0, NULL, ev));
+    CL_OK(clWaitForEvents(NDEV, ev));
+    CHECK(f(NDEV, q, (cl_mem[]){b[0], b[0], b[1]}, CL_TRUE, 0, 4, host, 0, NULL, NULL) ==
+              CL_INVALID_VALUE,
+          "a broadcast to one buffer twice");
+    CHECK(f(NDEV, q, b, CL_TRUE, size - 2, 4, host, 0, NULL, NULL) == CL_INVALID_VALUE,
+          "a broadcast past the buffers' end");
+    for (int i = 0; i < NDEV; i++) {
+        cl_uint bad = device_check(q[i], b[i], 0, words, 0, seed);
+        CHECK(bad == 0, "broadcast: %u words differ on proxy %d", bad, i);
+        clReleaseEvent(ev[i]);
+        clReleaseMemObject(b[i]);
+    }
+    free(host);
+    printf("bcast: %zu MiB to %d proxies, checked on each device\n", mib, NDEV);
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* Benchmark, not a test: best of 3 of each, in MB/s of the data size. */
+static void bench(size_t mib)
+{
+    size_t size = mib << 20;
+    cl_int err;
+    char *host = malloc(size);
+    cl_mem b[NDEV];
+    if (!host)
+        exit(1);
+    memset(host, 7, size);
+    for (int i = 0; i < NDEV; i++) {
+        b[i] = clCreateBuffer(ctx, CL_MEM_READ_WRITE, size, NULL, &err);
+        CL_OK(err);
+    }
+    bcast_fn f = get_bcast();
+    double best[3] = {1e30, 1e30, 1e30};
+    for (int r = 0; r < 4; r++) { /* round 0 warms up (buffers made and touched) */
+        double t0 = now_s();
+        CL_OK(clEnqueueWriteBuffer(q[0], b[0], CL_TRUE, 0, size, host, 0, NULL, NULL));
+        double t1 = now_s();
+        CL_OK(f(NDEV, q, b, CL_TRUE, 0, size, host, 0, NULL, NULL));
+        double t2 = now_s();
+        CL_OK(clFinish(q[0])); /* b[0] is the last to have been read on proxy 0 */
+        double t3 = now_s();
+        CL_OK(clEnqueueCopyBuffer(q[1], b[0], b[1], 0, 0, size, 0, NULL, NULL));
+        CL_OK(clFinish(q[1]));
+        double t4 = now_s();
+        if (r) {
+            best[0] = t1 - t0 < best[0] ? t1 - t0 : best[0];
+            best[1] = t2 - t1 < best[1] ? t2 - t1 : best[1];
+            best[2] = t4 - t3 < best[2] ? t4 - t3 : best[2];
+        }
+    }
+    printf("bench,write,%zu,%.1f,MB/s\n", size, size / best[0] / 1e6);
+    printf("bench,broadcast%d,%zu,%.1f,MB/s\n", NDEV, size, size / best[1] / 1e6);
+    printf("bench,peercopy,%zu,%.1f,MB/s\n", size, size / best[2] / 1e6);
+    printf("bench,broadcast_over_write,%zu,%.2f,x\n", size, best[1] / best[0]);
+    for (int i = 0; i < NDEV; i++)
+        clReleaseMemObject(b[i]);
+    free(host);
+}
+
 static void errors(void)
 {
     cl_int err;
@@ -334,12 +440,17 @@ int main(int argc, char **argv)
         pipeline();
     else if (!strcmp(mode, "copy"))
         copy(argc > 2 ? (size_t)atoi(argv[2]) : 64);
+    else if (!strcmp(mode, "bcast"))
+        bcast(argc > 2 ? (size_t)atoi(argv[2]) : 16);
+    else if (!strcmp(mode, "bench"))
+        bench(argc > 2 ? (size_t)atoi(argv[2]) : 256);
     else if (!strcmp(mode, "errors"))
         errors();
     else if (!strcmp(mode, "dead") && argc > 2)
         dead((pid_t)atol(argv[2]));
     else {
-        fprintf(stderr, "usage: vcl_multi pipeline|copy [MiB]|errors|dead PID\n");
+        fprintf(stderr,
+                "usage: vcl_multi pipeline|copy [MiB]|bcast [MiB]|bench [MiB]|errors|dead PID\n");
         return 2;
     }
     teardown();

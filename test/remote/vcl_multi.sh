@@ -5,7 +5,8 @@
 # from one proxy's buffer into another's, a migration and a rect copy, with
 # byte counters that prove the bytes went proxy to proxy (each proxy's
 # "peer lane moved" line; the client's MPIGPU_VCL_STATS total far below the
-# data); bad wait lists; a proxy killed under a live context.  Encrypted
+# data); a broadcast of host data to a buffer on each proxy that the client
+# sends once; bad wait lists; a proxy killed under a live context.  Encrypted
 # (the default), where an event's proxy also tells the proxies whose
 # commands wait for it itself (their "stand-ins set by a peer" counts), and
 # plain (MPIGPU_VCL_ENCRYPT=0, --no-encrypt) with only the client passing
@@ -55,6 +56,12 @@ for crypt in on off; do
     [ -n "$out" ] && [ -n "$in" ] || fail "no MPIGPU_VCL_STATS line"
     [ $((out + in)) -lt $((4 << 20)) ] ||
         fail "the client carried $out bytes out and $in in for a 64 MiB copy ($crypt)"
+    MPIGPU_VCL_STATS=1 timeout 60 "$vm" bcast 16 2>"$work/bcast.err" ||
+        { cat "$work/bcast.err"; fail "broadcast ($crypt)"; }
+    sent=$(($(stat bytes_out "$work/bcast.err") + $(stat cma_out "$work/bcast.err")))
+    [ "$sent" -ge $((16 << 20)) ] && [ "$sent" -lt $((24 << 20)) ] ||
+        fail "a 16 MiB broadcast to 3 proxies: the client sent $sent bytes, not the data once"
+    echo "broadcast ($crypt): the client sent $sent bytes for 16 MiB to 3 proxies"
     timeout 60 "$vm" errors || fail "errors ($crypt)"
     stop_three # the sessions' counters are logged at their end
     pin=$(($(peer "px$crypt-1" in) + $(peer "px$crypt-2" in)))

@@ -217,6 +217,7 @@ struct _cl_mem {
     uint32_t made;
     int home;
     cl_event last;
+    int fresh; /* no contents yet (made without host data, never used): moves carry nothing */
 };
 
 struct _cl_sampler {
@@ -441,6 +442,13 @@ int mgvcl_copy_peer(mgvcl_enq_t *e, cl_command_queue q, cl_mem src, cl_mem dst, 
 /* MPIGPU_VCL_PEER_EVENTS (vcl_conn.c reads it): 1, the proxy of an event
  * in another proxy's wait list tells that proxy itself; 0, only the client. */
 extern int mgvcl_forward;
+/* The extension clEnqueueBroadcastWriteBufferMPIGPU (vcl_multi.c; its man
+ * page: doc/man/man3): the data leaves the client once and fans out from
+ * proxy to proxy in a binary tree. */
+cl_int CL_API_CALL mgvcl_broadcast_write(cl_uint nb, const cl_command_queue *queues,
+                                         const cl_mem *bufs, cl_bool blocking, size_t off,
+                                         size_t n, const void *ptr, cl_uint nw, const cl_event *w,
+                                         cl_event *events);
 /* The remote objects of a context of several proxies. */
 cl_int mgvcl_ctx_make(cl_context ctx);
 void mgvcl_ctx_unmake(cl_context ctx);

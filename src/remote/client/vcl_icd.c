@@ -115,6 +115,8 @@ void *CL_API_CALL mgvcl_clGetExtensionFunctionAddress(const char *name)
 {
     if (name && !strcmp(name, "clIcdGetPlatformIDsKHR"))
         return (void *)mgvcl_clIcdGetPlatformIDsKHR;
+    if (name && !strcmp(name, "clEnqueueBroadcastWriteBufferMPIGPU"))
+        return (void *)mgvcl_broadcast_write;
     return NULL; /* no extension functions */
 }
 MGVCL_LOADER_ALIAS(clGetExtensionFunctionAddress)

@@ -117,6 +117,7 @@ cl_mem CL_API_CALL mgvcl_clCreateBuffer(cl_context ctx, cl_mem_flags flags, size
         goto fn_exit;
     if (flags & CL_MEM_USE_HOST_PTR)
         m->host_ptr = host;
+    m->fresh = !host;
     mgw_buffer_create_encode(
         &b, 0,
         &(mgw_buffer_create_t){.id = m->id,

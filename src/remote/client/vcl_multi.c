@@ -485,8 +485,9 @@ cl_int mgvcl_mem_move(mgvcl_enq_t *e, cl_command_queue q, cl_mem m, int content)
     if (root->home != ci) {
         if (mgvcl_is_image(root))
             return CL_INVALID_OPERATION; /* images stay on their first proxy */
-        rc = migrate(e, q, root, ci, content);
+        rc = migrate(e, q, root, ci, content && !root->fresh);
     }
+    root->fresh = 0;
     if (rc == CL_SUCCESS && m != root)
         rc = mem_make(ctx, m, ci);
     if (rc == CL_SUCCESS && e->ev) {
@@ -506,7 +507,10 @@ int mgvcl_copy_peer(mgvcl_enq_t *e, cl_command_queue q, cl_mem src, cl_mem dst, 
     int ci = mgvcl_ctx_ci(ctx, q->conn);
     if (ctx->nconn < 2 || root->home == ci || mgvcl_is_image(root))
         return 1;
-    if ((*rc = mgvcl_mem_use(e, q, dst)))
+    cl_mem droot = dst->parent ? dst->parent : dst;
+    /* a destination written whole needs none of its old contents */
+    int whole = !dst->parent && dof == 0 && n == dst->size;
+    if ((*rc = mgvcl_mem_move(e, q, dst, !whole && !droot->fresh)))
         return 0;
     /* the command's wait list holds for the sending side too */
     cl_event sent = NULL;
@@ -518,4 +522,46 @@ int mgvcl_copy_peer(mgvcl_enq_t *e, cl_command_queue q, cl_mem src, cl_mem dst, 
         root->last = sent; /* a later writer of src waits for this read */
     }
     return 0;
+}
+
+cl_int CL_API_CALL mgvcl_broadcast_write(cl_uint nb, const cl_command_queue *queues,
+                                         const cl_mem *bufs, cl_bool blocking, size_t off,
+                                         size_t n, const void *ptr, cl_uint nw, const cl_event *w,
+                                         cl_event *events)
+{
+    if (!nb || !queues || !bufs || !ptr || !n)
+        return CL_INVALID_VALUE;
+    for (cl_uint i = 0; i < nb; i++) {
+        if (!mgvcl_is(queues[i]))
+            return CL_INVALID_COMMAND_QUEUE;
+        if (!mgvcl_is(bufs[i]) || mgvcl_is_image(bufs[i]))
+            return CL_INVALID_MEM_OBJECT;
+        if (queues[i]->ctx != queues[0]->ctx || bufs[i]->ctx != queues[0]->ctx)
+            return CL_INVALID_CONTEXT;
+        if (off > bufs[i]->size || n > bufs[i]->size - off)
+            return CL_INVALID_VALUE;
+        for (cl_uint j = 0; j < i; j++)
+            if (bufs[j] == bufs[i])
+                return CL_INVALID_VALUE;
+    }
+    cl_event *ev = calloc(nb, sizeof *ev);
+    if (!ev)
+        return CL_OUT_OF_HOST_MEMORY;
+    /* the client writes the first; buffer i gets it from buffer (i - 1) / 2,
+       proxy to proxy, once that one has it: the holders double each round */
+    cl_int rc = mgvcl_clEnqueueWriteBuffer(queues[0], bufs[0], CL_FALSE, off, n, ptr, nw, w, &ev[0]);
+    cl_uint made = rc == CL_SUCCESS;
+    for (cl_uint i = 1; i < nb && rc == CL_SUCCESS; i++, made++)
+        rc = mgvcl_clEnqueueCopyBuffer(queues[i], bufs[(i - 1) / 2], bufs[i], off, off, n, 1,
+                                       &ev[(i - 1) / 2], &ev[i]);
+    if (rc == CL_SUCCESS && blocking)
+        rc = mgvcl_clWaitForEvents(nb, ev);
+    for (cl_uint i = 0; i < made; i++) {
+        if (events && rc == CL_SUCCESS)
+            events[i] = ev[i];
+        else
+            mgvcl_clReleaseEvent(ev[i]);
+    }
+    free(ev);
+    return rc;
 }
