@@ -524,6 +524,9 @@ int mgvcl_copy_peer(mgvcl_enq_t *e, cl_command_queue q, cl_mem src, cl_mem dst, 
     return 0;
 }
 
+#define BCAST_PIECES 8                      /* a broadcast goes in this many pieces */
+#define BCAST_PIECE_MIN ((size_t)4 << 20)   /* ... each at least this big */
+
 cl_int CL_API_CALL mgvcl_broadcast_write(cl_uint nb, const cl_command_queue *queues,
                                          const cl_mem *bufs, cl_bool blocking, size_t off,
                                          size_t n, const void *ptr, cl_uint nw, const cl_event *w,
@@ -544,24 +547,52 @@ cl_int CL_API_CALL mgvcl_broadcast_write(cl_uint nb, const cl_command_queue *que
             if (bufs[j] == bufs[i])
                 return CL_INVALID_VALUE;
     }
-    cl_event *ev = calloc(nb, sizeof *ev);
-    if (!ev)
+    /* in pieces, so that the proxies pass piece k on while piece k + 1
+       arrives: a pipeline down the tree */
+    size_t piece = n / BCAST_PIECES > BCAST_PIECE_MIN ? (n + BCAST_PIECES - 1) / BCAST_PIECES : n;
+    cl_uint np = (cl_uint)((n + piece - 1) / piece);
+    cl_event *ev = calloc((size_t)nb * np, sizeof *ev); /* ev[p * nb + i] */
+    cl_event *last = calloc(nb, sizeof *last);
+    if (!ev || !last) {
+        free(ev);
+        free(last);
         return CL_OUT_OF_HOST_MEMORY;
-    /* the client writes the first; buffer i gets it from buffer (i - 1) / 2,
-       proxy to proxy, once that one has it: the holders double each round */
-    cl_int rc = mgvcl_clEnqueueWriteBuffer(queues[0], bufs[0], CL_FALSE, off, n, ptr, nw, w, &ev[0]);
-    cl_uint made = rc == CL_SUCCESS;
-    for (cl_uint i = 1; i < nb && rc == CL_SUCCESS; i++, made++)
-        rc = mgvcl_clEnqueueCopyBuffer(queues[i], bufs[(i - 1) / 2], bufs[i], off, off, n, 1,
-                                       &ev[(i - 1) / 2], &ev[i]);
+    }
+    /* the client writes each piece into the first buffer; buffer i gets it
+       from buffer (i - 1) / 2, proxy to proxy, once that one has it: the
+       holders double each round */
+    cl_int rc = CL_SUCCESS;
+    size_t made = 0;
+    for (cl_uint p = 0; p < np && rc == CL_SUCCESS; p++) {
+        size_t o = off + (size_t)p * piece, k = n - (size_t)p * piece < piece ? n - (size_t)p * piece
+                                                                              : piece;
+        cl_event *pe = ev + (size_t)p * nb;
+        rc = mgvcl_clEnqueueWriteBuffer(queues[0], bufs[0], CL_FALSE, o, k,
+                                        (const char *)ptr + (o - off), nw, w, &pe[0]);
+        made += rc == CL_SUCCESS;
+        for (cl_uint i = 1; i < nb && rc == CL_SUCCESS; i++, made++)
+            rc = mgvcl_clEnqueueCopyBuffer(queues[i], bufs[(i - 1) / 2], bufs[i], o, o, k, 1,
+                                           &pe[(i - 1) / 2], &pe[i]);
+    }
+    /* one event per buffer: a marker behind its pieces */
+    for (cl_uint i = 0; i < nb && rc == CL_SUCCESS; i++) {
+        cl_event wl[BCAST_PIECES + 1];
+        for (cl_uint p = 0; p < np; p++)
+            wl[p] = ev[(size_t)p * nb + i];
+        rc = np == 1 ? mgvcl_clRetainEvent(last[i] = wl[0])
+                     : mgvcl_clEnqueueMarkerWithWaitList(queues[i], np, wl, &last[i]);
+    }
     if (rc == CL_SUCCESS && blocking)
-        rc = mgvcl_clWaitForEvents(nb, ev);
-    for (cl_uint i = 0; i < made; i++) {
+        rc = mgvcl_clWaitForEvents(nb, last);
+    for (size_t j = 0; j < made; j++) /* made in order: piece by piece, buffer by buffer */
+        mgvcl_clReleaseEvent(ev[j]);
+    for (cl_uint i = 0; i < nb; i++) {
         if (events && rc == CL_SUCCESS)
-            events[i] = ev[i];
-        else
-            mgvcl_clReleaseEvent(ev[i]);
+            events[i] = last[i];
+        else if (last[i])
+            mgvcl_clReleaseEvent(last[i]);
     }
     free(ev);
+    free(last);
     return rc;
 }
