@@ -130,8 +130,8 @@ static void pipeline(void)
     cl_int err, host[N], got[N];
     for (int i = 0; i < N; i++)
         host[i] = i % 97;
-    cl_mem a = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof host, host,
-                              &err);
+    cl_mem a =
+        clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof host, host, &err);
     CL_OK(err);
     cl_event user = clCreateUserEvent(ctx, &err);
     CL_OK(err);
@@ -179,7 +179,8 @@ static cl_uint device_check(cl_command_queue qq, cl_mem b, size_t at, size_t wor
 {
     cl_int err;
     cl_uint bad = 0;
-    cl_mem c = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof bad, &bad, &err);
+    cl_mem c =
+        clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof bad, &bad, &err);
     CL_OK(err);
     cl_kernel k = clCreateKernel(prog, "check", &err);
     CL_OK(err);
@@ -249,8 +250,9 @@ static void copy(size_t mib)
     clReleaseKernel(g);
     clReleaseMemObject(b);
     clReleaseMemObject(c);
-    printf("copy: %zu MiB proxy 0 -> proxy 1, moved to proxy 2, rect copy: checked on the devices\n",
-           mib);
+    printf(
+        "copy: %zu MiB proxy 0 -> proxy 1, moved to proxy 2, rect copy: checked on the devices\n",
+        mib);
 }
 
 typedef cl_int(CL_API_CALL *bcast_fn)(cl_uint, const cl_command_queue *, const cl_mem *, cl_bool,
@@ -360,8 +362,7 @@ static void errors(void)
     CL_OK(err);
     cl_event none[1] = {NULL};
     cl_int z = 0;
-    CHECK(clEnqueueFillBuffer(q[1], a, &z, 4, 0, 4096, 1, none, NULL) ==
-              CL_INVALID_EVENT_WAIT_LIST,
+    CHECK(clEnqueueFillBuffer(q[1], a, &z, 4, 0, 4096, 1, none, NULL) == CL_INVALID_EVENT_WAIT_LIST,
           "a NULL event in a wait list");
     CHECK(clEnqueueFillBuffer(q[1], a, &z, 4, 0, 4096, 1, NULL, NULL) == CL_INVALID_EVENT_WAIT_LIST,
           "a wait list without events");
@@ -381,8 +382,8 @@ static void errors(void)
     CL_OK(err);
     CL_OK(clSetUserEventStatus(u, -5));
     err = clEnqueueFillBuffer(q[1], a, &z, 4, 0, 4096, 1, &u, NULL);
-    CHECK(err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, "a failed event of another proxy: %d",
-          err);
+    CHECK(err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST,
+          "a failed event of another proxy: %d", err);
     clReleaseEvent(u);
     /* the context still works after all that */
     CL_OK(clEnqueueFillBuffer(q[2], a, &z, 4, 0, 4096, 0, NULL, NULL));

@@ -236,14 +236,14 @@ struct _cl_program {
     uint64_t id;
     cl_context ctx;
     char *source;
-    int arg_info; /* built with -cl-kernel-arg-info, or not from source */
+    int arg_info;  /* built with -cl-kernel-arg-info, or not from source */
     uint32_t made; /* ctx->conns that have it */
 };
 
 typedef struct karg {
     uint8_t kind; /* enum mgw_argkind, 0xff unknown */
     uint8_t set;
-    uint32_t dirty; /* the proxies (ctx->conns indices) that have not had this value */
+    uint32_t dirty;      /* the proxies (ctx->conns indices) that have not had this value */
     struct _cl_mem *mem; /* a buffer argument's object (to move it where the launch runs) */
     size_t want;         /* the value's size from its type name, 0 unknown */
     size_t size;
@@ -446,8 +446,8 @@ extern int mgvcl_forward;
  * page: doc/man/man3): the data leaves the client once and fans out from
  * proxy to proxy in a binary tree. */
 cl_int CL_API_CALL mgvcl_broadcast_write(cl_uint nb, const cl_command_queue *queues,
-                                         const cl_mem *bufs, cl_bool blocking, size_t off,
-                                         size_t n, const void *ptr, cl_uint nw, const cl_event *w,
+                                         const cl_mem *bufs, cl_bool blocking, size_t off, size_t n,
+                                         const void *ptr, cl_uint nw, const cl_event *w,
                                          cl_event *events);
 /* The remote objects of a context of several proxies. */
 cl_int mgvcl_ctx_make(cl_context ctx);

@@ -193,8 +193,7 @@ cl_int mgvcl_enq_begin(cl_command_queue q, cl_uint nw, const cl_event *w, cl_com
         enq_release(e, q);
         return CL_OUT_OF_HOST_MEMORY;
     }
-    e->head =
-        (mgw_enq_head_t){.queue = q->id, .event = e->ev->id, .waits = {.n = 0, .v = e->wids}};
+    e->head = (mgw_enq_head_t){.queue = q->id, .event = e->ev->id, .waits = {.n = 0, .v = e->wids}};
     cl_int rc = CL_SUCCESS;
     for (cl_uint i = 0; i < nw && rc == CL_SUCCESS; i++) {
         if (w[i]->conn == q->conn)
@@ -307,7 +306,7 @@ cl_int mgvcl_enq_end(cl_command_queue q, mgvcl_enq_t *e, mgw_buf_t *b, cl_event 
                      cl_bool blocking, uint64_t xfer, const void *p, size_t n)
 {
     cl_event ev = e->ev;
-    cl_int rc = !b      ? CL_SUCCESS /* sent already (proxy to proxy: vcl_multi.c) */
+    cl_int rc = !b     ? CL_SUCCESS /* sent already (proxy to proxy: vcl_multi.c) */
                 : xfer ? mgvcl_send_bulk(q->conn, b, xfer, p, n)
                        : mgvcl_send(q->conn, b);
     enq_release(e, q);
@@ -479,8 +478,7 @@ cl_int CL_API_CALL mgvcl_clFinish(cl_command_queue q)
     if (!mgvcl_is(q))
         return CL_INVALID_COMMAND_QUEUE;
     pthread_mutex_lock(&mgvcl_lock);
-    int pending =
-        q->pending > 0 && !atomic_load_explicit(&q->conn->dead, memory_order_relaxed);
+    int pending = q->pending > 0 && !atomic_load_explicit(&q->conn->dead, memory_order_relaxed);
     pthread_mutex_unlock(&mgvcl_lock);
     if (pending)
         finish_send(q, 0, NULL);

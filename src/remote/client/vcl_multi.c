@@ -66,8 +66,8 @@ cl_int mgvcl_ctx_make(cl_context ctx)
         for (cl_uint j = 0; j < ctx->ndev && n < MGW_MAX_DEVS; j++)
             if (ctx->devs[j]->conn == c)
                 idx[n++] = ctx->devs[j]->idx;
-        mgw_context_create_encode(&b, 0,
-                                  &(mgw_context_create_t){.id = ctx->id, .devs = {.n = n, .v = idx}});
+        mgw_context_create_encode(
+            &b, 0, &(mgw_context_create_t){.id = ctx->id, .devs = {.n = n, .v = idx}});
         rc = mgvcl_call(c, &b, NULL, NULL);
         mgw_buf_free(&b);
         if (rc == CL_SUCCESS)
@@ -250,8 +250,7 @@ cl_int mgvcl_wait_add(mgvcl_enq_t *e, cl_command_queue q, cl_event w)
     pthread_mutex_unlock(&mgvcl_lock);
     /* made outside the lock; a completion meanwhile marks it due */
     mgw_buf_t b;
-    mgw_user_event_create_encode(&b, 0,
-                                 &(mgw_user_event_create_t){.id = s->id, .ctx = q->ctx->id});
+    mgw_user_event_create_encode(&b, 0, &(mgw_user_event_create_t){.id = s->id, .ctx = q->ctx->id});
     cl_int rc = mgvcl_send(q->conn, &b);
     mgw_buf_free(&b);
     pthread_mutex_lock(&mgvcl_lock);
@@ -524,12 +523,13 @@ int mgvcl_copy_peer(mgvcl_enq_t *e, cl_command_queue q, cl_mem src, cl_mem dst, 
     return 0;
 }
 
-#define BCAST_PIECES 8                      /* a broadcast goes in this many pieces */
-#define BCAST_PIECE_MIN ((size_t)4 << 20)   /* ... each at least this big */
+#define BCAST_PIECES 8                    /* a broadcast goes in this many pieces */
+#define PARENT(i) (((i)-1) / 2)           /* a binary tree: buffer i gets a piece from this one */
+#define BCAST_PIECE_MIN ((size_t)4 << 20) /* ... each at least this big */
 
 cl_int CL_API_CALL mgvcl_broadcast_write(cl_uint nb, const cl_command_queue *queues,
-                                         const cl_mem *bufs, cl_bool blocking, size_t off,
-                                         size_t n, const void *ptr, cl_uint nw, const cl_event *w,
+                                         const cl_mem *bufs, cl_bool blocking, size_t off, size_t n,
+                                         const void *ptr, cl_uint nw, const cl_event *w,
                                          cl_event *events)
 {
     if (!nb || !queues || !bufs || !ptr || !n)
@@ -564,15 +564,15 @@ cl_int CL_API_CALL mgvcl_broadcast_write(cl_uint nb, const cl_command_queue *que
     cl_int rc = CL_SUCCESS;
     size_t made = 0;
     for (cl_uint p = 0; p < np && rc == CL_SUCCESS; p++) {
-        size_t o = off + (size_t)p * piece, k = n - (size_t)p * piece < piece ? n - (size_t)p * piece
-                                                                              : piece;
+        size_t o = off + (size_t)p * piece,
+               k = n - (size_t)p * piece < piece ? n - (size_t)p * piece : piece;
         cl_event *pe = ev + (size_t)p * nb;
         rc = mgvcl_clEnqueueWriteBuffer(queues[0], bufs[0], CL_FALSE, o, k,
                                         (const char *)ptr + (o - off), nw, w, &pe[0]);
         made += rc == CL_SUCCESS;
         for (cl_uint i = 1; i < nb && rc == CL_SUCCESS; i++, made++)
-            rc = mgvcl_clEnqueueCopyBuffer(queues[i], bufs[(i - 1) / 2], bufs[i], o, o, k, 1,
-                                           &pe[(i - 1) / 2], &pe[i]);
+            rc = mgvcl_clEnqueueCopyBuffer(queues[i], bufs[PARENT(i)], bufs[i], o, o, k, 1,
+                                           &pe[PARENT(i)], &pe[i]);
     }
     /* one event per buffer: a marker behind its pieces */
     for (cl_uint i = 0; i < nb && rc == CL_SUCCESS; i++) {

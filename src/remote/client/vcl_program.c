@@ -192,8 +192,7 @@ cl_int CL_API_CALL mgvcl_clBuildProgram(cl_program p, cl_uint n, const cl_device
         if (!(p->made & (1u << ci)) || devs_on(p, (int)ci, n, devs, idx, &ids))
             continue;
         mgw_program_build_encode(
-            &b, 0,
-            &(mgw_program_build_t){.id = p->id, .devs = ids, .options = opt ? opt : ""});
+            &b, 0, &(mgw_program_build_t){.id = p->id, .devs = ids, .options = opt ? opt : ""});
         rc = mgvcl_call(p->ctx->conns[ci], &b, NULL, NULL);
         mgw_buf_free(&b);
     }
@@ -363,6 +362,5 @@ cl_int CL_API_CALL mgvcl_clGetProgramBuildInfo(cl_program p, cl_device_id d,
         return CL_INVALID_PROGRAM;
     if (!mgvcl_is(d) || mgvcl_ctx_ci(p->ctx, d->conn) < 0)
         return CL_INVALID_DEVICE;
-    return mgvcl_info(d->conn, MGW_K_PROGRAM_BUILD, p->id, d->idx, param, size, value,
-                      size_ret);
+    return mgvcl_info(d->conn, MGW_K_PROGRAM_BUILD, p->id, d->idx, param, size, value, size_ret);
 }

@@ -473,9 +473,8 @@ static void fuzz_handshake(const uint8_t *data, size_t n)
     uint8_t token[MGW_TOKEN], tok[MGW_TOKEN];
     uint32_t idx;
     char err[256];
-    int lane =
-        mgtr_auth_proxy(&fz_transport, (mgtr_ep_t *)&px_ep, &fz_key, 0, token, NULL, NULL, err,
-                        sizeof err);
+    int lane = mgtr_auth_proxy(&fz_transport, (mgtr_ep_t *)&px_ep, &fz_key, 0, token, NULL, NULL,
+                               err, sizeof err);
     if (lane == MGW_LANE_BULK && !mgtr_auth_join(&fz_transport, (mgtr_ep_t *)&px_ep, tok, &idx) &&
         idx >= MGW_STREAMS_MAX)
         abort(); /* a JOIN accepted with a stripe out of range */

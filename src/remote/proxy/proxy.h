@@ -174,12 +174,12 @@ typedef struct mgpx_session {
     uint8_t peer_key[MGW_TOKEN];
     struct mgpx_park *parked;
     mgpx_job_t *sending;
-    int nsending;             /* sends and event forwards running */
-    struct mgpx_ue *ues;      /* the client's user events (a peer may set a stand-in first) */
+    int nsending;              /* sends and event forwards running */
+    struct mgpx_ue *ues;       /* the client's user events (a peer may set a stand-in first) */
     struct mgpx_pconn *pconns; /* connections for event notices to peer sessions */
     struct mgpx_early *early;  /* notices for stand-ins not made yet */
     unsigned nearly;
-    uint64_t ue_max; /* the highest user event ID made so far (under lock) */
+    uint64_t ue_max;          /* the highest user event ID made so far (under lock) */
     unsigned long fwd_direct; /* stand-ins set by a peer proxy's PEER_EVENT */
     unsigned long fwd_late;   /* PEER_EVENTs that came after the client's setting */
     _Atomic unsigned long long peer_in, peer_out; /* bytes received from / sent to peer proxies */

@@ -234,8 +234,7 @@ static void *conn_main(void *arg)
     free(arg);
     /* each read and write also has the whole handshake's time at most */
     px.t->set_timeout(ep, (int)hs_timeout_s * 1000);
-    int lane =
-        mgtr_auth_proxy(px.t, ep, &px.key, px.crypt, token, peer_key, NULL, err, sizeof err);
+    int lane = mgtr_auth_proxy(px.t, ep, &px.key, px.crypt, token, peer_key, NULL, err, sizeof err);
     int joined = -1;
     uint8_t tok[MGW_TOKEN];
     uint32_t idx = UINT32_MAX;
