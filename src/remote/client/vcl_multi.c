@@ -504,8 +504,9 @@ int mgvcl_copy_peer(mgvcl_enq_t *e, cl_command_queue q, cl_mem src, cl_mem dst, 
     cl_context ctx = q->ctx;
     cl_mem root = src->parent ? src->parent : src;
     int ci = mgvcl_ctx_ci(ctx, q->conn);
-    if (ctx->nconn < 2 || root->home == ci || mgvcl_is_image(root))
-        return 1;
+    cl_mem droot0 = dst->parent ? dst->parent : dst;
+    if (ctx->nconn < 2 || root->home == ci || mgvcl_is_image(root) || droot0 == root)
+        return 1; /* a copy within one proxy (sub-buffers of one parent: it moves whole) */
     cl_mem droot = dst->parent ? dst->parent : dst;
     /* a destination written whole needs none of its old contents */
     int whole = !dst->parent && dof == 0 && n == dst->size;
