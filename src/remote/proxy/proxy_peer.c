@@ -156,7 +156,10 @@ static mgtr_ep_t *peer_connect(mgpx_session_t *s, const char *addr, const uint8_
     uint8_t sid[MGW_TOKEN];
     memcpy(key.k, key_in, MGW_TOKEN);
     memcpy(sid, sid_in, MGW_TOKEN);
-    if (s->t->connect(addr, &ep, err, sizeof err)) {
+    if (!s->t->connect) { /* a transport that only accepts (the fuzzer's) */
+        snprintf(err, sizeof err, "no outgoing connections on transport %s", s->t->name);
+        mgpx_slog(s, "session %u (%s): peer %s: %s", s->num, s->peer, addr, err);
+    } else if (s->t->connect(addr, &ep, err, sizeof err)) {
         mgpx_slog(s, "session %u (%s): peer %s: %s", s->num, s->peer, addr, err);
         ep = NULL;
     } else {
