@@ -233,7 +233,14 @@ static void copy(size_t mib)
     CL_OK(clWaitForEvents(1, &moved));
     bad = device_check(q[2], b, 0, words, 0, seed);
     CHECK(bad == 0, "migrate: %u words differ on proxy 2", bad);
-    /* a rect copy from b (on proxy 2) into c on proxy 1 */
+    /* a sub-buffer of b (on proxy 2) used on proxy 0: its parent moves there */
+    cl_buffer_region r = {1 << 20, 1 << 20};
+    cl_mem sub = clCreateSubBuffer(b, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
+    CL_OK(err);
+    bad = device_check(q[0], sub, 0, r.size / 4, (cl_uint)(r.origin / 4), seed);
+    CHECK(bad == 0, "sub-buffer on proxy 0: %u words differ", bad);
+    clReleaseMemObject(sub);
+    /* a rect copy from b (on proxy 0 now) into c on proxy 1 */
     size_t so[3] = {0, 0, 0}, dof[3] = {0, 0, 0}, reg[3] = {4096, 16, 1};
     CL_OK(clEnqueueCopyBufferRect(q[1], b, c, so, dof, reg, 8192, 0, 4096, 0, 0, NULL, NULL));
     CL_OK(clFinish(q[1]));
@@ -251,7 +258,7 @@ static void copy(size_t mib)
     clReleaseMemObject(b);
     clReleaseMemObject(c);
     printf(
-        "copy: %zu MiB proxy 0 -> proxy 1, moved to proxy 2, rect copy: checked on the devices\n",
+        "copy: %zu MiB proxy 0 -> proxy 1, moved to proxy 2, a sub-buffer, a rect copy: checked\n",
         mib);
 }
 
@@ -385,13 +392,41 @@ static void errors(void)
     CHECK(err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST,
           "a failed event of another proxy: %d", err);
     clReleaseEvent(u);
+    /* a move whose sending side fails (the buffer's last command on proxy 0
+       failed through a user event): the command on proxy 1 that needed the
+       buffer fails, nothing hangs */
+    cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4096, NULL, &err);
+    CL_OK(err);
+    cl_event gate = clCreateUserEvent(ctx, &err), k0, k1;
+    CL_OK(err);
+    cl_kernel k = clCreateKernel(prog, "stage", &err);
+    CL_OK(err);
+    CL_OK(clSetKernelArg(k, 0, sizeof m, &m));
+    CL_OK(clSetKernelArg(k, 1, sizeof z, &z));
+    size_t g = 1024;
+    CL_OK(clEnqueueNDRangeKernel(q[0], k, 1, NULL, &g, NULL, 1, &gate, &k0));
+    CL_OK(clEnqueueNDRangeKernel(q[1], k, 1, NULL, &g, NULL, 0, NULL, &k1));
+    CL_OK(clSetUserEventStatus(gate, -7));
+    err = clWaitForEvents(1, &k1);
+    CHECK(err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST,
+          "a launch whose buffer could not come: %d", err);
+    cl_int st = 0;
+    CL_OK(clGetEventInfo(k1, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL));
+    CHECK(st < 0, "its event's status: %d", st);
+    CHECK(clFinish(q[1]) == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, "clFinish after it");
+    clFinish(q[0]);
+    clReleaseEvent(k0);
+    clReleaseEvent(k1);
+    clReleaseEvent(gate);
+    clReleaseKernel(k);
+    clReleaseMemObject(m);
     /* the context still works after all that */
     CL_OK(clEnqueueFillBuffer(q[2], a, &z, 4, 0, 4096, 0, NULL, NULL));
     cl_int back = 1;
     CL_OK(clEnqueueReadBuffer(q[0], a, CL_TRUE, 100, 4, &back, 0, NULL, NULL));
     CHECK(back == 0, "fill on proxy 2 read on proxy 0: %d", back);
     clReleaseMemObject(a);
-    printf("errors: bad wait lists refused\n");
+    printf("errors: bad wait lists refused, a failed move fails its command\n");
 }
 
 static void dead(pid_t pid)
