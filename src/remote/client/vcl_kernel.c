@@ -350,7 +350,7 @@ cl_int CL_API_CALL mgvcl_clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k,
         return rc;
     }
     /* buffers of another proxy move here first */
-    for (cl_uint i = 0; i < k->nargs && !rc; i++)
+    for (cl_uint i = 0; i < k->nargs && !rc && q->ctx->nconn > 1; i++)
         if (k->args[i].kind == MGW_ARG_MEM && k->args[i].mem && mgvcl_mem_live(k->args[i].mem))
             rc = mgvcl_mem_use(&e, q, k->args[i].mem);
     if (rc) {
