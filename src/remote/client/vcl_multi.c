@@ -269,6 +269,10 @@ void mgvcl_standins_set(cl_event e, cl_int status)
 {
     mgvcl_standin_t *list[64];
     int n = 0;
+    /* called once e is out of its table: no stand-in can be added any more
+       (mgvcl_wait_add checks under the lock), so an empty list stays empty */
+    if (!e->stand)
+        return;
     pthread_mutex_lock(&mgvcl_lock);
     for (mgvcl_standin_t *s = e->stand; s; s = s->next) {
         if (s->due)
