@@ -463,7 +463,14 @@ static void *send_main(void *arg)
     mgpx_session_t *s = j->s;
     void *src = NULL;
     cl_int err = CL_SUCCESS;
-    mgpx_job_wait(j);
+    /* the buffer's last command here, finished or failed: the bytes are what
+       they are (as on one device, where a command that did not wait for a
+       failed one runs); the receiving side has the command's own wait list */
+    for (cl_uint i = 0; i <= j->nwaits; i++) {
+        cl_event e = i < j->nwaits ? j->waits[i] : j->m1;
+        if (e)
+            clWaitForEvents(1, &e);
+    }
     if (!j->err && j->size) {
         src = clEnqueueMapBuffer(j->tq, j->mem, CL_TRUE, CL_MAP_READ, j->off, j->size, 0, NULL,
                                  NULL, &err);
