@@ -313,6 +313,9 @@ int mgpx_op_peer_cancel(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *reply);
  * the registry's lock, with s->lock held): read its PEER_XFER, then hand
  * it to the receive job of that transfer.  Takes ep. */
 void mgpx_peer_park(mgpx_session_t *s, mgtr_ep_t *ep, const mgw_peer_xfer_t *x);
+/* A PEER_RECV refused before it became a job: its sender's connection,
+ * when it comes, is closed at once (and a cancel for it dropped). */
+void mgpx_peer_refused(mgpx_session_t *s, uint64_t xfer);
 /* The bulk thread's run of a JOB_PEER_RECV; -1 never (the lane is not involved). */
 int mgpx_peer_recv_run(mgpx_session_t *s, mgpx_job_t *j);
 /* Starts a JOB_PEER_SEND's thread (it owns j and a session reference). */

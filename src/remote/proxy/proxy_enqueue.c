@@ -331,6 +331,8 @@ static int transfer_ps(mgpx_session_t *s, const mgw_xfer_head_t *x, int type, si
         if ((type == JOB_WRITE || type == JOB_WRITE_RECT || type == JOB_WRITE_IMAGE) && !cma)
             job_push(s, j); /* drain */
         else {
+            if (type == JOB_PEER_RECV)
+                mgpx_peer_refused(s, x->xfer);
             free(j->paddr);
             free(j);
         }

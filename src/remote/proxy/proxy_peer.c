@@ -31,9 +31,12 @@ typedef struct mgpx_park {
     size_t size;
     cl_int status;
     mgtr_ep_t *ep;
+    int refused; /* no receive job: its receive was refused (mgpx_peer_refused) */
 } mgpx_park_t;
 
 #define PEER_PIECE ((size_t)4 << 20) /* bytes per send or receive call */
+
+static mgpx_park_t *refused_take(mgpx_session_t *s, uint64_t xfer);
 
 /* A notice for a stand-in not made yet. */
 typedef struct mgpx_early {
@@ -333,14 +336,41 @@ int mgpx_op_peer_cancel(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
     if (s->dry)
         return MGPX_NOREPLY;
     pthread_mutex_lock(&s->lock);
-    park_add(s, NULL, m.xfer, 0, m.status < 0 ? m.status : CL_DEVICE_NOT_AVAILABLE);
+    mgpx_park_t *rt = refused_take(s, m.xfer); /* no receive waits for it either */
+    if (rt)
+        free(rt);
+    else
+        park_add(s, NULL, m.xfer, 0, m.status < 0 ? m.status : CL_DEVICE_NOT_AVAILABLE);
     pthread_mutex_unlock(&s->lock);
     return MGPX_NOREPLY;
 }
 
+/* A refused receive's marker for xfer (taken from the list), or NULL. */
+static mgpx_park_t *refused_take(mgpx_session_t *s, uint64_t xfer)
+{
+    for (mgpx_park_t **pp = &s->parked; *pp; pp = &(*pp)->next)
+        if ((*pp)->xfer == xfer && (*pp)->refused) {
+            mgpx_park_t *p = *pp;
+            *pp = p->next;
+            return p;
+        }
+    return NULL;
+}
+
+void mgpx_peer_refused(mgpx_session_t *s, uint64_t xfer)
+{
+    pthread_mutex_lock(&s->lock);
+    park_add(s, NULL, xfer, 0, CL_INVALID_OPERATION);
+    if (s->parked && s->parked->xfer == xfer && !s->parked->ep)
+        s->parked->refused = 1;
+    pthread_mutex_unlock(&s->lock);
+}
+
 void mgpx_peer_park(mgpx_session_t *s, mgtr_ep_t *ep, const mgw_peer_xfer_t *x)
 {
-    if (s->bulk_quit) {
+    mgpx_park_t *r = refused_take(s, x->xfer);
+    if (s->bulk_quit || r) { /* no receive will read it: the sender fails at once */
+        free(r);
         s->t->close(ep);
         return;
     }
@@ -355,7 +385,7 @@ static mgpx_park_t *park_take(mgpx_session_t *s, mgpx_job_t *j)
     pthread_mutex_lock(&s->lock);
     for (;;) {
         for (mgpx_park_t **pp = &s->parked; *pp; pp = &(*pp)->next)
-            if ((*pp)->xfer == j->xfer) {
+            if ((*pp)->xfer == j->xfer && !(*pp)->refused) {
                 p = *pp;
                 *pp = p->next;
                 break;
