@@ -244,6 +244,10 @@ static void copy(size_t mib)
     size_t so[3] = {0, 0, 0}, dof[3] = {0, 0, 0}, reg[3] = {4096, 16, 1};
     CL_OK(clEnqueueCopyBufferRect(q[1], b, c, so, dof, reg, 8192, 0, 4096, 0, 0, NULL, NULL));
     CL_OK(clFinish(q[1]));
+    size_t far[3] = {0, words * 4 / 8192, 0}; /* past b's end: b is still on proxy 0 */
+    CHECK(clEnqueueCopyBufferRect(q[1], b, c, far, dof, reg, 8192, 0, 4096, 0, 0, NULL, NULL) ==
+              CL_INVALID_VALUE,
+          "a rect copy between proxies past the source's end");
     cl_uint row[1024];
     CL_OK(clEnqueueReadBuffer(q[1], c, CL_TRUE, 4096 * 3, sizeof row, row, 0, NULL, NULL));
     for (cl_uint i = 0; i < 1024; i++)

@@ -449,6 +449,10 @@ cl_int CL_API_CALL mgvcl_broadcast_write(cl_uint nb, const cl_command_queue *que
                                          const cl_mem *bufs, cl_bool blocking, size_t off, size_t n,
                                          const void *ptr, cl_uint nw, const cl_event *w,
                                          cl_event *events);
+/* The same for clEnqueueCopyBufferRect: the rect goes packed, proxy to proxy. */
+int mgvcl_copy_rect_peer(mgvcl_enq_t *e, cl_command_queue q, cl_mem src, cl_mem dst,
+                         const size_t *so, const size_t *dof, const size_t *reg, size_t srp,
+                         size_t ssp, size_t drp, size_t dsp, cl_int *rc);
 /* The remote objects of a context of several proxies. */
 cl_int mgvcl_ctx_make(cl_context ctx);
 void mgvcl_ctx_unmake(cl_context ctx);

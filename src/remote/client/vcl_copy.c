@@ -67,7 +67,14 @@ cl_int CL_API_CALL mgvcl_clEnqueueCopyBufferRect(cl_command_queue q, cl_mem src,
     cl_int rc = mgvcl_enq_begin(q, nw, w, CL_COMMAND_COPY_BUFFER_RECT, &e);
     if (rc)
         return rc;
-    /* across proxies: src moves to q's proxy first (proxy to proxy) */
+    if (!mgvcl_copy_rect_peer(&e, q, src, dst, so, dof, reg, srp, ssp, drp, dsp, &rc)) {
+        /* src lives on another proxy: the rect went proxy to proxy, packed */
+        if (rc) {
+            mgvcl_enq_abort(&e, rc);
+            return rc;
+        }
+        return mgvcl_enq_end(q, &e, NULL, out, CL_FALSE, 0, NULL, 0);
+    }
     if ((rc = mgvcl_mem_use(&e, q, src)) || (rc = mgvcl_mem_use(&e, q, dst))) {
         mgvcl_enq_abort(&e, rc);
         return rc;

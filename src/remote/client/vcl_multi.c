@@ -371,14 +371,16 @@ static cl_int hold(mgvcl_enq_t *e, cl_event ev)
     return CL_SUCCESS;
 }
 
-/* The bytes [so, so + n) of src on conns[from] go into dst at dof on q's
- * proxy: rx, an event of q (its ID the transfer's), begun with its head;
- * the sending side runs on the context's queue of `from` after src's last
- * command there and the extra wait list sw (IDs of that proxy's events,
- * ns of them).  mig_lock held. */
+/* The bytes [so, so + n) of src on conns[from] (or its rect srect, packed)
+ * go into dst at dof (or its rect drect) on q's proxy: rx, an event of q
+ * (its ID the transfer's), begun with its head; the sending side runs on
+ * the context's queue of `from` after src's last command there.  mig_lock
+ * held. */
 static cl_int peer_move(cl_command_queue q, int from, cl_mem src, cl_mem dst, size_t so, size_t dof,
-                        size_t n, const mgw_enq_head_t *rxhead, cl_event rx, cl_event *sent)
+                        size_t n, const mgw_rect_t *srect, const mgw_rect_t *drect,
+                        const mgw_enq_head_t *rxhead, cl_event rx, cl_event *sent)
 {
+    const mgw_rect_t none = {.row_pitch = 0};
     cl_context ctx = q->ctx;
     cl_int rc = peer_open(q->conn);
     cl_command_queue hq = rc ? NULL : hidden_queue(ctx, from, &rc);
@@ -395,7 +397,8 @@ static cl_int peer_move(cl_command_queue q, int from, cl_mem src, cl_mem dst, si
     /* a failed last command fails nothing here: the data is what it is */
     mgw_buf_t b;
     mgw_xfer_head_t rx_x = {.xfer = rx->id, .size = n, .head = *rxhead, .mem = dst->id};
-    mgw_peer_recv_encode(&b, 0, &(mgw_peer_recv_t){.x = rx_x, .off = dof});
+    mgw_peer_recv_encode(&b, 0,
+                         &(mgw_peer_recv_t){.x = rx_x, .off = dof, .rect = drect ? *drect : none});
     rc = mgvcl_send(q->conn, &b);
     mgw_buf_free(&b);
     if (rc != CL_SUCCESS) {
@@ -413,6 +416,7 @@ static cl_int peer_move(cl_command_queue q, int from, cl_mem src, cl_mem dst, si
     mgw_peer_send_t ps = {
         .x = {.xfer = rx->id, .size = n, .head = se.head, .mem = src->id},
         .off = so,
+        .rect = srect ? *srect : none,
         .addr = q->conn->addr,
     };
     memcpy(ps.sid, q->conn->peer_sid, MGW_TOKEN);
@@ -448,7 +452,7 @@ static cl_int migrate(mgvcl_enq_t *e, cl_command_queue q, cl_mem root, int ci, i
     if ((rc = mgvcl_enq_begin(q, 0, NULL, CL_COMMAND_MIGRATE_MEM_OBJECTS, &re)))
         return rc;
     cl_event rx = re.ev;
-    rc = peer_move(q, root->home, root, root, 0, 0, root->size, &re.head, rx, NULL);
+    rc = peer_move(q, root->home, root, root, 0, 0, root->size, NULL, NULL, &re.head, rx, NULL);
     if (rc != CL_SUCCESS) {
         mgvcl_enq_abort(&re, rc);
         return rc;
@@ -502,6 +506,55 @@ cl_int mgvcl_mem_move(mgvcl_enq_t *e, cl_command_queue q, cl_mem m, int content)
     return rc;
 }
 
+/* 1 when the rect (o, reg, pitches as OpenCL defaults them) passes size. */
+static int rect_out(const size_t *o, const size_t *reg, size_t rp, size_t sp, size_t size)
+{
+    if (!rp)
+        rp = reg[0];
+    if (!sp)
+        sp = reg[1] * rp;
+    if (rp < reg[0] || sp < reg[1] * rp)
+        return 1;
+    size_t last = (o[2] + reg[2] - 1) * sp + (o[1] + reg[1] - 1) * rp + o[0] + reg[0];
+    return last > size;
+}
+
+int mgvcl_copy_rect_peer(mgvcl_enq_t *e, cl_command_queue q, cl_mem src, cl_mem dst,
+                         const size_t *so, const size_t *dof, const size_t *reg, size_t srp,
+                         size_t ssp, size_t drp, size_t dsp, cl_int *rc)
+{
+    cl_context ctx = q->ctx;
+    cl_mem root = src->parent ? src->parent : src, droot = dst->parent ? dst->parent : dst;
+    int ci = mgvcl_ctx_ci(ctx, q->conn);
+    if (ctx->nconn < 2 || root->home == ci || mgvcl_is_image(root) || droot == root)
+        return 1;
+    if (reg[0] > SIZE_MAX / reg[1] / reg[2] || reg[0] * reg[1] * reg[2] > (1ull << 32) ||
+        rect_out(so, reg, srp, ssp, src->size) || rect_out(dof, reg, drp, dsp, dst->size)) {
+        *rc = CL_INVALID_VALUE; /* as the proxies' rect transfers; past a buffer's end */
+        return 0;
+    }
+    if ((*rc = mgvcl_mem_move(e, q, dst, !droot->fresh)))
+        return 0;
+    /* the rects on the roots: a sub-buffer's origin shifts the x origin */
+    mgw_rect_t sr = {.row_pitch = srp, .slice_pitch = ssp},
+               dr = {.row_pitch = drp, .slice_pitch = dsp};
+    memcpy(sr.origin, so, sizeof sr.origin);
+    memcpy(dr.origin, dof, sizeof dr.origin);
+    memcpy(sr.region, reg, sizeof sr.region);
+    memcpy(dr.region, reg, sizeof dr.region);
+    sr.origin[0] += src->origin;
+    dr.origin[0] += dst->origin;
+    cl_event sent = NULL;
+    *rc = peer_move(q, root->home, root, droot, 0, 0, reg[0] * reg[1] * reg[2], &sr, &dr, &e->head,
+                    e->ev, &sent);
+    if (sent) {
+        if (root->last)
+            mgvcl_event_unref(root->last);
+        root->last = sent;
+    }
+    return 0;
+}
+
 int mgvcl_copy_peer(mgvcl_enq_t *e, cl_command_queue q, cl_mem src, cl_mem dst, size_t so,
                     size_t dof, size_t n, cl_int *rc)
 {
@@ -519,7 +572,7 @@ int mgvcl_copy_peer(mgvcl_enq_t *e, cl_command_queue q, cl_mem src, cl_mem dst, 
     /* the command's wait list holds for the sending side too */
     cl_event sent = NULL;
     *rc = peer_move(q, root->home, root, dst->parent ? dst->parent : dst, so + src->origin,
-                    dof + dst->origin, n, &e->head, e->ev, &sent);
+                    dof + dst->origin, n, NULL, NULL, &e->head, e->ev, &sent);
     if (sent) {
         if (root->last)
             mgvcl_event_unref(root->last);

@@ -353,8 +353,9 @@ static int transfer(mgpx_session_t *s, const mgw_xfer_head_t *x, int type, size_
 int mgpx_op_peer_recv(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
 {
     mgw_peer_recv_t m;
-    return mgw_peer_recv_decode(c, &m) ? MGPX_BAD
-                                       : transfer(s, &m.x, JOB_PEER_RECV, m.off, NULL, 0, 0);
+    return mgw_peer_recv_decode(c, &m)
+               ? MGPX_BAD
+               : transfer(s, &m.x, JOB_PEER_RECV, m.off, m.rect.region[0] ? &m.rect : NULL, 0, 0);
 }
 
 int mgpx_op_peer_send(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
@@ -362,7 +363,8 @@ int mgpx_op_peer_send(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
     mgw_peer_send_t m;
     int rc = MGPX_BAD;
     if (!mgw_peer_send_decode(c, &m))
-        rc = transfer_ps(s, &m.x, JOB_PEER_SEND, m.off, NULL, 0, 0, &m);
+        rc =
+            transfer_ps(s, &m.x, JOB_PEER_SEND, m.off, m.rect.region[0] ? &m.rect : NULL, 0, 0, &m);
     mgw_peer_send_free(&m);
     return rc;
 }

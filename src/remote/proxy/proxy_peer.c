@@ -422,7 +422,11 @@ int mgpx_peer_recv_run(mgpx_session_t *s, mgpx_job_t *j)
         j->err = CL_INVALID_VALUE; /* the two ends disagree */
     void *dst = NULL;
     cl_int err = CL_SUCCESS;
-    if (!j->err && j->size) {
+    int rect = j->reg[0] != 0; /* packed on the way: received whole, then written as a rect */
+    if (!j->err && j->size && rect) {
+        if (!(dst = malloc(j->size)))
+            j->err = CL_OUT_OF_HOST_MEMORY;
+    } else if (!j->err && j->size) {
         dst = clEnqueueMapBuffer(j->tq, j->mem, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, j->off,
                                  j->size, 0, NULL, NULL, &err);
         if (!dst)
@@ -438,7 +442,14 @@ int mgpx_peer_recv_run(mgpx_session_t *s, mgpx_job_t *j)
         }
         s->peer_in += n;
     }
-    if (dst) {
+    if (dst && rect) {
+        size_t ho[3] = {0, 0, 0};
+        if (!j->err)
+            j->err =
+                clEnqueueWriteBufferRect(j->tq, j->mem, CL_TRUE, j->bo, ho, j->reg, j->brp, j->bsp,
+                                         j->reg[0], j->reg[0] * j->reg[1], dst, 0, NULL, NULL);
+        free(dst);
+    } else if (dst) {
         cl_event e = NULL;
         err = clEnqueueUnmapMemObject(j->tq, j->mem, dst, 0, NULL, &e);
         if (!err)
@@ -501,7 +512,16 @@ static void *send_main(void *arg)
         if (e)
             clWaitForEvents(1, &e);
     }
-    if (!j->err && j->size) {
+    int rect = j->reg[0] != 0; /* packed on the way */
+    if (!j->err && j->size && rect) {
+        size_t ho[3] = {0, 0, 0};
+        if (!(src = malloc(j->size)))
+            j->err = CL_OUT_OF_HOST_MEMORY;
+        else if ((err = clEnqueueReadBufferRect(j->tq, j->mem, CL_TRUE, j->bo, ho, j->reg, j->brp,
+                                                j->bsp, j->reg[0], j->reg[0] * j->reg[1], src, 0,
+                                                NULL, NULL)))
+            j->err = err;
+    } else if (!j->err && j->size) {
         src = clEnqueueMapBuffer(j->tq, j->mem, CL_TRUE, CL_MAP_READ, j->off, j->size, 0, NULL,
                                  NULL, &err);
         if (!src)
@@ -509,7 +529,9 @@ static void *send_main(void *arg)
     }
     /* a failure before the connection is told to the receiver in PEER_XFER */
     peer_send(s, j, src);
-    if (src) {
+    if (src && rect) {
+        free(src);
+    } else if (src) {
         cl_event e = NULL;
         err = clEnqueueUnmapMemObject(j->tq, j->mem, src, 0, NULL, &e);
         if (!err)

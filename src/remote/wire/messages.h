@@ -262,11 +262,12 @@
       F(rec, head, enq_head) F(u64, mem) F(fixed, color, 16) F(rec, rect, image_rect))             \
     M(PEER_OPEN, peer_open, )                                                                      \
     /* x: the source range's transfer (x.xfer: the receive's, x.head on a queue of this proxy, */  \
-    /* x.mem the source buffer), off its offset; addr, sid, key: the receiving proxy's session */  \
+    /* x.mem the source buffer), off its offset, or rect (region[0] > 0) its rect, packed on */    \
+    /* the way; addr, sid, key: the receiving proxy's session */                                   \
     M(PEER_SEND, peer_send,                                                                        \
-      F(rec, x, xfer_head) F(size, off) F(str, addr) F(fixed, sid, MGW_TOKEN)                      \
+      F(rec, x, xfer_head) F(size, off) F(rec, rect, rect) F(str, addr) F(fixed, sid, MGW_TOKEN)   \
       F(fixed, key, MGW_TOKEN))                                                                    \
-    M(PEER_RECV, peer_recv, F(rec, x, xfer_head) F(size, off))                                     \
+    M(PEER_RECV, peer_recv, F(rec, x, xfer_head) F(size, off) F(rec, rect, rect))                  \
     M(PEER_CANCEL, peer_cancel, F(u64, xfer) F(i32, status))                                       \
     /* when event completes, set the user event standin of the session (addr, sid, key) */         \
     M(EVENT_FORWARD, event_forward,                                                                \
