@@ -17,6 +17,9 @@ test_remote_vcl_multi_LDADD = $(OPENCL_LIBS)
 TESTS += test/remote/vcl_multi.sh
 EXTRA_DIST += test/remote/vcl_multi.sh
 endif
+# Peer copy and broadcast against a TCP stream and one write (a benchmark, not
+# in TESTS): test/remote/vclmultibench.sh.
+EXTRA_DIST += test/remote/vclmultibench.sh
 # Images and samplers (vcl_image.c), against the host and native PoCL.
 if REMOTE
 check_PROGRAMS += test/remote/vcl_image
