@@ -218,9 +218,20 @@ static void *fwd_main(void *arg)
     fwd_t *f = arg;
     mgpx_session_t *s = f->s;
     cl_int st = CL_COMPLETE;
+    /* the connection first (the first notice to a peer need not wait for its
+       handshake), then the event */
+    mgpx_pconn_t *pc = pconn_get(s, f);
+    if (pc)
+        pthread_mutex_unlock(&pc->lock);
     clWaitForEvents(1, &f->e);
     clGetEventInfo(f->e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
-    mgpx_pconn_t *pc = pconn_get(s, f);
+    if (pc) {
+        pthread_mutex_lock(&pc->lock);
+        if (pc->broken) { /* a send of another notice failed meanwhile */
+            pthread_mutex_unlock(&pc->lock);
+            pc = pconn_get(s, f);
+        }
+    }
     if (pc) {
         mgw_buf_t b;
         mgw_peer_event_encode(&b, 0, &(mgw_peer_event_t){.standin = f->standin, .status = st});
