@@ -1,7 +1,8 @@
 /*
  * One context over the devices of several proxies (vcl_multi.sh starts
  * three, each serving PoCL; MPIGPU_VCL_SERVERS names them all).  Modes:
- *   vcl_multi pipeline  a buffer through kernels on each proxy in turn, each
+ *   vcl_multi pipeline [ooo]  (ooo: out-of-order queues)
+ *                       a buffer through kernels on each proxy in turn, each
  *                       stage gated by the last one's event (an event of
  *                       another proxy) and the first ones by a user event;
  *                       the result checked against the host's
@@ -73,6 +74,7 @@ static cl_uint ndev;
 static cl_context ctx;
 static cl_command_queue q[NDEV];
 static cl_program prog;
+static int ooo; /* out-of-order queues: only the wait lists (and the moves' events) order */
 
 static void setup(void)
 {
@@ -104,7 +106,8 @@ static void setup(void)
     CL_OK(clGetContextInfo(ctx, CL_CONTEXT_NUM_DEVICES, sizeof n, &n, NULL));
     CHECK(n == ndev, "the context has %u devices of %u", n, ndev);
     for (int i = 0; i < NDEV; i++) {
-        q[i] = clCreateCommandQueue(ctx, dev[i], 0, &err);
+        q[i] = clCreateCommandQueue(ctx, dev[i], ooo ? CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE : 0,
+                                    &err);
         CL_OK(err);
     }
     prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
@@ -476,6 +479,7 @@ static void dead(pid_t pid)
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "pipeline";
+    ooo = argc > 2 && !strcmp(argv[2], "ooo");
     setup();
     if (!strcmp(mode, "pipeline"))
         pipeline();

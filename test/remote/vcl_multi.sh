@@ -50,6 +50,7 @@ for crypt in on off; do
         three "px$crypt"
     fi
     timeout 60 "$vm" pipeline || fail "pipeline ($crypt)"
+    timeout 60 "$vm" pipeline ooo || fail "pipeline, out-of-order queues ($crypt)"
     MPIGPU_VCL_STATS=1 timeout 120 "$vm" copy 64 2>"$work/copy.err" ||
         { cat "$work/copy.err"; fail "copy ($crypt)"; }
     out=$(stat bytes_out "$work/copy.err") in=$(stat bytes_in "$work/copy.err")
