@@ -1,7 +1,7 @@
 #!/bin/bash
 # One context over the devices of three proxies on loopback, each serving
 # PoCL (vcl_multi.c): a pipeline of kernels across them gated by events of
-# other proxies and a user event, checked against the host; a 64 MiB copy
+# other proxies and a user event, checked against the host; a 32 MiB copy
 # from one proxy's buffer into another's, a migration and a rect copy, with
 # byte counters that prove the bytes went proxy to proxy (each proxy's
 # "peer lane moved" line; the client's MPIGPU_VCL_STATS total far below the
@@ -51,12 +51,12 @@ for crypt in on off; do
     fi
     timeout 60 "$vm" pipeline || fail "pipeline ($crypt)"
     timeout 60 "$vm" pipeline ooo || fail "pipeline, out-of-order queues ($crypt)"
-    MPIGPU_VCL_STATS=1 timeout 120 "$vm" copy 64 2>"$work/copy.err" ||
+    MPIGPU_VCL_STATS=1 timeout 120 "$vm" copy 32 2>"$work/copy.err" ||
         { cat "$work/copy.err"; fail "copy ($crypt)"; }
     out=$(stat bytes_out "$work/copy.err") in=$(stat bytes_in "$work/copy.err")
     [ -n "$out" ] && [ -n "$in" ] || fail "no MPIGPU_VCL_STATS line"
     [ $((out + in)) -lt $((4 << 20)) ] ||
-        fail "the client carried $out bytes out and $in in for a 64 MiB copy ($crypt)"
+        fail "the client carried $out bytes out and $in in for a 32 MiB copy ($crypt)"
     MPIGPU_VCL_STATS=1 timeout 60 "$vm" bcast 16 2>"$work/bcast.err" ||
         { cat "$work/bcast.err"; fail "broadcast ($crypt)"; }
     sent=$(($(stat bytes_out "$work/bcast.err") + $(stat cma_out "$work/bcast.err")))
@@ -68,7 +68,7 @@ for crypt in on off; do
     pin=$(($(peer "px$crypt-1" in) + $(peer "px$crypt-2" in)))
     pout=$(($(peer "px$crypt-0" out) + $(peer "px$crypt-2" out)))
     echo "copy ($crypt): client carried $out bytes out, $in in; proxies' peer lanes moved $pin in, $pout out"
-    [ "$pin" -ge $((64 << 20)) ] && [ "$pout" -ge $((64 << 20)) ] ||
+    [ "$pin" -ge $((32 << 20)) ] && [ "$pout" -ge $((32 << 20)) ] ||
         fail "the proxies moved too little on their peer lanes ($crypt): in $pin, out $pout"
     nn=$(($(notices "px$crypt-0") + $(notices "px$crypt-1") + $(notices "px$crypt-2")))
     echo "event notices between proxies ($crypt): $nn"
