@@ -295,6 +295,10 @@ struct _cl_event {
     void *free_after; /* freed when complete (map copies, temps) */
     ev_cb_t *cbs;
     struct mgvcl_standin *stand; /* its stand-ins on other proxies (under the lock) */
+    /* commands of other proxies in its wait list (held): when it completes
+     * they have, whichever notice reached the client first (vcl_multi.c) */
+    struct _cl_event **deps;
+    cl_uint ndeps;
 };
 
 /* A user event on another proxy that stands for an event in a wait list
@@ -461,6 +465,11 @@ void mgvcl_mem_unmake(cl_mem m);
  * released (mgvcl_event_unref). */
 void mgvcl_standins_set(cl_event e, cl_int status);
 void mgvcl_standins_free(cl_event e);
+/* Before e completes with success: its commands of other proxies complete
+ * first (their own proxy's notice may still be on its way); then they are
+ * let go (mgvcl_deps_free, also from mgvcl_event_unref). */
+void mgvcl_deps_complete(cl_event e);
+void mgvcl_deps_free(cl_event e);
 /* Sends b to each conn of ctx in mask (mgvcl_call); the first error. */
 cl_int mgvcl_call_each(cl_context ctx, uint32_t mask, mgw_buf_t *b, uint32_t *made);
 int mgvcl_is(const void *obj);     /* object of this ICD (dispatch check) */

@@ -54,6 +54,7 @@ void mgvcl_event_unref(cl_event e)
     if (!atomic_load_explicit(&e->conn->dead, memory_order_relaxed))
         mgvcl_release_remote(e->conn, MGW_K_EVENT, e->id);
     mgvcl_standins_free(e);
+    mgvcl_deps_free(e);
     while (e->cbs) {
         ev_cb_t *cb = e->cbs;
         e->cbs = cb->next;
@@ -66,6 +67,11 @@ void mgvcl_event_unref(cl_event e)
 void mgvcl_event_complete(cl_event e, cl_int status)
 {
     ev_cb_t *cbs;
+    /* a command of another proxy that this one waited for is complete when
+       this one is, though its own proxy's notice may come later (the two
+       proxies told each other directly) */
+    if (status >= 0 && e->ndeps)
+        mgvcl_deps_complete(e);
     pthread_mutex_lock(&mgvcl_lock);
     if (!e->in_table) {
         pthread_mutex_unlock(&mgvcl_lock);
@@ -91,6 +97,8 @@ void mgvcl_event_complete(cl_event e, cl_int status)
     free(e->free_after);
     e->free_after = NULL;
     mgvcl_standins_set(e, e->status); /* its stand-ins on other proxies */
+    if (status >= 0 && e->ndeps)      /* (a failure may come while the command is made: unref) */
+        mgvcl_deps_free(e);
     while (cbs) {
         ev_cb_t *cb = cbs;
         cbs = cb->next;

@@ -222,6 +222,36 @@ static void forward(cl_event w, mgvcl_conn_t *c, uint64_t standin)
     mgw_buf_free(&b);
 }
 
+/* w (a command of another proxy, not a read) is in the wait list of e's
+ * command: held until that completes (mgvcl_deps_complete). */
+static void dep_add(mgvcl_enq_t *e, cl_event w)
+{
+    cl_event ev = e->ev;
+    if (!ev || !w->q || w->data)
+        return; /* a user event is the client's; a read completes when its data is in */
+    cl_event *d = realloc(ev->deps, (ev->ndeps + 1) * sizeof *d);
+    if (!d)
+        return; /* then only its own proxy's notice completes it */
+    ev->deps = d;
+    mgvcl_clRetainEvent(w);
+    d[ev->ndeps++] = w;
+}
+
+void mgvcl_deps_complete(cl_event e)
+{
+    for (cl_uint i = 0; i < e->ndeps; i++)
+        mgvcl_event_complete(e->deps[i], CL_COMPLETE); /* nothing when done already */
+}
+
+void mgvcl_deps_free(cl_event e)
+{
+    for (cl_uint i = 0; i < e->ndeps; i++)
+        mgvcl_event_unref(e->deps[i]);
+    free(e->deps);
+    e->deps = NULL;
+    e->ndeps = 0;
+}
+
 cl_int mgvcl_wait_add(mgvcl_enq_t *e, cl_command_queue q, cl_event w)
 {
     if (w->conn == q->conn)
@@ -236,6 +266,7 @@ cl_int mgvcl_wait_add(mgvcl_enq_t *e, cl_command_queue q, cl_event w)
         if (s->c == q->conn) {
             uint64_t id = s->id;
             pthread_mutex_unlock(&mgvcl_lock);
+            dep_add(e, w);
             return wait_id(e, id);
         }
     mgvcl_standin_t *s = calloc(1, sizeof *s);
@@ -262,6 +293,8 @@ cl_int mgvcl_wait_add(mgvcl_enq_t *e, cl_command_queue q, cl_event w)
         standin_send_set(s, st);
     if (rc == CL_SUCCESS && w->q && !due)
         forward(w, q->conn, s->id);
+    if (rc == CL_SUCCESS)
+        dep_add(e, w);
     return rc == CL_SUCCESS ? wait_id(e, s->id) : rc;
 }
 
