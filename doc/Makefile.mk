@@ -13,4 +13,5 @@ dist_man_MANS += doc/man/man7/mpigpu.7 doc/man/man1/mpigpu-proxy.1 \
 	doc/man/man3/MPIX_Enqueue_recv.3 doc/man/man3/MPIX_Event_from_request.3 \
 	doc/man/man3/MPIX_Enqueue_sendrecv.3 doc/man/man3/MPIX_Enqueue_start.3 \
 	doc/man/man3/MPIX_Enqueue_file_write_at.3 doc/man/man3/MPIX_Enqueue_file_read_at.3 \
-	doc/man/man3/MPIX_Gpu_malloc_shared.3 doc/man/man3/MPIX_Gpu_sync.3
+	doc/man/man3/MPIX_Gpu_malloc_shared.3 doc/man/man3/MPIX_Gpu_sync.3 \
+	doc/man/man3/clEnqueueBroadcastWriteBufferMPIGPU.3

@@ -314,6 +314,12 @@ const mgparam_t mgparam_table[MGPARAM_COUNT] = {
                          .def = "1",
                          .help = "the one-copy lane (cross-memory attach) with a proxy on the "
                                  "same host"},
+    [MGPARAM_VCL_PEER_EVENTS] = {.name = "MPIGPU_VCL_PEER_EVENTS",
+                                 .type = MGPARAM_T_BOOL,
+                                 .reader = MGPARAM_ICD,
+                                 .def = "1",
+                                 .help = "an event's proxy tells another proxy itself when the "
+                                         "event completes (contexts over several proxies)"},
     [MGPARAM_VCL_TIMEOUT] = {.name = "MPIGPU_VCL_TIMEOUT",
                              .type = MGPARAM_T_INT,
                              .reader = MGPARAM_ICD,

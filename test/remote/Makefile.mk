@@ -8,6 +8,18 @@ test_remote_vcl_basic_LDADD = $(OPENCL_LIBS)
 TESTS += test/remote/vcl_basic.sh test/remote/vcl_shm.sh test/remote/vcl_cma.sh
 EXTRA_DIST += test/remote/vcl_basic.sh test/remote/vcl_shm.sh test/remote/vcl_cma.sh
 endif
+# One context over three proxies: buffers that move proxy to proxy, events
+# of one proxy in another's wait lists (vcl_multi.c).
+if REMOTE
+check_PROGRAMS += test/remote/vcl_multi
+test_remote_vcl_multi_SOURCES = test/remote/vcl_multi.c
+test_remote_vcl_multi_LDADD = $(OPENCL_LIBS)
+TESTS += test/remote/vcl_multi.sh
+EXTRA_DIST += test/remote/vcl_multi.sh
+endif
+# Peer copy and broadcast against a TCP stream and one write (a benchmark, not
+# in TESTS): test/remote/vclmultibench.sh.
+EXTRA_DIST += test/remote/vclmultibench.sh
 # Images and samplers (vcl_image.c), against the host and native PoCL.
 if REMOTE
 check_PROGRAMS += test/remote/vcl_image

@@ -8,7 +8,7 @@ lib_LTLIBRARIES += libmpigpu-vcl.la
 libmpigpu_vcl_la_CPPFLAGS = $(MG_BASE_CPPFLAGS) $(MG_CLIENT_INC)
 libmpigpu_vcl_la_SOURCES = src/remote/client/vcl_icd.c src/remote/client/vcl_conn.c \
 	src/remote/client/vcl_device.c src/remote/client/vcl_mem.c src/remote/client/vcl_copy.c \
-	src/remote/client/vcl_program.c src/remote/client/vcl_kernel.c \
+	src/remote/client/vcl_program.c src/remote/client/vcl_kernel.c src/remote/client/vcl_multi.c \
 	src/remote/client/vcl_event.c src/remote/client/vcl_image.c src/remote/client/vcl.h
 libmpigpu_vcl_la_CFLAGS = $(AM_CFLAGS) $(SODIUM_CFLAGS) -fvisibility=hidden
 libmpigpu_vcl_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -no-undefined \

@@ -62,6 +62,7 @@
     X(clEnqueueMapImage)                                                                           \
     X(clEnqueueMarker)                                                                             \
     X(clEnqueueMarkerWithWaitList)                                                                 \
+    X(clEnqueueMigrateMemObjects)                                                                  \
     X(clEnqueueNDRangeKernel)                                                                      \
     X(clEnqueueNativeKernel)                                                                       \
     X(clEnqueueReadBuffer)                                                                         \
@@ -151,6 +152,14 @@ struct _cl_device_id {
     dev_param_t *params;
 };
 
+/* The proxies one context may span (vcl_multi.c). */
+#define MGVCL_MAX_CONNS 32
+
+/* A context over the devices of one proxy or several: a native context of
+ * the same ID on each (conns[0] == conn, the first device's, where buffers
+ * are born).  With several, hq[i] is the context's own queue on conns[i]
+ * (made on first use: the sending side of proxy-to-proxy transfers), and
+ * mig_lock makes each command that uses buffers one step for their homes. */
 struct _cl_context {
     struct _cl_icd_dispatch *dispatch;
     atomic_int refs;
@@ -160,6 +169,10 @@ struct _cl_context {
     cl_device_id *devs;
     cl_context_properties props[3];
     size_t nprops;
+    cl_uint nconn;
+    mgvcl_conn_t *conns[MGVCL_MAX_CONNS];
+    struct _cl_command_queue *hq[MGVCL_MAX_CONNS];
+    pthread_mutex_t mig_lock;
 };
 
 struct _cl_command_queue {
@@ -168,6 +181,7 @@ struct _cl_command_queue {
     uint64_t id;
     cl_context ctx;
     cl_device_id dev;
+    mgvcl_conn_t *conn; /* the device's proxy */
     cl_command_queue_properties props;
     int pending; /* commands not complete yet; under the connection lock */
     int failed;  /* a command failed since the last clFinish */
@@ -196,6 +210,14 @@ struct _cl_mem {
     cl_image_desc desc; /* desc.buffer: the client's buffer (also parent) */
     size_t elem;        /* bytes of one pixel */
     size_t hrp, hsp;    /* CL_MEM_USE_HOST_PTR: the host image's pitches */
+    /* contexts of several proxies (vcl_multi.c, under ctx->mig_lock): the
+     * proxies (ctx->conns indices) that have the object, where its data
+     * lives now (a buffer's; a sub-buffer follows its parent), and the last
+     * command that used it there */
+    uint32_t made;
+    int home;
+    cl_event last;
+    int fresh; /* no contents yet (made without host data, never used): moves carry nothing */
 };
 
 struct _cl_sampler {
@@ -214,13 +236,16 @@ struct _cl_program {
     uint64_t id;
     cl_context ctx;
     char *source;
-    int arg_info; /* built with -cl-kernel-arg-info, or not from source */
+    int arg_info;  /* built with -cl-kernel-arg-info, or not from source */
+    uint32_t made; /* ctx->conns that have it */
 };
 
 typedef struct karg {
     uint8_t kind; /* enum mgw_argkind, 0xff unknown */
-    uint8_t set, dirty;
-    size_t want; /* the value's size from its type name, 0 unknown */
+    uint8_t set;
+    uint32_t dirty;      /* the proxies (ctx->conns indices) that have not had this value */
+    struct _cl_mem *mem; /* a buffer argument's object (to move it where the launch runs) */
+    size_t want;         /* the value's size from its type name, 0 unknown */
     size_t size;
     unsigned char *val; /* value bytes, or the u64 wire ID of a buffer */
 } karg_t;
@@ -233,6 +258,7 @@ struct _cl_kernel {
     char *name;
     cl_uint nargs;
     karg_t *args;
+    uint32_t made; /* ctx->conns that have it */
 };
 
 typedef struct ev_cb {
@@ -268,7 +294,22 @@ struct _cl_event {
     size_t reg[3], hrp, hsp;
     void *free_after; /* freed when complete (map copies, temps) */
     ev_cb_t *cbs;
+    struct mgvcl_standin *stand; /* its stand-ins on other proxies (under the lock) */
+    /* commands of other proxies in its wait list (held): when it completes
+     * they have, whichever notice reached the client first (vcl_multi.c) */
+    struct _cl_event **deps;
+    cl_uint ndeps;
 };
+
+/* A user event on another proxy that stands for an event in a wait list
+ * there (vcl_multi.c): set when the event completes, with its status. */
+typedef struct mgvcl_standin {
+    struct mgvcl_standin *next;
+    mgvcl_conn_t *c;
+    uint64_t id;
+    int created; /* its USER_EVENT_CREATE is sent: a USER_EVENT_SET may follow */
+    int due;     /* the event completed before: set it once created */
+} mgvcl_standin_t;
 
 /* Connections (vcl_conn.c) */
 #define MGVCL_HASH 1024
@@ -318,6 +359,9 @@ struct mgvcl_conn {
     uint64_t rel[MGVCL_REL_BATCH]; /* events released here, not yet on the proxy */
     int nrel;
     unsigned char cma_nonce[MGTR_CMA_NONCE]; /* the proxy's probe reads it here */
+    /* the session's peer lane (PEER_OPEN, once; vcl_multi.c's lock) */
+    int peer_ok;
+    uint8_t peer_sid[MGW_TOKEN], peer_key[MGW_TOKEN];
 };
 
 /* The one lock of the event state (statuses, tables, queue counters). */
@@ -362,16 +406,72 @@ typedef struct mgvcl_enq {
     mgw_enq_head_t head;
     uint64_t wbuf[16];
     uint64_t *wids;
+    /* contexts of several proxies: the wait list's room (wids), and events
+     * of moves made for the command, held until it is sent */
+    cl_uint wcap;
+    cl_event *hold;
+    cl_uint nhold;
+    int locked; /* ctx->mig_lock held from begin to end */
 } mgvcl_enq_t;
 /* The start of every enqueue: checks q and the wait list, makes the event
  * and fills e; the caller encodes its message with e->head and hands it to
  * mgvcl_enq_end.  On an error nothing is left to free. */
 cl_int mgvcl_enq_begin(cl_command_queue q, cl_uint nw, const cl_event *w, cl_command_type t,
                        mgvcl_enq_t *e);
-/* Sends b (and data on the bulk lane when p), hands out the event, waits if
- * blocking; frees what e holds. */
+/* A begun command that is not sent: its event fails with rc, e is freed. */
+void mgvcl_enq_abort(mgvcl_enq_t *e, cl_int rc);
+/* Sends b (and data on the bulk lane when p; b NULL: sent already), hands
+ * out the event, waits if blocking; frees what e holds. */
 cl_int mgvcl_enq_end(cl_command_queue q, mgvcl_enq_t *e, mgw_buf_t *b, cl_event *out,
                      cl_bool blocking, uint64_t xfer, const void *p, size_t n);
+/* Contexts of several proxies (vcl_multi.c).  The index of c among
+ * ctx->conns, or -1. */
+int mgvcl_ctx_ci(cl_context ctx, mgvcl_conn_t *c);
+/* Puts w's ID, or for an event of another proxy than q's its stand-in's
+ * there, at the end of e's wait list (nothing for one complete already);
+ * CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST for one failed. */
+cl_int mgvcl_wait_add(mgvcl_enq_t *e, cl_command_queue q, cl_event w);
+/* m (a buffer, or a sub-buffer) is used by the command e on q: its data
+ * moves to q's proxy first (proxy to proxy; e waits for the move), and the
+ * command becomes its last.  No-op in a context of one proxy. */
+cl_int mgvcl_mem_use(mgvcl_enq_t *e, cl_command_queue q, cl_mem m);
+/* The same, content 0: the data need not come (CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED). */
+cl_int mgvcl_mem_move(mgvcl_enq_t *e, cl_command_queue q, cl_mem m, int content);
+/* A command that reads src's [so, so + n) where src lives and writes it into
+ * dst at dof on q's proxy, straight from proxy to proxy (e: on q, begun);
+ * 1 when src lives on q's proxy (the caller copies as usual), else the
+ * transfer's result (the caller still ends e). */
+int mgvcl_copy_peer(mgvcl_enq_t *e, cl_command_queue q, cl_mem src, cl_mem dst, size_t so,
+                    size_t dof, size_t n, cl_int *rc);
+/* MPIGPU_VCL_PEER_EVENTS (vcl_conn.c reads it): 1, the proxy of an event
+ * in another proxy's wait list tells that proxy itself; 0, only the client. */
+extern int mgvcl_forward;
+/* The extension clEnqueueBroadcastWriteBufferMPIGPU (vcl_multi.c; its man
+ * page: doc/man/man3): the data leaves the client once and fans out from
+ * proxy to proxy in a binary tree. */
+cl_int CL_API_CALL mgvcl_broadcast_write(cl_uint nb, const cl_command_queue *queues,
+                                         const cl_mem *bufs, cl_bool blocking, size_t off, size_t n,
+                                         const void *ptr, cl_uint nw, const cl_event *w,
+                                         cl_event *events);
+/* The same for clEnqueueCopyBufferRect: the rect goes packed, proxy to proxy. */
+int mgvcl_copy_rect_peer(mgvcl_enq_t *e, cl_command_queue q, cl_mem src, cl_mem dst,
+                         const size_t *so, const size_t *dof, const size_t *reg, size_t srp,
+                         size_t ssp, size_t drp, size_t dsp, cl_int *rc);
+/* The remote objects of a context of several proxies. */
+cl_int mgvcl_ctx_make(cl_context ctx);
+void mgvcl_ctx_unmake(cl_context ctx);
+void mgvcl_mem_unmake(cl_mem m);
+/* A completed event's stand-ins are set (mgvcl_event_complete) and
+ * released (mgvcl_event_unref). */
+void mgvcl_standins_set(cl_event e, cl_int status);
+void mgvcl_standins_free(cl_event e);
+/* Before e completes with success: its commands of other proxies complete
+ * first (their own proxy's notice may still be on its way); then they are
+ * let go (mgvcl_deps_free, also from mgvcl_event_unref). */
+void mgvcl_deps_complete(cl_event e);
+void mgvcl_deps_free(cl_event e);
+/* Sends b to each conn of ctx in mask (mgvcl_call); the first error. */
+cl_int mgvcl_call_each(cl_context ctx, uint32_t mask, mgw_buf_t *b, uint32_t *made);
 int mgvcl_is(const void *obj);     /* object of this ICD (dispatch check) */
 int mgvcl_mem_live(const void *p); /* p is a live cl_mem of this ICD */
 /* clEnqueueWriteBuffer whose data has left src when it returns (never the

@@ -29,9 +29,14 @@ static mgvcl_conn_t **conns;
 static int nconns;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
+/* One ID space for every proxy: an object of a context of several proxies
+ * has the same ID on each. */
+static atomic_uint_fast64_t next_id = 1;
+
 uint64_t mgvcl_id(mgvcl_conn_t *c)
 {
-    return atomic_fetch_add(&c->next_id, 1);
+    (void)c;
+    return atomic_fetch_add(&next_id, 1);
 }
 
 /* MPIGPU_VCL_TIMEOUT, read by init_once before any connection. */
@@ -765,6 +770,7 @@ static void init_once(void)
     if (streams.set)
         vcl_streams = (unsigned)streams.num;
     vcl_timeout_s = (int)mgparam_read_or_default(MGPARAM_VCL_TIMEOUT, MGLOG_VCL).num;
+    mgvcl_forward = (int)mgparam_read_or_default(MGPARAM_VCL_PEER_EVENTS, MGLOG_VCL).num;
     if (mgtr_spin_setup(MGPARAM_VCL_SPIN, err, sizeof err))
         MGLOG_WARN(MGLOG_VCL, "%s; not spinning", err);
     /* a malformed value keeps the default, encryption on: the safe side */

@@ -24,6 +24,18 @@ cl_int CL_API_CALL mgvcl_clEnqueueCopyBuffer(cl_command_queue q, cl_mem src, cl_
     cl_int rc = mgvcl_enq_begin(q, nw, w, CL_COMMAND_COPY_BUFFER, &e);
     if (rc)
         return rc;
+    if (!mgvcl_copy_peer(&e, q, src, dst, so, dof, n, &rc)) {
+        /* src lives on another proxy: the bytes went proxy to proxy */
+        if (rc) {
+            mgvcl_enq_abort(&e, rc);
+            return rc;
+        }
+        return mgvcl_enq_end(q, &e, NULL, out, CL_FALSE, 0, NULL, 0);
+    }
+    if ((rc = mgvcl_mem_use(&e, q, src)) || (rc = mgvcl_mem_use(&e, q, dst))) {
+        mgvcl_enq_abort(&e, rc);
+        return rc;
+    }
     mgw_enq_copy_encode(&b, 0,
                         &(mgw_enq_copy_t){.head = e.head,
                                           .src = src->id,
@@ -55,6 +67,18 @@ cl_int CL_API_CALL mgvcl_clEnqueueCopyBufferRect(cl_command_queue q, cl_mem src,
     cl_int rc = mgvcl_enq_begin(q, nw, w, CL_COMMAND_COPY_BUFFER_RECT, &e);
     if (rc)
         return rc;
+    if (!mgvcl_copy_rect_peer(&e, q, src, dst, so, dof, reg, srp, ssp, drp, dsp, &rc)) {
+        /* src lives on another proxy: the rect went proxy to proxy, packed */
+        if (rc) {
+            mgvcl_enq_abort(&e, rc);
+            return rc;
+        }
+        return mgvcl_enq_end(q, &e, NULL, out, CL_FALSE, 0, NULL, 0);
+    }
+    if ((rc = mgvcl_mem_use(&e, q, src)) || (rc = mgvcl_mem_use(&e, q, dst))) {
+        mgvcl_enq_abort(&e, rc);
+        return rc;
+    }
     mgw_enq_copy_rect_t m = {.head = e.head,
                              .src = src->id,
                              .dst = dst->id,
@@ -66,6 +90,41 @@ cl_int CL_API_CALL mgvcl_clEnqueueCopyBufferRect(cl_command_queue q, cl_mem src,
     memcpy(m.dst_origin, dof, sizeof m.dst_origin);
     memcpy(m.region, reg, sizeof m.region);
     mgw_enq_copy_rect_encode(&b, 0, &m);
+    rc = mgvcl_enq_end(q, &e, &b, out, CL_FALSE, 0, NULL, 0);
+    mgw_buf_free(&b);
+    return rc;
+}
+
+cl_int CL_API_CALL mgvcl_clEnqueueMigrateMemObjects(cl_command_queue q, cl_uint n, const cl_mem *m,
+                                                    cl_mem_migration_flags f, cl_uint nw,
+                                                    const cl_event *w, cl_event *out)
+{
+    mgw_buf_t b;
+    mgvcl_enq_t e;
+    if (!mgvcl_is(q))
+        return CL_INVALID_COMMAND_QUEUE;
+    if (!n || !m ||
+        (f & ~(cl_mem_migration_flags)(CL_MIGRATE_MEM_OBJECT_HOST |
+                                       CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED)))
+        return CL_INVALID_VALUE;
+    for (cl_uint i = 0; i < n; i++) {
+        if (!mgvcl_is(m[i]))
+            return CL_INVALID_MEM_OBJECT;
+        if (m[i]->ctx != q->ctx)
+            return CL_INVALID_CONTEXT;
+    }
+    cl_int rc = mgvcl_enq_begin(q, nw, w, CL_COMMAND_MIGRATE_MEM_OBJECTS, &e);
+    if (rc)
+        return rc;
+    /* to the host: the data stays where it is (host access goes through its
+     * proxy); else to q's proxy, proxy to proxy */
+    for (cl_uint i = 0; i < n && !rc && !(f & CL_MIGRATE_MEM_OBJECT_HOST); i++)
+        rc = mgvcl_mem_move(&e, q, m[i], !(f & CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED));
+    if (rc) {
+        mgvcl_enq_abort(&e, rc);
+        return rc;
+    }
+    mgw_enq_marker_encode(&b, 0, &(mgw_enq_marker_t){.head = e.head});
     rc = mgvcl_enq_end(q, &e, &b, out, CL_FALSE, 0, NULL, 0);
     mgw_buf_free(&b);
     return rc;
@@ -89,6 +148,10 @@ cl_int CL_API_CALL mgvcl_clEnqueueFillBuffer(cl_command_queue q, cl_mem m, const
     cl_int rc = mgvcl_enq_begin(q, nw, w, CL_COMMAND_FILL_BUFFER, &e);
     if (rc)
         return rc;
+    if ((rc = mgvcl_mem_use(&e, q, m))) {
+        mgvcl_enq_abort(&e, rc);
+        return rc;
+    }
     mgw_enq_fill_encode(
         &b, 0,
         &(mgw_enq_fill_t){

@@ -162,12 +162,14 @@ cl_context CL_API_CALL mgvcl_clCreateContext(
 {
     cl_context ctx = NULL;
     cl_int rc = props_check(props, NULL);
-    mgw_buf_t b;
     if (!rc && (!n || !devs))
         rc = CL_INVALID_VALUE;
     for (cl_uint i = 0; !rc && i < n; i++)
-        if (!mgvcl_is(devs[i]) || devs[i]->conn != devs[0]->conn)
-            rc = CL_INVALID_DEVICE; /* one context, one proxy */
+        if (!mgvcl_is(devs[i]))
+            rc = CL_INVALID_DEVICE;
+    for (cl_uint i = 0; !rc && i < n; i++)
+        if (atomic_load_explicit(&devs[i]->conn->dead, memory_order_relaxed))
+            rc = CL_DEVICE_NOT_AVAILABLE; /* its proxy is gone */
     if (!rc && !(notify || !data))
         rc = CL_INVALID_VALUE;
     if (!rc && (!(ctx = calloc(1, sizeof *ctx)) || !(ctx->devs = malloc(n * sizeof *devs))))
@@ -181,18 +183,8 @@ cl_context CL_API_CALL mgvcl_clCreateContext(
     ctx->ndev = n;
     memcpy(ctx->devs, devs, n * sizeof *devs);
     props_check(props, ctx);
-    uint64_t *idx = malloc(n * sizeof *idx); /* n is the caller's: no bound yet */
-    if (!idx) {
-        rc = CL_OUT_OF_HOST_MEMORY;
-        goto fn_fail;
-    }
-    for (cl_uint i = 0; i < n; i++)
-        idx[i] = devs[i]->idx;
-    mgw_context_create_encode(&b, 0,
-                              &(mgw_context_create_t){.id = ctx->id, .devs = {.n = n, .v = idx}});
-    free(idx);
-    rc = mgvcl_call(ctx->conn, &b, NULL, NULL);
-    mgw_buf_free(&b);
+    /* a native context of this ID on each proxy of the devices (vcl_multi.c) */
+    rc = mgvcl_ctx_make(ctx);
     if (rc)
         goto fn_fail;
 fn_exit:
@@ -213,8 +205,9 @@ cl_context CL_API_CALL mgvcl_clCreateContextFromType(
 {
     cl_device_id devs[MGW_MAX_DEVS];
     cl_uint n = all_devices(type, MGW_MAX_DEVS, devs), k = 0;
+    /* every proxy's devices of the type, but those of a proxy that is gone */
     for (cl_uint i = 0; i < n && i < MGW_MAX_DEVS; i++)
-        if (devs[i]->conn == devs[0]->conn)
+        if (!atomic_load_explicit(&devs[i]->conn->dead, memory_order_relaxed))
             devs[k++] = devs[i];
     if (!k) {
         if (err)
@@ -237,7 +230,7 @@ cl_int CL_API_CALL mgvcl_clReleaseContext(cl_context ctx)
     if (!mgvcl_is(ctx))
         return CL_INVALID_CONTEXT;
     if (atomic_fetch_sub(&ctx->refs, 1) == 1) {
-        mgvcl_release_remote(ctx->conn, MGW_K_CONTEXT, ctx->id);
+        mgvcl_ctx_unmake(ctx);
         free(ctx->devs);
         free(ctx);
     }
@@ -291,11 +284,12 @@ cl_command_queue CL_API_CALL mgvcl_clCreateCommandQueue(cl_context ctx, cl_devic
         q->ctx = ctx;
         q->dev = dev;
         q->props = props;
-        q->id = mgvcl_id(ctx->conn);
+        q->conn = dev->conn;
+        q->id = mgvcl_id(q->conn);
         mgw_queue_create_encode(
             &b, 0,
             &(mgw_queue_create_t){.id = q->id, .ctx = ctx->id, .dev = dev->idx, .props = props});
-        rc = mgvcl_call(ctx->conn, &b, NULL, NULL);
+        rc = mgvcl_call(q->conn, &b, NULL, NULL);
         mgw_buf_free(&b);
         if (rc) {
             free(q);
@@ -323,7 +317,7 @@ cl_int CL_API_CALL mgvcl_clReleaseCommandQueue(cl_command_queue q)
         return CL_INVALID_COMMAND_QUEUE;
     if (atomic_fetch_sub(&q->refs, 1) == 1) {
         mgvcl_clFinish(q);
-        mgvcl_release_remote(q->ctx->conn, MGW_K_QUEUE, q->id);
+        mgvcl_release_remote(q->conn, MGW_K_QUEUE, q->id);
         mgvcl_clReleaseContext(q->ctx);
         free(q);
     }

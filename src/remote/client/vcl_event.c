@@ -30,17 +30,17 @@ cl_event mgvcl_event_new(cl_context ctx, cl_command_queue q, cl_command_type typ
         return NULL;
     e->dispatch = &mgvcl_dispatch;
     atomic_init(&e->refs, 2); /* the caller's and the table's */
-    e->conn = ctx->conn;
-    e->id = mgvcl_id(ctx->conn);
+    e->conn = q ? q->conn : ctx->conn;
+    e->id = mgvcl_id(e->conn);
     e->ctx = ctx;
     e->q = q;
     e->type = type;
     e->status = q ? CL_QUEUED : CL_SUBMITTED;
     pthread_mutex_lock(&mgvcl_lock);
     e->in_table = 1;
-    e->hnext = ctx->conn->ev[e->id % MGVCL_HASH];
-    ctx->conn->ev[e->id % MGVCL_HASH] = e;
-    ctx->conn->nev++;
+    e->hnext = e->conn->ev[e->id % MGVCL_HASH];
+    e->conn->ev[e->id % MGVCL_HASH] = e;
+    e->conn->nev++;
     if (q)
         q->pending++;
     pthread_mutex_unlock(&mgvcl_lock);
@@ -53,6 +53,8 @@ void mgvcl_event_unref(cl_event e)
         return;
     if (!atomic_load_explicit(&e->conn->dead, memory_order_relaxed))
         mgvcl_release_remote(e->conn, MGW_K_EVENT, e->id);
+    mgvcl_standins_free(e);
+    mgvcl_deps_free(e);
     while (e->cbs) {
         ev_cb_t *cb = e->cbs;
         e->cbs = cb->next;
@@ -65,6 +67,11 @@ void mgvcl_event_unref(cl_event e)
 void mgvcl_event_complete(cl_event e, cl_int status)
 {
     ev_cb_t *cbs;
+    /* a command of another proxy that this one waited for is complete when
+       this one is, though its own proxy's notice may come later (the two
+       proxies told each other directly) */
+    if (status >= 0 && e->ndeps)
+        mgvcl_deps_complete(e);
     pthread_mutex_lock(&mgvcl_lock);
     if (!e->in_table) {
         pthread_mutex_unlock(&mgvcl_lock);
@@ -89,6 +96,9 @@ void mgvcl_event_complete(cl_event e, cl_int status)
     pthread_mutex_unlock(&mgvcl_lock);
     free(e->free_after);
     e->free_after = NULL;
+    mgvcl_standins_set(e, e->status); /* its stand-ins on other proxies */
+    if (status >= 0 && e->ndeps)      /* (a failure may come while the command is made: unref) */
+        mgvcl_deps_free(e);
     while (cbs) {
         ev_cb_t *cb = cbs;
         cbs = cb->next;
@@ -141,14 +151,34 @@ void mgvcl_conn_fail(mgvcl_conn_t *c)
     }
 }
 
+/* The command is made: what it holds goes, the context's lock too. */
+static void enq_release(mgvcl_enq_t *e, cl_command_queue q)
+{
+    if (e->wids != e->wbuf)
+        free(e->wids);
+    e->wids = e->wbuf;
+    for (cl_uint i = 0; i < e->nhold; i++)
+        mgvcl_event_unref(e->hold[i]);
+    free(e->hold);
+    e->hold = NULL;
+    e->nhold = 0;
+    if (e->locked)
+        pthread_mutex_unlock(&q->ctx->mig_lock);
+    e->locked = 0;
+}
+
 cl_int mgvcl_enq_begin(cl_command_queue q, cl_uint nw, const cl_event *w, cl_command_type t,
                        mgvcl_enq_t *e)
 {
     e->ev = NULL;
     e->wids = e->wbuf;
+    e->wcap = 0;
+    e->hold = NULL;
+    e->nhold = 0;
+    e->locked = 0;
     if (!mgvcl_is(q))
         return CL_INVALID_COMMAND_QUEUE;
-    if (atomic_load_explicit(&q->ctx->conn->dead, memory_order_relaxed))
+    if (atomic_load_explicit(&q->conn->dead, memory_order_relaxed))
         return CL_DEVICE_NOT_AVAILABLE;
     if ((nw && !w) || (!nw && w) || nw > MGW_MAX_WAIT)
         return CL_INVALID_EVENT_WAIT_LIST;
@@ -158,18 +188,45 @@ cl_int mgvcl_enq_begin(cl_command_queue q, cl_uint nw, const cl_event *w, cl_com
         if (w[i]->ctx != q->ctx)
             return CL_INVALID_CONTEXT;
     }
-    if (nw > sizeof e->wbuf / sizeof e->wbuf[0] && !(e->wids = malloc(nw * sizeof *e->wids)))
-        return CL_OUT_OF_HOST_MEMORY;
+    if (nw > sizeof e->wbuf / sizeof e->wbuf[0]) {
+        if (!(e->wids = malloc(nw * sizeof *e->wids)))
+            return CL_OUT_OF_HOST_MEMORY;
+        e->wcap = nw;
+    }
+    if (q->ctx->nconn > 1) { /* one step for the buffers' homes (vcl_multi.c) */
+        pthread_mutex_lock(&q->ctx->mig_lock);
+        e->locked = 1;
+    }
     if (!(e->ev = mgvcl_event_new(q->ctx, q, t))) {
-        if (e->wids != e->wbuf)
-            free(e->wids);
+        enq_release(e, q);
         return CL_OUT_OF_HOST_MEMORY;
     }
-    for (cl_uint i = 0; i < nw; i++)
-        e->wids[i] = w[i]->id;
-    e->head =
-        (mgw_enq_head_t){.queue = q->id, .event = e->ev->id, .waits = {.n = nw, .v = e->wids}};
+    e->head = (mgw_enq_head_t){.queue = q->id, .event = e->ev->id, .waits = {.n = 0, .v = e->wids}};
+    cl_int rc = CL_SUCCESS;
+    for (cl_uint i = 0; i < nw && rc == CL_SUCCESS; i++) {
+        if (w[i]->conn == q->conn)
+            e->wids[e->head.waits.n++] = w[i]->id;
+        else /* an event of another proxy: its stand-in on this one */
+            rc = mgvcl_wait_add(e, q, w[i]);
+    }
+    if (rc != CL_SUCCESS) {
+        mgvcl_enq_abort(e, rc);
+        return rc;
+    }
     return CL_SUCCESS;
+}
+
+void mgvcl_enq_abort(mgvcl_enq_t *e, cl_int rc)
+{
+    cl_event ev = e->ev;
+    cl_command_queue q = ev ? ev->q : NULL;
+    if (ev) {
+        mgvcl_event_complete(ev, rc < 0 ? rc : CL_OUT_OF_RESOURCES);
+        mgvcl_event_unref(ev);
+    }
+    e->ev = NULL;
+    if (q)
+        enq_release(e, q);
 }
 
 /* FINISH: the proxy reports the queue's completed commands after its own
@@ -185,7 +242,7 @@ static void finish_send(cl_command_queue q, cl_uint n, const cl_event *w)
         ids[i] = w[i]->id;
     mgw_finish_encode(&b, 0, &(mgw_finish_t){.queue = q->id, .events = {.n = n, .v = ids}});
     free(ids);
-    mgvcl_send(q->ctx->conn, &b);
+    mgvcl_send(q->conn, &b);
     mgw_buf_free(&b);
 }
 
@@ -237,7 +294,7 @@ static cl_int wait_events(cl_uint n, const cl_event *list)
         MGTR_SPIN_WHILE(list[i]->status > 0, &mgvcl_lock);
         while (list[i]->status > 0) {
             if (!timed_sleep(ms) || list[i]->status <= 0 || !q ||
-                atomic_load_explicit(&q->ctx->conn->dead, memory_order_relaxed))
+                atomic_load_explicit(&q->conn->dead, memory_order_relaxed))
                 continue;
             cl_event open[MGW_MAX_WAIT];
             cl_uint k = 0; /* list[i] is one: open while its status is */
@@ -257,15 +314,15 @@ cl_int mgvcl_enq_end(cl_command_queue q, mgvcl_enq_t *e, mgw_buf_t *b, cl_event 
                      cl_bool blocking, uint64_t xfer, const void *p, size_t n)
 {
     cl_event ev = e->ev;
-    if (e->wids != e->wbuf)
-        free(e->wids);
-    e->wids = e->wbuf;
-    cl_int rc = xfer ? mgvcl_send_bulk(q->ctx->conn, b, xfer, p, n) : mgvcl_send(q->ctx->conn, b);
+    cl_int rc = !b     ? CL_SUCCESS /* sent already (proxy to proxy: vcl_multi.c) */
+                : xfer ? mgvcl_send_bulk(q->conn, b, xfer, p, n)
+                       : mgvcl_send(q->conn, b);
+    enq_release(e, q);
     if (rc != CL_SUCCESS) {
-        mgvcl_conn_fail(q->ctx->conn); /* a failed send: the proxy is gone */
+        mgvcl_conn_fail(q->conn); /* a failed send: the proxy is gone */
         mgvcl_event_complete(ev, CL_DEVICE_NOT_AVAILABLE);
     } else if (blocking && (rc = wait_events(1, &ev)) &&
-               atomic_load_explicit(&q->ctx->conn->dead, memory_order_relaxed))
+               atomic_load_explicit(&q->conn->dead, memory_order_relaxed))
         rc = CL_DEVICE_NOT_AVAILABLE; /* the proxy is gone */
     if (out && rc != CL_DEVICE_NOT_AVAILABLE)
         *out = ev;
@@ -429,8 +486,7 @@ cl_int CL_API_CALL mgvcl_clFinish(cl_command_queue q)
     if (!mgvcl_is(q))
         return CL_INVALID_COMMAND_QUEUE;
     pthread_mutex_lock(&mgvcl_lock);
-    int pending =
-        q->pending > 0 && !atomic_load_explicit(&q->ctx->conn->dead, memory_order_relaxed);
+    int pending = q->pending > 0 && !atomic_load_explicit(&q->conn->dead, memory_order_relaxed);
     pthread_mutex_unlock(&mgvcl_lock);
     if (pending)
         finish_send(q, 0, NULL);
@@ -439,14 +495,14 @@ cl_int CL_API_CALL mgvcl_clFinish(cl_command_queue q)
     MGTR_SPIN_WHILE(q->pending > 0, &mgvcl_lock);
     for (long ms = FINISH_RETRY_MS; q->pending > 0;) {
         if (!timed_sleep(ms) || q->pending <= 0 ||
-            atomic_load_explicit(&q->ctx->conn->dead, memory_order_relaxed))
+            atomic_load_explicit(&q->conn->dead, memory_order_relaxed))
             continue;
         finish_again(q, 0, NULL, &ms);
     }
     int failed = q->failed;
     q->failed = 0;
     pthread_mutex_unlock(&mgvcl_lock);
-    if (atomic_load_explicit(&q->ctx->conn->dead, memory_order_relaxed))
+    if (atomic_load_explicit(&q->conn->dead, memory_order_relaxed))
         return CL_DEVICE_NOT_AVAILABLE;
     return failed ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
 }

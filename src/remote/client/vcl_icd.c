@@ -16,26 +16,6 @@ static cl_program CL_API_CALL create_builtin(cl_context c, cl_uint n, const cl_d
     return NULL;
 }
 
-static cl_int CL_API_CALL migrate(cl_command_queue q, cl_uint n, const cl_mem *m,
-                                  cl_mem_migration_flags f, cl_uint nw, const cl_event *w,
-                                  cl_event *out)
-{
-    /* one device per context on the proxy side: migration is a marker */
-    if (!mgvcl_is(q))
-        return CL_INVALID_COMMAND_QUEUE;
-    if (!n || !m ||
-        (f & ~(cl_mem_migration_flags)(CL_MIGRATE_MEM_OBJECT_HOST |
-                                       CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED)))
-        return CL_INVALID_VALUE;
-    for (cl_uint i = 0; i < n; i++) {
-        if (!mgvcl_is(m[i]))
-            return CL_INVALID_MEM_OBJECT;
-        if (m[i]->ctx != q->ctx)
-            return CL_INVALID_CONTEXT;
-    }
-    return mgvcl_clEnqueueMarkerWithWaitList(q, nw, w, out);
-}
-
 #define D(name) .name = mgvcl_##name
 struct _cl_icd_dispatch mgvcl_dispatch = {
     D(clGetPlatformIDs),
@@ -125,7 +105,7 @@ struct _cl_icd_dispatch mgvcl_dispatch = {
     D(clGetKernelArgInfo),
     D(clEnqueueFillBuffer),
     D(clEnqueueFillImage),
-    .clEnqueueMigrateMemObjects = migrate,
+    D(clEnqueueMigrateMemObjects),
     D(clEnqueueMarkerWithWaitList),
     D(clEnqueueBarrierWithWaitList),
     D(clGetExtensionFunctionAddressForPlatform),
@@ -135,6 +115,8 @@ void *CL_API_CALL mgvcl_clGetExtensionFunctionAddress(const char *name)
 {
     if (name && !strcmp(name, "clIcdGetPlatformIDsKHR"))
         return (void *)mgvcl_clIcdGetPlatformIDsKHR;
+    if (name && !strcmp(name, "clEnqueueBroadcastWriteBufferMPIGPU"))
+        return (void *)mgvcl_broadcast_write;
     return NULL; /* no extension functions */
 }
 MGVCL_LOADER_ALIAS(clGetExtensionFunctionAddress)

@@ -55,10 +55,25 @@ static cl_kernel kernel_make(cl_program p, const char *name, cl_int *err)
     k->id = mgvcl_id(p->ctx->conn);
     mgw_kernel_create_encode(&b, 0,
                              &(mgw_kernel_create_t){.id = k->id, .program = p->id, .name = name});
-    rc = mgvcl_call(p->ctx->conn, &b, &rep, &len);
-    mgw_buf_free(&b);
-    int made = rc == CL_SUCCESS; /* the proxy has the kernel */
-    if (made) {
+    /* on each proxy of the context that has the program; the argument
+     * kinds from the first that makes it */
+    cl_context ctx = p->ctx;
+    rc = CL_INVALID_PROGRAM_EXECUTABLE;
+    for (cl_uint ci = 0; ci < ctx->nconn; ci++) {
+        if (!(p->made & (1u << ci)))
+            continue;
+        cl_int r = mgvcl_call(ctx->conns[ci], &b, k->made ? NULL : &rep, k->made ? NULL : &len);
+        if (r != CL_SUCCESS) {
+            if (!k->made)
+                rc = r;
+            continue;
+        }
+        if (k->made) {
+            k->made |= 1u << ci;
+            continue;
+        }
+        k->made |= 1u << ci;
+        rc = CL_SUCCESS;
         mgw_cur_t c;
         mgw_kernel_create_reply_t m;
         mgw_cur_init(&c, rep, len);
@@ -76,11 +91,15 @@ static cl_kernel kernel_make(cl_program p, const char *name, cl_int *err)
         if (!rc)
             k->nargs = m.args.n;
         mgw_kernel_create_reply_free(&m);
+        if (rc)
+            break;
     }
+    mgw_buf_free(&b);
     free(rep);
     if (rc) {
-        if (made)
-            mgvcl_release_remote(p->ctx->conn, MGW_K_KERNEL, k->id);
+        for (cl_uint ci = 0; ci < ctx->nconn; ci++)
+            if (k->made & (1u << ci))
+                mgvcl_release_remote(ctx->conns[ci], MGW_K_KERNEL, k->id);
         free(k->args);
         free(k->name);
         free(k);
@@ -161,7 +180,9 @@ cl_int CL_API_CALL mgvcl_clReleaseKernel(cl_kernel k)
     if (!mgvcl_is(k))
         return CL_INVALID_KERNEL;
     if (atomic_fetch_sub(&k->refs, 1) == 1) {
-        mgvcl_release_remote(k->prog->ctx->conn, MGW_K_KERNEL, k->id);
+        for (cl_uint ci = 0; ci < k->prog->ctx->nconn; ci++)
+            if (k->made & (1u << ci))
+                mgvcl_release_remote(k->prog->ctx->conns[ci], MGW_K_KERNEL, k->id);
         for (cl_uint i = 0; i < k->nargs; i++)
             free(k->args[i].val);
         free(k->args);
@@ -198,6 +219,7 @@ cl_int CL_API_CALL mgvcl_clSetKernelArg(cl_kernel k, cl_uint idx, size_t size, c
         memcpy(idbuf, &id, 8);
         v = idbuf;
         size = 8;
+        a->mem = m;
         break;
     }
     case MGW_ARG_LOCAL:
@@ -238,7 +260,8 @@ cl_int CL_API_CALL mgvcl_clSetKernelArg(cl_kernel k, cl_uint idx, size_t size, c
     a->size = size;
     if (a->kind == 0xff)
         a->kind = kind; /* the first use fixes an unknown kind */
-    a->set = a->dirty = 1;
+    a->set = 1;
+    a->dirty = UINT32_MAX; /* due on every proxy */
     return CL_SUCCESS;
 }
 
@@ -272,7 +295,7 @@ cl_int CL_API_CALL mgvcl_clGetKernelWorkGroupInfo(cl_kernel k, cl_device_id d,
         return CL_INVALID_KERNEL;
     if (!d && k->prog->ctx->ndev == 1)
         d = k->prog->ctx->devs[0];
-    if (!mgvcl_is(d) || d->conn != k->prog->ctx->conn)
+    if (!mgvcl_is(d) || mgvcl_ctx_ci(k->prog->ctx, d->conn) < 0)
         return CL_INVALID_DEVICE;
     return mgvcl_info(d->conn, MGW_K_KERNEL_WG, k->id, d->idx, p, size, value, size_ret);
 }
@@ -308,16 +331,30 @@ cl_int CL_API_CALL mgvcl_clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k,
     for (cl_uint i = 0; i < dim; i++)
         if (!gws[i])
             return CL_INVALID_GLOBAL_WORK_SIZE;
+    int ci = mgvcl_is(q) ? mgvcl_ctx_ci(q->ctx, q->conn) : -1;
+    if (mgvcl_is(q) && (ci < 0 || !(k->made & (1u << ci))))
+        return CL_INVALID_PROGRAM_EXECUTABLE; /* not built for the queue's proxy */
+    uint32_t bit = ci >= 0 ? 1u << ci : 0;
     for (cl_uint i = 0; i < k->nargs; i++) {
         if (!k->args[i].set)
             return CL_INVALID_KERNEL_ARGS;
-        ndirty += k->args[i].dirty;
+        ndirty += (k->args[i].dirty & bit) != 0;
     }
     mgw_karg_t abuf[16], *args = ndirty > 16 ? malloc(ndirty * sizeof *args) : abuf;
     if (!args)
         return CL_OUT_OF_HOST_MEMORY;
     cl_int rc = mgvcl_enq_begin(q, nw, w, CL_COMMAND_NDRANGE_KERNEL, &e);
     if (rc) {
+        if (args != abuf)
+            free(args);
+        return rc;
+    }
+    /* buffers of another proxy move here first */
+    for (cl_uint i = 0; i < k->nargs && !rc && q->ctx->nconn > 1; i++)
+        if (k->args[i].kind == MGW_ARG_MEM && k->args[i].mem && mgvcl_mem_live(k->args[i].mem))
+            rc = mgvcl_mem_use(&e, q, k->args[i].mem);
+    if (rc) {
+        mgvcl_enq_abort(&e, rc);
         if (args != abuf)
             free(args);
         return rc;
@@ -334,7 +371,7 @@ cl_int CL_API_CALL mgvcl_clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k,
     }
     for (cl_uint i = 0, j = 0; i < k->nargs; i++) {
         karg_t *a = &k->args[i];
-        if (!a->dirty)
+        if (!(a->dirty & bit))
             continue;
         mgw_karg_t *g = &args[j++];
         *g = (mgw_karg_t){.index = i, .kind = a->kind};
@@ -344,7 +381,7 @@ cl_int CL_API_CALL mgvcl_clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k,
             g->num = a->size;
         else
             g->value = (mgw_bytes_t){a->val, a->size};
-        a->dirty = 0;
+        a->dirty &= ~bit;
     }
     mgw_enq_ndrange_encode(&b, 0, &m);
     if (args != abuf)

@@ -77,6 +77,7 @@ static cl_mem mem_new(cl_context ctx, cl_mem_flags flags, size_t size)
     m->flags = flags;
     m->size = size;
     m->id = mgvcl_id(ctx->conn);
+    m->made = 1; /* made on ctx->conn, ctx->conns[0] */
     return m;
 }
 
@@ -116,6 +117,7 @@ cl_mem CL_API_CALL mgvcl_clCreateBuffer(cl_context ctx, cl_mem_flags flags, size
         goto fn_exit;
     if (flags & CL_MEM_USE_HOST_PTR)
         m->host_ptr = host;
+    m->fresh = !host;
     mgw_buffer_create_encode(
         &b, 0,
         &(mgw_buffer_create_t){.id = m->id,
@@ -225,7 +227,7 @@ cl_int CL_API_CALL mgvcl_clReleaseMemObject(cl_mem m)
         return CL_INVALID_MEM_OBJECT;
     if (atomic_fetch_sub(&m->refs, 1) == 1) {
         live_del(m);
-        mgvcl_release_remote(m->ctx->conn, MGW_K_MEM, m->id);
+        mgvcl_mem_unmake(m); /* on each proxy that has it */
         while (m->cbs) {
             mem_cb_t *cb = m->cbs;
             m->cbs = cb->next;
@@ -340,8 +342,13 @@ static cl_int read_common(cl_command_queue q, cl_mem m, cl_bool blocking, size_t
         return rc;
     if (rect && !(tmp = malloc(n ? n : 1)))
         return CL_OUT_OF_HOST_MEMORY;
-    int cma = op == MGW_OP_ENQ_READ && q->ctx->conn->cma;
+    int cma = op == MGW_OP_ENQ_READ && q->conn->cma;
     if ((rc = mgvcl_enq_begin(q, nw, w, type, &e))) {
+        free(tmp);
+        return rc;
+    }
+    if ((rc = mgvcl_mem_use(&e, q, m))) {
+        mgvcl_enq_abort(&e, rc);
         free(tmp);
         return rc;
     }
@@ -400,9 +407,13 @@ static cl_int write_common(cl_command_queue q, cl_mem m, cl_bool blocking, size_
         rc = CL_INVALID_VALUE;
     if (rc)
         return rc;
-    int cma = op == MGW_OP_ENQ_WRITE && !now && q->ctx->conn->cma;
+    int cma = op == MGW_OP_ENQ_WRITE && !now && q->conn->cma;
     if ((rc = mgvcl_enq_begin(q, nw, w, type, &e)))
         return rc;
+    if ((rc = mgvcl_mem_use(&e, q, m))) {
+        mgvcl_enq_abort(&e, rc);
+        return rc;
+    }
     mgw_xfer_head_t x = xfer_head(m, n, &e);
     uint64_t xfer = x.xfer;
     if (rect) {

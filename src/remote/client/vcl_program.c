@@ -20,6 +20,37 @@ static cl_program program_new(cl_context ctx)
     return p;
 }
 
+/* Releases p on each proxy that made it. */
+static void program_unmake(cl_program p)
+{
+    for (cl_uint ci = 0; ci < p->ctx->nconn; ci++)
+        if (p->made & (1u << ci))
+            mgvcl_release_remote(p->ctx->conns[ci], MGW_K_PROGRAM, p->id);
+    p->made = 0;
+}
+
+/* The devices of devs (n; 0: all of the context's) on conns[ci], as wire
+ * indices in idx; -1 when devs names devices but none there. */
+static int devs_on(cl_program p, int ci, cl_uint n, const cl_device_id *devs,
+                   uint64_t idx[MGW_MAX_DEVS], mgw_ids_t *ids)
+{
+    cl_uint k = 0;
+    if (p->ctx->nconn < 2 || !n) { /* as given: the proxy checks them */
+        for (cl_uint i = 0; i < n; i++)
+            idx[k++] = mgvcl_is(devs[i]) ? devs[i]->idx : UINT64_MAX;
+        *ids = (mgw_ids_t){.n = k, .v = idx};
+        return 0;
+    }
+    for (cl_uint i = 0; i < n; i++) {
+        if (!mgvcl_is(devs[i]) || mgvcl_ctx_ci(p->ctx, devs[i]->conn) < 0)
+            idx[k++] = UINT64_MAX; /* every proxy refuses it */
+        else if (devs[i]->conn == p->ctx->conns[ci])
+            idx[k++] = devs[i]->idx;
+    }
+    *ids = (mgw_ids_t){.n = k, .v = idx};
+    return k ? 0 : -1;
+}
+
 static cl_program program_done(cl_program p, cl_int rc, cl_int *err)
 {
     if (err)
@@ -60,8 +91,10 @@ cl_program CL_API_CALL mgvcl_clCreateProgramWithSource(cl_context ctx, cl_uint n
     p->source[total] = 0;
     mgw_program_source_encode(
         &b, 0, &(mgw_program_source_t){.id = p->id, .ctx = ctx->id, .source = {p->source, total}});
-    cl_int rc = mgvcl_call(ctx->conn, &b, NULL, NULL);
+    cl_int rc = mgvcl_call_each(ctx, UINT32_MAX, &b, &p->made);
     mgw_buf_free(&b);
+    if (rc)
+        program_unmake(p);
     return program_done(p, rc, err);
 }
 
@@ -79,30 +112,46 @@ cl_program CL_API_CALL mgvcl_clCreateProgramWithBinary(cl_context ctx, cl_uint n
     if (!n || !devs || !lens || !bins || n > MGW_MAX_DEVS)
         return program_done(NULL, CL_INVALID_VALUE, err);
     for (cl_uint i = 0; i < n; i++) {
-        if (!mgvcl_is(devs[i]) || devs[i]->conn != ctx->conn)
+        if (!mgvcl_is(devs[i]) || mgvcl_ctx_ci(ctx, devs[i]->conn) < 0)
             return program_done(NULL, CL_INVALID_DEVICE, err);
         if (!lens[i] || !bins[i])
             return program_done(NULL, CL_INVALID_VALUE, err);
     }
     if (!(p = program_new(ctx)))
         return program_done(NULL, CL_OUT_OF_HOST_MEMORY, err);
-    mgw_binary_t bl[MGW_MAX_DEVS];
-    for (cl_uint i = 0; i < n; i++)
-        bl[i] = (mgw_binary_t){.dev = devs[i]->idx, .data = {bins[i], lens[i]}};
-    mgw_program_binary_encode(
-        &b, 0, &(mgw_program_binary_t){.id = p->id, .ctx = ctx->id, .binaries = {.n = n, .v = bl}});
-    cl_int rc = mgvcl_call(ctx->conn, &b, &rep, &len);
-    mgw_buf_free(&b);
-    if (status) { /* each device's status; the call's where the reply has none */
-        mgw_program_binary_reply_t m;
-        mgw_status_t st;
-        mgw_cur_t c;
-        mgw_cur_init(&c, rep, len);
-        int ok = rc == CL_SUCCESS && !mgw_program_binary_reply_decode(&c, &m);
+    cl_int rc = CL_SUCCESS;
+    /* each proxy gets its devices' binaries */
+    for (cl_uint ci = 0; ci < ctx->nconn && rc == CL_SUCCESS; ci++) {
+        mgw_binary_t bl[MGW_MAX_DEVS];
+        cl_uint at[MGW_MAX_DEVS], k = 0;
         for (cl_uint i = 0; i < n; i++)
-            status[i] = ok && mgw_status_next(&m.statuses, &st) == 0 ? st.status : rc;
+            if (devs[i]->conn == ctx->conns[ci]) {
+                at[k] = i;
+                bl[k++] = (mgw_binary_t){.dev = devs[i]->idx, .data = {bins[i], lens[i]}};
+            }
+        if (!k)
+            continue;
+        mgw_program_binary_encode(
+            &b, 0,
+            &(mgw_program_binary_t){.id = p->id, .ctx = ctx->id, .binaries = {.n = k, .v = bl}});
+        rc = mgvcl_call(ctx->conns[ci], &b, &rep, &len);
+        mgw_buf_free(&b);
+        if (rc == CL_SUCCESS)
+            p->made |= 1u << ci;
+        if (status) { /* each device's status; the call's where the reply has none */
+            mgw_program_binary_reply_t m;
+            mgw_status_t st;
+            mgw_cur_t c;
+            mgw_cur_init(&c, rep, len);
+            int ok = rc == CL_SUCCESS && !mgw_program_binary_reply_decode(&c, &m);
+            for (cl_uint i = 0; i < k; i++)
+                status[at[i]] = ok && mgw_status_next(&m.statuses, &st) == 0 ? st.status : rc;
+        }
+        free(rep);
+        rep = NULL;
     }
-    free(rep);
+    if (rc)
+        program_unmake(p);
     return program_done(p, rc, err);
 }
 
@@ -119,21 +168,12 @@ cl_int CL_API_CALL mgvcl_clReleaseProgram(cl_program p)
     if (!mgvcl_is(p))
         return CL_INVALID_PROGRAM;
     if (atomic_fetch_sub(&p->refs, 1) == 1) {
-        mgvcl_release_remote(p->ctx->conn, MGW_K_PROGRAM, p->id);
+        program_unmake(p);
         mgvcl_clReleaseContext(p->ctx);
         free(p->source);
         free(p);
     }
     return CL_SUCCESS;
-}
-
-/* A device list's wire form (n <= MGW_MAX_DEVS): each device's index, or
- * an index no proxy serves for what is not a device of this ICD. */
-static mgw_ids_t devs_ids(cl_uint n, const cl_device_id *devs, uint64_t idx[MGW_MAX_DEVS])
-{
-    for (cl_uint i = 0; i < n; i++)
-        idx[i] = mgvcl_is(devs[i]) ? devs[i]->idx : UINT64_MAX;
-    return (mgw_ids_t){.n = n, .v = idx};
 }
 
 cl_int CL_API_CALL mgvcl_clBuildProgram(cl_program p, cl_uint n, const cl_device_id *devs,
@@ -146,12 +186,16 @@ cl_int CL_API_CALL mgvcl_clBuildProgram(cl_program p, cl_uint n, const cl_device
         return CL_INVALID_PROGRAM;
     if ((n && !devs) || (!n && devs) || (!notify && data) || n > MGW_MAX_DEVS)
         return CL_INVALID_VALUE;
-    mgw_program_build_encode(&b, 0,
-                             &(mgw_program_build_t){.id = p->id,
-                                                    .devs = devs_ids(n, devs, idx),
-                                                    .options = opt ? opt : ""});
-    cl_int rc = mgvcl_call(p->ctx->conn, &b, NULL, NULL);
-    mgw_buf_free(&b);
+    cl_int rc = CL_SUCCESS;
+    for (cl_uint ci = 0; ci < p->ctx->nconn && rc == CL_SUCCESS; ci++) {
+        mgw_ids_t ids;
+        if (!(p->made & (1u << ci)) || devs_on(p, (int)ci, n, devs, idx, &ids))
+            continue;
+        mgw_program_build_encode(
+            &b, 0, &(mgw_program_build_t){.id = p->id, .devs = ids, .options = opt ? opt : ""});
+        rc = mgvcl_call(p->ctx->conns[ci], &b, NULL, NULL);
+        mgw_buf_free(&b);
+    }
     /* the proxy always asks for argument info; show it as asked */
     p->arg_info = !p->source || (opt && strstr(opt, "-cl-kernel-arg-info"));
     if (notify)
@@ -177,14 +221,20 @@ cl_int CL_API_CALL mgvcl_clCompileProgram(cl_program p, cl_uint n, const cl_devi
             return CL_INVALID_PROGRAM;
     for (cl_uint i = 0; i < nh; i++)
         hl[i] = (mgw_header_t){.program = hdrs[i]->id, .name = names[i]};
-    mgw_program_compile_encode(&b, 0,
-                               &(mgw_program_compile_t){.id = p->id,
-                                                        .devs = devs_ids(n, devs, idx),
-                                                        .options = opt ? opt : "",
-                                                        .headers = {.n = nh, .v = hl}});
     p->arg_info = opt && strstr(opt, "-cl-kernel-arg-info");
-    cl_int rc = mgvcl_call(p->ctx->conn, &b, NULL, NULL);
-    mgw_buf_free(&b);
+    cl_int rc = CL_SUCCESS;
+    for (cl_uint ci = 0; ci < p->ctx->nconn && rc == CL_SUCCESS; ci++) {
+        mgw_ids_t ids;
+        if (!(p->made & (1u << ci)) || devs_on(p, (int)ci, n, devs, idx, &ids))
+            continue;
+        mgw_program_compile_encode(&b, 0,
+                                   &(mgw_program_compile_t){.id = p->id,
+                                                            .devs = ids,
+                                                            .options = opt ? opt : "",
+                                                            .headers = {.n = nh, .v = hl}});
+        rc = mgvcl_call(p->ctx->conns[ci], &b, NULL, NULL);
+        mgw_buf_free(&b);
+    }
     if (notify)
         notify(p, data);
     return rc;
@@ -210,14 +260,29 @@ cl_program CL_API_CALL mgvcl_clLinkProgram(cl_context ctx, cl_uint n, const cl_d
         return program_done(NULL, CL_OUT_OF_HOST_MEMORY, err);
     for (cl_uint i = 0; i < np; i++)
         pid[i] = progs[i]->id;
-    mgw_program_link_encode(&b, 0,
-                            &(mgw_program_link_t){.id = p->id,
-                                                  .ctx = ctx->id,
-                                                  .devs = devs_ids(n, devs, idx),
-                                                  .options = opt ? opt : "",
-                                                  .programs = {.n = np, .v = pid}});
-    cl_int rc = mgvcl_call(ctx->conn, &b, NULL, NULL);
-    mgw_buf_free(&b);
+    cl_int rc = CL_SUCCESS;
+    uint32_t have = UINT32_MAX; /* the proxies that have every input */
+    for (cl_uint i = 0; i < np; i++)
+        have &= progs[i]->made;
+    for (cl_uint ci = 0; ci < ctx->nconn && rc == CL_SUCCESS; ci++) {
+        mgw_ids_t ids;
+        if (!(have & (1u << ci)) || devs_on(p, (int)ci, n, devs, idx, &ids))
+            continue;
+        mgw_program_link_encode(&b, 0,
+                                &(mgw_program_link_t){.id = p->id,
+                                                      .ctx = ctx->id,
+                                                      .devs = ids,
+                                                      .options = opt ? opt : "",
+                                                      .programs = {.n = np, .v = pid}});
+        rc = mgvcl_call(ctx->conns[ci], &b, NULL, NULL);
+        mgw_buf_free(&b);
+        if (rc == CL_SUCCESS)
+            p->made |= 1u << ci;
+    }
+    if (rc == CL_SUCCESS && !p->made)
+        rc = CL_INVALID_OPERATION;
+    if (rc)
+        program_unmake(p);
     if (rc == CL_SUCCESS && notify)
         notify(p, data);
     return program_done(p, rc, err);
@@ -295,8 +360,7 @@ cl_int CL_API_CALL mgvcl_clGetProgramBuildInfo(cl_program p, cl_device_id d,
 {
     if (!mgvcl_is(p))
         return CL_INVALID_PROGRAM;
-    if (!mgvcl_is(d) || d->conn != p->ctx->conn)
+    if (!mgvcl_is(d) || mgvcl_ctx_ci(p->ctx, d->conn) < 0)
         return CL_INVALID_DEVICE;
-    return mgvcl_info(p->ctx->conn, MGW_K_PROGRAM_BUILD, p->id, d->idx, param, size, value,
-                      size_ret);
+    return mgvcl_info(d->conn, MGW_K_PROGRAM_BUILD, p->id, d->idx, param, size, value, size_ret);
 }

@@ -9,7 +9,8 @@ mpigpu_proxy_SOURCES = src/remote/proxy/proxy_main.c src/remote/proxy/proxy_sess
 	src/remote/proxy/proxy_ops.c src/remote/proxy/proxy_program.c \
 	src/remote/proxy/proxy_enqueue.c src/remote/proxy/proxy_bulk.c \
 	src/remote/proxy/proxy_map.c src/remote/proxy/proxy_shm.c src/remote/proxy/proxy_cma.c \
-	src/remote/proxy/proxy_stripe.c src/remote/proxy/proxy_limits.c src/remote/proxy/proxy_image.c src/remote/proxy/proxy.h
+	src/remote/proxy/proxy_stripe.c src/remote/proxy/proxy_limits.c src/remote/proxy/proxy_image.c \
+	src/remote/proxy/proxy_peer.c src/remote/proxy/proxy.h
 mpigpu_proxy_CFLAGS = $(AM_CFLAGS) $(SODIUM_CFLAGS)
 mpigpu_proxy_LDADD = libmgtr.la libmgw.la $(OPENCL_LIBS) $(SODIUM_LIBS) $(LIBCRYPTO_LIBS)
 endif
@@ -23,7 +24,7 @@ FUZZ_SRC = src/remote/proxy/fuzz_wire.c src/remote/proxy/proxy_session.c \
 	src/remote/proxy/proxy_ops.c src/remote/proxy/proxy_program.c \
 	src/remote/proxy/proxy_enqueue.c src/remote/proxy/proxy_bulk.c \
 	src/remote/proxy/proxy_map.c src/remote/proxy/proxy_shm.c src/remote/proxy/proxy_cma.c \
-	src/remote/proxy/proxy_stripe.c src/remote/proxy/proxy_limits.c \
+	src/remote/proxy/proxy_stripe.c src/remote/proxy/proxy_limits.c src/remote/proxy/proxy_peer.c \
 	src/remote/proxy/proxy_image.c \
 	src/remote/transport/bulk_stream.c \
 	src/remote/transport/bulk_shm.c src/remote/transport/bulk_cma.c \

@@ -31,8 +31,9 @@
  *     JOIN (mgtr_auth_proxy, mgtr_auth_join) over a socketpair.  Input
  *     byte 0 even: the rest is the client's byte stream; odd: the real
  *     client (mgtr_auth_client, with the right key, the lane and stripe
- *     from bytes 1 and 2) runs on the other end, and the rest of the input
- *     is (offset, xor) pairs applied to its bytes;
+ *     from bytes 1 and 2; the peer lane with one session's ID and peer
+ *     key, which only it may pass) runs on the other end, and the rest of
+ *     the input is (offset, xor) pairs applied to its bytes;
  *   - bulk: a real session whose bulk lane has 1 to 3 stripes (byte 0)
  *     reading the input (the rest, split among them) while the session
  *     runs a write of buffer 3 (its size from byte 1), a read (byte 2) and
@@ -430,7 +431,19 @@ static void fuzz_bulk(const uint8_t *data, size_t n)
 }
 
 /* ---- the handshake ---- */
-static mgw_key_t fz_key;
+static mgw_key_t fz_key, fz_peer_key; /* the proxies' key; one session's peer key */
+#define FZ_SID 0x5a                   /* that session's peer ID: 32 bytes of it */
+
+/* The peer lane's key lookup: one session, FZ_SID's. */
+static int fz_peer_lookup(const uint8_t sid[MGW_TOKEN], mgw_key_t *key, void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < MGW_TOKEN; i++)
+        if (sid[i] != FZ_SID)
+            return -1;
+    *key = fz_peer_key;
+    return 0;
+}
 
 typedef struct {
     fz_ep_t ep;
@@ -443,8 +456,11 @@ static void *client_main(void *arg)
     fz_client_t *c = arg;
     uint8_t token[MGW_TOKEN] = {0};
     char err[128];
-    mgtr_auth_client(&fz_transport, (mgtr_ep_t *)&c->ep, &fz_key, 0, c->lane, c->stripe, token, err,
-                     sizeof err);
+    if (c->lane == MGW_LANE_PEER)
+        memset(token, FZ_SID, sizeof token);
+    mgtr_auth_client(&fz_transport, (mgtr_ep_t *)&c->ep,
+                     c->lane == MGW_LANE_PEER ? &fz_peer_key : &fz_key, 0, c->lane, c->stripe,
+                     token, err, sizeof err);
     shutdown(c->ep.fd, SHUT_WR);
     return NULL;
 }
@@ -461,7 +477,7 @@ static void fuzz_handshake(const uint8_t *data, size_t n)
     fz_ep_init(&px_ep, NULL, 0, sv[0]);
     fz_ep_init(&cl.ep, NULL, 0, sv[1]);
     if (data[0] & 1) {
-        cl.lane = data[1] & 1 ? MGW_LANE_BULK : MGW_LANE_CMD;
+        cl.lane = data[1] % 3 == 2 ? MGW_LANE_PEER : data[1] & 1 ? MGW_LANE_BULK : MGW_LANE_CMD;
         cl.stripe = data[2];
         cl.ep.edits = data + 3;
         cl.ep.nedits = n - 3;
@@ -480,12 +496,15 @@ static void fuzz_handshake(const uint8_t *data, size_t n)
     uint8_t token[MGW_TOKEN], tok[MGW_TOKEN];
     uint32_t idx;
     char err[256];
-    int lane =
-        mgtr_auth_proxy(&fz_transport, (mgtr_ep_t *)&px_ep, &fz_key, 0, token, err, sizeof err);
+    int lane = mgtr_auth_proxy(&fz_transport, (mgtr_ep_t *)&px_ep, &fz_key, 0, token,
+                               fz_peer_lookup, NULL, err, sizeof err);
     if (lane == MGW_LANE_BULK && !mgtr_auth_join(&fz_transport, (mgtr_ep_t *)&px_ep, tok, &idx) &&
         idx >= MGW_STREAMS_MAX)
         abort(); /* a JOIN accepted with a stripe out of range */
-    if (lane >= 0 && lane != MGW_LANE_CMD && lane != MGW_LANE_BULK)
+    if (lane >= 0 && lane != MGW_LANE_CMD && lane != MGW_LANE_BULK && lane != MGW_LANE_PEER)
+        abort();
+    /* the peer lane only for a client that holds the session's peer key */
+    if (lane == MGW_LANE_PEER && !(threaded && cl.lane == MGW_LANE_PEER))
         abort();
     if (threaded && (data[0] & 1) && n == 3 && lane != cl.lane)
         abort(); /* the real client with nothing edited must be accepted */
@@ -520,6 +539,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         exit(2);
     memset(fz_key.k, 7, 32);
     fz_key.len = 32;
+    memset(fz_peer_key.k, 9, MGW_TOKEN);
+    fz_peer_key.len = MGW_TOKEN;
     if (mode != MODE_HANDSHAKE && real_setup()) {
         fprintf(stderr, "MGRM_FUZZ_MODE=%s: no OpenCL device\n", m);
         exit(2);

@@ -170,6 +170,23 @@ typedef struct mgpx_session {
     int cma_offered;
     unsigned char cma_nonce[MGTR_CMA_NONCE];
     _Atomic unsigned long long cma_in, cma_out; /* bytes copied from / to the client */
+    /* the peer lane (proxy_peer.c), under lock: this session's ID and key
+     * once PEER_OPEN made them; peer connections that came for a transfer
+     * (or cancels), waiting for its receive job; the send jobs running */
+    int peer_on;
+    uint8_t peer_sid[MGW_TOKEN];
+    uint8_t peer_key[MGW_TOKEN];
+    struct mgpx_park *parked;
+    mgpx_job_t *sending;
+    int nsending;              /* sends and event forwards running */
+    struct mgpx_ue *ues;       /* the client's user events (a peer may set a stand-in first) */
+    struct mgpx_pconn *pconns; /* connections for event notices to peer sessions */
+    struct mgpx_early *early;  /* notices for stand-ins not made yet */
+    unsigned nearly;
+    uint64_t ue_max;          /* the highest user event ID made so far (under lock) */
+    unsigned long fwd_direct; /* stand-ins set by a peer proxy's PEER_EVENT */
+    unsigned long fwd_late;   /* PEER_EVENTs that came after the client's setting */
+    _Atomic unsigned long long peer_in, peer_out; /* bytes received from / sent to peer proxies */
 } mgpx_session_t;
 
 /* The proxy's session log: the logger's proxy subsystem, at info (which the
@@ -260,7 +277,16 @@ int mgpx_wait_list(mgpx_session_t *s, mgw_cur_t *c, cl_event *w, cl_uint *n);
 /* 1 when m is an image (image 1) or a buffer (image 0); not in a dry run. */
 int mgpx_is_mem_kind(cl_mem m, int image);
 
-enum { JOB_WRITE, JOB_READ, JOB_WRITE_RECT, JOB_READ_RECT, JOB_WRITE_IMAGE, JOB_READ_IMAGE };
+enum {
+    JOB_WRITE,
+    JOB_READ,
+    JOB_WRITE_RECT,
+    JOB_READ_RECT,
+    JOB_WRITE_IMAGE,
+    JOB_READ_IMAGE,
+    JOB_PEER_RECV, /* bytes from a peer proxy (proxy_peer.c) */
+    JOB_PEER_SEND  /* bytes to a peer proxy, on a thread of its own */
+};
 
 /* A transfer for the bulk thread (proxy_enqueue.c makes it, proxy_bulk.c
  * runs it).  It holds references to tq, mem, m1 and gate. */
@@ -281,7 +307,49 @@ struct mgpx_job {
     uint64_t addr; /* one-copy lane: the client's host range [addr, addr + size); 0: none */
     size_t sent;   /* a read on several stripes: its bytes sent; end: its end chunk is */
     int end;       /* due once the job is freed (the gate set) */
+    /* JOB_PEER_SEND: the receiving session's address, ID and key; its
+     * connection while it runs (under s->lock) */
+    char *paddr;
+    uint8_t psid[MGW_TOKEN], pkey[MGW_TOKEN];
+    mgtr_ep_t *pep;
+    mgpx_session_t *s;
+    mgpx_job_t *pnext;
 };
+
+/* The bulk thread's helpers (proxy_bulk.c): waits for the job's wait list
+ * and m1 (a failure goes to j->err); opens the gate and frees the job. */
+void mgpx_job_wait(mgpx_job_t *j);
+void mgpx_job_free(mgpx_job_t *j);
+
+/* The peer lane (proxy_peer.c). */
+int mgpx_op_peer_open(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *reply);
+int mgpx_op_peer_cancel(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *reply);
+/* A peer connection that authenticated for s (the caller found s under
+ * the registry's lock, with s->lock held): read its PEER_XFER, then hand
+ * it to the receive job of that transfer.  Takes ep. */
+void mgpx_peer_park(mgpx_session_t *s, mgtr_ep_t *ep, const mgw_peer_xfer_t *x);
+/* A PEER_RECV refused before it became a job: its sender's connection,
+ * when it comes, is closed at once (and a cancel for it dropped). */
+void mgpx_peer_refused(mgpx_session_t *s, uint64_t xfer);
+/* The bulk thread's run of a JOB_PEER_RECV; -1 never (the lane is not involved). */
+int mgpx_peer_recv_run(mgpx_session_t *s, mgpx_job_t *j);
+/* Starts a JOB_PEER_SEND's thread (it owns j and a session reference). */
+void mgpx_peer_send_start(mgpx_session_t *s, mgpx_job_t *j);
+/* Session end: shuts the running sends' connections down, waits for them,
+ * closes what is parked. */
+void mgpx_peer_session_end(mgpx_session_t *s);
+/* Events of another proxy in a wait list: the client's user event `id`
+ * (its stand-in here) may be set by a peer's PEER_EVENT (ue_add, from
+ * USER_EVENT_CREATE) or by the client's USER_EVENT_SET (ue_take: 1 when the
+ * client must set it now, 0 when a peer did, -1 when unknown), whichever
+ * comes first. */
+void mgpx_ue_add(mgpx_session_t *s, uint64_t id, cl_event e);
+int mgpx_ue_take(mgpx_session_t *s, uint64_t id);
+/* A peer's PEER_EVENT for s (s->lock held by the caller): the stand-in's
+ * handle (retained), which the caller sets once it let go of the locks, or
+ * NULL (unknown, or the client set it first). */
+cl_event mgpx_peer_event(mgpx_session_t *s, const mgw_peer_event_t *m);
+int mgpx_op_event_forward(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *reply);
 
 /* The shared-memory bulk lane (proxy_shm.c): SHM_OPEN and SHM_READY, and
  * the unlink/unmap at session end. */

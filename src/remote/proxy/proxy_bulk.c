@@ -114,7 +114,7 @@ static size_t min_sz(size_t a, size_t b)
  * commands depend on them: PoCL 3.1 mishandles failures passed on to other
  * queues, or to a command that also waits for an unset user event
  * (pocl_update_event_failed); a failure fails the transfer. */
-static void wait_m1(mgpx_job_t *j)
+void mgpx_job_wait(mgpx_job_t *j)
 {
     for (cl_uint i = 0; i <= j->nwaits && !j->err; i++) {
         cl_event e = i < j->nwaits ? j->waits[i] : j->m1;
@@ -271,7 +271,7 @@ static int cma_direct(mgpx_session_t *s, mgpx_job_t *j, int to_client)
     int cpu, m;
     if (!j->addr || j->err || (m = cma_method(s, j, &cpu)) == MGPX_CMA_STAGING)
         return 0;
-    wait_m1(j);
+    mgpx_job_wait(j);
     if (!j->err && m == MGPX_CMA_MAP)
         cma_mapped(s, j, to_client, cpu);
     else if (!j->err)
@@ -288,7 +288,7 @@ static void gate_open(mgpx_job_t *j)
     cl_int st = CL_COMPLETE;
     if (j->m2)
         clGetEventInfo(j->m2, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
-    if (st >= 0) /* m2 not already failed by OpenCL (see wait_m1) */
+    if (st >= 0) /* m2 not already failed by OpenCL (see mgpx_job_wait) */
         clSetUserEventStatus(j->gate, j->err < 0 ? j->err : CL_COMPLETE);
     clReleaseEvent(j->gate);
     j->gate = NULL;
@@ -357,7 +357,7 @@ static int run_write(mgpx_session_t *s, mgpx_job_t *j, unsigned char *scratch)
         io[k].ch.slot = -1;
     if (!st && !j->err)
         j->err = CL_OUT_OF_RESOURCES;
-    wait_m1(j);
+    mgpx_job_wait(j);
     for (size_t i = 0; i < nchunks; i++) {
         for (; !j->addr && posted < nchunks && posted < i + ahead; posted++) {
             int k = (int)(posted % (size_t)depth);
@@ -424,7 +424,7 @@ static int run_read(mgpx_session_t *s, mgpx_job_t *j)
     int rc = 0;
     if (!st && !j->err)
         j->err = CL_OUT_OF_RESOURCES;
-    wait_m1(j);
+    mgpx_job_wait(j);
     for (size_t i = 0; i < nchunks && !j->err && !rc; i++) {
         for (; issued < nchunks && issued < i + (size_t)depth && !j->err; issued++) {
             size_t o = issued * MGW_CHUNK, k = issued % (size_t)depth;
@@ -491,7 +491,7 @@ static int run_rect(mgpx_session_t *s, mgpx_job_t *j, unsigned char *scratch)
     int rc = 0;
     if (!p && !j->err)
         j->err = CL_OUT_OF_HOST_MEMORY;
-    wait_m1(j);
+    mgpx_job_wait(j);
     if (j->type == JOB_WRITE_RECT || j->type == JOB_WRITE_IMAGE) {
         size_t posted = 0, ahead = s->nstripes > 1 ? (size_t)depth : 1;
         for (size_t i = 0; i < nchunks && !rc; i++) {
@@ -557,9 +557,10 @@ static int run_rect(mgpx_session_t *s, mgpx_job_t *j, unsigned char *scratch)
     return rc;
 }
 
-static void job_free(mgpx_job_t *j)
+void mgpx_job_free(mgpx_job_t *j)
 {
     gate_open(j);
+    free(j->paddr);
     for (cl_uint i = 0; i < j->nwaits; i++)
         clReleaseEvent(j->waits[i]);
     free(j->waits);
@@ -630,6 +631,8 @@ static void *bulk_main(void *arg)
             rc = run_write(s, j, scratch);
         else if (j->type == JOB_READ)
             rc = run_read(s, j);
+        else if (j->type == JOB_PEER_RECV)
+            rc = mgpx_peer_recv_run(s, j);
         else
             rc = run_rect(s, j, scratch);
         job_settle(s); /* only the gate (with several stripes, a read's end chunk) is left */
@@ -645,7 +648,7 @@ static void *bulk_main(void *arg)
         int end = j->end && !rc && !broken;
         if (end)
             gate_fail_first(j); /* a failed read: see end_chunk */
-        job_free(j);
+        mgpx_job_free(j);
         if (end)
             rc = read_end(s, xfer, err, sent);
         if (rc && !broken) {
@@ -686,7 +689,7 @@ void mgpx_bulk_stop(mgpx_session_t *s)
         mgpx_job_t *j = s->jobs;
         s->jobs = j->next;
         j->err = j->err ? j->err : CL_DEVICE_NOT_AVAILABLE;
-        job_free(j);
+        mgpx_job_free(j);
     }
     s->jobs_tail = &s->jobs;
 }

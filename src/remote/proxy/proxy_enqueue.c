@@ -231,8 +231,8 @@ static cl_int image_size_ok(const mgpx_job_t *j)
  * [addr, addr + size) of the client and nowhere else).  A write that fails
  * here still gets a job, which drains its data from the bulk lane (a
  * one-copy write has none). */
-static int transfer(mgpx_session_t *s, const mgw_xfer_head_t *x, int type, size_t off,
-                    const mgw_rect_t *rect, int cma, uint64_t addr)
+static int transfer_ps(mgpx_session_t *s, const mgw_xfer_head_t *x, int type, size_t off,
+                       const mgw_rect_t *rect, int cma, uint64_t addr, const mgw_peer_send_t *ps)
 {
     if (cma && !mgtr_cma_range_ok(addr, x->size))
         return MGPX_BAD; /* malformed: not a range of the client's address space */
@@ -263,6 +263,19 @@ static int transfer(mgpx_session_t *s, const mgw_xfer_head_t *x, int type, size_
             err = CL_INVALID_VALUE;
     } else {
         j->off = off;
+        if (!err && (type == JOB_PEER_SEND || type == JOB_PEER_RECV) && !s->dry &&
+            mgpx_is_mem_kind(j->mem, 0)) {
+            size_t msize = 0;
+            clGetMemObjectInfo(j->mem, CL_MEM_SIZE, sizeof msize, &msize, NULL);
+            if (off > msize || x->size > msize - off)
+                err = CL_INVALID_VALUE;
+        }
+    }
+    if (ps && !err && !(j->paddr = strdup(ps->addr ? ps->addr : "")))
+        err = CL_OUT_OF_HOST_MEMORY;
+    if (ps) {
+        memcpy(j->psid, ps->sid, MGW_TOKEN);
+        memcpy(j->pkey, ps->key, MGW_TOKEN);
     }
     if (cma) {
         j->addr = addr;
@@ -271,6 +284,7 @@ static int transfer(mgpx_session_t *s, const mgw_xfer_head_t *x, int type, size_
     }
     if (s->dry) {
         free(e);
+        free(j->paddr);
         free(j);
         return MGPX_NOREPLY;
     }
@@ -300,7 +314,10 @@ static int transfer(mgpx_session_t *s, const mgw_xfer_head_t *x, int type, size_
         clRetainCommandQueue(j->tq);
         clRetainMemObject(j->mem);
         rc = finish(s, e, CL_SUCCESS, m2);
-        job_push(s, j);
+        if (type == JOB_PEER_SEND)
+            mgpx_peer_send_start(s, j);
+        else
+            job_push(s, j);
     } else {
         if (j->gate) {
             clSetUserEventStatus(j->gate, err);
@@ -315,10 +332,42 @@ static int transfer(mgpx_session_t *s, const mgw_xfer_head_t *x, int type, size_
         j->err = err;
         if ((type == JOB_WRITE || type == JOB_WRITE_RECT || type == JOB_WRITE_IMAGE) && !cma)
             job_push(s, j); /* drain */
-        else
+        else {
+            if (type == JOB_PEER_RECV)
+                mgpx_peer_refused(s, x->xfer);
+            free(j->paddr);
             free(j);
+        }
     }
     free(e);
+    return rc;
+}
+
+static int transfer(mgpx_session_t *s, const mgw_xfer_head_t *x, int type, size_t off,
+                    const mgw_rect_t *rect, int cma, uint64_t addr)
+{
+    return transfer_ps(s, x, type, off, rect, cma, addr, NULL);
+}
+
+/* The two ends of a proxy-to-proxy transfer (proxy_peer.c): each a
+ * transfer of the client's queue with its m1, gate and m2, the receive run
+ * by the bulk thread, the send by a thread of its own. */
+int mgpx_op_peer_recv(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
+{
+    mgw_peer_recv_t m;
+    return mgw_peer_recv_decode(c, &m)
+               ? MGPX_BAD
+               : transfer(s, &m.x, JOB_PEER_RECV, m.off, m.rect.region[0] ? &m.rect : NULL, 0, 0);
+}
+
+int mgpx_op_peer_send(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
+{
+    mgw_peer_send_t m;
+    int rc = MGPX_BAD;
+    if (!mgw_peer_send_decode(c, &m))
+        rc =
+            transfer_ps(s, &m.x, JOB_PEER_SEND, m.off, m.rect.region[0] ? &m.rect : NULL, 0, 0, &m);
+    mgw_peer_send_free(&m);
     return rc;
 }
 

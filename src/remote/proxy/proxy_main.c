@@ -45,6 +45,14 @@ typedef struct reg {
 } reg_t;
 static reg_t *regs;
 
+/* Peer connections that carry event notices (PEER_EVENT), each read by its
+ * connection's thread until the peer closes it; shut down at stop. */
+typedef struct reader {
+    struct reader *next;
+    mgtr_ep_t *ep;
+} reader_t;
+static reader_t *readers;
+
 /* A connection in its handshake (under reg_lock).  The watchdog shuts ep
  * down once deadline_ms passes and sets expired; the connection's thread
  * unlists it when its handshake ends, and takes an expired one as failed. */
@@ -169,6 +177,53 @@ static void *watchdog_main(void *arg)
     return NULL;
 }
 
+/* The peer-lane key of session sid (mgtr_peer_key_fn). */
+static int peer_key(const uint8_t sid[MGW_TOKEN], mgw_key_t *key, void *arg)
+{
+    int rc = -1;
+    (void)arg;
+    pthread_mutex_lock(&reg_lock);
+    for (reg_t *r = regs; r && rc; r = r->next) {
+        pthread_mutex_lock(&r->s->lock);
+        if (r->s->peer_on && !sodium_memcmp(r->s->peer_sid, sid, MGW_TOKEN)) {
+            memcpy(key->k, r->s->peer_key, MGW_TOKEN);
+            key->len = MGW_TOKEN;
+            rc = 0;
+        }
+        pthread_mutex_unlock(&r->s->lock);
+    }
+    pthread_mutex_unlock(&reg_lock);
+    return rc;
+}
+
+/* A peer connection after its handshake: hand it, with its PEER_XFER, to
+ * the session it authenticated for (0), or -1; a PEER_EVENT (ev) sets that
+ * session's stand-in, and the connection is closed. */
+static int peer_join(mgtr_ep_t *ep, const uint8_t sid[MGW_TOKEN], const mgw_peer_xfer_t *x,
+                     const mgw_peer_event_t *ev)
+{
+    int rc = -1;
+    cl_event set = NULL;
+    pthread_mutex_lock(&reg_lock);
+    for (reg_t *r = regs; r && rc; r = r->next) {
+        pthread_mutex_lock(&r->s->lock);
+        if (r->s->peer_on && !sodium_memcmp(r->s->peer_sid, sid, MGW_TOKEN)) {
+            if (ev)
+                set = mgpx_peer_event(r->s, ev);
+            else
+                mgpx_peer_park(r->s, ep, x);
+            rc = 0;
+        }
+        pthread_mutex_unlock(&r->s->lock);
+    }
+    pthread_mutex_unlock(&reg_lock);
+    if (set) { /* a peer says complete or failed, nothing else */
+        clSetUserEventStatus(set, ev->status < 0 ? ev->status : CL_COMPLETE);
+        clReleaseEvent(set);
+    }
+    return rc;
+}
+
 static void *conn_main(void *arg)
 {
     mgtr_ep_t *ep = ((void **)arg)[0];
@@ -179,12 +234,31 @@ static void *conn_main(void *arg)
     free(arg);
     /* each read and write also has the whole handshake's time at most */
     px.t->set_timeout(ep, (int)hs_timeout_s * 1000);
-    int lane = mgtr_auth_proxy(px.t, ep, &px.key, px.crypt, token, err, sizeof err);
+    int lane = mgtr_auth_proxy(px.t, ep, &px.key, px.crypt, token, peer_key, NULL, err, sizeof err);
     int joined = -1;
     uint8_t tok[MGW_TOKEN];
     uint32_t idx = UINT32_MAX;
+    mgw_peer_xfer_t px_xfer = {0};
+    mgw_peer_event_t px_ev = {0};
+    int is_ev = 0;
     if (lane == MGW_LANE_BULK)
         joined = mgtr_auth_join(px.t, ep, tok, &idx);
+    if (lane == MGW_LANE_PEER) {
+        uint8_t *buf = NULL;
+        size_t cap = 0;
+        mgw_hdr_t h;
+        mgw_cur_t c;
+        if (mgtr_msg_recv(px.t, ep, &h, &buf, &cap, 64) == 0) {
+            mgw_cur_init(&c, buf, h.length);
+            if (h.op == MGW_OP_PEER_XFER)
+                joined = mgw_peer_xfer_decode(&c, &px_xfer) ? -1 : 0;
+            else if (h.op == MGW_OP_PEER_EVENT) {
+                joined = mgw_peer_event_decode(&c, &px_ev) ? -1 : 0;
+                is_ev = 1;
+            }
+        }
+        free(buf);
+    }
     if (pend_done(pend)) {
         /* the watchdog shut the connection down: whatever the handshake
            read last, the deadline is why it ended */
@@ -198,6 +272,40 @@ static void *conn_main(void *arg)
     if (lane < 0) {
         mgpx_log_limited("connection from %s refused: %s", peer, err);
         px.t->close(ep);
+    } else if (lane == MGW_LANE_PEER) {
+        if (joined || px.t->set_timeout(ep, 0) ||
+            peer_join(ep, token, &px_xfer, is_ev ? &px_ev : NULL)) {
+            mgpx_log_limited("peer connection from %s refused: no PEER_XFER or PEER_EVENT, or its "
+                             "session ended",
+                             peer);
+            px.t->close(ep);
+        } else if (is_ev) {
+            /* more notices follow on it (the peer keeps it per session) */
+            reader_t rd = {.ep = ep};
+            pthread_mutex_lock(&reg_lock);
+            rd.next = readers;
+            readers = &rd;
+            pthread_mutex_unlock(&reg_lock);
+            uint8_t *buf = NULL;
+            size_t cap = 0;
+            mgw_hdr_t h;
+            mgw_cur_t c;
+            while (!atomic_load_explicit(&stopping, memory_order_relaxed) &&
+                   mgtr_msg_recv(px.t, ep, &h, &buf, &cap, 64) == 0 && h.op == MGW_OP_PEER_EVENT) {
+                mgw_cur_init(&c, buf, h.length);
+                if (mgw_peer_event_decode(&c, &px_ev) || peer_join(ep, token, NULL, &px_ev))
+                    break; /* malformed, or its session is gone */
+            }
+            free(buf);
+            pthread_mutex_lock(&reg_lock);
+            for (reader_t **pp = &readers; *pp; pp = &(*pp)->next)
+                if (*pp == &rd) {
+                    *pp = rd.next;
+                    break;
+                }
+            pthread_mutex_unlock(&reg_lock);
+            px.t->close(ep);
+        }
     } else if (lane == MGW_LANE_BULK) {
         mgpx_session_t *s = NULL;
         if (!joined && !px.t->set_timeout(ep, 0)) {
@@ -595,12 +703,17 @@ int main(int argc, char **argv)
     pthread_mutex_lock(&reg_lock);
     for (reg_t *r = regs; r; r = r->next)
         r->s->t->shutdown(r->s->cmd);
+    for (reader_t *r = readers; r; r = r->next)
+        px.t->shutdown(r->ep);
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += 20;
-    while (nthreads && pthread_cond_timedwait(&reg_cond, &reg_lock, &until) == 0)
+    while (nthreads && pthread_cond_timedwait(&reg_cond, &reg_lock, &until) == 0) {
         for (reg_t *r = regs; r; r = r->next)
             r->s->t->shutdown(r->s->cmd);
+        for (reader_t *r = readers; r; r = r->next)
+            px.t->shutdown(r->ep);
+    }
     pthread_mutex_unlock(&reg_lock);
     px.t->listener_close(listener);
     if (reserve_fd >= 0)

@@ -342,8 +342,10 @@ static int op_user_event_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
         clReleaseEvent(e);
         err = CL_INVALID_EVENT;
     }
-    if (err == CL_SUCCESS)
+    if (err == CL_SUCCESS) {
         s->user_open++;
+        mgpx_ue_add(s, m.id, e);
+    }
     return err == CL_SUCCESS ? MGPX_NOREPLY : err;
 }
 
@@ -357,6 +359,11 @@ static int op_user_event_set(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
         return CL_INVALID_EVENT;
     if (s->dry)
         return MGPX_NOREPLY;
+    int take = mgpx_ue_take(s, m.id);
+    if (take == 0) { /* a peer proxy set it first (a stand-in: proxy_peer.c) */
+        s->user_open--;
+        return MGPX_NOREPLY;
+    }
     cl_int err = clSetUserEventStatus(e->h, m.status);
     if (err == CL_SUCCESS)
         s->user_open--;
@@ -409,6 +416,8 @@ int mgpx_op_write_image(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
 int mgpx_op_read_image(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
 int mgpx_op_copy_image(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
 int mgpx_op_fill_image(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
+int mgpx_op_peer_send(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
+int mgpx_op_peer_recv(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r);
 
 static const mgpx_handler_t ops[MGW_OP_CMD_MAX] = {
     [MGW_OP_DEVICES] = op_devices,
@@ -456,6 +465,11 @@ static const mgpx_handler_t ops[MGW_OP_CMD_MAX] = {
     [MGW_OP_ENQ_READ_IMAGE] = mgpx_op_read_image,
     [MGW_OP_ENQ_COPY_IMAGE] = mgpx_op_copy_image,
     [MGW_OP_ENQ_FILL_IMAGE] = mgpx_op_fill_image,
+    [MGW_OP_PEER_OPEN] = mgpx_op_peer_open,
+    [MGW_OP_PEER_SEND] = mgpx_op_peer_send,
+    [MGW_OP_PEER_RECV] = mgpx_op_peer_recv,
+    [MGW_OP_PEER_CANCEL] = mgpx_op_peer_cancel,
+    [MGW_OP_EVENT_FORWARD] = mgpx_op_event_forward,
 };
 
 mgpx_handler_t mgpx_handler(int op)

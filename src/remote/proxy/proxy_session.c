@@ -407,6 +407,7 @@ static void session_teardown(mgpx_session_t *s)
         }
     }
     mgpx_bulk_stop(s);
+    mgpx_peer_session_end(s);
     mgpx_shm_session_end(s);
     mgpx_cma_session_end(s);
     mgpx_staging_free(s);

@@ -7,6 +7,11 @@
  *   client -> RESPONSE  HMAC(key, "mgrm-client" | ctx | Ns | Nc)
  *   -- encrypted from here when both sides have encryption on --
  *   proxy  -> AUTH_OK   token (random; joins the bulk lane to the session)
+ * On the peer lane (proxy to proxy) HELLO names a session of the accepting
+ * proxy (sid, from PEER_OPEN) and key is that session's peer key, which the
+ * session's authenticated client handed to the connecting proxy: the
+ * accepting proxy finds the key by sid (mgtr_peer_key_fn), and an unknown
+ * sid fails like a wrong key.
  *   client -> JOIN      token, u32 stripe (bulk lane only: its connection
  *                       number, 0 .. the session's stripes - 1)
  * ctx is lane, both encrypt bytes, the ciphers offered and the cipher chosen:
@@ -99,6 +104,9 @@ int mgtr_auth_client(const mgtr_transport_t *t, mgtr_ep_t *ep, const mgw_key_t *
         return -1;
     }
     randombytes_buf(hello.nonce, sizeof hello.nonce);
+    memset(hello.sid, 0, sizeof hello.sid);
+    if (lane == MGW_LANE_PEER)
+        memcpy(hello.sid, token, MGW_TOKEN);
     mgw_hello_encode(&m, 0, &hello);
     if (hs_send(t, ep, &m) || hs_recv(t, ep, MGW_OP_CHALLENGE, buf, &c) ||
         mgw_challenge_decode(&c, &ch)) {
@@ -147,6 +155,8 @@ int mgtr_auth_client(const mgtr_transport_t *t, mgtr_ep_t *ep, const mgw_key_t *
         memcpy(token, ok.token, MGW_TOKEN);
         return 0;
     }
+    if (lane == MGW_LANE_PEER)
+        return 0;
     mgw_join_t join = {.stripe = stripe};
     memcpy(join.token, token, MGW_TOKEN);
     mgw_join_encode(&m, 0, &join);
@@ -158,8 +168,10 @@ int mgtr_auth_client(const mgtr_transport_t *t, mgtr_ep_t *ep, const mgw_key_t *
 }
 
 int mgtr_auth_proxy(const mgtr_transport_t *t, mgtr_ep_t *ep, const mgw_key_t *key, unsigned offer,
-                    uint8_t token[MGW_TOKEN], char *err, size_t errlen)
+                    uint8_t token[MGW_TOKEN], mgtr_peer_key_fn peer_key, void *arg, char *err,
+                    size_t errlen)
 {
+    mgw_key_t pk;
     uint8_t buf[HS_MAX], want[MGW_MAC], ctx[MGW_AUTH_CTX];
     mgw_hello_t hello;
     mgw_challenge_t ch = {.encrypt = offer != 0};
@@ -171,9 +183,19 @@ int mgtr_auth_proxy(const mgtr_transport_t *t, mgtr_ep_t *ep, const mgw_key_t *k
         snprintf(err, errlen, "bad or missing HELLO");
         return -1;
     }
-    if (hello.lane != MGW_LANE_CMD && hello.lane != MGW_LANE_BULK) {
+    if (hello.lane != MGW_LANE_CMD && hello.lane != MGW_LANE_BULK &&
+        (hello.lane != MGW_LANE_PEER || !peer_key)) {
         snprintf(err, errlen, "bad lane %u in HELLO", hello.lane);
         return -1;
+    }
+    if (hello.lane == MGW_LANE_PEER) {
+        /* an unknown session gets a key no one has: it fails as a wrong key would */
+        if (peer_key(hello.sid, &pk, arg)) {
+            pk.len = MGW_TOKEN;
+            randombytes_buf(pk.k, pk.len);
+        }
+        key = &pk;
+        memcpy(token, hello.sid, MGW_TOKEN);
     }
     if (ch.encrypt && hello.encrypt)
         ch.cipher = cipher_pick(offer & hello.ciphers);
@@ -212,7 +234,9 @@ int mgtr_auth_proxy(const mgtr_transport_t *t, mgtr_ep_t *ep, const mgw_key_t *k
         return -1;
     }
     randombytes_buf(ok.token, MGW_TOKEN);
-    memcpy(token, ok.token, MGW_TOKEN);
+    if (hello.lane != MGW_LANE_PEER)
+        memcpy(token, ok.token, MGW_TOKEN);
+    sodium_memzero(&pk, sizeof pk);
     mgw_auth_ok_encode(&m, 0, &ok);
     if (hs_send(t, ep, &m)) {
         snprintf(err, errlen, "connection lost after authentication");

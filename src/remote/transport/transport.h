@@ -158,11 +158,19 @@ const char *mgtr_protection(const mgtr_transport_t *t, mgtr_ep_t *ep);
  * token is sent to join that session as its connection number stripe. */
 int mgtr_auth_client(const mgtr_transport_t *t, mgtr_ep_t *ep, const mgw_key_t *key, unsigned offer,
                      int lane, unsigned stripe, uint8_t token[MGW_TOKEN], char *err, size_t errlen);
+/* The peer lane's key of the session sid of the accepting proxy: 0 with
+ * *key set, or -1 (no such session, or it opened no peer lane). */
+typedef int (*mgtr_peer_key_fn)(const uint8_t sid[MGW_TOKEN], mgw_key_t *key, void *arg);
 /* Proxy side; returns the lane the client asked for (> 0) or -1 with err.
  * token gets the fresh random token sent to the client in AUTH_OK (the
- * session token when the lane is the command lane). */
+ * session token when the lane is the command lane; on the peer lane, the
+ * sid that HELLO named).  peer_key (NULL: no peer lane accepted) gives the
+ * key of a peer lane's session in place of key.  On the peer lane the
+ * client side (mgtr_auth_client, lane MGW_LANE_PEER) passes the sid in
+ * token and the session's peer key as key. */
 int mgtr_auth_proxy(const mgtr_transport_t *t, mgtr_ep_t *ep, const mgw_key_t *key, unsigned offer,
-                    uint8_t token[MGW_TOKEN], char *err, size_t errlen);
+                    uint8_t token[MGW_TOKEN], mgtr_peer_key_fn peer_key, void *arg, char *err,
+                    size_t errlen);
 /* Proxy side, bulk lane: the JOIN after the handshake.  0 with the session
  * token and the stripe (< MGW_STREAMS_MAX); -1 otherwise (*stripe: the one
  * asked for, or UINT32_MAX). */

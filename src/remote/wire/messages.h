@@ -130,6 +130,12 @@
     X(ENQ_READ_IMAGE, 58)      /* packed data comes back on the bulk lane */                       \
     X(ENQ_COPY_IMAGE, 59)      /* image <-> image, image <-> buffer (enum mgw_imgcopy) */          \
     X(ENQ_FILL_IMAGE, 60)                                                                          \
+    /* proxy to proxy (proxy/proxy_peer.c): the client names the ends, the bytes go direct */      \
+    X(PEER_OPEN, 61)           /* this session's peer ID and key, for the other proxies */         \
+    X(PEER_SEND, 62)           /* send a buffer range to a peer proxy's session */                 \
+    X(PEER_RECV, 63)           /* receive a range from a peer (as ENQ_WRITE, bytes from a peer) */ \
+    X(PEER_CANCEL, 70)         /* the sending side failed: fail the receive */                     \
+    X(EVENT_FORWARD, 71)       /* tell a peer's stand-in user event when an event completes */    \
     /* proxy -> client */                                                                          \
     X(REPLY, 64)               /* i32 rc, then the op's MGW_REPLIES fields */                      \
     X(EVENT_DONE, 65)                                                                              \
@@ -137,7 +143,10 @@
                                /* an event to carry the failure */                                 \
     X(EVENTS_DONE, 67)                                                                             \
     /* bulk lane, both ways; see transport/bulk.h */                                               \
-    X(BULK, 80)
+    X(BULK, 80)                                                                                    \
+    /* peer lane, after its handshake: the sender's one transfer, then its bytes */                \
+    X(PEER_XFER, 81)                                                                               \
+    X(PEER_EVENT, 82)          /* or: an event completed, set its stand-in */
 
 #define MGW_RECORDS(R, F)                                                                          \
     /* the head of every enqueue: the client's queue, the command's event, its wait list */        \
@@ -171,7 +180,10 @@
     /* handshake: MACs of the nonces, see transport/handshake.c; encrypt: 0 plain or 1 (each  \
        side's MPIGPU_VCL_ENCRYPT), ciphers: the MGW_CIPHER_* the client offers, cipher: the  \
        one the proxy chose (0 when plain) */                                                   \
-    M(HELLO, hello, F(u8, lane) F(fixed, nonce, MGW_NONCE) F(u8, encrypt) F(u8, ciphers))         \
+    /* sid: the peer lane's session ID (PEER_OPEN; zeros on the other lanes) */                   \
+    M(HELLO, hello,                                                                                \
+      F(u8, lane) F(fixed, nonce, MGW_NONCE) F(u8, encrypt) F(u8, ciphers)                         \
+      F(fixed, sid, MGW_TOKEN))                                                                    \
     M(CHALLENGE, challenge,                                                                    \
       F(fixed, nonce, MGW_NONCE) F(fixed, mac, MGW_MAC) F(u8, encrypt) F(u8, cipher))          \
     M(RESPONSE, response, F(fixed, mac, MGW_MAC))                                                  \
@@ -248,13 +260,29 @@
     /* color: a cl_float4, cl_int4 or cl_uint4 by the image's channel type */                      \
     M(ENQ_FILL_IMAGE, enq_fill_image,                                                              \
       F(rec, head, enq_head) F(u64, mem) F(fixed, color, 16) F(rec, rect, image_rect))             \
+    M(PEER_OPEN, peer_open, )                                                                      \
+    /* x: the source range's transfer (x.xfer: the receive's, x.head on a queue of this proxy, */  \
+    /* x.mem the source buffer), off its offset, or rect (region[0] > 0) its rect, packed on */    \
+    /* the way; addr, sid, key: the receiving proxy's session */                                   \
+    M(PEER_SEND, peer_send,                                                                        \
+      F(rec, x, xfer_head) F(size, off) F(rec, rect, rect) F(str, addr) F(fixed, sid, MGW_TOKEN)   \
+      F(fixed, key, MGW_TOKEN))                                                                    \
+    M(PEER_RECV, peer_recv, F(rec, x, xfer_head) F(size, off) F(rec, rect, rect))                  \
+    M(PEER_CANCEL, peer_cancel, F(u64, xfer) F(i32, status))                                       \
+    /* when event completes, set the user event standin of the session (addr, sid, key) */         \
+    M(EVENT_FORWARD, event_forward,                                                                \
+      F(u64, event) F(u64, standin) F(str, addr) F(fixed, sid, MGW_TOKEN)                          \
+      F(fixed, key, MGW_TOKEN))                                                                    \
     /* proxy -> client */                                                                          \
     M(EVENT_DONE, event_done, F(u64, event) F(i32, status))                                        \
     M(ERROR, error, F(i32, rc) F(str, why))                                                        \
     M(EVENTS_DONE, events_done, F(list, done, event_status, MGW_MAX_DONE))                         \
     /* bulk lane: then the chunk's bytes (stream lane) or a shm_desc (shm lane); the */            \
     /* header's length counts them and its flags say MGW_F_LAST */                                 \
-    M(BULK, bulk, F(u64, xfer) F(u64, off) F(i32, status))
+    M(BULK, bulk, F(u64, xfer) F(u64, off) F(i32, status))                                         \
+    /* peer lane: size bytes follow when status is 0 */                                            \
+    M(PEER_XFER, peer_xfer, F(u64, xfer) F(size, size) F(i32, status))                             \
+    M(PEER_EVENT, peer_event, F(u64, standin) F(i32, status))
 
 #define MGW_REPLIES(M, F)                                                                          \
     M(DEVICES, devices, F(list, devices, device, MGW_MAX_DEVS))                                    \
@@ -280,7 +308,8 @@
     M(IMAGE_FORMATS, image_formats, F(list, formats, image_format, MGW_MAX_FORMATS))               \
     M(IMAGE_CREATE, image_create, )                                                                \
     M(IMAGE_INIT, image_init, )                                                                    \
-    M(SAMPLER_CREATE, sampler_create, )
+    M(SAMPLER_CREATE, sampler_create, )                                                            \
+    M(PEER_OPEN, peer_open, F(fixed, sid, MGW_TOKEN) F(fixed, key, MGW_TOKEN))
 /* clang-format on */
 
 /* A byte string in a payload (kind bytes). */
@@ -301,7 +330,7 @@ enum mgw_op {
 #define MGW_OP_ENUM(name, num) MGW_OP_##name = num,
     MGW_OPS(MGW_OP_ENUM)
 #undef MGW_OP_ENUM
-        MGW_OP_CMD_MAX = MGW_OP_ENQ_FILL_IMAGE + 1 /* bound of the command-lane requests */
+        MGW_OP_CMD_MAX = MGW_OP_EVENT_FORWARD + 1 /* bound of the command-lane requests */
 };
 
 /* 1 when the proxy answers op with a REPLY (op has an MGW_REPLIES entry). */

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MGW_MAGIC 0x4d475211u /* "MGR" + version 17 */
+#define MGW_MAGIC 0x4d475212u /* "MGR" + version 18 */
 #define MGW_HDR_SIZE 16
 #define MGW_MSG_MAX (64u << 20)
 #define MGW_CHUNK (1u << 20) /* bulk chunk size */
@@ -59,7 +59,7 @@ enum mgw_imgcopy { MGW_IMGCOPY_IMAGE = 0, MGW_IMGCOPY_TO_BUFFER, MGW_IMGCOPY_FRO
 /* The ops, the messages' layouts and their bounds (messages.h). */
 #include "messages.h"
 
-enum mgw_lane { MGW_LANE_CMD = 1, MGW_LANE_BULK = 2 };
+enum mgw_lane { MGW_LANE_CMD = 1, MGW_LANE_BULK = 2, MGW_LANE_PEER = 3 };
 /* The AEAD ciphers of the encrypted lanes (transport/secure.c): bits of
  * HELLO's ciphers, values of CHALLENGE's cipher. */
 enum mgw_cipher { MGW_CIPHER_CHACHA20POLY1305 = 1, MGW_CIPHER_AES256GCM = 2 };
