@@ -48,6 +48,21 @@
 #             only); enqfile, 256 MiB device against host file I/O to
 #             /dev/shm and /tmp, MPI_BYTE and a vector; mpigpu-halo 128^3
 #             p2p against enqueue (the overlap target)
+#   coll      issue 24: mpigpu-collbench on 2 ranks, device buffers against the
+#             staging floor (Bcast, Allreduce, Alltoall, 1 KiB to 64 MiB);
+#             Allreduce combined on the device against staging (--reduce both);
+#             MPIGPU_COLL_PIPELINE=off against all in ROUNDS rounds;
+#             Neighbor_alltoallw of halo faces against Isend/Irecv on 2 and 8
+#             ranks; Alltoallv/w of vectors
+#   shared    issue 29: sharedbench 256 MiB (page protection on a discrete
+#             GPU), with and without kernels, blocks of 256K and 4M, dirty
+#             bounds of 1 and 16
+#   multigpu  issue 30, on a machine with several GPUs and no MPIGPU_DEVICE:
+#             the device choice (MPIGPU_VERBOSE=1), the ping-pong of every -D
+#             type 64 B to 64 MiB with --baseline all (indexed and struct
+#             baselines to 1 MiB), mpigpu-halo every mode on 2 ranks and on
+#             as many ranks as GPUs at 128^3 and 256^3, Allreduce and Alltoall
+#             (--reduce both), Neighbor_alltoallw
 #   compare   runs COMPARE_SUITES (default "pack pingpong") with two bundles,
 #             BEFORE and AFTER (folders holding env.sh), each command once per
 #             bundle, one after the other: before/after figures from one run
@@ -489,6 +504,74 @@ suite_enqueue() {
     done
 }
 
+suite_coll() {
+    local it=10 big=64M side=64:256 r p
+    [ $quick = 1 ] && it=2 big=1M side=16:32
+    # Issue 24: device buffers against the staging floor, the defaults.
+    pb mpiexec -n 2 mpigpu-collbench -c bcast,allreduce,alltoall -m 1K:$big -i $it -d device
+    # Reductions combined on the device against staging, in one run.
+    pb mpiexec -n 2 mpigpu-collbench -c allreduce -m 1K:$big -i $it -d device --reduce both
+    # Pipelined staging against staging whole, alternate rounds.
+    for r in $(seq "$ROUNDS"); do
+        for p in off all; do
+            pb mpiexec -n 2 env MPIGPU_COLL_PIPELINE=$p mpigpu-collbench -c bcast,allreduce \
+                -m 1M:$big -i $it -d device --reduce stage
+        done
+    done
+    # Fused packing: the 6 faces of a 3D halo against 6 Isend/Irecv pairs,
+    # on a 1x1x2 grid and on 8 ranks.
+    pb mpiexec -n 2 mpigpu-collbench -c neighbor_alltoallw --side $side -i $it -d device
+    pb mpiexec -n 8 mpigpu-collbench -c neighbor_alltoallw --side 32:128 -i $it -d device
+    pb mpiexec -n 2 mpigpu-collbench -c alltoallv,alltoallw -D vect:64:8 -m 1K:16M -i $it -d device
+}
+
+suite_shared() {
+    local mib=256 r=3
+    [ $quick = 1 ] && mib=8 r=1
+    # Issue 29: page protection is the mode on a discrete GPU.
+    pb mpiexec -n 1 sharedbench -m $mib -r $r
+    pb mpiexec -n 1 sharedbench -m $mib -r $r -n
+    for b in 256K 4M; do
+        pb mpiexec -n 1 env MPIGPU_SHARED_BLOCK=$b sharedbench -m $mib -r $r
+    done
+    for d in 1 16; do
+        pb mpiexec -n 1 env MPIGPU_SHARED_DIRTY=$d sharedbench -m $mib -r $r
+    done
+}
+
+# Issue 30: one GPU per rank.  Run without MPIGPU_DEVICE: the library's
+# hwloc choice places the ranks (the first command logs why).
+suite_multigpu() {
+    local D it=30 big=64M np n m g ngpu
+    [ $quick = 1 ] && it=3 big=64K
+    ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+    [ "$ngpu" -ge 1 ] || ngpu=1
+    note "GPUs: $ngpu"
+    pb mpiexec -n 2 env MPIGPU_VERBOSE=1 mpigpu-pingpong -D cont -m 64:64 -i 3
+    for D in cont vect:64:8 subarray4d; do
+        pb mpiexec -n 2 mpigpu-pingpong -D $D -m 64:$big -i $it -d device:device --baseline all
+    done
+    # The rect baselines of indexed and struct move one block per command: up
+    # to 1 MiB with them, then the library alone.
+    for D in indexed:8 struct; do
+        pb mpiexec -n 2 mpigpu-pingpong -D $D -m 64:1M -i $it -d device:device --baseline all
+        [ $quick = 1 ] || pb mpiexec -n 2 mpigpu-pingpong -D $D -m 2M:$big -i $it -d device:device
+    done
+    pb mpiexec -n 2 mpigpu-pingpong -D cont -m 64:64 -i 300 -d device:host
+    for np in 2 $ngpu; do
+        [ "$np" -ge 2 ] || continue
+        for n in $([ $quick = 1 ] && echo 32 || echo 128 256); do
+            g=$((n * np)):$n:$n
+            for m in p2p neighbor enqueue rect host; do
+                pb mpiexec -n "$np" mpigpu-halo -g $g -p $np:1:1 -i 20 --mode $m
+            done
+        done
+        [ "$np" = 2 ] && [ "$ngpu" = 2 ] && break
+    done
+    pb mpiexec -n 2 mpigpu-collbench -c allreduce,alltoall -m 1K:$big -i 10 -d device --reduce both
+    pb mpiexec -n 2 mpigpu-collbench -c neighbor_alltoallw --side 64:256 -i 10 -d device
+}
+
 suite_compare() {
     local r s
     [ -n "${BEFORE:-}" ] && [ -n "${AFTER:-}" ] || {
@@ -531,7 +614,7 @@ suite_compare() {
 [ "$*" = all ] && set -- checks pack host pingpong p2p vcl cma hostbench
 for suite in "$@"; do
     case $suite in
-    checks | pack | host | pingpong | p2p | vcl | cma | small | hostbench | halo | enqueue | compare) ;;
+    checks | pack | host | pingpong | p2p | vcl | cma | small | hostbench | halo | enqueue | coll | shared | multigpu | compare) ;;
     *) echo "device-run.sh: no suite $suite" >&2; exit 2 ;;
     esac
 done
