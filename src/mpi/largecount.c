@@ -42,6 +42,24 @@ static int too_big_p2p(const char *fn, int send, MPI_Count count, MPI_Datatype d
 
 #define FITS(count_) ((count_) <= INT_MAX)
 
+/* A device send of fn (mgmpi_send's mode, nb and request), or its
+   refusal when the count does not fit an int. */
+static int send_c(const char *fn, mgp2p_send_mode_t mode, const void *buf, MPI_Count count,
+                  MPI_Datatype dt, int dest, int tag, MPI_Comm comm, int nb, MPI_Request *request)
+{
+    return FITS(count) ? mgmpi_send(fn, mode, buf, (int)count, dt, dest, tag, comm, nb, request)
+                       : too_big_p2p(fn, 1, count, dt, dest, tag, comm);
+}
+
+/* The same for a persistent send (mgmpi_init). */
+static int send_init_c(const char *fn, mgp2p_send_mode_t mode, const void *buf, MPI_Count count,
+                       MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return FITS(count)
+               ? mgmpi_init(fn, MGP2P_OP_SEND, mode, buf, (int)count, dt, dest, tag, comm, request)
+               : too_big_p2p(fn, 1, count, dt, dest, tag, comm);
+}
+
 /* Send-side calls without and with a request (I and _init forms). */
 MPIGPU_EXPORT
 int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
@@ -49,9 +67,7 @@ int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest
 {
     if (!DEV(buf, count, datatype))
         return PMPI_Send_c(buf, count, datatype, dest, tag, comm);
-    return FITS(count) ? mgmpi_send("MPI_Send_c", MGP2P_MODE_STD, buf, (int)count, datatype, dest,
-                                    tag, comm, 0, NULL)
-                       : too_big_p2p("MPI_Send_c", 1, count, datatype, dest, tag, comm);
+    return send_c("MPI_Send_c", MGP2P_MODE_STD, buf, count, datatype, dest, tag, comm, 0, NULL);
 }
 
 MPIGPU_EXPORT
@@ -60,9 +76,7 @@ int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 {
     if (!DEV(buf, count, datatype))
         return PMPI_Ssend_c(buf, count, datatype, dest, tag, comm);
-    return FITS(count) ? mgmpi_send("MPI_Ssend_c", MGP2P_MODE_SYNC, buf, (int)count, datatype, dest,
-                                    tag, comm, 0, NULL)
-                       : too_big_p2p("MPI_Ssend_c", 1, count, datatype, dest, tag, comm);
+    return send_c("MPI_Ssend_c", MGP2P_MODE_SYNC, buf, count, datatype, dest, tag, comm, 0, NULL);
 }
 
 MPIGPU_EXPORT
@@ -71,9 +85,7 @@ int MPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 {
     if (!DEV(buf, count, datatype))
         return PMPI_Rsend_c(buf, count, datatype, dest, tag, comm);
-    return FITS(count) ? mgmpi_send("MPI_Rsend_c", MGP2P_MODE_READY, buf, (int)count, datatype,
-                                    dest, tag, comm, 0, NULL)
-                       : too_big_p2p("MPI_Rsend_c", 1, count, datatype, dest, tag, comm);
+    return send_c("MPI_Rsend_c", MGP2P_MODE_READY, buf, count, datatype, dest, tag, comm, 0, NULL);
 }
 
 MPIGPU_EXPORT
@@ -82,9 +94,8 @@ int MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 {
     if (!DEV(buf, count, datatype))
         return PMPI_Bsend_c(buf, count, datatype, dest, tag, comm);
-    return FITS(count) ? mgmpi_send("MPI_Bsend_c", MGP2P_MODE_BUFFERED, buf, (int)count, datatype,
-                                    dest, tag, comm, 0, NULL)
-                       : too_big_p2p("MPI_Bsend_c", 1, count, datatype, dest, tag, comm);
+    return send_c("MPI_Bsend_c", MGP2P_MODE_BUFFERED, buf, count, datatype, dest, tag, comm, 0,
+                  NULL);
 }
 
 MPIGPU_EXPORT
@@ -93,9 +104,7 @@ int MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 {
     if (!DEV(buf, count, datatype))
         return PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request);
-    return FITS(count) ? mgmpi_send("MPI_Isend_c", MGP2P_MODE_STD, buf, (int)count, datatype, dest,
-                                    tag, comm, 1, request)
-                       : too_big_p2p("MPI_Isend_c", 1, count, datatype, dest, tag, comm);
+    return send_c("MPI_Isend_c", MGP2P_MODE_STD, buf, count, datatype, dest, tag, comm, 1, request);
 }
 
 MPIGPU_EXPORT
@@ -104,9 +113,8 @@ int MPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 {
     if (!DEV(buf, count, datatype))
         return PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request);
-    return FITS(count) ? mgmpi_send("MPI_Issend_c", MGP2P_MODE_SYNC, buf, (int)count, datatype,
-                                    dest, tag, comm, 1, request)
-                       : too_big_p2p("MPI_Issend_c", 1, count, datatype, dest, tag, comm);
+    return send_c("MPI_Issend_c", MGP2P_MODE_SYNC, buf, count, datatype, dest, tag, comm, 1,
+                  request);
 }
 
 MPIGPU_EXPORT
@@ -115,9 +123,8 @@ int MPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 {
     if (!DEV(buf, count, datatype))
         return PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request);
-    return FITS(count) ? mgmpi_send("MPI_Irsend_c", MGP2P_MODE_READY, buf, (int)count, datatype,
-                                    dest, tag, comm, 1, request)
-                       : too_big_p2p("MPI_Irsend_c", 1, count, datatype, dest, tag, comm);
+    return send_c("MPI_Irsend_c", MGP2P_MODE_READY, buf, count, datatype, dest, tag, comm, 1,
+                  request);
 }
 
 MPIGPU_EXPORT
@@ -126,9 +133,8 @@ int MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 {
     if (!DEV(buf, count, datatype))
         return PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request);
-    return FITS(count) ? mgmpi_send("MPI_Ibsend_c", MGP2P_MODE_BUFFERED, buf, (int)count, datatype,
-                                    dest, tag, comm, 1, request)
-                       : too_big_p2p("MPI_Ibsend_c", 1, count, datatype, dest, tag, comm);
+    return send_c("MPI_Ibsend_c", MGP2P_MODE_BUFFERED, buf, count, datatype, dest, tag, comm, 1,
+                  request);
 }
 
 MPIGPU_EXPORT
@@ -137,9 +143,8 @@ int MPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int
 {
     if (!DEV(buf, count, datatype))
         return PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
-    return FITS(count) ? mgmpi_init("MPI_Send_init_c", MGP2P_OP_SEND, MGP2P_MODE_STD, buf,
-                                    (int)count, datatype, dest, tag, comm, request)
-                       : too_big_p2p("MPI_Send_init_c", 1, count, datatype, dest, tag, comm);
+    return send_init_c("MPI_Send_init_c", MGP2P_MODE_STD, buf, count, datatype, dest, tag, comm,
+                       request);
 }
 
 MPIGPU_EXPORT
@@ -148,9 +153,8 @@ int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 {
     if (!DEV(buf, count, datatype))
         return PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request);
-    return FITS(count) ? mgmpi_init("MPI_Ssend_init_c", MGP2P_OP_SEND, MGP2P_MODE_SYNC, buf,
-                                    (int)count, datatype, dest, tag, comm, request)
-                       : too_big_p2p("MPI_Ssend_init_c", 1, count, datatype, dest, tag, comm);
+    return send_init_c("MPI_Ssend_init_c", MGP2P_MODE_SYNC, buf, count, datatype, dest, tag, comm,
+                       request);
 }
 
 MPIGPU_EXPORT
@@ -159,9 +163,8 @@ int MPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 {
     if (!DEV(buf, count, datatype))
         return PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request);
-    return FITS(count) ? mgmpi_init("MPI_Rsend_init_c", MGP2P_OP_SEND, MGP2P_MODE_READY, buf,
-                                    (int)count, datatype, dest, tag, comm, request)
-                       : too_big_p2p("MPI_Rsend_init_c", 1, count, datatype, dest, tag, comm);
+    return send_init_c("MPI_Rsend_init_c", MGP2P_MODE_READY, buf, count, datatype, dest, tag, comm,
+                       request);
 }
 
 MPIGPU_EXPORT
@@ -170,9 +173,8 @@ int MPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 {
     if (!DEV(buf, count, datatype))
         return PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request);
-    return FITS(count) ? mgmpi_init("MPI_Bsend_init_c", MGP2P_OP_SEND, MGP2P_MODE_BUFFERED, buf,
-                                    (int)count, datatype, dest, tag, comm, request)
-                       : too_big_p2p("MPI_Bsend_init_c", 1, count, datatype, dest, tag, comm);
+    return send_init_c("MPI_Bsend_init_c", MGP2P_MODE_BUFFERED, buf, count, datatype, dest, tag,
+                       comm, request);
 }
 
 /* Receive-side calls go to the int form whenever the count fits, host

@@ -60,10 +60,30 @@ static int win_refuse(MPI_Win win, const char *fn, const char *what, int k)
     return win_raise(win, win_refusal(fn, what, k));
 }
 
+/* MPI_SUCCESS when neither the origin nor the result buffer of fn is a
+   device buffer; else the refusal of the first, raised on win. */
+static int win_bufs(MPI_Win win, const char *fn, const void *origin, MPI_Count ocount,
+                    MPI_Datatype odt, const void *result, MPI_Count rcount, MPI_Datatype rdt)
+{
+    int k = DEV(origin, ocount, odt);
+    if (k)
+        return win_refuse(win, fn, "origin buffer", k);
+    k = DEV(result, rcount, rdt);
+    return k ? win_refuse(win, fn, "result buffer", k) : MPI_SUCCESS;
+}
+
 /* Whether the len bytes at p (one at least) touch the device range. */
 static int win_span(const void *p, MPI_Aint len)
 {
     return mgdev_reg_in_range(p, len > 0 ? (size_t)len : 1) ? MGDEV_BUF_DEVICE : MGDEV_BUF_HOST;
+}
+
+/* MPI_SUCCESS when the word at baseptr, where MPI writes a window's address
+   for the constructor fn on comm, is host memory; else its refusal. */
+static int win_baseptr(MPI_Comm comm, const char *fn, void *baseptr)
+{
+    int k = win_span(baseptr, sizeof(void *));
+    return k ? mgmpi_error(comm, win_refusal(fn, "base pointer's location", k)) : MPI_SUCCESS;
 }
 
 MPIGPU_EXPORT
@@ -107,12 +127,10 @@ int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype o
                        int target_rank, MPI_Aint target_disp, int target_count,
                        MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-    int k = DEV(origin_addr, origin_count, origin_datatype);
-    if (k)
-        return win_refuse(win, "MPI_Get_accumulate", "origin buffer", k);
-    k = DEV(result_addr, result_count, result_datatype);
-    if (k)
-        return win_refuse(win, "MPI_Get_accumulate", "result buffer", k);
+    int rc = win_bufs(win, "MPI_Get_accumulate", origin_addr, origin_count, origin_datatype,
+                      result_addr, result_count, result_datatype);
+    if (rc)
+        return rc;
     return PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr,
                                result_count, result_datatype, target_rank, target_disp,
                                target_count, target_datatype, op, win);
@@ -160,12 +178,10 @@ int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype 
                         int target_rank, MPI_Aint target_disp, int target_count,
                         MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
-    int k = DEV(origin_addr, origin_count, origin_datatype);
-    if (k)
-        return win_refuse(win, "MPI_Rget_accumulate", "origin buffer", k);
-    k = DEV(result_addr, result_count, result_datatype);
-    if (k)
-        return win_refuse(win, "MPI_Rget_accumulate", "result buffer", k);
+    int rc = win_bufs(win, "MPI_Rget_accumulate", origin_addr, origin_count, origin_datatype,
+                      result_addr, result_count, result_datatype);
+    if (rc)
+        return rc;
     return PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr,
                                 result_count, result_datatype, target_rank, target_disp,
                                 target_count, target_datatype, op, win, request);
@@ -214,12 +230,10 @@ int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count,
                          MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
                          MPI_Win win)
 {
-    int k = DEV(origin_addr, origin_count, origin_datatype);
-    if (k)
-        return win_refuse(win, "MPI_Get_accumulate_c", "origin buffer", k);
-    k = DEV(result_addr, result_count, result_datatype);
-    if (k)
-        return win_refuse(win, "MPI_Get_accumulate_c", "result buffer", k);
+    int rc = win_bufs(win, "MPI_Get_accumulate_c", origin_addr, origin_count, origin_datatype,
+                      result_addr, result_count, result_datatype);
+    if (rc)
+        return rc;
     return PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr,
                                  result_count, result_datatype, target_rank, target_disp,
                                  target_count, target_datatype, op, win);
@@ -268,12 +282,10 @@ int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count,
                           MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
                           MPI_Win win, MPI_Request *request)
 {
-    int k = DEV(origin_addr, origin_count, origin_datatype);
-    if (k)
-        return win_refuse(win, "MPI_Rget_accumulate_c", "origin buffer", k);
-    k = DEV(result_addr, result_count, result_datatype);
-    if (k)
-        return win_refuse(win, "MPI_Rget_accumulate_c", "result buffer", k);
+    int rc = win_bufs(win, "MPI_Rget_accumulate_c", origin_addr, origin_count, origin_datatype,
+                      result_addr, result_count, result_datatype);
+    if (rc)
+        return rc;
     return PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr,
                                   result_count, result_datatype, target_rank, target_disp,
                                   target_count, target_datatype, op, win, request);
@@ -283,12 +295,9 @@ MPIGPU_EXPORT
 int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
                      int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
-    int k = DEV(origin_addr, 1, datatype);
-    if (k)
-        return win_refuse(win, "MPI_Fetch_and_op", "origin buffer", k);
-    k = DEV(result_addr, 1, datatype);
-    if (k)
-        return win_refuse(win, "MPI_Fetch_and_op", "result buffer", k);
+    int rc = win_bufs(win, "MPI_Fetch_and_op", origin_addr, 1, datatype, result_addr, 1, datatype);
+    if (rc)
+        return rc;
     return PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
 }
 
@@ -324,9 +333,9 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                      MPI_Win *win)
 {
     /* No user buffer: MPI writes the window's address to *baseptr. */
-    int k = win_span(baseptr, sizeof(void *));
-    if (k)
-        return mgmpi_error(comm, win_refusal("MPI_Win_allocate", "base pointer's location", k));
+    int rc = win_baseptr(comm, "MPI_Win_allocate", baseptr);
+    if (rc)
+        return rc;
     return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
 }
 
@@ -335,10 +344,9 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
                             void *baseptr, MPI_Win *win)
 {
     /* No user buffer: MPI writes the window's address to *baseptr. */
-    int k = win_span(baseptr, sizeof(void *));
-    if (k)
-        return mgmpi_error(comm,
-                           win_refusal("MPI_Win_allocate_shared", "base pointer's location", k));
+    int rc = win_baseptr(comm, "MPI_Win_allocate_shared", baseptr);
+    if (rc)
+        return rc;
     return PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
 }
 
@@ -366,9 +374,9 @@ int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Com
                        void *baseptr, MPI_Win *win)
 {
     /* No user buffer: MPI writes the window's address to *baseptr. */
-    int k = win_span(baseptr, sizeof(void *));
-    if (k)
-        return mgmpi_error(comm, win_refusal("MPI_Win_allocate_c", "base pointer's location", k));
+    int rc = win_baseptr(comm, "MPI_Win_allocate_c", baseptr);
+    if (rc)
+        return rc;
     return PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
 }
 
@@ -377,10 +385,9 @@ int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, 
                               void *baseptr, MPI_Win *win)
 {
     /* No user buffer: MPI writes the window's address to *baseptr. */
-    int k = win_span(baseptr, sizeof(void *));
-    if (k)
-        return mgmpi_error(comm,
-                           win_refusal("MPI_Win_allocate_shared_c", "base pointer's location", k));
+    int rc = win_baseptr(comm, "MPI_Win_allocate_shared_c", baseptr);
+    if (rc)
+        return rc;
     return PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
 }
 

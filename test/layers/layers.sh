@@ -8,8 +8,10 @@
 #      two folders call each other, whatever the headers say.
 # The remote path (src/remote/) sits under OpenCL beside the library: its
 # folders may use src/common and each other's faces only as
-# wire < transport < client, proxy; client and proxy never use each other,
-# and no library folder uses any of them.
+# wire < transport < client, proxy and remote/common < client, proxy
+# (remote/common: what both know of OpenCL, which wire/ does not include);
+# client and proxy never use each other, and no library folder uses any of
+# them.
 #   3. the ICD, libmpigpu-vcl.so, exports only the names of its vcl.map.
 # Run by make check after the build; srcdir and abs_top_builddir come from
 # the test environment, MGVCL_REMOTE_BUILT (test/remote/Makefile.mk) says
@@ -20,7 +22,7 @@ bld=${abs_top_builddir:-.}/src
 
 # Every folder, lowest first, with the folders it may use.
 folders="common datatype pack device p2p coll mpi"
-remote="remote/wire remote/transport remote/client remote/proxy"
+remote="remote/common remote/wire remote/transport remote/client remote/proxy"
 [ "${MGVCL_REMOTE_BUILT:-yes}" = no ] || folders="$folders $remote"
 below() {
     case $1 in
@@ -31,9 +33,10 @@ below() {
     p2p) echo "common datatype pack device" ;;
     coll) echo "common datatype pack device p2p" ;;
     mpi) echo "common datatype pack device p2p coll" ;;
+    remote/common) echo "" ;;
     remote/wire) echo "common" ;;
     remote/transport) echo "common remote/wire" ;;
-    remote/client | remote/proxy) echo "common remote/wire remote/transport" ;;
+    remote/client | remote/proxy) echo "common remote/common remote/wire remote/transport" ;;
     esac
 }
 # Each folder's face: the headers other folders may include.
@@ -45,6 +48,7 @@ face() {
     device) echo "mgdev.h registry.h locality.h staging.h shared.h" ;;
     p2p) echo "p2p.h" ;;
     coll) echo "coll.h" ;;
+    remote/common) echo "clformat.h" ;;
     remote/wire) echo "wire.h" ;;
     remote/transport) echo "transport.h bulk.h" ;;
     *) echo "" ;;

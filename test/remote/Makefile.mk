@@ -3,7 +3,7 @@
 EXTRA_DIST += test/remote/common.sh
 if REMOTE
 check_PROGRAMS += test/remote/vcl_basic
-test_remote_vcl_basic_SOURCES = test/remote/vcl_basic.c
+test_remote_vcl_basic_SOURCES = test/remote/vcl_basic.c test/remote/vcl_test.h test/remote/vcl_check.h
 test_remote_vcl_basic_LDADD = $(OPENCL_LIBS)
 TESTS += test/remote/vcl_basic.sh test/remote/vcl_shm.sh test/remote/vcl_cma.sh
 EXTRA_DIST += test/remote/vcl_basic.sh test/remote/vcl_shm.sh test/remote/vcl_cma.sh
@@ -12,7 +12,7 @@ endif
 # of one proxy in another's wait lists (vcl_multi.c).
 if REMOTE
 check_PROGRAMS += test/remote/vcl_multi
-test_remote_vcl_multi_SOURCES = test/remote/vcl_multi.c
+test_remote_vcl_multi_SOURCES = test/remote/vcl_multi.c test/remote/vcl_test.h test/remote/vcl_check.h
 test_remote_vcl_multi_LDADD = $(OPENCL_LIBS)
 TESTS += test/remote/vcl_multi.sh
 EXTRA_DIST += test/remote/vcl_multi.sh
@@ -23,14 +23,14 @@ EXTRA_DIST += test/remote/vclmultibench.sh
 # Images and samplers (vcl_image.c), against the host and native PoCL.
 if REMOTE
 check_PROGRAMS += test/remote/vcl_image
-test_remote_vcl_image_SOURCES = test/remote/vcl_image.c
+test_remote_vcl_image_SOURCES = test/remote/vcl_image.c test/remote/vcl_test.h test/remote/vcl_check.h
 test_remote_vcl_image_LDADD = $(OPENCL_LIBS) -lm
 TESTS += test/remote/vcl_image.sh
 EXTRA_DIST += test/remote/vcl_image.sh
 endif
 if REMOTE
 check_PROGRAMS += test/remote/rawclient
-test_remote_rawclient_SOURCES = test/remote/rawclient.c
+test_remote_rawclient_SOURCES = test/remote/rawclient.c test/remote/vcl_check.h
 test_remote_rawclient_CPPFLAGS = $(MG_BASE_CPPFLAGS) $(MG_TRANSPORT_INC)
 test_remote_rawclient_CFLAGS = $(AM_CFLAGS) $(SODIUM_CFLAGS)
 test_remote_rawclient_LDADD = libmgtr.la libmgw.la $(SODIUM_LIBS) $(LIBCRYPTO_LIBS)
@@ -43,7 +43,7 @@ endif
 # the lanes through a relay that records and alters them.
 if REMOTE
 check_PROGRAMS += test/remote/sec_records
-test_remote_sec_records_SOURCES = test/remote/sec_records.c
+test_remote_sec_records_SOURCES = test/remote/sec_records.c test/remote/vcl_check.h
 test_remote_sec_records_CPPFLAGS = $(MG_BASE_CPPFLAGS) $(MG_TRANSPORT_INC)
 test_remote_sec_records_CFLAGS = $(AM_CFLAGS) $(SODIUM_CFLAGS)
 test_remote_sec_records_LDADD = libmgtr.la libmgw.la $(SODIUM_LIBS) $(LIBCRYPTO_LIBS)

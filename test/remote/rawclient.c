@@ -69,23 +69,13 @@
 
 #include "bulk.h"
 #include "transport.h"
+#include "vcl_check.h"
 
 #define CL_SUCCESS 0
 #define CL_MEM_SIZE 0x1102
 
 static const mgtr_transport_t *t = &mgtr_transport_tcp;
 static unsigned crypt_offer; /* MPIGPU_VCL_ENCRYPT, MPIGPU_VCL_CIPHER */
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
 
 static mgtr_ep_t *session(const char *addr, const mgw_key_t *key, int *ok)
 {
@@ -314,6 +304,24 @@ static void image_checks(mgtr_ep_t *a, mgtr_ep_t *b)
     mgw_image_create_encode(&m, 0, &ic);
     CHECK(ask(a, &m, &rc, NULL, NULL) == MGW_OP_REPLY && rc == -65,
           "a 1D buffer image over an image: rc %d (want CL_INVALID_IMAGE_DESCRIPTOR)", rc);
+    /* formats without a pixel size (mgrc_pixel_size 0, which the client
+       refuses): never made or sized by a guess; refused before OpenCL */
+    static const uint32_t badfmt[][2] = {{CL_RGBA, CL_UNORM_SHORT_565},
+                                         {CL_RGB, CL_UNORM_INT8},
+                                         {0x1234, CL_UNORM_INT8},
+                                         {CL_RGBA, 0x1234}};
+    for (int i = 0; i < 4; i++) {
+        mgw_image_create_t bad = ic;
+        bad.id = 112 + (uint64_t)i;
+        bad.desc = (mgw_image_desc_t){.type = CL_MEM_OBJECT_IMAGE2D, .width = 8, .height = 8};
+        bad.format.order = badfmt[i][0];
+        bad.format.type = badfmt[i][1];
+        mgw_image_create_encode(&m, 0, &bad);
+        CHECK(ask(a, &m, &rc, NULL, NULL) == MGW_OP_REPLY &&
+                  rc == CL_INVALID_IMAGE_FORMAT_DESCRIPTOR,
+              "format %#x/%#x: rc %d (want CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)", badfmt[i][0],
+              badfmt[i][1], rc);
+    }
     uint8_t pat[4] = {1, 2, 3, 4};
     mgw_enq_fill_encode(
         &m, 0,

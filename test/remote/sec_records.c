@@ -20,17 +20,7 @@
 #include <string.h>
 
 #include "transport.h"
-
-static int failures;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#include "vcl_check.h"
 
 /* A byte pipe: what sendv appends, recvv takes from the front. */
 typedef struct pipe_ {

@@ -33,25 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
-#define CL_OK(x)                                                                                   \
-    do {                                                                                           \
-        cl_int e_ = (x);                                                                           \
-        if (e_ != CL_SUCCESS) {                                                                    \
-            fprintf(stderr, "FAIL %s:%d: %s = %d\n", __FILE__, __LINE__, #x, e_);                  \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "vcl_test.h"
 
 static const char *src =
     "kernel void scale(global float *out, global const float *in, local float *tmp,\n"
@@ -77,35 +59,15 @@ static cl_program prog;
 
 static void setup(void)
 {
-    cl_platform_id ps[16];
-    cl_uint np = 0;
     cl_int err;
-    CL_OK(clGetPlatformIDs(16, ps, &np));
-    for (cl_uint i = 0; i < np; i++) {
-        char name[128] = "";
-        clGetPlatformInfo(ps[i], CL_PLATFORM_NAME, sizeof name, name, NULL);
-        const char *want = getenv("VCL_TEST_PLATFORM");
-        if (!strcmp(name, want ? want : "mpigpu virtual"))
-            plat = ps[i];
-    }
-    if (!plat) {
-        fprintf(stderr, "FAIL: no \"mpigpu virtual\" platform\n");
-        exit(1);
-    }
+    const char *want = getenv("VCL_TEST_PLATFORM");
+    plat = vt_need_platform(want ? want : "mpigpu virtual");
     CL_OK(clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &dev, NULL));
     ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
     CL_OK(err);
     q = clCreateCommandQueue(ctx, dev, CL_QUEUE_PROFILING_ENABLE, &err);
     CL_OK(err);
-    prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
-    CL_OK(err);
-    err = clBuildProgram(prog, 1, &dev, "", NULL, NULL);
-    if (err) {
-        char log[4096] = "";
-        clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
-        fprintf(stderr, "build: %d\n%s\n", err, log);
-        exit(1);
-    }
+    prog = vt_build(ctx, src, 1, &dev);
 }
 
 static void roundtrip(size_t n)

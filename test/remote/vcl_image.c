@@ -26,25 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
-#define CL_OK(x)                                                                                   \
-    do {                                                                                           \
-        cl_int e_ = (x);                                                                           \
-        if (e_ != CL_SUCCESS) {                                                                    \
-            fprintf(stderr, "FAIL %s:%d: %s = %d\n", __FILE__, __LINE__, #x, e_);                  \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "vcl_test.h"
 
 static const char *src =
     "kernel void shift(read_only image2d_t in, sampler_t s, write_only image2d_t out) {\n"
@@ -103,21 +85,6 @@ static int pix_eq(int f, const unsigned char *a, const unsigned char *b, float t
         if (fabsf(chan(f, a, c) - chan(f, b, c)) > tol)
             return 0;
     return 1;
-}
-
-static cl_platform_id find_platform(const char *want)
-{
-    cl_platform_id ps[16];
-    cl_uint np = 0;
-    if (clGetPlatformIDs(16, ps, &np) != CL_SUCCESS)
-        return NULL;
-    for (cl_uint i = 0; i < np && i < 16; i++) {
-        char name[128] = "";
-        clGetPlatformInfo(ps[i], CL_PLATFORM_NAME, sizeof name, name, NULL);
-        if (!strcmp(name, want))
-            return ps[i];
-    }
-    return NULL;
 }
 
 /* clGetImageInfo's sizes, then CL_MEM_TYPE and CL_MEM_SIZE, of m. */
@@ -279,9 +246,7 @@ static void run(const char *pname, cl_platform_id plat, info_t *inf)
     CL_OK(err);
     cl_command_queue q = clCreateCommandQueue(ctx, dev, 0, &err);
     CL_OK(err);
-    cl_program prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
-    CL_OK(err);
-    CL_OK(clBuildProgram(prog, 1, &dev, "", NULL, NULL));
+    cl_program prog = vt_build(ctx, src, 1, &dev);
     cl_kernel k = clCreateKernel(prog, "shift", &err);
     CL_OK(err);
 
@@ -548,11 +513,7 @@ int main(int argc, char **argv)
 {
     static info_t v, n;
     const char *native = argc > 1 ? argv[1] : "Portable Computing Language";
-    cl_platform_id pv = find_platform("mpigpu virtual"), pn = find_platform(native);
-    if (!pv) {
-        fprintf(stderr, "FAIL: no \"mpigpu virtual\" platform\n");
-        return 1;
-    }
+    cl_platform_id pv = vt_need_platform("mpigpu virtual"), pn = vt_find_platform(native);
     run("virtual", pv, &v);
     if (pn)
         run("native", pn, &n);

@@ -33,25 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
-#define CL_OK(x)                                                                                   \
-    do {                                                                                           \
-        cl_int e_ = (x);                                                                           \
-        if (e_ != CL_SUCCESS) {                                                                    \
-            fprintf(stderr, "FAIL %s:%d: %s = %d\n", __FILE__, __LINE__, #x, e_);                  \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "vcl_test.h"
 
 static const char *src =
     "kernel void stage(global int *a, int k) {\n"
@@ -78,20 +60,7 @@ static int ooo; /* out-of-order queues: only the wait lists (and the moves' even
 
 static void setup(void)
 {
-    cl_platform_id ps[16];
-    cl_uint np = 0;
-    char name[128];
-    cl_platform_id plat = NULL;
-    CL_OK(clGetPlatformIDs(16, ps, &np));
-    for (cl_uint i = 0; i < np && !plat; i++) {
-        clGetPlatformInfo(ps[i], CL_PLATFORM_NAME, sizeof name, name, NULL);
-        if (!strcmp(name, "mpigpu virtual"))
-            plat = ps[i];
-    }
-    if (!plat) {
-        fprintf(stderr, "FAIL: no mpigpu virtual platform\n");
-        exit(1);
-    }
+    cl_platform_id plat = vt_need_platform("mpigpu virtual");
     CL_OK(clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 8, dev, &ndev));
     if (ndev < NDEV) {
         fprintf(stderr, "FAIL: %u devices, want %d (one per proxy)\n", ndev, NDEV);
@@ -110,9 +79,7 @@ static void setup(void)
                                     &err);
         CL_OK(err);
     }
-    prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
-    CL_OK(err);
-    CL_OK(clBuildProgram(prog, 0, NULL, "", NULL, NULL));
+    prog = vt_build(ctx, src, 0, NULL);
 }
 
 static void teardown(void)

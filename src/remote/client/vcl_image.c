@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "vcl.h"
+/* after it: it sets the OpenCL version */
+#include "clformat.h"
 
 #define HOST_FLAGS (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR)
 #define HOST_ACCESS (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)
@@ -18,66 +20,6 @@
 int mgvcl_is_image(cl_mem m)
 {
     return m && m->type && m->type != CL_MEM_OBJECT_BUFFER;
-}
-
-/* Bytes of one pixel of f, 0 for a format OpenCL 1.2 does not know. */
-static size_t pixel_size(const cl_image_format *f)
-{
-    size_t ch, sz;
-    switch (f->image_channel_order) {
-    case CL_R:
-    case CL_A:
-    case CL_INTENSITY:
-    case CL_LUMINANCE:
-    case CL_Rx:
-    case CL_DEPTH:
-        ch = 1;
-        break;
-    case CL_RG:
-    case CL_RA:
-    case CL_RGx:
-        ch = 2;
-        break;
-    case CL_RGB:
-    case CL_RGBx:
-        ch = 3;
-        break;
-    case CL_RGBA:
-    case CL_BGRA:
-    case CL_ARGB:
-        ch = 4;
-        break;
-    default:
-        return 0;
-    }
-    switch (f->image_channel_data_type) {
-    case CL_SNORM_INT8:
-    case CL_UNORM_INT8:
-    case CL_SIGNED_INT8:
-    case CL_UNSIGNED_INT8:
-        sz = 1;
-        break;
-    case CL_SNORM_INT16:
-    case CL_UNORM_INT16:
-    case CL_SIGNED_INT16:
-    case CL_UNSIGNED_INT16:
-    case CL_HALF_FLOAT:
-        sz = 2;
-        break;
-    case CL_SIGNED_INT32:
-    case CL_UNSIGNED_INT32:
-    case CL_FLOAT:
-        sz = 4;
-        break;
-    case CL_UNORM_SHORT_565:
-    case CL_UNORM_SHORT_555:
-        return ch == 3 || ch == 4 ? 2 : 0; /* CL_RGB or CL_RGBx */
-    case CL_UNORM_INT_101010:
-        return ch == 3 || ch == 4 ? 4 : 0;
-    default:
-        return 0;
-    }
-    return ch == 3 ? 0 : ch * sz; /* CL_RGB only with the packed types */
 }
 
 /* The image's extent in pixels, rows and slices (layers for arrays: a 1D
@@ -245,7 +187,7 @@ cl_mem CL_API_CALL mgvcl_clCreateImage(cl_context ctx, cl_mem_flags flags,
         rc = CL_INVALID_VALUE;
         goto fn_exit;
     }
-    if (!fmt || !(elem = pixel_size(fmt))) {
+    if (!fmt || !(elem = mgrc_pixel_size(fmt->image_channel_order, fmt->image_channel_data_type))) {
         rc = CL_INVALID_IMAGE_FORMAT_DESCRIPTOR;
         goto fn_exit;
     }

@@ -1,7 +1,7 @@
 # src/remote/proxy: mpigpu-proxy, the server that runs remote clients'
 # OpenCL calls on local devices.  A program; no folder includes its headers.
-# Below it: transport, wire, common.
-MG_PROXY_INC = -I$(top_srcdir)/src/remote/proxy $(MG_TRANSPORT_INC)
+# Below it: transport, wire, remote/common, common.
+MG_PROXY_INC = -I$(top_srcdir)/src/remote/proxy $(MG_TRANSPORT_INC) $(MG_RCOMMON_INC)
 if REMOTE
 bin_PROGRAMS += mpigpu-proxy
 mpigpu_proxy_CPPFLAGS = $(MG_BASE_CPPFLAGS) $(MG_PROXY_INC)
@@ -12,7 +12,7 @@ mpigpu_proxy_SOURCES = src/remote/proxy/proxy_main.c src/remote/proxy/proxy_sess
 	src/remote/proxy/proxy_stripe.c src/remote/proxy/proxy_limits.c src/remote/proxy/proxy_image.c \
 	src/remote/proxy/proxy_peer.c src/remote/proxy/proxy.h
 mpigpu_proxy_CFLAGS = $(AM_CFLAGS) $(SODIUM_CFLAGS)
-mpigpu_proxy_LDADD = libmgtr.la libmgw.la $(OPENCL_LIBS) $(SODIUM_LIBS) $(LIBCRYPTO_LIBS)
+mpigpu_proxy_LDADD = libmgtr.la libmgw.la libmgrc.la $(OPENCL_LIBS) $(SODIUM_LIBS) $(LIBCRYPTO_LIBS)
 endif
 
 # libFuzzer target of the proxy's decoder (fuzz_wire.c): `make fuzz` runs it
@@ -30,9 +30,11 @@ FUZZ_SRC = src/remote/proxy/fuzz_wire.c src/remote/proxy/proxy_session.c \
 	src/remote/transport/bulk_shm.c src/remote/transport/bulk_cma.c \
 	src/remote/transport/transport_tcp.c src/remote/transport/handshake.c \
 	src/remote/transport/secure.c src/remote/wire/wire.c src/remote/wire/auth.c \
+	src/remote/common/clformat.c \
 	src/common/log.c src/common/mgparam.c src/common/mgparam_table.c
 FUZZ_HDR = src/remote/proxy/proxy.h src/remote/transport/transport.h \
 	src/remote/transport/bulk.h src/remote/wire/wire.h src/remote/wire/messages.h \
+	src/remote/common/clformat.h \
 	src/common/mglog.h \
 	src/common/mgclock.h src/common/mgspin.h src/common/mgparam.h
 EXTRA_DIST += src/remote/proxy/fuzz_wire.c

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "proxy.h"
+/* after it: it sets the OpenCL version */
+#include "clformat.h"
 
 /* The flags a client may ask for: host pointers stay on the client (the
  * initial contents come in IMAGE_INIT); access flags are the device's. */
@@ -76,69 +78,15 @@ static size_t image_bytes(const mgw_image_desc_t *d)
     return n <= SIZE_MAX / sp ? n * sp : 0;
 }
 
-/* Bytes of one pixel of format f, or 16 (the most any format has) for a
- * format this table does not know. */
-static size_t pixel_bytes(const mgw_image_format_t *f)
-{
-    size_t ch = 0, sz = 0;
-    switch (f->type) {
-    case CL_UNORM_SHORT_565:
-    case CL_UNORM_SHORT_555:
-        return 2;
-    case CL_UNORM_INT_101010:
-        return 4;
-    case CL_SNORM_INT8:
-    case CL_UNORM_INT8:
-    case CL_SIGNED_INT8:
-    case CL_UNSIGNED_INT8:
-        sz = 1;
-        break;
-    case CL_SNORM_INT16:
-    case CL_UNORM_INT16:
-    case CL_SIGNED_INT16:
-    case CL_UNSIGNED_INT16:
-    case CL_HALF_FLOAT:
-        sz = 2;
-        break;
-    case CL_SIGNED_INT32:
-    case CL_UNSIGNED_INT32:
-    case CL_FLOAT:
-        sz = 4;
-        break;
-    }
-    switch (f->order) {
-    case CL_R:
-    case CL_A:
-    case CL_INTENSITY:
-    case CL_LUMINANCE:
-    case CL_Rx:
-        ch = 1;
-        break;
-    case CL_RG:
-    case CL_RA:
-    case CL_RGx:
-        ch = 2;
-        break;
-    case CL_RGB:
-    case CL_RGBx:
-        ch = 3;
-        break;
-    case CL_RGBA:
-    case CL_BGRA:
-    case CL_ARGB:
-        ch = 4;
-        break;
-    }
-    return ch && sz ? ch * sz : 16;
-}
-
 /* The device bytes of an image as asked (its pixels, packed), counted
  * against the quotas before the runtime makes it; SIZE_MAX when that does
- * not fit a size_t (refused as over any quota). */
+ * not fit a size_t (refused as over any quota).  Its format is one the
+ * client sizes too (checked before). */
 static size_t image_charge(const mgw_image_create_t *m)
 {
     const mgw_image_desc_t *d = &m->desc;
-    size_t px = pixel_bytes(&m->format), dims[3] = {d->width, 1, 1}, n = px;
+    size_t px = mgrc_pixel_size(m->format.order, m->format.type), dims[3] = {d->width, 1, 1},
+           n = px;
     switch (d->type) {
     case CL_MEM_OBJECT_IMAGE1D_ARRAY:
         dims[1] = d->array_size;
@@ -177,6 +125,10 @@ int mgpx_op_image_create(mgpx_session_t *s, mgw_cur_t *c, mgw_buf_t *r)
         return CL_INVALID_IMAGE_DESCRIPTOR;
     if (m.flags & ~(cl_mem_flags)IMAGE_FLAGS_OK)
         return CL_INVALID_VALUE;
+    /* a format without a pixel size is one the client refuses too: never
+       made, so never sized or charged by a guess */
+    if (!mgrc_pixel_size(m.format.order, m.format.type))
+        return CL_INVALID_IMAGE_FORMAT_DESCRIPTOR;
     if (s->dry)
         return CL_SUCCESS;
     if (buf && !mgpx_is_mem_kind(buf->h, 0))
