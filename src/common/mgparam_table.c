@@ -246,7 +246,7 @@ const mgparam_t mgparam_table[MGPARAM_COUNT] = {
                  "collective. The same on every process"},
     [MGPARAM_COLL_REDUCE_MIN] = {.name = "MPIGPU_COLL_REDUCE_MIN",
                                  .type = MGPARAM_T_SIZE,
-                                 .def = "16M",
+                                 .def = "1M",
                                  .min = 0,
                                  .max = MGPARAM_NO_MAX,
                                  .help = "under MPIGPU_COLL_REDUCE=auto: the bytes of the reduced "

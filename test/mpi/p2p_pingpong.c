@@ -1,10 +1,10 @@
 /* 10^4 round trips of a vector type between device buffers on 2 ranks,
    checked every iteration, with flat memory use: resident memory and the
    staging pool's pinned bytes do not grow after a warm-up.
-   With the argument "long" (and a small MPIGPU_STAGING_MAX): 300 trips of
+   With the argument "long" (and a small MPIGPU_STAGING_MAX): 100 trips of
    a message of 1 MiB, longer than the pool can stage, whose host buffers
    must be reused (MPIGPU_STAGING_KEEP), not allocated for every message.
-   With "pipe" (under MPIGPU_P2P_PROTOCOL=chunked, node lanes off): 300
+   With "pipe" (under MPIGPU_P2P_PROTOCOL=chunked, node lanes off): 100
    trips of 1 MiB in pieces by MPI, MPIGPU_P2P_DEPTH of them in flight.
    With "lane" (chunked, MPIGPU_P2P_SHM_PIECE set): the same through the node
    lane, every piece after the first of each message through its ring. */
@@ -37,19 +37,19 @@ int main(int argc, char **argv)
     }
     if (argc > 1 && !strcmp(argv[1], "long")) {
         islong = 1;
-        iters = 300;
+        iters = 100;
         warm = 20;
         count = 2048; /* 1 MiB packed */
     } else if (argc > 1 && !strcmp(argv[1], "pipe")) {
         /* Under MPIGPU_P2P_PROTOCOL=chunked: 1 MiB in pieces of the pool's
            chunk, MPIGPU_P2P_DEPTH of them in flight. */
         pipe = 1;
-        iters = 300;
+        iters = 100;
         warm = 20;
         count = 2048;
     } else if (argc > 1 && !strcmp(argv[1], "lane")) {
         lane = 1;
-        iters = 300;
+        iters = 100;
         warm = 20;
         count = 2048;
     } else if (argc > 1) {

@@ -1,10 +1,12 @@
 #!/bin/bash
-# clpeak's transfer bandwidth and kernel latency tests, on PoCL natively and
-# through "mpigpu virtual", in the same run.  Fails unless both complete with
-# every figure present and the virtual run reports the virtual platform;
-# prints the figures side by side with their ratio (virtual / native).
+# clpeak's transfer bandwidth and kernel latency tests through "mpigpu
+# virtual" (and, to compare, on PoCL natively first). Fails unless each run
+# completes with every figure present and the virtual run reports the virtual
+# platform; with both, prints the figures side by side with their ratio
+# (virtual / native).
 #
-#   clpeak.sh            native, then virtual (make check)
+#   clpeak.sh            virtual only (make check); CLPEAK_COMPARE=1: native first,
+#                        then virtual, and the ratios
 #   clpeak.sh native     native twice (the script alone, without the remote part)
 # Each side runs with only its platform in the ICD vendors directory, so that
 # clpeak's -p 0 -d 0 is the device in question.
@@ -50,10 +52,15 @@ run_side() {
     done
 }
 
-MGVCL_PLATFORM_RAN=$MGVCL_NATIVE_PLATFORM
-run_side native native || exit 1
+# The native run only gives the ratios (a third of the test's time): make
+# check runs the virtual side alone unless CLPEAK_COMPARE=1.
+if [ "$mode" = native ] || [ "${CLPEAK_COMPARE:-0}" = 1 ]; then
+    MGVCL_PLATFORM_RAN=$MGVCL_NATIVE_PLATFORM
+    run_side native native || exit 1
+fi
 [ "$mode" = native ] || MGVCL_PLATFORM_RAN=$MGVCL_VIRTUAL_PLATFORM
 run_side virtual "$mode" || exit 1
+[ -f "$out/native.figs" ] || { sed 's/^/clpeak figure (virtual): /' "$out/virtual.figs"; exit 0; }
 
 printf '%-32s %12s %12s %8s\n' "clpeak figure (GB/s; us)" native virtual ratio
 paste -d' ' "$out/native.figs" <(cut -d' ' -f2 "$out/virtual.figs") |
