@@ -8,6 +8,11 @@ examples_jacobi_SOURCES = examples/jacobi.c
 examples_jacobi_CPPFLAGS = -I$(top_srcdir)/include $(OPENCL_CFLAGS)
 examples_jacobi_LDADD = libmpigpu.la $(OPENCL_LIBS) -lm
 TESTS += examples/jacobi
+check_PROGRAMS += examples/shared_memory
+examples_shared_memory_SOURCES = examples/shared_memory.c
+examples_shared_memory_CPPFLAGS = -I$(top_srcdir)/include $(OPENCL_CFLAGS)
+examples_shared_memory_LDADD = libmpigpu.la $(OPENCL_LIBS)
+TESTS += examples/shared_memory
 
 installcheck-local:
 	PKG_CONFIG_PATH="$(DESTDIR)$(libdir)/pkgconfig$${PKG_CONFIG_PATH:+:$$PKG_CONFIG_PATH}" && \

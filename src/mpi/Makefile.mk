@@ -8,7 +8,7 @@ libmgmpi_la_CPPFLAGS = $(MG_BASE_CPPFLAGS) $(MG_MPI_INC)
 libmgmpi_la_SOURCES = src/mpi/init.c src/mpi/errors.c src/mpi/api.c src/mpi/pack.c \
 	src/mpi/sendrecv.c src/mpi/request.c src/mpi/persist.c src/mpi/largecount.c \
 	src/mpi/mpit.c src/mpi/args.c src/mpi/enqueue.c src/mpi/file.c \
-	src/mpi/window.c src/mpi/opencl.c src/mpi/coll.c src/mpi/partition.c
+	src/mpi/window.c src/mpi/opencl.c src/mpi/hostio.c src/mpi/coll.c src/mpi/partition.c
 noinst_HEADERS += src/mpi/mgmpi.h
 
 # The collective entry points, generated from one line per collective.

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The export check (src/mpi/README.md, "Exports"): libmpigpu.so exports the
 # MPI_ calls it interposes, the MPIX_ functions of mpigpu.h and the OpenCL
-# entry points that src/mpi/opencl.c interposes for shared memory, nothing else.
+# entry points that src/mpi/opencl.c interposes for shared memory, the C
+# library's I/O calls that src/mpi/hostio.c interposes for it, nothing else.
 #   1. every defined dynamic symbol is MPI_* or MPIX_*: the folders are
 #      compiled with -fvisibility=hidden, so no mg* name leaks;
 #   2. every MPI_/MPIX_ function that src/mpi defines (a line that starts
@@ -33,7 +34,9 @@ fail=0
 
 # Besides: the OpenCL entry points that keep shared memory coherent, each
 # defined on a line of src/mpi/opencl.c that starts with its return type.
-sed -n 's/^\(cl_int \|void \*\)\(cl[A-Za-z]*\)(.*/\2/p' "$top"/src/mpi/opencl.c | sort -u >"$tmp/cl"
+sed -n 's/^\(cl_int \|void \*\)\(cl[A-Za-z]*\)(.*/\2/p' "$top"/src/mpi/opencl.c >"$tmp/cl0"
+sed -n 's/^\(ssize_t \|size_t \)\([a-z0-9]*\)(.*/\2/p' "$top"/src/mpi/hostio.c >>"$tmp/cl0"
+sort -u "$tmp/cl0" >"$tmp/cl"
 grep -Ev '^MPIX?_' "$tmp/exported" | comm -23 - "$tmp/cl" >"$tmp/extra"
 if [ -s "$tmp/extra" ]; then
     echo "exports: libmpigpu.so exports internal symbols: $(tr '\n' ' ' <"$tmp/extra")" >&2
@@ -56,6 +59,6 @@ if [ -s "$tmp/stamped" ]; then
 fi
 
 if [ $fail -eq 0 ]; then
-    echo "exports: $(grep -c '^MPI_' "$tmp/exported") MPI_ and $(grep -c '^MPIX_' "$tmp/exported") MPIX_ symbols, $(wc -l <"$tmp/cl") OpenCL entry points of src/mpi/opencl.c, nothing else"
+    echo "exports: $(grep -c '^MPI_' "$tmp/exported") MPI_ and $(grep -c '^MPIX_' "$tmp/exported") MPIX_ symbols, $(wc -l <"$tmp/cl") OpenCL and I/O entry points of src/mpi/opencl.c and hostio.c, nothing else"
 fi
 exit $fail

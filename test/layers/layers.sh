@@ -102,11 +102,13 @@ if [ -e "$tmp/remote_client.def" ]; then
     comm -23 "$tmp/remote_client.def" "$tmp/map" >"$tmp/x" && mv "$tmp/x" "$tmp/remote_client.def"
 fi
 # Likewise the OpenCL entry points that src/mpi/opencl.c interposes for
-# shared memory: other folders' calls of those names are OpenCL calls (they
+# shared memory, and the C library's I/O calls of src/mpi/hostio.c: other folders' calls of those names are OpenCL calls (they
 # reach the interposer only at run time, by the lookup order, which is its
 # purpose; device/shared.c calls the real ones through dlsym).
 if [ -e "$tmp/mpi.def" ]; then
-    sed -n 's/^\(cl_int \|void \*\)\(cl[A-Za-z]*\)(.*/\2/p' "$src/mpi/opencl.c" | sort -u >"$tmp/icl"
+    { sed -n 's/^\(cl_int \|void \*\)\(cl[A-Za-z]*\)(.*/\2/p' "$src/mpi/opencl.c"
+      sed -n 's/^\(ssize_t \|size_t \)\([a-z0-9]*\)(.*/\2/p' "$src/mpi/hostio.c"; } |
+        sort -u >"$tmp/icl"
     comm -23 "$tmp/mpi.def" "$tmp/icl" >"$tmp/x" && mv "$tmp/x" "$tmp/mpi.def"
 fi
 for f in $folders; do

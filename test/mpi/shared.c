@@ -1,7 +1,8 @@
 /* Host-coherent device memory (MPIX_Gpu_malloc_shared, MPIX_Gpu_sync) on 2
    ranks: host stores seen by kernels and by OpenCL reads, kernel stores seen
    by host loads, MPI sends and receives, MPI_Pack and MPIX_Gpu_malloc
-   addresses, unaligned accesses across blocks and pages, two threads, 1 GiB
+   addresses, unaligned accesses across blocks and pages, read/write/fread/
+   fwrite and their kin into and out of it, two threads, 1 GiB
    touched lazily, the chaining of the application's SIGSEGV handler, and the
    fatal error of a host access after MPIX_Gpu_free (in a child process).
    The testlist runs it as is (zero copy on PoCL) and with
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -68,6 +70,77 @@ static void run(cl_kernel k, cl_mem m, size_t n, int v)
     CHECK(clSetKernelArg(k, 1, sizeof(v), &v) == CL_SUCCESS);
     CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &n, NULL, 0, NULL, NULL) == CL_SUCCESS);
     CHECK(clFinish(q) == CL_SUCCESS);
+}
+
+/* ----- the C library's I/O into and out of shared memory (src/mpi/hostio.c) ----- */
+
+/* Each call moves n ints between a file and a shared allocation whose
+   blocks the kernel just made invalid (the device wrote them): under page
+   protection the system call would fail with EFAULT unless the library
+   fetches the blocks first, and writable ones for a read. */
+static void test_io(size_t n)
+{
+    int *a = NULL;
+    size_t bytes = n * sizeof(int);
+    CHECK(MPIX_Gpu_malloc_shared(bytes, (void **)&a) == MPI_SUCCESS && a);
+    if (!a)
+        return;
+    cl_mem m = mem_of(a, NULL);
+    int *h = malloc(bytes);
+    FILE *f = tmpfile();
+    CHECK(h && f);
+    if (!h || !f)
+        goto out;
+    int fd = fileno(f);
+    for (size_t i = 0; i < n; i++)
+        h[i] = (int)(7 * i + 1);
+    CHECK(pwrite(fd, h, bytes, 0) == (ssize_t)bytes);
+    /* read, pread and readv into device-written blocks */
+    run(k_iota, m, n, 100);
+    CHECK(pread(fd, a, bytes, 0) == (ssize_t)bytes);
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += a[i] != (int)(7 * i + 1);
+    CHECK(bad == 0);
+    run(k_iota, m, n, 100);
+    CHECK(lseek(fd, 0, SEEK_SET) == 0 && read(fd, a, bytes) == (ssize_t)bytes);
+    CHECK(a[0] == 1 && a[n - 1] == (int)(7 * (n - 1) + 1));
+    run(k_iota, m, n, 100);
+    struct iovec iov[2] = {{a, bytes / 2}, {(char *)a + bytes / 2, bytes - bytes / 2}};
+    CHECK(lseek(fd, 0, SEEK_SET) == 0 && readv(fd, iov, 2) == (ssize_t)bytes);
+    CHECK(a[n / 2] == (int)(7 * (n / 2) + 1));
+    /* fread: larger than stdio's buffer, so glibc reads straight into a */
+    run(k_iota, m, n, 100);
+    rewind(f);
+    CHECK(fread(a, sizeof(int), n, f) == n);
+    bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += a[i] != (int)(7 * i + 1);
+    CHECK(bad == 0);
+    /* write, pwrite, writev and fwrite out of device-written blocks */
+    run(k_iota, m, n, 100);
+    CHECK(pwrite(fd, a, bytes, 0) == (ssize_t)bytes);
+    CHECK(pread(fd, h, bytes, 0) == (ssize_t)bytes);
+    CHECK(h[0] == 100 && h[n - 1] == 100 + (int)(n - 1));
+    run(k_add, m, n, 1);
+    CHECK(lseek(fd, 0, SEEK_SET) == 0 && write(fd, a, bytes) == (ssize_t)bytes);
+    CHECK(pread(fd, h, bytes, 0) == (ssize_t)bytes && h[n - 1] == 101 + (int)(n - 1));
+    run(k_add, m, n, 1);
+    CHECK(lseek(fd, 0, SEEK_SET) == 0 && writev(fd, iov, 2) == (ssize_t)bytes);
+    CHECK(pread(fd, h, bytes, 0) == (ssize_t)bytes && h[n / 2] == 102 + (int)(n / 2));
+    run(k_add, m, n, 1);
+    rewind(f);
+    CHECK(fwrite(a, sizeof(int), n, f) == n && fflush(f) == 0);
+    CHECK(pread(fd, h, bytes, 0) == (ssize_t)bytes);
+    bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += h[i] != 103 + (int)i;
+    CHECK(bad == 0);
+out:
+    if (f)
+        fclose(f);
+    free(h);
+    CHECK(MPIX_Gpu_free(a) == MPI_SUCCESS);
 }
 
 /* ----- the application's own SIGSEGV handler, installed before the library's ----- */
@@ -584,6 +657,7 @@ int main(int argc, char **argv)
     if (!valgrind)
         STEP(test_chain());
     STEP(test_unaligned());
+    STEP(test_io(100000));
     STEP(test_threads());
     STEP(test_big());
     int size = 1;
