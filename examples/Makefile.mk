@@ -20,4 +20,9 @@ installcheck-local:
 	$(CC) $(top_srcdir)/examples/jacobi.c $$(pkg-config --define-prefix --cflags --libs mpigpu) -lm \
 		-o installcheck-jacobi && \
 	$(MPIEXEC) -n 2 ./installcheck-jacobi | tail -n 1 | grep '^verified' && \
-	rm -f installcheck-jacobi
+	rm -f installcheck-jacobi && \
+	$(CC) $(top_srcdir)/examples/shared_memory.c $$(pkg-config --define-prefix --cflags --libs mpigpu) \
+		-o installcheck-shared_memory && \
+	$(MPIEXEC) -n 2 env MPIGPU_SHARED_ZERO_COPY=0 ./installcheck-shared_memory | tail -n 1 | \
+		grep '^verified' && \
+	rm -f installcheck-shared_memory
