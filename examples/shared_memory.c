@@ -93,7 +93,7 @@ int main(int argc, char **argv)
         MPI_Send(a, (int)n, MPI_INT, 1, 0, MPI_COMM_WORLD); /* sends the kernel's bytes */
     } else {
         MPI_Recv(a, (int)n, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        axpb(q, k, a, n, 1, 1); /* the kernel sees what MPI received */
+        axpb(q, k, a, n, 1, 1);        /* the kernel sees what MPI received */
         for (size_t i = 0; i < n; i++) /* and the host sees the kernel's */
             bad += a[i] != (int)(i % 1000) * 2 + 1;
     }

@@ -44,8 +44,19 @@ size_t fwrite(const void *ptr, size_t size, size_t nmemb, FILE *stream);
 
 /* The next definition of a name (libc's), found once; the constructor
    finds them all before main, the first call of a name before that. */
-enum { F_READ, F_PREAD, F_PREAD64, F_READV, F_WRITE, F_PWRITE, F_PWRITE64, F_WRITEV, F_FREAD,
-       F_FWRITE, F_N };
+enum {
+    F_READ,
+    F_PREAD,
+    F_PREAD64,
+    F_READV,
+    F_WRITE,
+    F_PWRITE,
+    F_PWRITE64,
+    F_WRITEV,
+    F_FREAD,
+    F_FWRITE,
+    F_N
+};
 static const char *const names[F_N] = {"read",   "pread",    "pread64", "readv", "write",
                                        "pwrite", "pwrite64", "writev",  "fread", "fwrite"};
 static _Atomic(void *) next[F_N];
@@ -124,7 +135,7 @@ ssize_t read(int fd, void *buf, size_t count)
     NO_REAL(F_READ);
     if (!host_use(buf, count, 1))
         return -1;
-    return NEXT(F_READ, ssize_t (*)(int, void *, size_t))(fd, buf, count);
+    return NEXT(F_READ, ssize_t(*)(int, void *, size_t))(fd, buf, count);
 }
 
 ssize_t pread(int fd, void *buf, size_t count, off_t offset)
@@ -132,7 +143,7 @@ ssize_t pread(int fd, void *buf, size_t count, off_t offset)
     NO_REAL(F_PREAD);
     if (!host_use(buf, count, 1))
         return -1;
-    return NEXT(F_PREAD, ssize_t (*)(int, void *, size_t, off_t))(fd, buf, count, offset);
+    return NEXT(F_PREAD, ssize_t(*)(int, void *, size_t, off_t))(fd, buf, count, offset);
 }
 
 ssize_t pread64(int fd, void *buf, size_t count, off64_t offset)
@@ -140,7 +151,7 @@ ssize_t pread64(int fd, void *buf, size_t count, off64_t offset)
     NO_REAL(F_PREAD64);
     if (!host_use(buf, count, 1))
         return -1;
-    return NEXT(F_PREAD64, ssize_t (*)(int, void *, size_t, off64_t))(fd, buf, count, offset);
+    return NEXT(F_PREAD64, ssize_t(*)(int, void *, size_t, off64_t))(fd, buf, count, offset);
 }
 
 ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
@@ -148,7 +159,7 @@ ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
     NO_REAL(F_READV);
     if (!iov_use(iov, iovcnt, 1))
         return -1;
-    return NEXT(F_READV, ssize_t (*)(int, const struct iovec *, int))(fd, iov, iovcnt);
+    return NEXT(F_READV, ssize_t(*)(int, const struct iovec *, int))(fd, iov, iovcnt);
 }
 
 ssize_t write(int fd, const void *buf, size_t count)
@@ -156,7 +167,7 @@ ssize_t write(int fd, const void *buf, size_t count)
     NO_REAL(F_WRITE);
     if (!host_use(buf, count, 0))
         return -1;
-    return NEXT(F_WRITE, ssize_t (*)(int, const void *, size_t))(fd, buf, count);
+    return NEXT(F_WRITE, ssize_t(*)(int, const void *, size_t))(fd, buf, count);
 }
 
 ssize_t pwrite(int fd, const void *buf, size_t count, off_t offset)
@@ -164,7 +175,7 @@ ssize_t pwrite(int fd, const void *buf, size_t count, off_t offset)
     NO_REAL(F_PWRITE);
     if (!host_use(buf, count, 0))
         return -1;
-    return NEXT(F_PWRITE, ssize_t (*)(int, const void *, size_t, off_t))(fd, buf, count, offset);
+    return NEXT(F_PWRITE, ssize_t(*)(int, const void *, size_t, off_t))(fd, buf, count, offset);
 }
 
 ssize_t pwrite64(int fd, const void *buf, size_t count, off64_t offset)
@@ -172,8 +183,7 @@ ssize_t pwrite64(int fd, const void *buf, size_t count, off64_t offset)
     NO_REAL(F_PWRITE64);
     if (!host_use(buf, count, 0))
         return -1;
-    return NEXT(F_PWRITE64, ssize_t (*)(int, const void *, size_t, off64_t))(fd, buf, count,
-                                                                              offset);
+    return NEXT(F_PWRITE64, ssize_t(*)(int, const void *, size_t, off64_t))(fd, buf, count, offset);
 }
 
 ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
@@ -181,7 +191,7 @@ ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
     NO_REAL(F_WRITEV);
     if (!iov_use(iov, iovcnt, 0))
         return -1;
-    return NEXT(F_WRITEV, ssize_t (*)(int, const struct iovec *, int))(fd, iov, iovcnt);
+    return NEXT(F_WRITEV, ssize_t(*)(int, const struct iovec *, int))(fd, iov, iovcnt);
 }
 
 size_t fread(void *ptr, size_t size, size_t nmemb, FILE *stream)
@@ -192,7 +202,7 @@ size_t fread(void *ptr, size_t size, size_t nmemb, FILE *stream)
     }
     if (!host_use(ptr, items(size, nmemb), 1))
         return 0;
-    return NEXT(F_FREAD, size_t (*)(void *, size_t, size_t, FILE *))(ptr, size, nmemb, stream);
+    return NEXT(F_FREAD, size_t(*)(void *, size_t, size_t, FILE *))(ptr, size, nmemb, stream);
 }
 
 size_t fwrite(const void *ptr, size_t size, size_t nmemb, FILE *stream)
@@ -203,6 +213,6 @@ size_t fwrite(const void *ptr, size_t size, size_t nmemb, FILE *stream)
     }
     if (!host_use(ptr, items(size, nmemb), 0))
         return 0;
-    return NEXT(F_FWRITE, size_t (*)(const void *, size_t, size_t, FILE *))(ptr, size, nmemb,
+    return NEXT(F_FWRITE, size_t(*)(const void *, size_t, size_t, FILE *))(ptr, size, nmemb,
                                                                            stream);
 }
