@@ -22,8 +22,9 @@
  *                       and a launch on proxy 1 behind it; from the user
  *                       event's set to the end of the proxy-1 launch on the
  *                       client, against the proxy-0 launch alone and a
- *                       dependent launch on proxy 0 (benchmark: MPIGPU_VCL_
- *                       PEER_EVENTS=0 against the default, vclmultibench.sh)
+ *                       dependent launch on proxy 0 (a benchmark, run by
+ *                       vclmultibench.sh events with and without
+ *                       MPIGPU_VCL_PEER_EVENTS=0)
  *   vcl_multi errors    bad wait lists and a failed event of another proxy
  *                       give OpenCL errors
  *   vcl_multi dead PID  kills proxy PID (the last in MPIGPU_VCL_SERVERS) after
