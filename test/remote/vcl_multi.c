@@ -17,6 +17,14 @@
  *                       device; the client sends it once (vcl_multi.sh)
  *   vcl_multi bench MiB timings (best of 3): a write from the host, the
  *                       broadcast to every proxy, a copy between two proxies
+ *   vcl_multi events [N] latency of a dependency between proxies (N rounds,
+ *                       median us): a launch on proxy 0 behind a user event,
+ *                       and a launch on proxy 1 behind it; from the user
+ *                       event's set to the end of the proxy-1 launch on the
+ *                       client, against the proxy-0 launch alone and a
+ *                       dependent launch on proxy 0 (a benchmark, run by
+ *                       vclmultibench.sh events with and without
+ *                       MPIGPU_VCL_PEER_EVENTS=0)
  *   vcl_multi errors    bad wait lists and a failed event of another proxy
  *                       give OpenCL errors
  *   vcl_multi dead PID  kills proxy PID (the last in MPIGPU_VCL_SERVERS) after
@@ -39,6 +47,9 @@ static const char *src =
     "kernel void stage(global int *a, int k) {\n"
     "    size_t i = get_global_id(0);\n"
     "    a[i] = a[i] * 3 + k + (int)i;\n"
+    "}\n"
+    "kernel void nop(global int *a) {\n"
+    "    if (get_global_id(0) == 0) a[0] += 1;\n"
     "}\n"
     "kernel void gen(global uint *a, uint seed) {\n"
     "    uint i = get_global_id(0);\n"
@@ -336,6 +347,90 @@ static void bench(size_t mib)
     free(host);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* One round of events: launch ka on qa behind a fresh user event, then (kb
+ * not NULL) kb on qb behind it; seconds from setting the user event to the
+ * end of the last launch, as the client sees it. */
+static double events_round(cl_command_queue qa, cl_kernel ka, cl_command_queue qb, cl_kernel kb)
+{
+    cl_int err;
+    cl_event u = clCreateUserEvent(ctx, &err), e0, e1 = NULL;
+    CL_OK(err);
+    size_t g = 1;
+    CL_OK(clEnqueueNDRangeKernel(qa, ka, 1, NULL, &g, NULL, 1, &u, &e0));
+    if (kb)
+        CL_OK(clEnqueueNDRangeKernel(qb, kb, 1, NULL, &g, NULL, 1, &e0, &e1));
+    CL_OK(clFlush(qa));
+    if (kb)
+        CL_OK(clFlush(qb));
+    double t0 = now_s();
+    CL_OK(clSetUserEventStatus(u, CL_COMPLETE));
+    CL_OK(clWaitForEvents(1, kb ? &e1 : &e0));
+    double t = now_s() - t0;
+    CL_OK(clWaitForEvents(1, &e0));
+    clReleaseEvent(u);
+    clReleaseEvent(e0);
+    if (e1)
+        clReleaseEvent(e1);
+    return t;
+}
+
+/* Benchmark, not a test: the latency of a dependency between proxies, n
+ * rounds of three cases in turn; medians in us.  Each launch writes a buffer
+ * of its own proxy (nothing migrates): "alone" one launch on proxy 0,
+ * "same_proxy" a second launch on proxy 0 behind it, "cross_proxy" a launch
+ * on proxy 1 behind it. */
+static void events(int n)
+{
+    enum { ALONE, SAME, CROSS, NCASE };
+    static const char *name[NCASE] = {"alone", "same_proxy", "cross_proxy"};
+    cl_int err;
+    cl_kernel k[3];
+    cl_mem b[2];
+    double *t[NCASE];
+    if (n < 1)
+        n = 1;
+    for (int c = 0; c < NCASE; c++)
+        if (!(t[c] = malloc(n * sizeof(double))))
+            exit(1);
+    for (int i = 0; i < 2; i++) {
+        b[i] = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4096, NULL, &err);
+        CL_OK(err);
+    }
+    for (int i = 0; i < 3; i++) { /* k[0], k[2]: proxy 0's buffer; k[1]: proxy 1's */
+        k[i] = clCreateKernel(prog, "nop", &err);
+        CL_OK(err);
+        CL_OK(clSetKernelArg(k[i], 0, sizeof(cl_mem), &b[i == 1]));
+    }
+    for (int r = -5; r < n; r++) { /* 5 rounds warm up (buffers placed, peer connections made) */
+        double a = events_round(q[0], k[0], NULL, NULL);
+        double s = events_round(q[0], k[0], q[0], k[2]);
+        double c = events_round(q[0], k[0], q[1], k[1]);
+        if (r >= 0) {
+            t[ALONE][r] = a;
+            t[SAME][r] = s;
+            t[CROSS][r] = c;
+        }
+    }
+    double med[NCASE];
+    for (int c = 0; c < NCASE; c++) {
+        qsort(t[c], n, sizeof(double), cmp_double);
+        med[c] = n % 2 ? t[c][n / 2] : (t[c][n / 2 - 1] + t[c][n / 2]) / 2;
+        printf("events,%s,%d,%.1f,us\n", name[c], n, med[c] * 1e6);
+        free(t[c]);
+    }
+    printf("events,cross_minus_alone,%d,%.1f,us\n", n, (med[CROSS] - med[ALONE]) * 1e6);
+    for (int i = 0; i < 3; i++)
+        clReleaseKernel(k[i]);
+    for (int i = 0; i < 2; i++)
+        clReleaseMemObject(b[i]);
+}
+
 static void errors(void)
 {
     cl_int err;
@@ -456,13 +551,16 @@ int main(int argc, char **argv)
         bcast(argc > 2 ? (size_t)atoi(argv[2]) : 16);
     else if (!strcmp(mode, "bench"))
         bench(argc > 2 ? (size_t)atoi(argv[2]) : 256);
+    else if (!strcmp(mode, "events"))
+        events(argc > 2 ? atoi(argv[2]) : 200);
     else if (!strcmp(mode, "errors"))
         errors();
     else if (!strcmp(mode, "dead") && argc > 2)
         dead((pid_t)atol(argv[2]));
     else {
         fprintf(stderr,
-                "usage: vcl_multi pipeline|copy [MiB]|bcast [MiB]|bench [MiB]|errors|dead PID\n");
+                "usage: vcl_multi pipeline|copy [MiB]|bcast [MiB]|bench [MiB]|events [N]|errors|"
+                "dead PID\n");
         return 2;
     }
     teardown();

@@ -10,7 +10,82 @@
 # _tcp: the client's own lanes over TCP too (MPIGPU_VCL_SHM=0, as a client on
 # another host; else the shared-memory and one-copy lanes of this host).
 # Prints CSV: mode,test,bytes,value,unit.
+#
+# vclmultibench.sh events [ROUNDS] [N]   (default 3 rounds of N = 200)
+# The latency of a dependency between proxies (vcl_multi events N, median
+# us): three proxies (encrypted, the default) serve every run; each round
+# runs, in turn, the client's default lanes and TCP (MPIGPU_VCL_SHM=0), each
+# with the default MPIGPU_VCL_PEER_EVENTS and with 0.  Prints CSV:
+# lanes,peer_events,round,test,value,unit, and per run the stand-ins that a
+# peer's notice set first and the notices that came after the client's.
+# Under test/multinode/netbed.sh -n 4 (as root), the proxies run on nodes 2
+# to 4 and the client on node1 (lanes "net": TCP between nodes), and
+# VMB_NETEM, e.g. "delay 100us", adds netem on every node's switch port:
+#   test/multinode/netbed.sh -n 4 -- env VMB_NETEM="delay 100us" \
+#       test/remote/vclmultibench.sh events 3 200
 . "$(dirname "$0")/common.sh"
+if [ "${1:-}" = events ]; then
+    rounds=${2:-3} n=${3:-200}
+    # the sums of the proxies' "stand-ins set by a peer first N, after the client M"
+    notices() {
+        cat "$work"/ev*.log | sed -n 's/.*set by a peer first \([0-9]*\), after the client \([0-9]*\).*/\1 \2/p' |
+            awk '{ f += $1; l += $2 } END { print f + 0, l + 0 }'
+    }
+    servers=
+    pids=
+    lanes_all="default tcp"
+    on=() # the client's node under the network bed
+    for i in 0 1 2; do
+        unset MPIGPU_VCL_SERVERS
+        if [ -n "${NETBED_EXEC:-}" ]; then
+            k=$((i + 2)) # proxy i on node i + 2, 10.199.0.(i + 2); the client on node1
+            "$NETBED_EXEC" "node$k" "exec '$top/mpigpu-proxy' --listen 10.199.0.$k:0 \
+                --key-file '$work/key'" </dev/null 2>"$work/ev$i.log" &
+            PROXY_PID=$!
+            proxy_pids="$proxy_pids $PROXY_PID"
+            PROXY_ADDR=
+            for _ in $(seq 150); do
+                PROXY_ADDR=$(sed -n 's/^mpigpu-proxy: listening on //p' "$work/ev$i.log")
+                [ -n "$PROXY_ADDR" ] && break
+                sleep 0.1
+            done
+            [ -n "$PROXY_ADDR" ] || { cat "$work/ev$i.log"; fail "proxy $i did not start"; }
+        else
+            start_proxy "ev$i"
+        fi
+        servers="$servers${servers:+,}$PROXY_ADDR"
+        pids="$pids $PROXY_PID"
+    done
+    if [ -n "${NETBED_EXEC:-}" ]; then
+        lanes_all=net
+        on=("$NETBED_EXEC" node1)
+        # VMB_NETEM (e.g. "delay 100us"): netem on every node's switch port
+        if [ -n "${VMB_NETEM:-}" ]; then
+            for k in 1 2 3 4; do
+                ip netns exec "$NETBED_SWITCH" tc qdisc add dev "v$k" root netem $VMB_NETEM ||
+                    fail "netem $VMB_NETEM on v$k"
+            done
+        fi
+    fi
+    echo "lanes,peer_events,round,test,value,unit"
+    for r in $(seq "$rounds"); do
+        for lanes in $lanes_all; do
+            for pe in 1 0; do
+                read -r f0 l0 < <(notices)
+                [ $lanes = tcp ] && shm=0 || shm=1
+                MPIGPU_VCL_SHM=$shm MPIGPU_VCL_PEER_EVENTS=$pe MPIGPU_VCL_SERVERS=$servers \
+                    timeout 600 "${on[@]}" "$top/test/remote/vcl_multi" events "$n" |
+                    sed -n "s/^events,\([^,]*\),[0-9]*,/$lanes,$pe,$r,\1,/p"
+                sleep 1 # the sessions log their counts as they end
+                read -r f1 l1 < <(notices)
+                echo "$lanes,$pe,$r,peer_first,$((f1 - f0)),stand-ins"
+                echo "$lanes,$pe,$r,peer_after_client,$((l1 - l0)),notices"
+            done
+        done
+    done
+    for p in $pids; do stop_proxy "$p"; done
+    exit 0
+fi
 mib=${1:-256}
 shift
 modes=${*:-plain plain_tcp encrypted encrypted_tcp}
