@@ -558,46 +558,98 @@ fn_fail:
 
 /* The eight send calls and the two receives: a host buffer goes to PMPI
    unchanged.  Each has its rest out of line, with the entry point's own
-   arguments (name_slow), so that the quick path needs no frame and ends in
+   arguments (NAME_slow), so that the quick path needs no frame and ends in
    a jump to PMPI. */
-#define SEND_CALL(name_, mode_)                                                                    \
+#define SEND_SLOW(name_, mode_)                                                                    \
     static __attribute__((noinline, cold)) int name_##_slow(                                       \
         const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)             \
     {                                                                                              \
         return mgmpi_send(#name_, mode_, buf, count, dt, dest, tag, comm, 0, NULL);                \
-    }                                                                                              \
-    MPIGPU_EXPORT                                                                                  \
-    int name_(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)       \
-    {                                                                                              \
-        if (__builtin_expect(send_quick(buf, count, dt), 1))                                       \
-            return P##name_(buf, count, dt, dest, tag, comm);                                      \
-        return name_##_slow(buf, count, dt, dest, tag, comm);                                      \
     }
-
-#define ISEND_CALL(name_, mode_)                                                                   \
+#define ISEND_SLOW(name_, mode_)                                                                   \
     static __attribute__((noinline, cold)) int name_##_slow(const void *buf, int count,            \
                                                             MPI_Datatype dt, int dest, int tag,    \
                                                             MPI_Comm comm, MPI_Request *req)       \
     {                                                                                              \
         return mgmpi_send(#name_, mode_, buf, count, dt, dest, tag, comm, 1, req);                 \
-    }                                                                                              \
-    MPIGPU_EXPORT                                                                                  \
-    int name_(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,       \
-              MPI_Request *req)                                                                    \
-    {                                                                                              \
-        if (__builtin_expect(send_quick(buf, count, dt), 1))                                       \
-            return P##name_(buf, count, dt, dest, tag, comm, req);                                 \
-        return name_##_slow(buf, count, dt, dest, tag, comm, req);                                 \
     }
 
-SEND_CALL(MPI_Send, MGP2P_MODE_STD)
-SEND_CALL(MPI_Ssend, MGP2P_MODE_SYNC)
-SEND_CALL(MPI_Rsend, MGP2P_MODE_READY)
-SEND_CALL(MPI_Bsend, MGP2P_MODE_BUFFERED)
-ISEND_CALL(MPI_Isend, MGP2P_MODE_STD)
-ISEND_CALL(MPI_Issend, MGP2P_MODE_SYNC)
-ISEND_CALL(MPI_Irsend, MGP2P_MODE_READY)
-ISEND_CALL(MPI_Ibsend, MGP2P_MODE_BUFFERED)
+SEND_SLOW(MPI_Send, MGP2P_MODE_STD)
+SEND_SLOW(MPI_Ssend, MGP2P_MODE_SYNC)
+SEND_SLOW(MPI_Rsend, MGP2P_MODE_READY)
+SEND_SLOW(MPI_Bsend, MGP2P_MODE_BUFFERED)
+ISEND_SLOW(MPI_Isend, MGP2P_MODE_STD)
+ISEND_SLOW(MPI_Issend, MGP2P_MODE_SYNC)
+ISEND_SLOW(MPI_Irsend, MGP2P_MODE_READY)
+ISEND_SLOW(MPI_Ibsend, MGP2P_MODE_BUFFERED)
+
+MPIGPU_EXPORT
+int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    if (__builtin_expect(send_quick(buf, count, datatype), 1))
+        return PMPI_Send(buf, count, datatype, dest, tag, comm);
+    return MPI_Send_slow(buf, count, datatype, dest, tag, comm);
+}
+
+MPIGPU_EXPORT
+int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    if (__builtin_expect(send_quick(buf, count, datatype), 1))
+        return PMPI_Ssend(buf, count, datatype, dest, tag, comm);
+    return MPI_Ssend_slow(buf, count, datatype, dest, tag, comm);
+}
+
+MPIGPU_EXPORT
+int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    if (__builtin_expect(send_quick(buf, count, datatype), 1))
+        return PMPI_Rsend(buf, count, datatype, dest, tag, comm);
+    return MPI_Rsend_slow(buf, count, datatype, dest, tag, comm);
+}
+
+MPIGPU_EXPORT
+int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    if (__builtin_expect(send_quick(buf, count, datatype), 1))
+        return PMPI_Bsend(buf, count, datatype, dest, tag, comm);
+    return MPI_Bsend_slow(buf, count, datatype, dest, tag, comm);
+}
+
+MPIGPU_EXPORT
+int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+              MPI_Request *request)
+{
+    if (__builtin_expect(send_quick(buf, count, datatype), 1))
+        return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
+    return MPI_Isend_slow(buf, count, datatype, dest, tag, comm, request);
+}
+
+MPIGPU_EXPORT
+int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request)
+{
+    if (__builtin_expect(send_quick(buf, count, datatype), 1))
+        return PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
+    return MPI_Issend_slow(buf, count, datatype, dest, tag, comm, request);
+}
+
+MPIGPU_EXPORT
+int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request)
+{
+    if (__builtin_expect(send_quick(buf, count, datatype), 1))
+        return PMPI_Irsend(buf, count, datatype, dest, tag, comm, request);
+    return MPI_Irsend_slow(buf, count, datatype, dest, tag, comm, request);
+}
+
+MPIGPU_EXPORT
+int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request)
+{
+    if (__builtin_expect(send_quick(buf, count, datatype), 1))
+        return PMPI_Ibsend(buf, count, datatype, dest, tag, comm, request);
+    return MPI_Ibsend_slow(buf, count, datatype, dest, tag, comm, request);
+}
 
 static __attribute__((noinline, cold)) int recv_slow(void *buf, int count, MPI_Datatype dt,
                                                      int source, int tag, MPI_Comm comm,
