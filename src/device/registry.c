@@ -550,7 +550,7 @@ int mgdev_buf_classify(const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Co
     return buf_classify_wide(buf, count, ext, tlb, tex);
 }
 
-int mgdev_buf_is_device(const void *buf, MPI_Count count, MPI_Datatype dt)
+int mgdev_buf_is_device_any(const void *buf, MPI_Count count, MPI_Datatype dt)
 {
     MPI_Count tlb, tex, lb, ext;
     if (buf == MPI_IN_PLACE)

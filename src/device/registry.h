@@ -133,7 +133,9 @@ void mgdev_reg_quarantine(size_t *ranges, size_t *bytes);
 #define MGDEV_BUF_HOST 0
 #define MGDEV_BUF_DEVICE 1
 #define MGDEV_BUF_SPAN 2
-int mgdev_buf_is_device(const void *buf, MPI_Count count, MPI_Datatype dt);
+static inline int mgdev_buf_is_device(const void *buf, MPI_Count count, MPI_Datatype dt);
+/* The same, out of line (a derived type, a device buffer, an odd span). */
+int mgdev_buf_is_device_any(const void *buf, MPI_Count count, MPI_Datatype dt);
 
 /* mgdev_buf_is_device past the type's layout: true lower bound tlb, true
    extent tex and extent ext (out of line). */
@@ -164,6 +166,17 @@ static inline int mgdev_bytes_host_quick(const void *buf, uint64_t bytes)
     return b + bytes <= base || b >= base + mgdev_res.size || !base;
 }
 
+static inline int mgdev_buf_is_device(const void *buf, MPI_Count count, MPI_Datatype dt)
+{
+    /* The common case inline: a dense predefined type at its first slot,
+       fewer than 2^31 instances (their bytes below 2^62), host memory. */
+    const mgdt_layout_t *l = mgdt_predefined_dense(dt);
+    if (l && count > 0 && count < ((MPI_Count)1 << 31) &&
+        mgdev_bytes_host_quick(buf, (uint64_t)count * (uint64_t)l->size))
+        return MGDEV_BUF_HOST;
+    return mgdev_buf_is_device_any(buf, count, dt);
+}
+
 /* mgdev_buf_is_device for count instances of the predefined type of layout
    l (mgdt_predefined's answer for it), without a lookup: the same answer,
    inline in the common case (every host call of a predefined type). */
@@ -179,7 +192,7 @@ static inline int mgdev_buf_is_device_layout(const void *buf, MPI_Count count,
                                       (size_t)((span > 0 ? span : 0) + tlb + tex - lo));
     }
     if (count <= 0)
-        return mgdev_buf_is_device(buf, count, l->dt);
+        return mgdev_buf_is_device_any(buf, count, l->dt);
     return mgdev_buf_classify(buf, count, l->dt, tlb, tex, ext);
 }
 
