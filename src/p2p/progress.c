@@ -315,6 +315,13 @@ void mgp2p_progress_locked(void)
 
 void mgp2p_progress(void)
 {
+    /* Nothing to step and nothing to reap: no lock (MPI_Iprobe on host
+       traffic comes here, issue 31).  An operation that becomes active
+       after these loads is stepped by the next pass, as it would be had the
+       lock been taken first. */
+    if (!atomic_load_explicit(&mgp2p_active, memory_order_acquire) &&
+        atomic_load_explicit(&zombies, memory_order_acquire) == 0)
+        return;
     mgp2p_lock();
     mgp2p_progress_locked();
     mgp2p_unlock();
