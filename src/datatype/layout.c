@@ -7,7 +7,10 @@
  * changes, so the table answers exactly what the PMPI queries would.
  *
  * The table is written by mgdt_init and mgdt_finalize only (MPI_Init and
- * MPI_Finalize, one thread) and read without a lock in between.
+ * MPI_Finalize, one thread) and read without a lock in between, inline
+ * (mgdt.h: mgdt_predefined and mgdt_predefined_dense look at a type's first
+ * slot; mgdt_predefined_probe here walks on).  The common types are entered
+ * first, so they sit at their first slot.
  */
 #include <stdint.h>
 #include <string.h>
