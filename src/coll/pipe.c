@@ -75,8 +75,14 @@ static int64_t type_bytes(MPI_Count count, MPI_Datatype dt)
 {
     MPI_Count size = 0;
     int64_t bytes = 0;
-    if (count < 0 || dt == MPI_DATATYPE_NULL || PMPI_Type_size_x(dt, &size) != MPI_SUCCESS ||
-        size < 0 || __builtin_mul_overflow((int64_t)count, (int64_t)size, &bytes))
+    /* a predefined type's size without asking MPI (issue 31: every host
+       call of a collective that could pipeline comes here) */
+    const mgdt_layout_t *l = count >= 0 ? mgdt_predefined(dt) : NULL;
+    if (l)
+        size = l->size;
+    else if (count < 0 || dt == MPI_DATATYPE_NULL || PMPI_Type_size_x(dt, &size) != MPI_SUCCESS)
+        return -1;
+    if (size < 0 || __builtin_mul_overflow((int64_t)count, (int64_t)size, &bytes))
         return -1;
     return bytes;
 }

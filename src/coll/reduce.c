@@ -175,6 +175,7 @@ static int red_type(MPI_Datatype dt)
 }
 
 static const int rt_size[RT_COUNT] = {1, 1, 2, 2, 4, 4, 8, 8, 4, 8};
+#define RT_SIZE_MAX 8 /* the largest of rt_size */
 
 /* The kernel number of a built-in operation valid for class rt, or -1. */
 static int red_op(MPI_Op op, int rt)
@@ -225,6 +226,12 @@ static int red_could(const mgcoll_call_t *c, red_call_t *r)
         return 0;
     int mode = mgcoll_reduce_mode();
     if (mode == RED_STAGE)
+        return 0;
+    /* A small Allreduce or Reduce returns here before the type's lookup:
+       below min / 8 instances it is below min / rt_size[rt] for every rt,
+       so it would return 0 below too (issue 31: host calls pay little). */
+    if ((c->kind == MGCOLL_ALLREDUCE || c->kind == MGCOLL_REDUCE) && mode == RED_AUTO &&
+        (c->scount <= 0 || c->scount < red_set.min / RT_SIZE_MAX))
         return 0;
     r->rt = red_type(c->stype);
     if (r->rt < 0 || (r->ro = red_op(c->op, r->rt)) < 0)

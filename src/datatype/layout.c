@@ -7,39 +7,40 @@
  * changes, so the table answers exactly what the PMPI queries would.
  *
  * The table is written by mgdt_init and mgdt_finalize only (MPI_Init and
- * MPI_Finalize, one thread) and read without a lock in between.
+ * MPI_Finalize, one thread) and read without a lock in between, inline
+ * (mgdt.h: mgdt_predefined and mgdt_predefined_dense look at a type's first
+ * slot; mgdt_predefined_probe here walks on).  The common types are entered
+ * first, so they sit at their first slot.
  */
 #include <stdint.h>
 #include <string.h>
 
 #include "mgdt_tree.h"
 
-#define SLOTS 128 /* a power of two, at least twice the types below */
+#define SLOTS MGDT_LAYOUT_SLOTS
 
-static mgdt_layout_t table[SLOTS];
+/* An unused slot has used 0 (whatever its dt), so that no handle, not even
+   MPI_DATATYPE_NULL or an invalid one, finds it.  Zero until mgdt_init. */
+mgdt_layout_t mgdt_layout_table[MGDT_LAYOUT_SLOTS];
 static int nused;
-
-static unsigned slot_of(MPI_Datatype dt)
-{
-    uint64_t h = (uint64_t)(uintptr_t)dt * UINT64_C(0x9e3779b97f4a7c15);
-    return (unsigned)(h >> 32) & (SLOTS - 1);
-}
 
 static void add(MPI_Datatype dt)
 {
-    mgdt_layout_t l = {.dt = dt};
+    mgdt_layout_t l = {.dt = dt, .used = 1};
     if (dt == MPI_DATATYPE_NULL || nused >= SLOTS / 2 ||
         PMPI_Type_size_x(dt, &l.size) != MPI_SUCCESS ||
         PMPI_Type_get_extent_x(dt, &l.lb, &l.extent) != MPI_SUCCESS ||
         PMPI_Type_get_true_extent_x(dt, &l.true_lb, &l.true_extent) != MPI_SUCCESS)
         return;
-    unsigned i = slot_of(dt);
-    while (table[i].dt != MPI_DATATYPE_NULL) {
-        if (table[i].dt == dt)
+    l.dense = l.true_lb == 0 && l.size > 0 && l.size < ((MPI_Count)1 << 31) && l.extent == l.size &&
+              l.true_extent == l.size;
+    unsigned i = mgdt_layout_slot(dt);
+    while (mgdt_layout_table[i].used) {
+        if (mgdt_layout_table[i].dt == dt)
             return; /* an alias (MPI_LONG_LONG is MPI_LONG_LONG_INT) */
         i = (i + 1) & (SLOTS - 1);
     }
-    table[i] = l;
+    mgdt_layout_table[i] = l;
     nused++;
 }
 
@@ -93,18 +94,18 @@ void mgdt_layout_init(void)
 void mgdt_layout_finalize(void)
 {
     for (unsigned i = 0; i < SLOTS; i++)
-        table[i].dt = MPI_DATATYPE_NULL;
+        mgdt_layout_table[i] = (mgdt_layout_t){.dt = MPI_DATATYPE_NULL};
     nused = 0;
 }
 
-const mgdt_layout_t *mgdt_predefined(MPI_Datatype dt)
+const mgdt_layout_t *mgdt_predefined_probe(MPI_Datatype dt)
 {
     if (nused == 0 || dt == MPI_DATATYPE_NULL)
         return NULL;
-    for (unsigned i = slot_of(dt);; i = (i + 1) & (SLOTS - 1)) {
-        if (table[i].dt == dt)
-            return &table[i];
-        if (table[i].dt == MPI_DATATYPE_NULL)
+    for (unsigned i = mgdt_layout_slot(dt);; i = (i + 1) & (SLOTS - 1)) {
+        if (!mgdt_layout_table[i].used)
             return NULL;
+        if (mgdt_layout_table[i].dt == dt)
+            return &mgdt_layout_table[i];
     }
 }

@@ -84,14 +84,51 @@ void mgdt_finalize(void);
 /* The layout of a predefined datatype, as MPI reports it. */
 typedef struct mgdt_layout {
     MPI_Datatype dt;
+    int used; /* the slot holds a type (layout.c) */
+    /* 1 when count instances are the count * size bytes from the buffer's
+       address: true lower bound 0, extent and true extent the size, which
+       is in [1, 2^31). */
+    int dense;
     MPI_Count size, lb, extent, true_lb, true_extent;
 } mgdt_layout_t;
+
+/* The table of layout.c: open addressing, MGDT_LAYOUT_SLOTS slots, a type's
+   first probe at mgdt_layout_slot(dt).  Written by mgdt_init and
+   mgdt_finalize only; read here, inline, by every interposed call. */
+#define MGDT_LAYOUT_SLOTS 128 /* a power of two, at least twice the types */
+extern __attribute__((visibility("hidden"))) mgdt_layout_t mgdt_layout_table[MGDT_LAYOUT_SLOTS];
+
+static inline unsigned mgdt_layout_slot(MPI_Datatype dt)
+{
+    uint64_t h = (uint64_t)(uintptr_t)dt * UINT64_C(0x9e3779b97f4a7c15);
+    return (unsigned)(h >> 32) & (MGDT_LAYOUT_SLOTS - 1);
+}
+
+/* mgdt_predefined past dt's first slot (layout.c). */
+const mgdt_layout_t *mgdt_predefined_probe(MPI_Datatype dt);
 
 /* dt's layout when dt is a predefined datatype, from a table that mgdt_init
    fills (layout.c), without a call to MPI; NULL for any other type, and
    before mgdt_init or after mgdt_finalize.  For the checks the interposed
-   calls make on every host buffer. */
-const mgdt_layout_t *mgdt_predefined(MPI_Datatype dt);
+   calls make on every host buffer: a type found at its first slot costs a
+   multiplication, a load and two comparisons. */
+static inline const mgdt_layout_t *mgdt_predefined(MPI_Datatype dt)
+{
+    const mgdt_layout_t *l = &mgdt_layout_table[mgdt_layout_slot(dt)];
+    if (__builtin_expect(l->dt == dt && l->used, 1))
+        return l;
+    return mgdt_predefined_probe(dt);
+}
+
+/* mgdt_predefined without the probe, no call, for dense types only: dt's
+   layout when dt is dense (.dense) and sits at its first slot (the common
+   types do: they are entered first), else NULL (dt may still be
+   predefined).  For the fast paths that need no calls. */
+static inline const mgdt_layout_t *mgdt_predefined_dense(MPI_Datatype dt)
+{
+    const mgdt_layout_t *l = &mgdt_layout_table[mgdt_layout_slot(dt)];
+    return l->dt == dt && l->dense ? l : NULL; /* an unused slot is not dense */
+}
 
 /* Decode, normalize and serialize dt, cached on dt.  dt must be committed or
    predefined.  Returns an MPI error code: MPI_ERR_TYPE for MPI_DATATYPE_NULL,

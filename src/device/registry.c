@@ -30,8 +30,7 @@ typedef struct mgdev_reg_freed {
    stays PROT_NONE, so an old device address still faults on the host instead
    of becoming a wild host pointer, and no later mapping can take its place.
    mgdev_reg_in_range() therefore reads it without the lock. */
-static uintptr_t res_base;
-static size_t res_size;
+mgdev_res_t mgdev_res;
 
 /* Lookups come from every MPI call; glibc's default rwlock prefers readers
    and would starve MPIX_Gpu_malloc/free under a steady stream of them. */
@@ -83,8 +82,8 @@ static int reserve(void)
     if (p == MAP_FAILED)
         return mgerr_set(MPI_ERR_NO_MEM,
                          "mpigpu: cannot reserve 1 GiB of address space for device addresses");
-    res_base = (uintptr_t)p;
-    res_size = size;
+    mgdev_res.base = (uintptr_t)p;
+    mgdev_res.size = size;
     return MPI_SUCCESS;
 }
 
@@ -95,7 +94,7 @@ int mgdev_reg_init(void)
     pthread_rwlock_wrlock(&reg_lock);
     if (reg_live)
         goto fn_exit;
-    if (!res_base) {
+    if (!mgdev_res.base) {
         rc = reserve();
         MG_CHECK(rc, fn_fail);
     }
@@ -104,7 +103,7 @@ int mgdev_reg_init(void)
     /* Offset 0 stays unused so that a pointer just before the first
        allocation is still inside the range, never a host address. */
     holes[0].off = MGDEV_REG_ALIGN;
-    holes[0].len = res_size - MGDEV_REG_ALIGN;
+    holes[0].len = mgdev_res.size - MGDEV_REG_ALIGN;
     nholes = 1;
     used_bytes = high_water = 0;
     reg_live = 1;
@@ -209,7 +208,7 @@ static size_t quar_release(void)
     quar_head = (quar_head + 1) % quar_cap;
     quar_len--;
     quar_bytes -= f->span;
-    return hole_give(f->base - res_base, f->span);
+    return hole_give(f->base - mgdev_res.base, f->span);
 }
 
 /* Room in the ring for one more range (quar_len < MGDEV_REG_QUARANTINE_RANGES). */
@@ -279,7 +278,7 @@ static int hole_take(size_t span, size_t align, size_t *off)
     return mgerr_set(MPI_ERR_NO_MEM,
                      "mpigpu: device address range exhausted (%zu bytes requested, %zu of %zu "
                      "reserved bytes in use)",
-                     span, used_bytes, res_size);
+                     span, used_bytes, mgdev_res.size);
 }
 
 static int insert(cl_mem mem, cl_context context, size_t size, int owned, size_t align,
@@ -295,10 +294,10 @@ static int insert(cl_mem mem, cl_context context, size_t size, int owned, size_t
     pthread_rwlock_wrlock(&reg_lock);
     if (!reg_live)
         MG_FAIL(rc, fn_fail, MPI_ERR_OTHER, "mpigpu: device address registry not initialized");
-    if (body > res_size - 4 * align)
+    if (body > mgdev_res.size - 4 * align)
         MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM,
                 "mpigpu: %zu bytes exceed the reserved device address range (%zu bytes)", size,
-                res_size);
+                mgdev_res.size);
     size_t span = (body + align - 1) / align * align;
     span += align;
     rc = grow((void **)&entries, &entries_cap, nentries + 1, sizeof(*entries));
@@ -306,7 +305,7 @@ static int insert(cl_mem mem, cl_context context, size_t size, int owned, size_t
     rc = hole_take(span, align, &off);
     MG_CHECK(rc, fn_fail);
 
-    mgdev_reg_entry_t e = {.base = res_base + off,
+    mgdev_reg_entry_t e = {.base = mgdev_res.base + off,
                            .size = size,
                            .span = span,
                            .mem = mem,
@@ -334,7 +333,7 @@ fn_fail:
 /* What p is, for a message (reg_lock held); see mgdev_reg_why(). */
 static void why_locked(uintptr_t p, char *buf, size_t len)
 {
-    if (!res_base || p < res_base || p - res_base >= res_size) {
+    if (!mgdev_res.base || p < mgdev_res.base || p - mgdev_res.base >= mgdev_res.size) {
         snprintf(buf, len, "%p is a host address, not a device address", (void *)p);
         return;
     }
@@ -484,15 +483,6 @@ int mgdev_reg_lookup(const void *ptr, mgdev_reg_entry_t *entry, size_t *offset)
     return found;
 }
 
-int mgdev_reg_in_range(const void *ptr, size_t len)
-{
-    uintptr_t p = (uintptr_t)ptr;
-    if (!res_base || len == 0)
-        return 0;
-    uintptr_t last = p + len - 1 < p ? UINTPTR_MAX : p + len - 1;
-    return p < res_base + res_size && last >= res_base;
-}
-
 void mgdev_reg_usage(size_t *in_use, size_t *hw, size_t *reserved)
 {
     pthread_rwlock_rdlock(&reg_lock);
@@ -501,7 +491,7 @@ void mgdev_reg_usage(size_t *in_use, size_t *hw, size_t *reserved)
     if (hw)
         *hw = high_water;
     if (reserved)
-        *reserved = res_size;
+        *reserved = mgdev_res.size;
     pthread_rwlock_unlock(&reg_lock);
 }
 
@@ -528,7 +518,8 @@ static __attribute__((noinline)) int buf_classify_wide(const void *buf, MPI_Coun
        pointer arithmetic: they could be anywhere. */
     if (first < 0 || end > (__int128)UINTPTR_MAX)
         return MGDEV_BUF_SPAN;
-    int touches = res_base && first < (__int128)(res_base + res_size) && end > (__int128)res_base;
+    int touches = mgdev_res.base && first < (__int128)(mgdev_res.base + mgdev_res.size) &&
+                  end > (__int128)mgdev_res.base;
     if (lo >= INT64_MIN && hi <= INT64_MAX)
         return touches ? MGDEV_BUF_DEVICE : MGDEV_BUF_HOST;
     /* A span no int64 holds touches the device whenever its origin is in the
@@ -536,23 +527,12 @@ static __attribute__((noinline)) int buf_classify_wide(const void *buf, MPI_Coun
     return touches || mgdev_reg_in_range(buf, 1) ? MGDEV_BUF_SPAN : MGDEV_BUF_HOST;
 }
 
-int mgdev_buf_is_device(const void *buf, MPI_Count count, MPI_Datatype dt)
+int mgdev_buf_classify(const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Count tlb,
+                       MPI_Count tex, MPI_Count ext)
 {
-    MPI_Count tlb, tex, lb, ext, size = 0;
+    MPI_Count size = 0;
     if (buf == MPI_IN_PLACE)
         return MGDEV_BUF_HOST;
-    /* A predefined type's layout without asking MPI (every host call comes
-       here: issue 31). */
-    const mgdt_layout_t *p = count > 0 ? mgdt_predefined(dt) : NULL;
-    if (p) {
-        tlb = p->true_lb;
-        tex = p->true_extent;
-        ext = p->extent;
-    } else if (count <= 0 || dt == MPI_DATATYPE_NULL ||
-               PMPI_Type_get_true_extent_x(dt, &tlb, &tex) != MPI_SUCCESS ||
-               PMPI_Type_get_extent_x(dt, &lb, &ext) != MPI_SUCCESS) {
-        return mgdev_reg_in_range(buf, 1);
-    }
     if (tex <= 0) {
         /* MPICH reports a negative true extent for some empty types; for a
            type that moves bytes its arithmetic wrapped (issue 22). */
@@ -560,13 +540,7 @@ int mgdev_buf_is_device(const void *buf, MPI_Count count, MPI_Datatype dt)
             return mgdev_reg_in_range(buf, 1);
         return MGDEV_BUF_SPAN;
     }
-    /* Common case, cheap: count and true extent below 2^31, extent and true
-       lower bound within +-2^31 and an address below 2^62 keep every product,
-       sum and address below 2^63. */
-    if ((((uint64_t)count | (uint64_t)tex) >> 31) == 0 &&
-        ((((uint64_t)ext + ((uint64_t)1 << 31)) | ((uint64_t)tlb + ((uint64_t)1 << 31))) >> 32) ==
-            0 &&
-        ((uintptr_t)buf >> 62) == 0) {
+    if (MGDEV_BUF_SMALL(buf, count, tlb, tex, ext)) {
         int64_t span = (count - 1) * ext, lo = (span < 0 ? span : 0) + tlb;
         int64_t first = (int64_t)(uintptr_t)buf + lo;
         if (first >= 0)
@@ -574,4 +548,21 @@ int mgdev_buf_is_device(const void *buf, MPI_Count count, MPI_Datatype dt)
                                       (size_t)((span > 0 ? span : 0) + tlb + tex - lo));
     }
     return buf_classify_wide(buf, count, ext, tlb, tex);
+}
+
+int mgdev_buf_is_device_any(const void *buf, MPI_Count count, MPI_Datatype dt)
+{
+    MPI_Count tlb, tex, lb, ext;
+    if (buf == MPI_IN_PLACE)
+        return MGDEV_BUF_HOST;
+    /* A predefined type's layout without asking MPI (every host call comes
+       here: issue 31). */
+    const mgdt_layout_t *p = count > 0 ? mgdt_predefined(dt) : NULL;
+    if (p)
+        return mgdev_buf_is_device_layout(buf, count, p);
+    if (count <= 0 || dt == MPI_DATATYPE_NULL ||
+        PMPI_Type_get_true_extent_x(dt, &tlb, &tex) != MPI_SUCCESS ||
+        PMPI_Type_get_extent_x(dt, &lb, &ext) != MPI_SUCCESS)
+        return mgdev_reg_in_range(buf, 1);
+    return mgdev_buf_classify(buf, count, dt, tlb, tex, ext);
 }

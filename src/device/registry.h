@@ -28,6 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mgdt.h"
+
 typedef struct mgdev_reg_entry {
     uintptr_t base;     /* device address of byte 0 */
     size_t size;        /* bytes of the buffer (0 allowed) */
@@ -90,8 +92,24 @@ int mgdev_reg_remove(const void *ptr, int expect_owned, mgdev_reg_entry_t *entry
    *entry (either may be NULL).  A size-0 entry matches its base only.
    0 for host addresses and for unused parts of the reserved range. */
 int mgdev_reg_lookup(const void *ptr, mgdev_reg_entry_t *entry, size_t *offset);
+/* The reserved range: mapped by the first mgdev_reg_init(), before other
+   threads use the library, never unmapped, so read without a lock (base 0
+   before). */
+typedef struct mgdev_res {
+    uintptr_t base;
+    size_t size;
+} mgdev_res_t;
+extern __attribute__((visibility("hidden"))) mgdev_res_t mgdev_res;
+
 /* 1 when any byte of [ptr, ptr + len) lies in the reserved range (lock-free). */
-int mgdev_reg_in_range(const void *ptr, size_t len);
+static inline int mgdev_reg_in_range(const void *ptr, size_t len)
+{
+    uintptr_t p = (uintptr_t)ptr, base = mgdev_res.base;
+    if (!base || len == 0)
+        return 0;
+    uintptr_t last = p + len - 1 < p ? UINTPTR_MAX : p + len - 1;
+    return p < base + mgdev_res.size && last >= base;
+}
 /* What ptr is, for the message of a call that found it in no live entry:
    "device address P lies in a freed range (N bytes at Q, freed by
    MPIX_Gpu_free)", "... past the end of the device allocation [B, E) ...",
@@ -115,6 +133,67 @@ void mgdev_reg_quarantine(size_t *ranges, size_t *bytes);
 #define MGDEV_BUF_HOST 0
 #define MGDEV_BUF_DEVICE 1
 #define MGDEV_BUF_SPAN 2
-int mgdev_buf_is_device(const void *buf, MPI_Count count, MPI_Datatype dt);
+static inline int mgdev_buf_is_device(const void *buf, MPI_Count count, MPI_Datatype dt);
+/* The same, out of line (a derived type, a device buffer, an odd span). */
+int mgdev_buf_is_device_any(const void *buf, MPI_Count count, MPI_Datatype dt);
+
+/* mgdev_buf_is_device past the type's layout: true lower bound tlb, true
+   extent tex and extent ext (out of line). */
+int mgdev_buf_classify(const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Count tlb,
+                       MPI_Count tex, MPI_Count ext);
+
+/* The common case, cheap: a positive count and true extent below 2^31, an
+   extent and a true lower bound within +-2^31 and an address below 2^62
+   keep every product, sum and address below 2^63. */
+#define MGDEV_BUF_SMALL(buf_, count_, tlb_, tex_, ext_)                                            \
+    (((((uint64_t)(count_)-1) | ((uint64_t)(tex_)-1)) >> 31) == 0 &&                               \
+     ((((uint64_t)(ext_) + ((uint64_t)1 << 31)) | ((uint64_t)(tlb_) + ((uint64_t)1 << 31))) >>     \
+      32) == 0 &&                                                                                  \
+     ((uintptr_t)(buf_) >> 62) == 0)
+
+/* 1 when the bytes bytes from buf (1 <= bytes < 2^62) are host memory for
+   certain, with no call: mgdev_buf_is_device answers MGDEV_BUF_HOST for a
+   type whose count instances are these bytes (mgdt_layout_t.dense).  0 when
+   they touch the device range, and for an address from 2^62 up or
+   MPI_IN_PLACE (ask mgdev_buf_is_device then). */
+static inline int mgdev_bytes_host_quick(const void *buf, uint64_t bytes)
+{
+    uintptr_t b = (uintptr_t)buf, base = mgdev_res.base;
+    /* (MPICH's MPI_IN_PLACE lies above 2^62: its test folds away) */
+    if ((b >> 62) != 0 || (((uintptr_t)MPI_IN_PLACE >> 62) == 0 && buf == MPI_IN_PLACE))
+        return 0;
+    /* mgdev_reg_in_range(buf, bytes) is 0 */
+    return b + bytes <= base || b >= base + mgdev_res.size || !base;
+}
+
+static inline int mgdev_buf_is_device(const void *buf, MPI_Count count, MPI_Datatype dt)
+{
+    /* The common case inline: a dense predefined type at its first slot,
+       fewer than 2^31 instances (their bytes below 2^62), host memory. */
+    const mgdt_layout_t *l = mgdt_predefined_dense(dt);
+    if (l && count > 0 && count < ((MPI_Count)1 << 31) &&
+        mgdev_bytes_host_quick(buf, (uint64_t)count * (uint64_t)l->size))
+        return MGDEV_BUF_HOST;
+    return mgdev_buf_is_device_any(buf, count, dt);
+}
+
+/* mgdev_buf_is_device for count instances of the predefined type of layout
+   l (mgdt_predefined's answer for it), without a lookup: the same answer,
+   inline in the common case (every host call of a predefined type). */
+static inline int mgdev_buf_is_device_layout(const void *buf, MPI_Count count,
+                                             const mgdt_layout_t *l)
+{
+    MPI_Count tlb = l->true_lb, tex = l->true_extent, ext = l->extent;
+    if (__builtin_expect(MGDEV_BUF_SMALL(buf, count, tlb, tex, ext) && buf != MPI_IN_PLACE, 1)) {
+        int64_t span = (count - 1) * ext, lo = (span < 0 ? span : 0) + tlb;
+        int64_t first = (int64_t)(uintptr_t)buf + lo;
+        if (first >= 0)
+            return mgdev_reg_in_range((const void *)(uintptr_t)first,
+                                      (size_t)((span > 0 ? span : 0) + tlb + tex - lo));
+    }
+    if (count <= 0)
+        return mgdev_buf_is_device_any(buf, count, l->dt);
+    return mgdev_buf_classify(buf, count, l->dt, tlb, tex, ext);
+}
 
 #endif /* MGDEV_REGISTRY_H */

@@ -113,6 +113,8 @@ int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int t
 MPIGPU_EXPORT
 int MPI_Start(MPI_Request *request)
 {
+    if (__builtin_expect(!mgp2p_req_any(), 1)) /* no lookup can find it: no lock */
+        return PMPI_Start(request);
     mgp2p_lock();
     mgp2p_op_t *op = request ? mgp2p_req_lookup(*request) : NULL;
     if (!op) {

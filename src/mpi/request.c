@@ -150,13 +150,15 @@ static int test_pass(MPI_Request *request, int *flag, MPI_Status *status, req_er
 
 /* No request of mpigpu's is live and no device operation is active: the
    requests are all MPI's, and the call goes to PMPI with no lock, lookup or
-   copy (issue 31: host traffic pays nothing). */
+   copy (issue 31: host traffic pays nothing).  Each entry point tests it
+   inline first (two plain loads) and jumps to PMPI; the _common forms,
+   out of line, test it again. */
 #define HOST_ONLY() (!mgp2p_req_any() && !mgp2p_progress_busy())
 
 /* The passes of every form below end with the lock held, released once the
    errors are raised. */
-static int one_common(const char *fn, MPI_Request *request, int *flag, MPI_Status *status,
-                      int block)
+static __attribute__((noinline)) int one_common(const char *fn, MPI_Request *request, int *flag,
+                                                MPI_Status *status, int block)
 {
     if (HOST_ONLY())
         return block ? PMPI_Wait(request, status) : PMPI_Test(request, flag, status);
@@ -185,17 +187,21 @@ static int one_common(const char *fn, MPI_Request *request, int *flag, MPI_Statu
 MPIGPU_EXPORT
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
+    if (__builtin_expect(HOST_ONLY(), 1))
+        return PMPI_Test(request, flag, status);
     return one_common("MPI_Test", request, flag, status, 0);
 }
 
 MPIGPU_EXPORT
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
+    if (__builtin_expect(HOST_ONLY(), 1))
+        return PMPI_Wait(request, status);
     return one_common("MPI_Wait", request, NULL, status, 1);
 }
 
-static int all_common(const char *fn, int count, MPI_Request reqs[], int *flag,
-                      MPI_Status statuses[], int block)
+static __attribute__((noinline)) int all_common(const char *fn, int count, MPI_Request reqs[],
+                                                int *flag, MPI_Status statuses[], int block)
 {
     if (HOST_ONLY())
         return block ? PMPI_Waitall(count, reqs, statuses)
@@ -241,6 +247,8 @@ fn_exit:
 MPIGPU_EXPORT
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
+    if (__builtin_expect(HOST_ONLY(), 1))
+        return PMPI_Waitall(count, array_of_requests, array_of_statuses);
     return all_common("MPI_Waitall", count, array_of_requests, NULL, array_of_statuses, 1);
 }
 
@@ -248,11 +256,14 @@ MPIGPU_EXPORT
 int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
                 MPI_Status array_of_statuses[])
 {
+    if (__builtin_expect(HOST_ONLY(), 1))
+        return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
     return all_common("MPI_Testall", count, array_of_requests, flag, array_of_statuses, 0);
 }
 
-static int any_common(const char *fn, int count, MPI_Request reqs[], int *index, int *flag,
-                      MPI_Status *status, int block)
+static __attribute__((noinline)) int any_common(const char *fn, int count, MPI_Request reqs[],
+                                                int *index, int *flag, MPI_Status *status,
+                                                int block)
 {
     if (HOST_ONLY())
         return block ? PMPI_Waitany(count, reqs, index, status)
@@ -292,6 +303,8 @@ fn_exit:
 MPIGPU_EXPORT
 int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
 {
+    if (__builtin_expect(HOST_ONLY(), 1))
+        return PMPI_Waitany(count, array_of_requests, index, status);
     return any_common("MPI_Waitany", count, array_of_requests, index, NULL, status, 1);
 }
 
@@ -299,11 +312,14 @@ MPIGPU_EXPORT
 int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag,
                 MPI_Status *status)
 {
+    if (__builtin_expect(HOST_ONLY(), 1))
+        return PMPI_Testany(count, array_of_requests, index, flag, status);
     return any_common("MPI_Testany", count, array_of_requests, index, flag, status, 0);
 }
 
-static int some_common(const char *fn, int incount, MPI_Request reqs[], int *outcount,
-                       int indices[], MPI_Status statuses[], int block)
+static __attribute__((noinline)) int some_common(const char *fn, int incount, MPI_Request reqs[],
+                                                 int *outcount, int indices[],
+                                                 MPI_Status statuses[], int block)
 {
     if (HOST_ONLY())
         return block ? PMPI_Waitsome(incount, reqs, outcount, indices, statuses)
@@ -347,6 +363,9 @@ MPIGPU_EXPORT
 int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
                  int array_of_indices[], MPI_Status array_of_statuses[])
 {
+    if (__builtin_expect(HOST_ONLY(), 1))
+        return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices,
+                             array_of_statuses);
     return some_common("MPI_Waitsome", incount, array_of_requests, outcount, array_of_indices,
                        array_of_statuses, 1);
 }
@@ -355,6 +374,9 @@ MPIGPU_EXPORT
 int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
                  int array_of_indices[], MPI_Status array_of_statuses[])
 {
+    if (__builtin_expect(HOST_ONLY(), 1))
+        return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices,
+                             array_of_statuses);
     return some_common("MPI_Testsome", incount, array_of_requests, outcount, array_of_indices,
                        array_of_statuses, 0);
 }
@@ -362,6 +384,8 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
 MPIGPU_EXPORT
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
+    if (__builtin_expect(!mgp2p_req_any(), 1)) /* no lookup can find it */
+        return PMPI_Request_get_status(request, flag, status);
     mgp2p_lock();
     mgp2p_op_t *op = mgp2p_req_lookup(request);
     if (!op) {
@@ -379,6 +403,8 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 MPIGPU_EXPORT
 int MPI_Request_free(MPI_Request *request)
 {
+    if (__builtin_expect(!mgp2p_req_any(), 1)) /* no lookup can find it */
+        return PMPI_Request_free(request);
     mgp2p_lock();
     mgp2p_op_t *op = request ? mgp2p_req_lookup(*request) : NULL;
     if (!op) {
@@ -405,6 +431,8 @@ int MPI_Request_free(MPI_Request *request)
 MPIGPU_EXPORT
 int MPI_Cancel(MPI_Request *request)
 {
+    if (__builtin_expect(!mgp2p_req_any(), 1)) /* no lookup can find it */
+        return PMPI_Cancel(request);
     mgp2p_lock();
     mgp2p_op_t *op = request ? mgp2p_req_lookup(*request) : NULL;
     if (!op) {

@@ -19,9 +19,12 @@ static char empty[1]; /* stands for a device buffer of which nothing moves */
 /* A host receive that would take a message a probe received early. */
 #define EARLY(peer_, tag_, comm_) mgp2p_early_waiting((peer_), (tag_), (comm_), NULL)
 
-/* The send of mode, nonblocking (into req) when nb. */
-static int send_pmpi(mgp2p_send_mode_t mode, int nb, const void *buf, int count, MPI_Datatype dt,
-                     int dest, int tag, MPI_Comm comm, MPI_Request *req)
+/* The send of mode, nonblocking (into req) when nb (inline: the host fast
+   path's mode and nb are constants). */
+static inline __attribute__((always_inline)) int send_pmpi(mgp2p_send_mode_t mode, int nb,
+                                                           const void *buf, int count,
+                                                           MPI_Datatype dt, int dest, int tag,
+                                                           MPI_Comm comm, MPI_Request *req)
 {
     switch (mode) {
     case MGP2P_MODE_SYNC:
@@ -188,19 +191,80 @@ static int sendrecv_check(const char *fn, int scount, MPI_Datatype stype, int de
     return rc == MPI_SUCCESS ? rc : mgmpi_error(comm, rc);
 }
 
-int mgmpi_send(const char *fn, mgp2p_send_mode_t mode, const void *buf, int count, MPI_Datatype dt,
-               int dest, int tag, MPI_Comm comm, int nb, MPI_Request *req)
+/* ---- The host path (issue 31: host traffic pays nothing) ----
+   Each MPI_ entry point first asks the quick tests below, inline and without
+   a call, lock or allocation (one relaxed load: the early list's count): a
+   predefined type at its first slot, a buffer in host memory for certain, a
+   receive that no chunked and no early message can reach.  The call then
+   goes to PMPI at once.  Any other call goes through mgmpi_send or
+   mgmpi_recv (out of line), which decide exactly, with one lookup of a
+   predefined type serving both checks of a receive. */
+
+/* 1 when a send of count instances of dt at buf goes to MPI for certain. */
+static inline __attribute__((always_inline)) int send_quick(const void *buf, int count,
+                                                            MPI_Datatype dt)
 {
-    if (!DEV(buf, count, dt))
+    const mgdt_layout_t *l = mgdt_predefined_dense(dt);
+    return l && count > 0 && mgdev_bytes_host_quick(buf, (uint64_t)count * l->size);
+}
+
+/* 1 when such a receive from source goes to MPI for certain: count <=
+   INT_MAX and a dense type's size below 2^31 keep its bytes below 2^62. */
+static inline __attribute__((always_inline)) int recv_quick(const void *buf, int count,
+                                                            MPI_Datatype dt, int source)
+{
+    const mgdt_layout_t *l = mgdt_predefined_dense(dt);
+    if (!l || count <= 0)
+        return 0;
+    int64_t bytes = (int64_t)count * l->size;
+    return !mgp2p_early_any() && mgdev_bytes_host_quick(buf, (uint64_t)bytes) &&
+           !mgp2p_host_watch_bytes(bytes, source);
+}
+
+/* Whether a send goes to MPI as it is (its buffer is host memory). */
+static inline __attribute__((always_inline)) int send_fast(const void *buf, int count,
+                                                           MPI_Datatype dt)
+{
+    const mgdt_layout_t *l = count > 0 ? mgdt_predefined(dt) : NULL;
+    if (l)
+        return !mgdev_buf_is_device_layout(buf, count, l);
+    return !DEV(buf, count, dt);
+}
+
+/* Whether a receive goes to MPI as it is (host memory that no chunked and
+   no early message can reach); *dev gets mgdev_buf_is_device's answer.
+   The device and size tests share one lookup of a predefined type. */
+static inline __attribute__((always_inline)) int
+recv_fast(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, int *dev)
+{
+    const mgdt_layout_t *l = count > 0 ? mgdt_predefined(dt) : NULL;
+    if (l) {
+        *dev = mgdev_buf_is_device_layout(buf, count, l);
+        if (*dev || mgp2p_host_watch_bytes((int64_t)count * l->size, source))
+            return 0;
+    } else {
+        *dev = DEV(buf, count, dt);
+        if (*dev || WATCH(count, dt, source))
+            return 0;
+    }
+    return !EARLY(source, tag, comm);
+}
+
+__attribute__((noinline)) int mgmpi_send(const char *fn, mgp2p_send_mode_t mode, const void *buf,
+                                         int count, MPI_Datatype dt, int dest, int tag,
+                                         MPI_Comm comm, int nb, MPI_Request *req)
+{
+    if (send_fast(buf, count, dt))
         return send_pmpi(mode, nb, buf, count, dt, dest, tag, comm, req);
     return send_common(fn, mode, buf, count, dt, dest, tag, comm, nb, req, NULL);
 }
 
-int mgmpi_recv(const char *fn, void *buf, int count, MPI_Datatype dt, int source, int tag,
-               MPI_Comm comm, MPI_Status *status, int nb, MPI_Request *req)
+__attribute__((noinline)) int mgmpi_recv(const char *fn, void *buf, int count, MPI_Datatype dt,
+                                         int source, int tag, MPI_Comm comm, MPI_Status *status,
+                                         int nb, MPI_Request *req)
 {
-    int dev = DEV(buf, count, dt);
-    if (!dev && !WATCH(count, dt, source) && !EARLY(source, tag, comm)) {
+    int dev = 0;
+    if (recv_fast(buf, count, dt, source, tag, comm, &dev)) {
         if (nb)
             return PMPI_Irecv(buf, count, dt, source, tag, comm, req);
         if (!mgp2p_progress_busy())
@@ -351,8 +415,9 @@ int mgmpi_isendrecv(const char *fn, const void *sendbuf, int sendcount, MPI_Data
     /* MPI_Isendrecv never goes to MPI as it is: MPICH 4.0.2's leaves the
        status empty (source 0, tag 0, count 0) and releases a derived
        datatype once too often (MPI_Type_free then fails an assertion). */
-    if (!req && !DEV(sendbuf, sendcount, sendtype) && !DEV(recvbuf, recvcount, recvtype) &&
-        !WATCH(recvcount, recvtype, source) && !EARLY(source, recvtag, comm) &&
+    int rdev = 0;
+    if (!req && send_fast(sendbuf, sendcount, sendtype) &&
+        recv_fast(recvbuf, recvcount, recvtype, source, recvtag, comm, &rdev) &&
         !mgp2p_progress_busy())
         return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                              recvtype, source, recvtag, comm, status);
@@ -491,77 +556,131 @@ fn_fail:
     goto fn_exit;
 }
 
-/* The eight send calls: a host buffer goes to PMPI unchanged. */
+/* The eight send calls and the two receives: a host buffer goes to PMPI
+   unchanged.  Each has its rest out of line, with the entry point's own
+   arguments (NAME_slow), so that the quick path needs no frame and ends in
+   a jump to PMPI. */
+#define SEND_SLOW(name_, mode_)                                                                    \
+    static __attribute__((noinline, cold)) int name_##_slow(                                       \
+        const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)             \
+    {                                                                                              \
+        return mgmpi_send(#name_, mode_, buf, count, dt, dest, tag, comm, 0, NULL);                \
+    }
+#define ISEND_SLOW(name_, mode_)                                                                   \
+    static __attribute__((noinline, cold)) int name_##_slow(const void *buf, int count,            \
+                                                            MPI_Datatype dt, int dest, int tag,    \
+                                                            MPI_Comm comm, MPI_Request *req)       \
+    {                                                                                              \
+        return mgmpi_send(#name_, mode_, buf, count, dt, dest, tag, comm, 1, req);                 \
+    }
+
+SEND_SLOW(MPI_Send, MGP2P_MODE_STD)
+SEND_SLOW(MPI_Ssend, MGP2P_MODE_SYNC)
+SEND_SLOW(MPI_Rsend, MGP2P_MODE_READY)
+SEND_SLOW(MPI_Bsend, MGP2P_MODE_BUFFERED)
+ISEND_SLOW(MPI_Isend, MGP2P_MODE_STD)
+ISEND_SLOW(MPI_Issend, MGP2P_MODE_SYNC)
+ISEND_SLOW(MPI_Irsend, MGP2P_MODE_READY)
+ISEND_SLOW(MPI_Ibsend, MGP2P_MODE_BUFFERED)
+
 MPIGPU_EXPORT
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-    return mgmpi_send("MPI_Send", MGP2P_MODE_STD, buf, count, datatype, dest, tag, comm, 0, NULL);
+    if (__builtin_expect(send_quick(buf, count, datatype), 1))
+        return PMPI_Send(buf, count, datatype, dest, tag, comm);
+    return MPI_Send_slow(buf, count, datatype, dest, tag, comm);
 }
 
 MPIGPU_EXPORT
 int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-    return mgmpi_send("MPI_Ssend", MGP2P_MODE_SYNC, buf, count, datatype, dest, tag, comm, 0, NULL);
+    if (__builtin_expect(send_quick(buf, count, datatype), 1))
+        return PMPI_Ssend(buf, count, datatype, dest, tag, comm);
+    return MPI_Ssend_slow(buf, count, datatype, dest, tag, comm);
 }
 
 MPIGPU_EXPORT
 int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-    return mgmpi_send("MPI_Rsend", MGP2P_MODE_READY, buf, count, datatype, dest, tag, comm, 0,
-                      NULL);
+    if (__builtin_expect(send_quick(buf, count, datatype), 1))
+        return PMPI_Rsend(buf, count, datatype, dest, tag, comm);
+    return MPI_Rsend_slow(buf, count, datatype, dest, tag, comm);
 }
 
 MPIGPU_EXPORT
 int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-    return mgmpi_send("MPI_Bsend", MGP2P_MODE_BUFFERED, buf, count, datatype, dest, tag, comm, 0,
-                      NULL);
+    if (__builtin_expect(send_quick(buf, count, datatype), 1))
+        return PMPI_Bsend(buf, count, datatype, dest, tag, comm);
+    return MPI_Bsend_slow(buf, count, datatype, dest, tag, comm);
 }
 
 MPIGPU_EXPORT
 int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
               MPI_Request *request)
 {
-    return mgmpi_send("MPI_Isend", MGP2P_MODE_STD, buf, count, datatype, dest, tag, comm, 1,
-                      request);
+    if (__builtin_expect(send_quick(buf, count, datatype), 1))
+        return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
+    return MPI_Isend_slow(buf, count, datatype, dest, tag, comm, request);
 }
 
 MPIGPU_EXPORT
 int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                MPI_Request *request)
 {
-    return mgmpi_send("MPI_Issend", MGP2P_MODE_SYNC, buf, count, datatype, dest, tag, comm, 1,
-                      request);
+    if (__builtin_expect(send_quick(buf, count, datatype), 1))
+        return PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
+    return MPI_Issend_slow(buf, count, datatype, dest, tag, comm, request);
 }
 
 MPIGPU_EXPORT
 int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                MPI_Request *request)
 {
-    return mgmpi_send("MPI_Irsend", MGP2P_MODE_READY, buf, count, datatype, dest, tag, comm, 1,
-                      request);
+    if (__builtin_expect(send_quick(buf, count, datatype), 1))
+        return PMPI_Irsend(buf, count, datatype, dest, tag, comm, request);
+    return MPI_Irsend_slow(buf, count, datatype, dest, tag, comm, request);
 }
 
 MPIGPU_EXPORT
 int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                MPI_Request *request)
 {
-    return mgmpi_send("MPI_Ibsend", MGP2P_MODE_BUFFERED, buf, count, datatype, dest, tag, comm, 1,
-                      request);
+    if (__builtin_expect(send_quick(buf, count, datatype), 1))
+        return PMPI_Ibsend(buf, count, datatype, dest, tag, comm, request);
+    return MPI_Ibsend_slow(buf, count, datatype, dest, tag, comm, request);
+}
+
+static __attribute__((noinline, cold)) int recv_slow(void *buf, int count, MPI_Datatype dt,
+                                                     int source, int tag, MPI_Comm comm,
+                                                     MPI_Status *status)
+{
+    return mgmpi_recv("MPI_Recv", buf, count, dt, source, tag, comm, status, 0, NULL);
 }
 
 MPIGPU_EXPORT
 int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
              MPI_Status *status)
 {
-    return mgmpi_recv("MPI_Recv", buf, count, datatype, source, tag, comm, status, 0, NULL);
+    if (__builtin_expect(recv_quick(buf, count, datatype, source) && !mgp2p_progress_busy(), 1))
+        return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
+    return recv_slow(buf, count, datatype, source, tag, comm, status);
+}
+
+static __attribute__((noinline, cold)) int irecv_slow(void *buf, int count, MPI_Datatype dt,
+                                                      int source, int tag, MPI_Comm comm,
+                                                      MPI_Request *req)
+{
+    return mgmpi_recv("MPI_Irecv", buf, count, dt, source, tag, comm, NULL, 1, req);
 }
 
 MPIGPU_EXPORT
 int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
               MPI_Request *request)
 {
-    return mgmpi_recv("MPI_Irecv", buf, count, datatype, source, tag, comm, NULL, 1, request);
+    if (__builtin_expect(recv_quick(buf, count, datatype, source), 1))
+        return PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
+    return irecv_slow(buf, count, datatype, source, tag, comm, request);
 }
 
 MPIGPU_EXPORT

@@ -39,13 +39,8 @@ static MPI_Comm standin = MPI_COMM_NULL;
 static char standin_byte;
 
 static mgp2p_early_t *head, **tail = &head;
-static atomic_int nearly;
+atomic_int mgp2p_nearly;
 static unsigned next_handle;
-
-int mgp2p_early_any(void)
-{
-    return atomic_load_explicit(&nearly, memory_order_relaxed) > 0;
-}
 
 int mgp2p_early_is_handle(MPI_Message m)
 {
@@ -96,10 +91,10 @@ static void unlink_entry(mgp2p_early_t *e)
     if (tail == &e->next)
         tail = p;
     e->next = NULL;
-    atomic_fetch_sub(&nearly, 1);
+    atomic_fetch_sub(&mgp2p_nearly, 1);
 }
 
-int mgp2p_early_waiting(int source, int tag, MPI_Comm comm, const MPI_Message *message)
+int mgp2p_early_find(int source, int tag, MPI_Comm comm, const MPI_Message *message)
 {
     if (message)
         return mgp2p_early_is_handle(*message);
@@ -188,7 +183,7 @@ static int early_add(MPI_Message *m, int64_t len, MPI_Comm comm, mgp2p_early_t *
     mgp2p_lock();
     *tail = e;
     tail = &e->next;
-    atomic_fetch_add(&nearly, 1);
+    atomic_fetch_add(&mgp2p_nearly, 1);
     mgp2p_unlock();
     *out = e;
     return MPI_SUCCESS;

@@ -25,11 +25,10 @@
 #include "mgerr.h"
 #include "p2p_impl.h"
 
-int mgp2p_host_watch(int count, MPI_Datatype dt, int peer)
+int mgp2p_host_watch_type(int count, MPI_Datatype dt, int peer)
 {
     MPI_Count size = 0;
-    int64_t f = mgp2p_first_len();
-    if (!f || count <= 0 || peer == MPI_PROC_NULL || dt == MPI_DATATYPE_NULL)
+    if (count <= 0 || peer == MPI_PROC_NULL || dt == MPI_DATATYPE_NULL)
         return 0;
     const mgdt_layout_t *p = mgdt_predefined(dt);
     if (p)
@@ -38,7 +37,7 @@ int mgp2p_host_watch(int count, MPI_Datatype dt, int peer)
         return 0; /* PMPI reports what is wrong */
     if (size <= 0)
         return 0;
-    return (int64_t)count * size >= f;
+    return mgp2p_host_watch_bytes((int64_t)count * size, peer);
 }
 
 int mgp2p_op_init_host(mgp2p_op_t *op, const char *fn, void *buf, int count, MPI_Datatype dt,

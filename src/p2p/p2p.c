@@ -27,8 +27,24 @@
 #include "p2p_impl.h"
 
 mgp2p_engine_t mgp2p_engine = {.shadow = MPI_COMM_NULL, .ctrl = MPI_COMM_NULL};
+mgp2p_hot_t mgp2p_hot = {.first = 0, .watch_min = INT64_MAX};
 
 static const char *const protocol_names[] = {"plain", "chunked", "auto"};
+
+/* mgp2p_hot from what it depends on: the protocol, MPIGPU_P2P_FIRST, the
+   staging pool's chunk and whether the engine runs (its shadow
+   communicator).  Called wherever one of them changes: mgp2p_init and
+   mgp2p_finalize. */
+static void hot_refresh(void)
+{
+    size_t f = mgdev_state.settings.p2p_first, chunk = mgdev_stage_chunk();
+    int64_t first = 0;
+    if (mgdev_state.settings.p2p_protocol != MGDEV_P2P_PLAIN &&
+        mgp2p_engine.shadow != MPI_COMM_NULL)
+        first = (int64_t)(f < chunk ? f : chunk);
+    mgp2p_hot.first = first;
+    mgp2p_hot.watch_min = first > 0 ? first : INT64_MAX;
+}
 
 static void op_host_release(mgp2p_op_t *op, int keep);
 
@@ -82,6 +98,7 @@ int mgp2p_init(void)
     int size = 0, flag = 0, *ub = NULL;
     mgdev_stage_init(mgdev_state.settings.staging_max, mgdev_state.settings.staging_keep);
     int rc = PMPI_Comm_dup(MPI_COMM_WORLD, &g->shadow);
+    hot_refresh();
     MG_CHECK(rc, fn_fail);
     rc = PMPI_Comm_dup(MPI_COMM_WORLD, &g->ctrl);
     MG_CHECK(rc, fn_fail);
@@ -117,19 +134,12 @@ void mgp2p_finalize(void)
     mgp2p_lane_finalize();
     if (g->shadow != MPI_COMM_NULL)
         PMPI_Comm_free(&g->shadow);
+    g->shadow = MPI_COMM_NULL;
+    hot_refresh();
     if (g->ctrl != MPI_COMM_NULL)
         PMPI_Comm_free(&g->ctrl);
     free(g->send_seq);
     g->send_seq = NULL;
-}
-
-int64_t mgp2p_first_len(void)
-{
-    size_t f = mgdev_state.settings.p2p_first, chunk = mgdev_stage_chunk();
-    if (mgdev_state.settings.p2p_protocol == MGDEV_P2P_PLAIN ||
-        mgp2p_engine.shadow == MPI_COMM_NULL)
-        return 0;
-    return (int64_t)(f < chunk ? f : chunk);
 }
 
 int mgp2p_may_chunk(int64_t n)

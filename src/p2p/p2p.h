@@ -50,7 +50,10 @@ int mgp2p_probe(int source, int tag, MPI_Comm comm, int wait, int *flag, MPI_Mes
 /* Whether a receive (source, tag, comm), or of *message when message is not
    NULL, would take a message from the list: it must then run as an
    operation (mgp2p_op_init_host for a host buffer). */
-int mgp2p_early_waiting(int source, int tag, MPI_Comm comm, const MPI_Message *message);
+static inline int mgp2p_early_waiting(int source, int tag, MPI_Comm comm,
+                                      const MPI_Message *message);
+/* mgp2p_early_waiting while the list holds a message (takes the lock). */
+int mgp2p_early_find(int source, int tag, MPI_Comm comm, const MPI_Message *message);
 /* Copy src into dst, all but MPI_ERROR, which MPI lets only the calls that
    return several statuses write (and only with MPI_ERR_IN_STATUS); dst may
    be MPI_STATUS_IGNORE. */
@@ -303,7 +306,11 @@ int mgp2p_op_engine(mgp2p_op_t *op, cl_context context);
    becomes an operation too (mgp2p_op_init_host), which lands any message in
    host memory of its own, the pieces of a chunked one included, and copies or
    unpacks it into buf at the end. */
-int mgp2p_host_watch(int count, MPI_Datatype dt, int peer);
+static inline int mgp2p_host_watch(int count, MPI_Datatype dt, int peer);
+/* The same past the cheap test (out of line: it may query MPI). */
+int mgp2p_host_watch_type(int count, MPI_Datatype dt, int peer);
+/* The same for a receive of bytes bytes (count times the type's size). */
+static inline int mgp2p_host_watch_bytes(int64_t bytes, int peer);
 int mgp2p_op_init_host(mgp2p_op_t *op, const char *fn, void *buf, int count, MPI_Datatype dt,
                        int peer, int tag, MPI_Comm comm);
 /* An MPI reference to op->comm, which MPI_Comm_free leaves alive, for an
@@ -412,7 +419,7 @@ void mgp2p_op_finish(mgp2p_op_t *op);
 void mgp2p_progress(void);
 void mgp2p_progress_locked(void);
 /* 1 while any device operation is active (no lock needed). */
-int mgp2p_progress_busy(void);
+static inline int mgp2p_progress_busy(void);
 /* Between passes of a waiting loop: let other threads of an oversubscribed
    node run when the progress thread is on. */
 void mgp2p_progress_relax(void);
@@ -422,10 +429,64 @@ void mgp2p_op_wait(mgp2p_op_t *op);
 mgp2p_op_t *mgp2p_req_lookup(MPI_Request req);
 /* 0 when no request that mpigpu made is live, so that no lookup can find
    one (no lock needed: a request handed to the caller was counted before). */
-int mgp2p_req_any(void);
+static inline int mgp2p_req_any(void);
 /* The status an operation reports in the user's datatype. */
 void mgp2p_op_status(const mgp2p_op_t *op, MPI_Status *status);
 /* Drain at MPI_Finalize: operations freed with MPI_Request_free. */
 void mgp2p_progress_drain(void);
+
+/* ---- What the host paths of the interposed calls read on every call ----
+   (issue 31: host traffic pays nothing): plain loads, inline, no lock. */
+
+/* Operations not yet DONE, a list under the lock (progress.c). */
+extern __attribute__((visibility("hidden"))) mgp2p_op_t *_Atomic mgp2p_active;
+/* Table entries whose request MPI has not freed (progress.c). */
+extern __attribute__((visibility("hidden"))) atomic_int mgp2p_live;
+/* Messages in the list of early messages (early.c). */
+extern __attribute__((visibility("hidden"))) atomic_int mgp2p_nearly;
+
+/* Derived from the settings and the engine's state by mgp2p_init and
+   mgp2p_finalize (MPI_Init and MPI_Finalize, one thread), the only places
+   where what they depend on changes (p2p.c). */
+typedef struct mgp2p_hot {
+    int64_t first;     /* mgp2p_first_len(): a chunked message's first piece, 0 when none */
+    int64_t watch_min; /* first, or INT64_MAX when 0: the host receives to watch */
+} mgp2p_hot_t;
+extern __attribute__((visibility("hidden"))) mgp2p_hot_t mgp2p_hot;
+
+static inline int mgp2p_progress_busy(void)
+{
+    return atomic_load_explicit(&mgp2p_active, memory_order_acquire) != NULL;
+}
+
+static inline int mgp2p_req_any(void)
+{
+    return atomic_load_explicit(&mgp2p_live, memory_order_acquire) > 0;
+}
+
+static inline int mgp2p_early_any(void)
+{
+    return atomic_load_explicit(&mgp2p_nearly, memory_order_relaxed) > 0;
+}
+
+static inline int mgp2p_early_waiting(int source, int tag, MPI_Comm comm,
+                                      const MPI_Message *message)
+{
+    if (__builtin_expect(!mgp2p_early_any(), 1))
+        return 0;
+    return mgp2p_early_find(source, tag, comm, message);
+}
+
+static inline int mgp2p_host_watch_bytes(int64_t bytes, int peer)
+{
+    return bytes >= mgp2p_hot.watch_min && peer != MPI_PROC_NULL;
+}
+
+static inline int mgp2p_host_watch(int count, MPI_Datatype dt, int peer)
+{
+    if (__builtin_expect(mgp2p_hot.watch_min == INT64_MAX, 0))
+        return 0;
+    return mgp2p_host_watch_type(count, dt, peer);
+}
 
 #endif /* MGDEV_P2P_H */

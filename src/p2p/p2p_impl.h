@@ -115,7 +115,10 @@ void mgp2p_pipe_drop(mgp2p_op_t *op);
 void mgp2p_recv_end(mgp2p_op_t *op);
 
 /* p2p.c */
-int64_t mgp2p_first_len(void);
+static inline int64_t mgp2p_first_len(void)
+{
+    return mgp2p_hot.first;
+}
 /* Whether a device message of n bytes may go in pieces (under auto the peer
    decides the rest: only a node lane's peer gets them). */
 int mgp2p_may_chunk(int64_t n);
@@ -256,8 +259,6 @@ typedef struct mgp2p_early {
 
 /* Free every message still in the list (MPI_Finalize). */
 void mgp2p_early_finalize(void);
-/* 1 while the list holds any message (no lock needed). */
-int mgp2p_early_any(void);
 /* Take the oldest message that the receive matches (or the one of
  *message, whose stand-in is received) out of the list, or NULL. */
 mgp2p_early_t *mgp2p_early_take(int source, int tag, MPI_Comm comm, const MPI_Message *message);

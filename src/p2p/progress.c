@@ -36,12 +36,12 @@
 static pthread_mutex_t lock;
 static pthread_once_t lock_once = PTHREAD_ONCE_INIT;
 /* Written under the lock; also read without it (mgp2p_progress_busy). */
-static mgp2p_op_t *_Atomic active;     /* ops not yet DONE */
+mgp2p_op_t *_Atomic mgp2p_active;      /* ops not yet DONE */
 static mgp2p_op_t *table[REQ_BUCKETS]; /* ops with a live user request */
 static atomic_int zombies;             /* ops marked by greq_free, not reaped */
 /* Table entries whose request MPI has not freed (mgp2p_req_any): up on
    table_add, down in greq_free or when a persistent one leaves the table. */
-static atomic_int live;
+atomic_int mgp2p_live;
 static MPI_Comm selfcomm = MPI_COMM_NULL;
 static int stand_tag, tag_limit;
 static char stand_buf[1];
@@ -94,12 +94,7 @@ static void table_add(mgp2p_op_t *op)
     unsigned h = req_hash(op->greq);
     op->hnext = table[h];
     table[h] = op;
-    atomic_fetch_add_explicit(&live, 1, memory_order_release);
-}
-
-int mgp2p_req_any(void)
-{
-    return atomic_load_explicit(&live, memory_order_acquire) > 0;
+    atomic_fetch_add_explicit(&mgp2p_live, 1, memory_order_release);
 }
 
 static void table_remove(mgp2p_op_t *op)
@@ -159,7 +154,7 @@ static int greq_query(void *extra, MPI_Status *status)
 static int greq_free(void *extra)
 {
     mgp2p_op_t *op = extra;
-    atomic_fetch_sub_explicit(&live, 1, memory_order_release);
+    atomic_fetch_sub_explicit(&mgp2p_live, 1, memory_order_release);
     atomic_fetch_add_explicit(&zombies, 1, memory_order_acq_rel);
     atomic_store_explicit(&op->gfreed, 1, memory_order_release);
     return MPI_SUCCESS;
@@ -175,7 +170,7 @@ static int greq_cancel(void *extra, int complete)
 /* The list under the lock, which orders the read. */
 static inline mgp2p_op_t *active_locked(void)
 {
-    return atomic_load_explicit(&active, memory_order_relaxed);
+    return atomic_load_explicit(&mgp2p_active, memory_order_relaxed);
 }
 
 static void active_link(mgp2p_op_t *op)
@@ -184,7 +179,7 @@ static void active_link(mgp2p_op_t *op)
     op->next = active_locked();
     if (op->next)
         op->next->prev = op;
-    atomic_store_explicit(&active, op, memory_order_release);
+    atomic_store_explicit(&mgp2p_active, op, memory_order_release);
     if (pth.on)
         pthread_cond_signal(&pth.wake);
 }
@@ -194,7 +189,7 @@ static void active_unlink(mgp2p_op_t *op)
     if (op->prev)
         op->prev->next = op->next;
     else
-        atomic_store_explicit(&active, op->next, memory_order_release);
+        atomic_store_explicit(&mgp2p_active, op->next, memory_order_release);
     if (op->next)
         op->next->prev = op->prev;
     op->prev = op->next = NULL;
@@ -275,7 +270,7 @@ int mgp2p_op_restart(mgp2p_op_t *op)
 void mgp2p_op_unpersist(mgp2p_op_t *op)
 {
     table_remove(op);
-    atomic_fetch_sub_explicit(&live, 1, memory_order_release);
+    atomic_fetch_sub_explicit(&mgp2p_live, 1, memory_order_release);
     mgp2p_op_unstage_all(op);
 }
 
@@ -320,14 +315,16 @@ void mgp2p_progress_locked(void)
 
 void mgp2p_progress(void)
 {
+    /* Nothing to step and nothing to reap: no lock (MPI_Iprobe on host
+       traffic comes here, issue 31).  An operation that becomes active
+       after these loads is stepped by the next pass, as it would be had the
+       lock been taken first. */
+    if (!atomic_load_explicit(&mgp2p_active, memory_order_acquire) &&
+        atomic_load_explicit(&zombies, memory_order_acquire) == 0)
+        return;
     mgp2p_lock();
     mgp2p_progress_locked();
     mgp2p_unlock();
-}
-
-int mgp2p_progress_busy(void)
-{
-    return atomic_load_explicit(&active, memory_order_acquire) != NULL;
 }
 
 void mgp2p_progress_relax(void)
@@ -426,7 +423,7 @@ void mgp2p_progress_finalize(void)
         }
     }
     atomic_store_explicit(&zombies, 0, memory_order_relaxed);
-    atomic_store_explicit(&live, 0, memory_order_relaxed);
+    atomic_store_explicit(&mgp2p_live, 0, memory_order_relaxed);
     if (selfcomm != MPI_COMM_NULL)
         PMPI_Comm_free(&selfcomm);
 }

@@ -240,6 +240,12 @@ check_PROGRAMS += test/mpi/p2p_window
 test_mpi_p2p_window_SOURCES = test/mpi/p2p_window.c test/mpi/p2p_common.h
 test_mpi_p2p_window_LDADD = $(MG_ALL_LIBS) $(MG_ALL_LIBS_DEPS)
 TESTS += test/mpi/p2p_window
+# The buffer classification of every call (issue 31) against MPI's
+# extents: predefined and derived types, both ends of the device range.
+check_PROGRAMS += test/mpi/host_classify
+test_mpi_host_classify_SOURCES = test/mpi/host_classify.c test/mpi/p2p_common.h
+test_mpi_host_classify_LDADD = $(MG_ALL_LIBS) $(MG_ALL_LIBS_DEPS)
+TESTS += test/mpi/host_classify
 check_PROGRAMS += test/mpi/p2p_threads
 test_mpi_p2p_threads_SOURCES = test/mpi/p2p_threads.c test/mpi/p2p_common.h
 test_mpi_p2p_threads_LDADD = libmpigpu.la $(OPENCL_LIBS)
