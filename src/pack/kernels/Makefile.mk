@@ -16,7 +16,7 @@ MGPK_OCLGRIND_FLAGS = --check-api --data-races --uninitialized --build-options -
 check-oclgrind: test/unit/test_pack$(EXEEXT)
 if HAVE_OCLGRIND
 	$(AM_V_at)log=test/unit/test_pack-oclgrind.log; \
-	MGPK_TEST_SMALL=1 CK_FORK=no $(OCLGRIND) $(MGPK_OCLGRIND_FLAGS) \
+	MGPK_TEST_SMALL=1 MGPK_TEST_OCLGRIND=1 CK_FORK=no $(OCLGRIND) $(MGPK_OCLGRIND_FLAGS) \
 	    test/unit/test_pack$(EXEEXT) >$$log 2>&1; st=$$?; cat $$log; \
 	if [ $$st -ne 0 ] || grep -v '^[0-9]*%: Checks:' $$log | \
 	    grep -Eiq 'invalid|error|uninitiali[sz]ed|race'; then \
