@@ -121,98 +121,92 @@ static size_t items(size_t size, size_t nmemb)
     return __builtin_mul_overflow(size, nmemb, &n) ? SIZE_MAX : n;
 }
 
-#define NEXT(f, type) ((type)real(f))
-#define NO_REAL(f)                                                                                 \
-    do {                                                                                           \
-        if (!real(f)) {                                                                            \
-            errno = ENOSYS;                                                                        \
-            return -1;                                                                             \
-        }                                                                                          \
-    } while (0)
+/* The next definition of a name, or NULL with errno ENOSYS when there is
+   none. */
+static void *next_of(int f)
+{
+    void *p = real(f);
+    if (!p)
+        errno = ENOSYS;
+    return p;
+}
 
 ssize_t read(int fd, void *buf, size_t count)
 {
-    NO_REAL(F_READ);
-    if (!host_use(buf, count, 1))
+    __typeof__(read) *fn = next_of(F_READ);
+    if (!fn || !host_use(buf, count, 1))
         return -1;
-    return NEXT(F_READ, ssize_t(*)(int, void *, size_t))(fd, buf, count);
+    return fn(fd, buf, count);
 }
 
 ssize_t pread(int fd, void *buf, size_t count, off_t offset)
 {
-    NO_REAL(F_PREAD);
-    if (!host_use(buf, count, 1))
+    __typeof__(pread) *fn = next_of(F_PREAD);
+    if (!fn || !host_use(buf, count, 1))
         return -1;
-    return NEXT(F_PREAD, ssize_t(*)(int, void *, size_t, off_t))(fd, buf, count, offset);
+    return fn(fd, buf, count, offset);
 }
 
 ssize_t pread64(int fd, void *buf, size_t count, off64_t offset)
 {
-    NO_REAL(F_PREAD64);
-    if (!host_use(buf, count, 1))
+    __typeof__(pread64) *fn = next_of(F_PREAD64);
+    if (!fn || !host_use(buf, count, 1))
         return -1;
-    return NEXT(F_PREAD64, ssize_t(*)(int, void *, size_t, off64_t))(fd, buf, count, offset);
+    return fn(fd, buf, count, offset);
 }
 
 ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
 {
-    NO_REAL(F_READV);
-    if (!iov_use(iov, iovcnt, 1))
+    __typeof__(readv) *fn = next_of(F_READV);
+    if (!fn || !iov_use(iov, iovcnt, 1))
         return -1;
-    return NEXT(F_READV, ssize_t(*)(int, const struct iovec *, int))(fd, iov, iovcnt);
+    return fn(fd, iov, iovcnt);
 }
 
 ssize_t write(int fd, const void *buf, size_t count)
 {
-    NO_REAL(F_WRITE);
-    if (!host_use(buf, count, 0))
+    __typeof__(write) *fn = next_of(F_WRITE);
+    if (!fn || !host_use(buf, count, 0))
         return -1;
-    return NEXT(F_WRITE, ssize_t(*)(int, const void *, size_t))(fd, buf, count);
+    return fn(fd, buf, count);
 }
 
 ssize_t pwrite(int fd, const void *buf, size_t count, off_t offset)
 {
-    NO_REAL(F_PWRITE);
-    if (!host_use(buf, count, 0))
+    __typeof__(pwrite) *fn = next_of(F_PWRITE);
+    if (!fn || !host_use(buf, count, 0))
         return -1;
-    return NEXT(F_PWRITE, ssize_t(*)(int, const void *, size_t, off_t))(fd, buf, count, offset);
+    return fn(fd, buf, count, offset);
 }
 
 ssize_t pwrite64(int fd, const void *buf, size_t count, off64_t offset)
 {
-    NO_REAL(F_PWRITE64);
-    if (!host_use(buf, count, 0))
+    __typeof__(pwrite64) *fn = next_of(F_PWRITE64);
+    if (!fn || !host_use(buf, count, 0))
         return -1;
-    return NEXT(F_PWRITE64, ssize_t(*)(int, const void *, size_t, off64_t))(fd, buf, count, offset);
+    return fn(fd, buf, count, offset);
 }
 
 ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
 {
-    NO_REAL(F_WRITEV);
-    if (!iov_use(iov, iovcnt, 0))
+    __typeof__(writev) *fn = next_of(F_WRITEV);
+    if (!fn || !iov_use(iov, iovcnt, 0))
         return -1;
-    return NEXT(F_WRITEV, ssize_t(*)(int, const struct iovec *, int))(fd, iov, iovcnt);
+    return fn(fd, iov, iovcnt);
 }
 
 size_t fread(void *ptr, size_t size, size_t nmemb, FILE *stream)
 {
-    if (!real(F_FREAD)) {
-        errno = ENOSYS;
+    __typeof__(fread) *fn = next_of(F_FREAD);
+    if (!fn || !host_use(ptr, items(size, nmemb), 1))
         return 0;
-    }
-    if (!host_use(ptr, items(size, nmemb), 1))
-        return 0;
-    return NEXT(F_FREAD, size_t(*)(void *, size_t, size_t, FILE *))(ptr, size, nmemb, stream);
+    return fn(ptr, size, nmemb, stream);
 }
 
 size_t fwrite(const void *ptr, size_t size, size_t nmemb, FILE *stream)
 {
-    if (!real(F_FWRITE)) {
-        errno = ENOSYS;
+    __typeof__(fwrite) *fn = next_of(F_FWRITE);
+    if (!fn || !host_use(ptr, items(size, nmemb), 0))
         return 0;
-    }
-    if (!host_use(ptr, items(size, nmemb), 0))
-        return 0;
-    return NEXT(F_FWRITE, size_t(*)(const void *, size_t, size_t, FILE *))(ptr, size, nmemb,
-                                                                           stream);
+    return fn(ptr, size, nmemb, stream);
 }
