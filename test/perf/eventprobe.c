@@ -23,9 +23,19 @@
  *                the other thread first reads 64 bytes on a second queue of
  *                the context, blocking (other_read) or non-blocking and
  *                polled with clGetEventInfo (other_poll): how long that read
- *                took.
+ *                took;
+ *   kernel       an empty kernel: from its enqueue until clFinish returns;
+ *   read64       a blocking 64-byte read.
  *
- * usage: eventprobe [-i ITERS] [-p PLATFORM_SUBSTRING]
+ * With -H MS the program measures nothing: for -T SECONDS it keeps its queue
+ * the way an enqueued receive keeps the caller's queue while the message is
+ * on its way (a barrier waiting on a user event, then a 64-byte read),
+ * setting the event MS milliseconds later, over and over; -H 0 keeps a context
+ * open and idle instead.  Run beside a measuring eventprobe on the same GPU,
+ * it shows what such a queue costs another process (issue 23: the enqueue
+ * calls with two processes on one GPU).
+ *
+ * usage: eventprobe [-i ITERS] [-p PLATFORM_SUBSTRING] [-H MS [-T SECONDS]]
  */
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
@@ -108,15 +118,42 @@ static double median(double *t, int n)
     return t[n / 2];
 }
 
+/* -H: hold the queue behind user events for seconds s (see the top). */
+static void hold(cl_context ctx, cl_command_queue q, cl_mem buf, int ms, int s)
+{
+    char host[64];
+    double end = now_us() + s * 1e6;
+    cl_int e;
+    while (now_us() < end) {
+        if (ms <= 0) {
+            usleep(100000);
+            continue;
+        }
+        cl_event u = clCreateUserEvent(ctx, &e);
+        check(e, "clCreateUserEvent");
+        check(clEnqueueBarrierWithWaitList(q, 1, &u, NULL), "barrier");
+        check(clEnqueueReadBuffer(q, buf, CL_FALSE, 0, 64, host, 0, NULL, NULL), "read");
+        check(clFlush(q), "clFlush");
+        usleep((useconds_t)ms * 1000);
+        check(clSetUserEventStatus(u, CL_COMPLETE), "clSetUserEventStatus");
+        check(clFinish(q), "clFinish");
+        clReleaseEvent(u);
+    }
+}
+
 int main(int argc, char **argv)
 {
-    int iters = 100;
+    int iters = 100, hold_ms = -1, hold_s = 10;
     const char *want = NULL;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "-i"))
             iters = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "-p"))
             want = argv[i + 1];
+        else if (!strcmp(argv[i], "-H"))
+            hold_ms = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "-T"))
+            hold_s = atoi(argv[i + 1]);
     }
     if (iters < 1)
         iters = 1;
@@ -143,16 +180,38 @@ int main(int argc, char **argv)
     cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, NULL, &e);
     check(e, "clCreateBuffer");
     char host[64];
+    if (hold_ms >= 0) {
+        hold(ctx, q, buf, hold_ms, hold_s);
+        return 0;
+    }
+    static const char *src = "__kernel void empty(__global char *b) { }";
+    cl_program prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &e);
+    check(e, "clCreateProgramWithSource");
+    check(clBuildProgram(prog, 1, &dev, "", NULL, NULL), "clBuildProgram");
+    cl_kernel kern = clCreateKernel(prog, "empty", &e);
+    check(e, "clCreateKernel");
+    check(clSetKernelArg(kern, 0, sizeof(buf), &buf), "clSetKernelArg");
     double *t = calloc((size_t)iters, sizeof(*t));
-    double r[11];
+    double r[13];
     q2 = clCreateCommandQueueWithProperties(ctx, dev, NULL, &e);
     check(e, "clCreateCommandQueue(2)");
     buf2 = buf;
-    for (int k = 0; k < 11; k++) {
+    for (int k = 0; k < 13; k++) {
         for (int i = 0; i < iters; i++) {
             cl_event u = NULL, m = NULL;
             atomic_store(&fired, 0);
-            if (k >= 6) {
+            if (k >= 11) {
+                size_t one = 1;
+                double t0 = now_us();
+                if (k == 11) {
+                    check(clEnqueueNDRangeKernel(q, kern, 1, NULL, &one, NULL, 0, NULL, NULL),
+                          "kernel");
+                    check(clFinish(q), "clFinish");
+                } else {
+                    check(clEnqueueReadBuffer(q, buf, CL_TRUE, 0, 64, host, 0, NULL, NULL), "read");
+                }
+                t[i] = now_us() - t0;
+            } else if (k >= 6) {
                 u = clCreateUserEvent(ctx, &e);
                 check(e, "clCreateUserEvent");
                 check(clEnqueueBarrierWithWaitList(q, 1, &u, NULL), "barrier");
@@ -230,8 +289,10 @@ int main(int argc, char **argv)
     printf("# eventprobe: %d trials, median us\n"
            "marker_cb %.2f  user_poll %.2f  user_cb %.2f  user_finish %.2f  behind_cb %.2f  "
            "behind_flush %.2f\nlate_finish %.2f  late_wait %.2f  late_poll %.2f  other_read %.2f  "
-           "other_poll %.2f\n",
-           iters, r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10]);
+           "other_poll %.2f  kernel %.2f  read64 %.2f\n",
+           iters, r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12]);
     free(t);
+    clReleaseKernel(kern);
+    clReleaseProgram(prog);
     return 0;
 }
