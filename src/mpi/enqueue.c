@@ -73,11 +73,14 @@
 #define ENQ_NAP_MIN_NS 20000
 #define ENQ_NAP_MAX_NS 1000000
 #define ENQ_IDLE_SPIN_NS 20000
-/* How often the thread looks at the markers of jobs not started yet: PoCL
-   3.1 calls no CL_COMPLETE callback for a command that failed (a failed
-   wait-list event), so a failure is seen by its status only.  A marker's
-   success is only ever taken from its callback. */
-#define ENQ_POLL_NS 5000000
+/* A job's gate opens at its marker's callback or at the first pass that
+   reads the marker complete, whichever comes first; while a job waits for
+   its gate the thread passes as while operations are in flight.  The status
+   is read because a callback can come late: on an H100 shared by two
+   processes, the callback of a marker behind a barrier on a user event came
+   about 20 ms after the marker completed in some runs (eventprobe, "behind_cb"
+   20,075 us against "behind_poll" 14 us, issue 23), and PoCL 3.1 calls no
+   callback at all for a command that failed (a failed wait-list event). */
 /* How long a job whose gate failed on an in-order queue waits for the
    runtime to fail the commands queued behind its marker (its unpack, its
    barrier) before it sets its own events: PoCL 3.1 fails them in the thread
@@ -161,6 +164,10 @@ typedef struct enq_job {
     cl_int unpack_status;
     atomic_int gate; /* 1 once it may start; then gate_status is the marker's */
     cl_int gate_status;
+    /* Who opens the gate (the callback or a pass) sets gate_status and
+       gate; claim makes it one of them.  cb_wait: the marker's callback is
+       registered and has not run, so the job's memory stays (job_drop). */
+    atomic_int claim, cb_wait;
     int started;
     /* The trace (MPIGPU_VERBOSE=1 and more, enq_trace): when the call
        returned, the gate opened, the MPI work started and ended (ns), and
@@ -194,6 +201,7 @@ static struct {
     int pending;            /* wake-ups the thread has not seen (written under
                                lock, read by the thread's spin without it) */
     int inflight;           /* jobs started and not finished */
+    enq_job_t *late;        /* finished jobs whose gate callback has not run (under lock) */
     /* The trace's sums (enqueue thread only): jobs, and ns from the call to
        the gate, the gate to the start, the start to the MPI work's end, and
        that end to the event's completion; gates opened by a poll. */
@@ -214,14 +222,25 @@ static void enq_kick(void)
 
 /* On an OpenCL runtime thread: record, wake the enqueue thread, nothing
    more (no MPI, no OpenCL). */
+/* Open job's gate with the marker's status st, unless it is open already. */
+static void gate_open(enq_job_t *job, cl_int st, int polled)
+{
+    if (atomic_exchange_explicit(&job->claim, 1, memory_order_acq_rel))
+        return;
+    job->gate_status = st;
+    job->polled = polled;
+    if (enq.trace)
+        job->t_gate = mg_clock_ns();
+    atomic_store_explicit(&job->gate, 1, memory_order_release);
+}
+
 static void CL_CALLBACK gate_cb(cl_event ev, cl_int status, void *arg)
 {
     enq_job_t *job = arg;
     (void)ev;
-    job->gate_status = status;
-    if (enq.trace)
-        job->t_gate = mg_clock_ns();
-    atomic_store_explicit(&job->gate, 1, memory_order_release);
+    gate_open(job, status, 0);
+    /* The last touch of job: once cb_wait is clear the thread may free it. */
+    atomic_store_explicit(&job->cb_wait, 0, memory_order_release);
     enq_kick();
 }
 
@@ -684,26 +703,20 @@ static int job_fail_settled(enq_job_t *job)
 }
 
 /* Start job when it may, test its parts; 1 when it is finished.  *moved is
-   set when anything changed.  poll: look at the status of a marker whose
-   callback has not come (a failed one calls back nowhere). */
-static int job_step(enq_job_t *job, int *moved, int *ops, int *waiting, int poll)
+   set when anything changed; *waiting counts the jobs the thread must come
+   back to without a wake-up (a gate, an unpack). */
+static int job_step(enq_job_t *job, int *moved, int *ops, int *waiting)
 {
     int all = 1;
     if (!job->started) {
         if (!atomic_load_explicit(&job->gate, memory_order_acquire)) {
             cl_int st = CL_QUEUED;
-            if (poll)
-                clGetEventInfo(job->marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st,
-                               NULL);
-            if (st >= 0) {
+            clGetEventInfo(job->marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st, NULL);
+            if (st > CL_COMPLETE) {
                 (*waiting)++;
                 return 0;
             }
-            job->gate_status = st; /* failed: no callback comes */
-            job->polled = 1;
-            if (enq.trace)
-                job->t_gate = mg_clock_ns();
-            atomic_store_explicit(&job->gate, 1, memory_order_release);
+            gate_open(job, st, 1); /* or the callback just did */
         }
         if (job->gate_status < 0) {
             /* A wait-list event failed: nothing starts. */
@@ -777,6 +790,48 @@ static void trace_job(const enq_job_t *job)
                 d[3] * 1e-3);
 }
 
+/* Free job, or keep it on the late list until its gate callback has run
+   (a pass opened the gate first): the callback writes into it. */
+static void job_drop(enq_job_t *job)
+{
+    if (!atomic_load_explicit(&job->cb_wait, memory_order_acquire)) {
+        job_free(job);
+        return;
+    }
+    pthread_mutex_lock(&enq.lock);
+    job->next = enq.late;
+    enq.late = job;
+    pthread_mutex_unlock(&enq.lock);
+}
+
+/* Free the late jobs whose callback has run. */
+static void late_sweep(void)
+{
+    pthread_mutex_lock(&enq.lock);
+    enq_job_t *list = enq.late, *keep = NULL;
+    enq.late = NULL;
+    pthread_mutex_unlock(&enq.lock);
+    while (list) {
+        enq_job_t *job = list;
+        list = job->next;
+        if (atomic_load_explicit(&job->cb_wait, memory_order_acquire)) {
+            job->next = keep;
+            keep = job;
+        } else {
+            job_free(job);
+        }
+    }
+    if (!keep)
+        return;
+    pthread_mutex_lock(&enq.lock);
+    enq_job_t *tail = keep;
+    while (tail->next)
+        tail = tail->next;
+    tail->next = enq.late;
+    enq.late = keep;
+    pthread_mutex_unlock(&enq.lock);
+}
+
 /* Complete a finished job's event and free the job.  Not under enq.lock:
    completing the event may run another job's gate_cb in this thread. */
 static void job_finish(enq_job_t *job)
@@ -808,24 +863,25 @@ static void job_finish(enq_job_t *job)
         job->user = job->marker = job->barrier = NULL;
         job->nheld = 0;
     }
-    job_free(job);
+    job_drop(job);
 }
 
 /* One pass over the listed jobs; returns whether anything moved.  Jobs are
    linked at the head by the callers' threads and unlinked here only, so the
-   next pointers this pass follows stay valid.  *waiting: jobs whose gate is
-   still shut. */
-static int enq_pass(int *ops, int *waiting, int poll)
+   next pointers this pass follows stay valid.  *waiting: see job_step. */
+static int enq_pass(int *ops, int *waiting)
 {
     int moved = 0, n = 0;
     *waiting = 0;
+    if (enq.late)
+        late_sweep(); /* a racy look: the next pass sees what this one misses */
     if (*ops)
         mgp2p_progress();
     pthread_mutex_lock(&enq.lock);
     enq_job_t *job = enq.head;
     pthread_mutex_unlock(&enq.lock);
     while (job) {
-        int fin = job_step(job, &moved, &n, waiting, poll);
+        int fin = job_step(job, &moved, &n, waiting);
         pthread_mutex_lock(&enq.lock);
         enq_job_t *next = job->next;
         pthread_mutex_unlock(&enq.lock);
@@ -852,47 +908,34 @@ static void enq_nap(uint64_t ns)
 }
 
 /* The enqueue thread.  A pass runs at each wake-up (a call listed a job, a
-   marker's callback opened a gate, stop) and, while MPI work is in flight,
-   in a spin of ENQ_SPIN_NS after the last pass that moved anything, then
-   after naps of ENQ_NAP_MIN_NS doubling to ENQ_NAP_MAX_NS.  With nothing in
-   flight it spins ENQ_IDLE_SPIN_NS for a wake-up, then sleeps on the
-   condition (until the next marker poll while a job waits for its
-   marker). */
+   marker's callback opened a gate, stop) and, while MPI work is in flight
+   or a job waits for its gate or its unpack, in a spin of ENQ_SPIN_NS after
+   the last pass that moved anything, then after naps of ENQ_NAP_MIN_NS
+   doubling to ENQ_NAP_MAX_NS.  With nothing in flight it spins
+   ENQ_IDLE_SPIN_NS for a wake-up, then sleeps on the condition. */
 static void *enq_main(void *arg)
 {
     int ops = 0, waiting = 0;
-    uint64_t nap = ENQ_NAP_MIN_NS, last_move = mg_clock_ns(), next_poll = 0;
+    uint64_t nap = ENQ_NAP_MIN_NS, last_move = mg_clock_ns();
     (void)arg;
     mgdev_own_scope(1); /* file accesses pack on engines of their own */
     pthread_mutex_lock(&enq.lock);
     for (;;) {
         if (enq.stop && !enq.inflight)
             break;
-        uint64_t now = mg_clock_ns();
-        int poll = waiting && next_poll && now >= next_poll;
-        if (!enq.pending && !enq.inflight && !poll) {
+        if (!enq.pending && !enq.inflight && !waiting) {
             /* Nothing in flight: a wake-up comes from a call or a callback. */
             pthread_mutex_unlock(&enq.lock);
             MG_SPIN_WHILE(!__atomic_load_n(&enq.pending, __ATOMIC_ACQUIRE), ENQ_IDLE_SPIN_NS,
                           mg_cpu_relax());
             pthread_mutex_lock(&enq.lock);
-            if (enq.pending || enq.inflight || enq.stop)
-                continue;
-            if (waiting)
-                enq_nap(next_poll > now ? next_poll - now : 0);
-            else
+            if (!enq.pending && !enq.inflight && !enq.stop)
                 pthread_cond_wait(&enq.wake, &enq.lock);
             continue;
         }
         __atomic_store_n(&enq.pending, 0, __ATOMIC_RELAXED);
         pthread_mutex_unlock(&enq.lock);
-        if (poll)
-            next_poll = 0;
-        int moved = enq_pass(&ops, &waiting, poll);
-        if (!waiting)
-            next_poll = 0;
-        else if (!next_poll)
-            next_poll = mg_clock_ns() + ENQ_POLL_NS;
+        int moved = enq_pass(&ops, &waiting);
         if (moved) {
             last_move = mg_clock_ns();
             nap = ENQ_NAP_MIN_NS;
@@ -901,7 +944,7 @@ static void *enq_main(void *arg)
                it lets the peer rank and the runtime's threads run. */
             sched_yield();
         } else {
-            /* MPI work in flight and nothing moved for a while: a nap that a
+            /* Work in flight and nothing moved for a while: a nap that a
                call or a callback cuts short. */
             pthread_mutex_lock(&enq.lock);
             if (!enq.pending && !enq.stop)
@@ -964,8 +1007,11 @@ void mgmpi_enq_fini(void)
         if (job->bgate)
             clSetUserEventStatus(job->bgate, CL_COMPLETE);
         if (gated)
-            job_free(job);
+            job_drop(job);
     }
+    /* Jobs whose gate callback never came stay (a failed marker on PoCL
+       3.1, or a runtime that has not called back yet). */
+    late_sweep();
 }
 
 /* ---- the calls ---- */
@@ -1201,6 +1247,7 @@ static int job_enqueue(enq_job_t *job, cl_command_queue queue, cl_context ctx, i
        gate is open already, on an out-of-order queue), so nothing here may
        touch it after job_link (ASan: a use after free of job->marker). */
     if (job->marker) {
+        atomic_store_explicit(&job->cb_wait, 1, memory_order_relaxed);
         e = clSetEventCallback(job->marker, CL_COMPLETE, gate_cb, job);
         if (e != CL_SUCCESS) {
             /* The job fails now (its barrier waits for it to be over). */

@@ -35,7 +35,10 @@
  * it shows what such a queue costs another process (issue 23: the enqueue
  * calls with two processes on one GPU).
  *
- * usage: eventprobe [-i ITERS] [-p PLATFORM_SUBSTRING] [-H MS [-T SECONDS]]
+ * -k K runs the K-th measurement alone (0 marker_cb ... 17
+ * behind_listed_cb), the others print 0.
+ *
+ * usage: eventprobe [-i ITERS] [-p PLATFORM_SUBSTRING] [-k K] [-H MS [-T SECONDS]]
  */
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
@@ -143,7 +146,7 @@ static void hold(cl_context ctx, cl_command_queue q, cl_mem buf, int ms, int s)
 
 int main(int argc, char **argv)
 {
-    int iters = 100, hold_ms = -1, hold_s = 10;
+    int iters = 100, hold_ms = -1, hold_s = 10, only = -1;
     const char *want = NULL;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "-i"))
@@ -154,6 +157,8 @@ int main(int argc, char **argv)
             hold_ms = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "-T"))
             hold_s = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "-k"))
+            only = atoi(argv[i + 1]);
     }
     if (iters < 1)
         iters = 1;
@@ -192,15 +197,54 @@ int main(int argc, char **argv)
     check(e, "clCreateKernel");
     check(clSetKernelArg(kern, 0, sizeof(buf), &buf), "clSetKernelArg");
     double *t = calloc((size_t)iters, sizeof(*t));
-    double r[13];
+    double r[18];
     q2 = clCreateCommandQueueWithProperties(ctx, dev, NULL, &e);
     check(e, "clCreateCommandQueue(2)");
     buf2 = buf;
-    for (int k = 0; k < 13; k++) {
+    for (int k = 0; k < 18; k++) {
+        r[k] = 0;
+        if (only >= 0 && k != only)
+            continue;
         for (int i = 0; i < iters; i++) {
             cl_event u = NULL, m = NULL;
             atomic_store(&fired, 0);
-            if (k >= 11) {
+            if (k >= 13) {
+                /* behind a barrier on a user event: 13 a read, its callback;
+                   14 a marker, clFinish; 15 a marker, clWaitForEvents;
+                   16 a marker, polled; 17 a marker that also lists the user
+                   event, its callback. */
+                u = clCreateUserEvent(ctx, &e);
+                check(e, "clCreateUserEvent");
+                check(clEnqueueBarrierWithWaitList(q, 1, &u, NULL), "barrier");
+                if (k == 13)
+                    check(clEnqueueReadBuffer(q, buf, CL_FALSE, 0, 64, host, 0, NULL, &m), "read");
+                else
+                    check(clEnqueueMarkerWithWaitList(q, k == 17, k == 17 ? &u : NULL, &m),
+                          "marker");
+                if (k == 13 || k == 17)
+                    check(clSetEventCallback(m, CL_COMPLETE, on_complete, NULL), "callback");
+                check(clFlush(q), "clFlush");
+                double t0 = now_us();
+                check(clSetUserEventStatus(u, CL_COMPLETE), "clSetUserEventStatus");
+                if (k == 13 || k == 17) {
+                    while (!atomic_load(&fired))
+                        ;
+                    t[i] = atomic_load(&fired_at) - t0;
+                } else if (k == 14) {
+                    check(clFinish(q), "clFinish");
+                    t[i] = now_us() - t0;
+                } else if (k == 15) {
+                    check(clWaitForEvents(1, &m), "clWaitForEvents");
+                    t[i] = now_us() - t0;
+                } else {
+                    cl_int st = CL_QUEUED;
+                    while (st != CL_COMPLETE && st >= 0)
+                        check(clGetEventInfo(m, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st,
+                                             NULL),
+                              "clGetEventInfo");
+                    t[i] = now_us() - t0;
+                }
+            } else if (k >= 11) {
                 size_t one = 1;
                 double t0 = now_us();
                 if (k == 11) {
@@ -289,8 +333,10 @@ int main(int argc, char **argv)
     printf("# eventprobe: %d trials, median us\n"
            "marker_cb %.2f  user_poll %.2f  user_cb %.2f  user_finish %.2f  behind_cb %.2f  "
            "behind_flush %.2f\nlate_finish %.2f  late_wait %.2f  late_poll %.2f  other_read %.2f  "
-           "other_poll %.2f  kernel %.2f  read64 %.2f\n",
-           iters, r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12]);
+           "other_poll %.2f  kernel %.2f  read64 %.2f\nbehind_read_cb %.2f  behind_finish %.2f  "
+           "behind_wait %.2f  behind_poll %.2f  behind_listed_cb %.2f\n",
+           iters, r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12],
+           r[13], r[14], r[15], r[16], r[17]);
     free(t);
     clReleaseKernel(kern);
     clReleaseProgram(prog);
