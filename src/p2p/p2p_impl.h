@@ -148,6 +148,10 @@ void mgp2p_op_fail_mpi(mgp2p_op_t *op, int code, const char *what);
    memory from the worker.  mgp2p_op_unstage returns it. */
 int mgp2p_op_host_prepare(mgp2p_op_t *op);
 /* mgp2p_op_pack, mgp2p_op_unpack: p2p.h. */
+/* The count and type a plain message of len packed bytes goes as: the
+   type's packed twin, or bytes where only receives landing in bytes can
+   match it (p2p.c says why). */
+MPI_Datatype mgp2p_plain_type(const mgp2p_op_t *op, int64_t len, MPI_Count *n);
 /* Post one piece (the first on the user's communicator, in the call's mode;
    the others on the shadow communicator) of len bytes at buf. */
 int mgp2p_send_post(mgp2p_op_t *op, char *buf, int64_t len, int first, MPI_Request *req);

@@ -295,16 +295,17 @@ static void blocking_fail(mgp2p_op_t *op, int rc, const char *what)
    progress from anyone: one PMPI call on the packed bytes. */
 static int send_blocking(mgp2p_op_t *op, char *buf)
 {
-    int n = op->count;
+    MPI_Count n = 0;
+    MPI_Datatype t = mgp2p_plain_type(op, op->n, &n);
     switch (op->mode) {
     case MGP2P_MODE_SYNC:
-        return PMPI_Ssend(buf, n, op->twin, op->peer, op->tag, op->comm);
+        return PMPI_Ssend_c(buf, n, t, op->peer, op->tag, op->comm);
     case MGP2P_MODE_READY:
-        return PMPI_Rsend(buf, n, op->twin, op->peer, op->tag, op->comm);
+        return PMPI_Rsend_c(buf, n, t, op->peer, op->tag, op->comm);
     case MGP2P_MODE_BUFFERED:
-        return PMPI_Bsend(buf, n, op->twin, op->peer, op->tag, op->comm);
+        return PMPI_Bsend_c(buf, n, t, op->peer, op->tag, op->comm);
     default:
-        return PMPI_Send(buf, n, op->twin, op->peer, op->tag, op->comm);
+        return PMPI_Send_c(buf, n, t, op->peer, op->tag, op->comm);
     }
 }
 
