@@ -132,6 +132,10 @@ int coll_state_init(coll_state_t *st, const mgcoll_call_t *c);
 int coll_stage_in(coll_state_t *st);
 int coll_stage_out(coll_state_t *st);
 void coll_state_free(coll_state_t *st);
+/* sd->fused and sd->ftype: one struct type of the side's blocks (with
+   live_only, those that move: not skip) in their order, displacements from
+   buf; neither where a block's count does not fit an int. */
+int coll_side_fuse(coll_side_t *sd, int live_only);
 
 /* packed.c: the packed staging of the all-to-all sides (Alltoallv,
    Alltoallw and the neighborhood v and w forms) on devices that are not

@@ -139,40 +139,6 @@ static const mgdt_type_t *packed_type(const coll_side_t *sd, int64_t *count, int
     return NULL;
 }
 
-/* Two or more blocks that move: one struct type of them, in peer order,
-   displacements from buf (sd->fused, freed with the state). */
-static int packed_fuse(coll_side_t *sd, int live)
-{
-    int rc = MPI_SUCCESS, j = 0;
-    int *bl = malloc((size_t)live * sizeof(int));
-    MPI_Aint *disp = malloc((size_t)live * sizeof(MPI_Aint));
-    MPI_Datatype *dts = malloc((size_t)live * sizeof(MPI_Datatype));
-    if (!bl || !disp || !dts) {
-        rc = mgerr_set(MPI_ERR_NO_MEM, "mpigpu: out of host memory");
-        goto fn_exit;
-    }
-    for (int i = 0; i < sd->nblk; i++) {
-        const coll_blk_t *b = &sd->blk[i];
-        if (b->skip)
-            continue;
-        bl[j] = (int)b->count;
-        disp[j] = (MPI_Aint)b->disp;
-        dts[j++] = b->dt;
-    }
-    rc = PMPI_Type_create_struct(live, bl, disp, dts, &sd->fused);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Type_commit(&sd->fused);
-    if (rc == MPI_SUCCESS)
-        rc = mgdt_type_acquire(sd->fused, &sd->ftype);
-    if (rc != MPI_SUCCESS)
-        rc = mgerr_prepend(rc, "mpigpu: the blocks of a collective as one datatype");
-fn_exit:
-    free(bl);
-    free(disp);
-    free(dts);
-    return rc;
-}
-
 int coll_packed_setup(coll_state_t *st, int k)
 {
     coll_side_t *sd = &st->side[k];
@@ -197,7 +163,7 @@ int coll_packed_setup(coll_state_t *st, int k)
     for (int i = 0; i < sd->nblk; i++)
         live += !sd->blk[i].skip;
     if (live > 1) {
-        rc = packed_fuse(sd, live);
+        rc = coll_side_fuse(sd, 1); /* their counts fit an int (coll_packed_choose) */
         if (rc != MPI_SUCCESS)
             return rc;
         sd->pblk = malloc((size_t)live * sizeof(*sd->pblk));

@@ -267,9 +267,16 @@ fn_fail:
    keeps it).  MPI_DATATYPE_NULL where a count does not fit an int. */
 static int side_fuse(coll_side_t *sd)
 {
-    int rc = MPI_SUCCESS, n = sd->nblk;
-    if (sd->ftype || n < 2)
+    if (sd->ftype || sd->nblk < 2)
         return MPI_SUCCESS;
+    return coll_side_fuse(sd, 0);
+}
+
+int coll_side_fuse(coll_side_t *sd, int live_only)
+{
+    int rc = MPI_SUCCESS, n = 0, j = 0;
+    for (int i = 0; i < sd->nblk; i++)
+        n += !live_only || !sd->blk[i].skip;
     int *bl = malloc((size_t)n * sizeof(int));
     MPI_Aint *disp = malloc((size_t)n * sizeof(MPI_Aint));
     MPI_Datatype *dts = malloc((size_t)n * sizeof(MPI_Datatype));
@@ -277,12 +284,15 @@ static int side_fuse(coll_side_t *sd)
         rc = mgerr_set(MPI_ERR_NO_MEM, "mpigpu: out of host memory");
         goto fn_exit;
     }
-    for (int i = 0; i < n; i++) {
-        if (sd->blk[i].count > INT32_MAX)
+    for (int i = 0; i < sd->nblk; i++) {
+        const coll_blk_t *b = &sd->blk[i];
+        if (live_only && b->skip)
+            continue;
+        if (b->count > INT32_MAX) /* a struct's block length is an int */
             goto fn_exit;
-        bl[i] = (int)sd->blk[i].count;
-        disp[i] = (MPI_Aint)sd->blk[i].disp;
-        dts[i] = sd->blk[i].dt;
+        bl[j] = (int)b->count;
+        disp[j] = (MPI_Aint)b->disp;
+        dts[j++] = b->dt;
     }
     rc = PMPI_Type_create_struct(n, bl, disp, dts, &sd->fused);
     if (rc == MPI_SUCCESS)

@@ -5,7 +5,7 @@ AM_TESTS_ENVIRONMENT = srcdir=$(top_srcdir) MPIEXEC=$(MPIEXEC) abs_top_builddir=
 	export srcdir MPIEXEC abs_top_builddir;
 EXTRA_DIST += test/mpi/testlist build-aux/mpiexec-wrap
 
-noinst_HEADERS += test/include/mgtest.h
+noinst_HEADERS += test/include/mgtest.h test/include/mgtest_types.h test/include/mgtest_check.h
 check_PROGRAMS += test/mpi/api test/mpi/pack_basic test/mpi/dtoracle
 test_mpi_api_SOURCES = test/mpi/api.c
 test_mpi_api_LDADD = libmpigpu.la $(OPENCL_LIBS)

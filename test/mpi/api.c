@@ -4,16 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mgtest_check.h"
 #include "mpigpu.h"
-
-static int errs;
-#define CHECK(cond_)                                                                               \
-    do {                                                                                           \
-        if (!(cond_)) {                                                                            \
-            errs++;                                                                                \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond_);              \
-        }                                                                                          \
-    } while (0)
 
 /* rc has class cls and its MPI_Error_string contains want (may be NULL). */
 static void check_err(int rc, int cls, const char *want, int line)

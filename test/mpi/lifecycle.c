@@ -8,16 +8,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "mgtest_check.h"
 #include "mpigpu.h"
-
-static int errs;
-#define CHECK(cond_)                                                                               \
-    do {                                                                                           \
-        if (!(cond_)) {                                                                            \
-            errs++;                                                                                \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond_);              \
-        }                                                                                          \
-    } while (0)
 
 /* rc is MPI_ERR_OTHER and its text names fn and when ("before MPI_Init").
    MPI-4.0 lets MPI_Error_string and MPI_Error_class be called outside

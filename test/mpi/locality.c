@@ -8,16 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mgtest_check.h"
 #include "mpigpu.h"
-
-static int errs;
-#define CHECK(cond_)                                                                               \
-    do {                                                                                           \
-        if (!(cond_)) {                                                                            \
-            errs++;                                                                                \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond_);              \
-        }                                                                                          \
-    } while (0)
 
 /* What OpenCL offers, seen before MPI_Init: the first device of any
    platform, and whether there is a GPU. */

@@ -6,16 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mgtest_check.h"
 #include "mpigpu.h"
-
-static int errs;
-#define CHECK(cond_)                                                                               \
-    do {                                                                                           \
-        if (!(cond_)) {                                                                            \
-            errs++;                                                                                \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond_);              \
-        }                                                                                          \
-    } while (0)
 
 /* The index of our variable name, or -1. */
 static int pvar_index(const char *name, int var_class)

@@ -21,20 +21,50 @@ export MPIGPU_VCL_KEY_FILE="$work/key"
 
 fail() { echo "FAIL: $*"; exit 1; }
 
-# start_proxy NAME [ARGS...]: sets PROXY_PID and PROXY_ADDR; log in $work/NAME.log
-start_proxy() {
-    local name=$1; shift
-    # PROXY_WRAP: a command that execs the proxy (e.g. setpriv), or empty
-    ${PROXY_WRAP:-} "$top/mpigpu-proxy" --listen 127.0.0.1:0 --key-file "$work/key" "$@" 2>"$work/$name.log" &
-    PROXY_PID=$!
-    proxy_pids="$proxy_pids $PROXY_PID"
-    for _ in $(seq 100); do
-        PROXY_ADDR=$(sed -n 's/^mpigpu-proxy: listening on //p' "$work/$name.log" 2>/dev/null)
-        [ -n "$PROXY_ADDR" ] && break
-        kill -0 "$PROXY_PID" 2>/dev/null || { cat "$work/$name.log"; fail "proxy did not start"; }
+# wait_line FILE PATTERN [TIMEOUT [PID]]: waits until FILE has a line that
+# matches PATTERN (grep's basic regular expression) and prints the first such
+# line; returns 1 when there is none after TIMEOUT seconds (default 10), or,
+# with PID, once process PID has ended without writing one.
+wait_line() {
+    local file=$1 pattern=$2 polls=$((${3:-10} * 10)) pid=${4:-}
+    for _ in $(seq "$polls"); do
+        grep -m 1 -e "$pattern" "$file" 2>/dev/null && return 0
+        if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+            grep -m 1 -e "$pattern" "$file" 2>/dev/null # written just before it ended
+            return
+        fi
         sleep 0.1
     done
-    [ -n "$PROXY_ADDR" ] || fail "proxy did not print its address"
+    return 1
+}
+
+# start_proxy NAME [ARGS...]: starts $top/mpigpu-proxy with ARGS, listening on
+# $PROXY_LISTEN (default 127.0.0.1:0); sets PROXY_PID and PROXY_ADDR (from its
+# "listening on" line, within 10 s) and exports MPIGPU_VCL_SERVERS; log in
+# $work/NAME.log.  Launchers, both empty by default:
+# - PROXY_WRAP: a command that execs the proxy (e.g. setpriv, prlimit --);
+# - PROXY_RSH: a command that runs one shell line elsewhere, as "ssh HOST"
+#   does (e.g. "$NETBED_EXEC node2" under test/multinode/netbed.sh): the
+#   line execs the proxy there, so that PROXY_PID is the proxy; 15 s for
+#   the "listening on" line.
+start_proxy() {
+    local name=$1 line wait=10; shift
+    local log=$work/$name.log
+    local cmd=("$top/mpigpu-proxy" --listen "${PROXY_LISTEN:-127.0.0.1:0}" --key-file "$work/key" "$@")
+    if [ -n "${PROXY_RSH:-}" ]; then
+        wait=15
+        $PROXY_RSH "exec $(printf '%q ' ${PROXY_WRAP:-} "${cmd[@]}")" </dev/null 2>"$log" &
+    else
+        ${PROXY_WRAP:-} "${cmd[@]}" 2>"$log" &
+    fi
+    PROXY_PID=$!
+    proxy_pids="$proxy_pids $PROXY_PID"
+    if ! line=$(wait_line "$log" '^mpigpu-proxy: listening on ' $wait "$PROXY_PID"); then
+        cat "$log"
+        kill -0 "$PROXY_PID" 2>/dev/null || fail "proxy $name did not start"
+        fail "proxy $name did not print its address in $wait s"
+    fi
+    PROXY_ADDR=${line#mpigpu-proxy: listening on }
     export MPIGPU_VCL_SERVERS=$PROXY_ADDR
 }
 

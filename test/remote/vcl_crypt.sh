@@ -24,13 +24,8 @@ start_relay() {
     "$relay" "$PROXY_ADDR" "$work/$1.cap" "$work/$1.ctl" ${2:-} >"$work/$1.out" 2>"$work/$1.err" &
     RELAY_PID=$!
     relay_pids="$relay_pids $RELAY_PID"
-    RELAY_ADDR=
-    for _ in $(seq 100); do
-        RELAY_ADDR=$(sed -n 's/^relay: listening on //p' "$work/$1.out")
-        [ -n "$RELAY_ADDR" ] && break
-        sleep 0.1
-    done
-    [ -n "$RELAY_ADDR" ] || fail "the relay did not start"
+    RELAY_ADDR=$(wait_line "$work/$1.out" '^relay: listening on ') || fail "the relay did not start"
+    RELAY_ADDR=${RELAY_ADDR#relay: listening on }
 }
 # has FILE TEXT: FILE (binary) contains TEXT
 has() { grep -a -q -F -e "$2" "$1"; }

@@ -37,10 +37,7 @@ three() { # three proxies, NAME-0..2, ARGS for each; MPIGPU_VCL_SERVERS names th
 }
 stop_three() { for p in $PIDS; do stop_proxy "$p"; done; }
 # wait_log NAME TEXT: the proxy's log has TEXT within 10 s
-wait_log() {
-    for _ in $(seq 100); do grep -q "$2" "$work/$1.log" && return 0; sleep 0.1; done
-    return 1
-}
+wait_log() { wait_line "$work/$1.log" "$2" >/dev/null; }
 
 for crypt in on off; do
     if [ $crypt = off ]; then

@@ -39,17 +39,7 @@ if [ "${1:-}" = events ]; then
         unset MPIGPU_VCL_SERVERS
         if [ -n "${NETBED_EXEC:-}" ]; then
             k=$((i + 2)) # proxy i on node i + 2, 10.199.0.(i + 2); the client on node1
-            "$NETBED_EXEC" "node$k" "exec '$top/mpigpu-proxy' --listen 10.199.0.$k:0 \
-                --key-file '$work/key'" </dev/null 2>"$work/ev$i.log" &
-            PROXY_PID=$!
-            proxy_pids="$proxy_pids $PROXY_PID"
-            PROXY_ADDR=
-            for _ in $(seq 150); do
-                PROXY_ADDR=$(sed -n 's/^mpigpu-proxy: listening on //p' "$work/ev$i.log")
-                [ -n "$PROXY_ADDR" ] && break
-                sleep 0.1
-            done
-            [ -n "$PROXY_ADDR" ] || { cat "$work/ev$i.log"; fail "proxy $i did not start"; }
+            PROXY_RSH="$NETBED_EXEC node$k" PROXY_LISTEN=10.199.0.$k:0 start_proxy "ev$i"
         else
             start_proxy "ev$i"
         fi

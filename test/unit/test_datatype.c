@@ -6,6 +6,7 @@
 
 #include "dt_oracle.h"
 #include "mgdt.h"
+#include "mgtest_types.h"
 
 /* ---- golden serialized forms ---------------------------------------------- */
 
@@ -285,24 +286,22 @@ END_TEST
 
 START_TEST(test_named_and_pairs)
 {
-    MPI_Datatype ts[] = {MPI_INT,
-                         MPI_DOUBLE,
-                         MPI_CHAR,
-                         MPI_LONG,
-                         MPI_FLOAT_INT,
-                         MPI_DOUBLE_INT,
-                         MPI_LONG_INT,
-                         MPI_SHORT_INT,
-                         MPI_2INT,
-                         MPI_LONG_DOUBLE_INT,
-                         MPI_C_DOUBLE_COMPLEX,
-                         MPI_LONG_DOUBLE,
-                         MPI_INT8_T,
-                         MPI_UINT64_T,
-                         MPI_C_BOOL};
-    for (size_t i = 0; i < sizeof(ts) / sizeof(ts[0]); i++)
-        for (int count = 0; count <= 3; count++)
-            ck_assert_int_eq(dt_oracle_check(ts[i], count, (unsigned)i), 0);
+    /* Every predefined type, pairs included, through the oracle, but for
+       Fortran's complex types: MPICH 4.0.2's MPI_Pack_external swaps
+       MPI_COMPLEX and MPI_DOUBLE_COMPLEX as one number, where external32
+       (and its own MPI_COMPLEX8) swaps the real and imaginary parts each,
+       as the library does; and the library swaps MPI_COMPLEX8, 16 and 32
+       as one number. */
+    const MPI_Datatype skip[] = {MPI_COMPLEX, MPI_DOUBLE_COMPLEX, MPI_COMPLEX8, MPI_COMPLEX16,
+                                 MPI_COMPLEX32};
+    for (int i = 0; i < MGTEST_NTYPES; i++) {
+        int skipped = 0;
+        for (size_t k = 0; k < sizeof(skip) / sizeof(skip[0]); k++)
+            skipped |= mgtest_types[i].dt == skip[k];
+        for (int count = 0; count <= 3 && !skipped; count++)
+            ck_assert_msg(dt_oracle_check(mgtest_types[i].dt, count, (unsigned)i) == 0, "%s x %d",
+                          mgtest_types[i].name, count);
+    }
     mgdt_type_t *ty;
     ck_assert_int_eq(mgdt_type_create(MPI_DOUBLE_INT, &ty), MPI_SUCCESS);
     ck_assert_int_eq(ty->size, 12);
@@ -538,42 +537,23 @@ START_TEST(test_overflow_and_commit)
 }
 END_TEST
 
-/* The table of predefined layouts (layout.c) answers what PMPI answers, for
-   every predefined type it may hold, and nothing for derived types. */
+/* The table of predefined layouts (layout.c) answers what PMPI answers:
+   for every type of the standard's C binding (test/include/mgtest_types.h),
+   and for any other predefined type it holds; nothing for derived types. */
 START_TEST(test_predefined_layout)
 {
-    MPI_Datatype ts[] = {MPI_CHAR,
-                         MPI_BYTE,
-                         MPI_SHORT,
-                         MPI_INT,
-                         MPI_LONG,
-                         MPI_LONG_LONG,
-                         MPI_FLOAT,
-                         MPI_DOUBLE,
-                         MPI_LONG_DOUBLE,
-                         MPI_C_BOOL,
-                         MPI_INT8_T,
-                         MPI_UINT64_T,
-                         MPI_AINT,
-                         MPI_COUNT,
-                         MPI_C_DOUBLE_COMPLEX,
-                         MPI_PACKED,
-                         MPI_FLOAT_INT,
-                         MPI_DOUBLE_INT,
-                         MPI_LONG_INT,
-                         MPI_2INT,
-                         MPI_SHORT_INT,
-                         MPI_LONG_DOUBLE_INT,
-                         MPI_C_LONG_DOUBLE_COMPLEX,
-                         MPI_UNSIGNED_CHAR};
-    for (size_t i = 0; i < sizeof(ts) / sizeof(ts[0]); i++) {
-        const mgdt_layout_t *l = mgdt_predefined(ts[i]);
+    for (int i = 0; i < MGTEST_NTYPES; i++) {
+        const mgtest_type_t *e = &mgtest_types[i];
+        const mgdt_layout_t *l = mgdt_predefined(e->dt);
         MPI_Count size, lb, ext, tlb, tex;
-        ck_assert_ptr_nonnull(l);
-        ck_assert(l->dt == ts[i]);
-        PMPI_Type_size_x(ts[i], &size);
-        PMPI_Type_get_extent_x(ts[i], &lb, &ext);
-        PMPI_Type_get_true_extent_x(ts[i], &tlb, &tex);
+        if (MGTEST_DT_STANDARD_C(e->flags))
+            ck_assert_msg(l != NULL, "%s is not in the table", e->name);
+        if (!l)
+            continue;
+        ck_assert(l->dt == e->dt);
+        PMPI_Type_size_x(e->dt, &size);
+        PMPI_Type_get_extent_x(e->dt, &lb, &ext);
+        PMPI_Type_get_true_extent_x(e->dt, &tlb, &tex);
         ck_assert_int_eq(l->size, size);
         ck_assert_int_eq(l->lb, lb);
         ck_assert_int_eq(l->extent, ext);

@@ -172,6 +172,26 @@ static int tcp_accept(mgtr_listener_t *l, mgtr_ep_t **out, char *peer, size_t pe
     return *out ? 0 : -1;
 }
 
+/* Moves mh's iovec past the k bytes that one sendmsg or recvmsg moved, and
+   past the empty entries after them. */
+static void iov_consume(struct msghdr *mh, size_t k)
+{
+    while (k) {
+        size_t d = k < mh->msg_iov->iov_len ? k : mh->msg_iov->iov_len;
+        mh->msg_iov->iov_base = (char *)mh->msg_iov->iov_base + d;
+        mh->msg_iov->iov_len -= d;
+        k -= d;
+        if (!mh->msg_iov->iov_len) {
+            mh->msg_iov++;
+            mh->msg_iovlen--;
+        }
+    }
+    while (mh->msg_iovlen && !mh->msg_iov->iov_len) {
+        mh->msg_iov++;
+        mh->msg_iovlen--;
+    }
+}
+
 /* The raw stream: all of iov, or exactly iov's bytes. */
 static int raw_sendv(void *arg, struct iovec *iov, int n)
 {
@@ -183,20 +203,7 @@ static int raw_sendv(void *arg, struct iovec *iov, int n)
             continue;
         if (r <= 0)
             return -1;
-        for (size_t k = (size_t)r; k;) {
-            size_t d = k < mh.msg_iov->iov_len ? k : mh.msg_iov->iov_len;
-            mh.msg_iov->iov_base = (char *)mh.msg_iov->iov_base + d;
-            mh.msg_iov->iov_len -= d;
-            k -= d;
-            if (!mh.msg_iov->iov_len) {
-                mh.msg_iov++;
-                mh.msg_iovlen--;
-            }
-        }
-        while (mh.msg_iovlen && !mh.msg_iov->iov_len) {
-            mh.msg_iov++;
-            mh.msg_iovlen--;
-        }
+        iov_consume(&mh, (size_t)r);
     }
     return 0;
 }
@@ -211,20 +218,7 @@ static int raw_recvv(void *arg, struct iovec *iov, int n)
             continue;
         if (r <= 0)
             return -1;
-        for (size_t k = (size_t)r; k;) {
-            size_t d = k < mh.msg_iov->iov_len ? k : mh.msg_iov->iov_len;
-            mh.msg_iov->iov_base = (char *)mh.msg_iov->iov_base + d;
-            mh.msg_iov->iov_len -= d;
-            k -= d;
-            if (!mh.msg_iov->iov_len) {
-                mh.msg_iov++;
-                mh.msg_iovlen--;
-            }
-        }
-        while (mh.msg_iovlen && !mh.msg_iov->iov_len) {
-            mh.msg_iov++;
-            mh.msg_iovlen--;
-        }
+        iov_consume(&mh, (size_t)r);
     }
     return 0;
 }
