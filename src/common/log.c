@@ -17,7 +17,8 @@ static const struct {
 } subsys_tab[MGLOG_NSUBSYS] = {
     [MGLOG_COMMON] = {"common", "mpigpu", 0}, [MGLOG_DATATYPE] = {"datatype", "mpigpu", 0},
     [MGLOG_PACK] = {"pack", "mpigpu", 0},     [MGLOG_DEVICE] = {"device", "mpigpu", 0},
-    [MGLOG_P2P] = {"p2p", "mpigpu", 0},       [MGLOG_MPI] = {"mpi", "mpigpu", 0},
+    [MGLOG_P2P] = {"p2p", "mpigpu", 0},       [MGLOG_COLL] = {"coll", "mpigpu", 0},
+    [MGLOG_MPI] = {"mpi", "mpigpu", 0},
     [MGLOG_VCL] = {"vcl", "mpigpu-vcl", 0},   [MGLOG_PROXY] = {"proxy", "mpigpu-proxy", 1},
 };
 
