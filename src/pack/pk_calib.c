@@ -819,8 +819,8 @@ double mgpk_method_cost(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count,
             cost = cal_at(c, to_host ? 1 : 0, si, bi, 1, 1.0, 0);
             *method = MGPK_METHOD_COPY;
         } else {
-            *method = cal_estimate(ctx, view, count, n, to_host, 0, flags & ~MGPK_F_METHOD(3), m,
-                                   &cost);
+            *method =
+                cal_estimate(ctx, view, count, n, to_host, 0, flags & ~MGPK_F_METHOD(3), m, &cost);
         }
     }
     pthread_mutex_unlock(&ctx->lock);

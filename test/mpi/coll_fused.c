@@ -376,7 +376,7 @@ static void run_case(int c, MPI_Comm comm, int sdev, int rdev)
             CHECK(fused == multi && blocks == 0);
         else
             CHECK((c == C_LONGV || mode == M_BLOCKS) ? blocks == multi && fused == 0
-                                                      : fused + blocks == multi);
+                                                     : fused + blocks == multi);
         CHECK(pb == (want_pack ? a.sbytes : 0));
         CHECK(ub == (want_unpack ? a.rbytes : 0));
     }
