@@ -16,6 +16,10 @@
  * through MPI_T for the Allreduce rows (device: combine on the device,
  * stage: through host memory around MPI's collective); both: two rows per
  * size, allreduce/device and allreduce/stage, measured in the same run.
+ * Rows of the all-to-all calls on device buffers end with how the library
+ * packed their sides of two or more blocks (MPI_T mpigpu_coll_packed_fused
+ * and _blocks, summed over the processes): "packed: fused", "blocks" or
+ * both (MPIGPU_COLL_PACKED); nothing where no such side was packed.
  */
 #include <math.h>
 #include <stdio.h>
@@ -33,6 +37,46 @@ static int rank, np, iters = 0, skip = -1;
 static MPI_T_cvar_handle red_cvar = MPI_T_CVAR_HANDLE_NULL;
 static const char *red_paths[2];
 static int red_npaths;
+
+/* MPI_T mpigpu_coll_packed_fused and _blocks, read around the device runs */
+static MPI_T_pvar_session pk_session = MPI_T_PVAR_SESSION_NULL;
+static MPI_T_pvar_handle pk_handle[2];
+static int pk_ok;
+
+static void packed_init(void)
+{
+    static const char *const names[2] = {"mpigpu_coll_packed_fused", "mpigpu_coll_packed_blocks"};
+    int provided, idx, cnt;
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
+        return;
+    if (MPI_T_pvar_session_create(&pk_session) != MPI_SUCCESS)
+        return;
+    for (int i = 0; i < 2; i++)
+        if (MPI_T_pvar_get_index(names[i], MPI_T_PVAR_CLASS_COUNTER, &idx) != MPI_SUCCESS ||
+            MPI_T_pvar_handle_alloc(pk_session, idx, NULL, &pk_handle[i], &cnt) != MPI_SUCCESS)
+            return;
+    pk_ok = 1;
+}
+
+static void packed_read(unsigned long long v[2])
+{
+    for (int i = 0; i < 2; i++)
+        if (!pk_ok || MPI_T_pvar_read(pk_session, pk_handle[i], &v[i]) != MPI_SUCCESS)
+            v[i] = 0;
+}
+
+/* "  packed: fused" (blocks, fused+blocks) for the packs every process made
+   since v0, or "" (a collective: every process calls it). */
+static void packed_label(const unsigned long long v0[2], char *buf, size_t len)
+{
+    unsigned long long v1[2], d[2], all[2];
+    packed_read(v1);
+    d[0] = v1[0] - v0[0];
+    d[1] = v1[1] - v0[1];
+    MPI_Allreduce(d, all, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    snprintf(buf, len, "%s%s%s%s", all[0] || all[1] ? "  packed: " : "", all[0] ? "fused" : "",
+             all[0] && all[1] ? "+" : "", all[1] ? "blocks" : "");
+}
 
 static void usage(void)
 {
@@ -137,12 +181,12 @@ static void copy_fn(const void *arg)
 static FILE *cf;
 
 static void row(const char *coll, const char *tname, long size, double tdev, double thost,
-                double tcopy, int dev)
+                double tcopy, int dev, const char *note)
 {
     double floor_ = thost + tcopy;
     if (rank == 0) {
-        printf("%-20s %10ld %12.2f %12.2f %12.2f %7.2f\n", coll, size, tdev * 1e6, thost * 1e6,
-               floor_ * 1e6, dev ? tdev / floor_ : tdev / thost);
+        printf("%-20s %10ld %12.2f %12.2f %12.2f %7.2f%s\n", coll, size, tdev * 1e6, thost * 1e6,
+               floor_ * 1e6, dev ? tdev / floor_ : tdev / thost, note);
         if (cf)
             fprintf(cf, "%s,%s,%ld,%s,%.3f,%.3f,%.3f,%.4f\n", coll, tname, size,
                     dev ? "device" : "host", tdev * 1e6, thost * 1e6, floor_ * 1e6,
@@ -193,11 +237,15 @@ static void bench_sizes(int c, const perf_spec_t *spec, long lo, long hi, int de
         a.rb = rd;
         double tpath[2] = {0, 0};
         int npath = c == C_ALLREDUCE && red_npaths ? red_npaths : 1;
+        unsigned long long pk0[2];
+        char note[64] = "";
+        packed_read(pk0);
         for (int q = 0; q < npath; q++) {
             if (c == C_ALLREDUCE && red_npaths)
                 MPI_T_cvar_write(red_cvar, red_paths[q]);
             tpath[q] = timed(run_fn, &a);
         }
+        packed_label(pk0, note, sizeof note);
         a.sb = sh;
         a.rb = rh;
         double thost = timed(run_fn, &a);
@@ -213,8 +261,8 @@ static void bench_sizes(int c, const perf_spec_t *spec, long lo, long hi, int de
             char name[64];
             snprintf(name, sizeof name, "%s%s%s", cname[c], npath > 1 ? "/" : "",
                      npath > 1 ? red_paths[q] : "");
-            row(name, c == C_ALLREDUCE ? "double" : spec->name, packed, tpath[q], thost, tcopy,
-                dev);
+            row(name, c == C_ALLREDUCE ? "double" : spec->name, packed, tpath[q], thost, tcopy, dev,
+                note);
         }
         release(sd, dev);
         release(rd, dev);
@@ -287,15 +335,20 @@ static void bench_halo(long lo, long hi, int dev)
         size_t n = (size_t)full * full * full * sizeof(double);
         char *dbuf = alloc(n, dev), *hbuf = alloc(n, 0);
         h.buf = dbuf;
-        double tcoll = timed(halo_coll, &h), tp2p = timed(halo_p2p, &h);
+        unsigned long long pk0[2];
+        char note[64] = "";
+        packed_read(pk0);
+        double tcoll = timed(halo_coll, &h);
+        packed_label(pk0, note, sizeof note);
+        double tp2p = timed(halo_p2p, &h);
         h.buf = hbuf;
         double thost = timed(halo_coll, &h);
         long packed = 6 * side * side * (long)sizeof(double);
         if (rank == 0) {
             printf("%-20s %10ld %12.2f %12.2f %12.2f %7.2f   side %ld, 6 Isend/Irecv pairs in "
-                   "the third column\n",
+                   "the third column%s\n",
                    "neighbor_alltoallw", packed, tcoll * 1e6, thost * 1e6, tp2p * 1e6, tcoll / tp2p,
-                   side);
+                   side, note);
             if (cf)
                 fprintf(cf, "neighbor_alltoallw,face%ld,%ld,%s,%.3f,%.3f,%.3f,%.4f\n", side, packed,
                         dev ? "device" : "host", tcoll * 1e6, thost * 1e6, tp2p * 1e6,
@@ -403,6 +456,7 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
+    packed_init();
     if (rank == 0) {
         char devname[256] = "?";
         if (MPIX_Query_opencl_support()) {
@@ -437,6 +491,9 @@ int main(int argc, char **argv)
         MPI_T_cvar_handle_free(&red_cvar);
         MPI_T_finalize();
     }
+    if (pk_session != MPI_T_PVAR_SESSION_NULL)
+        MPI_T_pvar_session_free(&pk_session);
+    MPI_T_finalize();
     MPI_Finalize();
     return 0;
 }

@@ -128,5 +128,10 @@ unsigned long mgcoll_device_reductions(void);
    their chunks (MPI_T mpigpu_coll_pipelined, mpigpu_coll_pipelined_chunks). */
 unsigned long mgcoll_pipelined(void);
 unsigned long mgcoll_pipelined_chunks(void);
+/* Packs and unpacks of an all-to-all side of two or more blocks staged
+   packed (MPIGPU_COLL_PACKED): in one call of the pack engine (fused), or
+   one call per block (MPI_T mpigpu_coll_packed_fused, _blocks). */
+unsigned long mgcoll_packed_fused(void);
+unsigned long mgcoll_packed_blocks(void);
 
 #endif /* MGCOLL_H */

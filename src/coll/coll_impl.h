@@ -107,6 +107,8 @@ typedef struct coll_side {
     MPI_Datatype *ptypes; /* COLL_W: MPI_PACKED for every block, MPI's types */
     mgpk_block_t *pblk;   /* the blocks that move, for one launch each way */
     int npblk;
+    int pblocks; /* packed one pack engine call per block, not fused (coll_packed_setup's
+                    choice, MPIGPU_COLL_PACKED) */
 } coll_side_t;
 
 /* A call under way: the call on host memory (wide arrays), its sides, and
@@ -143,9 +145,13 @@ int coll_side_fuse(coll_side_t *sd, int live_only);
    before its host memory is taken, says whether the side is staged packed
    (its blocks whose peer is MPI_PROC_NULL are skipped; sd->pbytes set);
    coll_packed_setup, once the side is open, takes pbuf, makes the blocks one
-   type (one launch of the pack engine each way) and rewrites the side's
-   arrays for MPI: byte counts, displacements into pbuf, MPI_PACKED.  In and
-   out pack the device bytes into pbuf and unpack pbuf into the device. */
+   type (one launch of the pack engine each way), chooses between packing
+   the blocks fused (one call of the engine) or one call per block
+   (sd->pblocks: MPIGPU_COLL_PACKED; under auto, by the engine's model,
+   mgpk_method_cost) and rewrites the side's arrays for MPI: byte counts,
+   displacements into pbuf, MPI_PACKED.  In and out pack the device bytes
+   into pbuf and unpack pbuf into the device, the chosen way; both give the
+   same bytes. */
 int coll_packed_choose(const mgcoll_call_t *c, coll_side_t *sd);
 int coll_packed_setup(coll_state_t *st, int k);
 int coll_packed_in(coll_side_t *sd);

@@ -17,14 +17,50 @@
  * A neighborhood block whose peer is MPI_PROC_NULL (a Cartesian topology
  * without periods) moves nothing: it is left out of the type and gets a
  * count of 0, so that its receive bytes stay as they are on the device.
+ *
+ * A side of two or more blocks packs fused (one call of the pack engine,
+ * one launch of the multi kernel) or one engine call per block, each with
+ * the engine's own method choice (copies where auto prefers them):
+ * MPIGPU_COLL_PACKED, under auto whichever the engine's model predicts
+ * faster (mgpk_method_cost, which counts a kernel's switch on a shared GPU
+ * as auto's comparison does).  A kernel launch on a GPU that several
+ * processes use waits for a context switch, which per-block copies do not.
  */
 #include "config.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mgerr.h"
+#include "mglog.h"
+#include "mgparam.h"
 #include "coll_impl.h"
+
+/* MPIGPU_COLL_PACKED, in the table's order of its values */
+enum { PACKED_AUTO, PACKED_FUSED, PACKED_BLOCKS };
+static int packed_mode = PACKED_AUTO; /* the table's default */
+static pthread_once_t packed_once = PTHREAD_ONCE_INIT;
+static atomic_ulong packed_nfused, packed_nblocks;
+
+static void packed_read_settings(void)
+{
+    mgparam_value_t v;
+    char err[256];
+    if (mgparam_read(MGPARAM_COLL_PACKED, &v, err, sizeof err) == 0)
+        packed_mode = (int)v.num;
+}
+
+unsigned long mgcoll_packed_fused(void)
+{
+    return atomic_load(&packed_nfused);
+}
+
+unsigned long mgcoll_packed_blocks(void)
+{
+    return atomic_load(&packed_nblocks);
+}
 
 static int packed_kind(mgcoll_kind_t k)
 {
@@ -139,6 +175,56 @@ static const mgdt_type_t *packed_type(const coll_side_t *sd, int64_t *count, int
     return NULL;
 }
 
+static const char *const side_name[2] = {"send", "receive"};
+
+/* Whether side k of st (two or more blocks that move, fused type made)
+   packs one engine call per block rather than fused: MPIGPU_COLL_PACKED,
+   under auto the pack engine's estimates of both ways (the fused call's
+   method on the struct of the blocks; each block's own), kernel switches
+   included.  Fused where the model cannot say, and without asking it where
+   every call would launch a kernel (the kernel method forced, a block
+   that is not one run): one launch then beats several, and no table need
+   be measured. */
+static int packed_blocks_choose(const coll_state_t *st, const coll_side_t *sd, int k)
+{
+    pthread_once(&packed_once, packed_read_settings);
+    if (packed_mode != PACKED_AUTO)
+        return packed_mode == PACKED_BLOCKS;
+    mgpk_method_t fm = mgdev_type_method(MPI_DATATYPE_NULL), m;
+    int kernels = fm == MGPK_METHOD_KERNEL, noncontig = 0;
+    for (int i = 0; i < sd->npblk; i++) {
+        const mgpk_block_t *b = &sd->pblk[i];
+        noncontig |= !mgpk_contig(b->type, b->count);
+    }
+    for (int i = 0; i < sd->nblk; i++)
+        if (!sd->blk[i].skip)
+            kernels &= MGPK_F_METHOD_OF(sd->blk[i].flags) == MGPK_METHOD_KERNEL;
+    if (kernels && noncontig)
+        return 0;
+    double fused = mgpk_method_cost(sd->pk, sd->ftype, 1, 1, 0, &fm), blocks = 0;
+    for (int i = 0; i < sd->nblk && fused >= 0 && blocks >= 0; i++) {
+        const coll_blk_t *b = &sd->blk[i];
+        if (!b->skip) {
+            double t = mgpk_method_cost(sd->pk, b->type, b->count, 1, b->flags, &m);
+            blocks = t < 0 ? -1 : blocks + t;
+        }
+    }
+    int per = fused >= 0 && blocks >= 0 && blocks < fused;
+    if (fused < 0 || blocks < 0)
+        MGLOG_INFO(MGLOG_COLL,
+                   "%s: %s side, %d blocks, %lld packed bytes: fused (the pack engine's model "
+                   "has no estimate)",
+                   st->hc.fn, side_name[k], sd->npblk, (long long)sd->pbytes);
+    else
+        MGLOG_INFO(MGLOG_COLL,
+                   "%s: %s side, %d blocks, %lld packed bytes: %s (the pack engine's model: "
+                   "%.1f us fused, as %s; %.1f us block by block)",
+                   st->hc.fn, side_name[k], sd->npblk, (long long)sd->pbytes,
+                   per ? "block by block" : "fused", fused * 1e6, mgdev_method_name(fm),
+                   blocks * 1e6);
+    return per;
+}
+
 int coll_packed_setup(coll_state_t *st, int k)
 {
     coll_side_t *sd = &st->side[k];
@@ -175,6 +261,8 @@ int coll_packed_setup(coll_state_t *st, int k)
                 sd->pblk[sd->npblk++] =
                     (mgpk_block_t){.type = b->type, .count = b->count, .disp = b->disp};
         }
+        /* decided once per state: a persistent call keeps its choice */
+        sd->pblocks = packed_blocks_choose(st, sd, k);
     }
     /* MPI's arrays: the blocks' packed bytes one after the other, in peer
        order (the struct's order); a block that moves nothing gets 0 */
@@ -209,32 +297,57 @@ int coll_packed_setup(coll_state_t *st, int k)
     return MPI_SUCCESS;
 }
 
-int coll_packed_in(coll_side_t *sd)
+/* One engine call per block that moves, in peer order, each at its
+   offset in pbuf (the fused type's packed order) with its own method
+   flags; stops at the first error. */
+static int packed_each(coll_side_t *sd, int unpack)
+{
+    int rc = MPI_SUCCESS;
+    int64_t off = 0;
+    for (int i = 0; i < sd->nblk && rc == MPI_SUCCESS; i++) {
+        const coll_blk_t *b = &sd->blk[i];
+        if (b->skip)
+            continue;
+        int64_t n = b->count * b->type->size;
+        mgpk_buf_t d = {.mem = sd->mem, .offset = sd->eoff - sd->lo + b->disp};
+        mgpk_buf_t h = {.host = sd->pbuf + off, .pinned = sd->pstage != NULL};
+        rc = unpack ? mgpk_unpack(sd->pk, b->type, b->count, h, d, 0, n, b->flags)
+                    : mgpk_pack(sd->pk, b->type, b->count, d, h, 0, n, b->flags);
+        off += n;
+    }
+    return rc;
+}
+
+/* Pack (unpack) the side's blocks between the device and pbuf, fused or
+   block by block (sd->pblocks). */
+static int packed_move(coll_side_t *sd, int unpack)
 {
     int64_t count = 0, disp = 0;
     int flags = 0;
     const mgdt_type_t *t = packed_type(sd, &count, &disp, &flags);
     if (!t || !sd->pbytes)
         return MPI_SUCCESS;
+    if (sd->pblk)
+        atomic_fetch_add(sd->pblocks ? &packed_nblocks : &packed_nfused, 1);
+    if (sd->pblk && sd->pblocks)
+        return packed_each(sd, unpack);
     mgpk_buf_t d = {.mem = sd->mem, .offset = sd->eoff - sd->lo + disp};
     mgpk_buf_t h = {.host = sd->pbuf, .pinned = sd->pstage != NULL};
     if (sd->pblk)
-        return mgpk_pack_multi(sd->pk, t, sd->pblk, sd->npblk, d, h, flags);
-    return mgpk_pack(sd->pk, t, count, d, h, 0, sd->pbytes, flags);
+        return unpack ? mgpk_unpack_multi(sd->pk, t, sd->pblk, sd->npblk, h, d, flags)
+                      : mgpk_pack_multi(sd->pk, t, sd->pblk, sd->npblk, d, h, flags);
+    return unpack ? mgpk_unpack(sd->pk, t, count, h, d, 0, sd->pbytes, flags)
+                  : mgpk_pack(sd->pk, t, count, d, h, 0, sd->pbytes, flags);
+}
+
+int coll_packed_in(coll_side_t *sd)
+{
+    return packed_move(sd, 0);
 }
 
 int coll_packed_out(coll_side_t *sd)
 {
-    int64_t count = 0, disp = 0;
-    int flags = 0;
-    const mgdt_type_t *t = packed_type(sd, &count, &disp, &flags);
-    if (!t || !sd->pbytes)
-        return MPI_SUCCESS;
-    mgpk_buf_t d = {.mem = sd->mem, .offset = sd->eoff - sd->lo + disp};
-    mgpk_buf_t h = {.host = sd->pbuf, .pinned = sd->pstage != NULL};
-    if (sd->pblk)
-        return mgpk_unpack_multi(sd->pk, t, sd->pblk, sd->npblk, h, d, flags);
-    return mgpk_unpack(sd->pk, t, count, h, d, 0, sd->pbytes, flags);
+    return packed_move(sd, 1);
 }
 
 void coll_packed_free(coll_side_t *sd)
@@ -254,4 +367,5 @@ void coll_packed_free(coll_side_t *sd)
     free(sd->pblk);
     sd->pblk = NULL;
     sd->npblk = 0;
+    sd->pblocks = 0;
 }

@@ -15,10 +15,11 @@ static const struct {
     const char *program; /* the line's prefix */
     int stamp;           /* a daemon's lines carry the time of day */
 } subsys_tab[MGLOG_NSUBSYS] = {
-    [MGLOG_COMMON] = {"common", "mpigpu", 0}, [MGLOG_DATATYPE] = {"datatype", "mpigpu", 0},
-    [MGLOG_PACK] = {"pack", "mpigpu", 0},     [MGLOG_DEVICE] = {"device", "mpigpu", 0},
-    [MGLOG_P2P] = {"p2p", "mpigpu", 0},       [MGLOG_MPI] = {"mpi", "mpigpu", 0},
-    [MGLOG_VCL] = {"vcl", "mpigpu-vcl", 0},   [MGLOG_PROXY] = {"proxy", "mpigpu-proxy", 1},
+    [MGLOG_COMMON] = {"common", "mpigpu", 0},     [MGLOG_DATATYPE] = {"datatype", "mpigpu", 0},
+    [MGLOG_PACK] = {"pack", "mpigpu", 0},         [MGLOG_DEVICE] = {"device", "mpigpu", 0},
+    [MGLOG_P2P] = {"p2p", "mpigpu", 0},           [MGLOG_COLL] = {"coll", "mpigpu", 0},
+    [MGLOG_MPI] = {"mpi", "mpigpu", 0},           [MGLOG_VCL] = {"vcl", "mpigpu-vcl", 0},
+    [MGLOG_PROXY] = {"proxy", "mpigpu-proxy", 1},
 };
 
 /* -1 until the first call reads MPIGPU_VERBOSE.  Racing first calls read the

@@ -33,6 +33,7 @@ typedef enum {
     MGLOG_PACK,
     MGLOG_DEVICE,
     MGLOG_P2P,
+    MGLOG_COLL, /* the collectives (src/coll) */
     MGLOG_MPI,
     MGLOG_VCL,   /* the remote ICD (client) */
     MGLOG_PROXY, /* mpigpu-proxy */

@@ -60,6 +60,7 @@ typedef enum mgparam_id {
     MGPARAM_COLL_PIPELINE,
     MGPARAM_COLL_PIPELINE_MIN,
     MGPARAM_COLL_PIPELINE_CHUNK,
+    MGPARAM_COLL_PACKED,
     /* the virtual ICD, at its first call */
     MGPARAM_VCL_SERVERS,
     MGPARAM_VCL_KEY_FILE,

@@ -19,6 +19,7 @@ static const char *const host_recv_values[] = {"pieces", "message", NULL};
 static const char *const enqueue_values[] = {"auto", "thread", "off", NULL};
 static const char *const coll_reduce_values[] = {"auto", "device", "stage", NULL};
 static const char *const coll_pipeline_values[] = {"off", "on", "all", NULL};
+static const char *const coll_packed_values[] = {"auto", "fused", "blocks", NULL};
 static const char *const cma_copy_values[] = {"auto", "map", "pinned", "staging", NULL};
 static const char *const cipher_values[] = {"auto", "aes256gcm", "chacha20poly1305", NULL};
 
@@ -288,6 +289,18 @@ const mgparam_t mgparam_table[MGPARAM_COUNT] = {
                                      .help = "bytes of one chunk of a pipelined collective "
                                              "(whole elements of a reduction); the same on every "
                                              "process"},
+    [MGPARAM_COLL_PACKED] =
+        {.name = "MPIGPU_COLL_PACKED",
+         .type = MGPARAM_T_ENUM,
+         .def = "auto",
+         .values = coll_packed_values,
+         .help = "how a device side of MPI_Alltoallv, MPI_Alltoallw and the neighborhood v and w "
+                 "forms packs its blocks to host memory and unpacks them back, on a device that "
+                 "does not share host memory: fused (one pack engine call for every block, one "
+                 "kernel launch), blocks (one call per block, each with its own method, copies "
+                 "where auto prefers them), or auto: per call, whichever the pack engine's model "
+                 "predicts faster, kernel switches of a shared GPU counted "
+                 "(MPIGPU_KERNEL_SWITCH). Each process decides alone"},
 
     [MGPARAM_VCL_SERVERS] = {.name = "MPIGPU_VCL_SERVERS",
                              .type = MGPARAM_T_STRING,

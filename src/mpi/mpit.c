@@ -63,7 +63,9 @@ typedef enum mpit_source {
     SRC_OPS_REST,
     SRC_COLL_DEVICE_REDUCE,
     SRC_COLL_PIPELINED,
-    SRC_COLL_PIPELINED_CHUNKS
+    SRC_COLL_PIPELINED_CHUNKS,
+    SRC_COLL_PACKED_FUSED,
+    SRC_COLL_PACKED_BLOCKS
 } mpit_source_t;
 
 typedef struct mpit_pvar {
@@ -140,6 +142,12 @@ static const mpit_pvar_t pvars[] = {
      "included"},
     {"mpigpu_coll_pipelined_chunks", MPI_T_PVAR_CLASS_COUNTER, SRC_COLL_PIPELINED_CHUNKS,
      "Chunks of the pipelined collectives: one nonblocking collective of MPI each"},
+    {"mpigpu_coll_packed_fused", MPI_T_PVAR_CLASS_COUNTER, SRC_COLL_PACKED_FUSED,
+     "Packs and unpacks of an all-to-all side's blocks (two or more) in one call of the pack "
+     "engine (MPIGPU_COLL_PACKED)"},
+    {"mpigpu_coll_packed_blocks", MPI_T_PVAR_CLASS_COUNTER, SRC_COLL_PACKED_BLOCKS,
+     "Packs and unpacks of an all-to-all side's blocks (two or more) one pack engine call per "
+     "block (MPIGPU_COLL_PACKED)"},
 };
 #define NPVARS ((int)(sizeof(pvars) / sizeof(pvars[0])))
 
@@ -159,6 +167,10 @@ static mpit_value_t pvar_value(mpit_source_t src)
         return mgcoll_pipelined();
     case SRC_COLL_PIPELINED_CHUNKS:
         return mgcoll_pipelined_chunks();
+    case SRC_COLL_PACKED_FUSED:
+        return mgcoll_packed_fused();
+    case SRC_COLL_PACKED_BLOCKS:
+        return mgcoll_packed_blocks();
     case SRC_PACK_BYTES:
     case SRC_UNPACK_BYTES:
     case SRC_CALLS_KERNEL:

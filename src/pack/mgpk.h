@@ -224,6 +224,23 @@ int mgpk_ctx_prepare(mgpk_ctx_t *ctx);
 mgpk_method_t mgpk_method_choose(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, int64_t n,
                                  int to_host, int allow_host, int flags);
 
+/*
+ * The seconds that auto's model predicts for mgpk_pack (or mgpk_unpack) of
+ * all count instances of type between a device buffer and host memory
+ * (to_host) or another device buffer, under the method that call would
+ * run: flags' method, else the setting; under auto the one auto picks
+ * (never host).  A kernel's estimate includes settings.kernel_switch_us (a
+ * shared GPU), as auto's comparison does; contiguous data is one transfer
+ * (no kernel, no switch).  *method (may be NULL) gets the method.  Returns
+ * 0 for no bytes, and a negative value where the model cannot say: no
+ * table (MPIGPU_CALIBRATE=0, a failed measurement), or the host method.
+ * Decides the table first, as the first auto decision would; remembers
+ * nothing and counts no choice.  For callers that compare ways of moving
+ * the same bytes (the fused packing of the collectives).
+ */
+double mgpk_method_cost(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, int to_host,
+                        int flags, mgpk_method_t *method);
+
 /* The calibration grid and table (a copy, for tests and diagnostics). */
 #define MGPK_CAL_NSIZES 4   /* packed sizes 4 KiB, 256 KiB, 1 MiB, 8 MiB */
 #define MGPK_CAL_NBLOCKS 3  /* block lengths 8, 64, 512 B */

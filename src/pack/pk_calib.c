@@ -666,33 +666,14 @@ static double cal_at(const mgpk_calib_info_t *c, int d, int si, int bi, int m, d
     return t0 * pow(t1 / t0, log(x) / log(x1));
 }
 
-mgpk_method_t mgpk_calib_choose(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, int64_t n,
-                                int to_host, int allow_host, int flags)
+/* The model's estimate for a call of auto (or of the forced method `force`,
+   not AUTO): the method it takes and its seconds in *cost, or -1 where the
+   table has no time for it.  The table must be decided (not static). */
+static mgpk_method_t cal_estimate(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count,
+                                  int64_t n, int to_host, int allow_host, int flags,
+                                  mgpk_method_t force, double *cost)
 {
     const mgdt_shape_t *sh = &type->shape;
-    /* Contiguous types are one copy command whichever method runs. */
-    if (mgpk_contig(type, count))
-        return MGPK_METHOD_KERNEL;
-    cal_ensure(ctx);
-    if (ctx->calib.source == MGPK_CAL_STATIC)
-        return MGPK_METHOD_KERNEL;
-    mgpk_calib_memo_t key = {.type = type,
-                             .size = type->size,
-                             .extent = type->extent,
-                             .count = count,
-                             .n = n,
-                             .to_host = to_host,
-                             .allow_host = allow_host,
-                             .flags = flags,
-                             .valid = 1};
-    for (int i = 0; i < MGPK_MEMO; i++) {
-        const mgpk_calib_memo_t *mo = &ctx->memo[i];
-        if (mo->valid && mo->type == key.type && mo->size == key.size && mo->extent == key.extent &&
-            mo->count == count && mo->n == n && mo->to_host == to_host &&
-            mo->allow_host == allow_host && mo->flags == flags)
-            return mo->method;
-    }
-    ctx->stats.choices++;
     const mgpk_calib_info_t *c = &ctx->calib;
     int64_t bl = mgpk_calib_blocklen(type, count, n);
     int si, bi, d = to_host ? 1 : 0;
@@ -720,7 +701,7 @@ mgpk_method_t mgpk_calib_choose(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_
        copied (mgpk_map) and every method touches the same lines. */
     double x = cal_sparseness(type, count);
     mgpk_method_t best = MGPK_METHOD_KERNEL;
-    double bt = cal_at(c, d, si, bi, 0, x, 0);
+    double kernel = cal_at(c, d, si, bi, 0, x, 0), bt = kernel;
     /* The table was measured by this process alone; on a GPU that other
        processes of the node also run kernels on, each kernel waits for a
        context switch first (MPIGPU_KERNEL_SWITCH). */
@@ -738,10 +719,15 @@ mgpk_method_t mgpk_calib_choose(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_
        had chosen (doc/performance.md, S18). */
     int host_rect = to_host && mgpk_host_rect(ctx, n);
     double copy = cal_at(c, d, si, bi, 1, x, rect && !shared && !host_rect);
-    if (!rect && copy > 0)
+    /* (A forced copy whose pieces cut instances, too.) */
+    if ((!rect || (force == MGPK_METHOD_COPY && !aligned)) && copy > 0)
         copy += (double)((n + bl - 1) / (bl > 0 ? bl : 1) - 1) * c->run[d];
     if (copy > 0 && !host_rect)
         copy += sw;
+    if (force == MGPK_METHOD_KERNEL || force == MGPK_METHOD_COPY) {
+        *cost = force == MGPK_METHOD_KERNEL ? bt : copy;
+        return force;
+    }
     if (copy_ok && copy > 0 && copy < bt)
         best = MGPK_METHOD_COPY, bt = copy;
     /* The table's copy is a copy between device buffers, which NVIDIA runs
@@ -749,9 +735,10 @@ mgpk_method_t mgpk_calib_choose(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_
        at a few ns a row.  Where it applies to a vector or subarray shape it
        beat the kernel at every size measured (S18: 8 B every 64 B, 64 B to
        256 KiB, 18 to 145 us against 168 to 215 for the kernel, which waits
-       for the switch), whatever the table says. */
+       for the switch), whatever the table says; its estimate is the
+       table's copy without the switch. */
     if (host_rect && rect && copy_ok)
-        best = MGPK_METHOD_COPY, bt = 0;
+        best = MGPK_METHOD_COPY, bt = copy;
     /* Host staging walks the type with the library's own walk
        (mgpk_host_pack), whose time follows the run length as the
        measurement's does, whatever the type's shape.  A zero-copy typed
@@ -763,11 +750,81 @@ mgpk_method_t mgpk_calib_choose(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_
         host += x <= 1 ? m0 : x >= x1 ? m1 * x / x1 : m0 + (m1 - m0) * (x - 1) / (x1 - 1);
     }
     if (allow_host && to_host && !(flags & MGPK_F_EXTERNAL32) && host > 0 && host < bt)
-        best = MGPK_METHOD_HOST;
-    key.method = best;
+        best = MGPK_METHOD_HOST, bt = host;
+    *cost = bt > 0 ? bt : -1;
+    return best;
+}
+
+mgpk_method_t mgpk_calib_choose(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, int64_t n,
+                                int to_host, int allow_host, int flags)
+{
+    /* Contiguous types are one copy command whichever method runs. */
+    if (mgpk_contig(type, count))
+        return MGPK_METHOD_KERNEL;
+    cal_ensure(ctx);
+    if (ctx->calib.source == MGPK_CAL_STATIC)
+        return MGPK_METHOD_KERNEL;
+    mgpk_calib_memo_t key = {.type = type,
+                             .size = type->size,
+                             .extent = type->extent,
+                             .count = count,
+                             .n = n,
+                             .to_host = to_host,
+                             .allow_host = allow_host,
+                             .flags = flags,
+                             .valid = 1};
+    for (int i = 0; i < MGPK_MEMO; i++) {
+        const mgpk_calib_memo_t *mo = &ctx->memo[i];
+        if (mo->valid && mo->type == key.type && mo->size == key.size && mo->extent == key.extent &&
+            mo->count == count && mo->n == n && mo->to_host == to_host &&
+            mo->allow_host == allow_host && mo->flags == flags)
+            return mo->method;
+    }
+    ctx->stats.choices++;
+    double cost;
+    key.method =
+        cal_estimate(ctx, type, count, n, to_host, allow_host, flags, MGPK_METHOD_AUTO, &cost);
     ctx->memo[ctx->memo_next] = key;
     ctx->memo_next = (ctx->memo_next + 1) % MGPK_MEMO;
-    return best;
+    return key.method;
+}
+
+double mgpk_method_cost(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, int to_host,
+                        int flags, mgpk_method_t *method)
+{
+    mgpk_method_t m = MGPK_F_METHOD_OF(flags), dummy;
+    double cost = -1;
+    int64_t n = count * type->size;
+    if (!method)
+        method = &dummy;
+    if (m == MGPK_METHOD_AUTO)
+        m = ctx->settings.method;
+    *method = m == MGPK_METHOD_AUTO ? MGPK_METHOD_KERNEL : m;
+    if (n <= 0 || m == MGPK_METHOD_HOST)
+        return n <= 0 ? 0 : -1;
+    int contig = !(flags & MGPK_F_EXTERNAL32) && mgpk_contig(type, count);
+    const mgdt_type_t *view =
+        contig || (flags & MGPK_F_EXTERNAL32) ? type : mgpk_native_view(ctx, type, count);
+    pthread_mutex_lock(&ctx->lock);
+    cal_ensure(ctx);
+    if (ctx->calib.source != MGPK_CAL_STATIC && ctx->calib.source != MGPK_CAL_NONE) {
+        if (contig) {
+            /* One buffer transfer under every method (contig_move), no kernel
+               and so no switch: the table's nearest is its copy of the
+               longest runs, densest, less the switch that cal_estimate
+               charges a copy between device buffers. */
+            const mgpk_calib_info_t *c = &ctx->calib;
+            int si, bi;
+            mgpk_calib_cell(n, n, &si, &bi);
+            cost = cal_at(c, to_host ? 1 : 0, si, bi, 1, 1.0, 0);
+            *method = MGPK_METHOD_COPY;
+        } else {
+            *method =
+                cal_estimate(ctx, view, count, n, to_host, 0, flags & ~MGPK_F_METHOD(3), m, &cost);
+        }
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    return cost;
 }
 
 mgpk_method_t mgpk_method_choose(mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count, int64_t n,

@@ -13,7 +13,19 @@
    were.  Also: MPI_IN_PLACE, the nonblocking and persistent forms, a
    Cartesian ring without periods, a receive type that differs from the
    send type with the same signature.  Any number of ranks (the testlist
-   runs 2). */
+   runs 2).
+
+   The testlist runs it three ways (argv[1]): "fused" (the default) under
+   MPIGPU_PACK=kernel, where the choice between fused packing and one pack
+   engine call per block (MPIGPU_COLL_PACKED=auto) must keep the one launch
+   each way; "blocks" under MPIGPU_COLL_PACKED=blocks, one call per block:
+   one launch per block that is not one run of bytes; "shared" on a GPU
+   shared with other processes (MPIGPU_FORCE_SHARED) whose kernels cost
+   100 ms more (MPIGPU_KERNEL_SWITCH): the engine's model must take the
+   per-block copies, without a launch, for an Alltoallv of vectors of many
+   short runs (case "Alltoallv (long)").  MPI_T's mpigpu_coll_packed_fused
+   and _blocks must count every pack and unpack of a side of two or more
+   blocks the way it ran. */
 #include <CL/cl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +49,24 @@ static cl_context ctx;
 #define K 5
 static MPI_Datatype st[K], rt[K];
 static int tsize[K];
+/* Alltoallv (long): 24 ints 8 and 12 bytes apart, sent and received */
+static MPI_Datatype lvs, lvr;
+static int lvsize;
+
+enum { M_FUSED, M_BLOCKS, M_SHARED };
+static int mode;
+
+/* Whether count instances of t are one run of bytes (the pack engine then
+   copies them, whatever its method). */
+static int one_run(MPI_Datatype t, int count)
+{
+    MPI_Aint lb, ext, tlb, text;
+    int size;
+    MPI_Type_size(t, &size);
+    MPI_Type_get_extent(t, &lb, &ext);
+    MPI_Type_get_true_extent(t, &tlb, &text);
+    return text == size && (count == 1 || ext == size);
+}
 
 static void types_make(void)
 {
@@ -67,6 +97,11 @@ static void types_make(void)
         MPI_Type_commit(&rt[i]);
         MPI_Type_size(st[i], &tsize[i]);
     }
+    MPI_Type_vector(24, 1, 2, MPI_INT, &lvs);
+    MPI_Type_vector(24, 1, 3, MPI_INT, &lvr);
+    MPI_Type_commit(&lvs);
+    MPI_Type_commit(&lvr);
+    MPI_Type_size(lvs, &lvsize);
 }
 
 /* A pattern of n bytes, distinct per seed. */
@@ -119,24 +154,36 @@ static void buf_del(char *p, int dev, cl_mem m)
 }
 
 typedef struct counters {
-    unsigned long long launches, pbytes, ubytes;
+    unsigned long long launches, pbytes, ubytes, fused, blocks;
 } counters_t;
 
 static counters_t counters(void)
 {
     counters_t c = {mpit_value("mpigpu_kernel_launches"), mpit_value("mpigpu_pack_bytes"),
-                    mpit_value("mpigpu_unpack_bytes")};
+                    mpit_value("mpigpu_unpack_bytes"), mpit_value("mpigpu_coll_packed_fused"),
+                    mpit_value("mpigpu_coll_packed_blocks")};
     return c;
 }
 
-enum { C_NEIGHBOR, C_INEIGHBOR, C_PNEIGHBOR, C_CART, C_ALLTOALLW, C_INPLACE, C_ALLTOALLV, C_N };
+enum {
+    C_NEIGHBOR,
+    C_INEIGHBOR,
+    C_PNEIGHBOR,
+    C_CART,
+    C_ALLTOALLW,
+    C_INPLACE,
+    C_ALLTOALLV,
+    C_LONGV,
+    C_N
+};
 static const char *cname[C_N] = {"Neighbor_alltoallw",
                                  "Ineighbor_alltoallw",
                                  "Neighbor_alltoallw_init",
                                  "Neighbor_alltoallw (cart)",
                                  "Alltoallw",
                                  "Alltoallw (in place)",
-                                 "Alltoallv"};
+                                 "Alltoallv",
+                                 "Alltoallv (long)"};
 
 /* The arguments of case c on comm: n blocks per side. */
 typedef struct args {
@@ -146,6 +193,8 @@ typedef struct args {
     int isd[K], ird[K];
     MPI_Datatype stv[K], rtv[K];
     long long sbytes, rbytes; /* packed bytes that move each way */
+    int slive, rlive;         /* blocks that move each way */
+    int sruns, rruns;         /* of those, the blocks that are not one run of bytes */
 } args_t;
 
 /* Block j of a side at 64 + j * SLOT (send) or reversed (receive), count 1
@@ -154,7 +203,7 @@ static void args_make(int c, MPI_Comm comm, args_t *a)
 {
     memset(a, 0, sizeof(*a));
     int nin = 0, nout = 0, srcs[K], dsts[K];
-    if (c == C_ALLTOALLW || c == C_INPLACE || c == C_ALLTOALLV) {
+    if (c == C_ALLTOALLW || c == C_INPLACE || c == C_ALLTOALLV || c == C_LONGV) {
         nin = nout = wsize;
         for (int i = 0; i < wsize; i++)
             srcs[i] = dsts[i] = i;
@@ -186,8 +235,13 @@ static void args_make(int c, MPI_Comm comm, args_t *a)
         a->sd[j] = a->isd[j] = 64 + j * SLOT;
         if (c == C_ALLTOALLV)
             a->isd[j] = 1 + 3 * j; /* extents of st[0] (68 bytes) */
-        if (dsts[j] != MPI_PROC_NULL)
-            a->sbytes += (long long)a->sc[j] * tsize[t];
+        if (c == C_LONGV)
+            a->isd[j] = 1 + 3 * j; /* extents of lvs (188 bytes) */
+        if (dsts[j] != MPI_PROC_NULL) {
+            a->sbytes += (long long)a->sc[j] * (c == C_LONGV ? lvsize : tsize[t]);
+            a->slive++;
+            a->sruns += !one_run(c == C_LONGV ? lvs : a->stv[j], a->sc[j]);
+        }
     }
     for (int j = 0; j < nin; j++) {
         int t = c >= C_ALLTOALLW ? (rank + srcs[j]) % K : (c == C_CART ? 2 - j : j) % K;
@@ -206,11 +260,19 @@ static void args_make(int c, MPI_Comm comm, args_t *a)
         a->rd[j] = a->ird[j] = 64 + (nin - 1 - j) * SLOT;
         if (c == C_ALLTOALLV)
             a->ird[j] = 2 + 3 * (nin - 1 - j); /* extents of rt[0] (32 bytes) */
-        if (srcs[j] != MPI_PROC_NULL)
-            a->rbytes += (long long)a->rc[j] * tsize[t];
+        if (c == C_LONGV)
+            a->ird[j] = 1 + 3 * (nin - 1 - j); /* extents of lvr (280 bytes) */
+        if (srcs[j] != MPI_PROC_NULL) {
+            a->rbytes += (long long)a->rc[j] * (c == C_LONGV ? lvsize : tsize[t]);
+            a->rlive++;
+            a->rruns += !one_run(c == C_LONGV ? lvr : a->rtv[j], a->rc[j]);
+        }
     }
-    if (c == C_INPLACE) /* the receive side's blocks go out too */
+    if (c == C_INPLACE) { /* the receive side's blocks go out too */
         a->sbytes = a->rbytes;
+        a->slive = a->rlive;
+        a->sruns = a->rruns;
+    }
 }
 
 /* The persistent request of case c (made once, before the counters are
@@ -245,6 +307,8 @@ static int call(int c, MPI_Comm comm, args_t *a, char *s, char *r, MPI_Request *
         return MPI_Alltoallw(MPI_IN_PLACE, NULL, NULL, NULL, r, a->ivr, a->ird, a->rtv, comm);
     case C_ALLTOALLV:
         return MPI_Alltoallv(s, a->ivs, a->isd, st[0], r, a->ivr, a->ird, rt[0], comm);
+    case C_LONGV:
+        return MPI_Alltoallv(s, a->ivs, a->isd, lvs, r, a->ivr, a->ird, lvr, comm);
     }
     return MPI_ERR_ARG;
 }
@@ -289,14 +353,30 @@ static void run_case(int c, MPI_Comm comm, int sdev, int rdev)
            contiguous run, launches nothing */
         int want_pack = (c == C_INPLACE ? rdev : sdev) && a.sbytes > 0;
         int want_unpack = rdev && a.rbytes > 0;
-        if (c == C_CART) {
-            CHECK(launches <= want_pack + want_unpack);
+        /* the sides of two or more blocks, which choose fused or per block */
+        long long multi = (want_pack && a.slive > 1) + (want_unpack && a.rlive > 1);
+        long long fused = (long long)(c1.fused - c0.fused);
+        long long blocks = (long long)(c1.blocks - c0.blocks);
+        int want = want_pack + want_unpack;
+        if (mode == M_BLOCKS) /* a launch per block of more than one run */
+            want = (want_pack ? a.sruns : 0) + (want_unpack ? a.rruns : 0);
+        if (mode == M_SHARED && c == C_LONGV)
+            want = 0; /* copies, no kernel */
+        if (mode == M_SHARED && c != C_LONGV) {
+            CHECK(fused + blocks == multi);
+        } else if (c == C_CART && mode == M_FUSED) {
+            CHECK(launches <= want);
         } else {
-            CHECK(launches == want_pack + want_unpack);
-            if (launches != want_pack + want_unpack && errs < 20)
+            CHECK(launches == want);
+            if (launches != want && errs < 20)
                 fprintf(stderr, "rank %d [%s]: %lld launches, want %d\n", rank, where, launches,
-                        want_pack + want_unpack);
+                        want);
         }
+        if (mode == M_FUSED)
+            CHECK(fused == multi && blocks == 0);
+        else
+            CHECK((c == C_LONGV || mode == M_BLOCKS) ? blocks == multi && fused == 0
+                                                     : fused + blocks == multi);
         CHECK(pb == (want_pack ? a.sbytes : 0));
         CHECK(ub == (want_unpack ? a.rbytes : 0));
     }
@@ -330,6 +410,10 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 77;
     }
+    if (argc > 1 && !strcmp(argv[1], "blocks"))
+        mode = M_BLOCKS;
+    else if (argc > 1 && !strcmp(argv[1], "shared"))
+        mode = M_SHARED;
     if (wsize > K || mpit_read_init()) {
         fprintf(stderr, "coll_fused: needs at most %d ranks and MPI_T\n", K);
         MPI_Abort(MPI_COMM_WORLD, 1);
@@ -359,6 +443,8 @@ int main(int argc, char **argv)
         MPI_Type_free(&st[i]);
         MPI_Type_free(&rt[i]);
     }
+    MPI_Type_free(&lvs);
+    MPI_Type_free(&lvr);
     int all = 0;
     MPI_Allreduce(&errs, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     mpit_read_finalize();

@@ -494,6 +494,77 @@ START_TEST(test_choice)
 }
 END_TEST
 
+/* mgpk_method_cost: the estimate of the method a call would run, from a
+   crafted table (every cell: kernel 10 us, copy 40, host 100 on the host
+   side; 5 us a further run; both strides alike). */
+START_TEST(test_cost)
+{
+    char dir[300], *text = calloc(1, 1 << 16);
+    mgpk_calib_info_t ia;
+    int len = crafted_start(dir, sizeof(dir), "cost", text, &ia);
+    for (int d = 0; d < 2; d++)
+        for (int k = 0; k < 2; k++)
+            for (int s = 0; s < MGPK_CAL_NSIZES; s++)
+                for (int b = 0; b < 3; b++)
+                    len += snprintf(text + len, (1 << 16) - len, "%s %lld %lld %lld 10.0 40.0 %s\n",
+                                    d ? "host" : "dev", (long long)ia.strides[k],
+                                    (long long)ia.sizes[s], (long long)ia.blocks[b],
+                                    d ? "100.0" : "-");
+    strcat(text, "runs 5.0 5.0\nmap 2 5.0 5.0 5.0 5.0\nmap 8 5.0 5.0 5.0 5.0\nend\n");
+    spit(ia.path, text);
+    mgpk_settings_t is = {.method = MGPK_METHOD_AUTO,
+                          .calibrate = MGPK_CALIB_ON,
+                          .cache_dir = dir,
+                          .inline_max = 16 << 20};
+    mgpk_ctx_t *ctx = NULL;
+    ck_assert_int_eq(mgpk_ctx_create(g_cl, g_dev, g_q, &is, &ctx), MPI_SUCCESS);
+    vec_t v, g, c;
+    mk_vec(&v, 64);
+    mk_vec(&g, 64);
+    g.t.shape.kind = MGDT_SHAPE_GENERIC;
+    mk_vec_s(&c, 64, 1); /* one run */
+    mgpk_method_t m = MGPK_METHOD_AUTO;
+    mgpk_stats_t s0, s1;
+    mgpk_ctx_stats(ctx, &s0);
+    /* auto: the kernel's 10 us; a forced copy: the copy's 40 */
+    ck_assert(dabs(mgpk_method_cost(ctx, &v.t, 16, 0, 0, &m) - 10e-6) < 1e-9);
+    ck_assert_int_eq(m, MGPK_METHOD_KERNEL);
+    ck_assert(dabs(mgpk_method_cost(ctx, &v.t, 16, 1, MGPK_F_METHOD(MGPK_METHOD_COPY), &m) -
+                   40e-6) < 1e-9);
+    ck_assert_int_eq(m, MGPK_METHOD_COPY);
+    /* without a shape a copy takes a command per run: 4 runs, 40 + 3 x 5 */
+    ck_assert(dabs(mgpk_method_cost(ctx, &g.t, 1, 0, MGPK_F_METHOD(MGPK_METHOD_COPY), &m) - 55e-6) <
+              1e-9);
+    /* one run: one transfer, the copy's time */
+    ck_assert(dabs(mgpk_method_cost(ctx, &c.t, 4, 0, 0, &m) - 40e-6) < 1e-9);
+    ck_assert_int_eq(m, MGPK_METHOD_COPY);
+    ck_assert(mgpk_method_cost(ctx, &v.t, 0, 0, 0, NULL) == 0);
+    /* a shared GPU: 95 us more for a kernel and a copy between device
+       buffers, none for a transfer or a rectangle copy straight to host
+       (inline_max 16 MiB), which auto then takes */
+    mgpk_ctx_set_kernel_switch(ctx, 95);
+    ck_assert(dabs(mgpk_method_cost(ctx, &v.t, 16, 0, 0, &m) - 105e-6) < 1e-9);
+    ck_assert_int_eq(m, MGPK_METHOD_KERNEL);
+    ck_assert(dabs(mgpk_method_cost(ctx, &v.t, 16, 0, MGPK_F_METHOD(MGPK_METHOD_COPY), &m) -
+                   135e-6) < 1e-9);
+    ck_assert(dabs(mgpk_method_cost(ctx, &v.t, 16, 1, 0, &m) - 40e-6) < 1e-9);
+    ck_assert_int_eq(m, MGPK_METHOD_COPY);
+    ck_assert(dabs(mgpk_method_cost(ctx, &c.t, 4, 0, 0, &m) - 40e-6) < 1e-9);
+    /* estimates are no decisions: nothing counted */
+    mgpk_ctx_stats(ctx, &s1);
+    ck_assert_int_eq(s1.choices, s0.choices);
+    /* no table: no estimate */
+    mgpk_ctx_t *st = mk(MGPK_METHOD_AUTO, MGPK_CALIB_OFF, dir);
+    ck_assert(mgpk_method_cost(st, &v.t, 16, 0, 0, &m) < 0);
+    mgpk_ctx_free(st);
+    mgpk_ctx_free(ctx);
+    vec_free(&v);
+    vec_free(&g);
+    vec_free(&c);
+    free(text);
+}
+END_TEST
+
 /* The sparseness axis: a crafted table where the kernel wins on the dense
    vector and host staging on the sparse one (host side, every cell: kernel
    10 us dense and 60 us sparse, copy 100, host 20 and no map).  A call's
@@ -564,6 +635,7 @@ int main(void)
     tcase_add_test(tc, test_measure_and_cache);
     tcase_add_test(tc, test_corrupt);
     tcase_add_test(tc, test_choice);
+    tcase_add_test(tc, test_cost);
     tcase_add_test(tc, test_sparse);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
