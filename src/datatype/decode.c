@@ -57,6 +57,9 @@ static int decode_basic(MPI_Datatype dt, int query_ext32, mgdt_tree_t **out)
                                           MPI_CXX_LONG_DOUBLE_COMPLEX,
                                           MPI_COMPLEX,
                                           MPI_DOUBLE_COMPLEX,
+                                          MPI_COMPLEX8,
+                                          MPI_COMPLEX16,
+                                          MPI_COMPLEX32,
                                           MPI_2REAL,
                                           MPI_2DOUBLE_PRECISION,
                                           MPI_2INTEGER};
