@@ -8,7 +8,14 @@
  *   hostbench lat        ping-pong between ranks 0 and 1: half a round trip (us)
  *   hostbench bw [-W N]  osu_bw: rank 0 sends a window of N MPI_Isend from one
  *                        buffer, rank 1 posts N MPI_Irecv into one buffer, both
- *                        MPI_Waitall, then a 4-byte ack; MB/s (10^6 B/s)
+ *                        MPI_Waitall, then a 4-byte ack; MB/s (10^6 B/s).
+ *                        -R hidx: each receive as one instance of a two-block
+ *                        hindexed type of bytes instead (its first 40 bytes
+ *                        into a header of its own, the rest in place), the
+ *                        layout that would keep a chunked message's header
+ *                        out of the caller's buffer (doc/design.md, "Why
+ *                        overlapped host receives do not go in place"); it
+ *                        measures what MPI itself takes for such a receive
  *   hostbench allreduce  MPI_Allreduce of doubles, MPI_SUM, on every rank; the
  *                        average over ranks of each rank's mean time (us)
  *   hostbench isendrecv  ranks 0 and 1 exchange n bytes with MPI_Isendrecv +
@@ -36,6 +43,7 @@
 #define LARGE 8192 /* OSU's large_message_size: fewer iterations above */
 #define ACK_TAG 101
 #define WIN_TAG 100
+#define HIDX_HEAD 40 /* bw -R hidx: bytes into a header of the receive's own */
 
 enum mode { LAT, BW, ALLREDUCE, ISENDRECV };
 
@@ -43,6 +51,7 @@ static struct {
     enum mode mode;
     long min, max;
     int iters, skip, iters_large, skip_large, window, csv;
+    int hidx; /* bw -R hidx */
 } opt;
 
 static int rank, nproc;
@@ -52,7 +61,7 @@ static void usage(void)
     if (rank == 0)
         fprintf(stderr,
                 "usage: hostbench lat|bw|allreduce|isendrecv [-m MIN:MAX] [-i N] [-x N] [-I N] "
-                "[-X N] [-W N] [--csv]\n");
+                "[-X N] [-W N] [-R contig|hidx] [--csv]\n");
     MPI_Finalize();
     exit(2);
 }
@@ -120,6 +129,10 @@ static void parse(int argc, char **argv)
             ip = &opt.skip_large;
         } else if (!strcmp(argv[a], "-W")) {
             ip = &opt.window;
+        } else if (!strcmp(argv[a], "-R")) {
+            if (strcmp(v, "contig") && strcmp(v, "hidx"))
+                usage();
+            opt.hidx = !strcmp(v, "hidx");
         } else {
             usage();
         }
@@ -128,6 +141,8 @@ static void parse(int argc, char **argv)
         a++;
     }
     if (opt.iters < 1 || opt.iters_large < 1 || opt.window < 1)
+        usage();
+    if (opt.hidx && (opt.mode != BW || opt.min <= HIDX_HEAD))
         usage();
     if (opt.mode == ALLREDUCE && opt.min < (long)sizeof(double))
         opt.min = sizeof(double);
@@ -176,6 +191,24 @@ static double run_bw(char *s, char *r, int n, int iters, int skip, MPI_Request *
 {
     int w = opt.window;
     double t0 = 0;
+    /* -R hidx: receive j takes its first HIDX_HEAD bytes into head[j] and the
+       rest in place (absolute displacements, from MPI_BOTTOM). */
+    MPI_Datatype *rt = NULL;
+    char(*head)[HIDX_HEAD] = NULL;
+    if (opt.hidx && rank == 1) {
+        rt = malloc((size_t)w * sizeof(*rt));
+        head = malloc((size_t)w * sizeof(*head));
+        if (!rt || !head)
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        for (int j = 0; j < w; j++) {
+            int len[2] = {HIDX_HEAD, n - HIDX_HEAD};
+            MPI_Aint at[2];
+            MPI_Get_address(head[j], &at[0]);
+            MPI_Get_address(r + HIDX_HEAD, &at[1]);
+            MPI_Type_create_hindexed(2, len, at, MPI_BYTE, &rt[j]);
+            MPI_Type_commit(&rt[j]);
+        }
+    }
     MPI_Barrier(MPI_COMM_WORLD);
     for (int i = 0; i < iters + skip; i++) {
         if (i == skip)
@@ -186,13 +219,21 @@ static double run_bw(char *s, char *r, int n, int iters, int skip, MPI_Request *
             MPI_Waitall(w, req, st);
             MPI_Recv(r, 4, MPI_CHAR, 1, ACK_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         } else if (rank == 1) {
-            for (int j = 0; j < w; j++)
-                MPI_Irecv(r, n, MPI_CHAR, 0, WIN_TAG, MPI_COMM_WORLD, &req[j]);
+            for (int j = 0; j < w; j++) {
+                if (rt)
+                    MPI_Irecv(MPI_BOTTOM, 1, rt[j], 0, WIN_TAG, MPI_COMM_WORLD, &req[j]);
+                else
+                    MPI_Irecv(r, n, MPI_CHAR, 0, WIN_TAG, MPI_COMM_WORLD, &req[j]);
+            }
             MPI_Waitall(w, req, st);
             MPI_Send(s, 4, MPI_CHAR, 0, ACK_TAG, MPI_COMM_WORLD);
         }
     }
     double t = MPI_Wtime() - t0;
+    for (int j = 0; rt && j < w; j++)
+        MPI_Type_free(&rt[j]);
+    free(rt);
+    free(head);
     return (double)n / 1e6 * iters * w / t;
 }
 
@@ -256,7 +297,7 @@ int main(int argc, char **argv)
         char lib = dlsym(RTLD_DEFAULT, "MPIX_Gpu_malloc") ? 'y' : 'n';
         printf("# hostbench %s: %d ranks", names[opt.mode], nproc);
         if (opt.mode == BW)
-            printf(", window %d", opt.window);
+            printf(", window %d%s", opt.window, opt.hidx ? ", receives as two-block hindexed" : "");
         printf(", iterations %d (warmup %d) up to %d B, %d (%d) above\n", opt.iters, opt.skip,
                LARGE, opt.iters_large, opt.skip_large);
         printf("# libmpigpu: %s\n", lib == 'y' ? "yes" : "no");
