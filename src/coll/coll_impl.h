@@ -107,8 +107,11 @@ typedef struct coll_side {
     MPI_Datatype *ptypes; /* COLL_W: MPI_PACKED for every block, MPI's types */
     mgpk_block_t *pblk;   /* the blocks that move, for one launch each way */
     int npblk;
-    int pblocks; /* packed one pack engine call per block, not fused (coll_packed_setup's
-                    choice, MPIGPU_COLL_PACKED) */
+    int pblocks;     /* packed one pack engine call per block, not fused (coll_packed_setup's
+                        choice, MPIGPU_COLL_PACKED) */
+    uint64_t pkey;   /* under auto, where the model compared both ways: the side's
+                        signature, whose calls are timed each way (packed.c); else 0 */
+    const char *pfn; /* the call's name, for the log of the measured choice */
 } coll_side_t;
 
 /* A call under way: the call on host memory (wide arrays), its sides, and

@@ -21,10 +21,16 @@
  * A side of two or more blocks packs fused (one call of the pack engine,
  * one launch of the multi kernel) or one engine call per block, each with
  * the engine's own method choice (copies where auto prefers them):
- * MPIGPU_COLL_PACKED, under auto whichever the engine's model predicts
+ * MPIGPU_COLL_PACKED.  Under model, whichever the engine's model predicts
  * faster (mgpk_method_cost, which counts a kernel's switch on a shared GPU
  * as auto's comparison does).  A kernel launch on a GPU that several
  * processes use waits for a context switch, which per-block copies do not.
+ * Under auto (the default) the model's choice runs first, and the calls of
+ * a side of the same blocks (its signature) then run each way twice,
+ * timed, and keep the faster: on an H100 shared by two processes the model
+ * kept the fused call for a halo's 6 faces of side 64 and 128, which
+ * measured 2.1x and 1.3x slower than block by block (doc/performance.md,
+ * S22-5).
  */
 #include "config.h"
 
@@ -33,13 +39,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mgclock.h"
 #include "mgerr.h"
 #include "mglog.h"
 #include "mgparam.h"
 #include "coll_impl.h"
 
 /* MPIGPU_COLL_PACKED, in the table's order of its values */
-enum { PACKED_AUTO, PACKED_FUSED, PACKED_BLOCKS };
+enum { PACKED_AUTO, PACKED_FUSED, PACKED_BLOCKS, PACKED_MODEL };
 static int packed_mode = PACKED_AUTO; /* the table's default */
 static pthread_once_t packed_once = PTHREAD_ONCE_INIT;
 static atomic_ulong packed_nfused, packed_nblocks;
@@ -177,6 +184,101 @@ static const mgdt_type_t *packed_type(const coll_side_t *sd, int64_t *count, int
 
 static const char *const side_name[2] = {"send", "receive"};
 
+/* ---- auto: the measured choice ---- */
+
+/* Samples each way before the faster one is kept: the first call of a way
+   may pay what later ones do not (a kernel's build, a copy queue's start),
+   so each way's time is the least of PACKED_SAMPLES. */
+#define PACKED_SAMPLES 2
+/* Signatures remembered per process (the oldest entry goes first). */
+#define PACKED_TRIALS 64
+
+typedef struct packed_trial {
+    uint64_t key;   /* 0: free */
+    uint64_t ns[2]; /* least time seen, fused [0] and block by block [1] */
+    int n[2];       /* samples */
+    int model;      /* the model's choice (1: block by block) */
+} packed_trial_t;
+
+static pthread_mutex_t trial_lock = PTHREAD_MUTEX_INITIALIZER;
+static packed_trial_t trials[PACKED_TRIALS];
+static int trial_next;
+
+/* FNV-1a over the bytes of w. */
+static uint64_t key_mix(uint64_t h, uint64_t w)
+{
+    for (int i = 0; i < 8; i++, w >>= 8)
+        h = (h ^ (w & 0xff)) * 0x100000001b3ull;
+    return h;
+}
+
+/* The signature of side sd's move in direction unpack: the engine, the
+   host buffer's kind and every block that moves (its serialized type,
+   count and displacement); never 0. */
+static uint64_t side_key(const coll_side_t *sd, int unpack)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    h = key_mix(h, (uint64_t)(uintptr_t)sd->pk);
+    h = key_mix(h, (uint64_t)(unpack * 2 + (sd->pstage != NULL)));
+    for (int i = 0; i < sd->npblk; i++) {
+        h = key_mix(h, (uint64_t)(uintptr_t)sd->pblk[i].type);
+        h = key_mix(h, (uint64_t)sd->pblk[i].count);
+        h = key_mix(h, (uint64_t)sd->pblk[i].disp);
+    }
+    return h ? h : 1;
+}
+
+/* Which way the next move of signature key runs (1: block by block): the
+   way with fewer samples (the model's on a tie), then the faster. */
+static int trial_pick(uint64_t key, int model)
+{
+    pthread_mutex_lock(&trial_lock);
+    packed_trial_t *t = NULL;
+    for (int i = 0; i < PACKED_TRIALS && !t; i++)
+        if (trials[i].key == key)
+            t = &trials[i];
+    if (!t) {
+        t = &trials[trial_next];
+        trial_next = (trial_next + 1) % PACKED_TRIALS;
+        *t = (packed_trial_t){.key = key, .model = model};
+    }
+    int way;
+    if (t->n[0] >= PACKED_SAMPLES && t->n[1] >= PACKED_SAMPLES)
+        way = t->ns[1] < t->ns[0];
+    else if (t->n[0] == t->n[1])
+        way = t->model;
+    else
+        way = t->n[1] < t->n[0];
+    pthread_mutex_unlock(&trial_lock);
+    return way;
+}
+
+/* Record that a move of signature key took ns that way. */
+static void trial_note(uint64_t key, int way, uint64_t ns, const char *fn, int unpack)
+{
+    int decided = 0;
+    uint64_t f = 0, b = 0;
+    pthread_mutex_lock(&trial_lock);
+    for (int i = 0; i < PACKED_TRIALS; i++) {
+        packed_trial_t *t = &trials[i];
+        if (t->key != key)
+            continue;
+        if (t->n[way] < PACKED_SAMPLES) {
+            if (!t->n[way] || ns < t->ns[way])
+                t->ns[way] = ns;
+            t->n[way]++;
+            decided = t->n[0] == PACKED_SAMPLES && t->n[1] == PACKED_SAMPLES;
+            f = t->ns[0];
+            b = t->ns[1];
+        }
+        break;
+    }
+    pthread_mutex_unlock(&trial_lock);
+    if (decided)
+        MGLOG_INFO(MGLOG_COLL, "%s: %s side: %s (measured: %.1f us fused, %.1f us block by block)",
+                   fn, side_name[unpack], b < f ? "block by block" : "fused", f * 1e-3, b * 1e-3);
+}
+
 /* Whether side k of st (two or more blocks that move, fused type made)
    packs one engine call per block rather than fused: MPIGPU_COLL_PACKED,
    under auto the pack engine's estimates of both ways (the fused call's
@@ -185,10 +287,11 @@ static const char *const side_name[2] = {"send", "receive"};
    every call would launch a kernel (the kernel method forced, a block
    that is not one run): one launch then beats several, and no table need
    be measured. */
-static int packed_blocks_choose(const coll_state_t *st, const coll_side_t *sd, int k)
+static int packed_blocks_choose(const coll_state_t *st, coll_side_t *sd, int k)
 {
     pthread_once(&packed_once, packed_read_settings);
-    if (packed_mode != PACKED_AUTO)
+    sd->pkey = 0;
+    if (packed_mode == PACKED_FUSED || packed_mode == PACKED_BLOCKS)
         return packed_mode == PACKED_BLOCKS;
     mgpk_method_t fm = mgdev_type_method(MPI_DATATYPE_NULL), m;
     int kernels = fm == MGPK_METHOD_KERNEL, noncontig = 0;
@@ -222,6 +325,10 @@ static int packed_blocks_choose(const coll_state_t *st, const coll_side_t *sd, i
                    st->hc.fn, side_name[k], sd->npblk, (long long)sd->pbytes,
                    per ? "block by block" : "fused", fused * 1e6, mgdev_method_name(fm),
                    blocks * 1e6);
+    if (packed_mode == PACKED_AUTO && fused >= 0 && blocks >= 0) {
+        sd->pkey = side_key(sd, k);
+        sd->pfn = st->hc.fn;
+    }
     return per;
 }
 
@@ -318,8 +425,18 @@ static int packed_each(coll_side_t *sd, int unpack)
     return rc;
 }
 
+/* Every block in one engine call of the multi kernel (fused type t, whose
+   displacement the blocks carry). */
+static int packed_fused(coll_side_t *sd, int unpack, const mgdt_type_t *t, int flags)
+{
+    mgpk_buf_t d = {.mem = sd->mem, .offset = sd->eoff - sd->lo};
+    mgpk_buf_t h = {.host = sd->pbuf, .pinned = sd->pstage != NULL};
+    return unpack ? mgpk_unpack_multi(sd->pk, t, sd->pblk, sd->npblk, h, d, flags)
+                  : mgpk_pack_multi(sd->pk, t, sd->pblk, sd->npblk, d, h, flags);
+}
+
 /* Pack (unpack) the side's blocks between the device and pbuf, fused or
-   block by block (sd->pblocks). */
+   block by block (sd->pblocks; under auto as measured, trial_pick). */
 static int packed_move(coll_side_t *sd, int unpack)
 {
     int64_t count = 0, disp = 0;
@@ -327,15 +444,23 @@ static int packed_move(coll_side_t *sd, int unpack)
     const mgdt_type_t *t = packed_type(sd, &count, &disp, &flags);
     if (!t || !sd->pbytes)
         return MPI_SUCCESS;
+    if (sd->pblk && sd->pkey) {
+        int way = trial_pick(sd->pkey, sd->pblocks);
+        uint64_t t0 = mg_clock_ns();
+        int rc = way ? packed_each(sd, unpack) : packed_fused(sd, unpack, t, flags);
+        if (rc == MPI_SUCCESS)
+            trial_note(sd->pkey, way, mg_clock_ns() - t0, sd->pfn, unpack);
+        atomic_fetch_add(way ? &packed_nblocks : &packed_nfused, 1);
+        return rc;
+    }
     if (sd->pblk)
         atomic_fetch_add(sd->pblocks ? &packed_nblocks : &packed_nfused, 1);
     if (sd->pblk && sd->pblocks)
         return packed_each(sd, unpack);
+    if (sd->pblk)
+        return packed_fused(sd, unpack, t, flags);
     mgpk_buf_t d = {.mem = sd->mem, .offset = sd->eoff - sd->lo + disp};
     mgpk_buf_t h = {.host = sd->pbuf, .pinned = sd->pstage != NULL};
-    if (sd->pblk)
-        return unpack ? mgpk_unpack_multi(sd->pk, t, sd->pblk, sd->npblk, h, d, flags)
-                      : mgpk_pack_multi(sd->pk, t, sd->pblk, sd->npblk, d, h, flags);
     return unpack ? mgpk_unpack(sd->pk, t, count, h, d, 0, sd->pbytes, flags)
                   : mgpk_pack(sd->pk, t, count, d, h, 0, sd->pbytes, flags);
 }
@@ -368,4 +493,5 @@ void coll_packed_free(coll_side_t *sd)
     sd->pblk = NULL;
     sd->npblk = 0;
     sd->pblocks = 0;
+    sd->pkey = 0;
 }

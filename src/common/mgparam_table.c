@@ -19,7 +19,7 @@ static const char *const host_recv_values[] = {"pieces", "message", NULL};
 static const char *const enqueue_values[] = {"auto", "thread", "off", NULL};
 static const char *const coll_reduce_values[] = {"auto", "device", "stage", NULL};
 static const char *const coll_pipeline_values[] = {"off", "on", "all", NULL};
-static const char *const coll_packed_values[] = {"auto", "fused", "blocks", NULL};
+static const char *const coll_packed_values[] = {"auto", "fused", "blocks", "model", NULL};
 static const char *const cma_copy_values[] = {"auto", "map", "pinned", "staging", NULL};
 static const char *const cipher_values[] = {"auto", "aes256gcm", "chacha20poly1305", NULL};
 
@@ -298,9 +298,11 @@ const mgparam_t mgparam_table[MGPARAM_COUNT] = {
                  "forms packs its blocks to host memory and unpacks them back, on a device that "
                  "does not share host memory: fused (one pack engine call for every block, one "
                  "kernel launch), blocks (one call per block, each with its own method, copies "
-                 "where auto prefers them), or auto: per call, whichever the pack engine's model "
+                 "where auto prefers them), model: per call, whichever the pack engine's model "
                  "predicts faster, kernel switches of a shared GPU counted "
-                 "(MPIGPU_KERNEL_SWITCH). Each process decides alone"},
+                 "(MPIGPU_KERNEL_SWITCH), or auto: the model's choice first, then the calls "
+                 "that pack the same blocks run each way twice, timed, and keep the faster. "
+                 "Each process decides alone"},
 
     [MGPARAM_VCL_SERVERS] = {.name = "MPIGPU_VCL_SERVERS",
                              .type = MGPARAM_T_STRING,

@@ -451,10 +451,13 @@ test_mpi_coll_fused_LDADD = libmpigpu.la $(OPENCL_LIBS)
 TESTS += test/mpi/coll_fused
 # The same packed one pack engine call per block (MPIGPU_COLL_PACKED=blocks),
 # and on a GPU shared with kernels that cost 100 ms more, where the model
-# must choose per-block copies for vectors of many runs.
-check_PROGRAMS += test/mpi/coll_fused_blocks test/mpi/coll_fused_shared
+# must choose per-block copies for vectors of many runs, and where auto
+# times both ways.
+check_PROGRAMS += test/mpi/coll_fused_blocks test/mpi/coll_fused_shared test/mpi/coll_fused_measure
 test_mpi_coll_fused_blocks_SOURCES = $(test_mpi_coll_fused_SOURCES)
 test_mpi_coll_fused_blocks_LDADD = $(test_mpi_coll_fused_LDADD)
 test_mpi_coll_fused_shared_SOURCES = $(test_mpi_coll_fused_SOURCES)
 test_mpi_coll_fused_shared_LDADD = $(test_mpi_coll_fused_LDADD)
-TESTS += test/mpi/coll_fused_blocks test/mpi/coll_fused_shared
+test_mpi_coll_fused_measure_SOURCES = $(test_mpi_coll_fused_SOURCES)
+test_mpi_coll_fused_measure_LDADD = $(test_mpi_coll_fused_LDADD)
+TESTS += test/mpi/coll_fused_blocks test/mpi/coll_fused_shared test/mpi/coll_fused_measure
