@@ -363,9 +363,10 @@ static long perf_copy(const perf_spec_t *spec, const perf_layout_t *lay, const v
     if (perf_dev_mem(dev, &q, &mem, &off))
         return -1;
     /* Several commands are enqueued and finished once; a single one is a
-       blocking call, as a user writes it (and faster on NVIDIA: a 64-byte
-       clEnqueueWriteBuffer took 11-14 us blocking against 140 us enqueued and
-       then finished, on the H100 shared by two processes, S22). */
+       blocking call, as a user writes it.  (On the H100 shared by two
+       processes a 64-byte clEnqueueWriteBuffer from this page-locked memory
+       took about 150 us either way, a clEnqueueWriteBufferRect of the same
+       bytes 11 us: doc/performance.md, S22-3 and S22-5.) */
     int single = spec->kind != PERF_SUBARRAY4D &&
                  ((spec->kind != PERF_INDEXED && spec->kind != PERF_STRUCT) || lay->nblk == 1);
     cl_bool blk = single ? CL_TRUE : CL_FALSE;
