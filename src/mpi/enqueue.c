@@ -1134,8 +1134,11 @@ static int part_unpack_enqueue(enq_job_t *job, enq_part_t *p, cl_command_queue q
     job->held[job->nheld++] = job->net;
     if (mgpk_contig(op->type, op->count)) {
         size_t off = (size_t)(op->origin + mgpk_contig_offset(op->type, op->count));
-        e = clEnqueueWriteBuffer(queue, op->mem, CL_FALSE, off, (size_t)p->n, p->stg, 1, &job->net,
-                                 &job->unpack);
+        cl_event lead = NULL;
+        e = mgpk_write_queue(op->pk, queue, op->mem, off, p->stg, (size_t)p->n, CL_FALSE, 1,
+                             &job->net, &job->unpack, &lead);
+        if (lead)
+            job->held[job->nheld++] = lead;
         MG_CL_CHECK(e, "clEnqueueWriteBuffer", rc, fn_exit);
         job->held[job->nheld++] = job->unpack;
         goto fn_exit;
@@ -1143,7 +1146,11 @@ static int part_unpack_enqueue(enq_job_t *job, enq_part_t *p, cl_command_queue q
     d = clCreateBuffer(ctx, CL_MEM_READ_WRITE, (size_t)p->n, NULL, &e);
     MG_CL_CHECK(e, "clCreateBuffer", rc, fn_exit);
     cl_event w = NULL;
-    e = clEnqueueWriteBuffer(queue, d, CL_FALSE, 0, (size_t)p->n, p->stg, 1, &job->net, &w);
+    cl_event lead = NULL;
+    e = mgpk_write_queue(op->pk, queue, d, 0, p->stg, (size_t)p->n, CL_FALSE, 1, &job->net, &w,
+                         &lead);
+    if (lead)
+        job->held[job->nheld++] = lead;
     MG_CL_CHECK(e, "clEnqueueWriteBuffer", rc, fn_exit);
     job->held[job->nheld++] = w;
     mgpk_buf_t typed = {.mem = op->mem, .offset = op->origin}, packed = {.mem = d};

@@ -179,6 +179,19 @@ int mgpk_host_pack(mgpk_ctx_t *ctx, const mgdt_type_t *type, void *typed, void *
 int mgpk_enqueue(mgpk_ctx_t *ctx, cl_command_queue queue, const mgdt_type_t *type, int64_t count,
                  int unpack, mgpk_buf_t typed, mgpk_buf_t packed, int64_t first, int64_t n,
                  cl_uint nwait, const cl_event *wait, cl_event *done, int flags);
+/* Enqueue on queue (of ctx's context) a host-to-device write of n bytes
+   from host to mem at off, after its wait list, the way the engine writes:
+   as two-row rectangles where it is short and the GPU shared
+   (settings.inline_max; a short clEnqueueWriteBuffer waited about 150 us
+   for a context switch on the H100 shared by two processes, a rectangle
+   11 us).  *done (may be NULL) completes when every byte is written, also
+   on an out-of-order queue.  lead (may be NULL): where the write takes two
+   commands, the first one's event, for a caller that must hold every event
+   of its commands (PoCL 3.1 aborts when a command whose event nobody holds
+   fails with commands behind it); NULL otherwise. */
+cl_int mgpk_write_queue(mgpk_ctx_t *ctx, cl_command_queue queue, cl_mem mem, size_t off,
+                        const void *host, size_t n, cl_bool blocking, cl_uint nwait,
+                        const cl_event *wait, cl_event *done, cl_event *lead);
 /* Blocking contiguous copy of n bytes between any two sides of this context. */
 int mgpk_copy(mgpk_ctx_t *ctx, mgpk_buf_t dst, mgpk_buf_t src, size_t n);
 /* The same between host memory and a device buffer, without waiting: *done

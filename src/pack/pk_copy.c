@@ -21,21 +21,38 @@
  * n - 1 bytes in two rows then its last two bytes as two rows of one.  The
  * last command signals done; blocking makes the last one blocking.
  */
+cl_int mgpk_write_queue(mgpk_ctx_t *ctx, cl_command_queue queue, cl_mem mem, size_t off,
+                        const void *host, size_t n, cl_bool blocking, cl_uint nwait,
+                        const cl_event *wait, cl_event *done, cl_event *lead)
+{
+    if (lead)
+        *lead = NULL;
+    if (n < 2 || ctx->settings.kernel_switch_us <= 0 || n >= ctx->settings.inline_max)
+        return clEnqueueWriteBuffer(queue, mem, blocking, off, n, host, nwait, wait, done);
+    size_t half = n / 2, zero[3] = {0, 0, 0};
+    size_t bo[3] = {off, 0, 0}, region[3] = {half, 2, 1};
+    cl_event first = NULL;
+    cl_int err =
+        clEnqueueWriteBufferRect(queue, mem, n % 2 ? CL_FALSE : blocking, bo, zero, region, half, 0,
+                                 half, 0, host, nwait, wait, n % 2 ? &first : done);
+    if (err != CL_SUCCESS || n % 2 == 0)
+        return err;
+    /* The tail waits for the first rectangle, so that done covers both on
+       an out-of-order queue too. */
+    size_t to[3] = {off + n - 2, 0, 0}, tail[3] = {1, 2, 1};
+    err = clEnqueueWriteBufferRect(queue, mem, blocking, to, zero, tail, 1, 0, 1, 0,
+                                   (const char *)host + n - 2, 1, &first, done);
+    if (lead)
+        *lead = first;
+    else
+        clReleaseEvent(first);
+    return err;
+}
+
 cl_int mgpk_write(mgpk_ctx_t *ctx, cl_mem mem, size_t off, const void *host, size_t n,
                   cl_bool blocking, cl_uint nwait, const cl_event *wait, cl_event *done)
 {
-    if (n < 2 || ctx->settings.kernel_switch_us <= 0 || n >= ctx->settings.inline_max)
-        return clEnqueueWriteBuffer(ctx->queue, mem, blocking, off, n, host, nwait, wait, done);
-    size_t half = n / 2, zero[3] = {0, 0, 0};
-    size_t bo[3] = {off, 0, 0}, region[3] = {half, 2, 1};
-    cl_int err =
-        clEnqueueWriteBufferRect(ctx->queue, mem, n % 2 ? CL_FALSE : blocking, bo, zero, region,
-                                 half, 0, half, 0, host, nwait, wait, n % 2 ? NULL : done);
-    if (err != CL_SUCCESS || n % 2 == 0)
-        return err;
-    size_t to[3] = {off + n - 2, 0, 0}, tail[3] = {1, 2, 1};
-    return clEnqueueWriteBufferRect(ctx->queue, mem, blocking, to, zero, tail, 1, 0, 1, 0,
-                                    (const char *)host + n - 2, 0, NULL, done);
+    return mgpk_write_queue(ctx, ctx->queue, mem, off, host, n, blocking, nwait, wait, done, NULL);
 }
 
 /* The packed side of a copy: a device buffer, or host memory (host set). */
