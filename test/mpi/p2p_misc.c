@@ -36,9 +36,10 @@ static void sync_token(int from, int to)
 static void test_interop(void)
 {
     static const int counts[2] = {3, 4000};
-    /* A chunked message's pieces need mpigpu on the receiving side: under
-       MPIGPU_P2P_PROTOCOL=chunked a device send goes to MPI_Recv on a host
-       buffer (test_host_recv has the other receive calls). */
+    /* A device message of at least one first piece (in pieces, or plain as
+       bytes) needs mpigpu on the receiving side: it goes to MPI_Recv on a
+       host buffer (test_host_recv has the other receive calls); a shorter
+       one, sent as the type's packed twin, to PMPI_Recv. */
     for (int ti = 0; ti < NTYPES; ti++) {
         MPI_Datatype t = types[ti];
         int tsize = 0;
@@ -47,7 +48,10 @@ static void test_interop(void)
             for (int dir = 0; dir < 2; dir++)
                 for (int extra = 0; extra < 2; extra++) {
                     int count = counts[ci], rcount = count * (1 + extra);
-                    int chunked = p2p_in_pieces((long long)count * tsize);
+                    /* a message of at least one first piece goes in pieces
+                       or as bytes (design.md, "Protocol"): only a receive
+                       through mpigpu reads it into any type */
+                    int chunked = p2p_host_watched((long long)count * tsize);
                     size_t n = buf_size(t, rcount);
                     snprintf(where, sizeof(where), "interop %s count %d recv %d %s", tnames[ti],
                              count, rcount,
