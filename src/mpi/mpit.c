@@ -268,8 +268,7 @@ static mpit_value_t pvar_value(mpit_source_t src)
             unsigned long v[3];
             mgp2p_grants(&v[0], &v[1], &v[2]);
             x = v[src - SRC_GRANTS_ASKED];
-        }
-        else if (src == SRC_HOST_RECV_INPLACE || src == SRC_HOST_RECV_LANDED)
+        } else if (src == SRC_HOST_RECV_INPLACE || src == SRC_HOST_RECV_LANDED)
             mgp2p_host_receives(&x, &y);
         else
             mgp2p_rest_messages(&x, &y);

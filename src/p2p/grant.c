@@ -79,8 +79,8 @@ static void asks_take(void)
             return;
         g->hdr = 1;
         want_add(st.MPI_SOURCE);
-        if (PMPI_Irecv(&g->ask_buf, 1, MPI_INT, MPI_ANY_SOURCE, mgp2p_engine.tag_ask, mgp2p_engine.ctrl,
-                       &g->ask_recv) != MPI_SUCCESS)
+        if (PMPI_Irecv(&g->ask_buf, 1, MPI_INT, MPI_ANY_SOURCE, mgp2p_engine.tag_ask,
+                       mgp2p_engine.ctrl, &g->ask_recv) != MPI_SUCCESS)
             g->ask_recv = MPI_REQUEST_NULL;
     }
 }
@@ -127,8 +127,8 @@ int mgp2p_grant_init(int size)
             g->state[i] = ASK_GRANTED;
         return MPI_SUCCESS;
     }
-    return PMPI_Irecv(&g->ask_buf, 1, MPI_INT, MPI_ANY_SOURCE, mgp2p_engine.tag_ask, mgp2p_engine.ctrl,
-                      &g->ask_recv);
+    return PMPI_Irecv(&g->ask_buf, 1, MPI_INT, MPI_ANY_SOURCE, mgp2p_engine.tag_ask,
+                      mgp2p_engine.ctrl, &g->ask_recv);
 }
 
 void mgp2p_grant_finalize(void)
@@ -174,8 +174,8 @@ int mgp2p_granted(int w)
         return 0;
     }
     g->nasked++;
-    if (PMPI_Isend(&ask_word, 1, MPI_INT, w, mgp2p_engine.tag_ask, mgp2p_engine.ctrl, &g->ask_send[w]) !=
-        MPI_SUCCESS)
+    if (PMPI_Isend(&ask_word, 1, MPI_INT, w, mgp2p_engine.tag_ask, mgp2p_engine.ctrl,
+                   &g->ask_send[w]) != MPI_SUCCESS)
         g->ask_send[w] = MPI_REQUEST_NULL; /* no grant will come: plain to w */
     mgp2p_engine.stats.grants_asked++;
     return 0;

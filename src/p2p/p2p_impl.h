@@ -203,11 +203,11 @@ typedef struct mgp2p_grant {
     int nwant, nasked;    /* entries of want set; of state asked with a receive posted */
     MPI_Request ask_recv; /* the wildcard receive of requests */
     int ask_buf;
-    int *gbuf;                /* per world rank: the grant's int */
-    MPI_Request *req;         /* the three arrays below, in one allocation */
-    MPI_Request *ask_send;    /* per world rank: our request */
-    MPI_Request *grant_recv;  /* per world rank: the receive of its grant */
-    MPI_Request *grant_send;  /* per world rank: our grant */
+    int *gbuf;               /* per world rank: the grant's int */
+    MPI_Request *req;        /* the three arrays below, in one allocation */
+    MPI_Request *ask_send;   /* per world rank: our request */
+    MPI_Request *grant_recv; /* per world rank: the receive of its grant */
+    MPI_Request *grant_send; /* per world rank: our grant */
 } mgp2p_grant_t;
 
 int mgp2p_grant_init(int size);
@@ -221,11 +221,11 @@ void mgp2p_grant_progress(void);
 /* ---- the engine's state (p2p.c) ---- */
 
 typedef struct mgp2p_engine {
-    MPI_Comm shadow; /* pieces after the first, by world rank and sequence number */
-    MPI_Comm ctrl;   /* answers to lane offers */
-    int *send_seq;   /* next sequence number per world rank */
-    int seq_limit;   /* MPI_TAG_UB - 1: the two above are the grant protocol's */
-    uint64_t nonce;  /* the job's random number, in every header */
+    MPI_Comm shadow;        /* pieces after the first, by world rank and sequence number */
+    MPI_Comm ctrl;          /* answers to lane offers */
+    int *send_seq;          /* next sequence number per world rank */
+    int seq_limit;          /* MPI_TAG_UB - 1: the two above are the grant protocol's */
+    uint64_t nonce;         /* the job's random number, in every header */
     int tag_ask, tag_grant; /* the grant protocol's tags on ctrl, above every sequence number */
     mgp2p_grant_t grant;
     struct {
