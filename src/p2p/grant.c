@@ -78,6 +78,8 @@ static void asks_take(void)
         if (!flag)
             return;
         g->hdr = 1;
+        if (st.MPI_SOURCE >= 0 && st.MPI_SOURCE < g->size)
+            g->from[st.MPI_SOURCE] = 1;
         want_add(st.MPI_SOURCE);
         if (PMPI_Irecv(&g->ask_buf, 1, MPI_INT, MPI_ANY_SOURCE, mgp2p_engine.tag_ask,
                        mgp2p_engine.ctrl, &g->ask_recv) != MPI_SUCCESS)
@@ -110,9 +112,10 @@ int mgp2p_grant_init(int size)
     g->ask_recv = MPI_REQUEST_NULL;
     g->state = calloc((size_t)size, 1);
     g->want = calloc((size_t)size, 1);
+    g->from = calloc((size_t)size, 1);
     g->gbuf = calloc((size_t)size, sizeof(int));
     g->req = malloc(3 * (size_t)size * sizeof(MPI_Request));
-    if (!g->state || !g->want || !g->gbuf || !g->req)
+    if (!g->state || !g->want || !g->from || !g->gbuf || !g->req)
         return mgerr_set(MPI_ERR_NO_MEM, "mpigpu: out of host memory for p2p state");
     g->ask_send = g->req;
     g->grant_recv = g->req + size;
@@ -131,13 +134,50 @@ int mgp2p_grant_init(int size)
                       mgp2p_engine.ctrl, &g->ask_recv);
 }
 
+/* Receive every request and grant still in flight, so that none is left
+   unmatched at MPI_Finalize (UCX warns of those): the processes tell each
+   other what they sent (one MPI_Alltoall on the control communicator,
+   collective like MPI_Finalize itself; not under the plain protocol nor the
+   test switch, which send nothing), then each receives what it lacks. */
+static void grant_drain(int *out, int *in)
+{
+    mgp2p_grant_t *g = &mgp2p_engine.grant;
+    int missing = 0;
+    for (int w = 0; w < g->size; w++) {
+        out[2 * w] = g->ask_send[w] != MPI_REQUEST_NULL;
+        out[2 * w + 1] = g->grant_send[w] != MPI_REQUEST_NULL;
+    }
+    if (PMPI_Alltoall(out, 2, MPI_INT, in, 2, MPI_INT, mgp2p_engine.ctrl) != MPI_SUCCESS)
+        return;
+    for (int w = 0; w < g->size; w++)
+        missing += in[2 * w] && !g->from[w];
+    while (missing > 0 && g->ask_recv != MPI_REQUEST_NULL) {
+        MPI_Status st;
+        if (PMPI_Wait(&g->ask_recv, &st) != MPI_SUCCESS)
+            break;
+        missing--;
+        if (missing > 0 && PMPI_Irecv(&g->ask_buf, 1, MPI_INT, MPI_ANY_SOURCE, mgp2p_engine.tag_ask,
+                                      mgp2p_engine.ctrl, &g->ask_recv) != MPI_SUCCESS)
+            g->ask_recv = MPI_REQUEST_NULL;
+    }
+    for (int w = 0; w < g->size; w++)
+        if (in[2 * w + 1] && g->grant_recv[w] != MPI_REQUEST_NULL)
+            PMPI_Wait(&g->grant_recv[w], MPI_STATUS_IGNORE);
+}
+
 void mgp2p_grant_finalize(void)
 {
     mgp2p_grant_t *g = &mgp2p_engine.grant;
     if (!g->req)
         goto fn_free;
-    /* Receives that may never match: cancelled.  Sends of one int: they
-       complete without their receive. */
+    if (mgp2p_first_len() && !mgdev_state.settings.p2p_test_granted) {
+        int *io = malloc(4 * (size_t)g->size * sizeof(int));
+        if (io)
+            grant_drain(io, io + 2 * g->size);
+        free(io);
+    }
+    /* The receives that nothing will match now: cancelled.  Sends of one
+       int complete. */
     if (g->ask_recv != MPI_REQUEST_NULL) {
         PMPI_Cancel(&g->ask_recv);
         PMPI_Wait(&g->ask_recv, MPI_STATUS_IGNORE);
@@ -152,6 +192,7 @@ void mgp2p_grant_finalize(void)
 fn_free:
     free(g->state);
     free(g->want);
+    free(g->from);
     free(g->gbuf);
     free(g->req);
     *g = (mgp2p_grant_t){.ask_recv = MPI_REQUEST_NULL};
@@ -191,4 +232,12 @@ void mgp2p_grant_progress(void)
     for (int w = 0; w < g->size && g->nasked > 0; w++)
         if (g->grant_recv[w] != MPI_REQUEST_NULL && g->state[w] == ASK_SENT)
             (void)granted_test(w);
+}
+
+int mgp2p_grant_reading(void)
+{
+    mgp2p_lock();
+    int hdr = mgp2p_engine.grant.hdr;
+    mgp2p_unlock();
+    return hdr;
 }

@@ -200,6 +200,7 @@ typedef struct mgp2p_grant {
     unsigned long bare;   /* bare host receives (op->bare) not finished */
     char *state;          /* sender, per world rank: not asked, asked, granted */
     char *want;           /* receiver, per world rank: asked, not granted yet */
+    char *from;           /* receiver, per world rank: its request arrived */
     int nwant, nasked;    /* entries of want set; of state asked with a receive posted */
     MPI_Request ask_recv; /* the wildcard receive of requests */
     int ask_buf;
@@ -215,6 +216,10 @@ void mgp2p_grant_finalize(void);
 /* Sender: whether world rank w granted chunked messages; the first call for
    w asks it (never waits). */
 int mgp2p_granted(int w);
+/* Whether a device sender asked this process for a grant: before, no
+   chunked message can reach it (so a message MPI showed a probe before this
+   returned 0 is plain).  Takes the lock. */
+int mgp2p_grant_reading(void);
 /* Requests and grants that arrived, grants due (every progress pass). */
 void mgp2p_grant_progress(void);
 

@@ -150,32 +150,54 @@ int main(int argc, char **argv)
         }
     } else {
         unsigned char *h[K];
-        MPI_Request req[K];
+        MPI_Request req[K], pr = MPI_REQUEST_NULL;
         unsigned long b0 = mgp2p_host_bare_count();
+        unsigned char *r = malloc(n);
+        /* Two persistent receives started, one of any source, one plain. */
         for (int i = 0; i < K; i++) {
             h[i] = malloc(n);
             memset(h[i], 0xee, n);
-            CHECK(MPI_Irecv(h[i], (int)n, MPI_BYTE, 0, 10 + i, MPI_COMM_WORLD, &req[i]) ==
-                  MPI_SUCCESS);
+            if (i < 2)
+                CHECK(MPI_Recv_init(h[i], (int)n, MPI_BYTE, 0, 10 + i, MPI_COMM_WORLD, &req[i]) ==
+                          MPI_SUCCESS &&
+                      MPI_Start(&req[i]) == MPI_SUCCESS);
+            else
+                CHECK(MPI_Irecv(h[i], (int)n, MPI_BYTE, i == 2 ? MPI_ANY_SOURCE : 0, 10 + i,
+                                MPI_COMM_WORLD, &req[i]) == MPI_SUCCESS);
         }
+        /* Made before the request, started after it. */
+        CHECK(MPI_Recv_init(r, (int)n, MPI_BYTE, 0, 20, MPI_COMM_WORLD, &pr) == MPI_SUCCESS);
         CHECK(MPI_Send(ack, 4, MPI_BYTE, 0, 7, MPI_COMM_WORLD) == MPI_SUCCESS);
         CHECK(MPI_Waitall(K, req, kst) == MPI_SUCCESS);
         for (int i = 0; i < K; i++) {
             fill(want, n, 1000u + (unsigned)i);
             CHECK(memcmp(h[i], want, n) == 0);
             free(h[i]);
+            if (i < 2)
+                MPI_Request_free(&req[i]);
         }
         if (first > 0)
             CHECK(mgp2p_host_bare_count() - b0 == K);
         unsigned long b1 = mgp2p_host_bare_count();
-        unsigned char *r = malloc(n);
         fill(want, n, 7u);
         int more = 1;
         while (more) {
             memset(r, 0xee, n);
             MPI_Status st;
             int cnt = -1;
-            CHECK(MPI_Recv(r, (int)n, MPI_BYTE, 0, 20, MPI_COMM_WORLD, &st) == MPI_SUCCESS);
+            /* The persistent receive, MPI_Mprobe and MPI_Mrecv, MPI_Recv in
+               turn. */
+            if (tries % 3 == 0) {
+                CHECK(MPI_Start(&pr) == MPI_SUCCESS && MPI_Wait(&pr, &st) == MPI_SUCCESS);
+            } else if (tries % 3 == 1) {
+                MPI_Message m = MPI_MESSAGE_NULL;
+                CHECK(MPI_Mprobe(0, 20, MPI_COMM_WORLD, &m, &st) == MPI_SUCCESS);
+                MPI_Get_count(&st, MPI_BYTE, &cnt);
+                CHECK(cnt == (int)n);
+                CHECK(MPI_Mrecv(r, (int)n, MPI_BYTE, &m, &st) == MPI_SUCCESS);
+            } else {
+                CHECK(MPI_Recv(r, (int)n, MPI_BYTE, 0, 20, MPI_COMM_WORLD, &st) == MPI_SUCCESS);
+            }
             MPI_Get_count(&st, MPI_BYTE, &cnt);
             CHECK(cnt == (int)n && memcmp(r, want, n) == 0);
             CHECK(MPI_Send(ack, 4, MPI_BYTE, 0, 21, MPI_COMM_WORLD) == MPI_SUCCESS);
@@ -183,6 +205,7 @@ int main(int argc, char **argv)
                   MPI_SUCCESS);
             tries++;
         }
+        MPI_Request_free(&pr);
         free(r);
         /* Receives that may meet pieces are not bare: at most those before
            rank 1 saw the request. */
@@ -191,6 +214,31 @@ int main(int argc, char **argv)
         if (first > 0)
             CHECK(sent == 1 && asked == 0 && got == 0 && chunky() - c0 == 2);
     }
+
+    /* ---- to self, of any source; then rank 1 asks rank 0 and both end
+       while that request may still be in flight ---- */
+    unsigned char *d = buf_make(n, 55u, 1), *h = malloc(n);
+    fill(want, n, 55u);
+    for (int i = 0; i < 3; i++) {
+        MPI_Request q;
+        MPI_Status st;
+        memset(h, 0xee, n);
+        CHECK(MPI_Isend(d, (int)n, MPI_BYTE, rank, 30, MPI_COMM_WORLD, &q) == MPI_SUCCESS);
+        CHECK(MPI_Recv(h, (int)n, MPI_BYTE, MPI_ANY_SOURCE, 30, MPI_COMM_WORLD, &st) ==
+              MPI_SUCCESS);
+        CHECK(MPI_Wait(&q, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+        CHECK(st.MPI_SOURCE == rank && memcmp(h, want, n) == 0);
+    }
+    if (rank == 1) {
+        CHECK(MPI_Send(d, (int)n, MPI_BYTE, 0, 31, MPI_COMM_WORLD) == MPI_SUCCESS);
+    } else {
+        memset(h, 0xee, n);
+        CHECK(MPI_Recv(h, (int)n, MPI_BYTE, 1, 31, MPI_COMM_WORLD, MPI_STATUS_IGNORE) ==
+              MPI_SUCCESS);
+        CHECK(memcmp(h, want, n) == 0);
+    }
+    buf_free(d, 1);
+    free(h);
     free(want);
     CHECK(!mgp2p_req_any());
     fprintf(stderr, "%s: %d errors; host windows bare %lu; device messages %d, in pieces %d\n",
