@@ -34,8 +34,9 @@ enum { ASK_NONE = 0, ASK_SENT, ASK_GRANTED };
 
 static const int ask_word = 1;
 
-/* The request of world rank w to send us chunked messages: granted at once
-   when no bare receive is pending, else remembered. */
+/* The request of world rank w to send us chunked messages: remembered
+   until grant_all, in the same progress pass when no bare receive is
+   pending. */
 static void want_add(int w)
 {
     mgp2p_grant_t *g = &mgp2p_engine.grant;
