@@ -19,8 +19,9 @@
  * take only the message they saw.  A plain message taken this way is
  * delivered from here just the same.  Until a device sender asked this
  * process for a grant (grant.c) no chunked message can come to it, so a
- * probe then takes nothing early: MPI's answer is the message's length.  Entries and the handles of
- * matched ones are guarded by the p2p lock; mgp2p_early_any() reads a counter without it.
+ * probe then takes nothing early: MPI's answer is the message's length.
+ * Entries and the handles of matched ones are guarded by the p2p lock;
+ * mgp2p_early_any() reads a counter without it.
  */
 #include "config.h"
 
