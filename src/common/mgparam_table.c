@@ -184,6 +184,13 @@ const mgparam_t mgparam_table[MGPARAM_COUNT] = {
                                .max = 64,
                                .unit = "a number of slots",
                                .help = "slots of one node lane"},
+    [MGPARAM_P2P_TEST_GRANTED] = {.name = "MPIGPU_P2P_TEST_GRANTED",
+                                  .type = MGPARAM_T_BOOL,
+                                  .flags = MGPARAM_F_TEST,
+                                  .def = "0",
+                                  .help = "every process starts as granted by every peer: device "
+                                          "messages go in pieces from the first, and host "
+                                          "receives read headers from the start"},
     [MGPARAM_CACHE_DIR] = {.name = "MPIGPU_CACHE_DIR",
                            .type = MGPARAM_T_STRING,
                            .flags = MGPARAM_F_EMPTY,

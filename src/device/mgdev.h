@@ -47,6 +47,7 @@ typedef struct mgdev_settings {
                              through rings of shared memory (on by default) */
     size_t p2p_shm_piece; /* MPIGPU_P2P_SHM_PIECE: bytes of one slot of such a ring */
     int p2p_shm_slots;    /* MPIGPU_P2P_SHM_SLOTS: slots of one ring */
+    int p2p_test_granted; /* MPIGPU_P2P_TEST_GRANTED (tests): granted from the start */
     int kernel_switch_us; /* MPIGPU_KERNEL_SWITCH: a kernel's extra cost on a shared GPU */
     size_t inline_max;    /* MPIGPU_INLINE_MAX: writes below it as rectangles on a shared GPU */
     size_t shared_block;  /* MPIGPU_SHARED_BLOCK: bytes of a shared allocation's block */

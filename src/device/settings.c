@@ -111,6 +111,7 @@ int mgdev_settings_read(mgdev_settings_t *s)
     s->p2p_shm = (int)v[MGPARAM_P2P_SHM].num;
     s->p2p_shm_piece = (size_t)v[MGPARAM_P2P_SHM_PIECE].num;
     s->p2p_shm_slots = (int)v[MGPARAM_P2P_SHM_SLOTS].num;
+    s->p2p_test_granted = (int)v[MGPARAM_P2P_TEST_GRANTED].num;
     s->shared_block = (size_t)v[MGPARAM_SHARED_BLOCK].num;
     s->shared_dirty = (int)v[MGPARAM_SHARED_DIRTY].num;
     s->shared_zero_copy = (int)v[MGPARAM_SHARED_ZERO_COPY].num;

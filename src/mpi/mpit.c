@@ -55,6 +55,10 @@ typedef enum mpit_source {
     SRC_HOST_RECV_INPLACE,
     SRC_HOST_RECV_LANDED,
     SRC_HOST_RECV_SUPERSEDED,
+    SRC_HOST_RECV_BARE,
+    SRC_GRANTS_ASKED,
+    SRC_GRANTS_SENT,
+    SRC_GRANTS_RECEIVED,
     SRC_REST_SENT,
     SRC_REST_RECEIVED,
     SRC_OPS_PLAIN,
@@ -123,6 +127,15 @@ static const mpit_pvar_t pvars[] = {
     {"mpigpu_p2p_host_recv_superseded", MPI_T_PVAR_CLASS_COUNTER, SRC_HOST_RECV_SUPERSEDED,
      "Landed host receives that skipped their copy: another receive pending on the same bytes "
      "wrote over them"},
+    {"mpigpu_p2p_host_recv_bare", MPI_T_PVAR_CLASS_COUNTER, SRC_HOST_RECV_BARE,
+     "Host receives that took their message in place reading no header: no device sender "
+     "had asked this process for a grant"},
+    {"mpigpu_p2p_grants_asked", MPI_T_PVAR_CLASS_COUNTER, SRC_GRANTS_ASKED,
+     "Peers this process asked for a grant to send them device messages in pieces"},
+    {"mpigpu_p2p_grants_sent", MPI_T_PVAR_CLASS_COUNTER, SRC_GRANTS_SENT,
+     "Grants this process sent: peers that may send it device messages in pieces"},
+    {"mpigpu_p2p_grants_received", MPI_T_PVAR_CLASS_COUNTER, SRC_GRANTS_RECEIVED,
+     "Grants this process received: peers it may send device messages in pieces"},
     {"mpigpu_p2p_rest_sent", MPI_T_PVAR_CLASS_COUNTER, SRC_REST_SENT,
      "Rests of chunked messages sent as one MPI message (MPIGPU_P2P_HOST_RECV=message)"},
     {"mpigpu_p2p_rest_received", MPI_T_PVAR_CLASS_COUNTER, SRC_REST_RECEIVED,
@@ -229,6 +242,10 @@ static mpit_value_t pvar_value(mpit_source_t src)
     case SRC_HOST_RECV_INPLACE:
     case SRC_HOST_RECV_LANDED:
     case SRC_HOST_RECV_SUPERSEDED:
+    case SRC_HOST_RECV_BARE:
+    case SRC_GRANTS_ASKED:
+    case SRC_GRANTS_SENT:
+    case SRC_GRANTS_RECEIVED:
     case SRC_REST_SENT:
     case SRC_REST_RECEIVED:
     case SRC_OPS_PLAIN:
@@ -245,7 +262,13 @@ static mpit_value_t pvar_value(mpit_source_t src)
             mgp2p_lane_pieces(&x, &y);
         else if (src == SRC_HOST_RECV_SUPERSEDED)
             x = mgp2p_host_superseded_count();
-        else if (src == SRC_HOST_RECV_INPLACE || src == SRC_HOST_RECV_LANDED)
+        else if (src == SRC_HOST_RECV_BARE)
+            x = mgp2p_host_bare_count();
+        else if (src >= SRC_GRANTS_ASKED && src <= SRC_GRANTS_RECEIVED) {
+            unsigned long v[3];
+            mgp2p_grants(&v[0], &v[1], &v[2]);
+            x = v[src - SRC_GRANTS_ASKED];
+        } else if (src == SRC_HOST_RECV_INPLACE || src == SRC_HOST_RECV_LANDED)
             mgp2p_host_receives(&x, &y);
         else
             mgp2p_rest_messages(&x, &y);

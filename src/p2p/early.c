@@ -17,8 +17,11 @@
  * still holds from it, and looking here first keeps MPI's order between two
  * processes.  MPI_Mprobe and MPI_Improbe match, as a receive would, so they
  * take only the message they saw.  A plain message taken this way is
- * delivered from here just the same.  Entries and the handles of matched ones are guarded by the
- * p2p lock; mgp2p_early_any() reads a counter without it.
+ * delivered from here just the same.  Until a device sender asked this
+ * process for a grant (grant.c) no chunked message can come to it, so a
+ * probe then takes nothing early: MPI's answer is the message's length.
+ * Entries and the handles of matched ones are guarded by the p2p lock;
+ * mgp2p_early_any() reads a counter without it.
  */
 #include "config.h"
 
@@ -280,7 +283,7 @@ int mgp2p_probe(int source, int tag, MPI_Comm comm, int wait, int *flag, MPI_Mes
         }
         PMPI_Get_count_c(&st, MPI_BYTE, &len);
         if (source == MPI_PROC_NULL || st.MPI_SOURCE == MPI_PROC_NULL || !mgp2p_first_len() ||
-            (int64_t)len != mgp2p_first_len()) {
+            (int64_t)len != mgp2p_first_len() || !mgp2p_grant_reading()) {
             /* Not a first piece: MPI's own answer, but for MPI_ERROR, which
                st never had (MPICH's MPI_Probe writes MPI_SUCCESS there, its
                MPI_Mprobe nothing); MPI lets no probe write it. */

@@ -77,7 +77,19 @@ char *mgp2p_host_payload(mgp2p_op_t *op)
 int mgp2p_host_first_buffer(mgp2p_op_t *op, char **buf)
 {
     int rc = MPI_SUCCESS;
+    mgp2p_grant_t *g = &mgp2p_engine.grant;
     op->inplace = 0;
+    if (op->dense && !g->hdr) {
+        /* No device sender asked this process for a grant, so no chunked
+           message can match: in place, overlap or not, and no header is
+           read.  Grants wait until no such receive is pending (grant.c). */
+        op->inplace = 1;
+        op->bare = 1;
+        g->bare++;
+        mgp2p_engine.stats.host_bare++;
+        *buf = mgp2p_host_run(op);
+        goto fn_exit;
+    }
     if (op->dense && !mgp2p_host_overlap(op)) {
         /* A plain message needs nothing more; a chunked one's header is read
            and its first piece moved down over it before anything else

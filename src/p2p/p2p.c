@@ -110,7 +110,11 @@ int mgp2p_init(void)
     PMPI_Comm_set_errhandler(g->ctrl, MPI_ERRORS_RETURN);
     PMPI_Comm_size(MPI_COMM_WORLD, &size);
     PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
-    g->seq_limit = flag && ub ? *ub : 32767;
+    /* The two largest tags are the grant protocol's (grant.c); sequence
+       numbers stay below them. */
+    g->tag_ask = flag && ub ? *ub : 32767;
+    g->tag_grant = g->tag_ask - 1;
+    g->seq_limit = g->tag_grant;
     rc = nonce_agree();
     MG_CHECK(rc, fn_fail);
     rc = settings_agree();
@@ -118,6 +122,8 @@ int mgp2p_init(void)
     g->send_seq = calloc((size_t)size, sizeof(int));
     if (!g->send_seq)
         MG_FAIL(rc, fn_fail, MPI_ERR_NO_MEM, "mpigpu: out of host memory for p2p state");
+    rc = mgp2p_grant_init(size);
+    MG_CHECK(rc, fn_fail);
 fn_exit:
     return rc;
 fn_fail:
@@ -128,6 +134,7 @@ void mgp2p_finalize(void)
 {
     mgp2p_engine_t *g = &mgp2p_engine;
     mgp2p_progress_finalize();
+    mgp2p_grant_finalize();
     mgp2p_worker_finalize();
     mgp2p_early_finalize(); /* its buffers go back to the kept list, freed next */
     mgdev_stage_finalize();
@@ -175,6 +182,18 @@ void mgp2p_host_receives(unsigned long *inplace, unsigned long *landed)
 unsigned long mgp2p_host_superseded_count(void)
 {
     return mgp2p_engine.stats.host_superseded;
+}
+
+unsigned long mgp2p_host_bare_count(void)
+{
+    return mgp2p_engine.stats.host_bare;
+}
+
+void mgp2p_grants(unsigned long *asked, unsigned long *sent, unsigned long *received)
+{
+    *asked = mgp2p_engine.stats.grants_asked;
+    *sent = mgp2p_engine.stats.grants_sent;
+    *received = mgp2p_engine.stats.grants_received;
 }
 
 void mgp2p_rest_messages(unsigned long *sent, unsigned long *received)
@@ -225,6 +244,12 @@ static int send_select(mgp2p_op_t *op)
         rc = mgp2p_world_rank(op->comm, op->peer, &sel.wpeer);
         MG_CHECK(rc, fn_fail);
         sel.lane = mgp2p_lane_tx(sel.wpeer);
+        /* Pieces only to a peer that granted them (grant.c); a message that
+           would have gone in pieces asks for the grant and goes plain. */
+        if (mgp2p_proto_chunked_send.applies(op, &sel) && !mgp2p_granted(sel.wpeer)) {
+            sel.may_chunk = 0;
+            sel.lane = NULL;
+        }
     }
     size_t i = 0;
     while (!send_protos[i]->applies(op, &sel))

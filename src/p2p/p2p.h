@@ -240,6 +240,8 @@ struct mgp2p_op {
     char *host;     /* a host receive (host_recv.c): the caller's buffer */
     int dense;      /* host receive: the packed bytes are one run in memory */
     int inplace;    /* host receive: the message lands in the caller's buffer */
+    int bare;       /* host receive in place that reads no header (grant.c): no chunked
+                       message can match it */
     int64_t n;      /* send: packed bytes; receive: capacity */
     /* staging the operation holds (kept between starts when persistent) */
     mgdev_stage_t *stage;
@@ -392,6 +394,12 @@ unsigned long mgp2p_host_superseded_count(void);
 /* Rests of messages sent as one MPI message, and asked for by host
    receives (MPIGPU_P2P_HOST_RECV=message; MPI_T, src/mpi/mpit.c). */
 void mgp2p_rest_messages(unsigned long *sent, unsigned long *received);
+/* Host receives that went in place reading no header (no device sender had
+   asked for a grant yet). */
+unsigned long mgp2p_host_bare_count(void);
+/* The grant protocol: requests this process sent, grants it sent and grants
+   it received. */
+void mgp2p_grants(unsigned long *asked, unsigned long *sent, unsigned long *received);
 
 /* ---- progress, the request table and the lock (progress.c) ---- */
 

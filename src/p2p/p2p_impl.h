@@ -192,18 +192,52 @@ int mgp2p_host_superseded(const mgp2p_op_t *op);
    will write over all of it (mgp2p_host_superseded). */
 int mgp2p_host_land_end(mgp2p_op_t *op, const char *src, int64_t len);
 
+/* ---- the grant protocol (grant.c) ---- */
+
+typedef struct mgp2p_grant {
+    int size;             /* processes of MPI_COMM_WORLD */
+    int hdr;              /* a request came: new host receives read headers */
+    unsigned long bare;   /* bare host receives (op->bare) not finished */
+    char *state;          /* sender, per world rank: not asked, asked, granted */
+    char *want;           /* receiver, per world rank: asked, not granted yet */
+    char *from;           /* receiver, per world rank: its request arrived */
+    int nwant, nasked;    /* entries of want set; of state asked with a receive posted */
+    MPI_Request ask_recv; /* the wildcard receive of requests */
+    int ask_buf;
+    int *gbuf;               /* per world rank: the grant's int */
+    MPI_Request *req;        /* the three arrays below, in one allocation */
+    MPI_Request *ask_send;   /* per world rank: our request */
+    MPI_Request *grant_recv; /* per world rank: the receive of its grant */
+    MPI_Request *grant_send; /* per world rank: our grant */
+} mgp2p_grant_t;
+
+int mgp2p_grant_init(int size);
+void mgp2p_grant_finalize(void);
+/* Sender: whether world rank w granted chunked messages; the first call for
+   w asks it (never waits). */
+int mgp2p_granted(int w);
+/* Whether a device sender asked this process for a grant: before, no
+   chunked message can reach it (so a message MPI showed a probe before this
+   returned 0 is plain).  Takes the lock. */
+int mgp2p_grant_reading(void);
+/* Requests and grants that arrived, grants due (every progress pass). */
+void mgp2p_grant_progress(void);
+
 /* ---- the engine's state (p2p.c) ---- */
 
 typedef struct mgp2p_engine {
-    MPI_Comm shadow; /* pieces after the first, by world rank and sequence number */
-    MPI_Comm ctrl;   /* answers to lane offers */
-    int *send_seq;   /* next sequence number per world rank */
-    int seq_limit;   /* MPI_TAG_UB + 1 */
-    uint64_t nonce;  /* the job's random number, in every header */
+    MPI_Comm shadow;        /* pieces after the first, by world rank and sequence number */
+    MPI_Comm ctrl;          /* answers to lane offers */
+    int *send_seq;          /* next sequence number per world rank */
+    int seq_limit;          /* MPI_TAG_UB - 1: the two above are the grant protocol's */
+    uint64_t nonce;         /* the job's random number, in every header */
+    int tag_ask, tag_grant; /* the grant protocol's tags on ctrl, above every sequence number */
+    mgp2p_grant_t grant;
     struct {
         int pipe_high;
         unsigned long lane_sent, lane_received;
-        unsigned long host_inplace, host_landed, host_superseded;
+        unsigned long host_inplace, host_landed, host_superseded, host_bare;
+        unsigned long grants_asked, grants_sent, grants_received;
         unsigned long rest_sent, rest_received;
         unsigned long ops[MGP2P_PROTO_COUNT]; /* operations completed, by protocol */
     } stats;

@@ -277,6 +277,10 @@ void mgp2p_op_unpersist(mgp2p_op_t *op)
 void mgp2p_op_finish(mgp2p_op_t *op)
 {
     active_unlink(op);
+    if (op->bare) {
+        op->bare = 0;
+        mgp2p_engine.grant.bare--;
+    }
     if (op->proto && op->err == MPI_SUCCESS)
         mgp2p_engine.stats.ops[op->proto->id]++;
     if (op->persistent) {
@@ -310,6 +314,7 @@ void mgp2p_progress_locked(void)
             mgp2p_op_finish(op);
         op = next;
     }
+    mgp2p_grant_progress();
     reap();
 }
 

@@ -151,7 +151,7 @@ static void recv_complete_at(mgp2p_op_t *op, MPI_Status *st, char *buf)
     op->source = st->MPI_SOURCE;
     op->rtag = st->MPI_TAG;
     op->total = len;
-    if (f && len == f && mgp2p_header_read(buf, &h)) {
+    if (f && len == f && !op->bare && mgp2p_header_read(buf, &h)) {
         mgp2p_chunked_recv_begin(op, &h, buf, len);
         return;
     }

@@ -240,6 +240,16 @@ check_PROGRAMS += test/mpi/p2p_window
 test_mpi_p2p_window_SOURCES = test/mpi/p2p_window.c test/mpi/p2p_common.h
 test_mpi_p2p_window_LDADD = $(MG_ALL_LIBS) $(MG_ALL_LIBS_DEPS)
 TESTS += test/mpi/p2p_window
+# The grant protocol: host-only windows of bare receives, and a device
+# sender's first messages plain, then in pieces once granted.
+check_PROGRAMS += test/mpi/p2p_grant test/mpi/p2p_grant_chunked test/mpi/p2p_grant_plain
+test_mpi_p2p_grant_SOURCES = test/mpi/p2p_grant.c test/mpi/p2p_common.h
+test_mpi_p2p_grant_LDADD = $(MG_ALL_LIBS) $(MG_ALL_LIBS_DEPS)
+test_mpi_p2p_grant_chunked_SOURCES = $(test_mpi_p2p_grant_SOURCES)
+test_mpi_p2p_grant_chunked_LDADD = $(test_mpi_p2p_grant_LDADD)
+test_mpi_p2p_grant_plain_SOURCES = $(test_mpi_p2p_grant_SOURCES)
+test_mpi_p2p_grant_plain_LDADD = $(test_mpi_p2p_grant_LDADD)
+TESTS += test/mpi/p2p_grant test/mpi/p2p_grant_chunked test/mpi/p2p_grant_plain
 # The buffer classification of every call (issue 31) against MPI's
 # extents: predefined and derived types, both ends of the device range.
 check_PROGRAMS += test/mpi/host_classify
