@@ -264,13 +264,29 @@ int mgpk_contig_enqueue(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, cl_mem packed,
    GPU shared (settings.inline_max). */
 cl_int mgpk_write(mgpk_ctx_t *ctx, cl_mem mem, size_t off, const void *host, size_t n,
                   cl_bool blocking, cl_uint nwait, const cl_event *wait, cl_event *done);
+/* How many rectangle commands the copy method takes for n bytes (whole
+   instances) of count instances of type; 0: the type has no rectangle
+   shape (a command per run instead). */
+int64_t mgpk_rect_commands(const mgdt_type_t *type, int64_t count, int64_t n);
 /* Whether a copy-method range of n bytes between the typed buffer and host
-   memory moves by rectangles straight to or from host (a shared GPU, n at
-   most settings.inline_max): the route mgpk_transfer_locked takes and the
-   cost auto's choice charges. */
-static inline int mgpk_host_rect(const mgpk_ctx_t *ctx, int64_t n)
+   memory moves by rectangles straight to or from host (n at most
+   settings.inline_max, on a shared GPU or as one rectangle on a discrete
+   one): the route mgpk_transfer_locked takes and the cost auto's choice
+   charges. */
+static inline int mgpk_host_rect(const mgpk_ctx_t *ctx, const mgdt_type_t *type, int64_t count,
+                                 int64_t n)
 {
-    return ctx->settings.kernel_switch_us > 0 && (uint64_t)n <= ctx->settings.inline_max;
+    if ((uint64_t)n > ctx->settings.inline_max)
+        return 0;
+    if (ctx->settings.kernel_switch_us > 0)
+        return 1;
+    /* A discrete GPU of the process's own: where one rectangle covers the
+       range.  On the H100 with a GPU per rank, 8 B every 64 B from 64 B to
+       64 KiB moved this way in 21.8 to 59.6 us a ping-pong message against
+       39.9 to 69.5 for the kernel into device staging and a read, while a
+       subarray of 12 rectangles lost to the kernel from 5 KB up
+       (doc/performance.md, S22-9). */
+    return !ctx->unified && mgpk_rect_commands(type, count, n) == 1;
 }
 /* The copy method straight between the typed buffer and host memory,
    blocking. */

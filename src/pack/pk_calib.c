@@ -717,7 +717,7 @@ static mgpk_method_t cal_estimate(mgpk_ctx_t *ctx, const mgdt_type_t *type, int6
        ranks on its GPU, 8 B every 64 B took 52 to 141 us from 64 to 256 KiB
        this way against 184 to 210 us for the kernel, which the span model
        had chosen (doc/performance.md, S18). */
-    int host_rect = to_host && mgpk_host_rect(ctx, n);
+    int host_rect = to_host && mgpk_host_rect(ctx, type, count, n);
     double copy = cal_at(c, d, si, bi, 1, x, rect && !shared && !host_rect);
     /* (A forced copy whose pieces cut instances, too.) */
     if ((!rect || (force == MGPK_METHOD_COPY && !aligned)) && copy > 0)

@@ -160,14 +160,24 @@ static cl_int rect_copy(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, side_t packed,
    innermost dimensions of (instances, shape dims) go into one rect command
    when their pitches allow, the outer ones loop.  Returns 0 when not
    applicable. */
-static int copy_rects(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, side_t packed, int64_t packed_off,
-                      int64_t first, int64_t n, int *done_rc)
+/* The rectangles of bytes [first, first + n) (whole instances) of count
+   instances of a vector or subarray shape: dimensions dn[] of pitch dp[]
+   (outermost first, those of one dropped), the innermost `inner` of which
+   one rectangle command (region, row and slice pitch) takes; 0 where the
+   range or the type has no such shape. */
+typedef struct rect_dims {
+    int64_t dn[4], dp[4];
+    int nd, inner;
+    size_t region[3], row, slice;
+} rect_dims_t;
+
+static int rect_dims(const mgdt_type_t *type, int64_t count, int64_t first, int64_t n,
+                     rect_dims_t *r)
 {
-    const mgdt_type_t *type = plan->type;
     const mgdt_shape_t *sh = &type->shape;
-    int64_t dn[4], dp[4], bl = sh->blocklen;
-    int nd = 0, rc = MPI_SUCCESS;
-    if (first % type->size || n % type->size || !mgpk_shape_ok(type, plan->count) ||
+    int64_t *dn = r->dn, *dp = r->dp, bl = sh->blocklen;
+    int nd = 0;
+    if (type->size <= 0 || first % type->size || n % type->size || !mgpk_shape_ok(type, count) ||
         (sh->kind != MGDT_SHAPE_VECTOR && sh->kind != MGDT_SHAPE_SUBARRAY))
         return 0;
     dn[nd] = n / type->size;
@@ -189,21 +199,51 @@ static int copy_rects(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, side_t packed, i
             dp[m++] = dp[d];
         }
     nd = m;
-    size_t region[3] = {(size_t)bl, 1, 1}, row = 0, slice = 0;
-    int inner = 0; /* dimensions taken by the rect command */
+    size_t *region = r->region;
+    region[0] = (size_t)bl;
+    region[1] = region[2] = 1;
+    r->row = r->slice = 0;
+    r->inner = 0; /* dimensions taken by the rect command */
+    r->nd = nd;
     if (nd >= 1) {
         if (dp[nd - 1] < bl)
             return 0;
         region[1] = dn[nd - 1];
-        row = dp[nd - 1];
-        inner = 1;
-        if (nd >= 2 && dp[nd - 2] > 0 && (size_t)dp[nd - 2] >= region[1] * row &&
-            dp[nd - 2] % (int64_t)row == 0) {
+        r->row = dp[nd - 1];
+        r->inner = 1;
+        if (nd >= 2 && dp[nd - 2] > 0 && (size_t)dp[nd - 2] >= region[1] * r->row &&
+            dp[nd - 2] % (int64_t)r->row == 0) {
             region[2] = dn[nd - 2];
-            slice = dp[nd - 2];
-            inner = 2;
+            r->slice = dp[nd - 2];
+            r->inner = 2;
         }
     }
+    return 1;
+}
+
+int64_t mgpk_rect_commands(const mgdt_type_t *type, int64_t count, int64_t n)
+{
+    rect_dims_t r;
+    if (!rect_dims(type, count, 0, n, &r))
+        return 0;
+    int64_t k = 1;
+    for (int d = 0; d < r.nd - r.inner; d++)
+        k *= r.dn[d];
+    return k;
+}
+
+static int copy_rects(mgpk_ctx_t *ctx, const mgpk_plan_t *plan, side_t packed, int64_t packed_off,
+                      int64_t first, int64_t n, int *done_rc)
+{
+    const mgdt_type_t *type = plan->type;
+    const mgdt_shape_t *sh = &type->shape;
+    rect_dims_t r;
+    int rc = MPI_SUCCESS;
+    if (!rect_dims(type, plan->count, first, n, &r))
+        return 0;
+    const int64_t *dn = r.dn, *dp = r.dp;
+    int nd = r.nd, inner = r.inner;
+    size_t *region = r.region, row = r.row, slice = r.slice;
     size_t tsize = 0;
     MG_CL_CHECK(clGetMemObjectInfo(plan->typed, CL_MEM_SIZE, sizeof(tsize), &tsize, NULL),
                 "clGetMemObjectInfo(CL_MEM_SIZE)", rc, fn_fail);

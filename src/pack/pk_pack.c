@@ -425,7 +425,7 @@ int mgpk_transfer_locked(mgpk_ctx_t *ctx, mgpk_plan_t *plan, mgpk_buf_t packed, 
         hint = (int64_t)(intptr_t)packed.host;
         rc = mgpk_ctx_wrap(ctx, packed.host, (size_t)n, &wrap);
         MG_CHECK(rc, fn_fail);
-    } else if (m == MGPK_METHOD_COPY && mgpk_host_rect(ctx, n)) {
+    } else if (m == MGPK_METHOD_COPY && mgpk_host_rect(ctx, plan->type, plan->count, n)) {
         /* A shared GPU: rectangles straight to or from host, no copy
            between device buffers (mgpk_write says why). */
         path = "rect";
