@@ -110,8 +110,9 @@ const mgparam_t mgparam_table[MGPARAM_COUNT] = {
                                     "host-to-device writes shorter than this go as two-row "
                                     "rectangles, which keep off the compute channel; packs this "
                                     "long or shorter between device and host memory by the copy "
-                                    "method move by rectangles straight to or from the host; 0: "
-                                    "neither"},
+                                    "method move by rectangles straight to or from the host (on "
+                                    "a GPU of the process's own too, where one rectangle covers "
+                                    "them); 0: neither"},
     [MGPARAM_CHUNK] = {.name = "MPIGPU_CHUNK",
                        .type = MGPARAM_T_SIZE,
                        .def = "4M",
