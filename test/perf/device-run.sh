@@ -486,6 +486,9 @@ suite_enqueue() {
     local r m it=100 nr=7 mib=256 ei=50 halo=128 hit=20
     [ $quick = 1 ] && it=20 nr=3 mib=8 ei=5 halo=32 hit=3
     pb eventprobe -i $ei -p "$NATIVE_PLATFORM"
+    # Two processes' runtimes at once, as two ranks on one GPU (S22-1: a marker
+    # behind a barrier on a user event called back about 20 ms late).
+    pb sh -c "eventprobe -i $ei -p '$NATIVE_PLATFORM' & eventprobe -i $ei -p '$NATIVE_PLATFORM'; wait"
     for r in $(seq "$ROUNDS"); do
         pb mpiexec -n 2 enqpingpong 64 $it $nr
         pb mpiexec -n 2 env MPIGPU_ENQUEUE_QUEUE_MAX=0 enqpingpong 64 $it $nr
