@@ -65,6 +65,18 @@ static void grant_all(void)
     }
 }
 
+/* Post the wildcard receive of the next request; none after a failure
+   (senders then stay plain, which is valid). */
+static int ask_post(void)
+{
+    mgp2p_grant_t *g = &mgp2p_engine.grant;
+    int rc = PMPI_Irecv(&g->ask_buf, 1, MPI_INT, MPI_ANY_SOURCE, mgp2p_engine.tag_ask,
+                        mgp2p_engine.ctrl, &g->ask_recv);
+    if (rc != MPI_SUCCESS)
+        g->ask_recv = MPI_REQUEST_NULL;
+    return rc;
+}
+
 /* Requests that arrived: the first turns this process to reading headers. */
 static void asks_take(void)
 {
@@ -82,9 +94,7 @@ static void asks_take(void)
         if (st.MPI_SOURCE >= 0 && st.MPI_SOURCE < g->size)
             g->from[st.MPI_SOURCE] = 1;
         want_add(st.MPI_SOURCE);
-        if (PMPI_Irecv(&g->ask_buf, 1, MPI_INT, MPI_ANY_SOURCE, mgp2p_engine.tag_ask,
-                       mgp2p_engine.ctrl, &g->ask_recv) != MPI_SUCCESS)
-            g->ask_recv = MPI_REQUEST_NULL;
+        ask_post();
     }
 }
 
@@ -131,8 +141,7 @@ int mgp2p_grant_init(int size)
             g->state[i] = ASK_GRANTED;
         return MPI_SUCCESS;
     }
-    return PMPI_Irecv(&g->ask_buf, 1, MPI_INT, MPI_ANY_SOURCE, mgp2p_engine.tag_ask,
-                      mgp2p_engine.ctrl, &g->ask_recv);
+    return ask_post();
 }
 
 /* Receive every request and grant still in flight, so that none is left
@@ -157,9 +166,8 @@ static void grant_drain(int *out, int *in)
         if (PMPI_Wait(&g->ask_recv, &st) != MPI_SUCCESS)
             break;
         missing--;
-        if (missing > 0 && PMPI_Irecv(&g->ask_buf, 1, MPI_INT, MPI_ANY_SOURCE, mgp2p_engine.tag_ask,
-                                      mgp2p_engine.ctrl, &g->ask_recv) != MPI_SUCCESS)
-            g->ask_recv = MPI_REQUEST_NULL;
+        if (missing > 0)
+            ask_post();
     }
     for (int w = 0; w < g->size; w++)
         if (in[2 * w + 1] && g->grant_recv[w] != MPI_REQUEST_NULL)

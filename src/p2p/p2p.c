@@ -586,9 +586,9 @@ int mgp2p_op_unpack_all(mgp2p_op_t *op, const char *host, int64_t len)
     return rc;
 }
 
-/* A plain message goes as
-   count instances of the type's packed twin, whose type signature matches the
-   user's datatype (mgdt_type_twin): MPICH 4.0.2 over UCX truncates a
+/* A plain message goes as count instances of the type's packed twin, whose
+   type signature matches the user's datatype (mgdt_type_twin): MPICH 4.0.2
+   over UCX truncates a
    message of bytes received into a padded struct type (17 KiB and more of
    a {double, int, int, char} in 24 bytes).  But MPICH sends a struct twin
    element by element: 512 KiB of that struct took 17 ms against 0.25 ms as

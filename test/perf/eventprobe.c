@@ -65,6 +65,15 @@ static void check(cl_int e, const char *what)
     }
 }
 
+/* Read ev's status until it is complete or failed. */
+static void poll_done(cl_event ev)
+{
+    cl_int st = CL_QUEUED;
+    while (st != CL_COMPLETE && st >= 0)
+        check(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st, NULL),
+              "clGetEventInfo");
+}
+
 static atomic_int fired;
 static _Atomic double fired_at;
 
@@ -96,10 +105,7 @@ static void *late_set(void *arg)
               "read");
         if (read_mode == 2) {
             check(clFlush(q2), "clFlush");
-            cl_int st = CL_QUEUED;
-            while (st != CL_COMPLETE && st >= 0)
-                check(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st, NULL),
-                      "clGetEventInfo");
+            poll_done(ev);
             clReleaseEvent(ev);
         }
         atomic_store(&read_us, now_us() - t0);
@@ -237,11 +243,7 @@ int main(int argc, char **argv)
                     check(clWaitForEvents(1, &m), "clWaitForEvents");
                     t[i] = now_us() - t0;
                 } else {
-                    cl_int st = CL_QUEUED;
-                    while (st != CL_COMPLETE && st >= 0)
-                        check(clGetEventInfo(m, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st,
-                                             NULL),
-                              "clGetEventInfo");
+                    poll_done(m);
                     t[i] = now_us() - t0;
                 }
             } else if (k >= 11) {
@@ -269,11 +271,7 @@ int main(int argc, char **argv)
                 } else if (k == 7) {
                     check(clWaitForEvents(1, &m), "clWaitForEvents");
                 } else {
-                    cl_int st = CL_QUEUED;
-                    while (st != CL_COMPLETE && st >= 0)
-                        check(clGetEventInfo(m, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st,
-                                             NULL),
-                              "clGetEventInfo");
+                    poll_done(m);
                 }
                 t[i] = now_us() - atomic_load(&set_at);
                 pthread_join(th, NULL);
@@ -305,11 +303,7 @@ int main(int argc, char **argv)
                 double t0 = now_us();
                 check(clSetUserEventStatus(u, CL_COMPLETE), "clSetUserEventStatus");
                 if (k == 1) {
-                    cl_int st = CL_QUEUED;
-                    while (st != CL_COMPLETE && st >= 0)
-                        check(clGetEventInfo(m, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st,
-                                             NULL),
-                              "clGetEventInfo");
+                    poll_done(m);
                     t[i] = now_us() - t0;
                 } else if (k == 2 || k >= 4) {
                     if (k == 5)
